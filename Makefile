@@ -1,0 +1,57 @@
+# metric-catalog: every target bootstraps .venv itself, so a fresh clone needs
+# only `make generate` and `make test`. `make help` lists the targets.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help setup generate check lint fmt test test-fast bench bench-smoke docs demo clean
+
+help: ## List the targets and what they do.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,otel]'
+	@touch $(STAMP)
+
+setup: $(STAMP) ## Create .venv and install the package with its dev and otel extras.
+
+generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages and dashboards.
+	$(PY) -m codegen generate
+
+check: $(STAMP) ## Validate and lint the catalog, prove generated files are current, diff against a baseline.
+	$(PY) -m codegen validate
+	$(PY) -m codegen lint
+	$(PY) -m codegen check
+	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --against "$(CATALOG_BASELINE)"; fi
+
+lint: $(STAMP) ## ruff check, ruff format --check and mypy --strict.
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy src codegen examples bench
+
+fmt: $(STAMP) ## Apply ruff's fixes and formatting.
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: $(STAMP) ## Run the whole test suite (integration tests need prometheus and chromium; .ci/run installs them).
+	$(PY) -m pytest
+
+bench: $(STAMP) ## Run the benchmarks and rewrite bench/RESULTS.md (minutes; not part of test).
+	$(PY) -m bench
+
+bench-smoke: $(STAMP) ## Run each benchmark for about a second, without timing claims.
+	$(PY) -m bench --smoke
+
+docs: $(STAMP) ## Build the HTML docs site into docs/_build/html, warnings as errors.
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
+demo: $(STAMP) ## Simulated GRPO run teed to a Prometheus endpoint on 127.0.0.1.
+	$(PY) -m examples.demo
+
+clean: ## Remove build output (keeps .venv).
+	rm -rf docs/_build test-artifacts bench/out .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,58 @@
+"""``python -m codegen <command>``: one table of commands, each in its own module.
+
+Every module under :mod:`codegen.commands` exposes ``HELP`` (one line),
+``configure(parser)`` to add its arguments, and ``run(args) -> int`` returning
+the exit code (0 clean, 1 findings, 2 usage). Modules are imported only when
+their command runs, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: Final[dict[str, str]] = {
+    "validate": "codegen.commands.validate",
+    "lint": "codegen.commands.lint",
+    "generate": "codegen.commands.generate",
+    "check": "codegen.commands.check",
+    "diff": "codegen.commands.diff",
+    "live-check": "codegen.commands.live_check",
+    "resolve": "codegen.commands.resolve",
+    "dashboards": "codegen.commands.dashboards",
+}
+"""Command name -> module implementing it."""
+
+
+def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen",
+        description="Validate, lint and render the metric catalog (catalog/*.yaml).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, module_name in COMMANDS.items():
+        if wanted == name:
+            module = importlib.import_module(module_name)
+            command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+            module.configure(command)
+            command.set_defaults(_run=module.run)
+        else:
+            # Only the chosen command's module is imported; the rest list their names.
+            sub.add_parser(name, help=f"see 'python -m codegen {name} --help'")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the command, return its exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser(args_list)
+    args = parser.parse_args(args_list)
+    run = args._run
+    code: int = run(args)
+    return code

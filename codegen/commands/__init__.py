@@ -1,0 +1,1 @@
+"""One module per ``python -m codegen`` command; see :mod:`codegen.cli`."""
