@@ -1,0 +1,1 @@
+"""Example owners and the demo run; see examples/README in the docs."""
