@@ -1,0 +1,476 @@
+"""Strict YAML loading: a tree of nodes that remember where they came from.
+
+libyaml (through PyYAML's ``CSafeLoader`` when available) does all the parsing;
+this module only composes its event stream into :class:`YMap`, :class:`YSeq`
+and :class:`YScalar` nodes with 1-based positions, refusing what a catalog never
+needs and what makes YAML surprising:
+
+* bytes that are not UTF-8, a byte-order mark, files over :data:`MAX_FILE_BYTES`,
+  empty files and more than one document;
+* duplicate mapping keys (PyYAML silently keeps the last one);
+* tags other than the core ``str``/``map``/``seq`` family (``!!python/...``,
+  ``!custom``, ``!!binary``, ``!!timestamp``...);
+* anchors and aliases (no billion-laughs expansion is possible: nothing expands);
+* keys that are not strings, and nesting deeper than :data:`MAX_DEPTH`.
+
+Plain scalars that YAML 1.1 resolves to something other than a string (``no``,
+``on``, ``1e3``, ``null``, ``2024-01-01``) are kept as :class:`NonString` so the
+schema check can say "quote it" exactly where a string is required. Composing
+is iterative, so no input can exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Protocol, TypeAlias
+
+import yaml
+
+from codegen.diagnostics import Diagnostic, Position, Severity
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "LoadedFile",
+    "NonString",
+    "YMap",
+    "YNode",
+    "YScalar",
+    "YSeq",
+    "load_file",
+    "load_text",
+]
+
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+"""Catalog files larger than this (4 MiB) are refused unread."""
+
+MAX_DEPTH: Final = 16
+"""Deepest nesting accepted; a catalog needs 4 (file, list, row, deprecated)."""
+
+_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+_TAG_STR: Final = "tag:yaml.org,2002:str"
+_TAG_MAP: Final = "tag:yaml.org,2002:map"
+_TAG_SEQ: Final = "tag:yaml.org,2002:seq"
+# Explicit core scalar tags are accepted (``!!str 1e3`` is a way of quoting);
+# the non-string ones simply yield a NonString the schema then rejects.
+_CORE_SCALAR_TAGS: Final = frozenset(
+    {
+        _TAG_STR,
+        "tag:yaml.org,2002:null",
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+    }
+)
+_BOMS: Final = (
+    (b"\xef\xbb\xbf", "UTF-8"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_TYPE_WORDS: Final = {
+    "tag:yaml.org,2002:null": "null",
+    "tag:yaml.org,2002:bool": "boolean",
+    "tag:yaml.org,2002:int": "integer",
+    "tag:yaml.org,2002:float": "number",
+    "tag:yaml.org,2002:timestamp": "date",
+    "tag:yaml.org,2002:merge": "merge key",
+    "tag:yaml.org,2002:value": "value key",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class NonString:
+    """A plain scalar YAML resolves to a non-string (``no``, ``1e3``, ``null``).
+
+    Kept as its source text; it is no JSON type, so any schema place that wants
+    a string, list or mapping rejects it.
+    """
+
+    text: str
+    tag: str
+
+    @property
+    def type_word(self) -> str:
+        """What YAML reads the text as: ``boolean``, ``integer``, ``null``..."""
+        return _TYPE_WORDS.get(self.tag, self.tag.rsplit(":", 1)[-1])
+
+
+@dataclass(slots=True, eq=False)
+class YScalar:
+    """A scalar with its value (``str`` or :class:`NonString`) and position."""
+
+    value: str | NonString
+    position: Position
+    quoted: bool = False
+    bad: bool = False
+    """A load error was reported at this node; later stages stay silent here."""
+
+
+@dataclass(slots=True, eq=False)
+class YSeq:
+    """A sequence of nodes with its position."""
+
+    items: list[YNode]
+    position: Position
+    bad: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class YMap:
+    """A mapping from string keys to nodes, remembering each key's position.
+
+    Keys keep their first occurrence; duplicates are reported by the loader.
+    """
+
+    values: dict[str, YNode]
+    key_positions: dict[str, Position]
+    position: Position
+    bad: bool = False
+
+
+YNode: TypeAlias = YScalar | YSeq | YMap
+"""Any node of the tree."""
+
+Plain: TypeAlias = "str | NonString | list[Plain] | dict[str, Plain]"
+
+
+def to_plain(node: YNode) -> Plain:
+    """The node as plain Python data for jsonschema (dict, list, str, NonString)."""
+    if isinstance(node, YScalar):
+        return node.value
+    if isinstance(node, YSeq):
+        return [to_plain(item) for item in node.items]
+    return {key: to_plain(value) for key, value in node.values.items()}
+
+
+def subtree_bad(node: YNode) -> bool:
+    """True when a load error was reported anywhere under ``node``."""
+    stack: list[YNode] = [node]
+    while stack:
+        current = stack.pop()
+        if current.bad:
+            return True
+        if isinstance(current, YSeq):
+            stack.extend(current.items)
+        elif isinstance(current, YMap):
+            stack.extend(current.values.values())
+    return False
+
+
+def iter_path(root: YNode, path: Iterator[str | int]) -> Iterator[YNode]:
+    """The nodes along a jsonschema ``absolute_path``, root first."""
+    node: YNode = root
+    yield node
+    for step in path:
+        if isinstance(node, YMap) and isinstance(step, str) and step in node.values:
+            node = node.values[step]
+        elif isinstance(node, YSeq) and isinstance(step, int) and 0 <= step < len(node.items):
+            node = node.items[step]
+        else:
+            return
+        yield node
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedFile:
+    """The outcome of loading one file: its tree (``None`` if unusable) and findings."""
+
+    path: str
+    root: YNode | None
+    diagnostics: tuple[Diagnostic, ...] = field(default=())
+
+
+def _error(code: str, message: str, position: Position) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, position)
+
+
+def _position_of_offset(data: bytes, offset: int, path: str) -> Position:
+    line = data.count(b"\n", 0, offset) + 1
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return Position(path, line, column)
+
+
+def load_file(path: Path, display: str) -> LoadedFile:
+    """Read and load ``path``; diagnostics name it as ``display``.
+
+    Never raises for bad input: unreadable files, bad bytes and bad YAML all
+    come back as diagnostics.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        msg = f"cannot read the file ({reason}); check the path and its permissions."
+        return LoadedFile(display, None, (_error("FILE_UNREADABLE", msg, Position(display)),))
+    return load_bytes(data, display)
+
+
+def load_bytes(data: bytes, display: str) -> LoadedFile:
+    """Decode ``data`` strictly as UTF-8 and load it; see :func:`load_text`."""
+    start = Position(display, 1, 1)
+    if len(data) > MAX_FILE_BYTES:
+        msg = (
+            f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+            "split it into several owner files."
+        )
+        return LoadedFile(display, None, (_error("FILE_TOO_LARGE", msg, Position(display)),))
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            msg = (
+                f"the file starts with a {encoding} byte-order mark; save it as UTF-8 without BOM."
+            )
+            return LoadedFile(display, None, (_error("BYTE_ORDER_MARK", msg, start),))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = _position_of_offset(data, exc.start, display)
+        msg = (
+            f"byte 0x{data[exc.start]:02x} is not valid UTF-8; "
+            "save the file as UTF-8 (catalog files are UTF-8 only)."
+        )
+        return LoadedFile(display, None, (_error("NOT_UTF8", msg, where),))
+    return load_text(text, display)
+
+
+def load_text(text: str, display: str) -> LoadedFile:
+    """Compose one YAML document from ``text`` into a positioned node tree."""
+    if not text.strip():
+        msg = "the file is empty; write at least 'owner', 'module' and 'description'."
+        return LoadedFile(display, None, (_error("EMPTY_FILE", msg, Position(display, 1, 1)),))
+    composer = _Composer(text, display)
+    try:
+        root = composer.compose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = (
+            Position(display, mark.line + 1, mark.column + 1)
+            if mark is not None
+            else Position(display, 1, 1)
+        )
+        problem = exc.problem or exc.context or "invalid YAML"
+        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        msg = f"YAML syntax error: {problem}{context}; fix the YAML at this position."
+        return LoadedFile(display, None, (*composer.diagnostics, _error("YAML_SYNTAX", msg, where)))
+    except yaml.YAMLError as exc:
+        # Reader errors (control characters) carry a byte offset, not a mark.
+        offset = getattr(exc, "position", 0)
+        where = _position_of_offset(text.encode("utf-8"), int(offset), display)
+        msg = f"YAML error: {exc}; remove the offending character."
+        return LoadedFile(display, None, (_error("YAML_SYNTAX", msg, where),))
+    if root is None:
+        msg = "the file holds no YAML document; write at least 'owner', 'module' and 'description'."
+        return LoadedFile(display, None, (_error("EMPTY_FILE", msg, Position(display, 1, 1)),))
+    diagnostics = list(composer.diagnostics)
+    if not isinstance(root, YMap):
+        what = "a list" if isinstance(root, YSeq) else "a scalar"
+        msg = (
+            f"the top level is {what}, not a mapping; a catalog file is a mapping with "
+            "'owner', 'module', 'description', 'teed' and 'recorded'."
+        )
+        diagnostics.append(_error("TOP_LEVEL_NOT_MAPPING", msg, root.position))
+        return LoadedFile(display, None, tuple(diagnostics))
+    return LoadedFile(display, root, tuple(diagnostics))
+
+
+class _Mark(Protocol):
+    """What a PyYAML or libyaml mark offers: 0-based line and column."""
+
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class _Frame:
+    node: YMap | YSeq
+    pending_key: YScalar | None = None
+    skip_next: bool = False
+    """The next value belongs to a refused key and is dropped."""
+
+
+class _Composer:
+    """Builds the node tree from libyaml's events, collecting load diagnostics."""
+
+    def __init__(self, text: str, display: str) -> None:
+        self.text = text
+        self.display = display
+        self.diagnostics: list[Diagnostic] = []
+
+    def _pos(self, mark: _Mark | None) -> Position:
+        if mark is None:
+            return Position(self.display, 1, 1)
+        return Position(self.display, mark.line + 1, mark.column + 1)
+
+    def _report(self, code: str, message: str, mark: _Mark | None) -> None:
+        self.diagnostics.append(_error(code, message, self._pos(mark)))
+
+    def compose(self) -> YNode | None:
+        """Consume the whole stream; return the single document's root or ``None``."""
+        loader = _Loader(self.text)
+        try:
+            return self._compose(loader)
+        finally:
+            loader.dispose()
+
+    def _compose(self, loader: yaml.SafeLoader | yaml.CSafeLoader) -> YNode | None:
+        root: YNode | None = None
+        documents = 0
+        stack: list[_Frame] = []
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return root
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents == 2:
+                    self._report(
+                        "MULTIPLE_DOCUMENTS",
+                        "the file holds more than one YAML document ('---'); "
+                        "keep one document per catalog file.",
+                        event.start_mark,
+                    )
+                continue
+            if isinstance(event, yaml.StreamStartEvent | yaml.DocumentEndEvent):
+                continue
+            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                done = stack.pop().node
+                if stack:
+                    self._attach(stack[-1], done)
+                elif documents == 1:
+                    root = done
+                continue
+            node = self._node_for(event, loader, depth=len(stack))
+            if isinstance(node, YMap | YSeq):
+                stack.append(_Frame(node))
+                continue
+            if stack:
+                self._attach(stack[-1], node)
+            elif documents == 1:
+                root = node
+
+    def _node_for(
+        self, event: yaml.Event, loader: yaml.SafeLoader | yaml.CSafeLoader, depth: int
+    ) -> YNode:
+        position = self._pos(event.start_mark)
+        if isinstance(event, yaml.AliasEvent):
+            self._report(
+                "YAML_ALIAS",
+                f"alias '*{event.anchor}' is not allowed; write the value out in full "
+                "(catalog files use no anchors or aliases).",
+                event.start_mark,
+            )
+            return YScalar("", position, bad=True)
+        bad = False
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self._report(
+                "YAML_ANCHOR",
+                f"anchor '&{anchor}' is not allowed; remove it and write values out in full.",
+                event.start_mark,
+            )
+            bad = True
+        if depth >= MAX_DEPTH:
+            self._report(
+                "TOO_DEEP",
+                f"nesting is deeper than {MAX_DEPTH} levels; a catalog row is a flat mapping.",
+                event.start_mark,
+            )
+            bad = True
+        tag: str | None = getattr(event, "tag", None)
+        if isinstance(event, yaml.ScalarEvent):
+            return self._scalar(event, loader, position, tag, bad=bad)
+        expected = _TAG_MAP if isinstance(event, yaml.MappingStartEvent) else _TAG_SEQ
+        if tag not in (None, "!", expected):
+            self._report_tag(tag, event.start_mark)
+            bad = True
+        if isinstance(event, yaml.MappingStartEvent):
+            return YMap({}, {}, position, bad=bad)
+        return YSeq([], position, bad=bad)
+
+    def _scalar(
+        self,
+        event: yaml.ScalarEvent,
+        loader: yaml.SafeLoader | yaml.CSafeLoader,
+        position: Position,
+        tag: str | None,
+        *,
+        bad: bool,
+    ) -> YScalar:
+        quoted = event.style is not None and event.style in "'\"|>"
+        if tag in (None, "!"):
+            # The resolver applies YAML 1.1's implicit types, as the safe loader would.
+            resolved: str = loader.resolve(  # type: ignore[no-untyped-call]
+                yaml.ScalarNode, event.value, event.implicit
+            )
+        elif tag in _CORE_SCALAR_TAGS:
+            resolved = tag
+        else:
+            self._report_tag(tag, event.start_mark)
+            return YScalar("", position, quoted=quoted, bad=True)
+        if resolved == _TAG_STR:
+            return YScalar(event.value, position, quoted=quoted, bad=bad)
+        return YScalar(NonString(event.value, resolved), position, quoted=quoted, bad=bad)
+
+    def _report_tag(self, tag: str | None, mark: _Mark | None) -> None:
+        self._report(
+            "FORBIDDEN_TAG",
+            f"tag '{tag}' is not allowed; remove it (catalog values are plain strings, "
+            "lists and mappings).",
+            mark,
+        )
+
+    def _attach(self, frame: _Frame, node: YNode) -> None:
+        parent = frame.node
+        if isinstance(parent, YSeq):
+            parent.items.append(node)
+            return
+        if frame.pending_key is None and not frame.skip_next:
+            key_ok = self._check_key(parent, node)
+            if key_ok is None:
+                frame.skip_next = True
+            else:
+                frame.pending_key = key_ok
+            return
+        if frame.skip_next:
+            frame.skip_next = False
+            return
+        key = frame.pending_key
+        frame.pending_key = None
+        if key is not None and isinstance(key.value, str):  # always true: _check_key
+            parent.values[key.value] = node
+            parent.key_positions[key.value] = key.position
+
+    def _check_key(self, parent: YMap, key: YNode) -> YScalar | None:
+        """The key if usable; otherwise report why and return ``None``."""
+        where = key.position
+        if key.bad:
+            return None
+        if not isinstance(key, YScalar):
+            msg = "a mapping key must be a plain string, not a list or mapping; rename the key."
+            self.diagnostics.append(_error("NON_STRING_KEY", msg, where))
+            return None
+        if isinstance(key.value, NonString):
+            text = key.value.text
+            msg = (
+                f"key {text!r} is read by YAML as a {key.value.type_word}, not a string; "
+                f"quote it ('{text}':) or use a field name."
+            )
+            self.diagnostics.append(_error("IMPLICIT_NON_STRING", msg, where))
+            return None
+        if key.value in parent.values:
+            first = parent.key_positions[key.value]
+            msg = (
+                f"key {key.value!r} is already set at line {first.line} column "
+                f"{first.column} of this mapping; keep one of them."
+            )
+            self.diagnostics.append(_error("DUPLICATE_KEY", msg, where))
+            return None
+        return key

@@ -1,0 +1,123 @@
+"""Load, validate and lint the catalog in one call: :func:`load_and_check`.
+
+Every stage reports through :class:`~codegen.diagnostics.Diagnostic` and none
+stops the others: all files are loaded, every valid row is built into the
+:class:`~codegen.model.Catalog`, and the findings of the whole run come back
+together, sorted by file and position.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.builder import build_file, declared_names
+from codegen.diagnostics import Diagnostic, has_errors
+from codegen.loader import YMap, load_file
+from codegen.model import Catalog, CatalogFile
+from codegen.schema_check import check_schema
+
+__all__ = ["CheckResult", "default_paths", "display_path", "load_and_check"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """What a check run found.
+
+    ``catalog`` holds the rows that loaded cleanly (partial when there are
+    errors); ``diagnostics`` is sorted by file and position; ``ok`` is true
+    when no diagnostic is an error (warnings allowed).
+    """
+
+    catalog: Catalog
+    diagnostics: tuple[Diagnostic, ...]
+    ok: bool
+
+
+def default_paths(root: Path) -> list[Path]:
+    """``catalog/*.yaml`` under ``root``, sorted."""
+    return sorted((root / "catalog").glob("*.yaml"))
+
+
+def display_path(path: Path, root: Path) -> str:
+    """How a path is shown in diagnostics: relative to ``root`` when possible, POSIX."""
+    if path.is_absolute():
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            try:
+                return path.resolve().relative_to(root.resolve()).as_posix()
+            except (ValueError, OSError):
+                return path.as_posix()
+    return path.as_posix()
+
+
+def _expand(paths: Iterable[Path], root: Path) -> list[Path]:
+    """Directories stand for their ``*.yaml`` files; other paths are kept as given."""
+    expanded: list[Path] = []
+    for path in paths:
+        full = path if path.is_absolute() else root / path
+        if full.is_dir():
+            expanded.extend(path / child.name for child in sorted(full.glob("*.yaml")))
+        else:
+            expanded.append(path)
+    return expanded
+
+
+def _optional_stage(
+    module_name: str, function_name: str
+) -> Callable[..., Iterable[Diagnostic]] | None:
+    """A later stage if its module is present (lets this file land before them)."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        return None
+    stage: Callable[..., Iterable[Diagnostic]] | None = getattr(module, function_name, None)
+    return stage
+
+
+def load_and_check(
+    paths: Sequence[Path] | None = None,
+    *,
+    root: Path | None = None,
+    lint: bool = True,
+) -> CheckResult:
+    """Load ``paths`` (default ``catalog/*.yaml`` under ``root``), validate and lint them.
+
+    ``root`` defaults to the current directory; diagnostics name files relative
+    to it when possible. Never raises for bad catalog input.
+    """
+    base = Path.cwd() if root is None else root
+    chosen = default_paths(base) if paths is None else _expand(paths, base)
+    diagnostics: list[Diagnostic] = []
+    files: list[CatalogFile] = []
+    names: set[str] = set()
+    seen: set[str] = set()
+    for path in chosen:
+        display = display_path(path, base)
+        if display in seen:
+            continue
+        seen.add(display)
+        loaded = load_file(path if path.is_absolute() else base / path, display)
+        diagnostics.extend(loaded.diagnostics)
+        if not isinstance(loaded.root, YMap):
+            continue
+        schema = check_schema(loaded.root)
+        diagnostics.extend(schema.diagnostics)
+        names |= declared_names(loaded.root)
+        built = build_file(loaded.root, display, schema)
+        diagnostics.extend(built.diagnostics)
+        if built.catalog_file is not None:
+            files.append(built.catalog_file)
+    catalog = Catalog(tuple(files))
+    crossfile = _optional_stage("codegen.crossfile", "check_catalog")
+    if crossfile is not None:
+        diagnostics.extend(crossfile(catalog, declared=names))
+    if lint:
+        lints = _optional_stage("codegen.lints", "lint_catalog")
+        if lints is not None:
+            diagnostics.extend(lints(catalog))
+    ordered = tuple(sorted(set(diagnostics), key=Diagnostic.sort_key))
+    return CheckResult(catalog, ordered, not has_errors(ordered))

@@ -1,0 +1,280 @@
+"""JSON-schema validation of a loaded file, reported at the offending node.
+
+The schema (``codegen/schema/catalog.schema.json``) is the single description of
+the file format; editors read it through the ``yaml-language-server`` header.
+Its validator is compiled once per process. jsonschema errors are mapped to
+:class:`~codegen.diagnostics.Diagnostic` with stable codes, the position of the
+exact node, and a fix ("did you mean 'description'?", "quote it").
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeAlias
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+
+from codegen.diagnostics import Diagnostic, Position, Severity
+from codegen.loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
+
+__all__ = [
+    "SCHEMA_ID",
+    "SCHEMA_PATH",
+    "JsonPath",
+    "SchemaResult",
+    "check_schema",
+    "load_schema",
+    "validator",
+]
+
+SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "catalog.schema.json"
+"""The catalog file schema (JSON Schema 2020-12)."""
+
+SCHEMA_ID: Final = "urn:metric-catalog:schema:catalog:1-0-0"
+"""``$id`` of the schema version this code understands."""
+
+# Why a value must look the way the schema's ``pattern`` says, per field.
+_PATTERN_HINTS: Final[dict[str, str]] = {
+    "name": "a series name is 'rl.' then dot-separated components of letters, digits and "
+    "'_', e.g. 'rl.reward.mean'",
+    "replaced_by": "a series name is 'rl.' then dot-separated components of letters, digits "
+    "and '_', e.g. 'rl.reward.mean'",
+    "module": "a module name is lowercase letters, digits and '_', starting with a letter, "
+    "e.g. 'grpo'",
+    "owner": "an owner is a dotted Python module path, e.g. 'nemo_rl.algorithms.grpo'",
+    "logger_key": "a logger key is letters, digits and '_' joined by '/', '.' or '-', "
+    "e.g. 'reward' or 'advantages/mean'",
+    "prefix": "a prefix is empty or letters, digits and '_' joined by '/', '.' or '-', "
+    "e.g. 'train' or 'timing/train'",
+    "since": "'since' is a quoted release version, e.g. \"0.2.0\"",
+    "unit": "a unit is printable ASCII without spaces, e.g. 's', 'By', '1' or '{token}'",
+    "no_lint": "a lint rule name is SCREAMING_SNAKE_CASE, e.g. UNIT_IN_NAME",
+}
+
+_TYPE_WORDS: Final[dict[str, str]] = {
+    "string": "a string",
+    "array": "a list",
+    "object": "a mapping",
+}
+
+
+@functools.cache
+def load_schema() -> dict[str, Any]:
+    """The parsed schema document (cached)."""
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
+
+
+@functools.cache
+def validator() -> jsonschema.Draft202012Validator:
+    """The compiled validator, built once per process."""
+    return jsonschema.Draft202012Validator(load_schema())
+
+
+def _error(code: str, message: str, position: Position) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, position)
+
+
+def _describe_node(node: YNode) -> str:
+    if isinstance(node, YMap):
+        return "a mapping"
+    if isinstance(node, YSeq):
+        return "a list"
+    if isinstance(node.value, NonString):
+        return f"the {node.value.type_word} {node.value.text!r}"
+    return f"the string {node.value!r}"
+
+
+def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
+    """Where in the file a path points, in words: ``teed row 2 ('rl.x')``."""
+    if len(path) >= 2 and path[0] in ("teed", "recorded") and isinstance(path[1], int):
+        row = nodes[2] if len(nodes) > 2 else None
+        label = f"{path[0]} row {path[1] + 1}"
+        if isinstance(row, YMap):
+            name = row.values.get("name")
+            if isinstance(name, YScalar) and isinstance(name.value, str):
+                label += f" ({name.value!r})"
+        return label
+    return "the file"
+
+
+def _field(path: Sequence[str | int]) -> str:
+    names = [step for step in path if isinstance(step, str)]
+    return names[-1] if names else "file"
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str | None:
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+JsonPath: TypeAlias = tuple[str | int, ...]
+"""Steps from the file's root to a node: keys and list indexes."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaResult:
+    """Schema findings for one file, and the paths of every node found invalid."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    error_paths: frozenset[JsonPath]
+
+    def is_clean(self, path: JsonPath) -> bool:
+        """True when no error was found at ``path`` or anywhere under it."""
+        size = len(path)
+        return not any(p[:size] == path for p in self.error_paths)
+
+
+def check_schema(root: YMap) -> SchemaResult:
+    """Validate a loaded file against the schema; every error at its node.
+
+    Nodes where the loader already reported an error are skipped, so one
+    mistake yields one diagnostic.
+    """
+    found: dict[tuple[str, Position | None, str], Diagnostic] = {}
+    paths: set[JsonPath] = set()
+    for error in validator().iter_errors(to_plain(root)):
+        paths.add(tuple(error.absolute_path))
+        for diagnostic in _map_error(root, error):
+            key = (diagnostic.code, diagnostic.position, diagnostic.message)
+            found.setdefault(key, diagnostic)
+    return SchemaResult(tuple(found.values()), frozenset(paths))
+
+
+def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
+    path: list[str | int] = list(error.absolute_path)
+    nodes = list(iter_path(root, iter(path)))
+    if any(node.bad for node in nodes) or len(nodes) != len(path) + 1:
+        return
+    node = nodes[-1]
+    where = node.position
+    context = _context(path, nodes)
+    field = _field(path)
+    kind = error.validator
+    if kind == "required" and isinstance(node, YMap):
+        yield from _missing(node, error, context)
+    elif kind == "additionalProperties" and isinstance(node, YMap):
+        yield from _unknown(node, error, context, path)
+    elif kind == "type":
+        expected = str(error.validator_value)
+        if expected == "string" and isinstance(node, YScalar) and isinstance(node.value, NonString):
+            text = node.value.text
+            shown = "an empty value" if text in ("", "~") else repr(text)
+            quoted = f'{field}: "{text}"' if text not in ("", "~") else f'{field}: "..."'
+            yield _error(
+                "IMPLICIT_NON_STRING",
+                f"{field!r} in {context}: YAML reads {shown} as a {node.value.type_word}, "
+                f"not a string; quote it ({quoted}).",
+                where,
+            )
+        else:
+            wanted = _TYPE_WORDS.get(expected, expected)
+            yield _error(
+                "WRONG_TYPE",
+                f"{field!r} in {context} must be {wanted}, not {_describe_node(node)}; "
+                f"write it as {wanted}.",
+                where,
+            )
+    elif kind == "enum":
+        choices = [str(choice) for choice in _listed(error)]
+        value = node.value if isinstance(node, YScalar) else None
+        hint = _suggest(value, choices) if isinstance(value, str) else None
+        fix = f"did you mean {hint!r}?" if hint else f"use one of: {', '.join(choices)}."
+        yield _error(
+            "INVALID_VALUE",
+            f"{field!r} in {context} is {_describe_node(node)}, not one of "
+            f"{', '.join(choices)}; {fix}",
+            where,
+        )
+    elif kind == "pattern":
+        hint = _PATTERN_HINTS.get(field, f"it must match {error.validator_value}")
+        yield _error(
+            "INVALID_FORMAT",
+            f"{field!r} in {context} is {_describe_node(node)}; {hint}.",
+            where,
+        )
+    elif kind == "minLength" and field == "unit":
+        yield _error(
+            "INVALID_VALUE",
+            f"'unit' in {context} is empty; use \"1\" for dimensionless values.",
+            where,
+        )
+    elif kind == "maxLength":
+        yield _error(
+            "INVALID_VALUE",
+            f"{field!r} in {context} is longer than {error.validator_value} characters; "
+            "shorten it.",
+            where,
+        )
+    elif kind == "not" and field == "module":
+        yield _error(
+            "INVALID_VALUE",
+            f"'module' is {_describe_node(node)}, a Python keyword, which cannot name a "
+            "module; pick another name (e.g. add a suffix).",
+            where,
+        )
+    elif kind == "uniqueItems":
+        yield _error(
+            "INVALID_VALUE",
+            f"{field!r} in {context} lists the same entry twice; keep one.",
+            where,
+        )
+    else:
+        yield _error("SCHEMA_VIOLATION", f"{field!r} in {context}: {error.message}.", where)
+
+
+def _listed(error: ValidationError) -> list[object]:
+    """The keyword's value when it is a list (``enum``, ``required``), else empty."""
+    value = error.validator_value
+    return list(value) if isinstance(value, list) else []
+
+
+def _allowed(error: ValidationError) -> list[str]:
+    schema = error.schema
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return list(properties)
+
+
+def _missing(node: YMap, error: ValidationError, context: str) -> Iterator[Diagnostic]:
+    required = [str(name) for name in _listed(error)]
+    unknown = [key for key in node.values if key not in _allowed(error)]
+    for name in required:
+        if name in node.values:
+            continue
+        # A misspelt key is reported once, as UNKNOWN_FIELD with the suggestion.
+        if any(_suggest(key, _allowed(error)) == name for key in unknown):
+            continue
+        yield _error(
+            "MISSING_FIELD",
+            f"{context} has no {name!r}; add it (required).",
+            node.position,
+        )
+
+
+def _unknown(
+    node: YMap, error: ValidationError, context: str, path: Sequence[str | int]
+) -> Iterator[Diagnostic]:
+    allowed = _allowed(error)
+    for key in node.values:
+        if key in allowed:
+            continue
+        if path[:1] == ["recorded"] and key in ("logger_key", "prefix"):
+            fix = "recorded rows have no logger key or prefix; move the row to 'teed' or drop it."
+        else:
+            hint = _suggest(key, allowed)
+            fix = (
+                f"did you mean {hint!r}?"
+                if hint
+                else f"allowed fields here: {', '.join(sorted(allowed))}."
+            )
+        yield _error(
+            "UNKNOWN_FIELD",
+            f"unknown field {key!r} in {context}; {fix}",
+            node.key_positions[key],
+        )
