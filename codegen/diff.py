@@ -1,0 +1,488 @@
+"""Compare a catalog with a baseline: what was added, removed, renamed or changed, and what breaks.
+
+The stability level a row had in the *baseline* decides which rules apply,
+because that is the promise consumers (dashboards, alerts, recording rules)
+relied on. A ``stable`` series is never renamed, removed, or changes kind or
+unit: it is deprecated first, and removed in a later change once the baseline
+already marks it deprecated. A ``beta`` series may change kind or unit only
+while it carries a deprecation, so docs and the generated constant warn
+readers. A rename this change starts or completes (``replaced_by``) must keep
+kind and unit, or moving a query to the replacement silently changes its
+meaning.
+
+Rows are matched by series name. A baseline row missing from the new catalog
+counts as renamed when a deprecation names its replacement (``replaced_by`` on
+the baseline side) or when a new row now takes its qualified logger key (the
+same logged value, teed under another name); otherwise it is removed. A row
+kept in the new catalog and newly deprecated with ``replaced_by`` is a rename
+in progress.
+
+Every rule has a stable code (:data:`RULES`); breaking ones are errors and make
+``python -m codegen diff`` exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from codegen.diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
+from codegen.model import STABILITY_LEVELS, Catalog, Deprecation, MetricRow
+
+__all__ = [
+    "COMPARED_FIELDS",
+    "RULES",
+    "DiffReport",
+    "FieldChange",
+    "Rename",
+    "Rule",
+    "diff_catalogs",
+]
+
+COMPARED_FIELDS: Final[tuple[str, ...]] = (
+    "section",
+    "kind",
+    "unit",
+    "logger_key",
+    "prefix",
+    "stability",
+    "description",
+    "deprecated",
+)
+"""Row fields whose change the report lists, in report order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One compatibility rule: its stable code, severity, and the promise it protects."""
+
+    code: str
+    severity: Severity
+    text: str
+
+
+def _rule(code: str, severity: Severity, text: str) -> tuple[str, Rule]:
+    return code, Rule(code, severity, text)
+
+
+RULES: Final[dict[str, Rule]] = dict(
+    [
+        _rule(
+            "STABLE_REMOVED",
+            Severity.ERROR,
+            "a stable series is never removed; deprecate it first and remove it in a later "
+            "change, once the baseline marks it deprecated",
+        ),
+        _rule(
+            "STABLE_RENAMED",
+            Severity.ERROR,
+            "a stable series is never renamed; keep it, add the new series and deprecate the "
+            "old one with replaced_by, then remove it in a later change",
+        ),
+        _rule(
+            "STABLE_KIND_CHANGED",
+            Severity.ERROR,
+            "a stable series never changes kind; add a new series and deprecate this one",
+        ),
+        _rule(
+            "STABLE_UNIT_CHANGED",
+            Severity.ERROR,
+            "a stable series never changes unit; add a new series and deprecate this one",
+        ),
+        _rule(
+            "STABILITY_DOWNGRADED",
+            Severity.ERROR,
+            "stability never goes down from stable; deprecate the series instead",
+        ),
+        _rule(
+            "BETA_KIND_CHANGED",
+            Severity.ERROR,
+            "a beta series changes kind only while deprecated; add a deprecated: block "
+            "saying why (or add a new series)",
+        ),
+        _rule(
+            "BETA_UNIT_CHANGED",
+            Severity.ERROR,
+            "a beta series changes unit only while deprecated; add a deprecated: block "
+            "saying why (or add a new series)",
+        ),
+        _rule(
+            "RENAME_KIND_CHANGED",
+            Severity.ERROR,
+            "a renamed deprecation (replaced_by) keeps the kind; point replaced_by at a "
+            "series of the same kind, or drop replaced_by and explain in note",
+        ),
+        _rule(
+            "RENAME_UNIT_CHANGED",
+            Severity.ERROR,
+            "a renamed deprecation (replaced_by) keeps the unit; point replaced_by at a "
+            "series with the same unit, or drop replaced_by and explain in note",
+        ),
+        _rule(
+            "REPLACEMENT_MISSING",
+            Severity.WARNING,
+            "replaced_by names a series the catalog does not declare; add it or fix the name",
+        ),
+        _rule(
+            "STABILITY_LOWERED",
+            Severity.WARNING,
+            "stability went down (below stable); consumers who relied on beta or alpha "
+            "lose that promise",
+        ),
+    ]
+)
+"""Every diff rule by code. Codes are stable: tooling may match on them."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field of one row that differs between baseline and new catalog."""
+
+    name: str
+    field: str
+    old: str | None
+    new: str | None
+    position: Position
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "name": self.name,
+            "field": self.field,
+            "old": self.old,
+            "new": self.new,
+            "source": str(self.position),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A series moving to a new name.
+
+    ``completed`` is true when the old name is gone from the new catalog, false
+    while the old row is kept and deprecated. ``via`` says how the pair was
+    found: a ``replaced_by`` deprecation, or the replacement taking the old
+    row's qualified logger key.
+    """
+
+    old_name: str
+    new_name: str
+    via: Literal["replaced_by", "logger_key"]
+    completed: bool
+    position: Position
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "from": self.old_name,
+            "to": self.new_name,
+            "via": self.via,
+            "completed": self.completed,
+            "source": str(self.position),
+        }
+
+
+def _identity(position: Position) -> Position:
+    return position
+
+
+def _row_json(row: MetricRow, position: Position) -> dict[str, object]:
+    return {
+        "name": row.name,
+        "section": row.section,
+        "kind": row.kind,
+        "unit": row.unit,
+        "stability": row.stability,
+        "logger_key": row.qualified_logger_key or None,
+        "source": str(position),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    """What changed between two catalogs, and the rule findings (errors are breaking)."""
+
+    against: str
+    added: tuple[MetricRow, ...]
+    removed: tuple[MetricRow, ...]
+    """Baseline rows; their positions point into the baseline."""
+    renamed: tuple[Rename, ...]
+    changed: tuple[FieldChange, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    baseline_position: Callable[[Position], Position] = field(default=_identity, compare=False)
+    """How positions of baseline rows are shown (e.g. prefixed with the git ref)."""
+
+    @property
+    def breaking(self) -> bool:
+        """True when any rule finding is an error."""
+        return has_errors(self.diagnostics)
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing changed and no rule fired."""
+        return not (self.added or self.removed or self.renamed or self.changed or self.diagnostics)
+
+    def to_json(self) -> str:
+        """The report as indented JSON with sorted keys (byte-stable for equal reports)."""
+        ordered = sorted(self.diagnostics, key=Diagnostic.sort_key)
+        doc = {
+            "against": self.against,
+            "summary": {
+                "added": len(self.added),
+                "removed": len(self.removed),
+                "renamed": len(self.renamed),
+                "changed": len(self.changed),
+                "errors": sum(d.severity is Severity.ERROR for d in ordered),
+                "warnings": sum(d.severity is Severity.WARNING for d in ordered),
+            },
+            "ok": not self.breaking,
+            "added": [_row_json(r, r.position) for r in self.added],
+            "removed": [_row_json(r, self.baseline_position(r.position)) for r in self.removed],
+            "renamed": [r.to_json() for r in self.renamed],
+            "changed": [c.to_json() for c in self.changed],
+            "findings": [d.to_json() for d in ordered],
+        }
+        return json.dumps(doc, indent=2, sort_keys=True)
+
+    def to_text(self) -> str:
+        """A human report: one line per change, then the findings with their rule codes."""
+        lines = [
+            f"catalog diff against {self.against}: {len(self.added)} added, "
+            f"{len(self.removed)} removed, {len(self.renamed)} renamed, "
+            f"{len(self.changed)} changed"
+        ]
+        for row in self.added:
+            lines.append(f"  + {row.name} ({row.kind}, {row.unit or '-'}, {row.stability})")
+        for row in self.removed:
+            lines.append(f"  - {row.name} ({row.kind}, {row.unit or '-'}, {row.stability})")
+        for rename in self.renamed:
+            state = "done" if rename.completed else "in progress, old row deprecated"
+            lines.append(f"  > {rename.old_name} -> {rename.new_name} (via {rename.via}; {state})")
+        for change in self.changed:
+            lines.append(f"  ~ {change.name}: {change.field} {change.old!r} -> {change.new!r}")
+        if self.diagnostics:
+            lines.append(format_diagnostics(self.diagnostics))
+        else:
+            lines.append("no compatibility findings")
+        return "\n".join(lines)
+
+
+def _deprecation_text(dep: Deprecation | None) -> str | None:
+    if dep is None:
+        return None
+    text = f"since {dep.since}"
+    if dep.replaced_by:
+        text += f", replaced by {dep.replaced_by}"
+    if dep.note:
+        text += f": {dep.note}"
+    return text
+
+
+def _field_value(row: MetricRow, field_name: str) -> str | None:
+    if field_name == "deprecated":
+        return _deprecation_text(row.deprecated)
+    value = getattr(row, field_name)
+    return None if value is None else str(value)
+
+
+def _level(stability: str) -> int:
+    # Unknown levels (a newer schema) sort lowest so they never claim a promise.
+    return STABILITY_LEVELS.index(stability) if stability in STABILITY_LEVELS else -1
+
+
+class _Findings:
+    """Collects rule findings as diagnostics with the rule text appended."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def add(self, code: str, what: str, position: Position) -> None:
+        rule = RULES[code]
+        self.items.append(Diagnostic(code, rule.severity, f"{what}: {rule.text}", position))
+
+
+def _rename_pairs(
+    old_rows: dict[str, MetricRow], new_rows: dict[str, MetricRow]
+) -> dict[str, tuple[str, Literal["replaced_by", "logger_key"], bool]]:
+    """Old name -> (new name, via, completed) for every rename the two sides show."""
+    pairs: dict[str, tuple[str, Literal["replaced_by", "logger_key"], bool]] = {}
+    new_by_key = {r.qualified_logger_key: r for r in new_rows.values() if r.logger_key}
+    claimed = set(new_rows) - set(old_rows)
+    for name, old in old_rows.items():
+        new = new_rows.get(name)
+        if new is not None:
+            # Kept row: a rename is in progress when its replacement is new or changed.
+            dep = new.deprecated
+            old_target = old.deprecated.replaced_by if old.deprecated else None
+            if dep is not None and dep.replaced_by and dep.replaced_by != old_target:
+                pairs[name] = (dep.replaced_by, "replaced_by", False)
+            continue
+        target = old.deprecated.replaced_by if old.deprecated else None
+        if target and target in new_rows:
+            pairs[name] = (target, "replaced_by", True)
+            continue
+        heir = new_by_key.get(old.qualified_logger_key) if old.logger_key else None
+        if heir is not None and heir.name in claimed:
+            pairs[name] = (heir.name, "logger_key", True)
+            claimed.discard(heir.name)
+    return pairs
+
+
+def diff_catalogs(
+    baseline: Catalog,
+    catalog: Catalog,
+    *,
+    against: str = "baseline",
+    baseline_position: Callable[[Position], Position] | None = None,
+) -> DiffReport:
+    """Compare ``catalog`` with ``baseline`` and apply every rule in :data:`RULES`.
+
+    ``against`` names the baseline in the report; ``baseline_position`` maps a
+    baseline row's position to how the report shows it (for example prefixed
+    with the git ref), since those rows are not in the working tree.
+    """
+    to_report = baseline_position or _identity
+    old_rows = {row.name: row for _, row in baseline.rows()}
+    new_rows = {row.name: row for _, row in catalog.rows()}
+    pairs = _rename_pairs(old_rows, new_rows)
+    rename_targets = {new_name for new_name, _, _ in pairs.values()}
+    findings = _Findings()
+
+    added = tuple(
+        new_rows[n] for n in sorted(new_rows) if n not in old_rows and n not in rename_targets
+    )
+    removed: list[MetricRow] = []
+    renamed: list[Rename] = []
+    changed: list[FieldChange] = []
+
+    for name in sorted(old_rows):
+        old = old_rows[name]
+        new = new_rows.get(name)
+        stable = old.stability == "stable" and old.deprecated is None
+        if name in pairs:
+            target, via, completed = pairs[name]
+            where = new.where("deprecated") if new is not None else new_rows[target].position
+            renamed.append(Rename(name, target, via, completed, where))
+            if completed and stable:
+                findings.add(
+                    "STABLE_RENAMED",
+                    f"stable series {name} was renamed to {target} without a deprecation "
+                    f"in the baseline (found via {via})",
+                    new_rows[target].position,
+                )
+        if new is None:
+            if name not in pairs:
+                removed.append(old)
+                successor = old.deprecated.replaced_by if old.deprecated else None
+                if successor:
+                    _check_replacement(old, successor, None, findings, to_report)
+                if stable:
+                    findings.add(
+                        "STABLE_REMOVED",
+                        f"stable series {name} was removed",
+                        to_report(old.position),
+                    )
+            continue
+        for field_name in COMPARED_FIELDS:
+            before, after = _field_value(old, field_name), _field_value(new, field_name)
+            if before != after:
+                changed.append(FieldChange(name, field_name, before, after, new.where(field_name)))
+        _check_kept_row(old, new, findings)
+
+    for name, (target, via, completed) in sorted(pairs.items()):
+        if via != "replaced_by":
+            continue
+        if completed:
+            # The old row is gone, so the rename rule compares its last known shape.
+            _check_replacement(old_rows[name], target, new_rows.get(target), findings, to_report)
+        else:
+            _check_replacement(new_rows[name], target, new_rows.get(target), findings)
+
+    return DiffReport(
+        against=against,
+        added=added,
+        removed=tuple(removed),
+        renamed=tuple(renamed),
+        changed=tuple(changed),
+        diagnostics=tuple(sorted(set(findings.items), key=Diagnostic.sort_key)),
+        baseline_position=to_report,
+    )
+
+
+def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
+    """Rules for a row present on both sides, by the baseline's stability."""
+    name = old.name
+    if old.stability == "stable":
+        if new.kind != old.kind:
+            findings.add(
+                "STABLE_KIND_CHANGED",
+                f"stable series {name} changed kind {old.kind} -> {new.kind}",
+                new.where("kind"),
+            )
+        if new.unit != old.unit:
+            findings.add(
+                "STABLE_UNIT_CHANGED",
+                f"stable series {name} changed unit {old.unit!r} -> {new.unit!r}",
+                new.where("unit"),
+            )
+        if _level(new.stability) < _level(old.stability):
+            findings.add(
+                "STABILITY_DOWNGRADED",
+                f"stable series {name} went down to {new.stability}",
+                new.where("stability"),
+            )
+        return
+    if _level(new.stability) < _level(old.stability):
+        findings.add(
+            "STABILITY_LOWERED",
+            f"series {name} went down from {old.stability} to {new.stability}",
+            new.where("stability"),
+        )
+    if old.stability == "beta" and old.deprecated is None and new.deprecated is None:
+        if new.kind != old.kind:
+            findings.add(
+                "BETA_KIND_CHANGED",
+                f"beta series {name} changed kind {old.kind} -> {new.kind} without a deprecation",
+                new.where("kind"),
+            )
+        if new.unit != old.unit:
+            findings.add(
+                "BETA_UNIT_CHANGED",
+                f"beta series {name} changed unit {old.unit!r} -> {new.unit!r} "
+                "without a deprecation",
+                new.where("unit"),
+            )
+
+
+def _check_replacement(
+    row: MetricRow,
+    target: str,
+    replacement: MetricRow | None,
+    findings: _Findings,
+    to_report: Callable[[Position], Position] | None = None,
+) -> None:
+    """A ``replaced_by`` deprecation must name a declared series of the same kind and unit."""
+    where = row.where("deprecated")
+    if to_report is not None:
+        where = to_report(where)
+    if replacement is None:
+        findings.add(
+            "REPLACEMENT_MISSING",
+            f"{row.name} is deprecated in favour of {target}, which is not declared",
+            where,
+        )
+        return
+    if replacement.kind != row.kind:
+        findings.add(
+            "RENAME_KIND_CHANGED",
+            f"{row.name} ({row.kind}) is replaced by {replacement.name} ({replacement.kind})",
+            where,
+        )
+    if replacement.unit != row.unit:
+        findings.add(
+            "RENAME_UNIT_CHANGED",
+            f"{row.name} ({row.unit!r}) is replaced by {replacement.name} ({replacement.unit!r})",
+            where,
+        )

@@ -1,0 +1,343 @@
+"""Catalog evolution: the diff report and every compatibility rule, one catalog pair each."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codegen.diagnostics import Position
+from codegen.diff import RULES, diff_catalogs
+from codegen.model import STABILITY_LEVELS, Catalog, CatalogFile, Deprecation, MetricRow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def row(
+    name: str,
+    *,
+    kind: str = "gauge",
+    unit: str = "1",
+    stability: str = "development",
+    key: str | None = None,
+    prefix: str = "train",
+    deprecated: Deprecation | None = None,
+    description: str = "A series.",
+    line: int = 1,
+) -> MetricRow:
+    """A teed row (recorded when ``key`` is ``""``)."""
+    logger_key = name.removeprefix("rl.").replace(".", "_") if key is None else key
+    return MetricRow(
+        section="teed" if logger_key else "recorded",
+        name=name,
+        kind=kind,
+        unit=unit,
+        description=description,
+        stability=stability,
+        position=Position("catalog/grpo.yaml", line, 5),
+        logger_key=logger_key or None,
+        prefix=prefix if logger_key else None,
+        deprecated=deprecated,
+    )
+
+
+def catalog(*rows: MetricRow) -> Catalog:
+    """One-file catalog holding ``rows``."""
+    teed = tuple(r for r in rows if r.section == "teed")
+    recorded = tuple(r for r in rows if r.section == "recorded")
+    return Catalog((CatalogFile("catalog/grpo.yaml", "grpo", "grpo", "GRPO.", teed, recorded),))
+
+
+def dep(replaced_by: str | None = None) -> Deprecation:
+    """A deprecation since 0.2."""
+    return Deprecation(since="0.2", replaced_by=replaced_by, note="moved")
+
+
+S = "stable"
+B = "beta"
+A = "alpha"
+
+# (id, baseline rows, new rows, expected codes, breaking)
+RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] = [
+    ("stable removed", [row("rl.a", stability=S)], [], ["STABLE_REMOVED"], True),
+    (
+        "stable removed after baseline deprecation is allowed",
+        [row("rl.a", stability=S, deprecated=dep())],
+        [],
+        [],
+        False,
+    ),
+    ("beta removed is allowed", [row("rl.a", stability=B)], [], [], False),
+    (
+        "stable renamed by taking its logger key",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.b", stability=S, key="k")],
+        ["STABLE_RENAMED"],
+        True,
+    ),
+    (
+        "stable rename completed after baseline deprecation is allowed",
+        [row("rl.a", stability=S, deprecated=dep("rl.b")), row("rl.b", stability=S)],
+        [row("rl.b", stability=S)],
+        [],
+        False,
+    ),
+    (
+        "stable rename started by deprecating with replaced_by is allowed",
+        [row("rl.a", stability=S)],
+        [row("rl.a", stability=S, deprecated=dep("rl.b")), row("rl.b")],
+        [],
+        False,
+    ),
+    (
+        "stable kind changed",
+        [row("rl.a", stability=S)],
+        [row("rl.a", stability=S, kind="counter")],
+        ["STABLE_KIND_CHANGED"],
+        True,
+    ),
+    (
+        "stable unit changed",
+        [row("rl.a", stability=S, unit="s")],
+        [row("rl.a", stability=S, unit="ms")],
+        ["STABLE_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "stable unit changed even when deprecated in the same change",
+        [row("rl.a", stability=S, unit="s")],
+        [row("rl.a", stability=S, unit="ms", deprecated=dep())],
+        ["STABLE_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "stable downgraded to beta",
+        [row("rl.a", stability=S)],
+        [row("rl.a", stability=B)],
+        ["STABILITY_DOWNGRADED"],
+        True,
+    ),
+    (
+        "beta lowered to alpha warns only",
+        [row("rl.a", stability=B)],
+        [row("rl.a", stability=A)],
+        ["STABILITY_LOWERED"],
+        False,
+    ),
+    (
+        "beta unit changed without deprecation",
+        [row("rl.a", stability=B, unit="s")],
+        [row("rl.a", stability=B, unit="ms")],
+        ["BETA_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "beta unit changed with a deprecation is allowed",
+        [row("rl.a", stability=B, unit="s")],
+        [row("rl.a", stability=B, unit="ms", deprecated=dep())],
+        [],
+        False,
+    ),
+    (
+        "beta kind changed without deprecation",
+        [row("rl.a", stability=B)],
+        [row("rl.a", stability=B, kind="up_down_counter")],
+        ["BETA_KIND_CHANGED"],
+        True,
+    ),
+    (
+        "alpha unit change is allowed",
+        [row("rl.a", stability=A, unit="s")],
+        [row("rl.a", stability=A, unit="ms")],
+        [],
+        False,
+    ),
+    (
+        "renamed deprecation changes unit",
+        [row("rl.a", unit="s")],
+        [row("rl.a", unit="s", deprecated=dep("rl.b")), row("rl.b", unit="ms")],
+        ["RENAME_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "renamed deprecation changes kind",
+        [row("rl.a")],
+        [row("rl.a", deprecated=dep("rl.b")), row("rl.b", kind="counter")],
+        ["RENAME_KIND_CHANGED"],
+        True,
+    ),
+    (
+        "completed rename compares the removed row's last shape",
+        [row("rl.a", unit="s", deprecated=dep("rl.b")), row("rl.b", unit="s")],
+        [row("rl.b", unit="ms")],
+        ["RENAME_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "removing a row whose replacement was never declared warns",
+        [row("rl.a", stability=S, deprecated=dep("rl.nowhere"))],
+        [],
+        ["REPLACEMENT_MISSING"],
+        False,
+    ),
+    (
+        "replacement that is not declared warns",
+        [row("rl.a")],
+        [row("rl.a", deprecated=dep("rl.nowhere"))],
+        ["REPLACEMENT_MISSING"],
+        False,
+    ),
+    (
+        "stable logger key and description changes are not breaking",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="k2", description="Better.")],
+        [],
+        False,
+    ),
+    (
+        "promotion to stable is allowed",
+        [row("rl.a", stability=B)],
+        [row("rl.a", stability=S)],
+        [],
+        False,
+    ),
+    ("adding a stable row is allowed", [], [row("rl.a", stability=S)], [], False),
+]
+
+
+@pytest.mark.parametrize(
+    ("baseline", "new", "codes", "breaking"),
+    [pytest.param(b, n, c, k, id=i) for i, b, n, c, k in RULE_CASES],
+)
+def test_each_rule_fires_exactly_on_its_catalog_pair(
+    baseline: list[MetricRow], new: list[MetricRow], codes: list[str], breaking: bool
+) -> None:
+    report = diff_catalogs(catalog(*baseline), catalog(*new))
+    assert sorted(d.code for d in report.diagnostics) == sorted(codes)
+    assert report.breaking is breaking
+    for diagnostic in report.diagnostics:
+        rule = RULES[diagnostic.code]
+        assert diagnostic.severity is rule.severity
+        assert rule.text in diagnostic.message
+
+
+def test_every_rule_code_has_a_catalog_pair() -> None:
+    covered = {code for case in RULE_CASES for code in case[3]}
+    assert covered == set(RULES)
+
+
+def test_report_classifies_added_removed_renamed_and_changed_rows() -> None:
+    baseline = catalog(
+        row("rl.gone"),
+        row("rl.old", key="k"),
+        row("rl.kept", unit="s", stability=B),
+        row("rl.moving", deprecated=dep("rl.moved")),
+        row("rl.moved"),
+    )
+    new = catalog(
+        row("rl.fresh"),
+        row("rl.heir", key="k"),
+        row("rl.kept", unit="s", stability=S, description="Changed."),
+        row("rl.moved"),
+    )
+    report = diff_catalogs(baseline, new)
+    assert [r.name for r in report.added] == ["rl.fresh"]
+    assert [r.name for r in report.removed] == ["rl.gone"]
+    assert [(r.old_name, r.new_name, r.via, r.completed) for r in report.renamed] == [
+        ("rl.moving", "rl.moved", "replaced_by", True),
+        ("rl.old", "rl.heir", "logger_key", True),
+    ]
+    assert [(c.name, c.field, c.old, c.new) for c in report.changed] == [
+        ("rl.kept", "stability", "beta", "stable"),
+        ("rl.kept", "description", "A series.", "Changed."),
+    ]
+    assert not report.breaking
+
+
+def test_rename_in_progress_lists_the_pair_and_the_deprecation_change() -> None:
+    report = diff_catalogs(
+        catalog(row("rl.a", stability=S)),
+        catalog(row("rl.a", stability=S, deprecated=dep("rl.b")), row("rl.b")),
+    )
+    assert [(r.old_name, r.new_name, r.completed) for r in report.renamed] == [
+        ("rl.a", "rl.b", False)
+    ]
+    assert report.added == ()
+    assert [(c.field, c.new) for c in report.changed] == [
+        ("deprecated", "since 0.2, replaced by rl.b: moved")
+    ]
+
+
+def test_removed_rows_are_reported_at_their_baseline_position() -> None:
+    report = diff_catalogs(
+        catalog(row("rl.a", stability=S, line=7)),
+        catalog(),
+        against="HEAD~1",
+        baseline_position=lambda p: replace(p, path=f"HEAD~1:{p.path}"),
+    )
+    (finding,) = report.diagnostics
+    assert finding.format().startswith("HEAD~1:catalog/grpo.yaml:7:5: error[STABLE_REMOVED]")
+    removed = json.loads(report.to_json())["removed"]
+    assert removed[0]["source"] == "HEAD~1:catalog/grpo.yaml:7:5"
+
+
+def test_text_report_names_each_break_and_its_rule() -> None:
+    report = diff_catalogs(
+        catalog(row("rl.a", stability=S, unit="s"), row("rl.b")),
+        catalog(row("rl.a", stability=S, unit="ms"), row("rl.c")),
+        against="main",
+    )
+    text = report.to_text()
+    assert text.splitlines()[0] == (
+        "catalog diff against main: 1 added, 1 removed, 0 renamed, 1 changed"
+    )
+    assert "  + rl.c (gauge, 1, development)" in text
+    assert "  - rl.b (gauge, 1, development)" in text
+    assert "  ~ rl.a: unit 's' -> 'ms'" in text
+    assert "error[STABLE_UNIT_CHANGED]: stable series rl.a changed unit 's' -> 'ms'" in text
+    assert RULES["STABLE_UNIT_CHANGED"].text in text
+
+
+def test_json_report_has_summary_and_findings() -> None:
+    report = diff_catalogs(catalog(row("rl.a", stability=S)), catalog(), against="v1")
+    doc = json.loads(report.to_json())
+    assert doc["summary"] == {
+        "added": 0,
+        "removed": 1,
+        "renamed": 0,
+        "changed": 0,
+        "errors": 1,
+        "warnings": 0,
+    }
+    assert doc["ok"] is False
+    assert [f["code"] for f in doc["findings"]] == ["STABLE_REMOVED"]
+
+
+names = st.from_regex(r"rl\.[a-z]{1,6}", fullmatch=True)
+rows_strategy = st.lists(
+    st.builds(
+        row,
+        names,
+        kind=st.sampled_from(["gauge", "counter", "histogram", "up_down_counter"]),
+        unit=st.sampled_from(["1", "s", "By", "{token}"]),
+        stability=st.sampled_from(STABILITY_LEVELS),
+        deprecated=st.none() | st.builds(dep, st.none() | names),
+    ),
+    max_size=8,
+    unique_by=lambda r: r.name,
+)
+
+
+@given(rows_strategy)
+def test_a_catalog_diffed_against_itself_has_no_changes_and_never_breaks(
+    rows: list[MetricRow],
+) -> None:
+    same = catalog(*rows)
+    report = diff_catalogs(same, same)
+    assert report.empty
+    assert not report.breaking
+    assert report.to_text().endswith("no compatibility findings")
