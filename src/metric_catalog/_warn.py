@@ -1,0 +1,54 @@
+"""Warn-once reporting for the telemetry layer.
+
+Telemetry must never crash a training loop, so every failure it meets becomes
+a warning instead of an exception. A step loop calls the tee thousands of
+times, so each distinct cause is reported once per process: the first NaN loss
+is news, the next ten thousand are noise.
+
+Warnings (rather than ``logging``) because they carry a category users can
+filter (``-W ignore::metric_catalog._warn.MetricCatalogWarning``) or promote
+in tests, and pytest collects them. If the user's filters promote them to
+errors, the warning is logged instead of raised: the promise that the tee
+never raises wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Hashable
+
+__all__ = ["MetricCatalogWarning", "warn_once"]
+
+_LOGGER = logging.getLogger("metric_catalog")
+_LOCK = threading.Lock()
+_SEEN: set[Hashable] = set()
+
+
+class MetricCatalogWarning(UserWarning):
+    """A telemetry failure that was contained instead of raised (bad value, exporter down)."""
+
+
+def warn_once(cause: Hashable, message: str) -> bool:
+    """Emit ``message`` as a :class:`MetricCatalogWarning` unless ``cause`` was already reported.
+
+    ``cause`` identifies the failure, e.g. ``("non-finite", "train", "loss")``,
+    so two different keys each get their own warning. Returns whether the
+    warning was emitted. Never raises.
+    """
+    with _LOCK:
+        if cause in _SEEN:
+            return False
+        _SEEN.add(cause)
+    try:
+        warnings.warn(message, MetricCatalogWarning, stacklevel=3)
+    except Exception:  # noqa: BLE001 - filters set to "error" must not break the loop
+        _LOGGER.warning("%s", message)
+    return True
+
+
+def _reset_for_tests() -> None:
+    """Forget which causes were reported. For test isolation only."""
+    with _LOCK:
+        _SEEN.clear()

@@ -1,0 +1,524 @@
+"""Where teed metrics go: one OpenTelemetry ``MeterProvider`` per process.
+
+Configured the OpenTelemetry way, from the environment, and created lazily on
+the first tee (so a process that forks DataLoader workers before training gets
+its provider after the fork, not a copy of its parent's):
+
+==================================  =====================================================
+``OTEL_METRICS_EXPORTER``           ``none`` (default: the tee is a cheap no-op),
+                                    ``prometheus``, ``otlp``, ``console``, or a
+                                    comma-separated list of them.
+``OTEL_EXPORTER_OTLP_ENDPOINT``     Base URL of an OTLP/HTTP collector (default
+                                    ``http://localhost:4318``); ``/v1/metrics`` is
+                                    appended. ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``
+                                    is used verbatim and wins.
+``METRIC_CATALOG_PROMETHEUS_HOST``  Address the Prometheus scrape endpoint binds
+                                    (default ``127.0.0.1``; falls back to
+                                    ``OTEL_EXPORTER_PROMETHEUS_HOST``).
+``METRIC_CATALOG_PROMETHEUS_PORT``  Its port (default 9464; ``0`` picks a free one,
+                                    see :func:`prometheus_address`; falls back to
+                                    ``OTEL_EXPORTER_PROMETHEUS_PORT``).
+``OTEL_METRIC_EXPORT_INTERVAL``     Push interval in milliseconds for ``otlp`` and
+                                    ``console`` (default 60000).
+``METRIC_CATALOG_SHUTDOWN_TIMEOUT`` Seconds the final flush at exit may take
+                                    (default 5), so a dead collector cannot hang the
+                                    end of a run.
+==================================  =====================================================
+
+A bad setting is reported once as a :class:`~metric_catalog._warn.MetricCatalogWarning`
+and disables export; it never raises into training code. Tests and embedders
+call :func:`configure` with their own provider instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from metric_catalog._warn import _reset_for_tests as _warn_reset_for_tests
+from metric_catalog._warn import warn_once
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricExporter
+
+__all__ = [
+    "DEFAULT_PROMETHEUS_PORT",
+    "ENV_EXPORTER",
+    "ENV_EXPORT_INTERVAL",
+    "ENV_OTLP_ENDPOINT",
+    "ENV_OTLP_METRICS_ENDPOINT",
+    "ENV_PROMETHEUS_HOST",
+    "ENV_PROMETHEUS_PORT",
+    "ENV_SHUTDOWN_TIMEOUT",
+    "EXPORTER_NAMES",
+    "ExporterConfig",
+    "ExporterConfigError",
+    "configure",
+    "get_meter_provider",
+    "prometheus_address",
+    "reset_for_tests",
+    "shutdown",
+]
+
+ENV_EXPORTER: Final = "OTEL_METRICS_EXPORTER"
+"""Which exporters to start; see the module docstring."""
+ENV_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+"""Base URL of the OTLP/HTTP collector; ``/v1/metrics`` is appended."""
+ENV_OTLP_METRICS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+"""Full URL of the OTLP/HTTP metrics endpoint, used as given."""
+ENV_PROMETHEUS_HOST: Final = "METRIC_CATALOG_PROMETHEUS_HOST"
+"""Bind address of the Prometheus scrape endpoint."""
+ENV_PROMETHEUS_PORT: Final = "METRIC_CATALOG_PROMETHEUS_PORT"
+"""Port of the Prometheus scrape endpoint (``0``: any free port)."""
+ENV_EXPORT_INTERVAL: Final = "OTEL_METRIC_EXPORT_INTERVAL"
+"""Push interval of the periodic exporters, in milliseconds."""
+ENV_SHUTDOWN_TIMEOUT: Final = "METRIC_CATALOG_SHUTDOWN_TIMEOUT"
+"""Upper bound, in seconds, on the flush at shutdown."""
+
+EXPORTER_NAMES: Final[tuple[str, ...]] = ("none", "prometheus", "otlp", "console")
+"""Values ``OTEL_METRICS_EXPORTER`` accepts."""
+DEFAULT_PROMETHEUS_PORT: Final = 9464
+"""The OpenTelemetry specification's default Prometheus exporter port."""
+
+_DEFAULT_OTLP_BASE: Final = "http://localhost:4318"
+_DEFAULT_INTERVAL_MS: Final = 60_000.0
+_DEFAULT_SHUTDOWN_TIMEOUT_S: Final = 5.0
+_SERVICE_NAME: Final = "metric-catalog"
+
+
+class ExporterConfigError(ValueError):
+    """An exporter setting (environment variable or argument) is invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExporterConfig:
+    """Resolved exporter settings; :meth:`from_env` reads them the OpenTelemetry way."""
+
+    exporters: tuple[str, ...] = ()
+    """Exporter names to start; empty means disabled."""
+    otlp_endpoint: str = _DEFAULT_OTLP_BASE + "/v1/metrics"
+    """Full OTLP/HTTP metrics URL, path included."""
+    prometheus_host: str = "127.0.0.1"
+    """Bind address of the Prometheus scrape endpoint."""
+    prometheus_port: int = DEFAULT_PROMETHEUS_PORT
+    """Port of the Prometheus scrape endpoint; ``0`` picks a free one."""
+    export_interval_millis: float = _DEFAULT_INTERVAL_MS
+    """Push interval of the ``otlp`` and ``console`` exporters."""
+    shutdown_timeout: float = _DEFAULT_SHUTDOWN_TIMEOUT_S
+    """Seconds :func:`shutdown` may spend flushing."""
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any exporter is configured."""
+        return bool(self.exporters)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ExporterConfig:
+        """Read the settings from ``environ`` (default ``os.environ``).
+
+        Raises:
+            ExporterConfigError: An unknown exporter name, ``none`` combined with
+                another exporter, or a malformed number; the message names the
+                variable.
+        """
+        env = os.environ if environ is None else environ
+        raw = env.get(ENV_EXPORTER, "none")
+        names = tuple(dict.fromkeys(n.strip().lower() for n in raw.split(",") if n.strip()))
+        unknown = [n for n in names if n not in EXPORTER_NAMES]
+        if unknown:
+            msg = (
+                f"{ENV_EXPORTER}={raw!r}: unknown exporter {unknown[0]!r}; "
+                f"use one or more of {', '.join(EXPORTER_NAMES)}"
+            )
+            raise ExporterConfigError(msg)
+        if "none" in names and len(names) > 1:
+            msg = f"{ENV_EXPORTER}={raw!r}: 'none' cannot be combined with other exporters"
+            raise ExporterConfigError(msg)
+        exporters = tuple(n for n in names if n != "none")
+
+        endpoint = env.get(ENV_OTLP_METRICS_ENDPOINT, "").strip()
+        if not endpoint:
+            base = env.get(ENV_OTLP_ENDPOINT, "").strip() or _DEFAULT_OTLP_BASE
+            endpoint = base.rstrip("/") + "/v1/metrics"
+
+        host = (
+            env.get(ENV_PROMETHEUS_HOST, "").strip()
+            or env.get("OTEL_EXPORTER_PROMETHEUS_HOST", "").strip()
+            or "127.0.0.1"
+        )
+        port_var = ENV_PROMETHEUS_PORT if env.get(ENV_PROMETHEUS_PORT, "").strip() else None
+        if port_var is None and env.get("OTEL_EXPORTER_PROMETHEUS_PORT", "").strip():
+            port_var = "OTEL_EXPORTER_PROMETHEUS_PORT"
+        port = DEFAULT_PROMETHEUS_PORT
+        if port_var is not None:
+            port = int(_number(env, port_var, minimum=0))
+            if port > 65535 or port != float(env[port_var]):
+                msg = f"{port_var}={env[port_var]!r}: expected a port number 0-65535"
+                raise ExporterConfigError(msg)
+        interval = _DEFAULT_INTERVAL_MS
+        if env.get(ENV_EXPORT_INTERVAL, "").strip():
+            interval = _number(env, ENV_EXPORT_INTERVAL, minimum=1.0)
+        timeout = _DEFAULT_SHUTDOWN_TIMEOUT_S
+        if env.get(ENV_SHUTDOWN_TIMEOUT, "").strip():
+            timeout = _number(env, ENV_SHUTDOWN_TIMEOUT, minimum=0.0)
+        return cls(exporters, endpoint, host, port, interval, timeout)
+
+
+def _number(env: Mapping[str, str], var: str, *, minimum: float) -> float:
+    raw = env[var]
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= minimum or value == float("inf"):  # also rejects NaN
+        msg = f"{var}={raw!r}: expected a finite number >= {minimum:g}"
+        raise ExporterConfigError(msg) from None
+    return value
+
+
+@dataclass(slots=True)
+class _State:
+    """What this process exports through; ``provider`` is ``None`` when disabled."""
+
+    pid: int
+    provider: MeterProvider | None
+    owned: bool  # created here, so shut down here; a configure()d provider is the caller's
+    shutdown_timeout: float = _DEFAULT_SHUTDOWN_TIMEOUT_S
+    http_server: Any = None  # prometheus_client's WSGI server, when we started one
+
+
+_LOCK = threading.RLock()
+_STATE: _State | None = None  # None: not resolved yet in this process
+_ATEXIT_REGISTERED = False
+
+
+def get_meter_provider() -> MeterProvider | None:
+    """The process's provider, created from the environment on first use.
+
+    Returns ``None`` when export is disabled (``OTEL_METRICS_EXPORTER=none``,
+    the default), misconfigured, or already shut down; the reason was warned
+    once. Never raises.
+    """
+    state = _STATE
+    if state is not None and state.pid == os.getpid():
+        return state.provider
+    with _LOCK:
+        state = _STATE
+        if state is None or state.pid != os.getpid():
+            state = _resolve_from_env()
+        return state.provider
+
+
+def _resolve_from_env() -> _State:
+    global _STATE  # noqa: PLW0603 - the process-wide provider
+    try:
+        config = ExporterConfig.from_env()
+    except ExporterConfigError as exc:
+        warn_once(("exporter-config", str(exc)), f"metric export disabled: {exc}")
+        config = ExporterConfig()
+    state = _build(config)
+    _STATE = state
+    return state
+
+
+def _build(config: ExporterConfig) -> _State:
+    pid = os.getpid()
+    if not config.enabled:
+        return _State(pid, None, owned=False, shutdown_timeout=config.shutdown_timeout)
+    try:
+        provider, server = _create_provider(config)
+    except Exception as exc:  # noqa: BLE001 - SDK missing, port taken: disable, don't crash
+        warn_once(
+            ("exporter-setup", type(exc).__name__, str(exc)),
+            f"metric export disabled: could not start exporter(s) "
+            f"{', '.join(config.exporters)}: {type(exc).__name__}: {exc}",
+        )
+        return _State(pid, None, owned=False, shutdown_timeout=config.shutdown_timeout)
+    _register_atexit()
+    return _State(
+        pid, provider, owned=True, shutdown_timeout=config.shutdown_timeout, http_server=server
+    )
+
+
+def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
+    # The SDK is imported here, not at module level: importing it costs ~70 ms.
+    from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider  # noqa: PLC0415
+    from opentelemetry.sdk.metrics import export as sdk_export  # noqa: PLC0415
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource  # noqa: PLC0415
+
+    readers: list[sdk_export.MetricReader] = []
+    server: Any = None
+    try:
+        for name in config.exporters:
+            if name == "prometheus":
+                reader, server = _prometheus_reader(config)
+                readers.append(reader)
+                continue
+            exporter: MetricExporter
+            if name == "otlp":
+                from opentelemetry.exporter.otlp.proto.http import metric_exporter  # noqa: PLC0415
+
+                # The per-request timeout also bounds the retries (1/2/4 s backoff).
+                exporter = metric_exporter.OTLPMetricExporter(
+                    endpoint=config.otlp_endpoint,
+                    timeout=max(config.shutdown_timeout, 0.1),
+                )
+                label = f"OTLP collector {config.otlp_endpoint}"
+            else:
+                exporter = sdk_export.ConsoleMetricExporter()
+                label = "console"
+            readers.append(
+                sdk_export.PeriodicExportingMetricReader(
+                    _process_bound(exporter, label),
+                    export_interval_millis=config.export_interval_millis,
+                    export_timeout_millis=max(config.shutdown_timeout, 0.1) * 1000,
+                )
+            )
+    except BaseException:
+        _stop_server(server)
+        raise
+    resource = Resource.create()
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: _SERVICE_NAME}))
+    provider = MeterProvider(
+        metric_readers=readers,
+        resource=resource,
+        # No traces to link exemplars to; skipping them saves ~0.2 us per record.
+        exemplar_filter=AlwaysOffExemplarFilter(),
+        # Our own atexit hook shuts down with a bound; the SDK's would not.
+        shutdown_on_exit=False,
+    )
+    return provider, server
+
+
+def _prometheus_reader(config: ExporterConfig) -> tuple[Any, Any]:
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader  # noqa: PLC0415
+    from prometheus_client import CollectorRegistry, start_http_server  # noqa: PLC0415
+
+    # A private registry: the global one would also expose python_gc_* etc. and
+    # would clash when a test builds a second reader in the same process.
+    registry = CollectorRegistry()
+    reader = PrometheusMetricReader(scope_info_enabled=False, registry=registry)
+    server, _thread = start_http_server(
+        config.prometheus_port, addr=config.prometheus_host, registry=registry
+    )
+    return reader, server
+
+
+def _stop_server(server: Any) -> None:
+    if server is None:
+        return
+    try:
+        server.shutdown()
+        server.server_close()
+    except Exception:  # noqa: BLE001 - best effort at teardown
+        return
+
+
+_BOUND_CLASS: Callable[[MetricExporter, str], MetricExporter] | None = None
+
+
+def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
+    """Wrap ``inner`` so it exports only from the process that created it.
+
+    The SDK restarts a periodic reader's thread in a forked child, which would
+    then push a stale copy of the parent's series forever; the wrapper turns
+    those exports into no-ops. It also turns an export failure (collector down)
+    into one warning, on top of the SDK's own log line per failure.
+    """
+    global _BOUND_CLASS  # noqa: PLW0603 - class built lazily to keep the SDK import lazy
+    if _BOUND_CLASS is None:
+        from opentelemetry.sdk.metrics import export as sdk_export  # noqa: PLC0415
+
+        class _ProcessBoundExporter(sdk_export.MetricExporter):
+            def __init__(self, inner: sdk_export.MetricExporter, label: str) -> None:
+                super().__init__(
+                    # The reader asks its exporter for these; pass the inner's through.
+                    preferred_temporality=getattr(inner, "_preferred_temporality", None),
+                    preferred_aggregation=getattr(inner, "_preferred_aggregation", None),
+                )
+                self._inner = inner
+                self._label = label
+                self._pid = os.getpid()
+
+            def export(
+                self,
+                metrics_data: sdk_export.MetricsData,
+                timeout_millis: float = 10_000,
+                **kwargs: Any,
+            ) -> sdk_export.MetricExportResult:
+                if os.getpid() != self._pid:
+                    return sdk_export.MetricExportResult.SUCCESS
+                try:
+                    result = self._inner.export(metrics_data, timeout_millis=timeout_millis)
+                except Exception as exc:  # noqa: BLE001 - reported once, not raised
+                    warn_once(
+                        ("export-error", self._label, type(exc).__name__),
+                        f"metric export to {self._label} raised {type(exc).__name__}: {exc}",
+                    )
+                    return sdk_export.MetricExportResult.FAILURE
+                if result is not sdk_export.MetricExportResult.SUCCESS:
+                    warn_once(
+                        ("export-failed", self._label),
+                        f"metric export to {self._label} failed; training continues and "
+                        "later exports retry (reported once per process)",
+                    )
+                return result
+
+            def force_flush(self, timeout_millis: float = 10_000) -> bool:
+                return self._inner.force_flush(timeout_millis=timeout_millis)
+
+            def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+                if os.getpid() == self._pid:
+                    self._inner.shutdown(timeout_millis=timeout_millis)
+
+        _BOUND_CLASS = _ProcessBoundExporter
+    return _BOUND_CLASS(inner, label)
+
+
+def configure(
+    meter_provider: MeterProvider | None = None,
+    *,
+    config: ExporterConfig | None = None,
+) -> MeterProvider | None:
+    """Replace the process's provider, for tests and embedding.
+
+    With ``meter_provider``, the tee records into it; the caller owns it and
+    shuts it down. Otherwise a provider is built from ``config`` (default: the
+    environment) and owned here. A provider this module created earlier is shut
+    down first. The instruments are rebuilt on the next tee.
+
+    Returns the provider now in use, or ``None`` when export is disabled.
+
+    Raises:
+        ExporterConfigError: ``config`` is ``None`` and the environment is invalid.
+    """
+    global _STATE  # noqa: PLW0603 - the process-wide provider
+    with _LOCK:
+        _shutdown_locked(None)
+        if meter_provider is not None:
+            _STATE = _State(os.getpid(), meter_provider, owned=False)
+        else:
+            _STATE = _build(config if config is not None else ExporterConfig.from_env())
+        _invalidate_instruments()
+        return _STATE.provider
+
+
+def shutdown(timeout: float | None = None) -> bool:
+    """Flush and stop the provider this module created, within ``timeout`` seconds.
+
+    ``timeout`` defaults to ``METRIC_CATALOG_SHUTDOWN_TIMEOUT`` (5 s). The flush
+    runs on a helper thread that is abandoned when the bound passes, so a dead
+    collector costs at most ``timeout`` at the end of a run. Export stays off
+    afterwards (the tee is a no-op) until :func:`configure` is called. Runs at
+    interpreter exit. Returns whether the flush finished in time. Never raises.
+    """
+    global _STATE  # noqa: PLW0603 - the process-wide provider
+    with _LOCK:
+        done = _shutdown_locked(timeout)
+        _STATE = _State(os.getpid(), None, owned=False)
+        _invalidate_instruments()
+        return done
+
+
+def _shutdown_locked(timeout: float | None) -> bool:
+    state = _STATE
+    if state is None or state.pid != os.getpid() or not state.owned or state.provider is None:
+        return True
+    bound = state.shutdown_timeout if timeout is None else timeout
+    provider = state.provider
+    outcome: list[BaseException | None] = []
+
+    def flush() -> None:
+        try:
+            provider.shutdown(timeout_millis=bound * 1000)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=flush, name="metric-catalog-shutdown", daemon=True)
+    worker.start()
+    worker.join(bound + 0.25)  # the SDK honours the bound loosely; this is the hard stop
+    _stop_server(state.http_server)
+    if not outcome:
+        warn_once(
+            ("shutdown-timeout",),
+            f"metric export: the final flush did not finish within {bound:g} s "
+            f"({ENV_SHUTDOWN_TIMEOUT}); the collector may be down, remaining points are dropped",
+        )
+        return False
+    if outcome[0] is not None:
+        warn_once(
+            ("shutdown-error", type(outcome[0]).__name__),
+            f"metric export: shutdown failed: {type(outcome[0]).__name__}: {outcome[0]}",
+        )
+        return False
+    return True
+
+
+def prometheus_address() -> tuple[str, int] | None:
+    """``(host, port)`` the Prometheus endpoint listens on in this process, if one runs."""
+    state = _STATE
+    if state is None or state.http_server is None or state.pid != os.getpid():
+        return None
+    host, port = state.http_server.server_address[:2]
+    return str(host), int(port)
+
+
+def reset_for_tests() -> None:
+    """Shut down an owned provider and forget all exporter and instrument state.
+
+    Also forgets which warnings were issued. For test isolation only: the next
+    tee resolves the environment again.
+    """
+    global _STATE  # noqa: PLW0603 - the process-wide provider
+    with _LOCK:
+        _shutdown_locked(None)
+        _STATE = None
+        _invalidate_instruments()
+    _warn_reset_for_tests()
+
+
+def _invalidate_instruments(*, after_fork: bool = False) -> None:
+    # Instruments belong to a provider; the next tee rebuilds them on the new one.
+    otel = sys.modules.get("metric_catalog.otel")
+    if otel is not None:
+        otel._invalidate_group(after_fork=after_fork)
+
+
+def _register_atexit() -> None:
+    global _ATEXIT_REGISTERED  # noqa: PLW0603
+    if not _ATEXIT_REGISTERED:
+        atexit.register(_shutdown_at_exit)
+        _ATEXIT_REGISTERED = True
+
+
+def _shutdown_at_exit() -> None:
+    # A forked child inherits the handler but not the right to flush the parent's data.
+    state = _STATE
+    if state is not None and state.pid == os.getpid() and state.owned:
+        shutdown()
+
+
+def _after_fork_in_child() -> None:
+    # Forget the parent's provider: the child builds its own on its first tee. The
+    # listening socket is the parent's to serve; close our copy of the descriptor.
+    global _STATE, _LOCK  # noqa: PLW0603
+    _LOCK = threading.RLock()  # another thread may have held it at fork time
+    state = _STATE
+    _STATE = None
+    if state is not None and state.http_server is not None:
+        with contextlib.suppress(Exception):  # nothing useful to do about it in a fork hook
+            state.http_server.socket.close()
+    _invalidate_instruments(after_fork=True)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,174 @@
+"""Logger wrappers: tee any ``log_metrics`` logger, and a JSON Lines backend.
+
+:class:`TeeLogger` wraps an object with the NeMo-RL ``Logger`` method
+``log_metrics(metrics, step, prefix="", ...)`` and tees every call into
+OpenTelemetry. :class:`JsonlLogger` is a backend that writes one JSON object
+per call, so a run can be checked afterwards (``python -m codegen live-check
+run.jsonl`` reads exactly this format)::
+
+    {"step": 3, "prefix": "train", "metrics": {"loss": 0.41, "reward": NaN}}
+
+Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
+``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
+strings and ``None`` are written as-is; numpy and torch scalars (0-d) become
+numbers via :func:`~metric_catalog.vocabulary.as_scalar`; other values become
+lists when they have a ``tolist()``, and ``{"__type__": "<type name>"}``
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol
+
+from metric_catalog.tee import tee_metrics
+from metric_catalog.vocabulary import as_scalar
+
+if TYPE_CHECKING:
+    from opentelemetry.util.types import Attributes
+
+__all__ = ["JsonlLogger", "MetricsLogger", "TeeLogger", "to_json_value"]
+
+_MAX_DEPTH: Final = 32
+
+
+class MetricsLogger(Protocol):
+    """Anything with NeMo-RL's ``Logger.log_metrics`` shape."""
+
+    def log_metrics(self, metrics: dict[str, Any], step: int, prefix: str = "") -> Any:
+        """Log ``metrics`` for ``step`` under ``prefix``."""
+
+
+class TeeLogger:
+    """Wrap a logger so every ``log_metrics`` call is also teed into OpenTelemetry.
+
+    The wrapped logger runs first and its exceptions propagate (it is the
+    caller's logger); the tee runs even then and never raises. Extra keyword
+    arguments (``step_metric``, ``step_finished``) pass through, and any other
+    attribute is looked up on the wrapped logger, so the wrapper is a drop-in.
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        attributes: Attributes = None,
+        strict: bool | None = None,
+    ) -> None:
+        """Wrap ``inner``; ``attributes`` and ``strict`` are passed to every tee."""
+        if not callable(getattr(inner, "log_metrics", None)):
+            msg = f"TeeLogger needs an object with a log_metrics method, got {type(inner).__name__}"
+            raise TypeError(msg)
+        self.inner = inner
+        """The wrapped logger."""
+        self.attributes = attributes
+        """OpenTelemetry attributes attached to every teed point."""
+        self.strict = strict
+        """Strict mode for the tee; ``None`` reads ``METRIC_CATALOG_STRICT``."""
+
+    def log_metrics(
+        self, metrics: dict[str, Any], step: int, prefix: str = "", **kwargs: Any
+    ) -> Any:
+        """Call the wrapped ``log_metrics``, then tee ``metrics`` under ``prefix``."""
+        try:
+            return self.inner.log_metrics(metrics, step, prefix=prefix, **kwargs)
+        finally:
+            tee_metrics(metrics, prefix, attributes=self.attributes, strict=self.strict)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the wrapper lacks: log_hyperparams, finish, ...
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def to_json_value(value: Any, _depth: int = 0) -> Any:
+    """``value`` as something ``json.dumps`` writes, following the module's rules."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int or type(value) is float:
+        return value
+    scalar = as_scalar(value)
+    if scalar is not None:
+        return scalar
+    if _depth >= _MAX_DEPTH:
+        return {"__type__": type(value).__name__}
+    if isinstance(value, Mapping):
+        return {str(k): to_json_value(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v, _depth + 1) for v in value]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        try:
+            converted = tolist()
+        except Exception:  # noqa: BLE001 - falls back to the type marker
+            converted = value
+        if converted is not value:
+            return to_json_value(converted, _depth + 1)
+    return {"__type__": type(value).__name__}
+
+
+class JsonlLogger:
+    """A ``log_metrics`` backend writing one JSON line per call to ``path``.
+
+    Each line is ``{"step": int, "prefix": str, "metrics": {...}}`` (see the
+    module docstring for the value encoding) and is flushed as it is written,
+    so a crashed run leaves every logged step on disk. Thread-safe; use as a
+    context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, append: bool = False) -> None:
+        """Open ``path`` for writing (truncating unless ``append``), creating parent dirs."""
+        self.path = Path(path)
+        """Where the lines go."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = self.path.open(
+            "a" if append else "w", encoding="utf-8", newline="\n"
+        )
+
+    def log_metrics(
+        self, metrics: Mapping[str, Any], step: int, prefix: str = "", **kwargs: Any
+    ) -> None:
+        """Append one line for this call; extra keyword arguments are ignored.
+
+        Raises:
+            ValueError: The logger is closed.
+        """
+        record = {
+            "step": int(step),
+            "prefix": str(prefix),
+            "metrics": {str(k): to_json_value(v) for k, v in metrics.items()},
+        }
+        line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
+        with self._lock:
+            if self._file is None:
+                msg = f"JsonlLogger({str(self.path)!r}) is closed"
+                raise ValueError(msg)
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file; later calls are no-ops."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> JsonlLogger:
+        """Return the logger itself."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the file."""
+        self.close()

@@ -1,0 +1,190 @@
+"""Mirror what training code logs into OpenTelemetry, without ever raising.
+
+:func:`tee_metrics` is what a ``Logger.log_metrics`` calls after its backends:
+it records every declared ``(prefix, logger_key)`` present in the dict on that
+row's instrument. :func:`record_metrics` records :class:`RecordedMetric` series
+that have no logger key behind them.
+
+Both never raise into the caller. Each failure becomes one
+:class:`~metric_catalog._warn.MetricCatalogWarning` per cause per process,
+naming the key: a value that is not a scalar, NaN or an infinity (the SDK would
+drop it and log a line per step), a negative counter or histogram value (also
+dropped by the SDK), an SDK error, an unknown recorded key, and in strict mode
+a key logged under a teed prefix that no row declares. With no exporter
+configured (``OTEL_METRICS_EXPORTER`` unset or ``none``), both are no-ops apart
+from closing registration on first use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from metric_catalog import otel
+from metric_catalog._warn import MetricCatalogWarning, warn_once
+from metric_catalog.vocabulary import as_scalar
+
+if TYPE_CHECKING:
+    from opentelemetry.util.types import Attributes
+
+__all__ = ["MetricCatalogWarning", "record_metrics", "tee_metrics"]
+
+_MISSING: Final = object()
+_NONNEGATIVE_KINDS: Final = frozenset({"counter", "histogram"})
+_isfinite = math.isfinite
+
+
+def _where(prefix: str, key: object) -> str:
+    return f"{prefix}/{key}" if prefix else str(key)
+
+
+def tee_metrics(
+    metrics: Mapping[str, Any],
+    prefix: str = "",
+    *,
+    attributes: Attributes = None,
+    strict: bool | None = None,
+) -> None:
+    """Record each declared ``(prefix, key)`` of ``metrics`` on its instrument.
+
+    Args:
+        metrics: The dict handed to ``log_metrics``; values go through
+            :func:`~metric_catalog.vocabulary.as_scalar`. Keys no row declares
+            are ignored (but see ``strict``).
+        prefix: The ``log_metrics`` prefix (``"train"``, ``"timing/train"``, ``""``).
+        attributes: OpenTelemetry attributes attached to every point, e.g.
+            ``{"rank": 0}``. Keep their cardinality bounded.
+        strict: Warn once per key logged under a prefix that has declared rows
+            but which no row declares. ``None`` reads ``METRIC_CATALOG_STRICT``.
+
+    The first call builds the instruments and closes registration (see
+    :func:`~metric_catalog.otel.ensure_metric_group_registered`). Never raises.
+    """
+    try:
+        group = otel._GROUP
+        if group is None:
+            group = otel.ensure_metric_group_registered()
+        if strict or (strict is None and group.strict):
+            _report_undeclared(group, metrics, prefix)
+        if not group.enabled:
+            return
+        table = group.tee_tables.get(prefix)
+        if table is None:
+            return
+        get = metrics.get
+        for logger_key, record, row in table:
+            raw = get(logger_key, _MISSING)
+            if raw is _MISSING:
+                continue
+            # Plain floats are the common case; skip the general coercion for them.
+            value = raw if type(raw) is float else as_scalar(raw)
+            if value is None:
+                warn_once(
+                    ("not-scalar", prefix, logger_key),
+                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) logged a "
+                    f"{type(raw).__name__}, not a number; skipped (warned once per key)",
+                )
+                continue
+            if not _isfinite(value):
+                warn_once(
+                    ("non-finite", prefix, logger_key),
+                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}; "
+                    "non-finite values are not exported (warned once per key)",
+                )
+                continue
+            if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
+                warn_once(
+                    ("negative", prefix, logger_key),
+                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}, but a "
+                    f"{row.kind} takes only non-negative values; skipped (warned once per "
+                    "key). Declare a gauge or up_down_counter for a signed series",
+                )
+                continue
+            try:
+                record(value, attributes)
+            except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
+                warn_once(
+                    ("sdk-error", prefix, logger_key, type(exc).__name__),
+                    f"tee: recording {_where(prefix, logger_key)!r} ({row.name}) raised "
+                    f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
+                )
+    except Exception as exc:  # noqa: BLE001 - e.g. metrics is not a mapping
+        warn_once(
+            ("tee-error", prefix, type(exc).__name__),
+            f"tee: teeing prefix {prefix!r} failed: {type(exc).__name__}: {exc} "
+            "(warned once per prefix and error)",
+        )
+
+
+def _report_undeclared(group: otel.MetricGroup, metrics: Mapping[str, Any], prefix: str) -> None:
+    declared = group.declared.get(prefix)
+    if declared is None:
+        return  # an untee'd prefix (e.g. "validation" with no rows) is not an omission
+    for key in metrics:
+        if key not in declared:
+            warn_once(
+                ("undeclared", prefix, key),
+                f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
+                "row declares it, so it is not exported; declare a TeedMetric for it in "
+                "its owner's catalog, or log it under another prefix (warned once per key)",
+            )
+
+
+def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> None:
+    """Record :class:`~metric_catalog.vocabulary.RecordedMetric` series by registry key.
+
+    ``values`` maps registry keys (``vllm_batch_duration`` for
+    ``rl.vllm.batch.duration``) to values, coerced and checked like
+    :func:`tee_metrics` does. An unknown key is warned once and skipped; a
+    ``None`` value is skipped silently (nothing to record). Never raises.
+    """
+    try:
+        group = otel._GROUP
+        if group is None:
+            group = otel.ensure_metric_group_registered()
+        recorders = group.recorders
+        for key, raw in values.items():
+            if key not in group.recorded_keys:
+                hint = (
+                    "it is a teed row; log it through log_metrics instead"
+                    if key in group.teed_keys
+                    else "declare a RecordedMetric for it in its owner's catalog"
+                )
+                warn_once(
+                    ("unknown-recorded", key),
+                    f"record_metrics: no recorded row has registry key {key!r}; {hint} "
+                    "(warned once per key)",
+                )
+                continue
+            if raw is None or not group.enabled:
+                continue
+            record, row = recorders[key]
+            value = as_scalar(raw)
+            if value is None or not _isfinite(value):
+                warn_once(
+                    ("recorded-bad-value", key),
+                    f"record_metrics: {key!r} ({row.name}) got {raw!r}, not a finite "
+                    "number; skipped (warned once per key)",
+                )
+                continue
+            if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
+                warn_once(
+                    ("recorded-negative", key),
+                    f"record_metrics: {key!r} ({row.name}) got {value}, but a {row.kind} "
+                    "takes only non-negative values; skipped (warned once per key)",
+                )
+                continue
+            try:
+                record(value, attributes)
+            except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
+                warn_once(
+                    ("recorded-sdk-error", key, type(exc).__name__),
+                    f"record_metrics: recording {key!r} ({row.name}) raised "
+                    f"{type(exc).__name__}: {exc}; skipped",
+                )
+    except Exception as exc:  # noqa: BLE001 - e.g. values is not a mapping
+        warn_once(
+            ("record-error", type(exc).__name__),
+            f"record_metrics failed: {type(exc).__name__}: {exc} (warned once per error)",
+        )
