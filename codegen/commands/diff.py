@@ -1,0 +1,138 @@
+"""``python -m codegen diff --against REF``: what changed since a baseline, and what breaks.
+
+The baseline is a git ref (``main``, ``origin/main``, ``v0.3.0``, a commit) whose
+``catalog/*.yaml`` are read with ``git ls-tree`` and ``git cat-file``, or a
+directory: a checkout holding ``catalog/``, or a catalog directory itself.
+Either way the files are copied into a temporary directory and loaded like the
+working tree, so both sides go through the same loader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from codegen.commands.resolve import load_or_report
+from codegen.diagnostics import Position
+from codegen.diff import diff_catalogs
+
+__all__ = ["HELP", "BaselineError", "configure", "materialize_baseline", "run"]
+
+HELP = "Compare the catalog with a baseline (git ref or directory); exit 1 on breaking changes."
+
+
+class BaselineError(ValueError):
+    """The ``--against`` baseline cannot be read."""
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+
+
+def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position]:
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        msg = (
+            f"--against {ref!r} is neither a directory nor a git commit in {root}; "
+            "pass a branch, tag or commit (e.g. origin/main) or a directory holding catalog/"
+        )
+        raise BaselineError(msg)
+    listing = _git(root, "ls-tree", "--full-name", "--name-only", ref, "--", "catalog/")
+    if listing.returncode != 0:
+        msg = f"git ls-tree {ref} failed: {listing.stderr.decode(errors='replace').strip()}"
+        raise BaselineError(msg)
+    for name in listing.stdout.decode().splitlines():
+        if not name.endswith(".yaml"):
+            continue
+        blob = _git(root, "cat-file", "blob", f"{ref}:{name}")
+        if blob.returncode != 0:
+            msg = f"cannot read {ref}:{name}: {blob.stderr.decode(errors='replace').strip()}"
+            raise BaselineError(msg)
+        (dest / Path(name).name).write_bytes(blob.stdout)
+    return lambda p: replace(p, path=f"{ref}:{p.path}")
+
+
+def _from_directory(source: Path, dest: Path) -> Callable[[Position], Position]:
+    catalog_dir = source / "catalog" if (source / "catalog").is_dir() else source
+    files = sorted(catalog_dir.glob("*.yaml"))
+    if not files and catalog_dir == source:
+        msg = (
+            f"--against {source}: the directory holds neither catalog/ nor *.yaml files; "
+            "pass a checkout root or its catalog/ directory"
+        )
+        raise BaselineError(msg)
+    for path in files:
+        shutil.copyfile(path, dest / path.name)
+    return lambda p: replace(p, path=(catalog_dir / Path(p.path).name).as_posix())
+
+
+def materialize_baseline(against: str, root: Path, dest: Path) -> Callable[[Position], Position]:
+    """Copy the baseline's catalog files into ``dest/catalog``.
+
+    Returns how baseline positions should be shown (``REF:catalog/x.yaml`` or
+    the original directory's path).
+
+    Raises:
+        BaselineError: ``against`` is neither a directory nor a commit, or git
+            cannot read it.
+    """
+    target = dest / "catalog"
+    target.mkdir(parents=True, exist_ok=True)
+    source = Path(against)
+    if source.is_dir():
+        return _from_directory(source, target)
+    return _from_git(against, root, target)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``--against``, ``--format`` and ``--root``."""
+    parser.add_argument(
+        "--against",
+        required=True,
+        metavar="REF_OR_DIR",
+        help="baseline: a git ref (branch, tag, commit) or a directory holding catalog/",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="report format (default: text)",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path("."),
+        help="repository root holding catalog/ (default: the current directory)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the diff report; 1 on a breaking change or an invalid catalog, 2 on a bad baseline."""
+    root: Path = args.root.resolve()
+    catalog = load_or_report(None, root)
+    if catalog is None:
+        print("error: the working catalog has errors; fix them before diffing", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="catalog-baseline-") as tmp:
+        try:
+            to_report = materialize_baseline(args.against, root, Path(tmp))
+        except BaselineError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        baseline = load_or_report(None, Path(tmp))
+    if baseline is None:
+        print(
+            f"error: the baseline catalog at {args.against} does not load with this schema "
+            "(diagnostics above name its files relative to the baseline); pick another "
+            "baseline or diff against a directory with the files fixed",
+            file=sys.stderr,
+        )
+        return 2
+    report = diff_catalogs(baseline, catalog, against=args.against, baseline_position=to_report)
+    print(report.to_json() if args.format == "json" else report.to_text())
+    return 1 if report.breaking else 0

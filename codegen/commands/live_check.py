@@ -1,0 +1,80 @@
+"""``python -m codegen live-check RUN.jsonl``: did a run log what the catalog declares?"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from codegen.commands.resolve import add_catalog_arguments, load_or_report
+from codegen.live_check import FINDING_KINDS, check_file
+
+__all__ = ["HELP", "configure", "parse_fail_on", "run"]
+
+HELP = "Check a run's JSONL metrics log against the catalog's teed rows."
+
+
+def parse_fail_on(values: list[str] | None) -> list[str]:
+    """Flatten ``--fail-on a,b --fail-on c`` into kinds; ``all`` means every kind.
+
+    Raises:
+        argparse.ArgumentTypeError: a name is not a finding kind.
+    """
+    kinds: list[str] = []
+    for value in values or ():
+        for item in value.split(","):
+            name = item.strip().replace("-", "_")
+            if not name:
+                continue
+            if name == "all":
+                kinds.extend(FINDING_KINDS)
+            elif name in FINDING_KINDS:
+                kinds.append(name)
+            else:
+                msg = f"unknown finding kind {item!r}; choose from all, {', '.join(FINDING_KINDS)}"
+                raise argparse.ArgumentTypeError(msg)
+    return sorted(set(kinds), key=FINDING_KINDS.index)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
+    parser.add_argument("log", metavar="RUN.jsonl", help="JSONL written by the JsonlLogger")
+    parser.add_argument(
+        "--fail-on",
+        action="append",
+        metavar="KINDS",
+        help=(
+            "comma-separated finding kinds that make the exit code 1 (repeatable): "
+            f"{', '.join(FINDING_KINDS)}, or all (default: none; report only)"
+        ),
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="report format (default: text)",
+    )
+    add_catalog_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report; 1 when a ``--fail-on`` kind occurred, 2 on bad arguments or input."""
+    try:
+        fail_on = parse_fail_on(args.fail_on)
+    except argparse.ArgumentTypeError as exc:
+        print(f"error: --fail-on: {exc}", file=sys.stderr)
+        return 2
+    catalog = load_or_report(args.catalog, args.root)
+    if catalog is None:
+        print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
+        return 1
+    try:
+        report = check_file(args.log, catalog)
+    except OSError as exc:
+        print(
+            f"error: cannot read {args.log}: {exc.strerror or exc}; pass the JSONL file the "
+            "run's JsonlLogger wrote",
+            file=sys.stderr,
+        )
+        return 2
+    print(report.to_json(fail_on) if args.format == "json" else report.to_text(fail_on))
+    return 1 if report.failed(fail_on) else 0

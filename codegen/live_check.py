@@ -1,0 +1,472 @@
+"""Check a run's JSONL log against the catalog: did the run log what it declares?
+
+The runtime's ``JsonlLogger`` writes one object per ``log_metrics`` call::
+
+    {"step": 12, "prefix": "train", "metrics": {"loss": 0.41, "reward": NaN}}
+
+Values are JSON numbers, the ``NaN``/``Infinity``/``-Infinity`` tokens Python's
+:mod:`json` writes, bools, strings, lists, or ``{"__type__": "<type>"}`` for
+objects the logger could not convert.
+
+Each ``(prefix, key)`` pair is matched against the teed rows' effective prefix
+and logger key. Finding kinds (:data:`FINDING_KINDS`):
+
+``undeclared``
+    a logged ``(prefix, key)`` that no teed row declares.
+``missing``
+    a teed row whose ``(prefix, key)`` was never logged.
+``non_scalar``
+    a teed key logged with a value the tee cannot export (bool, string, list,
+    null, object): :func:`metric_catalog.vocabulary.as_scalar` would drop it.
+``non_finite``
+    a teed key logged as NaN or an infinity.
+``counter_decrease``
+    a teed counter logged with a negative value. Teed counters are per-step
+    deltas added to a cumulative OpenTelemetry counter, so a negative delta is
+    the only way the exported counter could go backwards (and the SDK drops
+    it). A delta smaller than the previous step's is normal and not reported.
+``malformed``
+    a line that is not a well-formed record (bad JSON, wrong field types, or
+    longer than :data:`MAX_LINE_BYTES`).
+
+The file is streamed: one line is held at a time, per-row state is bounded by
+the catalog, findings are aggregated per key (count plus first occurrence), and
+undeclared keys are tracked up to :data:`MAX_UNDECLARED_KEYS` distinct pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import BinaryIO, Final
+
+from codegen.diagnostics import Diagnostic, Position, Severity
+from codegen.model import Catalog, MetricRow
+
+__all__ = [
+    "FINDING_KINDS",
+    "MAX_LINE_BYTES",
+    "MAX_MALFORMED_REPORTED",
+    "MAX_UNDECLARED_KEYS",
+    "Finding",
+    "LiveCheckReport",
+    "RowSummary",
+    "check_file",
+    "check_stream",
+]
+
+FINDING_KINDS: Final[tuple[str, ...]] = (
+    "undeclared",
+    "missing",
+    "non_scalar",
+    "non_finite",
+    "counter_decrease",
+    "malformed",
+)
+"""Every finding kind, as named on ``--fail-on``."""
+
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+"""Longer lines are reported malformed and skipped without being held in memory."""
+
+MAX_UNDECLARED_KEYS: Final = 10_000
+"""Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
+
+MAX_MALFORMED_REPORTED: Final = 100
+"""Malformed lines reported one by one; later ones are only counted."""
+
+
+@dataclass(slots=True)
+class Finding:
+    """Every occurrence of one finding kind for one ``(prefix, key)``, aggregated.
+
+    ``line`` and ``step`` are the first occurrence; ``example`` describes its value.
+    """
+
+    kind: str
+    prefix: str
+    key: str
+    series: str | None
+    line: int
+    step: int | None
+    example: str
+    count: int = 1
+    position: Position | None = None
+    """Where to report it when not a log line (a missing row: its catalog position)."""
+
+    @property
+    def qualified_key(self) -> str:
+        """``prefix/key``, or ``key`` when the prefix is empty."""
+        return f"{self.prefix}/{self.key}" if self.prefix else self.key
+
+    def message(self) -> str:
+        """One sentence saying what happened, how often, first where, and how to fix it."""
+        what = self.qualified_key + (f" ({self.series})" if self.series else "")
+        first = f"first {self.example} at step {self.step}"
+        if self.kind == "undeclared":
+            return (
+                f"{what} was logged {self.count} time(s), first at step {self.step}, but no "
+                f"teed row declares it{self.example}; add a teed row to catalog/ if it "
+                "should be exported"
+            )
+        if self.kind == "missing":
+            return f"{what} is declared but was never logged; log it or remove the row"
+        if self.kind == "non_scalar":
+            return (
+                f"{what} was logged {self.count} time(s) as a non-scalar, {first}; the tee "
+                "drops such values: log an int or float"
+            )
+        if self.kind == "non_finite":
+            return f"{what} was logged {self.count} time(s) as NaN or infinity, {first}"
+        if self.kind == "counter_decrease":
+            return (
+                f"{what} is a counter (per-step delta) but was logged negative "
+                f"{self.count} time(s), {first}; a counter never goes backwards: log the "
+                "step's increase, or declare the row an up_down_counter or gauge"
+            )
+        return self.example
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "kind": self.kind,
+            "prefix": self.prefix,
+            "key": self.key,
+            "series": self.series,
+            "count": self.count,
+            "first_line": self.line or None,
+            "first_step": self.step,
+            "message": self.message(),
+        }
+
+
+@dataclass(slots=True)
+class RowSummary:
+    """What the log showed for one teed row."""
+
+    row: MetricRow
+    logged: int = 0
+    non_finite: int = 0
+    non_scalar: int = 0
+    negative: int = 0
+    last_value: float | None = None
+    last_step: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``."""
+        return {
+            "series": self.row.name,
+            "logger_key": self.row.qualified_logger_key,
+            "kind": self.row.kind,
+            "logged": self.logged,
+            "non_finite": self.non_finite,
+            "non_scalar": self.non_scalar,
+            "negative": self.negative,
+            "last_value": _json_number(self.last_value),
+            "last_step": self.last_step,
+        }
+
+
+def _number_text(value: float) -> str:
+    text = _json_number(value)
+    return f"{text:g}" if isinstance(text, float) else str(text)
+
+
+def _json_number(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+@dataclass(slots=True)
+class LiveCheckReport:
+    """The outcome of checking one log: per-row summaries and aggregated findings."""
+
+    source: str
+    lines: int = 0
+    records: int = 0
+    rows: list[RowSummary] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    undeclared_untracked: int = 0
+    """Occurrences of undeclared keys beyond :data:`MAX_UNDECLARED_KEYS` distinct pairs."""
+    malformed_unreported: int = 0
+    """Malformed lines beyond :data:`MAX_MALFORMED_REPORTED`."""
+
+    def kinds(self) -> set[str]:
+        """The finding kinds that occurred."""
+        found = {f.kind for f in self.findings}
+        if self.undeclared_untracked:
+            found.add("undeclared")
+        if self.malformed_unreported:
+            found.add("malformed")
+        return found
+
+    def failed(self, fail_on: Iterable[str]) -> list[str]:
+        """The kinds in ``fail_on`` that occurred, in :data:`FINDING_KINDS` order."""
+        wanted, found = set(fail_on), self.kinds()
+        return [k for k in FINDING_KINDS if k in wanted and k in found]
+
+    def diagnostics(self, fail_on: Iterable[str] = ()) -> list[Diagnostic]:
+        """Findings as diagnostics: errors for kinds in ``fail_on``, warnings otherwise."""
+        wanted = set(fail_on)
+        out = []
+        for f in self.findings:
+            severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
+            position = f.position or (
+                Position(self.source, f.line, 1) if f.line else Position(self.source)
+            )
+            out.append(Diagnostic(f.kind.upper(), severity, f.message(), position))
+        if self.undeclared_untracked:
+            severity = Severity.ERROR if "undeclared" in wanted else Severity.WARNING
+            out.append(
+                Diagnostic(
+                    "UNDECLARED",
+                    severity,
+                    f"{self.undeclared_untracked} more undeclared value(s) under keys beyond "
+                    f"the first {MAX_UNDECLARED_KEYS} distinct ones were counted, not listed",
+                    Position(self.source),
+                )
+            )
+        if self.malformed_unreported:
+            severity = Severity.ERROR if "malformed" in wanted else Severity.WARNING
+            out.append(
+                Diagnostic(
+                    "MALFORMED",
+                    severity,
+                    f"{self.malformed_unreported} more malformed line(s) after the first "
+                    f"{MAX_MALFORMED_REPORTED} were counted, not listed",
+                    Position(self.source),
+                )
+            )
+        return sorted(out, key=Diagnostic.sort_key)
+
+    def to_json(self, fail_on: Iterable[str] = ()) -> str:
+        """The report as indented JSON with sorted keys."""
+        wanted = sorted(set(fail_on))
+        failed = self.failed(wanted)
+        doc = {
+            "source": self.source,
+            "lines": self.lines,
+            "records": self.records,
+            "rows": [r.to_json() for r in self.rows],
+            "findings": [d.to_json() for d in self.diagnostics(wanted)],
+            "counts": {k: self._count(k) for k in FINDING_KINDS},
+            "fail_on": wanted,
+            "failed": failed,
+            "ok": not failed,
+        }
+        return json.dumps(doc, indent=2, sort_keys=True)
+
+    def _count(self, kind: str) -> int:
+        total = sum(f.count for f in self.findings if f.kind == kind)
+        if kind == "undeclared":
+            total += self.undeclared_untracked
+        if kind == "malformed":
+            total += self.malformed_unreported
+        return total
+
+    def to_text(self, fail_on: Iterable[str] = ()) -> str:
+        """A summary table per teed row, then the findings, then the verdict."""
+        wanted = set(fail_on)
+        header = ("series", "logged as", "kind", "logged", "non-finite", "last value")
+        table = [header]
+        for r in self.rows:
+            last = "-" if r.last_value is None else f"{r.last_value:.6g}"
+            table.append(
+                (
+                    r.row.name,
+                    r.row.qualified_logger_key,
+                    r.row.kind,
+                    str(r.logged),
+                    str(r.non_finite),
+                    last,
+                )
+            )
+        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+        lines = [
+            f"live-check {self.source}: {self.lines} line(s), {self.records} record(s), "
+            f"{len(self.rows)} teed row(s) declared"
+        ]
+        for i, cells in enumerate(table):
+            text = "  ".join(
+                c.rjust(w) if 3 <= n < 5 else c.ljust(w)
+                for n, (c, w) in enumerate(zip(cells, widths, strict=True))
+            )
+            lines.append(text.rstrip())
+            if i == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        diagnostics = self.diagnostics(wanted)
+        lines.extend(d.format() for d in diagnostics)
+        counts = ", ".join(f"{k} {self._count(k)}" for k in FINDING_KINDS)
+        lines.append(f"findings: {counts}")
+        failed = self.failed(wanted)
+        if failed:
+            lines.append(f"FAILED: --fail-on {','.join(failed)}")
+        return "\n".join(lines)
+
+
+class _Checker:
+    """Streaming state: bounded by the catalog's teed rows plus the undeclared-key cap."""
+
+    def __init__(self, catalog: Catalog, source: str) -> None:
+        self.report = LiveCheckReport(source)
+        self.by_key: dict[tuple[str, str], RowSummary] = {}
+        self.declared_prefixes: dict[str, list[str]] = {}
+        for _, row in catalog.rows():
+            if row.section != "teed" or row.logger_key is None:
+                continue
+            summary = RowSummary(row)
+            self.report.rows.append(summary)
+            self.by_key[(row.prefix or "", row.logger_key)] = summary
+            self.declared_prefixes.setdefault(row.logger_key, []).append(row.prefix or "")
+        self.report.rows.sort(key=lambda s: s.row.name)
+        self.findings: dict[tuple[str, str, str], Finding] = {}
+        self.undeclared: int = 0
+        self.malformed: int = 0
+
+    def malformed_line(self, line_no: int, why: str) -> None:
+        self.malformed += 1
+        if self.malformed > MAX_MALFORMED_REPORTED:
+            self.report.malformed_unreported += 1
+            return
+        message = f"line {line_no} is not a JSONL record: {why}; it was skipped"
+        finding = Finding("malformed", "", f"#{line_no}", None, line_no, None, message)
+        self.findings[("malformed", "", str(line_no))] = finding
+
+    def note(
+        self, kind: str, where: tuple[str, str, int, int], series: str | None, example: str
+    ) -> None:
+        """Count one occurrence at ``where`` = (prefix, key, line, step), keeping the first."""
+        prefix, key, line_no, step = where
+        slot = (kind, prefix, key)
+        existing = self.findings.get(slot)
+        if existing is not None:
+            existing.count += 1
+            return
+        if kind == "undeclared":
+            if self.undeclared >= MAX_UNDECLARED_KEYS:
+                self.report.undeclared_untracked += 1
+                return
+            self.undeclared += 1
+        self.findings[slot] = Finding(kind, prefix, key, series, line_no, step, example)
+
+    def record(self, line_no: int, step: int, prefix: str, metrics: dict[str, object]) -> None:
+        for key, value in metrics.items():
+            summary = self.by_key.get((prefix, key))
+            if summary is None:
+                elsewhere = self.declared_prefixes.get(key)
+                hint = ""
+                if elsewhere:
+                    shown = ", ".join(repr(p) for p in sorted(elsewhere))
+                    hint = f" (a row declares it under prefix {shown})"
+                self.note("undeclared", (prefix, key, line_no, step), None, hint)
+                continue
+            summary.logged += 1
+            summary.last_step = step
+            row = summary.row
+            where = (prefix, key, line_no, step)
+            number = _as_number(value)
+            if number is None:
+                summary.non_scalar += 1
+                self.note("non_scalar", where, row.name, _describe(value))
+                continue
+            summary.last_value = number
+            if not math.isfinite(number):
+                summary.non_finite += 1
+                self.note("non_finite", where, row.name, _number_text(number))
+            elif row.kind == "counter" and number < 0:
+                summary.negative += 1
+                self.note("counter_decrease", where, row.name, _number_text(number))
+
+    def finish(self) -> LiveCheckReport:
+        for summary in self.report.rows:
+            if summary.logged == 0:
+                row = summary.row
+                prefix, key = row.prefix or "", row.logger_key or ""
+                self.findings[("missing", prefix, key)] = Finding(
+                    "missing", prefix, key, row.name, 0, None, "", position=row.position
+                )
+        self.report.findings = sorted(
+            self.findings.values(), key=lambda f: (f.line, f.kind, f.prefix, f.key)
+        )
+        return self.report
+
+
+def _as_number(value: object) -> float | None:
+    """The float the tee would export, mirroring ``as_scalar`` on decoded JSON values."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict) and isinstance(value.get("__type__"), str):
+        return f"an unconvertible {value['__type__']} object"
+    if isinstance(value, (list, dict)):
+        return f"a JSON {'array' if isinstance(value, list) else 'object'}"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"a string ({value[:20]!r})"
+    if isinstance(value, bool):
+        return f"a bool ({'true' if value else 'false'})"
+    if isinstance(value, int):
+        return "an integer too large for a float"
+    return f"a {type(value).__name__}"
+
+
+def _parse(raw: bytes) -> tuple[int, str, dict[str, object]] | str:
+    """A record's (step, prefix, metrics), or why the line is not one."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return f"invalid JSON ({exc})"
+    if not isinstance(doc, dict):
+        return f"expected an object, got a JSON {type(doc).__name__}"
+    step, prefix, metrics = doc.get("step"), doc.get("prefix"), doc.get("metrics")
+    if isinstance(step, bool) or not isinstance(step, int):
+        return '"step" must be an integer'
+    if not isinstance(prefix, str):
+        return '"prefix" must be a string'
+    if not isinstance(metrics, dict):
+        return '"metrics" must be an object'
+    return step, prefix, metrics
+
+
+def check_stream(
+    stream: BinaryIO, catalog: Catalog, *, source: str = "<stream>"
+) -> LiveCheckReport:
+    """Check a JSONL stream against ``catalog``'s teed rows, one line at a time."""
+    checker = _Checker(catalog, source)
+    line_no = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            break
+        line_no += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            # Skip the rest of an overlong line in bounded chunks instead of holding it.
+            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            checker.malformed_line(line_no, f"longer than {MAX_LINE_BYTES} bytes")
+            continue
+        if not raw.strip():
+            continue
+        parsed = _parse(raw)
+        if isinstance(parsed, str):
+            checker.malformed_line(line_no, parsed)
+            continue
+        checker.report.records += 1
+        checker.record(line_no, *parsed)
+    checker.report.lines = line_no
+    return checker.finish()
+
+
+def check_file(path: str, catalog: Catalog) -> LiveCheckReport:
+    """Check the JSONL log at ``path``; raises :class:`OSError` when it cannot be read."""
+    with open(path, "rb") as stream:
+        return check_stream(stream, catalog, source=path)

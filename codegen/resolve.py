@@ -1,0 +1,106 @@
+"""The resolved catalog: every row with every derived name, as one stable document.
+
+Other tools (dashboards elsewhere, alert linters, data catalogs) read this
+instead of re-implementing the loader and the naming rules. Output is sorted
+(files by path, rows by series name, keys alphabetically) and carries no
+timestamps or absolute paths, so it is byte-identical across runs and across the
+order the YAML files were read in.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from codegen.model import Catalog, CatalogFile, MetricRow
+
+__all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
+
+RESOLVED_SCHEMA_VERSION: Final = 1
+"""Version of the resolved document's shape; bumped when a key changes meaning or goes."""
+
+
+def histogram_series(prometheus_name: str) -> tuple[str, ...]:
+    """The series a Prometheus histogram family exposes (``_bucket``, ``_count``, ``_sum``)."""
+    return tuple(f"{prometheus_name}_{suffix}" for suffix in ("bucket", "count", "sum"))
+
+
+def _row(catalog_file: CatalogFile, row: MetricRow) -> dict[str, object]:
+    prom = row.prometheus_name
+    dep = row.deprecated
+    return {
+        "name": row.name,
+        "owner": catalog_file.owner,
+        "module": catalog_file.module,
+        "file": catalog_file.path,
+        "section": row.section,
+        "kind": row.kind,
+        "unit": row.unit,
+        "description": row.description,
+        "stability": row.stability,
+        "deprecated": None
+        if dep is None
+        else {"since": dep.since, "replaced_by": dep.replaced_by, "note": dep.note},
+        "logger_key": row.logger_key,
+        "prefix": row.prefix if row.section == "teed" else None,
+        "qualified_logger_key": row.qualified_logger_key or None,
+        "registry_key": row.registry_key,
+        "constant_name": row.constant_name,
+        "prometheus": {
+            "name": prom,
+            "series": list(histogram_series(prom)) if row.kind == "histogram" else [prom],
+        },
+        "no_lint": sorted(row.no_lint),
+        "source": str(row.position),
+        "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
+    }
+
+
+def resolve_catalog(catalog: Catalog) -> dict[str, object]:
+    """The resolved catalog as plain JSON-ready data (see :func:`render_resolved`)."""
+    files = sorted(catalog.files, key=lambda f: f.path)
+    rows = sorted(((f, r) for f in files for r in f.rows), key=lambda fr: fr[1].name)
+    return {
+        "schema_version": RESOLVED_SCHEMA_VERSION,
+        "files": [
+            {
+                "path": f.path,
+                "owner": f.owner,
+                "module": f.module,
+                "description": f.description,
+                "prefix": f.prefix,
+                "rows": sorted(r.name for r in f.rows),
+            }
+            for f in files
+        ],
+        "rows": [_row(f, r) for f, r in rows],
+    }
+
+
+def render_resolved(catalog: Catalog, fmt: str = "json") -> str:
+    """The resolved catalog as ``json`` (sorted keys, two-space indent) or a ``text`` table."""
+    if fmt == "json":
+        return json.dumps(resolve_catalog(catalog), indent=2, sort_keys=True, ensure_ascii=False)
+    header = ("series", "kind", "unit", "stability", "prometheus", "logged as", "source")
+    table = [header]
+    for catalog_file, row in sorted(catalog.rows(), key=lambda fr: fr[1].name):
+        del catalog_file
+        stability = row.stability + (" (deprecated)" if row.deprecated else "")
+        table.append(
+            (
+                row.name,
+                row.kind,
+                row.unit or "-",
+                stability,
+                row.prometheus_name,
+                row.qualified_logger_key or "-",
+                str(row.position),
+            )
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        for cells in table
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
