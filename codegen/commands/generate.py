@@ -1,0 +1,56 @@
+"""``python -m codegen generate``: write the generated modules, docs pages and dashboards."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Final
+
+from codegen.diagnostics import format_diagnostics
+from codegen.generate import PlanError, load_plan, plan_changes
+from codegen.writer import HandWrittenFileError, apply_changes
+
+__all__ = ["HELP", "configure", "run"]
+
+HELP: Final = "Render catalog/*.yaml into generated modules, docs pages and dashboards."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``--root`` and ``--verbose``."""
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path.cwd(),
+        help="repository root holding catalog/ and the output folders (default: cwd)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list each file written or removed"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
+    root: Path = args.root
+    try:
+        plan, diagnostics = load_plan(root)
+        if diagnostics:
+            print(format_diagnostics(diagnostics), file=sys.stderr)
+        if plan is None:
+            print("generate: nothing written; fix the errors above first", file=sys.stderr)
+            return 1
+        changes, unchanged = plan_changes(root, plan)
+    except (PlanError, HandWrittenFileError) as exc:
+        print(f"generate: nothing written: {exc}", file=sys.stderr)
+        return 1
+    apply_changes(root, changes)
+    removed = [c for c in changes if c.action == "delete"]
+    written = [c for c in changes if c.action != "delete"]
+    if args.verbose:
+        for change in changes:
+            verb = "removed" if change.action == "delete" else "wrote"
+            print(f"{verb} {change.path}")
+    print(
+        f"generate: {len(written)} written, {len(unchanged)} unchanged, {len(removed)} removed"
+    )
+    return 0

@@ -1,0 +1,387 @@
+"""Typed registration modules, one per catalog file: ``src/metric_catalog/generated/<module>.py``.
+
+Each module holds one ``Final`` :class:`~metric_catalog.vocabulary.TeedMetric` or
+:class:`~metric_catalog.vocabulary.RecordedMetric` constant per row, a ``*_KEY``
+constant per teed row (so owners build their metrics dicts from names mypy can
+check), ``TEED``/``RECORDED`` tuples in declaration order, and the registration
+calls, which run when the owner imports its module.
+
+The output is meant to be byte-stable under ``ruff format``: the template lays
+code out the way ruff would, and :func:`py_str` and :func:`py_kwarg` pick
+quotes, escapes and line splits the way ruff does. Text from YAML only ever
+reaches the module through those helpers, never pasted raw.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+import jinja2
+
+from codegen.diagnostics import Diagnostic, Severity
+from codegen.model import Catalog, CatalogFile, MetricRow
+
+__all__ = [
+    "GENERATED_PACKAGE_DIR",
+    "LINE_LENGTH",
+    "py_assign",
+    "py_docstring",
+    "py_kwarg",
+    "py_str",
+    "py_tuple",
+    "python_name_diagnostics",
+    "render_python_module",
+    "render_python_modules",
+]
+
+GENERATED_PACKAGE_DIR: Final = "src/metric_catalog/generated"
+"""Repo-relative folder the modules are written to."""
+
+LINE_LENGTH: Final = 100
+"""ruff's ``line-length`` in pyproject.toml; layout decisions are made against it."""
+
+_INDENT: Final = 4
+# Docstrings are wrapped well inside the limit: ruff never reflows them, and the
+# width estimate for non-ASCII text is only an estimate.
+_DOC_WIDTH: Final = 88
+_RESERVED_NAMES: Final = frozenset({"TEED", "RECORDED"})
+_MODULE_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\Z")
+_SIMPLE_ESCAPES: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(char: str, quote: str) -> str:
+    """One character as it may appear inside an ASCII-only Python string literal."""
+    if char in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[char]
+    if char == quote:
+        return "\\" + char
+    code = ord(char)
+    if 0x20 <= code < 0x7F:
+        return char
+    # Lower-case hex, as repr() writes it and ruff leaves it.
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _quote_for(text: str) -> str:
+    """The quote ruff prefers: double, unless the text holds more double quotes than single."""
+    return "'" if text.count('"') > text.count("'") else '"'
+
+
+def _escape(text: str, quote: str) -> str:
+    return "".join(_escape_char(char, quote) for char in text)
+
+
+def py_str(text: str) -> str:
+    """A Python string literal whose value is ``text``, in the form ``ruff format`` keeps.
+
+    The literal is ASCII-only (other characters become ``\\x``/``\\u``/``\\U``
+    escapes), so its width is its length and no layout decision can disagree
+    with ruff's Unicode width tables.
+    """
+    quote = _quote_for(text)
+    return f"{quote}{_escape(text, quote)}{quote}"
+
+
+def _chunks(text: str, quote: str, budget: int) -> list[str]:
+    """Split ``text`` into escaped pieces of at most ``budget`` characters, at spaces."""
+    pieces: list[str] = []
+    current = ""
+    # Words keep their trailing space, so joining the pieces gives the text back.
+    for found in re.findall(r"\S*\s*", text):
+        word = found
+        escaped = _escape(word, quote)
+        if current and len(current) + len(escaped) > budget:
+            pieces.append(current)
+            current = ""
+        while len(escaped) > budget:
+            # A word longer than a line: cut it, but never inside an escape.
+            cut = 0
+            taken = ""
+            for char in word:
+                step = _escape_char(char, quote)
+                if len(taken) + len(step) > budget:
+                    break
+                taken += step
+                cut += 1
+            pieces.append(taken)
+            word = word[cut:]
+            escaped = _escape(word, quote)
+        current += escaped
+    if current or not pieces:
+        pieces.append(current)
+    return [f"{quote}{piece}{quote}" for piece in pieces]
+
+
+def py_kwarg(name: str, value: str, indent: int = _INDENT) -> str:
+    """A ``name=value,`` keyword argument line (or lines) for a string value, laid out as ruff does.
+
+    ruff never splits a string, but it joins an implicit concatenation whenever
+    the joined string fits, so: one line if it fits, else the string alone in
+    parentheses if that fits, else pieces that each fit and together do not.
+    """
+    pad = " " * indent
+    literal = py_str(value)
+    flat = f"{pad}{name}={literal},"
+    if len(flat) <= LINE_LENGTH:
+        return flat
+    inner = " " * (indent + _INDENT)
+    if len(inner) + len(literal) <= LINE_LENGTH:
+        return f"{pad}{name}=(\n{inner}{literal}\n{pad}),"
+    pieces = _chunks(value, _quote_for(value), LINE_LENGTH - len(inner) - 2)
+    body = "\n".join(f"{inner}{piece}" for piece in pieces)
+    return f"{pad}{name}=(\n{body}\n{pad}),"
+
+
+def py_assign(target: str, value: str) -> str:
+    """``target: Final = "value"``, parenthesized when that is what makes it fit, as ruff does."""
+    literal = py_str(value)
+    flat = f"{target}: Final = {literal}"
+    head = f"{target}: Final = ("
+    inner = " " * _INDENT + literal
+    if len(flat) > LINE_LENGTH and len(head) <= LINE_LENGTH and len(inner) <= LINE_LENGTH:
+        return f"{head}\n{inner}\n)"
+    return flat
+
+
+def py_tuple(target: str, item_type: str, names: Sequence[str]) -> str:
+    """``target: Final[tuple[item_type, ...]] = (...)``, one name a line, as ruff lays it out.
+
+    Two or more items end in a trailing comma, which ruff treats as "keep
+    expanded"; a lone item's comma is part of the tuple syntax, so ruff
+    collapses it onto one line when it fits.
+    """
+    head = f"{target}: Final[tuple[{item_type}, ...]] = "
+    if not names:
+        return head + "()"
+    if len(names) == 1 and len(f"{head}({names[0]},)") <= LINE_LENGTH:
+        return f"{head}({names[0]},)"
+    body = "".join(f"{' ' * _INDENT}{name},\n" for name in names)
+    return f"{head}(\n{body})"
+
+
+def _display_width(text: str) -> int:
+    """Approximate terminal width, as ruff measures line length (wide CJK counts 2)."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+    return width
+
+
+def _escape_doc(text: str) -> str:
+    """Text made safe inside a triple-double-quoted docstring, whitespace already collapsed."""
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"':
+            # Escaping every quote rules out both an early ``"""`` and a closing ``""""``.
+            out.append('\\"')
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(_escape_char(char, '"'))
+    return "".join(out)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Greedy word wrap by display width; words never break (ruff ignores one-word lines)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        candidate = f"{current} {word}" if current else word
+        if current and _display_width(candidate) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines
+
+
+def py_docstring(paragraphs: Iterable[str], indent: int = 0) -> str:
+    """A complete ``\"\"\"...\"\"\"`` docstring from plain-text paragraphs.
+
+    Whitespace in each paragraph collapses to single spaces and lines wrap at
+    ~88 columns; backslashes, quotes and unprintable characters are escaped, so
+    the docstring's value reads as the text and nothing in the text can end it.
+    A paragraph holding newlines already (``"Kind: gauge\\nUnit: s"``) keeps them.
+    """
+    pad = " " * indent
+    blocks: list[list[str]] = []
+    for paragraph in paragraphs:
+        lines: list[str] = []
+        for raw_line in paragraph.split("\n"):
+            lines.extend(_wrap(_escape_doc(raw_line), _DOC_WIDTH - indent) or [""])
+        if any(lines):
+            blocks.append(lines)
+    if not blocks:
+        return f'{pad}"""."""'
+    flat = [line for block in blocks for line in [*block, ""]][:-1]
+    if len(flat) == 1:
+        single = f'{pad}"""{flat[0]}"""'
+        if _display_width(single) <= LINE_LENGTH:
+            return single
+    body = "\n".join(f"{pad}{line}" if line else "" for line in flat[1:])
+    return f'{pad}"""{flat[0]}\n{body}\n{pad}"""' if body else f'{pad}"""{flat[0]}\n{pad}"""'
+
+
+def _row_doc(row: MetricRow) -> list[str]:
+    facts = [f"Kind: {row.kind}", f"Unit: {row.unit or '(dimensionless)'}"]
+    if row.logger_key is not None:
+        facts.append(f"Logger key: {row.qualified_logger_key}")
+    facts.append(f"Stability: {row.stability}")
+    paragraphs = [row.description, "\n".join(facts)]
+    if row.deprecated is not None:
+        dep = row.deprecated
+        head = f"Deprecated: use {dep.replaced_by}" if dep.replaced_by else "Deprecated"
+        tail = [f"(since {dep.since})." if dep.since else "", dep.note]
+        paragraphs.append(" ".join(part for part in [head, *tail] if part))
+    return paragraphs
+
+
+def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """ruff's RUF022 order for SCREAMING names: digit runs compare as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part)
+        for part in re.split(r"(\d+)", name)
+        if part
+    )
+
+
+def _key_constant(row: MetricRow) -> str:
+    return f"{row.constant_name}_KEY"
+
+
+def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
+    """Problems that would make a generated module invalid or ambiguous.
+
+    Schema and cross-file checks cover most of the catalog; these are the names
+    only this renderer creates: a module name that is not a plain identifier,
+    a row constant equal to ``TEED``/``RECORDED``, and a ``<ROW>_KEY`` constant
+    equal to another row's constant (``rl.foo`` with a teed row, and ``rl.foo.key``).
+    """
+    found: list[Diagnostic] = []
+    for catalog_file in catalog.files:
+        module = catalog_file.module
+        if not _MODULE_NAME.match(module) or keyword.iskeyword(module):
+            found.append(
+                Diagnostic(
+                    "GENERATED_NAME_CLASH",
+                    Severity.ERROR,
+                    f"module {module!r} cannot name a generated Python module; use lower-case "
+                    "letters, digits and '_', starting with a letter (e.g. 'grpo').",
+                    catalog_file.where("module"),
+                )
+            )
+        claimed: dict[str, MetricRow] = {}
+        names: list[tuple[str, MetricRow]] = [(row.constant_name, row) for row in catalog_file.rows]
+        names += [(_key_constant(row), row) for row in catalog_file.teed]
+        for name, row in names:
+            if name in _RESERVED_NAMES:
+                found.append(
+                    Diagnostic(
+                        "GENERATED_NAME_CLASH",
+                        Severity.ERROR,
+                        f"series {row.name!r} would generate the constant {name}, which the "
+                        "module already uses for its tuple of rows; rename the series.",
+                        row.where("name"),
+                    )
+                )
+            elif name in claimed:
+                other = claimed[name]
+                found.append(
+                    Diagnostic(
+                        "GENERATED_NAME_CLASH",
+                        Severity.ERROR,
+                        f"series {row.name!r} and {other.name!r} (at {other.where('name')}) "
+                        f"would both generate the constant {name} (teed rows also get "
+                        "<CONSTANT>_KEY); rename one of them.",
+                        row.where("name"),
+                    )
+                )
+            else:
+                claimed[name] = row
+    return found
+
+
+def _module_doc(catalog_file: CatalogFile) -> str:
+    counts = f"{len(catalog_file.teed)} teed and {len(catalog_file.recorded)} recorded"
+    return py_docstring(
+        [
+            f"Metric rows owned by {catalog_file.owner}.",
+            catalog_file.description,
+            f"Importing this module declares its {counts} rows with the process-wide "
+            "registry in metric_catalog.vocabulary; an owner that is never imported "
+            f"declares nothing. Edit {catalog_file.path} and run make generate to change it.",
+        ]
+    )
+
+
+def _make_environment() -> jinja2.Environment:
+    templates = Path(__file__).parent / "templates"
+
+    def autoescape(template_name: str | None) -> bool:
+        # Python output must never be HTML-escaped; markup targets always are.
+        name = (template_name or "").removesuffix(".j2")
+        return name.endswith((".html", ".htm", ".md", ".xml"))
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pystr"] = py_str
+    env.globals["py_kwarg"] = py_kwarg
+    env.globals["py_docstring"] = py_docstring
+    env.globals["py_assign"] = py_assign
+    env.globals["py_tuple"] = py_tuple
+    return env
+
+
+_ENV: Final = _make_environment()
+_MODULE_TEMPLATE: Final = _ENV.get_template("python/module.py.j2")
+
+
+def render_python_module(catalog_file: CatalogFile) -> str:
+    """The full text of one owner's generated module.
+
+    Raises:
+        ValueError: The file's names would clash in Python; see
+            :func:`python_name_diagnostics`.
+    """
+    problems = python_name_diagnostics(Catalog((catalog_file,)))
+    if problems:
+        msg = "; ".join(d.format() for d in problems)
+        raise ValueError(msg)
+    all_names = ["TEED", "RECORDED"]
+    all_names += [row.constant_name for row in catalog_file.rows]
+    all_names += [_key_constant(row) for row in catalog_file.teed]
+    return _MODULE_TEMPLATE.render(
+        file=catalog_file,
+        module_doc=_module_doc(catalog_file),
+        row_doc=lambda row: py_docstring(_row_doc(row)),
+        key_constant=_key_constant,
+        all_names=sorted(all_names, key=_natural_key),
+    )
+
+
+def render_python_modules(catalog: Catalog) -> dict[str, str]:
+    """Repo-relative path (``src/metric_catalog/generated/<module>.py``) -> module text."""
+    return {
+        f"{GENERATED_PACKAGE_DIR}/{f.module}.py": render_python_module(f) for f in catalog.files
+    }
