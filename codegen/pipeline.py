@@ -8,13 +8,14 @@ together, sorted by file and position.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.builder import build_file, declared_names
+from codegen.crossfile import check_catalog
 from codegen.diagnostics import Diagnostic, has_errors
+from codegen.lints import lint_catalog
 from codegen.loader import YMap, load_file
 from codegen.model import Catalog, CatalogFile
 from codegen.schema_check import check_schema
@@ -66,18 +67,6 @@ def _expand(paths: Iterable[Path], root: Path) -> list[Path]:
     return expanded
 
 
-def _optional_stage(
-    module_name: str, function_name: str
-) -> Callable[..., Iterable[Diagnostic]] | None:
-    """A later stage if its module is present (lets this file land before them)."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError:
-        return None
-    stage: Callable[..., Iterable[Diagnostic]] | None = getattr(module, function_name, None)
-    return stage
-
-
 def load_and_check(
     paths: Sequence[Path] | None = None,
     *,
@@ -112,12 +101,8 @@ def load_and_check(
         if built.catalog_file is not None:
             files.append(built.catalog_file)
     catalog = Catalog(tuple(files))
-    crossfile = _optional_stage("codegen.crossfile", "check_catalog")
-    if crossfile is not None:
-        diagnostics.extend(crossfile(catalog, declared=names))
+    diagnostics.extend(check_catalog(catalog, declared=names))
     if lint:
-        lints = _optional_stage("codegen.lints", "lint_catalog")
-        if lints is not None:
-            diagnostics.extend(lints(catalog))
+        diagnostics.extend(lint_catalog(catalog))
     ordered = tuple(sorted(set(diagnostics), key=Diagnostic.sort_key))
     return CheckResult(catalog, ordered, not has_errors(ordered))

@@ -1,0 +1,79 @@
+"""``python -m codegen validate [PATHS]``: load, schema-check and cross-check the catalog.
+
+Reports every error of the run at once, sorted by file and position, as text
+(``catalog/grpo.yaml:14:5: error[CODE]: message``) or ``--format json``. Exit
+status: 0 when there are no errors (warnings allowed), 1 otherwise.
+:mod:`codegen.commands.lint` shares this module's arguments and runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Final
+
+from codegen.diagnostics import Severity, format_diagnostics
+from codegen.pipeline import load_and_check
+
+__all__ = ["HELP", "add_arguments", "configure", "run", "run_check"]
+
+HELP: Final = "Load catalog/*.yaml, check it against the schema and across files; exit 1 on errors."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments ``validate`` and ``lint`` share: PATHS, ``--format``, ``--root``..."""
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATHS",
+        help="catalog files or directories (default: catalog/*.yaml under --root)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines for people (default) or a JSON array for machines",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="repository root holding catalog/; paths are shown relative to it (default: cwd)",
+    )
+    parser.add_argument(
+        "--warnings-as-errors",
+        action="store_true",
+        help="exit 1 on warnings too",
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add PATHS, ``--format``, ``--root`` and ``--warnings-as-errors``."""
+    add_arguments(parser)
+
+
+def run_check(args: argparse.Namespace, *, lint: bool) -> int:
+    """Run the checks ``args`` ask for, print the findings, return the exit code."""
+    root: Path | None = args.root
+    paths: list[Path] | None = list(args.paths) or None
+    if paths is not None and root is not None:
+        # PATHS are relative to the working directory, not to --root.
+        paths = [path if path.is_absolute() else Path.cwd() / path for path in paths]
+    result = load_and_check(paths, root=root, lint=lint)
+    if args.format == "json":
+        print(format_diagnostics(result.diagnostics, "json"))
+    elif result.diagnostics:
+        print(format_diagnostics(result.diagnostics))
+    else:
+        files = len(result.catalog.files)
+        rows = sum(len(f.rows) for f in result.catalog.files)
+        print(f"{files} file(s), {rows} row(s): no problems found.", file=sys.stderr)
+    warned = any(d.severity is Severity.WARNING for d in result.diagnostics)
+    return 0 if result.ok and not (args.warnings_as_errors and warned) else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate (load, schema, cross-file; no lints) and report."""
+    return run_check(args, lint=False)

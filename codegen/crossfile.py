@@ -1,0 +1,175 @@
+"""Checks over the whole catalog: everything a series is known by must be unique.
+
+A series is known by its ``(prefix, logger_key)`` (teed rows), its name (compared
+case-insensitively, as OpenTelemetry folds case), its registry key, its
+generated Python constant and its Prometheus name (with ``_bucket``, ``_count``
+and ``_sum`` for histograms). Generated module names must be unique too, and
+``deprecated.replaced_by`` must name a declared series.
+
+Each collision is reported once, at the later declaration (files by path, rows
+in order), naming the earlier one, and only under the first of the name-derived
+checks it fails, so ``rl.a.b`` vs ``rl.A.b`` is a name clash, not also a
+registry-key clash.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from codegen.diagnostics import Diagnostic, Position, Severity
+from codegen.model import Catalog, CatalogFile, MetricRow
+
+__all__ = ["check_catalog"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """One way of naming a series and how a clash on it is explained."""
+
+    code: str
+    keys: Callable[[MetricRow], tuple[str, ...]]
+    explain: Callable[[MetricRow, MetricRow, str, Position], str]
+
+
+def _name_clash(row: MetricRow, first: MetricRow, _key: str, where: Position) -> str:
+    if row.section != first.section:
+        return (
+            f"series {row.name!r} is declared as a {row.section} row here and as a "
+            f"{first.section} row at {where}; a series is either teed or recorded, so keep "
+            "one row."
+        )
+    if row.name != first.name:
+        return (
+            f"series {row.name!r} differs only in case from {first.name!r} declared at "
+            f"{where}; OpenTelemetry folds case, so rename one of them."
+        )
+    return (
+        f"series {row.name!r} is already declared at {where}; keep one row "
+        "(a series has one owner)."
+    )
+
+
+def _registry_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
+    return (
+        f"series {row.name!r} maps to registry key {key!r}, like {first.name!r} declared at "
+        f"{where} ('.' and '_' both become '_'); rename one of them."
+    )
+
+
+def _constant_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
+    return (
+        f"series {row.name!r} generates the Python constant {key}, like {first.name!r} "
+        f"declared at {where}; rename one of them."
+    )
+
+
+def _prometheus_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
+    return (
+        f"series {row.name!r} ({row.kind}, unit {row.unit!r}) is exported to Prometheus as "
+        f"{key!r}, which {first.name!r} ({first.kind}, unit {first.unit!r}) declared at "
+        f"{where} also produces; rename one of them so the scrape keeps both."
+    )
+
+
+def _prometheus_keys(row: MetricRow) -> tuple[str, ...]:
+    family = row.prometheus_name
+    if row.kind == "histogram":
+        return (family, f"{family}_bucket", f"{family}_count", f"{family}_sum")
+    return (family,)
+
+
+_NAME_CLAIMS: Final[tuple[_Claim, ...]] = (
+    _Claim("DUPLICATE_NAME", lambda row: (row.name.lower(),), _name_clash),
+    _Claim("DUPLICATE_REGISTRY_KEY", lambda row: (row.registry_key,), _registry_clash),
+    _Claim("DUPLICATE_CONSTANT", lambda row: (row.constant_name,), _constant_clash),
+    _Claim("DUPLICATE_PROMETHEUS_NAME", _prometheus_keys, _prometheus_clash),
+)
+
+
+def _error(code: str, message: str, position: Position) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, position)
+
+
+def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[Diagnostic]:
+    """Every cross-row and cross-file clash in ``catalog``.
+
+    ``declared`` adds series names from rows that failed to load, so a
+    ``replaced_by`` pointing at them is not reported as unknown as well.
+    """
+    diagnostics = list(_modules(catalog))
+    diagnostics.extend(_logger_keys(catalog))
+    diagnostics.extend(_names(catalog))
+    diagnostics.extend(_replacements(catalog, declared))
+    return diagnostics
+
+
+def _modules(catalog: Catalog) -> Iterator[Diagnostic]:
+    first: dict[str, CatalogFile] = {}
+    for catalog_file in catalog.files:
+        earlier = first.setdefault(catalog_file.module, catalog_file)
+        if earlier is not catalog_file:
+            yield _error(
+                "DUPLICATE_MODULE",
+                f"module {catalog_file.module!r} is already generated from "
+                f"{earlier.where('module')}; give this file another 'module' name.",
+                catalog_file.where("module"),
+            )
+
+
+def _logger_keys(catalog: Catalog) -> Iterator[Diagnostic]:
+    first: dict[tuple[str, str], MetricRow] = {}
+    for _file, row in catalog.rows():
+        if row.logger_key is None:
+            continue
+        earlier = first.setdefault((row.prefix or "", row.logger_key), row)
+        if earlier is not row:
+            yield _error(
+                "DUPLICATE_LOGGER_KEY",
+                f"logger key {row.logger_key!r} (prefix {row.prefix or ''!r}) is already "
+                f"declared at {earlier.position}; move the row to one owner or give it "
+                "another prefix.",
+                row.position,
+            )
+
+
+def _names(catalog: Catalog) -> Iterator[Diagnostic]:
+    rows = [row for _file, row in catalog.rows()]
+    clashed: set[tuple[int, int]] = set()
+    for claim in _NAME_CLAIMS:
+        owners: dict[str, int] = {}
+        for index, row in enumerate(rows):
+            for key in claim.keys(row):
+                earlier = owners.setdefault(key, index)
+                if earlier == index or (earlier, index) in clashed:
+                    continue
+                clashed.add((earlier, index))
+                first = rows[earlier]
+                message = claim.explain(row, first, key, first.position)
+                yield _error(claim.code, message, row.position)
+
+
+def _replacements(catalog: Catalog, declared: Collection[str]) -> Iterator[Diagnostic]:
+    names = {row.name for _file, row in catalog.rows()} | set(declared)
+    for _file, row in catalog.rows():
+        target = row.deprecated.replaced_by if row.deprecated else None
+        if target is None:
+            continue
+        where = row.where("deprecated.replaced_by")
+        if target == row.name:
+            yield _error(
+                "REPLACED_BY_SELF",
+                f"{row.name!r} names itself in 'replaced_by'; name the series that replaces it.",
+                where,
+            )
+        elif target not in names:
+            close = difflib.get_close_matches(target, sorted(names), n=1, cutoff=0.6)
+            fix = f"did you mean {close[0]!r}?" if close else "declare it or fix the name."
+            yield _error(
+                "REPLACED_BY_UNKNOWN",
+                f"'replaced_by' of {row.name!r} names {target!r}, which no catalog row "
+                f"declares; {fix}",
+                where,
+            )
