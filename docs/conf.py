@@ -1,0 +1,58 @@
+"""Sphinx configuration for the metric-catalog docs site (``make docs``).
+
+MyST Markdown pages, the furo theme, autodoc for the ``metric_catalog`` API and
+``_ext/catalog_source.py`` for the YAML source pages the catalog pages link to.
+Generated pages under ``metrics/`` come from ``make generate``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_DOCS = Path(__file__).resolve().parent
+# The runtime package (also installed editable) and the local extension.
+sys.path[:0] = [str(_DOCS.parent / "src"), str(_DOCS / "_ext")]
+
+project = "metric-catalog"
+author = "metric-catalog contributors"
+project_copyright = "metric-catalog contributors"
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "catalog_source",
+]
+
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "dashboards/*.json", "Thumbs.db", ".DS_Store"]
+
+# Heading slugs are docutils section ids ("rl.reward.mean" -> "rl-reward-mean"),
+# so `page.md#rl-reward-mean` links and the HTML ids are the same string.
+myst_enable_extensions = ["colon_fence", "deflist", "fieldlist"]
+myst_heading_anchors = 3
+myst_heading_slug_func = "docutils.nodes.make_id"
+# Catalog text is shown verbatim: no curly quotes or dashes made from "--".
+smartquotes = False
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+autosummary_generate = False
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+html_theme = "furo"
+html_title = "metric-catalog"
+html_static_path = ["_static"]
+html_css_files = ["catalog.css"]
+html_js_files = [("catalog-filter.js", {"defer": "defer"})]
+html_copy_source = False
+html_show_sourcelink = False
+
+# _ext/catalog_source.py: where the YAML lives and which dashboards to publish.
+catalog_source_dir = "../catalog"
+catalog_dashboards_dir = "dashboards"
