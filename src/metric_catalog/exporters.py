@@ -272,7 +272,8 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
                 )
                 label = f"OTLP collector {config.otlp_endpoint}"
             else:
-                exporter = sdk_export.ConsoleMetricExporter()
+                # The current stdout, not the one bound when the SDK was imported.
+                exporter = sdk_export.ConsoleMetricExporter(out=sys.stdout)
                 label = "console"
             readers.append(
                 sdk_export.PeriodicExportingMetricReader(
