@@ -11,6 +11,7 @@ import socket
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -137,8 +138,13 @@ class caught_warnings:  # noqa: N801 - used like warnings.catch_warnings
         warnings.simplefilter("always")
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._cm.__exit__(*exc)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._cm.__exit__(exc_type, exc, tb)
 
     @property
     def messages(self) -> list[str]:

@@ -263,9 +263,9 @@ def test_a_forked_child_forgets_the_parents_provider_and_exports_nothing_for_it(
     pid = os.fork()
     if pid == 0:  # child: report, then leave without running the parent's atexit hooks
         try:
-            state = (exporters._STATE, otel._GROUP, exporters.prometheus_address())
+            forgotten = [exporters._STATE, otel._GROUP, exporters.prometheus_address()]
             bound.export(None)  # type: ignore[arg-type]
-            report = f"{state == (None, None, None)} {inner.exports}"
+            report = f"{forgotten == [None, None, None]} {inner.exports}"
         except BaseException as exc:
             report = repr(exc)
         os.write(write_fd, report.encode())

@@ -147,7 +147,11 @@ def test_jsonl_round_trip_one_line_per_call(tmp_path: Path) -> None:
     path = tmp_path / "run" / "metrics.jsonl"
     with JsonlLogger(path) as logger:
         logger.log_metrics({"loss": 0.5, "reward": math.nan}, 1, prefix="train")
-        logger.log_metrics({"generation": np.float32(2.0)}, np.int64(1), prefix="timing/train")
+        logger.log_metrics(
+            {"generation": np.float32(2.0)},
+            np.int64(1),  # type: ignore[arg-type]  # numpy steps happen
+            prefix="timing/train",
+        )
         logger.log_metrics({"efficiency/total_s": 3}, 2)
         # Each line is on disk before the next call: the run may crash at any step.
         assert len(path.read_text(encoding="utf-8").splitlines()) == 3

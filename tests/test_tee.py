@@ -240,7 +240,7 @@ def test_an_sdk_error_on_one_key_is_warned_once_and_spares_the_others(
     table = tuple(
         (key, broken if key == "loss" else rec, row) for key, rec, row in group.tee_tables["train"]
     )
-    monkeypatch.setitem(group.tee_tables, "train", table)  # type: ignore[arg-type]
+    monkeypatch.setitem(group.tee_tables, "train", table)
     with caught_warnings() as caught:
         for step in range(3):
             tee_metrics({"loss": 1.0, "reward": float(step)}, "train")
