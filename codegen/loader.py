@@ -55,6 +55,7 @@ try:
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
+_CORE_PREFIX: Final = "tag:yaml.org,2002:"
 _TAG_STR: Final = "tag:yaml.org,2002:str"
 _TAG_MAP: Final = "tag:yaml.org,2002:map"
 _TAG_SEQ: Final = "tag:yaml.org,2002:seq"
@@ -98,8 +99,9 @@ class NonString:
 
     @property
     def type_word(self) -> str:
-        """What YAML reads the text as: ``boolean``, ``integer``, ``null``..."""
-        return _TYPE_WORDS.get(self.tag, self.tag.rsplit(":", 1)[-1])
+        """What YAML reads the text as, with an article: ``a boolean``, ``an integer``..."""
+        word = _TYPE_WORDS.get(self.tag, self.tag.rsplit(":", 1)[-1])
+        return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 @dataclass(slots=True, eq=False)
@@ -133,6 +135,8 @@ class YMap:
     key_positions: dict[str, Position]
     position: Position
     bad: bool = False
+    refused_keys: bool = False
+    """A key was refused (not a string, tagged, aliased); required-field checks stay silent."""
 
 
 YNode: TypeAlias = YScalar | YSeq | YMap
@@ -189,6 +193,12 @@ class LoadedFile:
 
 def _error(code: str, message: str, position: Position) -> Diagnostic:
     return Diagnostic(code, Severity.ERROR, message, position)
+
+
+def _short_tag(tag: str | None) -> str:
+    """``tag:yaml.org,2002:binary`` -> ``!!binary``, as the file spells it."""
+    text = tag or ""
+    return "!!" + text.removeprefix(_CORE_PREFIX) if text.startswith(_CORE_PREFIX) else text
 
 
 def _position_of_offset(data: bytes, offset: int, path: str) -> Position:
@@ -250,21 +260,18 @@ def load_text(text: str, display: str) -> LoadedFile:
     try:
         root = composer.compose()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = (
-            Position(display, mark.line + 1, mark.column + 1)
-            if mark is not None
-            else Position(display, 1, 1)
-        )
-        problem = exc.problem or exc.context or "invalid YAML"
-        context = f" ({exc.context})" if exc.context and exc.problem else ""
-        msg = f"YAML syntax error: {problem}{context}; fix the YAML at this position."
+        where, msg = _describe_syntax_error(exc, display)
         return LoadedFile(display, None, (*composer.diagnostics, _error("YAML_SYNTAX", msg, where)))
     except yaml.YAMLError as exc:
         # Reader errors (control characters) carry a byte offset, not a mark.
         offset = getattr(exc, "position", 0)
         where = _position_of_offset(text.encode("utf-8"), int(offset), display)
-        msg = f"YAML error: {exc}; remove the offending character."
+        reason = getattr(exc, "reason", "unreadable character")
+        character = getattr(exc, "character", None)
+        shown = f" #x{ord(character):04x}" if isinstance(character, str) else ""
+        if isinstance(character, int):
+            shown = f" #x{character:04x}"
+        msg = f"YAML error: {reason} (character{shown}); remove it."
         return LoadedFile(display, None, (_error("YAML_SYNTAX", msg, where),))
     if root is None:
         msg = "the file holds no YAML document; write at least 'owner', 'module' and 'description'."
@@ -288,6 +295,26 @@ class _Mark(Protocol):
     column: int
 
 
+def _describe_syntax_error(exc: yaml.MarkedYAMLError, display: str) -> tuple[Position, str]:
+    """Where a syntax error is best fixed, and what it is.
+
+    An unterminated construct is reported where it starts (the context mark),
+    not at the end of the file where libyaml notices it.
+    """
+    problem = exc.problem or exc.context or "invalid YAML"
+    mark = exc.problem_mark or exc.context_mark
+    context = f" ({exc.context})" if exc.context and exc.problem else ""
+    if exc.context_mark is not None and "end of stream" in problem:
+        mark = exc.context_mark
+        context = f" ({exc.context} that starts here and is never closed)"
+    where = (
+        Position(display, mark.line + 1, mark.column + 1)
+        if mark is not None
+        else Position(display, 1, 1)
+    )
+    return where, f"YAML syntax error: {problem}{context}; fix the YAML at this position."
+
+
 @dataclass(slots=True)
 class _Frame:
     node: YMap | YSeq
@@ -303,6 +330,7 @@ class _Composer:
         self.text = text
         self.display = display
         self.diagnostics: list[Diagnostic] = []
+        self.too_deep = False
 
     def _pos(self, mark: _Mark | None) -> Position:
         if mark is None:
@@ -348,6 +376,9 @@ class _Composer:
                     root = done
                 continue
             node = self._node_for(event, loader, depth=len(stack))
+            if self.too_deep and stack:
+                # One report, and nothing else checked: the whole file is suspect.
+                stack[0].node.bad = True
             if isinstance(node, YMap | YSeq):
                 stack.append(_Frame(node))
                 continue
@@ -378,11 +409,13 @@ class _Composer:
             )
             bad = True
         if depth >= MAX_DEPTH:
-            self._report(
-                "TOO_DEEP",
-                f"nesting is deeper than {MAX_DEPTH} levels; a catalog row is a flat mapping.",
-                event.start_mark,
-            )
+            if not self.too_deep:
+                self._report(
+                    "TOO_DEEP",
+                    f"nesting is deeper than {MAX_DEPTH} levels; a catalog row is a flat mapping.",
+                    event.start_mark,
+                )
+            self.too_deep = True
             bad = True
         tag: str | None = getattr(event, "tag", None)
         if isinstance(event, yaml.ScalarEvent):
@@ -422,7 +455,7 @@ class _Composer:
     def _report_tag(self, tag: str | None, mark: _Mark | None) -> None:
         self._report(
             "FORBIDDEN_TAG",
-            f"tag '{tag}' is not allowed; remove it (catalog values are plain strings, "
+            f"tag '{_short_tag(tag)}' is not allowed; remove it (catalog values are plain strings, "
             "lists and mappings).",
             mark,
         )
@@ -436,6 +469,8 @@ class _Composer:
             key_ok = self._check_key(parent, node)
             if key_ok is None:
                 frame.skip_next = True
+                if not (isinstance(node, YScalar) and node.value in parent.values):
+                    parent.refused_keys = True
             else:
                 frame.pending_key = key_ok
             return
@@ -460,10 +495,14 @@ class _Composer:
         if isinstance(key.value, NonString):
             text = key.value.text
             msg = (
-                f"key {text!r} is read by YAML as a {key.value.type_word}, not a string; "
+                f"key {text!r} is read by YAML as {key.value.type_word}, not a string; "
                 f"quote it ('{text}':) or use a field name."
             )
-            self.diagnostics.append(_error("IMPLICIT_NON_STRING", msg, where))
+            code = "IMPLICIT_NON_STRING"
+            if key.value.tag == _CORE_PREFIX + "merge":
+                code = "YAML_MERGE_KEY"
+                msg = "merge keys ('<<') are not allowed; write the fields out in full."
+            self.diagnostics.append(_error(code, msg, where))
             return None
         if key.value in parent.values:
             first = parent.key_positions[key.value]

@@ -87,7 +87,7 @@ def _describe_node(node: YNode) -> str:
     if isinstance(node, YSeq):
         return "a list"
     if isinstance(node.value, NonString):
-        return f"the {node.value.type_word} {node.value.text!r}"
+        return f"{node.value.text!r} (which YAML reads as {node.value.type_word})"
     return f"the string {node.value!r}"
 
 
@@ -107,6 +107,15 @@ def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
 def _field(path: Sequence[str | int]) -> str:
     names = [step for step in path if isinstance(step, str)]
     return names[-1] if names else "file"
+
+
+def _subject(path: Sequence[str | int], context: str) -> str:
+    """What a message is about: ``'unit' in teed row 1``, ``teed row 1``, ``the file``."""
+    if not path or (len(path) == 2 and isinstance(path[1], int)):
+        return context
+    if isinstance(path[-1], int):
+        return f"an item of {_field(path)!r} in {context}"
+    return f"{path[-1]!r} in {context}"
 
 
 def _suggest(word: str, choices: Sequence[str]) -> str | None:
@@ -156,11 +165,13 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
     where = node.position
     context = _context(path, nodes)
     field = _field(path)
+    subject = _subject(path, context)
     kind = error.validator
     if kind == "required" and isinstance(node, YMap):
-        yield from _missing(node, error, context)
+        if not node.refused_keys:
+            yield from _missing(node, error, subject)
     elif kind == "additionalProperties" and isinstance(node, YMap):
-        yield from _unknown(node, error, context, path)
+        yield from _unknown(node, error, subject, path)
     elif kind == "type":
         expected = str(error.validator_value)
         if expected == "string" and isinstance(node, YScalar) and isinstance(node.value, NonString):
@@ -169,7 +180,7 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
             quoted = f'{field}: "{text}"' if text not in ("", "~") else f'{field}: "..."'
             yield _error(
                 "IMPLICIT_NON_STRING",
-                f"{field!r} in {context}: YAML reads {shown} as a {node.value.type_word}, "
+                f"{subject}: YAML reads {shown} as {node.value.type_word}, "
                 f"not a string; quote it ({quoted}).",
                 where,
             )
@@ -177,8 +188,7 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
             wanted = _TYPE_WORDS.get(expected, expected)
             yield _error(
                 "WRONG_TYPE",
-                f"{field!r} in {context} must be {wanted}, not {_describe_node(node)}; "
-                f"write it as {wanted}.",
+                f"{subject} must be {wanted}, not {_describe_node(node)}; write it as {wanted}.",
                 where,
             )
     elif kind == "enum":
@@ -188,28 +198,26 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
         fix = f"did you mean {hint!r}?" if hint else f"use one of: {', '.join(choices)}."
         yield _error(
             "INVALID_VALUE",
-            f"{field!r} in {context} is {_describe_node(node)}, not one of "
-            f"{', '.join(choices)}; {fix}",
+            f"{subject} is {_describe_node(node)}, not one of {', '.join(choices)}; {fix}",
             where,
         )
     elif kind == "pattern":
         hint = _PATTERN_HINTS.get(field, f"it must match {error.validator_value}")
         yield _error(
             "INVALID_FORMAT",
-            f"{field!r} in {context} is {_describe_node(node)}; {hint}.",
+            f"{subject} is {_describe_node(node)}; {hint}.",
             where,
         )
     elif kind == "minLength" and field == "unit":
         yield _error(
             "INVALID_VALUE",
-            f"'unit' in {context} is empty; use \"1\" for dimensionless values.",
+            f'{subject} is empty; use "1" for dimensionless values.',
             where,
         )
     elif kind == "maxLength":
         yield _error(
             "INVALID_VALUE",
-            f"{field!r} in {context} is longer than {error.validator_value} characters; "
-            "shorten it.",
+            f"{subject} is longer than {error.validator_value} characters; shorten it.",
             where,
         )
     elif kind == "not" and field == "module":
@@ -222,11 +230,11 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
     elif kind == "uniqueItems":
         yield _error(
             "INVALID_VALUE",
-            f"{field!r} in {context} lists the same entry twice; keep one.",
+            f"{subject} lists the same entry twice; keep one.",
             where,
         )
     else:
-        yield _error("SCHEMA_VIOLATION", f"{field!r} in {context}: {error.message}.", where)
+        yield _error("SCHEMA_VIOLATION", f"{subject}: {error.message}.", where)
 
 
 def _listed(error: ValidationError) -> list[object]:
@@ -241,7 +249,7 @@ def _allowed(error: ValidationError) -> list[str]:
     return list(properties)
 
 
-def _missing(node: YMap, error: ValidationError, context: str) -> Iterator[Diagnostic]:
+def _missing(node: YMap, error: ValidationError, subject: str) -> Iterator[Diagnostic]:
     required = [str(name) for name in _listed(error)]
     unknown = [key for key in node.values if key not in _allowed(error)]
     for name in required:
@@ -252,19 +260,19 @@ def _missing(node: YMap, error: ValidationError, context: str) -> Iterator[Diagn
             continue
         yield _error(
             "MISSING_FIELD",
-            f"{context} has no {name!r}; add it (required).",
+            f"{subject} has no {name!r}; add it (required).",
             node.position,
         )
 
 
 def _unknown(
-    node: YMap, error: ValidationError, context: str, path: Sequence[str | int]
+    node: YMap, error: ValidationError, subject: str, path: Sequence[str | int]
 ) -> Iterator[Diagnostic]:
     allowed = _allowed(error)
     for key in node.values:
         if key in allowed:
             continue
-        if path[:1] == ["recorded"] and key in ("logger_key", "prefix"):
+        if path[:1] == ["recorded"] and len(path) == 2 and key in ("logger_key", "prefix"):
             fix = "recorded rows have no logger key or prefix; move the row to 'teed' or drop it."
         else:
             hint = _suggest(key, allowed)
@@ -275,6 +283,6 @@ def _unknown(
             )
         yield _error(
             "UNKNOWN_FIELD",
-            f"unknown field {key!r} in {context}; {fix}",
+            f"unknown field {key!r} in {subject}; {fix}",
             node.key_positions[key],
         )
