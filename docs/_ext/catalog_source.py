@@ -35,7 +35,8 @@ def render_source(text: str) -> str:
             f'<span class="catalog-line" id="L{number}">'
             f'<a class="catalog-lineno" href="#L{number}">{number}</a>{line}</span>'
         )
-    return '<div class="highlight catalog-yaml"><pre>' + "\n".join(lines) + "</pre></div>"
+    # Lines are display:block spans, so no newline between them (it would double-space).
+    return '<div class="highlight catalog-yaml"><pre>' + "".join(lines) + "</pre></div>"
 
 
 def _catalog_dir(app: Sphinx) -> Path:
