@@ -1,0 +1,137 @@
+"""What a benchmark run does: full (``make bench``) or smoke (``make bench-smoke``)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pstats
+import shutil
+import site
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from bench.glean import GleanEnv
+from bench.measure import REPO
+from bench.synthetic import synthesize, write_catalog, write_glean_catalog
+
+__all__ = ["WORK", "Config", "catalog_source", "fresh_root", "glean_source", "profile_text"]
+
+WORK: Final = Path(
+    os.environ.get("BENCH_WORK")
+    or Path(tempfile.gettempdir()) / f"metric-catalog-bench-{os.getuid()}"
+)
+"""Scratch space for synthetic catalogs, generated trees and profiles (``$BENCH_WORK``).
+
+Outside the checkout on purpose: generated trees under ``bench/`` would be
+picked up by ``mypy bench`` as duplicate ``metric_catalog.generated`` packages.
+"""
+
+_SYNTHETIC_VERSION: Final = hashlib.sha256(
+    (REPO / "bench" / "synthetic.py").read_bytes()
+).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Sizes, repetitions and the glean baseline for one run."""
+
+    smoke: bool
+    runs: int
+    """Timed repetitions per command (median reported); at least 5 in full runs."""
+    sizes: tuple[int, ...]
+    """Catalog sizes for generate vs glean_parser."""
+    noop_rows: int
+    import_rows: int
+    scaling: tuple[int, ...]
+    tee_calls: int
+    """``log_metrics`` calls per timed repetition of the tee benchmark."""
+    glean: GleanEnv | str
+    """The glean venv, or why it is missing."""
+    work: Path = WORK
+
+    @classmethod
+    def full(cls, glean: GleanEnv | str) -> Config:
+        """The real run: 1k and 10k rows, scaling to 50k, 5 runs each."""
+        return cls(
+            smoke=False,
+            runs=5,
+            sizes=(1_000, 10_000),
+            noop_rows=10_000,
+            import_rows=10_000,
+            scaling=(1_000, 10_000, 50_000),
+            tee_calls=2_000,
+            glean=glean,
+        )
+
+    @classmethod
+    def smoke_run(cls, glean: GleanEnv | str) -> Config:
+        """About a second per benchmark: tiny catalogs, one run, no timing claims."""
+        return cls(
+            smoke=True,
+            runs=1,
+            sizes=(120,),
+            noop_rows=120,
+            import_rows=120,
+            scaling=(60, 120),
+            tee_calls=50,
+            glean=glean,
+        )
+
+
+def catalog_source(cfg: Config, rows: int) -> Path:
+    """A cached root holding the synthetic ``catalog/`` of ``rows`` rows (written once)."""
+    src = cfg.work / f"source-{rows}-{_SYNTHETIC_VERSION}"
+    stamp = src / ".complete"
+    if not stamp.is_file():
+        shutil.rmtree(src, ignore_errors=True)
+        files = synthesize(rows)
+        write_catalog(src, files)
+        write_glean_catalog(src / "glean", files)
+        stamp.write_text(f"{rows}\n", encoding="utf-8")
+    return src
+
+
+def glean_source(cfg: Config, rows: int) -> list[Path]:
+    """The glean YAML files (metrics then ``pings.yaml``) for ``rows`` rows."""
+    glean = catalog_source(cfg, rows) / "glean"
+    metrics = sorted(glean.glob("metrics_*.yaml"))
+    return [*metrics, glean / "pings.yaml"]
+
+
+def fresh_root(cfg: Config, rows: int, name: str) -> Path:
+    """A new root (``catalog/`` plus the repo's ``generated/__init__.py``) to generate into."""
+    src = catalog_source(cfg, rows)
+    root = cfg.work / "roots" / name
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    shutil.copytree(src / "catalog", root / "catalog")
+    generated = root / "src" / "metric_catalog" / "generated"
+    generated.mkdir(parents=True)
+    shutil.copy2(REPO / "src" / "metric_catalog" / "generated" / "__init__.py", generated)
+    return root
+
+
+def _prefixes() -> list[tuple[str, str]]:
+    out = [(str(REPO) + "/", "")]
+    for path in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:
+        out.append((path + "/", "site-packages/"))
+    out.append((sysconfig.get_paths()["stdlib"] + "/", "stdlib/"))
+    return out
+
+
+def profile_text(path: Path, sort: str, limit: int = 18) -> str:
+    """Top ``limit`` entries of a cProfile dump, sorted by ``sort``, with short paths."""
+    buf = io.StringIO()
+    stats = pstats.Stats(str(path), stream=buf)
+    stats.sort_stats(sort).print_stats(limit)
+    text = buf.getvalue()
+    for prefix, short in _prefixes():
+        text = text.replace(prefix, short)
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    # Drop pstats' preamble (file name, "Ordered by", "List reduced") but keep totals.
+    keep = [ln for ln in lines if ln and not ln.startswith(("Ordered by", "   List reduced"))]
+    return "\n".join(ln for ln in keep if not ln.lstrip().startswith(str(path)))

@@ -1,0 +1,169 @@
+"""Benchmark 4: import cost of the runtime plus a 10,000-row catalog's modules.
+
+The synthetic catalog is generated into a temp root whose
+``src/metric_catalog/generated/`` then holds its modules; the runtime files of
+this checkout (``__init__.py``, ``vocabulary.py``, ... everything but
+``generated/``) are copied next to them, so ``ROOT/src`` is a complete
+``metric_catalog`` package. Children run with ``PYTHONPATH=ROOT/src`` first,
+which shadows the editable install (a plain ``.pth`` path entry comes after
+``PYTHONPATH``), so the modules import under their real names
+(``metric_catalog.generated.<module>``) exactly as in production. An untimed
+run first compiles the bytecode; the timed runs are warm, as a training job's
+imports are.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from bench.config import Config, fresh_root, profile_text
+from bench.gen_bench import generate_into
+from bench.measure import (
+    REPO,
+    BenchError,
+    child_env,
+    fmt_ms,
+    fmt_ratio,
+    median,
+    python,
+    run_checked,
+)
+from bench.report import Section, Target
+
+__all__ = ["bench_import", "import_tree"]
+
+_GOAL = 0.3
+
+
+def import_tree(cfg: Config, rows: int) -> tuple[Path, list[str]]:
+    """Generate ``rows`` rows and make ``ROOT/src`` a full package; return it and the modules."""
+    root = fresh_root(cfg, rows, f"import-{rows}")
+    generate_into(root)
+    pkg = root / "src" / "metric_catalog"
+    runtime = REPO / "src" / "metric_catalog"
+    for item in runtime.iterdir():
+        if item.name in {"generated", "__pycache__"}:
+            continue
+        if item.is_dir():
+            shutil.copytree(item, pkg / item.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(item, pkg / item.name)
+    modules = sorted(p.stem for p in (pkg / "generated").glob("*.py") if p.name != "__init__.py")
+    return root / "src", modules
+
+
+def _import_script(modules: list[str]) -> str:
+    lines = ["import metric_catalog.vocabulary"]
+    lines += [f"import metric_catalog.generated.{m}" for m in modules]
+    return "\n".join(lines) + "\n"
+
+
+def bench_import(cfg: Config) -> Section:
+    """Import vocabulary + all generated modules in a fresh interpreter vs baselines."""
+    rows = cfg.import_rows
+    src, modules = import_tree(cfg, rows)
+    script = src.parent / "import_all.py"
+    script.write_text(_import_script(modules), encoding="utf-8")
+    check = src.parent / "import_check.py"
+    check.write_text(
+        _import_script(modules)
+        + "from metric_catalog import vocabulary as v\n"
+        + "assert v.__file__.startswith("
+        + repr(str(src))
+        + "), v.__file__\n"
+        + "print(len(v.teed_metrics()) + len(v.recorded_metrics()))\n",
+        encoding="utf-8",
+    )
+    env = child_env(pythonpath=[src])
+    declared = int(run_checked([python(), str(check)], env=env).stdout.strip() or 0)
+    if declared != rows:
+        msg = f"importing the generated modules declared {declared} rows, expected {rows}"
+        raise BenchError(msg)
+    commands = [
+        ("python -c pass", [python(), "-c", "pass"]),
+        ("import opentelemetry.sdk.metrics", [python(), "-c", "import opentelemetry.sdk.metrics"]),
+        ("import metric_catalog.vocabulary", [python(), "-c", "import metric_catalog.vocabulary"]),
+        (f"vocabulary + {len(modules)} generated modules ({rows:,} rows)", [python(), str(script)]),
+    ]
+    runs = max(cfg.runs, 11) if not cfg.smoke else 1
+    walls: dict[str, list[float]] = {label: [] for label, _ in commands}
+    rss: dict[str, list[float]] = {label: [] for label, _ in commands}
+    for i in range(-1, runs):
+        for label, argv in commands:
+            sample = run_checked(argv, env=env)
+            if i >= 0:
+                walls[label].append(sample.wall_s)
+                rss[label].append(sample.max_rss_mib)
+    med = {label: median(w) for label, w in walls.items()}
+    start = med["python -c pass"]
+    otel = med["import opentelemetry.sdk.metrics"] - start
+    ours_label = commands[-1][0]
+    ours = med[ours_label] - start
+    section = Section(
+        key="import",
+        title="4. Import cost",
+        intro=(
+            "Fresh interpreter per run, warm bytecode caches, median of"
+            f" {runs} interleaved runs. *Above start-up* subtracts `python -c pass`;"
+            " the target compares that import cost with the OTel SDK's."
+        ),
+        headers=["command", "wall", "above start-up", "peak RSS", "ratio to OTel SDK import"],
+    )
+    for label, _ in commands:
+        above = med[label] - start
+        section.rows.append(
+            [
+                label,
+                fmt_ms(med[label]),
+                fmt_ms(above) if label != "python -c pass" else "-",
+                f"{median(rss[label]):.0f} MiB",
+                fmt_ratio(above / otel) if label != "python -c pass" and otel > 0 else "-",
+            ]
+        )
+    ratio = ours / otel if otel > 0 else float("inf")
+    raw_ratio = med[ours_label] / med["import opentelemetry.sdk.metrics"]
+    section.notes.append(
+        f"Including interpreter start-up on both sides the ratio is {fmt_ratio(raw_ratio)}."
+    )
+    section.targets.append(
+        Target(
+            name=f"import vocabulary + {rows:,} generated rows",
+            goal=f"<= {_GOAL}x the OTel SDK import (above start-up)",
+            measured=f"{fmt_ratio(ratio)} ({fmt_ms(ours)} vs {fmt_ms(otel)})",
+            met=None if cfg.smoke else ratio <= _GOAL,
+        )
+    )
+    if not cfg.smoke:
+        dump = cfg.work / "profiles" / f"import-{rows}.prof"
+        dump.parent.mkdir(parents=True, exist_ok=True)
+        run_checked([python(), "-m", "cProfile", "-o", str(dump), str(script)], env=env)
+        section.profiles.append(
+            (f"cProfile of the import of {rows:,} rows, by tottime", profile_text(dump, "tottime"))
+        )
+        imp = run_checked([python(), "-X", "importtime", str(script)], env=env)
+        section.profiles.append(
+            (
+                "`-X importtime`, 15 slowest modules (self us, cumulative us)",
+                _importtime_top(imp.stderr, 15),
+            )
+        )
+    return section
+
+
+def _importtime_top(stderr: str, limit: int) -> str:
+    entries: list[tuple[int, int, str]] = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        try:
+            _, rest = line.split(":", 1)
+            self_us, cum_us, name = (part.strip() for part in rest.split("|", 2))
+            entries.append((int(self_us), int(cum_us), name.strip()))
+        except ValueError:
+            continue
+    entries.sort(reverse=True)
+    total = sum(e[0] for e in entries)
+    lines = [f"total self time {total / 1000:.1f} ms over {len(entries)} modules"]
+    lines += [f"{s:>8} {c:>9}  {n}" for s, c, n in entries[:limit]]
+    return "\n".join(lines)

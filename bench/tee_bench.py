@@ -1,0 +1,148 @@
+"""Benchmark 3: the tee per ``log_metrics`` call vs calling the instruments directly.
+
+The measuring itself happens in :mod:`bench.tee_worker`, one fresh process per
+mode (enabled, disabled), since the tee's provider and registry are
+process-wide. Ratios are medians of per-repetition ratios: tee and floor run
+back to back in every repetition, so machine load hits both alike.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.config import Config, profile_text
+from bench.measure import BenchError, child_env, fmt_ratio, median, python, run_checked
+from bench.report import Section, Target
+from bench.tee_worker import DECLARED, UNDECLARED
+
+__all__ = ["bench_tee"]
+
+_TEE_GOAL = 1.15
+_DISABLED_GOAL_NS = 1000.0
+
+
+def _worker(cfg: Config, mode: str, profile: str | None = None) -> dict[str, Any]:
+    argv = [
+        python(),
+        "-m",
+        "bench.tee_worker",
+        "--mode",
+        mode,
+        "--calls",
+        str(cfg.tee_calls if mode == "enabled" else cfg.tee_calls * 50),
+        "--repeats",
+        str(max(cfg.runs, 7) if not cfg.smoke else 1),
+    ]
+    if profile:
+        argv += ["--profile", profile]
+    sample = run_checked(argv, env=child_env())
+    try:
+        result: dict[str, Any] = json.loads(sample.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        msg = f"tee worker ({mode}) printed no JSON: {sample.stdout[-2000:]}{sample.stderr[-2000:]}"
+        raise BenchError(msg) from exc
+    return result
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1000:.1f} µs" if ns >= 10_000 else f"{ns / 1000:.2f} µs"
+
+
+def bench_tee(cfg: Config) -> Section:
+    """Tee vs direct instruments (floor) vs telemetry disabled, with and without attributes."""
+    section = Section(
+        key="tee",
+        title="3. Tee per log_metrics call",
+        intro=(
+            f"One call logs {DECLARED + UNDECLARED} keys, {DECLARED} of them declared (mixed"
+            " kinds) under prefix `train`. *floor* calls the same 80 instruments' bound"
+            " `set`/`add`/`record` directly with values from the same dict; *lookup* is that"
+            " loop without the instrument call. Both sides use one MeterProvider with an"
+            " InMemoryMetricReader. Per-call medians; ratios are medians of per-repetition"
+            " ratios (tee and floor timed back to back)."
+        ),
+        headers=["variant", "per call", "per declared key", "ratio to floor"],
+    )
+    profile = None
+    if not cfg.smoke:
+        (cfg.work / "profiles").mkdir(parents=True, exist_ok=True)
+        profile = str(cfg.work / "profiles" / "tee.prof")
+    enabled = _worker(cfg, "enabled", profile)
+    disabled = _worker(cfg, "disabled")
+    ns: dict[str, list[float]] = enabled["ns_per_call"]
+    med = {name: median(v) for name, v in ns.items()}
+
+    def paired(a: str, b: str) -> float:
+        return median([x / y for x, y in zip(ns[a], ns[b], strict=True)])
+
+    ratios = {
+        "tee": paired("tee", "floor"),
+        "floor": 1.0,
+        "tee+attrs": paired("tee+attrs", "floor+attrs"),
+        "floor+attrs": 1.0,
+        "lookup": paired("lookup", "floor"),
+    }
+    labels = {
+        "tee": "tee_metrics(metrics, prefix='train')",
+        "floor": "floor: 80 instrument calls",
+        "tee+attrs": "tee_metrics(..., attributes=2 attrs)",
+        "floor+attrs": "floor + 2 attrs",
+        "lookup": "lookup only (dict get + float, no SDK)",
+    }
+    for name in ("tee", "floor", "tee+attrs", "floor+attrs", "lookup"):
+        base = "floor+attrs" if "attrs" in name else "floor"
+        section.rows.append(
+            [
+                labels[name],
+                _us(med[name]),
+                _us(med[name] / DECLARED),
+                fmt_ratio(ratios[name]) + ("" if name == base else f" (vs {base})"),
+            ]
+        )
+    off = median(disabled["ns_per_call"]["tee"])
+    section.rows.append(
+        [
+            "telemetry disabled: tee_metrics",
+            _us(off),
+            _us(off / DECLARED),
+            fmt_ratio(off / med["floor"]),
+        ]
+    )
+    section.notes.append(
+        "Disabled means no exporter configured (`OTEL_METRICS_EXPORTER=none`, the default),"
+        " in its own process: the first tee still builds the metric group and freezes"
+        " registration, later calls return early."
+    )
+    section.targets += [
+        Target(
+            name="tee vs direct-instrument floor",
+            goal=f"<= {_TEE_GOAL}x",
+            measured=f"{fmt_ratio(ratios['tee'])} ({_us(med['tee'])} vs {_us(med['floor'])})",
+            met=None if cfg.smoke else ratios["tee"] <= _TEE_GOAL,
+        ),
+        Target(
+            name="tee with 2 attributes vs floor with 2 attributes",
+            goal=f"<= {_TEE_GOAL}x",
+            measured=(
+                f"{fmt_ratio(ratios['tee+attrs'])} ({_us(med['tee+attrs'])} vs"
+                f" {_us(med['floor+attrs'])})"
+            ),
+            met=None if cfg.smoke else ratios["tee+attrs"] <= _TEE_GOAL,
+        ),
+        Target(
+            name="disabled tee per call",
+            goal="<= 1 µs",
+            measured=_us(off),
+            met=None if cfg.smoke else off <= _DISABLED_GOAL_NS,
+        ),
+    ]
+    if profile:
+        section.profiles += [
+            (
+                f"cProfile of {cfg.tee_calls} tee calls, by tottime",
+                profile_text(Path(profile), "tottime"),
+            ),
+        ]
+    return section

@@ -1,0 +1,226 @@
+"""Child process of the tee benchmark (``python -m bench.tee_worker``); prints JSON.
+
+Runs in a fresh interpreter because the tee's state is process-wide (one
+MeterProvider, a registry frozen on the first tee). It declares 80 teed rows
+under prefix ``train`` (mixed kinds), builds a 100-key metrics dict (80
+declared, 20 not), and times, interleaved repetition by repetition:
+
+- ``tee``: ``tee_metrics(metrics, prefix="train")``, and with 2 attributes;
+- ``floor``: a loop calling the same 80 OpenTelemetry instruments directly
+  (the tee's own instruments' bound ``set``/``add``/``record`` methods, values
+  looked up in the same dict), and with the same 2 attributes;
+- ``lookup``: the floor's loop with the instrument call removed (what any
+  dict-walking tee pays before the SDK), for the breakdown.
+
+``--mode disabled`` turns telemetry off the way a user would and times the tee
+alone. Before timing, the enabled run checks the tee really exports: after
+one call every declared series must show up in an InMemoryMetricReader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+__all__ = ["DECLARED", "UNDECLARED", "main"]
+
+DECLARED: Final = 80
+"""Declared (teed) keys in the logged dict."""
+
+UNDECLARED: Final = 20
+"""Keys in the logged dict that no row declares."""
+
+PREFIX: Final = "train"
+ATTRIBUTES: Final[dict[str, str | int]] = {"rank": 0, "phase": "train"}
+_KINDS: Final = (
+    "gauge",
+    "gauge",
+    "counter",
+    "gauge",
+    "histogram",
+    "gauge",
+    "up_down_counter",
+    "gauge",
+    "counter",
+    "histogram",
+)
+_UNITS: Final = {
+    "gauge": "1",
+    "counter": "{token}",
+    "histogram": "s",
+    "up_down_counter": "{request}",
+}
+
+
+def _rows() -> list[Any]:
+    from metric_catalog.vocabulary import TeedMetric
+
+    rows = []
+    for i in range(DECLARED):
+        kind = _KINDS[i % len(_KINDS)]
+        rows.append(
+            TeedMetric(
+                logger_key=f"bench/key_{i:03d}",
+                name=f"rl.bench.series_{i:03d}",
+                kind=kind,
+                unit=_UNITS[kind],
+                description=f"Benchmark series number {i}.",
+                prefix=PREFIX,
+            )
+        )
+    return rows
+
+
+def _metrics(rows: Sequence[Any]) -> dict[str, float]:
+    metrics = {row.logger_key: 0.5 + i for i, row in enumerate(rows)}
+    for i in range(UNDECLARED):
+        metrics[f"undeclared/key_{i:03d}"] = float(i)
+    return metrics
+
+
+def _enable_telemetry() -> tuple[Any, Any]:
+    """Point the tee at a MeterProvider with an InMemoryMetricReader; return both.
+
+    Built like :mod:`metric_catalog.exporters` builds its own (exemplars off,
+    no shutdown hook), and installed with ``exporters.configure``.
+    """
+    from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from metric_catalog import exporters
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(
+        metric_readers=[reader],
+        exemplar_filter=AlwaysOffExemplarFilter(),
+        shutdown_on_exit=False,
+    )
+    exporters.configure(meter_provider=provider)
+    return provider, reader
+
+
+def _disable_telemetry() -> None:
+    """Telemetry off the way a user switches it off: no exporter configured."""
+    os.environ["OTEL_METRICS_EXPORTER"] = "none"
+
+
+def _floor(rows: Sequence[Any]) -> list[tuple[Callable[..., None], str]]:
+    """The tee's own instruments' bound methods, paired with the logger keys."""
+    from metric_catalog.otel import ensure_metric_group_registered
+
+    instruments = ensure_metric_group_registered().instruments
+    methods = {"gauge": "set", "counter": "add", "histogram": "record", "up_down_counter": "add"}
+    return [(getattr(instruments[row.key], methods[row.kind]), row.logger_key) for row in rows]
+
+
+def _per_call(fn: Callable[[], None], calls: int) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        return (time.perf_counter_ns() - start) / calls
+    finally:
+        gc.enable()
+
+
+def _exported_names(reader: Any) -> set[str]:
+    data = reader.get_metrics_data()
+    names: set[str] = set()
+    if data is None:
+        return names
+    for rm in data.resource_metrics:
+        for sm in rm.scope_metrics:
+            names.update(m.name for m in sm.metrics)
+    return names
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the measurements and print one JSON object to stdout."""
+    parser = argparse.ArgumentParser(prog="python -m bench.tee_worker")
+    parser.add_argument("--mode", choices=("enabled", "disabled"), required=True)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--profile", default=None, help="write a cProfile dump of the tee here")
+    args = parser.parse_args(argv)
+
+    from metric_catalog.vocabulary import register_teed_metrics
+
+    rows = _rows()
+    register_teed_metrics(rows)
+    metrics = _metrics(rows)
+    attrs = dict(ATTRIBUTES)
+
+    if args.mode == "disabled":
+        _disable_telemetry()
+    from metric_catalog.tee import tee_metrics
+
+    variants: dict[str, Callable[[], None]] = {
+        "tee": lambda: tee_metrics(metrics, prefix=PREFIX),
+    }
+    result: dict[str, Any] = {"mode": args.mode, "calls": args.calls, "repeats": args.repeats}
+    if args.mode == "enabled":
+        _provider, reader = _enable_telemetry()
+        tee_metrics(metrics, prefix=PREFIX)  # first tee: creates instruments, freezes
+        seen = _exported_names(reader)
+        missing = sorted(r.name for r in rows if r.name not in seen)
+        if missing:
+            print(
+                json.dumps(
+                    {
+                        "error": f"tee exported {len(rows) - len(missing)} of {len(rows)} "
+                        f"declared series; missing e.g. {missing[:3]}"
+                    }
+                )
+            )
+            return 1
+        pairs = _floor(rows)
+
+        def floor() -> None:
+            for method, key in pairs:
+                method(metrics[key])
+
+        def floor_attrs() -> None:
+            for method, key in pairs:
+                method(metrics[key], attrs)
+
+        def lookup() -> None:
+            for _method, key in pairs:
+                float(metrics[key])
+
+        variants["floor"] = floor
+        variants["tee+attrs"] = lambda: tee_metrics(metrics, prefix=PREFIX, attributes=attrs)
+        variants["floor+attrs"] = floor_attrs
+        variants["lookup"] = lookup
+    else:
+        tee_metrics(metrics, prefix=PREFIX)
+
+    for fn in variants.values():  # warm-up
+        _per_call(fn, max(1, args.calls // 10))
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(args.repeats):
+        for name, fn in variants.items():
+            samples[name].append(_per_call(fn, args.calls))
+    result["ns_per_call"] = samples
+
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.calls):
+            tee_metrics(metrics, prefix=PREFIX)
+        prof.disable()
+        prof.dump_stats(args.profile)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
