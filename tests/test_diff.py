@@ -317,7 +317,7 @@ def test_json_report_has_summary_and_findings() -> None:
     assert [f["code"] for f in doc["findings"]] == ["STABLE_REMOVED"]
 
 
-names = st.from_regex(r"rl\.[a-z]{1,6}", fullmatch=True)
+names = st.from_regex(r"rl\.m[a-z]{0,5}", fullmatch=True)
 rows_strategy = st.lists(
     st.builds(
         row,
