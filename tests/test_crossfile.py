@@ -1,0 +1,145 @@
+"""Cross-file checks: clashes between files name both places, as ``file:line:col``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.pipeline import load_and_check
+
+HEAD = "owner: nemo_rl.{module}\nmodule: {module}\ndescription: Metrics of {module}.\n"
+
+
+def teed_row(key: str, name: str, *, prefix: str | None = None, unit: str = '"1"') -> str:
+    """One teed row as YAML (starts at column 5 of its first line)."""
+    extra = f"    prefix: {prefix}\n" if prefix is not None else ""
+    return (
+        f"  - logger_key: {key}\n{extra}    name: {name}\n    kind: gauge\n"
+        f"    unit: {unit}\n    description: Value of {key} this step.\n"
+    )
+
+
+def write(root: Path, module: str, body: str, *, file_prefix: str | None = None) -> None:
+    """``catalog/<module>.yaml`` under ``root``."""
+    head = HEAD.format(module=module)
+    if file_prefix is not None:
+        head += f"prefix: {file_prefix}\n"
+    (root / "catalog").mkdir(exist_ok=True)
+    (root / "catalog" / f"{module}.yaml").write_text(head + body, encoding="utf-8")
+
+
+def test_duplicate_logger_key_across_files_names_both_positions(tmp_path: Path) -> None:
+    """The exact text format: later file's row, then where the first one is."""
+    write(tmp_path, "common", "teed:\n" + teed_row("reward", "rl.reward.mean"))
+    write(
+        tmp_path,
+        "grpo",
+        "teed:\n" + teed_row("loss", "rl.policy.loss") + teed_row("reward", "rl.reward.avg"),
+    )
+    result = load_and_check(root=tmp_path)
+    assert [d.format() for d in result.diagnostics] == [
+        "catalog/grpo.yaml:10:5: error[DUPLICATE_LOGGER_KEY]: logger key 'reward' (prefix "
+        "'train') is already declared at catalog/common.yaml:5:5; move the row to one owner "
+        "or give it another prefix."
+    ]
+    assert not result.ok
+
+
+def test_same_logger_key_under_other_prefix_is_fine(tmp_path: Path) -> None:
+    """Keys are unique per prefix: ``train/accuracy`` and ``validation/accuracy`` coexist."""
+    write(tmp_path, "dpo", "teed:\n" + teed_row("accuracy", "rl.dpo.accuracy"))
+    write(
+        tmp_path,
+        "grpo",
+        "teed:\n" + teed_row("accuracy", "rl.grpo.validation.accuracy"),
+        file_prefix="validation",
+    )
+    result = load_and_check(root=tmp_path)
+    assert result.diagnostics == ()
+    prefixes = sorted(row.prefix or "" for _f, row in result.catalog.rows())
+    assert prefixes == ["train", "validation"]
+
+
+def test_row_prefix_overrides_file_prefix_and_empty_prefix_counts(tmp_path: Path) -> None:
+    """Effective prefix: row, else file, else ``train``; ``""`` is a prefix of its own."""
+    body = "teed:\n" + teed_row("a", "rl.a.x", prefix='""') + teed_row("a", "rl.a.y")
+    write(tmp_path, "timing", body, file_prefix="timing/train")
+    result = load_and_check(root=tmp_path)
+    assert result.diagnostics == ()
+    keys = [row.qualified_logger_key for _f, row in result.catalog.rows()]
+    assert keys == ["a", "timing/train/a"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code"),
+    [
+        ("rl.reward.mean", "rl.reward.mean", "DUPLICATE_NAME"),
+        ("rl.reward.mean", "rl.REWARD.mean", "DUPLICATE_NAME"),
+        ("rl.reward.mean", "rl.reward_mean", "DUPLICATE_REGISTRY_KEY"),
+    ],
+)
+def test_name_clashes_across_files_report_once_naming_both(
+    tmp_path: Path, first: str, second: str, code: str
+) -> None:
+    """One diagnostic per clashing pair, under the first check it fails."""
+    write(tmp_path, "a", "teed:\n" + teed_row("x", first))
+    write(tmp_path, "b", "teed:\n" + teed_row("y", second))
+    clashes = list(load_and_check(root=tmp_path, lint=False).diagnostics)
+    assert [d.code for d in clashes] == [code]
+    assert str(clashes[0].position) == "catalog/b.yaml:5:5"
+    assert "catalog/a.yaml:5:5" in clashes[0].message
+
+
+def test_prometheus_clash_needs_unit_translation(tmp_path: Path) -> None:
+    """``rl.gpu.mem`` in By and ``rl.gpu.mem.bytes`` both scrape as ``rl_gpu_mem_bytes``."""
+    write(tmp_path, "a", "teed:\n" + teed_row("m", "rl.gpu.mem", unit="By"))
+    write(tmp_path, "b", "teed:\n" + teed_row("m2", "rl.gpu.mem.bytes", unit="By"))
+    (clash,) = load_and_check(root=tmp_path, lint=False).diagnostics
+    assert clash.code == "DUPLICATE_PROMETHEUS_NAME"
+    assert "'rl_gpu_mem_bytes'" in clash.message
+    assert "catalog/a.yaml:5:5" in clash.message
+
+
+def test_duplicate_module_points_at_both_module_fields(tmp_path: Path) -> None:
+    """Two files generating the same module clash at their ``module`` values."""
+    write(tmp_path, "a", "teed:\n" + teed_row("x", "rl.a.x"))
+    (tmp_path / "catalog" / "b.yaml").write_text(HEAD.format(module="a"), encoding="utf-8")
+    (clash,) = load_and_check(root=tmp_path).diagnostics
+    assert clash.code == "DUPLICATE_MODULE"
+    assert str(clash.position) == "catalog/b.yaml:2:9"
+    assert "catalog/a.yaml:2:9" in clash.message
+
+
+def test_replaced_by_may_name_a_row_in_another_file(tmp_path: Path) -> None:
+    """Replacements resolve over the whole catalog."""
+    old = teed_row("x", "rl.old.x").replace(
+        "    kind:", '    deprecated: {since: "0.2.0", replaced_by: rl.new.x}\n    kind:'
+    )
+    write(tmp_path, "a", "teed:\n" + old)
+    write(tmp_path, "b", "teed:\n" + teed_row("y", "rl.new.x"))
+    result = load_and_check(root=tmp_path)
+    assert result.diagnostics == ()
+    deprecated = result.catalog.by_name()["rl.old.x"][1].deprecated
+    assert deprecated is not None
+    assert deprecated.replaced_by == "rl.new.x"
+
+
+def test_replaced_by_a_row_that_failed_is_not_reported_twice(tmp_path: Path) -> None:
+    """A replacement row with its own error is still declared: one diagnostic, not two."""
+    old = teed_row("x", "rl.old.x").replace(
+        "    kind:", '    deprecated: {since: "0.2.0", replaced_by: rl.new.x}\n    kind:'
+    )
+    write(tmp_path, "a", "teed:\n" + old + teed_row("y", "rl.new.x", unit="no"))
+    result = load_and_check(root=tmp_path)
+    assert [d.code for d in result.diagnostics] == ["IMPLICIT_NON_STRING"]
+    assert [row.name for _f, row in result.catalog.rows()] == ["rl.old.x"]
+
+
+def test_partial_catalog_keeps_every_valid_row(tmp_path: Path) -> None:
+    """Errors drop only the rows they are in; the rest still reach the generator."""
+    write(tmp_path, "a", "teed:\n" + teed_row("x", "rl.a.x") + teed_row("y", "rl.a.y", unit="1"))
+    write(tmp_path, "b", "teed:\n" + teed_row("z", "rl.b.z"))
+    result = load_and_check(root=tmp_path)
+    assert not result.ok
+    assert sorted(result.catalog.by_name()) == ["rl.a.x", "rl.b.z"]

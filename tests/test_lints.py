@@ -1,0 +1,158 @@
+"""Each lint rule fires on its bad case and stays silent on a good one; ``no_lint`` works."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from codegen.diagnostics import Position, Severity
+from codegen.lints import META_RULES, RULES, lint_catalog, lint_row
+from codegen.model import Catalog, CatalogFile, MetricRow
+
+
+def make_row(**fields: Any) -> MetricRow:
+    """A clean teed row with ``fields`` overridden."""
+    values: dict[str, Any] = {
+        "section": "teed",
+        "name": "rl.reward.mean",
+        "kind": "gauge",
+        "unit": "1",
+        "description": "Mean rollout reward over the batch.",
+        "stability": "development",
+        "position": Position("catalog/grpo.yaml", 6, 5),
+        "logger_key": "reward",
+        "prefix": "train",
+        "positions": {
+            "name": Position("catalog/grpo.yaml", 7, 11),
+            "unit": Position("catalog/grpo.yaml", 9, 11),
+            "description": Position("catalog/grpo.yaml", 10, 18),
+            "no_lint": Position("catalog/grpo.yaml", 11, 14),
+            "no_lint[0]": Position("catalog/grpo.yaml", 11, 15),
+            "no_lint[1]": Position("catalog/grpo.yaml", 11, 30),
+        },
+    }
+    values.update(fields)
+    return MetricRow(**values)
+
+
+def codes(row: MetricRow) -> list[str]:
+    """Codes of the lint findings for ``row``."""
+    return [d.code for d in lint_row(row)]
+
+
+# rule, fields that make it fire, fields of a near miss that must not fire
+CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("NAME_SYNTAX", {"name": "rl.Reward.mean"}, {"name": "rl.reward.mean"}),
+    ("NAME_SYNTAX", {"name": "rl.reward__mean"}, {"name": "rl.reward_mean"}),
+    ("NAME_SYNTAX", {"name": "rl._reward"}, {"name": "rl.reward.p99"}),
+    ("NAME_SYNTAX", {"name": "rl.reward.mean_"}, {"name": "rl.reward.mean_x"}),
+    ("UNIT_NOT_UCUM", {"unit": "ms"}, {"unit": "s"}),
+    ("UNIT_NOT_UCUM", {"unit": "sec"}, {"unit": "1"}),
+    ("UNIT_NOT_UCUM", {"unit": "MiBy"}, {"unit": "By"}),
+    ("UNIT_NOT_UCUM", {"unit": "bytes"}, {"unit": "By/s"}),
+    ("UNIT_NOT_UCUM", {"unit": "%"}, {"unit": "{token}/s"}),
+    ("UNIT_NOT_UCUM", {"unit": "tokens/s"}, {"unit": "{token}"}),
+    ("UNIT_ANNOTATION_PLURAL", {"unit": "{tokens}"}, {"unit": "{token}"}),
+    ("UNIT_ANNOTATION_PLURAL", {"unit": "{samples}/s"}, {"unit": "{status}"}),
+    ("UNIT_IN_NAME", {"name": "rl.step.time_ms"}, {"name": "rl.step.time"}),
+    ("UNIT_IN_NAME", {"name": "rl.gpu.memory_bytes"}, {"name": "rl.gpu.memory"}),
+    ("UNIT_IN_NAME", {"name": "rl.throughput.tokens_per_sec"}, {"name": "rl.reward.min"}),
+    ("COUNTER_SUFFIX", {"kind": "counter", "name": "rl.tokens.total"}, {"kind": "counter"}),
+    ("COUNTER_SUFFIX", {"kind": "counter", "name": "rl.tokens_count"}, {"kind": "counter"}),
+    ("RESERVED_SUFFIX", {"name": "rl.reward.sum"}, {"name": "rl.reward.summed"}),
+    ("RESERVED_SUFFIX", {"name": "rl.tokens_total"}, {"name": "rl.totals.tokens"}),
+    ("TYPE_IN_NAME", {"name": "rl.reward.gauge"}, {"name": "rl.reward.gauged"}),
+    ("TYPE_IN_NAME", {"name": "rl.step_counter"}, {"name": "rl.step.index"}),
+    ("DESCRIPTION_MISSING", {"description": "  "}, {"description": "Reward."}),
+    ("DESCRIPTION_FORMAT", {"description": "mean reward."}, {"description": "Mean reward."}),
+    ("DESCRIPTION_FORMAT", {"description": "Mean reward"}, {"description": "99th percentile."}),
+    (
+        "DESCRIPTION_REPEATS_NAME",
+        {"description": "Reward mean."},
+        {"description": "Mean reward of the batch's rollouts."},
+    ),
+    (
+        "DURATION_UNIT",
+        {"name": "rl.step.duration", "unit": "1"},
+        {"name": "rl.step.duration", "unit": "s"},
+    ),
+    (
+        "DURATION_UNIT",
+        {"name": "rl.step.time", "kind": "histogram", "unit": "1"},
+        {"name": "rl.step.time", "kind": "gauge", "unit": "1"},
+    ),
+    ("RATIO_UNIT", {"name": "rl.gpu.utilization", "unit": "{gpu}"}, {"name": "rl.gpu.utilization"}),
+]
+
+
+@pytest.mark.parametrize(("code", "bad", "good"), CASES)
+def test_rule_fires_on_bad_and_not_on_good(
+    code: str, bad: dict[str, Any], good: dict[str, Any]
+) -> None:
+    """The rule reports the bad row (at its field) and is silent on the near miss."""
+    found = [d for d in lint_row(make_row(**bad)) if d.code == code]
+    assert len(found) == 1
+    assert found[0].severity is RULES[code].severity
+    assert found[0].position == make_row().where(RULES[code].field)
+    assert code not in codes(make_row(**good))
+
+
+def test_every_rule_has_a_case() -> None:
+    """No rule goes untested by the table above."""
+    assert {code for code, _bad, _good in CASES} == set(RULES)
+
+
+def test_clean_row_has_no_findings() -> None:
+    """The reference row is lint-clean."""
+    assert lint_row(make_row()) == []
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_rules_have_stable_screaming_names_and_docstrings(code: str) -> None:
+    """Codes are SCREAMING_SNAKE_CASE; every rule explains itself in one line."""
+    assert code.isupper()
+    assert code.replace("_", "").isalpha()
+    assert RULES[code].summary
+
+
+def test_no_lint_silences_a_firing_rule() -> None:
+    """A rule named in ``no_lint`` that fires is silenced, with no meta warning."""
+    row = make_row(name="rl.step.time_ms", unit="s", no_lint=("UNIT_IN_NAME",))
+    assert codes(row) == []
+
+
+def test_unused_no_lint_is_a_warning_at_the_entry() -> None:
+    """Silencing a rule that does not fire is reported where the entry is written."""
+    (finding,) = lint_row(make_row(no_lint=("UNIT_IN_NAME",)))
+    assert finding.code == "UNUSED_NO_LINT"
+    assert finding.severity is Severity.WARNING
+    assert finding.position == Position("catalog/grpo.yaml", 11, 15)
+
+
+def test_unknown_lint_suggests_the_closest_rule() -> None:
+    """A misspelt rule name is a warning that names the rule meant."""
+    (finding,) = lint_row(make_row(no_lint=("UNIT_IN_NAM",)))
+    assert finding.code == "UNKNOWN_LINT"
+    assert "did you mean 'UNIT_IN_NAME'?" in finding.message
+    assert finding.severity is META_RULES["UNKNOWN_LINT"]
+
+
+def test_meta_rules_cannot_be_silenced() -> None:
+    """``no_lint: [UNUSED_NO_LINT]`` is itself unknown: stale suppressions always show."""
+    assert codes(make_row(no_lint=("UNUSED_NO_LINT",))) == ["UNKNOWN_LINT"]
+
+
+def test_messages_name_the_fix() -> None:
+    """Messages say what is wrong, then what to write instead."""
+    (finding,) = lint_row(make_row(unit="ms"))
+    assert "use 's'" in finding.message
+
+
+def test_lint_catalog_covers_every_row() -> None:
+    """Linting a catalog lints each row of each file."""
+    rows = (make_row(unit="ms"), make_row(name="rl.reward.gauge", logger_key="r2"))
+    catalog = Catalog(
+        (CatalogFile("catalog/grpo.yaml", "nemo_rl.grpo", "grpo", "GRPO metrics.", rows, ()),)
+    )
+    assert sorted(d.code for d in lint_catalog(catalog)) == ["TYPE_IN_NAME", "UNIT_NOT_UCUM"]
