@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -341,3 +344,175 @@ def test_a_catalog_diffed_against_itself_has_no_changes_and_never_breaks(
     assert report.empty
     assert not report.breaking
     assert report.to_text().endswith("no compatibility findings")
+
+
+# --- the command: git refs and directories as baselines -------------------------------
+
+HEADER = """\
+owner: nemo_rl.algorithms.grpo
+module: grpo
+description: GRPO metrics.
+teed:
+"""
+REWARD = """\
+  - logger_key: reward
+    name: rl.reward.mean
+    kind: gauge
+    unit: "1"
+    description: Mean rollout reward.
+    stability: stable
+"""
+LOSS = """\
+  - logger_key: loss
+    name: rl.policy.loss
+    kind: gauge
+    unit: "1"
+    description: Training loss.
+"""
+GRPO_V1 = HEADER + REWARD + LOSS
+
+
+def write_catalog(root: Path, text: str) -> None:
+    """Write ``catalog/grpo.yaml`` under ``root``."""
+    (root / "catalog").mkdir(parents=True, exist_ok=True)
+    (root / "catalog" / "grpo.yaml").write_text(text)
+
+
+def git(root: Path, *args: str) -> None:
+    """Run git quietly in ``root`` with a fixed identity."""
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repo whose first commit (tag v1) holds GRPO_V1."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git(tmp_path, "init", "-q")
+    write_catalog(tmp_path, GRPO_V1)
+    git(tmp_path, "add", "catalog")
+    git(tmp_path, "commit", "-qm", "v1")
+    git(tmp_path, "tag", "v1")
+    return tmp_path
+
+
+def run_diff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m codegen diff`` in a subprocess, as make runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", "diff", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+
+
+def test_git_ref_baseline_with_a_breaking_change_exits_1_naming_the_rule(repo: Path) -> None:
+    write_catalog(repo, HEADER + REWARD.replace('unit: "1"', 'unit: "%"') + LOSS)
+    proc = run_diff(repo, "--against", "v1")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines()[0] == (
+        "catalog diff against v1: 0 added, 0 removed, 0 renamed, 1 changed"
+    )
+    expected = "catalog/grpo.yaml:8:11: error[STABLE_UNIT_CHANGED]: stable series rl.reward.mean"
+    assert expected in proc.stdout
+
+
+def test_git_ref_baseline_reports_removed_rows_at_the_ref(repo: Path) -> None:
+    write_catalog(repo, HEADER + LOSS)
+    proc = run_diff(repo, "--against", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [r["name"] for r in doc["removed"]] == ["rl.reward.mean"]
+    assert [(f["code"], f["path"], f["line"]) for f in doc["findings"]] == [
+        ("STABLE_REMOVED", "HEAD:catalog/grpo.yaml", 5)
+    ]
+
+
+def test_removal_after_a_committed_deprecation_passes(repo: Path) -> None:
+    deprecated = REWARD + '    deprecated: {since: "0.2.0", note: Use the eval reward.}\n'
+    write_catalog(repo, HEADER + deprecated + LOSS)
+    git(repo, "commit", "-qam", "deprecate reward")
+    write_catalog(repo, HEADER + LOSS)
+    proc = run_diff(repo, "--against", "HEAD")
+    assert proc.returncode == 0, proc.stdout
+    assert "  - rl.reward.mean (gauge, 1, stable)" in proc.stdout
+
+
+def test_unchanged_catalog_exits_0_and_still_prints_the_report(repo: Path) -> None:
+    proc = run_diff(repo, "--against", "v1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "catalog diff against v1: 0 added, 0 removed, 0 renamed, 0 changed",
+        "no compatibility findings",
+    ]
+
+
+def test_non_breaking_change_against_a_ref_exits_0(repo: Path) -> None:
+    write_catalog(repo, GRPO_V1.replace("Training loss.", "Training loss, token mean."))
+    proc = run_diff(repo, "--against", "v1")
+    assert proc.returncode == 0, proc.stderr
+    assert "  ~ rl.policy.loss: description 'Training loss.' -> 'Training loss, token mean.'" in (
+        proc.stdout
+    )
+
+
+def test_ref_without_a_catalog_counts_every_row_as_added(repo: Path) -> None:
+    (repo / "README").write_text("x")
+    git(repo, "rm", "-rq", "--cached", "catalog")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "no catalog")
+    proc = run_diff(repo, "--against", "HEAD")
+    assert proc.returncode == 0, proc.stderr
+    assert "2 added, 0 removed" in proc.stdout
+
+
+@pytest.mark.parametrize("layout", ["checkout", "catalog-dir"])
+def test_directory_baseline_works_as_checkout_or_catalog_dir(tmp_path: Path, layout: str) -> None:
+    base, work = tmp_path / "base", tmp_path / "work"
+    write_catalog(base, GRPO_V1)
+    write_catalog(work, GRPO_V1.replace("kind: gauge", "kind: counter", 1))
+    against = base if layout == "checkout" else base / "catalog"
+    proc = run_diff(work, "--against", str(against))
+    assert proc.returncode == 1, proc.stderr
+    assert "error[STABLE_KIND_CHANGED]" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("against", "message"),
+    [
+        ("no-such-ref", "is neither a directory nor a git commit"),
+        (".", "holds neither catalog/ nor *.yaml files"),
+    ],
+)
+def test_unreadable_baseline_is_a_usage_error(
+    repo: Path, tmp_path: Path, against: str, message: str
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run_diff(repo, "--against", str(empty) if against == "." else against)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+def test_baseline_that_does_not_load_is_a_usage_error(tmp_path: Path) -> None:
+    base, work = tmp_path / "base", tmp_path / "work"
+    write_catalog(base, "owner: x\n")
+    write_catalog(work, GRPO_V1)
+    proc = run_diff(work, "--against", str(base))
+    assert proc.returncode == 2
+    assert "does not load with this schema" in proc.stderr
+
+
+def test_invalid_working_catalog_exits_1(tmp_path: Path) -> None:
+    base, work = tmp_path / "base", tmp_path / "work"
+    write_catalog(base, GRPO_V1)
+    write_catalog(work, "owner: x\n")
+    proc = run_diff(work, "--against", str(base))
+    assert proc.returncode == 1
+    assert "fix them before diffing" in proc.stderr
