@@ -6,11 +6,14 @@ the row registry, the exporter/provider state and the warn-once memory.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -29,8 +32,10 @@ __all__ = [
     "caught_warnings",
     "clean_otel",
     "collect",
+    "expected_from_jsonl",
     "free_port",
     "otel_reader",
+    "prometheus_name",
     "register_samples",
 ]
 
@@ -157,3 +162,44 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def prometheus_name(row: TeedMetric | RecordedMetric) -> str:
+    """The name Prometheus shows for ``row``, by the exporter's documented translation.
+
+    Written out from the rules (non-alphanumerics -> ``_``; unit ``s`` ->
+    ``_seconds``, ``By`` -> ``_bytes``, ``{x}/s`` -> ``_per_second``, ``1`` and
+    ``{x}`` -> nothing; counters get ``_total``) rather than by calling the
+    exporter, so a change in the exporter's mapping shows up as a failure.
+    """
+    suffixes = {"s": "_seconds", "By": "_bytes", "ms": "_milliseconds"}
+    name = re.sub(r"[^a-zA-Z0-9:]+", "_", row.name)
+    unit = row.unit
+    if unit in suffixes:
+        name += suffixes[unit]
+    elif unit.startswith("{") and unit.endswith("}/s"):
+        name += "_per_second"
+    if row.kind == "counter":
+        name += "_total"
+    return name
+
+
+def expected_from_jsonl(path: Path) -> dict[str, float]:
+    """What each teed series should read after the run logged in ``path``, by Prometheus name.
+
+    Gauges keep the last value logged, counters the sum of their per-step deltas.
+    """
+    rows = {(row.prefix, row.logger_key): row for row in vocabulary.teed_metrics()}
+    expected: dict[str, float] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        for key, value in record["metrics"].items():
+            row = rows.get((record["prefix"], key))
+            if row is None or row.kind == "histogram":
+                continue  # histograms are checked through their _count/_sum
+            name = prometheus_name(row)
+            if row.kind in ("counter", "up_down_counter"):
+                expected[name] = expected.get(name, 0.0) + float(value)
+            else:
+                expected[name] = float(value)
+    return expected
