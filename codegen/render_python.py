@@ -91,34 +91,40 @@ def py_str(text: str) -> str:
     return f"{quote}{_escape(text, quote)}{quote}"
 
 
-def _chunks(text: str, quote: str, budget: int) -> list[str]:
-    """Split ``text`` into escaped pieces of at most ``budget`` characters, at spaces."""
+def _worst_len(char: str) -> int:
+    """Escaped length of ``char`` whichever quote its piece ends up using."""
+    return 2 if char in "'\"" else len(_escape_char(char, '"'))
+
+
+def _chunks(text: str, budget: int) -> list[str]:
+    """Split ``text`` into literals of at most ``budget`` characters inside the quotes.
+
+    Breaks after whitespace when it can (each word keeps its trailing space, so
+    the pieces join back to the text), otherwise mid-word, never inside an
+    escape. ruff picks quotes per piece, so each piece gets its own.
+    """
     pieces: list[str] = []
-    current = ""
-    # Words keep their trailing space, so joining the pieces gives the text back.
-    for found in re.findall(r"\S*\s*", text):
-        word = found
-        escaped = _escape(word, quote)
-        if current and len(current) + len(escaped) > budget:
-            pieces.append(current)
-            current = ""
-        while len(escaped) > budget:
-            # A word longer than a line: cut it, but never inside an escape.
-            cut = 0
-            taken = ""
-            for char in word:
-                step = _escape_char(char, quote)
-                if len(taken) + len(step) > budget:
-                    break
-                taken += step
-                cut += 1
-            pieces.append(taken)
-            word = word[cut:]
-            escaped = _escape(word, quote)
-        current += escaped
+    current: list[str] = []
+    used = 0
+    for word in re.findall(r"\S*\s*", text):
+        size = sum(_worst_len(char) for char in word)
+        if current and used + size > budget:
+            pieces.append("".join(current))
+            current, used = [], 0
+        if size <= budget:
+            current.append(word)
+            used += size
+            continue
+        for char in word:  # a word longer than a line: cut it
+            step = _worst_len(char)
+            if used + step > budget:
+                pieces.append("".join(current))
+                current, used = [], 0
+            current.append(char)
+            used += step
     if current or not pieces:
-        pieces.append(current)
-    return [f"{quote}{piece}{quote}" for piece in pieces]
+        pieces.append("".join(current))
+    return [py_str(piece) for piece in pieces]
 
 
 def py_kwarg(name: str, value: str, indent: int = _INDENT) -> str:
@@ -136,7 +142,7 @@ def py_kwarg(name: str, value: str, indent: int = _INDENT) -> str:
     inner = " " * (indent + _INDENT)
     if len(inner) + len(literal) <= LINE_LENGTH:
         return f"{pad}{name}=(\n{inner}{literal}\n{pad}),"
-    pieces = _chunks(value, _quote_for(value), LINE_LENGTH - len(inner) - 2)
+    pieces = _chunks(value, LINE_LENGTH - len(inner) - 2)
     body = "\n".join(f"{inner}{piece}" for piece in pieces)
     return f"{pad}{name}=(\n{body}\n{pad}),"
 
@@ -223,8 +229,14 @@ def py_docstring(paragraphs: Iterable[str], indent: int = 0) -> str:
     for paragraph in paragraphs:
         lines: list[str] = []
         for raw_line in paragraph.split("\n"):
-            lines.extend(_wrap(_escape_doc(raw_line), _DOC_WIDTH - indent) or [""])
-        if any(lines):
+            # Prose: any run of whitespace (tabs, \r, U+2028) reads as one space.
+            collapsed = " ".join(raw_line.split())
+            lines.extend(_wrap(_escape_doc(collapsed), _DOC_WIDTH - indent) or [""])
+        while lines and not lines[-1]:
+            lines.pop()
+        while lines and not lines[0]:
+            lines.pop(0)
+        if lines:
             blocks.append(lines)
     if not blocks:
         return f'{pad}"""."""'
@@ -254,9 +266,7 @@ def _row_doc(row: MetricRow) -> list[str]:
 def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     """ruff's RUF022 order for SCREAMING names: digit runs compare as numbers."""
     return tuple(
-        (0, int(part)) if part.isdigit() else (1, part)
-        for part in re.split(r"(\d+)", name)
-        if part
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part
     )
 
 

@@ -50,7 +50,5 @@ def run(args: argparse.Namespace) -> int:
         for change in changes:
             verb = "removed" if change.action == "delete" else "wrote"
             print(f"{verb} {change.path}")
-    print(
-        f"generate: {len(written)} written, {len(unchanged)} unchanged, {len(removed)} removed"
-    )
+    print(f"generate: {len(written)} written, {len(unchanged)} unchanged, {len(removed)} removed")
     return 0
