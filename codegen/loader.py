@@ -437,7 +437,7 @@ class _Composer:
         *,
         bad: bool,
     ) -> YScalar:
-        quoted = event.style is not None and event.style in "'\"|>"
+        quoted = event.style in ("'", '"', "|", ">")
         if tag in (None, "!"):
             # The resolver applies YAML 1.1's implicit types, as the safe loader would.
             resolved: str = loader.resolve(  # type: ignore[no-untyped-call]

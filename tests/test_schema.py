@@ -1,0 +1,94 @@
+"""The catalog JSON schema: well-formed, closed, documented, and in step with the model."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from codegen import schema_check
+from codegen.model import KINDS, STABILITY_LEVELS
+from metric_catalog.vocabulary import METRIC_KINDS
+
+
+def walk(schema: Any, path: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every subschema with its JSON pointer."""
+    if isinstance(schema, dict):
+        yield path, schema
+        for key, value in schema.items():
+            yield from walk(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from walk(value, f"{path}/{index}")
+
+
+SCHEMA = schema_check.load_schema()
+
+
+def test_schema_is_valid_2020_12_with_versioned_urn_id() -> None:
+    """The schema checks against its metaschema and names its version without a web host."""
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["$id"] == schema_check.SCHEMA_ID == "urn:metric-catalog:schema:catalog:1-0-0"
+
+
+@pytest.mark.parametrize(
+    "pointer", [p for p, s in walk(SCHEMA) if s.get("type") == "object" or "properties" in s]
+)
+def test_every_object_is_closed(pointer: str) -> None:
+    """``additionalProperties: false`` everywhere, so typos are caught."""
+    subschema = dict(walk(SCHEMA))[pointer]
+    assert subschema.get("additionalProperties") is False
+
+
+def test_every_field_has_a_description_for_editors() -> None:
+    """Each property documents itself (editors show it on hover)."""
+    definitions = SCHEMA["$defs"]
+    for pointer, subschema in walk(SCHEMA):
+        for name, prop in subschema.get("properties", {}).items():
+            described = "description" in prop or (
+                "$ref" in prop and "description" in definitions[prop["$ref"].split("/")[-1]]
+            )
+            assert described, f"{pointer}/properties/{name}"
+
+
+def test_enums_match_the_model_and_the_runtime() -> None:
+    """Kinds and stability levels agree between schema, model and vocabulary."""
+    assert tuple(SCHEMA["$defs"]["kind"]["enum"]) == KINDS == METRIC_KINDS
+    assert tuple(SCHEMA["$defs"]["stability"]["enum"]) == STABILITY_LEVELS
+
+
+def test_module_keywords_are_pythons() -> None:
+    """The module-name keyword list is the lowercase keywords of this Python."""
+    banned = SCHEMA["properties"]["module"]["not"]["enum"]
+    assert banned == [word for word in keyword.kwlist if word.islower()]
+
+
+def test_validator_is_compiled_once() -> None:
+    """The validator is cached per process."""
+    assert schema_check.validator() is schema_check.validator()
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("rl.reward.mean", True),
+        ("rl.sft_v2.valid_tokens_per_second", True),
+        ("rl.a.1b", True),
+        ("reward.mean", False),
+        ("rl.", False),
+        ("rl..x", False),
+        ("rl.x.", False),
+        ("rl.x-y", False),
+        ("rl.x:y", False),
+        ("rl.x y", False),
+    ],
+)
+def test_series_name_pattern(name: str, valid: bool) -> None:
+    """The schema's name pattern accepts registry-key-compatible names only."""
+    pattern = SCHEMA["$defs"]["seriesName"]["pattern"]
+    assert bool(re.match(pattern, name)) is valid
