@@ -62,7 +62,8 @@ def diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     """0 when every generated file is current, 1 otherwise (or when the catalog has errors)."""
-    root: Path = args.root
+    # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
+    root: Path = args.root.resolve()
     try:
         plan, diagnostics = load_plan(root)
         if diagnostics:

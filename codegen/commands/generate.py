@@ -31,7 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
-    root: Path = args.root
+    # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
+    root: Path = args.root.resolve()
     try:
         plan, diagnostics = load_plan(root)
         if diagnostics:
