@@ -4,26 +4,24 @@ Configured the OpenTelemetry way, from the environment, and created lazily on
 the first tee (so a process that forks DataLoader workers before training gets
 its provider after the fork, not a copy of its parent's):
 
-==================================  =====================================================
-``OTEL_METRICS_EXPORTER``           ``none`` (default: the tee is a cheap no-op),
-                                    ``prometheus``, ``otlp``, ``console``, or a
-                                    comma-separated list of them.
-``OTEL_EXPORTER_OTLP_ENDPOINT``     Base URL of an OTLP/HTTP collector (default
-                                    ``http://localhost:4318``); ``/v1/metrics`` is
-                                    appended. ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``
-                                    is used verbatim and wins.
-``METRIC_CATALOG_PROMETHEUS_HOST``  Address the Prometheus scrape endpoint binds
-                                    (default ``127.0.0.1``; falls back to
-                                    ``OTEL_EXPORTER_PROMETHEUS_HOST``).
-``METRIC_CATALOG_PROMETHEUS_PORT``  Its port (default 9464; ``0`` picks a free one,
-                                    see :func:`prometheus_address`; falls back to
-                                    ``OTEL_EXPORTER_PROMETHEUS_PORT``).
-``OTEL_METRIC_EXPORT_INTERVAL``     Push interval in milliseconds for ``otlp`` and
-                                    ``console`` (default 60000).
-``METRIC_CATALOG_SHUTDOWN_TIMEOUT`` Seconds the final flush at exit may take
-                                    (default 5), so a dead collector cannot hang the
-                                    end of a run.
-==================================  =====================================================
+``OTEL_METRICS_EXPORTER``
+    ``none`` (default: the tee is a cheap no-op), ``prometheus``, ``otlp``,
+    ``console``, or a comma-separated list of them.
+``OTEL_EXPORTER_OTLP_ENDPOINT``
+    Base URL of an OTLP/HTTP collector (default ``http://localhost:4318``);
+    ``/v1/metrics`` is appended. ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` is
+    used verbatim and wins.
+``METRIC_CATALOG_PROMETHEUS_HOST``
+    Address the Prometheus scrape endpoint binds (default ``127.0.0.1``;
+    falls back to ``OTEL_EXPORTER_PROMETHEUS_HOST``).
+``METRIC_CATALOG_PROMETHEUS_PORT``
+    Its port (default 9464; ``0`` picks a free one, see
+    :func:`prometheus_address`; falls back to ``OTEL_EXPORTER_PROMETHEUS_PORT``).
+``OTEL_METRIC_EXPORT_INTERVAL``
+    Push interval in milliseconds for ``otlp`` and ``console`` (default 60000).
+``METRIC_CATALOG_SHUTDOWN_TIMEOUT``
+    Seconds the final flush at exit may take (default 5), so a dead collector
+    cannot hang the end of a run.
 
 A bad setting is reported once as a :class:`~metric_catalog._warn.MetricCatalogWarning`
 and disables export; it never raises into training code. Tests and embedders
