@@ -2,7 +2,7 @@
  * Filters for the catalog index (docs/metrics/index.md).
  *
  * The page holds a plain table (so Sphinx search indexes it) and a
- * <div class="catalog-filter" data-filter-table="ID"> of <select
+ * <div class="catalog-filter" data-filter-table="SELECTOR"> of <select
  * data-filter-column="owner|kind|stability">. This script copies each row's
  * owner/kind/stability cell text into data-owner/data-kind/data-stability,
  * hides the rows that do not match every chosen value, shows the count, and
@@ -17,7 +17,7 @@
   }
 
   function setUp(panel) {
-    var table = document.getElementById(panel.getAttribute("data-filter-table"));
+    var table = document.querySelector(panel.getAttribute("data-filter-table"));
     if (!table || !table.tHead || !table.tBodies.length) {
       return;
     }
