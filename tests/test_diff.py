@@ -472,6 +472,23 @@ def test_ref_without_a_catalog_counts_every_row_as_added(repo: Path) -> None:
     assert "2 added, 0 removed" in proc.stdout
 
 
+def test_merge_base_spec_diffs_against_the_fork_point(repo: Path) -> None:
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "feature")
+    write_catalog(repo, HEADER + LOSS)
+    git(repo, "commit", "-qam", "drop reward")
+    git(repo, "checkout", "-q", "-")
+    write_catalog(repo, HEADER + REWARD + LOSS + LOSS.replace("loss", "entropy"))
+    git(repo, "commit", "-qam", "main moves on")
+    git(repo, "checkout", "-q", "feature")
+    # Against main's tip the row added there would look removed; the fork point is v1.
+    proc = run_diff(repo, "--against", "main...", "--format", "json")
+    doc = json.loads(proc.stdout)
+    assert [r["name"] for r in doc["removed"]] == ["rl.reward.mean"]
+    assert doc["summary"]["added"] == 0
+    assert proc.returncode == 1
+
+
 @pytest.mark.parametrize("layout", ["checkout", "catalog-dir"])
 def test_directory_baseline_works_as_checkout_or_catalog_dir(tmp_path: Path, layout: str) -> None:
     base, work = tmp_path / "base", tmp_path / "work"
@@ -507,6 +524,8 @@ def test_baseline_that_does_not_load_is_a_usage_error(tmp_path: Path) -> None:
     proc = run_diff(work, "--against", str(base))
     assert proc.returncode == 2
     assert "does not load with this schema" in proc.stderr
+    # Its diagnostics name the baseline's own files, not the temporary copy.
+    assert f"{base.as_posix()}/catalog/grpo.yaml" in proc.stderr
 
 
 def test_invalid_working_catalog_exits_1(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """``python -m codegen diff --against REF``: what changed since a baseline, and what breaks.
 
-The baseline is a git ref (``main``, ``origin/main``, ``v0.3.0``, a commit) whose
+The baseline is a git ref (``main``, ``origin/main``, ``v0.3.0``, a commit, or
+``origin/main...`` for the merge base of that branch and ``HEAD``) whose
 ``catalog/*.yaml`` are read with ``git ls-tree`` and ``git cat-file``, or a
 directory: a checkout holding ``catalog/``, or a catalog directory itself.
 Either way the files are copied into a temporary directory and loaded like the
@@ -19,8 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from codegen.commands.resolve import load_or_report
-from codegen.diagnostics import Position
+from codegen.diagnostics import Position, format_diagnostics
 from codegen.diff import diff_catalogs
+from codegen.pipeline import load_and_check
 
 __all__ = ["HELP", "BaselineError", "configure", "materialize_baseline", "run"]
 
@@ -35,7 +37,22 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
 
 
+def _merge_base(spec: str, root: Path) -> str:
+    """``A...B`` (B defaults to HEAD) -> the commit id of their merge base."""
+    left, _, right = spec.partition("...")
+    found = _git(root, "merge-base", left or "HEAD", right or "HEAD")
+    if found.returncode != 0:
+        msg = (
+            f"--against {spec!r}: git merge-base {left or 'HEAD'} {right or 'HEAD'} found no "
+            "common ancestor; check both refs exist (fetch the branch first)"
+        )
+        raise BaselineError(msg)
+    return found.stdout.decode().strip()
+
+
 def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position]:
+    if "..." in ref:
+        ref = _merge_base(ref, root)
     if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
         msg = (
             f"--against {ref!r} is neither a directory nor a git commit in {root}; "
@@ -95,7 +112,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--against",
         required=True,
         metavar="REF_OR_DIR",
-        help="baseline: a git ref (branch, tag, commit) or a directory holding catalog/",
+        help=(
+            "baseline: a git ref (branch, tag, commit; A...B or A... for a merge base) "
+            "or a directory holding catalog/"
+        ),
     )
     parser.add_argument(
         "--format",
@@ -124,15 +144,21 @@ def run(args: argparse.Namespace) -> int:
         except BaselineError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        baseline = load_or_report(None, Path(tmp))
-    if baseline is None:
+        loaded = load_and_check(None, root=Path(tmp).resolve(), lint=False)
+    if loaded.diagnostics:
+        shown = [
+            replace(d, position=to_report(d.position)) if d.position else d
+            for d in loaded.diagnostics
+        ]
+        print(format_diagnostics(shown), file=sys.stderr)
+    if not loaded.ok:
         print(
-            f"error: the baseline catalog at {args.against} does not load with this schema "
-            "(diagnostics above name its files relative to the baseline); pick another "
-            "baseline or diff against a directory with the files fixed",
+            f"error: the baseline catalog at {args.against} does not load with this schema; "
+            "pick another baseline, or diff against a directory with those files fixed",
             file=sys.stderr,
         )
         return 2
+    baseline = loaded.catalog
     report = diff_catalogs(baseline, catalog, against=args.against, baseline_position=to_report)
     print(report.to_json() if args.format == "json" else report.to_text())
     return 1 if report.breaking else 0
