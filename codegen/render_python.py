@@ -270,11 +270,69 @@ def _row_doc(row: MetricRow) -> list[str]:
     return paragraphs
 
 
-def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """ruff's RUF022 order for SCREAMING names: digit runs compare as numbers."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part
-    )
+def _natord(left: str, right: str) -> int:
+    """Martin Pool's strnatcmp as the ``natord`` crate (used by ruff) implements it: -1, 0 or 1.
+
+    Digit runs compare as numbers (``N2 < N10``), except that a run starting
+    with ``0`` compares digit by digit, left-aligned (``N015 < N12``).
+    """
+    i = j = 0
+    while True:
+        if i >= len(left) or j >= len(right):
+            return (i < len(left)) - (j < len(right))
+        a, b = left[i], right[j]
+        if a.isdecimal() and b.isdecimal():
+            if a == "0" or b == "0":
+                while True:  # left-aligned: the first differing digit decides
+                    if a != b:
+                        return -1 if a < b else 1
+                    i, j = i + 1, j + 1
+                    more_a = i < len(left) and left[i].isdecimal()
+                    more_b = j < len(right) and right[j].isdecimal()
+                    if more_a != more_b:
+                        return 1 if more_a else -1
+                    if not more_a:
+                        break
+                    a, b = left[i], right[j]
+            else:
+                # Right-aligned: the longer run wins, else the first differing digit.
+                first = (a > b) - (a < b)
+                while True:
+                    i, j = i + 1, j + 1
+                    more_a = i < len(left) and left[i].isdecimal()
+                    more_b = j < len(right) and right[j].isdecimal()
+                    if more_a != more_b:
+                        return 1 if more_a else -1
+                    if not more_a:
+                        break
+                    if first == 0:
+                        first = (left[i] > right[j]) - (left[i] < right[j])
+                if first:
+                    return first
+            continue
+        if a != b:
+            return -1 if a < b else 1
+        i, j = i + 1, j + 1
+
+
+def _all_order(name: str) -> tuple[int, _NatStr]:
+    """Sort key for ``__all__`` matching ruff's RUF022: constants, then classes, then the rest."""
+    if len(name) > 1 and name.upper() == name and name.lower() != name:
+        category = 0
+    elif name[:1].isupper():
+        category = 1
+    else:
+        category = 2
+    return category, _NatStr(name)
+
+
+class _NatStr(str):
+    """A str ordered by :func:`_natord`."""
+
+    __slots__ = ()
+
+    def __lt__(self, other: str) -> bool:
+        return _natord(self, other) < 0
 
 
 def _key_constant(row: MetricRow) -> str:
@@ -393,7 +451,7 @@ def render_python_module(catalog_file: CatalogFile) -> str:
         module_doc=_module_doc(catalog_file),
         row_doc=lambda row: py_docstring(_row_doc(row)),
         key_constant=_key_constant,
-        all_names=sorted(all_names, key=_natural_key),
+        all_names=sorted(all_names, key=_all_order),
     )
 
 

@@ -28,6 +28,12 @@ _ALPHABET = [*"abc xyz\"\"''\\\n\t{}%#`", "é", "中", "😀", "\u200b", "\x00",
 
 
 def _hostile_module(rng: random.Random) -> CatalogFile:
+    # Digit runs with and without leading zeros, and a one-letter constant, exercise
+    # ruff's natural __all__ order (RUF022).
+    names = ["rl.x", "rl.y0"] + [
+        f"rl.fuzz.n{rng.choice(['', '0', '00'])}{rng.randint(0, 10 ** rng.randint(1, 4))}_{i}"
+        for i in range(148)
+    ]
     rows = []
     for i in range(150):
         length = rng.choice([1, 40, 80, 84, 86, 88, 90, 92, 95, 100, 160, 400])
@@ -38,7 +44,7 @@ def _hostile_module(rng: random.Random) -> CatalogFile:
         rows.append(
             MetricRow(
                 section="teed",
-                name=f"rl.fuzz.n{i}",
+                name=names[i],
                 kind="gauge",
                 unit="1",
                 description=text,
