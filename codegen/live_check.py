@@ -129,10 +129,11 @@ class Finding:
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict with stable keys."""
+        line_only = self.kind == "malformed"
         return {
             "kind": self.kind,
-            "prefix": self.prefix,
-            "key": self.key,
+            "prefix": None if line_only else self.prefix,
+            "key": None if line_only else self.key,
             "series": self.series,
             "count": self.count,
             "first_line": self.line or None,
@@ -213,44 +214,61 @@ class LiveCheckReport:
         out = []
         for f in self.findings:
             severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
-            position = f.position or (
-                Position(self.source, f.line, 1) if f.line else Position(self.source)
-            )
-            out.append(Diagnostic(f.kind.upper(), severity, f.message(), position))
+            out.append(Diagnostic(f.kind.upper(), severity, f.message(), self._where(f)))
+        for kind, note in self._cap_notes():
+            severity = Severity.ERROR if kind in wanted else Severity.WARNING
+            out.append(Diagnostic(kind.upper(), severity, note, Position(self.source)))
+        return sorted(out, key=Diagnostic.sort_key)
+
+    def _cap_notes(self) -> list[tuple[str, str]]:
+        """(kind, note) for occurrences the caps counted without listing them."""
+        notes = []
         if self.undeclared_untracked:
-            severity = Severity.ERROR if "undeclared" in wanted else Severity.WARNING
-            out.append(
-                Diagnostic(
-                    "UNDECLARED",
-                    severity,
+            notes.append(
+                (
+                    "undeclared",
                     f"{self.undeclared_untracked} more undeclared value(s) under keys beyond "
                     f"the first {MAX_UNDECLARED_KEYS} distinct ones were counted, not listed",
-                    Position(self.source),
                 )
             )
         if self.malformed_unreported:
-            severity = Severity.ERROR if "malformed" in wanted else Severity.WARNING
-            out.append(
-                Diagnostic(
-                    "MALFORMED",
-                    severity,
+            notes.append(
+                (
+                    "malformed",
                     f"{self.malformed_unreported} more malformed line(s) after the first "
                     f"{MAX_MALFORMED_REPORTED} were counted, not listed",
-                    Position(self.source),
                 )
             )
-        return sorted(out, key=Diagnostic.sort_key)
+        return notes
+
+    def _where(self, finding: Finding) -> Position:
+        if finding.position is not None:
+            return finding.position
+        return Position(self.source, finding.line, 1) if finding.line else Position(self.source)
 
     def to_json(self, fail_on: Iterable[str] = ()) -> str:
-        """The report as indented JSON with sorted keys."""
+        """The report as indented JSON with sorted keys.
+
+        ``findings`` holds one object per finding (kind, key, count, first line
+        and step, severity, source); ``notes`` says what the caps left uncounted
+        by key.
+        """
         wanted = sorted(set(fail_on))
         failed = self.failed(wanted)
+        findings = []
+        for f in sorted(self.findings, key=self._where):
+            severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
+            findings.append(
+                f.to_json() | {"severity": severity.value, "source": str(self._where(f))}
+            )
+        notes = [note for _, note in self._cap_notes()]
         doc = {
             "source": self.source,
             "lines": self.lines,
             "records": self.records,
             "rows": [r.to_json() for r in self.rows],
-            "findings": [d.to_json() for d in self.diagnostics(wanted)],
+            "findings": findings,
+            "notes": notes,
             "counts": {k: self._count(k) for k in FINDING_KINDS},
             "fail_on": wanted,
             "failed": failed,

@@ -197,7 +197,9 @@ def test_undeclared_tracking_is_capped_and_the_rest_counted(
         "3 more undeclared value(s) under keys beyond the first 5 distinct ones were "
         "counted, not listed"
     ]
-    assert json.loads(report.to_json())["counts"]["undeclared"] == 8
+    doc = json.loads(report.to_json())
+    assert doc["counts"]["undeclared"] == 8
+    assert doc["notes"] == notes
 
 
 def test_malformed_reporting_is_capped_and_the_rest_counted(
@@ -208,6 +210,35 @@ def test_malformed_reporting_is_capped_and_the_rest_counted(
     assert len([f for f in report.findings if f.kind == "malformed"]) == 2
     assert report.malformed_unreported == 3
     assert report.failed(["malformed"]) == ["malformed"]
+
+
+def test_json_findings_carry_count_first_occurrence_severity_and_source(
+    catalog: Catalog,
+) -> None:
+    doc = json.loads(check_file(str(RUN), catalog).to_json(["non_finite"]))
+    by_key = {(f["kind"], f["key"]): f for f in doc["findings"]}
+    assert by_key[("non_finite", "reward")] == {
+        "kind": "non_finite",
+        "prefix": "train",
+        "key": "reward",
+        "series": "rl.reward.mean",
+        "count": 2,
+        "first_line": 3,
+        "first_step": 2,
+        "severity": "error",
+        "source": f"{RUN}:3:1",
+        "message": "train/reward (rl.reward.mean) was logged 2 time(s) as NaN or infinity, "
+        "first NaN at step 2",
+    }
+    assert by_key[("missing", "val_loss")]["source"] == "catalog/sft.yaml:10:5"
+    malformed = [f for f in doc["findings"] if f["kind"] == "malformed"]
+    assert [(f["first_line"], f["key"]) for f in malformed] == [
+        (5, None),
+        (6, None),
+        (7, None),
+        (10, None),
+    ]
+    assert (doc["failed"], doc["ok"], doc["notes"]) == (["non_finite"], False, [])
 
 
 def test_text_report_has_a_table_per_teed_row_and_the_verdict(catalog: Catalog) -> None:
