@@ -103,6 +103,7 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(_logger_keys(catalog))
     diagnostics.extend(_names(catalog))
     diagnostics.extend(_replacements(catalog, declared))
+    diagnostics.extend(_namespaces(catalog))
     return diagnostics
 
 
@@ -172,4 +173,26 @@ def _replacements(catalog: Catalog, declared: Collection[str]) -> Iterator[Diagn
                 f"'replaced_by' of {row.name!r} names {target!r}, which no catalog row "
                 f"declares; {fix}",
                 where,
+            )
+
+
+def _namespaces(catalog: Catalog) -> Iterator[Diagnostic]:
+    rows = [row for _file, row in catalog.rows()]
+    order = {id(row): index for index, row in enumerate(rows)}
+    by_name = {row.name.lower(): row for row in reversed(rows)}
+    for row in rows:
+        parts = row.name.lower().split(".")
+        for end in range(2, len(parts)):
+            parent = by_name.get(".".join(parts[:end]))
+            if parent is None:
+                continue
+            # Reported once, at whichever of the two rows comes later.
+            later, earlier = (row, parent) if order[id(row)] > order[id(parent)] else (parent, row)
+            yield Diagnostic(
+                "NAME_IS_NAMESPACE",
+                Severity.WARNING,
+                f"series {parent.name!r} is also the namespace of {row.name!r} (the other "
+                f"row is at {earlier.position}); rename {parent.name!r} (e.g. "
+                f"'{parent.name}.value') so series names form a tree.",
+                later.position,
             )

@@ -92,9 +92,9 @@ def test_name_clashes_across_files_report_once_naming_both(
 
 
 def test_prometheus_clash_needs_unit_translation(tmp_path: Path) -> None:
-    """``rl.gpu.mem`` in By and ``rl.gpu.mem.bytes`` both scrape as ``rl_gpu_mem_bytes``."""
+    """``rl.gpu.mem`` in By and ``rl.gpu_mem.bytes`` both scrape as ``rl_gpu_mem_bytes``."""
     write(tmp_path, "a", "teed:\n" + teed_row("m", "rl.gpu.mem", unit="By"))
-    write(tmp_path, "b", "teed:\n" + teed_row("m2", "rl.gpu.mem.bytes", unit="By"))
+    write(tmp_path, "b", "teed:\n" + teed_row("m2", "rl.gpu_mem.bytes", unit="By"))
     (clash,) = load_and_check(root=tmp_path, lint=False).diagnostics
     assert clash.code == "DUPLICATE_PROMETHEUS_NAME"
     assert "'rl_gpu_mem_bytes'" in clash.message
@@ -143,3 +143,15 @@ def test_partial_catalog_keeps_every_valid_row(tmp_path: Path) -> None:
     result = load_and_check(root=tmp_path)
     assert not result.ok
     assert sorted(result.catalog.by_name()) == ["rl.a.x", "rl.b.z"]
+
+
+def test_name_that_is_a_namespace_is_a_warning_at_the_later_row(tmp_path: Path) -> None:
+    """``rl.reward`` next to ``rl.reward.mean`` warns (names should form a tree), exit 0."""
+    write(tmp_path, "a", "teed:\n" + teed_row("x", "rl.reward.mean"))
+    write(tmp_path, "b", "teed:\n" + teed_row("y", "rl.reward"))
+    result = load_and_check(root=tmp_path, lint=False)
+    (warning,) = result.diagnostics
+    assert warning.code == "NAME_IS_NAMESPACE"
+    assert str(warning.position) == "catalog/b.yaml:5:5"
+    assert "catalog/a.yaml:5:5" in warning.message
+    assert result.ok
