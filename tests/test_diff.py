@@ -346,6 +346,24 @@ def test_a_catalog_diffed_against_itself_has_no_changes_and_never_breaks(
     assert report.to_text().endswith("no compatibility findings")
 
 
+@given(rows_strategy, rows_strategy)
+def test_every_baseline_row_is_kept_removed_or_renamed_exactly_once(
+    old: list[MetricRow], new: list[MetricRow]
+) -> None:
+    report = diff_catalogs(catalog(*old), catalog(*new))
+    old_names, new_names = {r.name for r in old}, {r.name for r in new}
+    removed = {r.name for r in report.removed}
+    completed = {r.old_name for r in report.renamed if r.completed}
+    assert removed | completed == old_names - new_names
+    assert not removed & completed
+    targets = {r.new_name for r in report.renamed}
+    assert {r.name for r in report.added} == new_names - old_names - targets
+    assert all(d.code in RULES for d in report.diagnostics)
+    assert report.breaking == any(
+        RULES[d.code].severity.value == "error" for d in report.diagnostics
+    )
+
+
 # --- the command: git refs and directories as baselines -------------------------------
 
 HEADER = """\
