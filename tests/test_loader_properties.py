@@ -73,10 +73,9 @@ def catalog_file(draw: st.DrawFn, index: int) -> dict[str, Any]:
     names = [r["name"] for section in ("teed", "recorded") for r in data.get(section, [])]
     for section in ("teed", "recorded"):
         for r in data.get(section, []):
-            if "deprecated" in r and names and draw(st.booleans()):
-                r["deprecated"]["replaced_by"] = draw(st.sampled_from(names))
-                if r["deprecated"]["replaced_by"] == r["name"]:
-                    del r["deprecated"]["replaced_by"]
+            target: str = draw(st.sampled_from(["", *names]))
+            if "deprecated" in r and target not in ("", r["name"]):
+                r["deprecated"]["replaced_by"] = target
     return data
 
 
