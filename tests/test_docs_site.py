@@ -200,11 +200,21 @@ def _wait_in_view(browser: Any, element_id: str) -> None:
 
 
 def test_site_builds_with_zero_warnings(site: Site) -> None:
-    """The docs tree with generated pages builds under -W; every owner page exists."""
+    """The docs tree with generated pages builds under -W; every owner and YAML page exists."""
     for catalog_file in site.catalog.files:
         assert (site.html / "metrics" / f"{catalog_file.module}.html").is_file()
-    assert (site.html / "catalog-source" / "grpo.yaml.html").is_file()
+    for catalog_file in site.real.files:
+        name = Path(catalog_file.path).name
+        assert (site.html / "catalog-source" / f"{name}.html").is_file()
     assert (site.html / "api" / "vocabulary.html").is_file()
+
+
+def test_catalog_pages_have_unique_ids(site: Site) -> None:
+    """No id repeats on a catalog page, so every #anchor has one target."""
+    for page in sorted((site.html / "metrics").glob("*.html")):
+        ids = re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8"))
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        assert repeated == [], page.name
 
 
 def test_index_lists_every_catalog_series(site: Site, browser: Any) -> None:
