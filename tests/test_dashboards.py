@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +236,28 @@ def test_command_out_dir_writes_plain_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["dashboards", "--root", str(FIXTURES), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["grpo.json", "sft.json"]
+
+
+@pytest.mark.integration
+def test_every_query_parses_as_promql_for_the_fixture_and_repo_catalogs(
+    dashboards: dict[str, Any], tmp_path: Path
+) -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed (apt-get install prometheus)")
+    repo_catalog = load_and_check(root=REPO, lint=False).catalog
+    rendered = [*dashboards.values(), *map(json.loads, render_dashboards(repo_catalog).values())]
+    rules: list[dict[str, str]] = []
+    for dashboard in rendered:
+        for panel in panels(dashboard):
+            for target in panel["targets"]:
+                # Grafana fills $__rate_interval; promtool needs a literal duration.
+                expr = target["expr"].replace("$__rate_interval", "1m")
+                rules.append({"record": f"dashboard:query_{len(rules)}", "expr": expr})
+    path = tmp_path / "rules.yml"
+    path.write_text(json.dumps({"groups": [{"name": "dashboards", "rules": rules}]}))
+    proc = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"SUCCESS: {len(rules)} rules found" in proc.stdout
