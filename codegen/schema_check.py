@@ -57,6 +57,7 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "no_lint": "a lint rule name is SCREAMING_SNAKE_CASE, e.g. UNIT_IN_NAME",
 }
 
+_NULL: Final = "tag:yaml.org,2002:null"
 _TYPE_WORDS: Final[dict[str, str]] = {
     "string": "a string",
     "array": "a list",
@@ -107,6 +108,8 @@ def _describe_node(node: YNode) -> str:
     if isinstance(node, YSeq):
         return "a list"
     if isinstance(node.value, NonString):
+        if node.value.text in ("", "~"):
+            return "an empty value (which YAML reads as null)"
         return f"{node.value.text!r} (which YAML reads as {node.value.type_word})"
     return f"the string {node.value!r}"
 
@@ -127,6 +130,17 @@ def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
 def _field(path: Sequence[str | int]) -> str:
     names = [step for step in path if isinstance(step, str)]
     return names[-1] if names else "file"
+
+
+def _type_fix(node: YNode, expected: str) -> str:
+    """How to turn ``node`` into the expected JSON type."""
+    empty = isinstance(node, YScalar) and node.value in (
+        NonString("", _NULL),
+        NonString("~", _NULL),
+    )
+    if empty and expected == "array":
+        return "write [] for an empty list, or remove the key."
+    return f"write it as {_TYPE_WORDS.get(expected, expected)}."
 
 
 def _subject(path: Sequence[str | int], context: str) -> str:
@@ -197,7 +211,9 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
         if expected == "string" and isinstance(node, YScalar) and isinstance(node.value, NonString):
             text = node.value.text
             shown = "an empty value" if text in ("", "~") else repr(text)
-            quoted = f'{field}: "{text}"' if text not in ("", "~") else f'{field}: "..."'
+            quoted = f'"{text}"' if text not in ("", "~") else '"..."'
+            if not isinstance(path[-1], int):
+                quoted = f"{field}: {quoted}"
             yield _error(
                 "IMPLICIT_NON_STRING",
                 f"{subject}: YAML reads {shown} as {node.value.type_word}, "
@@ -208,7 +224,8 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
             wanted = _TYPE_WORDS.get(expected, expected)
             yield _error(
                 "WRONG_TYPE",
-                f"{subject} must be {wanted}, not {_describe_node(node)}; write it as {wanted}.",
+                f"{subject} must be {wanted}, not {_describe_node(node)}; "
+                f"{_type_fix(node, expected)}",
                 where,
             )
     elif kind == "enum":
