@@ -44,7 +44,9 @@ class MetricRow:
     """One catalog row, teed (has a logger key) or recorded (has none).
 
     ``positions`` maps each field name present in the YAML to where its value
-    starts; ``position`` is where the row's mapping starts.
+    starts; ``position`` is where the row's mapping starts. Nested fields use
+    dotted keys (``deprecated.since``, ``deprecated.replaced_by``) and list
+    items their index (``no_lint[0]``).
     """
 
     section: Section
