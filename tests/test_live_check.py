@@ -325,6 +325,20 @@ def test_clean_log_passes_fail_on_all(tmp_path: Path, capsys: pytest.CaptureFixt
     assert doc["failed"] == []
 
 
+def test_dash_reads_the_log_from_stdin() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "live-check", "-", "--root", str(FIXTURES)],
+        input=RUN.read_bytes(),
+        capture_output=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert out.startswith("live-check <stdin>: 11 line(s), 6 record(s)")
+    assert "<stdin>:3:1: warning[NON_FINITE]" in out
+
+
 def test_unreadable_log_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["live-check", "/nonexistent/run.jsonl", "--root", str(FIXTURES)]) == 2
     assert "cannot read /nonexistent/run.jsonl" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from codegen.commands.resolve import add_catalog_arguments, load_or_report
-from codegen.live_check import FINDING_KINDS, check_file
+from codegen.live_check import FINDING_KINDS, check_file, check_stream
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 
@@ -37,7 +37,11 @@ def parse_fail_on(values: list[str] | None) -> list[str]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
-    parser.add_argument("log", metavar="RUN.jsonl", help="JSONL written by the JsonlLogger")
+    parser.add_argument(
+        "log",
+        metavar="RUN.jsonl",
+        help="JSONL written by the JsonlLogger; - reads stdin (e.g. zcat run.jsonl.gz | ...)",
+    )
     parser.add_argument(
         "--fail-on",
         action="append",
@@ -68,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
     try:
-        report = check_file(args.log, catalog)
+        if args.log == "-":
+            report = check_stream(sys.stdin.buffer, catalog, source="<stdin>")
+        else:
+            report = check_file(args.log, catalog)
     except OSError as exc:
         print(
             f"error: cannot read {args.log}: {exc.strerror or exc}; pass the JSONL file the "
