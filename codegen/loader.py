@@ -35,12 +35,17 @@ __all__ = [
     "MAX_FILE_BYTES",
     "LoadedFile",
     "NonString",
+    "Plain",
     "YMap",
     "YNode",
     "YScalar",
     "YSeq",
+    "iter_path",
+    "load_bytes",
     "load_file",
     "load_text",
+    "subtree_bad",
+    "to_plain",
 ]
 
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
@@ -143,6 +148,7 @@ YNode: TypeAlias = YScalar | YSeq | YMap
 """Any node of the tree."""
 
 Plain: TypeAlias = "str | NonString | list[Plain] | dict[str, Plain]"
+"""A node as plain data, what jsonschema validates."""
 
 
 def to_plain(node: YNode) -> Plain:
