@@ -69,6 +69,9 @@ _ESCAPE_ANYWHERE: Final = frozenset("\\`*_{}[]|~$#")
 # MyST targets "(x)=", comments "%", colon fences, field lists, "+++" breaks).
 _ESCAPE_AT_START: Final = frozenset("+-=:%(")
 _HTML_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_ESCAPES: Final = {ord(c): "\\" + c for c in _ESCAPE_ANYWHERE} | {
+    ord(c): entity for c, entity in _HTML_ENTITIES.items()
+}
 _ORDERED_LIST_START: Final = re.compile(r"^(\d+)([.)])")
 _NON_ID_CHARS: Final = re.compile(r"[^a-z0-9]+")
 _BACKTICK_RUNS: Final = re.compile(r"`+")
@@ -90,15 +93,9 @@ def _one_line(text: str) -> str:
 def escape_markdown(text: str) -> Markup:
     """``text`` as MyST inline Markdown that renders as exactly that text, on one line."""
     flat = _one_line(text)
-    out: list[str] = []
-    for index, char in enumerate(flat):
-        if char in _HTML_ENTITIES:
-            out.append(_HTML_ENTITIES[char])
-        elif char in _ESCAPE_ANYWHERE or (index == 0 and char in _ESCAPE_AT_START):
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    escaped = "".join(out)
+    escaped = flat.translate(_ESCAPES)
+    if flat[:1] in _ESCAPE_AT_START:
+        escaped = "\\" + escaped
     # "1. x" / "1) x" would start an ordered list.
     escaped = _ORDERED_LIST_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", escaped)
     return Markup(escaped)  # every character was escaped above
