@@ -27,7 +27,12 @@ import pytest
 from codegen.model import Catalog, MetricRow
 from codegen.pipeline import load_and_check
 from codegen.render_docs import DOCS_HEADER_PREFIX, render_docs_pages, series_anchor
-from tests.docs_fixtures import SCRIPT_DESCRIPTION, SEARCH_WORD, merged_catalog
+from tests.docs_fixtures import (
+    HOSTILE_DESCRIPTIONS,
+    SCRIPT_DESCRIPTION,
+    SEARCH_WORD,
+    merged_catalog,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -322,6 +327,26 @@ def test_script_in_description_renders_as_text(site: Site, browser: Any, page: s
     )
     assert injected == 0
     _shot(browser, "hostile" if "hostile" in page else "index-hostile")
+
+
+def test_hostile_descriptions_render_verbatim(site: Site, browser: Any) -> None:
+    """Every injection attempt shows as its own text in the built table and section."""
+    _open(browser, f"{site.url}/metrics/fixture_hostile.html")
+    shown: dict[str, list[str]] = browser.execute_script(
+        """
+        const out = {};
+        for (const row of document.querySelector("table.catalog-summary").tBodies[0].rows) {
+          const link = row.cells[0].querySelector("a");
+          const name = link.textContent.trim();
+          const section = document.getElementById(link.getAttribute("href").slice(1));
+          out[name] = [row.cells[5].textContent, section.querySelector("h3 + p").textContent];
+        }
+        return out;
+        """
+    )
+    for key, text in HOSTILE_DESCRIPTIONS.items():
+        flat = " ".join(line.strip() for line in text.splitlines() if line.strip())
+        assert shown[f"rl.fixture.hostile.{key}"] == [flat, flat], key
 
 
 def _deepest(site: Site) -> tuple[str, MetricRow]:
