@@ -270,69 +270,34 @@ def _row_doc(row: MetricRow) -> list[str]:
     return paragraphs
 
 
-def _natord(left: str, right: str) -> int:
-    """Martin Pool's strnatcmp as the ``natord`` crate (used by ruff) implements it: -1, 0 or 1.
+_DIGIT_RUN: Final = re.compile(r"[0-9]+")
 
-    Digit runs compare as numbers (``N2 < N10``), except that a run starting
-    with ``0`` compares digit by digit, left-aligned (``N015 < N12``).
+
+def _encode_run(match: re.Match[str]) -> str:
+    run = match.group()
+    # A lead byte below every identifier character puts runs first; a trailing
+    # \x01 (below every digit) makes a run that ends sort before one that goes on.
+    if run.startswith("0"):
+        return f"0{run}\x01"  # left-aligned: plain digit order
+    return f"1{chr(0x100 + len(run))}{run}\x01"  # right-aligned: length, then digits
+
+
+def _all_order(name: str) -> tuple[int, str]:
+    """Sort key for ``__all__`` giving exactly ruff's RUF022 order.
+
+    ruff sorts constants, then classes (a one-letter ``X`` counts as one), then
+    the rest, each by the ``natord`` crate (Martin Pool's strnatcmp): digit
+    runs compare as numbers (``N2 < N10``), but a run starting with ``0``
+    compares left-aligned, digit by digit (``N015 < N12``). The key rewrites
+    each digit run so plain string order is that order.
     """
-    i = j = 0
-    while True:
-        if i >= len(left) or j >= len(right):
-            return (i < len(left)) - (j < len(right))
-        a, b = left[i], right[j]
-        if a.isdecimal() and b.isdecimal():
-            if a == "0" or b == "0":
-                while True:  # left-aligned: the first differing digit decides
-                    if a != b:
-                        return -1 if a < b else 1
-                    i, j = i + 1, j + 1
-                    more_a = i < len(left) and left[i].isdecimal()
-                    more_b = j < len(right) and right[j].isdecimal()
-                    if more_a != more_b:
-                        return 1 if more_a else -1
-                    if not more_a:
-                        break
-                    a, b = left[i], right[j]
-            else:
-                # Right-aligned: the longer run wins, else the first differing digit.
-                first = (a > b) - (a < b)
-                while True:
-                    i, j = i + 1, j + 1
-                    more_a = i < len(left) and left[i].isdecimal()
-                    more_b = j < len(right) and right[j].isdecimal()
-                    if more_a != more_b:
-                        return 1 if more_a else -1
-                    if not more_a:
-                        break
-                    if first == 0:
-                        first = (left[i] > right[j]) - (left[i] < right[j])
-                if first:
-                    return first
-            continue
-        if a != b:
-            return -1 if a < b else 1
-        i, j = i + 1, j + 1
-
-
-def _all_order(name: str) -> tuple[int, _NatStr]:
-    """Sort key for ``__all__`` matching ruff's RUF022: constants, then classes, then the rest."""
     if len(name) > 1 and name.upper() == name and name.lower() != name:
         category = 0
     elif name[:1].isupper():
         category = 1
     else:
         category = 2
-    return category, _NatStr(name)
-
-
-class _NatStr(str):
-    """A str ordered by :func:`_natord`."""
-
-    __slots__ = ()
-
-    def __lt__(self, other: str) -> bool:
-        return _natord(self, other) < 0
+    return category, _DIGIT_RUN.sub(_encode_run, name)
 
 
 def _key_constant(row: MetricRow) -> str:
