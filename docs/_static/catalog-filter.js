@@ -63,11 +63,15 @@
         count.textContent = shown + " of " + rows.length + " series";
       }
       var query = params.toString();
-      window.history.replaceState(
-        null,
-        "",
-        window.location.pathname + (query ? "?" + query : "") + window.location.hash
-      );
+      try {
+        window.history.replaceState(
+          null,
+          "",
+          window.location.pathname + (query ? "?" + query : "") + window.location.hash
+        );
+      } catch (error) {
+        // Some browsers refuse history changes on file:// pages; filtering still works.
+      }
     }
 
     var initial = new URLSearchParams(window.location.search);
