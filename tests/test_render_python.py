@@ -358,3 +358,15 @@ def test_distinct_names_are_not_reported() -> None:
     """Rows whose constants and key constants differ produce no finding."""
     catalog_file = owner_file([teed("rl.foo", "a"), teed("rl.foo.keys", "b")])
     assert python_name_diagnostics(Catalog((catalog_file,))) == []
+
+
+def test_all_follows_ruffs_natural_order() -> None:
+    """__all__ sorts digit runs as numbers, 0-led runs digit by digit, one-letter names last."""
+    rows = [recorded(name) for name in ["rl.x", "rl.n10", "rl.n2", "rl.n015", "rl.n12"]]
+    tree = ast.parse(render_python_module(owner_file([], rows)))
+    exported = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    )
+    assert exported == ["N015", "N2", "N10", "N12", "RECORDED", "TEED", "X"]
