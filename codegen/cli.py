@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Final
@@ -54,5 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser(args_list)
     args = parser.parse_args(args_list)
     run = args._run
-    code: int = run(args)
+    try:
+        code: int = run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error of ours. Point stdout
+        # at devnull so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return code
