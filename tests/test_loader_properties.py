@@ -194,3 +194,35 @@ def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     for diagnostic in result.diagnostics:
         assert diagnostic.position is not None
         assert diagnostic.position.line >= 1 or diagnostic.code == "FILE_UNREADABLE"
+
+
+# A valid file (the corpus case whose only finding is a warning) to mutate.
+VALID_TEXT = (Path(__file__).parent / "cases" / "lint_unused_no_lint.yaml").read_text(
+    encoding="utf-8"
+)
+EDIT_CHARS = st.sampled_from([*":-[]{},&*!|>'\"#%@` \t\n\\?~0yn", "\ufeff", "\x00", "é"])
+
+
+@SETTINGS
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(VALID_TEXT)), st.integers(0, 3), st.text(EDIT_CHARS)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_character_edits_of_a_valid_file_never_raise(edits: list[tuple[int, int, str]]) -> None:
+    """Typos anywhere (deleted, inserted, replaced characters) give diagnostics, not tracebacks."""
+    text = VALID_TEXT
+    for at, delete, insert in edits:
+        text = text[:at] + insert + text[at + delete :]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "catalog").mkdir()
+        (root / "catalog" / "x.yaml").write_text(text, encoding="utf-8")
+        result = load_and_check(root=root, lint=True)
+    lines = text.count("\n") + 1
+    for diagnostic in result.diagnostics:
+        assert diagnostic.position is not None
+        assert 1 <= diagnostic.position.line <= lines
+        assert diagnostic.position.column >= 1
