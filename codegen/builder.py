@@ -62,6 +62,9 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         value = _text(node)
         if value is not None and schema.is_clean((name,)):
             header[name] = value
+    # A broken prefix would put every teed row under the wrong key: build nothing.
+    if any(name in root.values and name not in header for name in _FILE_FIELDS):
+        return BuiltFile(None, ())
     if not all(name in header for name in ("owner", "module", "description")):
         return BuiltFile(None, ())
     file_prefix = header.get("prefix", DEFAULT_PREFIX)
