@@ -155,3 +155,12 @@ def test_name_that_is_a_namespace_is_a_warning_at_the_later_row(tmp_path: Path) 
     assert str(warning.position) == "catalog/b.yaml:5:5"
     assert "catalog/a.yaml:5:5" in warning.message
     assert result.ok
+
+
+def test_invalid_file_prefix_causes_no_spurious_key_clash(tmp_path: Path) -> None:
+    """A file with a broken prefix is reported once; its rows are not guessed into ``train``."""
+    write(tmp_path, "a", "teed:\n" + teed_row("reward", "rl.a.x"))
+    write(tmp_path, "b", "teed:\n" + teed_row("reward", "rl.b.x"), file_prefix="train/")
+    result = load_and_check(root=tmp_path)
+    assert [d.code for d in result.diagnostics] == ["INVALID_FORMAT"]
+    assert [f.path for f in result.catalog.files] == ["catalog/a.yaml"]
