@@ -184,8 +184,13 @@ def unit_annotation_plural(row: MetricRow) -> Iterator[str]:
 @rule("UNIT_IN_NAME", Severity.ERROR, "name")
 def unit_in_name(row: MetricRow) -> Iterator[str]:
     """The name does not spell a unit (``_ms``, ``_seconds``, ``_bytes``); ``unit`` does."""
-    for token in _tokens(row.name):
-        if token in _UNIT_WORDS:
+    tokens = _tokens(row.name)
+    for index, token in enumerate(tokens):
+        # "second" is also an ordinal (rl.second_stage.loss): a unit only last or after "per".
+        ordinal = (
+            token == "second" and index < len(tokens) - 1 and tokens[index - 1 : index] != ["per"]
+        )
+        if token in _UNIT_WORDS and not ordinal:
             yield (
                 f"series name {row.name!r} spells the unit {token!r}; drop it from the name "
                 f"and keep the unit in 'unit' (now {row.unit!r})."

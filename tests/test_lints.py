@@ -58,6 +58,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("UNIT_IN_NAME", {"name": "rl.step.time_ms"}, {"name": "rl.step.time"}),
     ("UNIT_IN_NAME", {"name": "rl.gpu.memory_bytes"}, {"name": "rl.gpu.memory"}),
     ("UNIT_IN_NAME", {"name": "rl.throughput.tokens_per_sec"}, {"name": "rl.reward.min"}),
+    ("UNIT_IN_NAME", {"name": "rl.tokens_per_second.x"}, {"name": "rl.second_stage.loss"}),
+    ("UNIT_IN_NAME", {"name": "rl.wait.second"}, {"name": "rl.second.loss"}),
     ("COUNTER_SUFFIX", {"kind": "counter", "name": "rl.tokens.total"}, {"kind": "counter"}),
     ("COUNTER_SUFFIX", {"kind": "counter", "name": "rl.tokens_count"}, {"kind": "counter"}),
     ("RESERVED_SUFFIX", {"name": "rl.reward.sum"}, {"name": "rl.reward.summed"}),
