@@ -79,7 +79,11 @@ def load_and_check(
     to it when possible. Never raises for bad catalog input.
     """
     base = Path.cwd() if root is None else root
-    chosen = default_paths(base) if paths is None else _expand(paths, base)
+    if paths is None:
+        # Relative to base, so a relative root is not joined onto the paths twice.
+        chosen = [Path("catalog") / found.name for found in default_paths(base)]
+    else:
+        chosen = _expand(paths, base)
     diagnostics: list[Diagnostic] = []
     files: list[CatalogFile] = []
     names: set[str] = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,15 @@ def test_hostile_bytes_never_raise(data: bytes) -> None:
     for diagnostic in loaded.diagnostics:
         assert diagnostic.position is not None
         assert diagnostic.position.line >= 1
+
+
+def test_a_relative_root_finds_the_catalog_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_and_check(root=<relative path>) does not join the root onto the paths twice."""
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "catalog", tmp_path / "proj" / "catalog")
+    monkeypatch.chdir(tmp_path)
+    result = load_and_check(root=Path("proj"))
+    assert result.ok, [d.format() for d in result.diagnostics]
+    assert {f.path for f in result.catalog.files} >= {"catalog/grpo.yaml"}
