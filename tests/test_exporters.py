@@ -174,34 +174,51 @@ def test_shutdown_stops_export_until_configure_is_called_again(
 
 
 @pytest.fixture
-def blackhole() -> Iterator[int]:
-    """A loopback port that accepts connections (via the backlog) and never answers."""
+def blackhole() -> Iterator[socket.socket]:
+    """A loopback socket that accepts connections (via the backlog) and never answers."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
-        yield int(sock.getsockname()[1])
+        yield sock
+
+
+def _connections(sock: socket.socket) -> int:
+    """How many connections wait in the backlog (each one an export attempt)."""
+    sock.setblocking(False)
+    accepted = []
+    while True:
+        try:
+            accepted.append(sock.accept()[0])
+        except BlockingIOError:
+            break
+    for conn in accepted:
+        conn.close()
+    return len(accepted)
 
 
 def test_shutdown_with_a_dead_collector_returns_within_the_bound(
-    clean_otel: None, blackhole: int
+    clean_otel: None, blackhole: socket.socket
 ) -> None:
     register_samples()
     config = ExporterConfig(
         exporters=("otlp",),
-        otlp_endpoint=f"http://127.0.0.1:{blackhole}/v1/metrics",
+        otlp_endpoint=f"http://127.0.0.1:{blackhole.getsockname()[1]}/v1/metrics",
         shutdown_timeout=1.0,
     )
     exporters.configure(config=config)
     tee_metrics({"loss": 1.0}, "train")
     start = time.monotonic()
-    with caught_warnings():
-        exporters.shutdown()
+    with caught_warnings() as caught:
+        finished = exporters.shutdown()
     elapsed = time.monotonic() - start
     assert elapsed < 2.0
+    assert finished is False
+    assert any("did not finish within 1 s" in m for m in caught.messages)
+    assert _connections(blackhole) >= 1  # the teed point was really being sent
     assert exporters.get_meter_provider() is None
 
 
-def test_exit_with_a_dead_collector_is_bounded(blackhole: int) -> None:
+def test_exit_with_a_dead_collector_is_bounded(blackhole: socket.socket) -> None:
     script = """
         from metric_catalog import vocabulary
         from metric_catalog.tee import tee_metrics
@@ -213,7 +230,7 @@ def test_exit_with_a_dead_collector_is_bounded(blackhole: int) -> None:
         "PATH": "/usr/bin:/bin",
         "PYTHONPATH": "src:.",
         "OTEL_METRICS_EXPORTER": "otlp",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{blackhole}",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{blackhole.getsockname()[1]}",
         "METRIC_CATALOG_SHUTDOWN_TIMEOUT": "1",
     }
     start = time.monotonic()
@@ -228,6 +245,8 @@ def test_exit_with_a_dead_collector_is_bounded(blackhole: int) -> None:
     elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "exiting"
+    assert "did not finish within 1 s" in result.stderr  # the atexit flush ran, and gave up
+    assert _connections(blackhole) >= 1
     assert elapsed < 6.0  # interpreter start and SDK import plus the 1 s bound
 
 

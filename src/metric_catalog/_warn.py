@@ -6,7 +6,7 @@ times, so each distinct cause is reported once per process: the first NaN loss
 is news, the next ten thousand are noise.
 
 Warnings (rather than ``logging``) because they carry a category users can
-filter (``-W ignore::metric_catalog._warn.MetricCatalogWarning``) or promote
+filter (``-W ignore::metric_catalog.tee.MetricCatalogWarning``) or promote
 in tests, and pytest collects them. If the user's filters promote them to
 errors, the warning is logged instead of raised: the promise that the tee
 never raises wins.
@@ -15,6 +15,7 @@ never raises wins.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import warnings
 from collections.abc import Hashable
@@ -46,6 +47,15 @@ def warn_once(cause: Hashable, message: str) -> bool:
     except Exception:  # noqa: BLE001 - filters set to "error" must not break the loop
         _LOGGER.warning("%s", message)
     return True
+
+
+def _reinit_lock_after_fork() -> None:
+    global _LOCK  # noqa: PLW0603 - a thread of the parent may have held it at fork time
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reinit_lock_after_fork)
 
 
 def _reset_for_tests() -> None:

@@ -263,11 +263,9 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
             if name == "otlp":
                 from opentelemetry.exporter.otlp.proto.http import metric_exporter  # noqa: PLC0415
 
-                # The per-request timeout also bounds the retries (1/2/4 s backoff).
-                exporter = metric_exporter.OTLPMetricExporter(
-                    endpoint=config.otlp_endpoint,
-                    timeout=max(config.shutdown_timeout, 0.1),
-                )
+                # Timeout from OTEL_EXPORTER_OTLP_TIMEOUT (10 s): it bounds one background
+                # export with its retries; shutdown() has its own, shorter bound.
+                exporter = metric_exporter.OTLPMetricExporter(endpoint=config.otlp_endpoint)
                 label = f"OTLP collector {config.otlp_endpoint}"
             else:
                 # The current stdout, not the one bound when the SDK was imported.
@@ -277,7 +275,6 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
                 sdk_export.PeriodicExportingMetricReader(
                     _process_bound(exporter, label),
                     export_interval_millis=config.export_interval_millis,
-                    export_timeout_millis=max(config.shutdown_timeout, 0.1) * 1000,
                 )
             )
     except BaseException:
@@ -322,6 +319,21 @@ def _stop_server(server: Any) -> None:
 
 
 _BOUND_CLASS: Callable[[MetricExporter, str], MetricExporter] | None = None
+_IN_FLIGHT_LOCK = threading.Lock()
+_IN_FLIGHT = 0  # exports running right now; one still running after shutdown was cut off
+_FAILURES = 0  # failed exports so far; one during shutdown means the final flush was lost
+
+
+def _count_in_flight(delta: int) -> None:
+    global _IN_FLIGHT  # noqa: PLW0603
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT += delta
+
+
+def _count_failure() -> None:
+    global _FAILURES  # noqa: PLW0603
+    with _IN_FLIGHT_LOCK:
+        _FAILURES += 1
 
 
 def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
@@ -355,15 +367,20 @@ def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
             ) -> sdk_export.MetricExportResult:
                 if os.getpid() != self._pid:
                     return sdk_export.MetricExportResult.SUCCESS
+                _count_in_flight(+1)
                 try:
                     result = self._inner.export(metrics_data, timeout_millis=timeout_millis)
                 except Exception as exc:  # noqa: BLE001 - reported once, not raised
+                    _count_failure()
                     warn_once(
                         ("export-error", self._label, type(exc).__name__),
                         f"metric export to {self._label} raised {type(exc).__name__}: {exc}",
                     )
                     return sdk_export.MetricExportResult.FAILURE
+                finally:
+                    _count_in_flight(-1)
                 if result is not sdk_export.MetricExportResult.SUCCESS:
+                    _count_failure()
                     warn_once(
                         ("export-failed", self._label),
                         f"metric export to {self._label} failed; training continues and "
@@ -442,11 +459,13 @@ def _shutdown_locked(timeout: float | None) -> bool:
         except BaseException as exc:  # noqa: BLE001 - reported below
             outcome.append(exc)
 
+    failures_before = _FAILURES
     worker = threading.Thread(target=flush, name="metric-catalog-shutdown", daemon=True)
     worker.start()
     worker.join(bound + 0.25)  # the SDK honours the bound loosely; this is the hard stop
     _stop_server(state.http_server)
-    if not outcome:
+    # The SDK abandons an export that outlives the bound and still reports success.
+    if not outcome or _IN_FLIGHT > 0:
         warn_once(
             ("shutdown-timeout",),
             f"metric export: the final flush did not finish within {bound:g} s "
@@ -457,6 +476,13 @@ def _shutdown_locked(timeout: float | None) -> bool:
         warn_once(
             ("shutdown-error", type(outcome[0]).__name__),
             f"metric export: shutdown failed: {type(outcome[0]).__name__}: {outcome[0]}",
+        )
+        return False
+    if failures_before < _FAILURES:
+        warn_once(
+            ("shutdown-export-failed",),
+            "metric export: the final flush failed; the collector may be down, "
+            "remaining points are dropped",
         )
         return False
     return True
@@ -509,8 +535,10 @@ def _shutdown_at_exit() -> None:
 def _after_fork_in_child() -> None:
     # Forget the parent's provider: the child builds its own on its first tee. The
     # listening socket is the parent's to serve; close our copy of the descriptor.
-    global _STATE, _LOCK  # noqa: PLW0603
+    global _STATE, _LOCK, _IN_FLIGHT_LOCK, _IN_FLIGHT  # noqa: PLW0603
     _LOCK = threading.RLock()  # another thread may have held it at fork time
+    _IN_FLIGHT_LOCK = threading.Lock()
+    _IN_FLIGHT = 0  # the parent's exports are not the child's
     state = _STATE
     _STATE = None
     if state is not None and state.http_server is not None:
