@@ -195,6 +195,9 @@ class _State:
 _LOCK = threading.RLock()
 _STATE: _State | None = None  # None: not resolved yet in this process
 _ATEXIT_REGISTERED = False
+# Bumped whenever the provider changes, so a metric group built concurrently on the
+# old provider is not cached (see otel.ensure_metric_group_registered).
+_GENERATION = 0
 
 
 def get_meter_provider() -> MeterProvider | None:
@@ -513,6 +516,8 @@ def reset_for_tests() -> None:
 
 def _invalidate_instruments(*, after_fork: bool = False) -> None:
     # Instruments belong to a provider; the next tee rebuilds them on the new one.
+    global _GENERATION  # noqa: PLW0603
+    _GENERATION += 1
     otel = sys.modules.get("metric_catalog.otel")
     if otel is not None:
         otel._invalidate_group(after_fork=after_fork)

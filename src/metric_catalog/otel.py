@@ -189,9 +189,11 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
             return group
         # Freeze first: rows registered from here on raise instead of being lost.
         vocabulary.freeze_metrics()
+        generation = exporters._GENERATION
         provider = meter_provider if meter_provider is not None else exporters.get_meter_provider()
         group = _build_group(provider)
-        _GROUP = group
+        if generation == exporters._GENERATION:  # else configure() raced us: rebuild next time
+            _GROUP = group
         return group
 
 
