@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -123,21 +124,28 @@ def test_prometheus_exporter_serves_translated_names_on_loopback(
     assert "otel_scope_name" not in text
 
 
+def _reader_threads() -> int:
+    return sum(t.name == "OtelPeriodicExportingMetricReader" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("names", ["prometheus", "otlp,prometheus"])
 def test_a_taken_prometheus_port_disables_export_with_one_warning(
-    clean_otel: None, monkeypatch: pytest.MonkeyPatch
+    clean_otel: None, monkeypatch: pytest.MonkeyPatch, names: str
 ) -> None:
     register_samples()
+    threads_before = _reader_threads()
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
-        monkeypatch.setenv("OTEL_METRICS_EXPORTER", "prometheus")
+        monkeypatch.setenv("OTEL_METRICS_EXPORTER", names)
         monkeypatch.setenv("METRIC_CATALOG_PROMETHEUS_PORT", str(busy.getsockname()[1]))
         with caught_warnings() as caught:
             tee_metrics({"loss": 1.0}, "train")
             tee_metrics({"loss": 1.0}, "train")
     assert exporters.get_meter_provider() is None
     assert len(caught.messages) == 1
-    assert "could not start exporter(s) prometheus" in caught.messages[0]
+    assert f"could not start exporter(s) {names.replace(',', ', ')}" in caught.messages[0]
+    assert _reader_threads() == threads_before  # a half-built setup is torn down
 
 
 def test_console_exporter_prints_the_series_at_shutdown(
