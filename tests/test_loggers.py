@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import threading
@@ -84,6 +85,15 @@ def test_tee_errors_never_reach_the_caller_of_the_logger(
         assert logger.log_metrics({"loss": math.nan, "nope": 1, "reward": 4}, 1, "train")
     assert len(caught.messages) == 2
     assert collect(otel_reader)["rl.reward.mean"].value == 4.0
+
+
+def test_tee_logger_copies_as_a_wrapper_not_as_its_inner_logger() -> None:
+    logger = TeeLogger(RecordingLogger(), attributes={"rank": 1})
+    clone = copy.deepcopy(logger)
+    assert isinstance(clone, TeeLogger)
+    assert isinstance(clone.inner, RecordingLogger)
+    assert clone.inner is not logger.inner
+    assert clone.attributes == {"rank": 1}
 
 
 def test_tee_logger_rejects_objects_without_log_metrics() -> None:

@@ -81,8 +81,10 @@ class TeeLogger:
             tee_metrics(metrics, prefix, attributes=self.attributes, strict=self.strict)
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached for names the wrapper lacks: log_hyperparams, finish, ...
-        if name == "inner":
+        # Only reached for names the wrapper lacks: log_hyperparams, finish, ... Not for
+        # dunders (copy/pickle probe __deepcopy__, __reduce_ex__: those are the wrapper's)
+        # nor before __init__ has set inner.
+        if name == "inner" or (name.startswith("__") and name.endswith("__")):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
