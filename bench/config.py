@@ -63,7 +63,7 @@ class Config:
             noop_rows=10_000,
             import_rows=10_000,
             scaling=(1_000, 10_000, 50_000),
-            tee_calls=2_000,
+            tee_calls=1_000,
             glean=glean,
         )
 

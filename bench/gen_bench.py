@@ -10,6 +10,7 @@ caches first.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from bench.measure import (
     python,
     run_checked,
 )
+from bench.phases import PHASES
 from bench.report import Section, Target
 
 __all__ = [
@@ -94,10 +96,10 @@ class _Series:
 
 
 def _interleave(
-    cfg: Config, runners: list[tuple[str, Callable[[int], Sample]]], runs: int | None = None
+    cfg: Config, runners: list[tuple[str, Callable[[int], Sample]]], *, warm_up: bool = True
 ) -> list[_Series]:
     series = [_Series(label, []) for label, _ in runners]
-    for i in range(-1, runs if runs is not None else cfg.runs):
+    for i in range(-1 if warm_up else 0, cfg.runs):
         for s, (_, run) in zip(series, runners, strict=True):
             sample = run(i)
             if i >= 0:  # i == -1 is the untimed warm-up
@@ -191,7 +193,37 @@ def bench_generate(cfg: Config) -> Section:
                     met=None if cfg.smoke or speedup is None else speedup >= _GEN_SPEEDUP_GOAL,
                 )
             )
+    section.extra_tables.append(_phase_table(cfg, max(cfg.sizes)))
     return section
+
+
+def _phase_table(cfg: Config, rows: int) -> tuple[str, list[str], list[list[str]]]:
+    """Median time per generate phase (``bench.phases``, no profiler) at ``rows`` rows."""
+    runs: list[dict[str, float]] = []
+    for _ in range(cfg.runs):
+        root = fresh_root(cfg, rows, f"phases-{rows}")
+        sample = run_checked([python(), "-m", "bench.phases", str(root)], env=child_env())
+        runs.append(json.loads(sample.stdout.strip().splitlines()[-1]))
+    med = {phase: median([r.get(phase, 0.0) for r in runs]) for phase in PHASES}
+    total = sum(med.values())
+    table = [
+        [phase, fmt_ms(t), f"{t / total * 100:.0f}%", f"{t / rows * 1e6:.1f} µs"]
+        for phase, t in med.items()
+    ]
+    table.append(
+        [
+            "total (excluding interpreter start-up)",
+            fmt_ms(total),
+            "100%",
+            f"{total / rows * 1e6:.1f} µs",
+        ]
+    )
+    caption = (
+        f"Where a full generate of {rows:,} rows spends its time (`python -m bench.phases`:"
+        f" each phase timed in-process with perf_counter, median of {cfg.runs} fresh"
+        " processes; no profiler overhead):"
+    )
+    return caption, ["phase", "time", "share", "per row"], table
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
@@ -317,7 +349,10 @@ def bench_scaling(cfg: Config) -> Section:
             "RSS per 1k rows",
         ],
     )
-    series = _interleave(cfg, [(f"{n}", _ours(cfg, n, "generate")) for n in cfg.scaling])
+    # No warm-up: the earlier benchmarks compiled the bytecode, and a 50k warm-up costs ~25 s.
+    series = _interleave(
+        cfg, [(f"{n}", _ours(cfg, n, "generate")) for n in cfg.scaling], warm_up=cfg.smoke
+    )
     prev: tuple[int, float] | None = None
     first_marginal: float | None = None
     worst = 0.0

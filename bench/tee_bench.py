@@ -33,7 +33,7 @@ def _worker(cfg: Config, mode: str, profile: str | None = None) -> dict[str, Any
         "--calls",
         str(cfg.tee_calls if mode == "enabled" else cfg.tee_calls * 50),
         "--repeats",
-        str(max(cfg.runs, 7) if not cfg.smoke else 1),
+        str(15 if not cfg.smoke else 1),
     ]
     if profile:
         argv += ["--profile", profile]
