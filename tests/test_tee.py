@@ -23,7 +23,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 
 from metric_catalog import exporters, otel
-from metric_catalog._warn import MetricCatalogWarning
+from metric_catalog._warn import FAMILY_LIMIT, MetricCatalogWarning
 from metric_catalog.tee import record_metrics, tee_metrics
 from tests.otel_fixtures import caught_warnings, clean_otel, collect, otel_reader, register_samples
 
@@ -183,6 +183,18 @@ def test_strict_mode_reports_undeclared_keys_under_teed_prefixes_once(
     assert len(caught.messages) == 1
     assert "'train/lossy'" in caught.messages[0]
     assert collect(otel_reader)["rl.policy.loss"].value == 1.0
+
+
+def test_strict_mode_goes_quiet_after_the_limit_of_distinct_undeclared_keys(
+    otel_reader: InMemoryMetricReader,
+) -> None:
+    with caught_warnings() as caught:
+        for step in range(FAMILY_LIMIT + 50):
+            tee_metrics({"loss": float(step), f"reward_{step}": 1.0}, "train", strict=True)
+    assert len(caught.messages) == FAMILY_LIMIT + 1
+    assert "'train/reward_0'" in caught.messages[0]
+    assert "further ones are not reported" in caught.messages[-1]
+    assert collect(otel_reader)["rl.policy.loss"].value == FAMILY_LIMIT + 49
 
 
 def test_strict_mode_is_off_by_default(otel_reader: InMemoryMetricReader) -> None:

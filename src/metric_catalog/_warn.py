@@ -19,34 +19,56 @@ import os
 import threading
 import warnings
 from collections.abc import Hashable
+from typing import Final
 
-__all__ = ["MetricCatalogWarning", "warn_once"]
+__all__ = ["FAMILY_LIMIT", "MetricCatalogWarning", "warn_once"]
 
 _LOGGER = logging.getLogger("metric_catalog")
 _LOCK = threading.Lock()
 _SEEN: set[Hashable] = set()
+_FAMILY_COUNTS: dict[str, int] = {}
+
+FAMILY_LIMIT: Final = 100
+"""Distinct causes reported per family (e.g. undeclared keys) before the rest go quiet."""
 
 
 class MetricCatalogWarning(UserWarning):
     """A telemetry failure that was contained instead of raised (bad value, exporter down)."""
 
 
-def warn_once(cause: Hashable, message: str) -> bool:
+def warn_once(cause: Hashable, message: str, *, family: str | None = None) -> bool:
     """Emit ``message`` as a :class:`MetricCatalogWarning` unless ``cause`` was already reported.
 
     ``cause`` identifies the failure, e.g. ``("non-finite", "train", "loss")``,
-    so two different keys each get their own warning. Returns whether the
-    warning was emitted. Never raises.
+    so two different keys each get their own warning. Causes that come from
+    unbounded input (keys the caller invents, such as ``f"reward_{step}"``)
+    name a ``family``: after :data:`FAMILY_LIMIT` distinct causes in it, one
+    last warning says so and the family goes quiet, so memory and output stay
+    bounded. Returns whether a warning was emitted. Never raises.
     """
     with _LOCK:
         if cause in _SEEN:
             return False
+        if family is not None:
+            count = _FAMILY_COUNTS.get(family, 0) + 1
+            if count > FAMILY_LIMIT + 1:
+                return False
+            _FAMILY_COUNTS[family] = count
+            if count == FAMILY_LIMIT + 1:
+                message = (
+                    f"{FAMILY_LIMIT} distinct {family} warnings issued; "
+                    "further ones are not reported in this process"
+                )
         _SEEN.add(cause)
+    _emit(message)
+    return True
+
+
+def _emit(message: str) -> None:
     try:
-        warnings.warn(message, MetricCatalogWarning, stacklevel=3)
+        warnings.warn(message, MetricCatalogWarning, stacklevel=4)
     except Exception:  # noqa: BLE001 - filters set to "error" must not break the loop
         _LOGGER.warning("%s", message)
-    return True
 
 
 def _reinit_lock_after_fork() -> None:
@@ -62,3 +84,4 @@ def _reset_for_tests() -> None:
     """Forget which causes were reported. For test isolation only."""
     with _LOCK:
         _SEEN.clear()
+        _FAMILY_COUNTS.clear()

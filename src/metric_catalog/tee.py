@@ -128,6 +128,7 @@ def _report_undeclared(group: otel.MetricGroup, metrics: Mapping[str, Any], pref
                 f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
                 "row declares it, so it is not exported; declare a TeedMetric for it in "
                 "its owner's catalog, or log it under another prefix (warned once per key)",
+                family="undeclared-key",
             )
 
 
@@ -155,6 +156,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
                     ("unknown-recorded", key),
                     f"record_metrics: no recorded row has registry key {key!r}; {hint} "
                     "(warned once per key)",
+                    family="unknown-recorded-key",
                 )
                 continue
             if raw is None or not group.enabled:
