@@ -10,12 +10,13 @@ what to remove. ``generate`` and ``check`` share it, so they cannot disagree.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
 from codegen.dashboards import render_dashboards
-from codegen.diagnostics import Diagnostic, Severity, has_errors
+from codegen.diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
 from codegen.model import Catalog
 from codegen.pipeline import default_paths, load_and_check
 from codegen.render_docs import render_docs_pages
@@ -24,7 +25,7 @@ from codegen.render_python import (
     python_name_diagnostics,
     render_python_modules,
 )
-from codegen.writer import FileChange, compute_changes, is_generated
+from codegen.writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
     "FIX_COMMAND",
@@ -34,6 +35,7 @@ __all__ = [
     "generation_diagnostics",
     "load_plan",
     "plan_changes",
+    "plan_or_report",
     "render_all",
 ]
 
@@ -126,3 +128,25 @@ def load_plan(root: Path) -> tuple[dict[str, str] | None, list[Diagnostic]]:
 def plan_changes(root: Path, plan: Mapping[str, str]) -> tuple[list[FileChange], list[str]]:
     """What must change under ``root`` to match ``plan`` (see :func:`.writer.compute_changes`)."""
     return compute_changes(root, plan, MANAGED_DIRS)
+
+
+def plan_or_report(
+    root: Path, command: str, refusal: str
+) -> tuple[list[FileChange], list[str]] | None:
+    """Load, render and diff against ``root``, printing diagnostics to stderr.
+
+    Returns ``(changes, unchanged)``, or ``None`` after printing
+    ``"<command>: <refusal>"`` when the catalog has errors or the plan cannot be
+    applied (a renderer bug, or a hand-written file where output would go).
+    """
+    try:
+        plan, diagnostics = load_plan(root)
+        if diagnostics:
+            print(format_diagnostics(diagnostics), file=sys.stderr)
+        if plan is None:
+            print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
+            return None
+        return plan_changes(root, plan)
+    except (PlanError, HandWrittenFileError) as exc:
+        print(f"{command}: {refusal}: {exc}", file=sys.stderr)
+        return None

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from codegen.diagnostics import format_diagnostics
-from codegen.generate import FIX_COMMAND, PlanError, load_plan, plan_changes
-from codegen.writer import FileChange, HandWrittenFileError
+from codegen.generate import FIX_COMMAND, plan_or_report
+from codegen.writer import FileChange
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]
 
@@ -64,17 +62,10 @@ def run(args: argparse.Namespace) -> int:
     """0 when every generated file is current, 1 otherwise (or when the catalog has errors)."""
     # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
     root: Path = args.root.resolve()
-    try:
-        plan, diagnostics = load_plan(root)
-        if diagnostics:
-            print(format_diagnostics(diagnostics), file=sys.stderr)
-        if plan is None:
-            print("check: the catalog has errors; fix them first", file=sys.stderr)
-            return 1
-        changes, unchanged = plan_changes(root, plan)
-    except (PlanError, HandWrittenFileError) as exc:
-        print(f"check: {exc}", file=sys.stderr)
+    planned = plan_or_report(root, "check", "cannot compare")
+    if planned is None:
         return 1
+    changes, unchanged = planned
     if not changes:
         print(f"check: {len(unchanged)} generated files are current")
         return 0

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Final
 
-from codegen.diagnostics import format_diagnostics
-from codegen.generate import PlanError, load_plan, plan_changes
-from codegen.writer import HandWrittenFileError, apply_changes
+from codegen.generate import plan_or_report
+from codegen.writer import apply_changes
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -33,17 +31,10 @@ def run(args: argparse.Namespace) -> int:
     """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
     # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
     root: Path = args.root.resolve()
-    try:
-        plan, diagnostics = load_plan(root)
-        if diagnostics:
-            print(format_diagnostics(diagnostics), file=sys.stderr)
-        if plan is None:
-            print("generate: nothing written; fix the errors above first", file=sys.stderr)
-            return 1
-        changes, unchanged = plan_changes(root, plan)
-    except (PlanError, HandWrittenFileError) as exc:
-        print(f"generate: nothing written: {exc}", file=sys.stderr)
+    planned = plan_or_report(root, "generate", "nothing written")
+    if planned is None:
         return 1
+    changes, unchanged = planned
     apply_changes(root, changes)
     removed = [c for c in changes if c.action == "delete"]
     written = [c for c in changes if c.action != "delete"]
