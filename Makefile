@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check lint fmt test test-fast bench bench-smoke docs demo clean
+.PHONY: help setup generate check diff live-check resolve dashboards lint fmt test bench bench-smoke docs demo clean
 
 help: ## List the targets and what they do.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -28,6 +28,19 @@ check: $(STAMP) ## Validate and lint the catalog, prove generated files are curr
 	$(PY) -m codegen lint
 	$(PY) -m codegen check
 	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --against "$(CATALOG_BASELINE)"; fi
+
+diff: $(STAMP) ## Breaking-change report against AGAINST=<git ref or dir> (default: HEAD).
+	$(PY) -m codegen diff --against "$(or $(AGAINST),HEAD)"
+
+live-check: $(STAMP) ## Compare a run's JSONL log (RUN=path) with the catalog; FAIL_ON=undeclared,... to gate.
+	@test -n "$(RUN)" || { echo "usage: make live-check RUN=run.jsonl [FAIL_ON=undeclared,missing]"; exit 2; }
+	$(PY) -m codegen live-check "$(RUN)" $(if $(FAIL_ON),--fail-on $(FAIL_ON))
+
+resolve: $(STAMP) ## Print the resolved catalog as JSON (keys, constants, Prometheus names, sources).
+	$(PY) -m codegen resolve --format json
+
+dashboards: $(STAMP) ## Write the Grafana dashboards only (make generate writes them too).
+	$(PY) -m codegen dashboards
 
 lint: $(STAMP) ## ruff check, ruff format --check and mypy --strict.
 	$(VENV)/bin/ruff check .
