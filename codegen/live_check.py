@@ -14,7 +14,11 @@ and logger key. Finding kinds (:data:`FINDING_KINDS`):
 ``undeclared``
     a logged ``(prefix, key)`` that no teed row declares.
 ``missing``
-    a teed row whose ``(prefix, key)`` was never logged.
+    a teed row whose ``(prefix, key)`` was never logged, although its owner
+    logged at least one of its other rows. An owner that logged none of its
+    rows was not imported in this run (PPO's rows in a GRPO run declare
+    nothing), so its rows are listed as inactive instead; ``all_owners=True``
+    (``--all-owners``) reports them as missing too.
 ``non_scalar``
     a teed key logged with a value the tee cannot export (bool, string, list,
     null, object): :func:`metric_catalog.vocabulary.as_scalar` would drop it.
@@ -193,6 +197,8 @@ class LiveCheckReport:
     """Occurrences of undeclared keys beyond :data:`MAX_UNDECLARED_KEYS` distinct pairs."""
     malformed_unreported: int = 0
     """Malformed lines beyond :data:`MAX_MALFORMED_REPORTED`."""
+    inactive_owners: dict[str, int] = field(default_factory=dict)
+    """Catalog files none of whose teed rows was logged -> their teed row count."""
 
     def kinds(self) -> set[str]:
         """The finding kinds that occurred."""
@@ -268,6 +274,7 @@ class LiveCheckReport:
             "records": self.records,
             "rows": [r.to_json() for r in self.rows],
             "findings": findings,
+            "inactive_owners": dict(sorted(self.inactive_owners.items())),
             "notes": notes,
             "counts": {k: self._count(k) for k in FINDING_KINDS},
             "fail_on": wanted,
@@ -316,6 +323,11 @@ class LiveCheckReport:
                 lines.append("  ".join("-" * w for w in widths))
         diagnostics = self.diagnostics(wanted)
         lines.extend(d.format() for d in diagnostics)
+        if self.inactive_owners:
+            owners = ", ".join(f"{o} ({n} row(s))" for o, n in sorted(self.inactive_owners.items()))
+            lines.append(
+                f"inactive owners (logged none of their rows; not imported in this run?): {owners}"
+            )
         counts = ", ".join(f"{k} {self._count(k)}" for k in FINDING_KINDS)
         lines.append(f"findings: {counts}")
         failed = self.failed(wanted)
@@ -327,13 +339,16 @@ class LiveCheckReport:
 class _Checker:
     """Streaming state: bounded by the catalog's teed rows plus the undeclared-key cap."""
 
-    def __init__(self, catalog: Catalog, source: str) -> None:
+    def __init__(self, catalog: Catalog, source: str, *, all_owners: bool = False) -> None:
         self.report = LiveCheckReport(source)
+        self.all_owners = all_owners
         self.by_key: dict[tuple[str, str], RowSummary] = {}
         self.declared_prefixes: dict[str, list[str]] = {}
-        for _, row in catalog.rows():
+        self.owner_of: dict[str, str] = {}
+        for catalog_file, row in catalog.rows():
             if row.section != "teed" or row.logger_key is None:
                 continue
+            self.owner_of[row.name] = catalog_file.path
             summary = RowSummary(row)
             self.report.rows.append(summary)
             self.by_key[(row.prefix or "", row.logger_key)] = summary
@@ -398,9 +413,15 @@ class _Checker:
                 self.note("counter_decrease", where, row.name, _number_text(number))
 
     def finish(self) -> LiveCheckReport:
+        active = {self.owner_of[s.row.name] for s in self.report.rows if s.logged}
         for summary in self.report.rows:
             if summary.logged == 0:
                 row = summary.row
+                owner = self.owner_of[row.name]
+                if owner not in active and not self.all_owners:
+                    inactive = self.report.inactive_owners
+                    inactive[owner] = inactive.get(owner, 0) + 1
+                    continue
                 prefix, key = row.prefix or "", row.logger_key or ""
                 self.findings[("missing", prefix, key)] = Finding(
                     "missing", prefix, key, row.name, 0, None, "", position=row.position
@@ -456,10 +477,14 @@ def _parse(raw: bytes) -> tuple[int, str, dict[str, object]] | str:
 
 
 def check_stream(
-    stream: BinaryIO, catalog: Catalog, *, source: str = "<stream>"
+    stream: BinaryIO, catalog: Catalog, *, source: str = "<stream>", all_owners: bool = False
 ) -> LiveCheckReport:
-    """Check a JSONL stream against ``catalog``'s teed rows, one line at a time."""
-    checker = _Checker(catalog, source)
+    """Check a JSONL stream against ``catalog``'s teed rows, one line at a time.
+
+    ``all_owners`` reports unlogged rows of owners that logged nothing as
+    ``missing`` too, instead of listing those owners as inactive.
+    """
+    checker = _Checker(catalog, source, all_owners=all_owners)
     line_no = 0
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
@@ -484,7 +509,7 @@ def check_stream(
     return checker.finish()
 
 
-def check_file(path: str, catalog: Catalog) -> LiveCheckReport:
+def check_file(path: str, catalog: Catalog, *, all_owners: bool = False) -> LiveCheckReport:
     """Check the JSONL log at ``path``; raises :class:`OSError` when it cannot be read."""
     with open(path, "rb") as stream:
-        return check_stream(stream, catalog, source=path)
+        return check_stream(stream, catalog, source=path, all_owners=all_owners)

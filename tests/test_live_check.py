@@ -433,3 +433,24 @@ def test_a_200_mb_log_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     growth_mib = (peak - baseline) / 1024
     assert growth_mib < 50, f"peak RSS grew {growth_mib:.1f} MiB ({baseline} -> {peak} KiB)"
     assert elapsed < 40, f"live-check took {elapsed:.1f} s on 200 MB"
+
+
+def test_rows_of_an_owner_that_logged_nothing_are_inactive_not_missing(catalog: Catalog) -> None:
+    """An owner never imported declares nothing: its rows are listed as inactive, not missing."""
+    raw = (record(1, reward=0.5) + "\n").encode()
+    report = check_stream(io.BytesIO(raw), catalog, source="grpo-only.jsonl")
+    missing_owners = {f.qualified_key for f in report.findings if f.kind == "missing"}
+    assert "validation/val_loss" not in missing_owners  # sft logged nothing
+    assert "train/loss" in missing_owners  # grpo logged reward, so its other rows count
+    assert report.inactive_owners == {"catalog/sft.yaml": 3}
+    assert "inactive owners" in report.to_text()
+    assert json.loads(report.to_json())["inactive_owners"] == {"catalog/sft.yaml": 3}
+
+
+def test_all_owners_reports_rows_of_silent_owners_as_missing(catalog: Catalog) -> None:
+    """--all-owners restores the strict reading: every unlogged teed row is missing."""
+    raw = (record(1, reward=0.5) + "\n").encode()
+    report = check_stream(io.BytesIO(raw), catalog, all_owners=True)
+    missing = {f.qualified_key for f in report.findings if f.kind == "missing"}
+    assert "validation/val_loss" in missing
+    assert report.inactive_owners == {}

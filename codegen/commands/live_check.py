@@ -57,6 +57,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="report format (default: text)",
     )
+    parser.add_argument(
+        "--all-owners",
+        action="store_true",
+        help=(
+            "report unlogged rows of owners that logged nothing as missing too "
+            "(default: list those owners as inactive, since an owner never imported "
+            "declares nothing)"
+        ),
+    )
     add_catalog_arguments(parser)
 
 
@@ -73,9 +82,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.log == "-":
-            report = check_stream(sys.stdin.buffer, catalog, source="<stdin>")
+            report = check_stream(
+                sys.stdin.buffer, catalog, source="<stdin>", all_owners=args.all_owners
+            )
         else:
-            report = check_file(args.log, catalog)
+            report = check_file(args.log, catalog, all_owners=args.all_owners)
     except OSError as exc:
         print(
             f"error: cannot read {args.log}: {exc.strerror or exc}; pass the JSONL file the "
