@@ -134,4 +134,4 @@ def profile_text(path: Path, sort: str, limit: int = 18) -> str:
     lines = [ln.rstrip() for ln in text.splitlines()]
     # Drop pstats' preamble (file name, "Ordered by", "List reduced") but keep totals.
     keep = [ln for ln in lines if ln and not ln.startswith(("Ordered by", "   List reduced"))]
-    return "\n".join(ln for ln in keep if not ln.lstrip().startswith(str(path)))
+    return "\n".join(ln for ln in keep if str(path) not in ln)

@@ -91,6 +91,10 @@ class _Series:
         return median([s.wall_s for s in self.samples])
 
     @property
+    def cpu(self) -> float:
+        return median([s.cpu_s for s in self.samples])
+
+    @property
     def rss(self) -> float:
         return median([s.max_rss_mib for s in self.samples])
 
@@ -141,7 +145,17 @@ def _glean(cfg: Config, env: GleanEnv, rows: int, command: str) -> Callable[[int
 def _row(rows: int, s: _Series, base: _Series | None) -> list[str]:
     ratio = fmt_ratio(s.wall / base.wall) if base is not None else "-"
     per_row = s.wall / rows * 1e6
-    return [f"{rows:,}", s.label, fmt_ms(s.wall), f"{per_row:.1f} µs", f"{s.rss:.0f} MiB", ratio]
+    cpu_ratio = fmt_ratio(s.cpu / base.cpu) if base is not None else "-"
+    return [
+        f"{rows:,}",
+        s.label,
+        fmt_ms(s.wall),
+        fmt_ms(s.cpu),
+        f"{per_row:.1f} µs",
+        f"{s.rss:.0f} MiB",
+        ratio,
+        cpu_ratio,
+    ]
 
 
 def bench_generate(cfg: Config) -> Section:
@@ -157,7 +171,16 @@ def bench_generate(cfg: Config) -> Section:
             f" Median of {cfg.runs} interleaved runs each, fresh output tree per run;"
             " the ratio column is our time over glean's."
         ),
-        headers=["rows", "command", "wall", "per row", "peak RSS", "ratio to glean"],
+        headers=[
+            "rows",
+            "command",
+            "wall",
+            "CPU",
+            "wall per row",
+            "peak RSS",
+            "ratio to glean (wall)",
+            "ratio to glean (CPU)",
+        ],
     )
     glean = cfg.glean if isinstance(cfg.glean, GleanEnv) else None
     if glean is None:
@@ -186,11 +209,13 @@ def bench_generate(cfg: Config) -> Section:
                     name=f"generate {rows:,} rows vs glean translate",
                     goal=f">= {_GEN_SPEEDUP_GOAL:.0f}x faster",
                     measured=(
-                        f"{speedup:.1f}x faster ({fmt_ms(gen.wall)} vs {fmt_ms(tr.wall)})"
+                        f"{speedup:.1f}x faster ({fmt_ms(gen.wall)} vs {fmt_ms(tr.wall)} wall;"
+                        f" {tr.cpu / gen.cpu:.1f}x in CPU time)"
                         if speedup is not None and tr is not None
                         else "glean not available"
                     ),
                     met=None if cfg.smoke or speedup is None else speedup >= _GEN_SPEEDUP_GOAL,
+                    why="phase table in 1; analysis section 1",
                 )
             )
     section.extra_tables.append(_phase_table(cfg, max(cfg.sizes)))
@@ -305,6 +330,7 @@ def bench_noop(cfg: Config) -> Section:
             measured=f"{ratio * 100:.0f}% ({fmt_ms(nop.wall)} vs {fmt_ms(full.wall)}), "
             f"{max(written)} files written",
             met=None if cfg.smoke else ratio <= _NOOP_GOAL and max(written) == 0,
+            why="analysis section 2",
         )
     )
     if not cfg.smoke:
@@ -388,6 +414,7 @@ def bench_scaling(cfg: Config) -> Section:
                 goal="marginal per-row cost flat (ratio <= 1.5x) from 1k->10k to 10k->50k",
                 measured=f"{fmt_ratio(worst)}",
                 met=None if cfg.smoke else worst <= 1.5,
+                why="analysis section 5",
             )
         )
     return section

@@ -54,6 +54,8 @@ class Sample:
     returncode: int
     stdout: str
     stderr: str
+    cpu_s: float = float("nan")
+    """User plus system CPU time of the command; steadier than wall on a busy machine."""
 
 
 def child_env(
@@ -92,7 +94,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(out, "w") as f:
-    f.write(f"{wall!r} {usage.ru_maxrss}")
+    f.write(f"{wall!r} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime!r}")
 sys.exit(os.waitstatus_to_exitcode(status) % 256)
 """
 
@@ -136,14 +138,14 @@ def run_child(
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
         try:
-            wall_text, rss_text = report.read_text().split()
-            wall, rss_kib = float(wall_text), int(rss_text)
+            wall_text, rss_text, cpu_text = report.read_text().split()
+            wall, rss_kib, cpu = float(wall_text), int(rss_text), float(cpu_text)
         except (OSError, ValueError):
-            wall, rss_kib = float("nan"), 0
+            wall, rss_kib, cpu = float("nan"), 0, float("nan")
             returncode = returncode or 255
             stderr += f"\n(bench: no rusage report; killed after {timeout_s:g} s?)"
     # Linux reports ru_maxrss in KiB.
-    return Sample(wall, rss_kib / 1024, returncode, stdout, stderr)
+    return Sample(wall, rss_kib / 1024, returncode, stdout, stderr, cpu)
 
 
 def run_checked(
