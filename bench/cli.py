@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from bench.config import Config
+from bench.config import Config, roots_dir
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         section.notes.append(f"Benchmark took {time.perf_counter() - start:.1f} s.")
         sections.append(section)
         print(render_section(section, profiles=False), flush=True)
-    shutil.rmtree(cfg.work / "roots", ignore_errors=True)  # keep sources and profiles
+    shutil.rmtree(roots_dir(cfg), ignore_errors=True)  # keep sources and profiles
     glean_version = glean.version if isinstance(glean, GleanEnv) else None
     machine = machine_description(glean_version, load_before, _loadavg())
     if not args.smoke and not args.no_write and args.only is None:

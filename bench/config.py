@@ -18,7 +18,15 @@ from bench.glean import GleanEnv
 from bench.measure import REPO
 from bench.synthetic import synthesize, write_catalog, write_glean_catalog
 
-__all__ = ["WORK", "Config", "catalog_source", "fresh_root", "glean_source", "profile_text"]
+__all__ = [
+    "WORK",
+    "Config",
+    "catalog_source",
+    "fresh_root",
+    "glean_source",
+    "profile_text",
+    "roots_dir",
+]
 
 WORK: Final = Path(
     os.environ.get("BENCH_WORK")
@@ -83,15 +91,23 @@ class Config:
 
 
 def catalog_source(cfg: Config, rows: int) -> Path:
-    """A cached root holding the synthetic ``catalog/`` of ``rows`` rows (written once)."""
+    """A cached root holding the synthetic ``catalog/`` of ``rows`` rows (written once).
+
+    Written into a private folder and renamed into place, so concurrent runs
+    never see a half-written cache.
+    """
     src = cfg.work / f"source-{rows}-{_SYNTHETIC_VERSION}"
-    stamp = src / ".complete"
-    if not stamp.is_file():
-        shutil.rmtree(src, ignore_errors=True)
-        files = synthesize(rows)
-        write_catalog(src, files)
-        write_glean_catalog(src / "glean", files)
-        stamp.write_text(f"{rows}\n", encoding="utf-8")
+    if src.is_dir():
+        return src
+    cfg.work.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".source-{rows}-", dir=cfg.work))
+    files = synthesize(rows)
+    write_catalog(staging, files)
+    write_glean_catalog(staging / "glean", files)
+    try:
+        staging.rename(src)
+    except OSError:  # another run won the race; its copy is identical
+        shutil.rmtree(staging, ignore_errors=True)
     return src
 
 
@@ -105,7 +121,7 @@ def glean_source(cfg: Config, rows: int) -> list[Path]:
 def fresh_root(cfg: Config, rows: int, name: str) -> Path:
     """A new root (``catalog/`` plus the repo's ``generated/__init__.py``) to generate into."""
     src = catalog_source(cfg, rows)
-    root = cfg.work / "roots" / name
+    root = roots_dir(cfg) / name
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     shutil.copytree(src / "catalog", root / "catalog")
@@ -113,6 +129,11 @@ def fresh_root(cfg: Config, rows: int, name: str) -> Path:
     generated.mkdir(parents=True)
     shutil.copy2(REPO / "src" / "metric_catalog" / "generated" / "__init__.py", generated)
     return root
+
+
+def roots_dir(cfg: Config) -> Path:
+    """This run's scratch roots (per process, so concurrent runs do not collide)."""
+    return cfg.work / "roots" / str(os.getpid())
 
 
 def _prefixes() -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.config import Config, fresh_root, glean_source, profile_text
+from bench.config import Config, fresh_root, glean_source, profile_text, roots_dir
 from bench.glean import GleanEnv
 from bench.measure import (
     BenchError,
@@ -127,7 +127,7 @@ def _glean(cfg: Config, env: GleanEnv, rows: int, command: str) -> Callable[[int
 
     def run(i: int) -> Sample:
         del i
-        out = cfg.work / "roots" / f"glean-{command}-{rows}"
+        out = roots_dir(cfg) / f"glean-{command}-{rows}"
         shutil.rmtree(out, ignore_errors=True)
         if command == "translate":
             argv = [str(env.script), "translate", "-f", "markdown", "-o", str(out), *files]
