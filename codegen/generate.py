@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -32,6 +33,7 @@ __all__ = [
     "MANAGED_DIRS",
     "RENDERERS",
     "PlanError",
+    "Planned",
     "generation_diagnostics",
     "load_plan",
     "plan_changes",
@@ -130,23 +132,37 @@ def plan_changes(root: Path, plan: Mapping[str, str]) -> tuple[list[FileChange],
     return compute_changes(root, plan, MANAGED_DIRS)
 
 
-def plan_or_report(
-    root: Path, command: str, refusal: str
-) -> tuple[list[FileChange], list[str]] | None:
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A rendered plan and how it differs from the files under the root."""
+
+    plan: dict[str, str]
+    """Every generated file's path and full text."""
+    changes: list[FileChange]
+    """What must be written or removed to match the plan."""
+    unchanged: list[str]
+    """Planned paths whose bytes are already current."""
+    report: str
+    """The diagnostics (warnings only) printed while planning."""
+
+
+def plan_or_report(root: Path, command: str, refusal: str) -> Planned | None:
     """Load, render and diff against ``root``, printing diagnostics to stderr.
 
-    Returns ``(changes, unchanged)``, or ``None`` after printing
+    Returns the :class:`Planned` result, or ``None`` after printing
     ``"<command>: <refusal>"`` when the catalog has errors or the plan cannot be
     applied (a renderer bug, or a hand-written file where output would go).
     """
     try:
         plan, diagnostics = load_plan(root)
-        if diagnostics:
-            print(format_diagnostics(diagnostics), file=sys.stderr)
+        report = format_diagnostics(diagnostics) if diagnostics else ""
+        if report:
+            print(report, file=sys.stderr)
         if plan is None:
             print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
             return None
-        return plan_changes(root, plan)
+        changes, unchanged = plan_changes(root, plan)
     except (PlanError, HandWrittenFileError) as exc:
         print(f"{command}: {refusal}: {exc}", file=sys.stderr)
         return None
+    return Planned(plan, changes, unchanged, report)

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -30,6 +30,7 @@ __all__ = [
     "apply_changes",
     "compute_changes",
     "is_generated",
+    "stale_generated_files",
     "write_atomic",
 ]
 
@@ -105,6 +106,17 @@ def _managed_files(root: Path, managed_dirs: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+def stale_generated_files(
+    root: Path, keep: Collection[str], managed_dirs: Iterable[str]
+) -> list[str]:
+    """Marked files under ``managed_dirs`` whose path is not in ``keep``, sorted."""
+    return [
+        rel
+        for rel in _managed_files(root, managed_dirs)
+        if rel not in keep and _read_marked(root / rel)
+    ]
+
+
 def _read_text(path: Path) -> str | None:
     try:
         return path.read_bytes().decode("utf-8", errors="surrogateescape")
@@ -143,9 +155,8 @@ def compute_changes(
             raise HandWrittenFileError(msg)
         else:
             changes.append(FileChange(rel, "update", old, new))
-    for rel in _managed_files(root, managed_dirs):
-        if rel not in plan and _read_marked(root / rel):
-            changes.append(FileChange(rel, "delete", _read_text(root / rel), None))
+    for rel in stale_generated_files(root, plan, managed_dirs):
+        changes.append(FileChange(rel, "delete", _read_text(root / rel), None))
     changes.sort(key=lambda change: change.path)
     return changes, unchanged
 

@@ -134,12 +134,15 @@ def test_unchanged_run_rewrites_nothing(tree: Path, capsys: pytest.CaptureFixtur
     assert run("generate", "--root", str(tree)) == 0
     before = generated_files(tree)
     capsys.readouterr()
-    assert run("generate", "--root", str(tree)) == 0
+    assert run("generate", "--root", str(tree), "--no-cache") == 0
     assert generated_files(tree) == before
     assert (
         capsys.readouterr().out.strip()
         == f"generate: 0 written, {len(before)} unchanged, 0 removed"
     )
+    assert run("generate", "--root", str(tree)) == 0  # the manifest's no-op path
+    assert generated_files(tree) == before
+    assert capsys.readouterr().out.startswith(f"generate: 0 written, {len(before)} unchanged")
 
 
 def test_only_the_changed_module_is_rewritten(tree: Path) -> None:

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     planned = plan_or_report(root, "check", "cannot compare")
     if planned is None:
         return 1
-    changes, unchanged = planned
+    changes, unchanged = planned.changes, planned.unchanged
     if not changes:
         print(f"check: {len(unchanged)} generated files are current")
         return 0

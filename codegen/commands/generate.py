@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Final
 
-from codegen.generate import plan_or_report
-from codegen.writer import apply_changes
+from codegen import manifest
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -25,17 +25,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list each file written or removed"
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"render even when {manifest.MANIFEST_PATH} shows nothing changed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
     # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
     root: Path = args.root.resolve()
+    cached = None if args.no_cache else manifest.load_if_current(root)
+    if cached is not None:
+        if cached.report:
+            print(cached.report, file=sys.stderr)
+        print(
+            f"generate: 0 written, {len(cached.outputs)} unchanged, 0 removed "
+            "(catalog and generator unchanged since the last run)"
+        )
+        return 0
+    # Imported here so the no-op path above never loads YAML, jsonschema or Jinja2.
+    from codegen.generate import MANAGED_DIRS, plan_or_report  # noqa: PLC0415
+    from codegen.writer import apply_changes  # noqa: PLC0415
+
     planned = plan_or_report(root, "generate", "nothing written")
     if planned is None:
         return 1
-    changes, unchanged = planned
+    changes, unchanged = planned.changes, planned.unchanged
     apply_changes(root, changes)
+    manifest.record(root, planned.plan, MANAGED_DIRS, planned.report)
     removed = [c for c in changes if c.action == "delete"]
     written = [c for c in changes if c.action != "delete"]
     if args.verbose:

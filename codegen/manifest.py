@@ -1,0 +1,113 @@
+"""Skip a ``generate`` whose inputs and outputs are exactly as the last run left them.
+
+A full generate re-parses, re-validates and re-renders the whole catalog. When
+nothing changed, that work only proves that nothing changed, so the last
+successful run leaves a manifest (``.cache/codegen/manifest.json``, ignored by
+git): a fingerprint of its inputs (every ``catalog/*.yaml`` plus the
+generator's own sources, templates and schema) and a digest of every file it
+owns. The next run hashes the same inputs and outputs; when all match, and no
+stray generated file has appeared in a managed folder, it is done. Anything
+else, including an unreadable or foreign manifest, falls back to a full run.
+
+This module imports only the standard library and :mod:`codegen.writer`, so
+the no-op path never pays for YAML, jsonschema or Jinja2. ``check`` never uses
+the manifest: it always renders, so CI proves the committed files itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from codegen.writer import stale_generated_files, write_atomic
+from metric_catalog import vocabulary
+
+__all__ = ["MANIFEST_PATH", "CachedRun", "fingerprint_inputs", "load_if_current", "record"]
+
+MANIFEST_PATH: Final = ".cache/codegen/manifest.json"
+"""Where the manifest lives, relative to the repository root."""
+
+_FORMAT: Final = 1
+_GENERATOR_SUFFIXES: Final = frozenset({".py", ".j2", ".json"})
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRun:
+    """What the last successful generate produced, still current on disk."""
+
+    outputs: tuple[str, ...]
+    """Every file it owns, repo-relative."""
+    report: str
+    """The diagnostics (warnings) it printed, so a cached run shows them again."""
+
+
+def _generator_sources() -> list[Path]:
+    package = Path(__file__).resolve().parent
+    sources = [p for p in package.rglob("*") if p.suffix in _GENERATOR_SUFFIXES and p.is_file()]
+    # Names and keys are derived by the runtime's registry_key, so it is an input too.
+    sources.append(Path(vocabulary.__file__).resolve())
+    return sorted(p for p in sources if "__pycache__" not in p.parts)
+
+
+def fingerprint_inputs(root: Path) -> str:
+    """A digest of every ``catalog/*.yaml`` under ``root`` and of the generator itself."""
+    digest = hashlib.sha256(f"metric-catalog codegen manifest {_FORMAT}\n".encode())
+    catalog = sorted((root / "catalog").glob("*.yaml"))
+    for label, paths in (("catalog", catalog), ("generator", _generator_sources())):
+        for path in paths:
+            name = path.name if label == "catalog" else path.as_posix()
+            digest.update(f"{label}\0{name}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def load_if_current(root: Path) -> CachedRun | None:
+    """The last run, if its inputs and every output are unchanged; else ``None``.
+
+    Never raises: a missing, corrupt or stale manifest just means a full run.
+    """
+    try:
+        doc = json.loads((root / MANIFEST_PATH).read_text(encoding="utf-8"))
+        if doc.get("format") != _FORMAT or doc.get("inputs") != fingerprint_inputs(root):
+            return None
+        outputs: dict[str, str] = doc["outputs"]
+        managed: list[str] = doc["managed_dirs"]
+        report: str = doc.get("report", "")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for rel, expected in outputs.items():
+        if _file_digest(root / rel) != expected:
+            return None
+    if stale_generated_files(root, outputs, managed):
+        return None
+    return CachedRun(tuple(sorted(outputs)), report)
+
+
+def record(
+    root: Path, plan: Mapping[str, str], managed_dirs: Iterable[str], report: str = ""
+) -> None:
+    """Remember a successful run whose outputs are ``plan``. Best effort: a cache never fails."""
+    doc = {
+        "format": _FORMAT,
+        "inputs": fingerprint_inputs(root),
+        "managed_dirs": sorted(managed_dirs),
+        "outputs": {
+            rel: hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+            for rel, text in sorted(plan.items())
+        },
+        "report": report,
+    }
+    with contextlib.suppress(OSError):
+        write_atomic(root / MANIFEST_PATH, json.dumps(doc, indent=1, sort_keys=True) + "\n")
