@@ -18,6 +18,7 @@ also the Prometheus-sanitised name stem, so ``rl.a.b`` and ``rl.a_b`` clash).
 
 from __future__ import annotations
 
+import functools
 import keyword
 import numbers
 import threading
@@ -78,6 +79,13 @@ def registry_key(name: str) -> str:
     if not isinstance(name, str):
         msg = f"series name must be a str, got {type(name).__name__} {name!r}"
         raise ValueError(msg)
+    return _registry_key(name)
+
+
+# Every row derives its key at construction and again when registered; caching the
+# validated derivation keeps importing thousands of generated rows cheap.
+@functools.lru_cache(maxsize=1 << 16)
+def _registry_key(name: str) -> str:
     if not name.startswith(METRIC_NAME_PREFIX):
         msg = (
             f"series name {name!r} must start with {METRIC_NAME_PREFIX!r}; "
@@ -197,8 +205,10 @@ _RECORDED: dict[str, RecordedMetric] = {}
 _NAMES: dict[str, TeedMetric | RecordedMetric] = {}
 _KEYS: dict[str, TeedMetric | RecordedMetric] = {}
 _FROZEN = False
-_TEED_SNAPSHOT: tuple[TeedMetric, ...] = ()
-_RECORDED_SNAPSHOT: tuple[RecordedMetric, ...] = ()
+# Tuples handed out by teed_metrics()/recorded_metrics(), built on first read after
+# a change: rebuilding them per registration would be quadratic over many owners.
+_TEED_SNAPSHOT: tuple[TeedMetric, ...] | None = ()
+_RECORDED_SNAPSHOT: tuple[RecordedMetric, ...] | None = ()
 
 
 def _describe(row: TeedMetric | RecordedMetric) -> str:
@@ -251,7 +261,8 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
         # Validate the whole batch against the registry and itself before touching
         # anything, so a rejected call registers none of its rows.
         staged: dict[int, dict[Any, TeedMetric | RecordedMetric]] = {}
-        fresh: list[TeedMetric | RecordedMetric] = []
+        # An insertion-ordered set: rows are hashable, and list membership is quadratic.
+        fresh: dict[TeedMetric | RecordedMetric, None] = {}
         for row in batch:
             claims = _claims(row)
             home, home_key, _ = claims[0]
@@ -268,14 +279,13 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
                     )
                     raise ValueError(msg)
                 pending[k] = row
-            if row not in fresh:
-                fresh.append(row)
+            fresh[row] = None
         for row in fresh:
             for table, k, _ in _claims(row):
                 table[k] = row
         if fresh:
-            _TEED_SNAPSHOT = tuple(_REGISTERED.values())
-            _RECORDED_SNAPSHOT = tuple(_RECORDED.values())
+            _TEED_SNAPSHOT = None
+            _RECORDED_SNAPSHOT = None
 
 
 def register_teed_metrics(rows: Iterable[TeedMetric]) -> None:
@@ -297,7 +307,12 @@ def register_teed_metrics(rows: Iterable[TeedMetric]) -> None:
 
 def teed_metrics() -> tuple[TeedMetric, ...]:
     """Every teed row declared so far, in declaration order."""
-    return _TEED_SNAPSHOT
+    global _TEED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
+    snapshot = _TEED_SNAPSHOT
+    if snapshot is None:
+        with _LOCK:
+            snapshot = _TEED_SNAPSHOT = tuple(_REGISTERED.values())
+    return snapshot
 
 
 def register_recorded_metrics(rows: Iterable[RecordedMetric]) -> None:
@@ -316,7 +331,12 @@ def register_recorded_metrics(rows: Iterable[RecordedMetric]) -> None:
 
 def recorded_metrics() -> tuple[RecordedMetric, ...]:
     """Every directly-recorded row declared so far, in declaration order."""
-    return _RECORDED_SNAPSHOT
+    global _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
+    snapshot = _RECORDED_SNAPSHOT
+    if snapshot is None:
+        with _LOCK:
+            snapshot = _RECORDED_SNAPSHOT = tuple(_RECORDED.values())
+    return snapshot
 
 
 def freeze_metrics() -> None:
