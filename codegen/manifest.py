@@ -3,8 +3,9 @@
 A full generate re-parses, re-validates and re-renders the whole catalog. When
 nothing changed, that work only proves that nothing changed, so the last
 successful run leaves a manifest (``.cache/codegen/manifest.json``, ignored by
-git): a fingerprint of its inputs (every ``catalog/*.yaml`` plus the
-generator's own sources, templates and schema) and a digest of every file it
+git): a fingerprint of its inputs (every ``catalog/*.yaml``, the generator's
+own sources, templates and schema, and the versions of the libraries it
+renders with) and a digest of every file it
 owns. The next run hashes the same inputs and outputs; when all match, and no
 stray generated file has appeared in a managed folder, it is done. Anything
 else, including an unreadable or foreign manifest, falls back to a full run.
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,7 @@ MANIFEST_PATH: Final = ".cache/codegen/manifest.json"
 
 _FORMAT: Final = 1
 _GENERATOR_SUFFIXES: Final = frozenset({".py", ".j2", ".json"})
+_RENDER_LIBRARIES: Final = ("yaml", "jsonschema", "jinja2", "markupsafe")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +58,27 @@ def _generator_sources() -> list[Path]:
     return sorted(p for p in sources if "__pycache__" not in p.parts)
 
 
+def _library_versions() -> str:
+    # An upgrade of a library the renderers use can change the output. Where each
+    # is installed and its files' stamps identify the install without importing it
+    # (importlib.metadata alone would cost more than the whole no-op run).
+    stamps = []
+    for name in _RENDER_LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        try:
+            stat = os.stat(origin) if origin else None
+        except OSError:
+            stat = None
+        stamp = f"{origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else "absent"
+        stamps.append(f"{name}={stamp}")
+    return ";".join(stamps)
+
+
 def fingerprint_inputs(root: Path) -> str:
-    """A digest of every ``catalog/*.yaml`` under ``root`` and of the generator itself."""
+    """A digest of every ``catalog/*.yaml`` under ``root``, the generator and its libraries."""
     digest = hashlib.sha256(f"metric-catalog codegen manifest {_FORMAT}\n".encode())
+    digest.update(f"{_library_versions()}\n".encode())
     catalog = sorted((root / "catalog").glob("*.yaml"))
     for label, paths in (("catalog", catalog), ("generator", _generator_sources())):
         for path in paths:

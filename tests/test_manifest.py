@@ -143,3 +143,12 @@ def test_cached_run_repeats_the_warnings_of_the_full_run(
     captured = capsys.readouterr()
     assert CACHED in captured.out
     assert captured.err.strip() == first.strip()
+
+
+def test_an_upgraded_render_library_invalidates_the_manifest(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new Jinja2 or PyYAML install may render differently, so it forces a full run."""
+    assert manifest.load_if_current(tree) is not None
+    monkeypatch.setattr(manifest, "_library_versions", lambda: "jinja2=upgraded")
+    assert manifest.load_if_current(tree) is None

@@ -24,7 +24,7 @@ import numbers
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Optional
+from typing import Any, Final, Optional, cast
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -258,6 +258,8 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
     with _LOCK:
         if _FROZEN:
             _check_not_frozen(batch[0].name if batch else "<empty batch>")
+        if batch and _register_fresh_batch(batch):
+            return
         # Validate the whole batch against the registry and itself before touching
         # anything, so a rejected call registers none of its rows.
         staged: dict[int, dict[Any, TeedMetric | RecordedMetric]] = {}
@@ -286,6 +288,34 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
         if fresh:
             _TEED_SNAPSHOT = None
             _RECORDED_SNAPSHOT = None
+
+
+def _register_fresh_batch(batch: list[TeedMetric | RecordedMetric]) -> bool:
+    """Register ``batch`` at once when none of its claims is taken or repeated.
+
+    The common case (an owner module imported once) then costs three
+    ``dict.update`` calls. Anything else (a clash, a duplicate inside the
+    batch, an identical re-registration) changes nothing and returns False,
+    so the row-by-row path finds it and words the error. Caller holds _LOCK.
+    """
+    global _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
+    names = [row.name.casefold() for row in batch]
+    keys = [row.key.casefold() for row in batch]
+    homes: list[Any]
+    if isinstance(batch[0], TeedMetric):
+        home = cast("dict[Any, Any]", _REGISTERED)
+        homes = [(row.prefix, row.logger_key) for row in batch]  # type: ignore[union-attr]
+    else:
+        home, homes = cast("dict[Any, Any]", _RECORDED), [row.name for row in batch]
+    for table, claimed in ((home, homes), (_NAMES, names), (_KEYS, keys)):
+        if len(set(claimed)) != len(claimed) or not table.keys().isdisjoint(claimed):
+            return False
+    home.update(zip(homes, batch, strict=True))
+    _NAMES.update(zip(names, batch, strict=True))
+    _KEYS.update(zip(keys, batch, strict=True))
+    _TEED_SNAPSHOT = None
+    _RECORDED_SNAPSHOT = None
+    return True
 
 
 def register_teed_metrics(rows: Iterable[TeedMetric]) -> None:
