@@ -167,6 +167,8 @@ def write_atomic(path: Path, text: str) -> None:
     Readers see the old file or the new one, never a partial write. The temp
     file sits in the same folder (a rename across file systems is not atomic)
     and is created with mode 0o666 so the umask applies, as for any new file.
+    There is no ``fsync``: the rename alone gives readers old-or-new content,
+    and a generated file lost in a crash is simply generated again.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -175,8 +177,6 @@ def write_atomic(path: Path, text: str) -> None:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
