@@ -8,6 +8,7 @@ collisions and dashboards can query the series before anything is exported.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -58,8 +59,18 @@ _PER_UNIT_WORDS: Final[dict[str, str]] = {
 }
 
 
+# Renderers, lints and cross-file checks ask for each row's names many times over;
+# both derivations are pure functions of strings, so they are computed once per input.
+_NAME_CACHE_SIZE: Final = 1 << 16
+
+
 def constant_name(series_name: str) -> str:
     """The generated Python constant for a series (``rl.reward.mean`` -> ``REWARD_MEAN``)."""
+    return _constant_name(series_name)
+
+
+@functools.lru_cache(maxsize=_NAME_CACHE_SIZE)
+def _constant_name(series_name: str) -> str:
     return registry_key(series_name).upper()
 
 
@@ -85,6 +96,11 @@ def prometheus_name(series_name: str, kind: str, unit: str) -> str:
 
     Histograms expose it with ``_bucket``, ``_count`` and ``_sum`` appended.
     """
+    return _prometheus_name(series_name, kind, unit)
+
+
+@functools.lru_cache(maxsize=_NAME_CACHE_SIZE)
+def _prometheus_name(series_name: str, kind: str, unit: str) -> str:
     name = _sanitize(series_name.lower())
     if name[:1].isdigit():
         name = "_" + name[1:]
