@@ -11,7 +11,10 @@ so a dashboard works the moment the tee exports, before anyone has looked at
 - gauges and up-down counters: the plain series.
 
 Output is deterministic: keys sorted, ids and uids derived from module and
-series names, no timestamps. Each dashboard's ``description`` and top-level
+series names, no timestamps. The JSON is indented two spaces, except that each
+panel sits on one line of the ``panels`` array (one line per series, so a
+catalog change shows as a one-line diff, and the panels go through the C JSON
+encoder, which ``indent`` would switch off). Each dashboard's ``description`` and top-level
 ``__generated__`` key start with :data:`GENERATED_MARKER`, so the generator
 (:func:`codegen.writer.is_generated`) can tell its own files from hand-made ones.
 """
@@ -75,6 +78,10 @@ _DATASOURCE: Final[dict[str, str]] = {"type": "prometheus", "uid": "${datasource
 _UID_SAFE: Final = re.compile(r"^[A-Za-z0-9_-]{1,37}$")
 _PANEL_WIDTH: Final = 12
 _PANEL_HEIGHT: Final = 8
+# One panel per line: no indent, so json uses its C encoder.
+_PANEL_ENCODER: Final = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
+)
 
 
 def grafana_unit(kind: str, unit: str) -> str:
@@ -203,6 +210,21 @@ def render_dashboards(catalog: Catalog) -> dict[str, str]:
             )
             raise ValueError(msg)
         owners[path] = catalog_file.path
-        doc = render_dashboard(catalog_file)
-        out[path] = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        out[path] = _dump(render_dashboard(catalog_file))
     return dict(sorted(out.items()))
+
+
+def _dump(doc: dict[str, object]) -> str:
+    """``doc`` as JSON: keys sorted, two-space indent, one line per panel."""
+    members = []
+    for key in sorted(doc):
+        value = doc[key]
+        if key == "panels" and isinstance(value, list) and value:
+            panels = ",\n".join(f"    {_PANEL_ENCODER.encode(panel)}" for panel in value)
+            text = f"[\n{panels}\n  ]"
+        else:
+            # JSON strings never hold a raw newline, so this only indents the layout.
+            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+            text = text.replace("\n", "\n  ")
+        members.append(f"  {json.dumps(key, ensure_ascii=False)}: {text}")
+    return "{\n" + ",\n".join(members) + "\n}\n"

@@ -169,10 +169,30 @@ def test_rendering_is_deterministic_and_recognised_by_the_generator(catalog: Cat
         assert is_generated(text)
         assert text.endswith("}\n")
         assert "time()" not in text
-        assert (
-            json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + ("\n")
-            == text
-        )
+        assert text == _expected_layout(json.loads(text))
+
+
+def _expected_layout(doc: dict[str, Any]) -> str:
+    """Two-space indented JSON, keys sorted, except one line per panel in ``panels``."""
+    if not doc["panels"]:
+        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    skeleton = {**doc, "panels": ["PANELS"]}
+    text = json.dumps(skeleton, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    lines = ",\n".join(
+        "    " + json.dumps(panel, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+        for panel in doc["panels"]
+    )
+    return text.replace('    "PANELS"', lines, 1)
+
+
+def test_each_panel_is_one_line(catalog: Catalog) -> None:
+    """A series' panel is one line of its dashboard, so a catalog edit is a one-line diff."""
+    for text in render_dashboards(catalog).values():
+        doc = json.loads(text)
+        panel_lines = [line for line in text.splitlines() if line.startswith('    {"datasource"')]
+        assert len(panel_lines) == len(doc["panels"])
+        for line, panel in zip(panel_lines, doc["panels"], strict=True):
+            assert json.loads(line.removesuffix(",")) == panel
 
 
 @pytest.mark.parametrize(
