@@ -4,8 +4,8 @@
 generator writes them. Every page starts with the generated-file header, so the
 generator can tell its output from hand-written pages.
 
-Text that comes from YAML never reaches a page raw. Templates pick the escaper
-for the context the text lands in:
+Text that comes from YAML never reaches a page raw. Each value goes through the
+escaper for the context it lands in:
 
 * ``md`` — Markdown inline text: ``& < >`` become HTML entities (markdown-it
   decodes them back to literal text), Markdown and MyST punctuation is
@@ -15,7 +15,14 @@ for the context the text lands in:
 * ``code`` / ``code_cell`` — a code span with a fence longer than any backtick
   run inside (``code_cell`` also escapes ``|``, which GFM tables split on even
   inside code spans);
-* anything else — Jinja's HTML autoescape, for the few raw-HTML snippets.
+* anything else — HTML escaping, for the few raw-HTML snippets.
+
+The Jinja templates under ``templates/docs/`` lay out each page (header, intro,
+table heads, filter form, toctree) with HTML autoescape on. The per-series
+parts (summary and index table lines, the series sections) are built here in
+Python from the same escapers, each row's cells once for its owner page and
+the index, and handed to the templates as finished, escaped Markup: at 10,000
+series a macro call per cell was most of the time ``generate`` spent.
 
 Series anchors are docutils section ids (``rl.reward.mean`` -> ``rl-reward-mean``),
 which ``docs/conf.py`` also uses as MyST heading slugs so Markdown links and
@@ -31,7 +38,7 @@ from typing import Final
 from urllib.parse import quote
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from codegen.model import KINDS, STABILITY_LEVELS, Catalog, CatalogFile, MetricRow
 
@@ -72,6 +79,10 @@ _HTML_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _ESCAPES: Final = {ord(c): "\\" + c for c in _ESCAPE_ANYWHERE} | {
     ord(c): entity for c, entity in _HTML_ENTITIES.items()
 }
+# Any character ``_ESCAPES`` rewrites; most text has none and skips the translate.
+_NEEDS_ESCAPE: Final = re.compile(
+    "[" + re.escape("".join(sorted(_ESCAPE_ANYWHERE | _HTML_ENTITIES.keys()))) + "]"
+)
 _ORDERED_LIST_START: Final = re.compile(r"^(\d+)([.)])")
 _NON_ID_CHARS: Final = re.compile(r"[^a-z0-9]+")
 _BACKTICK_RUNS: Final = re.compile(r"`+")
@@ -87,43 +98,65 @@ def series_anchor(name: str) -> str:
 
 
 def _one_line(text: str) -> str:
+    if text.isprintable():
+        # No line breaks, and a space is the only whitespace a printable text can hold.
+        return text.strip()
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _md(text: str) -> str:
+    """:func:`escape_markdown` as a plain ``str``, for the page builders."""
+    flat = _one_line(text)
+    escaped = flat.translate(_ESCAPES) if _NEEDS_ESCAPE.search(flat) else flat
+    if flat[:1] in _ESCAPE_AT_START:
+        escaped = "\\" + escaped
+    elif escaped[:1].isdigit():
+        # "1. x" / "1) x" would start an ordered list.
+        escaped = _ORDERED_LIST_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", escaped)
+    return escaped
 
 
 def escape_markdown(text: str) -> Markup:
     """``text`` as MyST inline Markdown that renders as exactly that text, on one line."""
-    flat = _one_line(text)
-    escaped = flat.translate(_ESCAPES)
-    if flat[:1] in _ESCAPE_AT_START:
-        escaped = "\\" + escaped
-    # "1. x" / "1) x" would start an ordered list.
-    escaped = _ORDERED_LIST_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", escaped)
-    return Markup(escaped)  # every character was escaped above
+    return Markup(_md(text))  # every character was escaped by _md
+
+
+def _paragraphs(text: str) -> str:
+    """Escaped paragraphs, split where the YAML text has blank lines."""
+    if "\n" not in text:
+        return _md(text)  # one paragraph, or "" when there is no text
+    paragraphs = re.split(r"\n[ \t]*\n", text.strip())
+    return "\n\n".join(_md(p) for p in paragraphs if p.strip())
 
 
 def _md_paragraphs(text: str) -> Markup:
-    """Escaped paragraphs, split where the YAML text has blank lines."""
-    paragraphs = re.split(r"\n[ \t]*\n", text.strip())
-    parts = [str(escape_markdown(p)) for p in paragraphs if p.strip()]
-    return Markup("\n\n".join(parts))  # parts are escaped
+    return Markup(_paragraphs(text))  # parts are escaped
 
 
-def _code(text: str, *, in_table: bool = False) -> Markup:
+def _code_text(text: str, *, in_table: bool = False) -> str:
+    """A code span showing ``text`` verbatim on one line (``—`` for no text)."""
     flat = _one_line(text)
     if not flat:
-        return Markup("—")
-    longest = max((len(run) for run in _BACKTICK_RUNS.findall(flat)), default=0)
-    fence = "`" * (longest + 1)
-    # A leading or trailing backtick would merge with the fence; CommonMark strips
-    # one padding space from each side.
-    body = f" {flat} " if flat[0] == "`" or flat[-1] == "`" else flat
-    if in_table:
+        return "—"
+    if "`" not in flat:
+        body, fence = flat, "`"
+    else:
+        longest = max(len(run) for run in _BACKTICK_RUNS.findall(flat))
+        fence = "`" * (longest + 1)
+        # A leading or trailing backtick would merge with the fence; CommonMark
+        # strips one padding space from each side.
+        body = f" {flat} " if flat[0] == "`" or flat[-1] == "`" else flat
+    if in_table and "|" in body:
         body = body.replace("|", "\\|")
-    return Markup(f"{fence}{body}{fence}")  # code spans are verbatim
+    return f"{fence}{body}{fence}"
+
+
+def _code(text: str) -> Markup:
+    return Markup(_code_text(text))  # code spans are verbatim
 
 
 def _code_cell(text: str) -> Markup:
-    return _code(text, in_table=True)
+    return Markup(_code_text(text, in_table=True))
 
 
 def _url_path(text: str) -> str:
@@ -158,18 +191,15 @@ class _Link:
 
 @dataclass(frozen=True, slots=True)
 class _Series:
-    """What the templates need about one row, links already resolved."""
+    """One row's finished, escaped Markdown: computed once, used by both pages."""
 
     row: MetricRow
-    file: CatalogFile
-    anchor: str
-    page: str
-    """Owner page relative to ``docs/metrics/`` (``grpo.md``)."""
-    constant: str
-    """Dotted path of the generated constant."""
-    source: _Link
-    replacement: _Link | None
-    """Where a deprecated row's replacement is documented; None when not in the catalog."""
+    summary: str
+    """Its line of the owner page's summary table, newline included."""
+    section: str
+    """Its section on the owner page, from the blank line before the heading."""
+    index: str
+    """Its line of the index table, newline included."""
 
 
 def _source_link(row: MetricRow) -> _Link:
@@ -184,25 +214,109 @@ def _page(catalog_file: CatalogFile) -> str:
     return f"{catalog_file.module}.md"
 
 
-def _series_views(catalog: Catalog) -> dict[str, _Series]:
+def _series(
+    row: MetricRow,
+    catalog_file: CatalogFile,
+    page_href: str,
+    owner_md: str,
+    replacement: _Link | None,
+) -> _Series:
+    """Escape ``row``'s cells once and lay out its table lines and its section.
+
+    ``page_href`` is the owner page's URL, HTML-escaped; ``owner_md`` its owner,
+    Markdown-escaped; ``replacement`` where a deprecated row's replacement is
+    documented (None when it is not in the catalog).
+    """
+    anchor = escape(series_anchor(row.name))
+    name_cell = _code_text(row.name, in_table=True)
+    deprecated = " (deprecated)" if row.deprecated else ""
+    kind = _md(row.kind)
+    stability = _md(row.stability)
+    unit_cell = _code_text(row.unit, in_table=True) if row.unit else "—"
+    description = _md(row.description)
+    source = _source_link(row)
+    source_html = f'<a class="catalog-source" href="{escape(source.href)}">{_md(source.text)}</a>'
+    registry_key = row.registry_key
+    prometheus_name = row.prometheus_name
+    if row.logger_key is not None:
+        qualified = row.qualified_logger_key
+        logger_cell = _code_text(qualified, in_table=True)
+        prefix = f"prefix {_code_text(row.prefix)}" if row.prefix else "no prefix"
+        logger_field = f"{_code_text(qualified)} ({prefix}, key {_code_text(row.logger_key)})"
+    else:
+        logger_cell = "*recorded*"
+        logger_field = "none: recorded directly, not teed from the `Logger`"
+
+    summary = (
+        f"| [{name_cell}](#{anchor}){deprecated} | {_code_text(registry_key, in_table=True)} "
+        f"| {logger_cell} | {kind} | {unit_cell} | {description} | {stability} | {source_html} |\n"
+    )
+    index = (
+        f"| [{name_cell}]({page_href}#{anchor}){deprecated} | [{owner_md}]({page_href}) "
+        f"| {kind} | {unit_cell} | {stability} | {_code_text(prometheus_name, in_table=True)} "
+        f"| {description} |\n"
+    )
+
+    lines = ["", f"### {_code_text(row.name)}", ""]
+    lines.append(_paragraphs(row.description) if row.description.strip() else "*No description.*")
+    if row.deprecated:
+        lines += [
+            "",
+            f"````{{admonition}} Deprecated since {_md(row.deprecated.since)}",
+            ":class: warning deprecated",
+            "",
+        ]
+        if replacement:
+            href = escape(replacement.href)
+            lines.append(f"Replaced by [{_code_text(replacement.text)}]({href}).")
+        elif row.deprecated.replaced_by:
+            replaced_by = _code_text(row.deprecated.replaced_by)
+            lines.append(f"Replaced by {replaced_by}, which is not in the catalog.")
+        else:
+            lines.append("No replacement.")
+        if row.deprecated.note.strip():
+            lines += ["", _paragraphs(row.deprecated.note)]
+        lines.append("````")
+    scraped = ""
+    if row.kind == "histogram":
+        bucket, count, total = (
+            _code_text(prometheus_name + suffix) for suffix in ("_bucket", "_count", "_sum")
+        )
+        scraped = f" (scraped as {bucket}, {count} and {total})"
+    if not row.unit:
+        unit_field = "dimensionless"
+    else:
+        unit_field = _code_text(row.unit) + (" (dimensionless)" if row.unit == "1" else "")
+    constant = f"{GENERATED_MODULE_PACKAGE}.{catalog_file.module}.{row.constant_name}"
+    lines += [
+        "",
+        f":Prometheus name: {_code_text(prometheus_name)}{scraped}",
+        f":Registry key: {_code_text(registry_key)}",
+        f":Python constant: {_code_text(constant)}",
+        f":Logger key: {logger_field}",
+        f":Kind: {kind}",
+        f":Unit: {unit_field}",
+        f":Stability: {stability}",
+        f":Source: {source_html}",
+        "",
+    ]
+    return _Series(row=row, summary=summary, section="\n".join(lines), index=index)
+
+
+def _all_series(catalog: Catalog) -> dict[str, _Series]:
     by_name = catalog.by_name()
     views: dict[str, _Series] = {}
-    for catalog_file, row in catalog.rows():
-        replacement = None
-        target = row.deprecated.replaced_by if row.deprecated else None
-        if target is not None and target in by_name:
-            target_file = by_name[target][0]
-            page = "" if target_file is catalog_file else _page(target_file)
-            replacement = _Link(target, f"{_url_path(page)}#{series_anchor(target)}")
-        views[row.name] = _Series(
-            row=row,
-            file=catalog_file,
-            anchor=series_anchor(row.name),
-            page=_page(catalog_file),
-            constant=f"{GENERATED_MODULE_PACKAGE}.{catalog_file.module}.{row.constant_name}",
-            source=_source_link(row),
-            replacement=replacement,
-        )
+    for catalog_file in catalog.files:
+        page_href = escape(_url_path(_page(catalog_file)))
+        owner_md = _md(catalog_file.owner)
+        for row in catalog_file.rows:
+            replacement = None
+            target = row.deprecated.replaced_by if row.deprecated else None
+            if target is not None and target in by_name:
+                target_file = by_name[target][0]
+                page = "" if target_file is catalog_file else _page(target_file)
+                replacement = _Link(target, f"{_url_path(page)}#{series_anchor(target)}")
+            views[row.name] = _series(row, catalog_file, page_href, owner_md, replacement)
     return views
 
 
@@ -243,22 +357,28 @@ def render_docs_pages(catalog: Catalog) -> dict[str, str]:
         ValueError: Two files share a module name, or a module is named ``index``.
     """
     _check_pages(catalog)
-    views = _series_views(catalog)
+    views = _all_series(catalog)
     owner_template = _ENV.get_template("owner.md.j2")
     pages: dict[str, str] = {}
     for catalog_file in catalog.files:
+        # Looked up by name, as the index does, so a page and the index always agree.
+        series = [views[row.name] for row in catalog_file.rows]
         pages[f"{METRICS_DIR}/{_page(catalog_file)}"] = owner_template.render(
             file=catalog_file,
-            teed=[views[row.name] for row in catalog_file.teed],
-            recorded=[views[row.name] for row in catalog_file.recorded],
+            teed_count=len(catalog_file.teed),
+            recorded_count=len(catalog_file.recorded),
             package=GENERATED_MODULE_PACKAGE,
+            # Escaped above, row by row.
+            summary_rows=Markup("".join(s.summary for s in series)),
+            sections=Markup("".join(s.section for s in series)),
         )
     everything = sorted(views.values(), key=lambda view: view.row.name)
     pages[INDEX_PAGE] = _ENV.get_template("index.md.j2").render(
-        series=everything,
+        series_count=len(everything),
         files=catalog.files,
         owners=sorted({f.owner for f in catalog.files}),
         kinds=_ordered({v.row.kind for v in everything}, KINDS),
         stabilities=_ordered({v.row.stability for v in everything}, STABILITY_LEVELS),
+        index_rows=Markup("".join(s.index for s in everything)),  # escaped row by row
     )
     return pages
