@@ -208,6 +208,11 @@ def _escape_doc(text: str) -> str:
 
 def _wrap(text: str, width: int) -> list[str]:
     """Greedy word wrap by display width; words never break (ruff ignores one-word lines)."""
+    if _display_width(text) <= width:
+        # The whole text fits (its width counts every gap as at least one column),
+        # so the loop below would put every word on one line.
+        words = text.split()
+        return [" ".join(words)] if words else []
     lines: list[str] = []
     current: list[str] = []
     used = 0
