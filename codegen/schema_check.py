@@ -5,6 +5,15 @@ the file format; editors read it through the ``yaml-language-server`` header.
 Its validator is compiled once per process. jsonschema errors are mapped to
 :class:`~codegen.diagnostics.Diagnostic` with stable codes, the position of the
 exact node, and a fix ("did you mean 'description'?", "quote it").
+
+Most files are valid, so :func:`check_schema` first runs a fast path compiled
+from the same schema file (:func:`compile_fast_check`): plain Python checks of
+key sets, string types, enums, patterns and lengths over the node tree. Only a
+file it does not accept goes through jsonschema (imported then, not before), so
+every diagnostic is exactly what jsonschema's walk reports. The fast path
+understands a small subset of JSON Schema and is conservative: a keyword it
+does not know disables it (every file takes the jsonschema path), and it may
+reject a valid file but never accepts an invalid one.
 """
 
 from __future__ import annotations
@@ -12,16 +21,18 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeAlias
-
-import jsonschema
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from codegen.diagnostics import Diagnostic, Position, Severity
 from codegen.loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "SCHEMA_ID",
@@ -29,6 +40,7 @@ __all__ = [
     "JsonPath",
     "SchemaResult",
     "check_schema",
+    "compile_fast_check",
     "load_schema",
     "validator",
 ]
@@ -94,8 +106,161 @@ def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
 @functools.cache
 def validator() -> jsonschema.Draft202012Validator:
     """The compiled validator (local references inlined), built once per process."""
+    import jsonschema  # noqa: PLC0415 - only files the fast path rejects need it
+
     schema = load_schema()
     return jsonschema.Draft202012Validator(_inline_refs(schema, schema.get("$defs", {})))
+
+
+FastCheck: TypeAlias = Callable[[YNode], bool]
+"""True when a node is certainly valid under the subschema it was compiled from."""
+
+# Keywords that never affect validity.
+_ANNOTATIONS: Final = frozenset(
+    {"$schema", "$id", "$comment", "title", "description", "examples", "default"}
+)
+_STRING_KEYWORDS: Final = frozenset({"type", "pattern", "minLength", "maxLength", "enum", "not"})
+
+
+def compile_fast_check(schema: dict[str, Any]) -> FastCheck | None:
+    """A fast acceptance check for ``schema`` (``$ref`` already inlined), or ``None``.
+
+    ``None`` means the schema uses a keyword (or a form of one) the fast path
+    does not understand; callers then validate everything with jsonschema.
+    """
+    if not isinstance(schema, dict):
+        return None
+    keywords = schema.keys() - _ANNOTATIONS
+    kind = schema.get("type")
+    if kind == "object":
+        return _compile_object(schema, keywords)
+    if kind == "array":
+        return _compile_array(schema, keywords)
+    if kind == "string" or (kind is None and "enum" in keywords):
+        return _compile_string(schema, keywords)
+    return None
+
+
+def _compile_object(schema: dict[str, Any], keywords: set[str]) -> FastCheck | None:
+    if not keywords <= {"type", "properties", "required", "additionalProperties"}:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    closed = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    if not isinstance(closed, bool) or not all(isinstance(n, str) for n in required):
+        return None
+    checks: dict[str, FastCheck] = {}
+    for name, subschema in properties.items():
+        check = compile_fast_check(subschema)
+        if check is None:
+            return None
+        checks[name] = check
+    allowed = frozenset(checks)
+    needed = frozenset(required)
+    closed = not closed
+
+    def check_object(node: YNode) -> bool:
+        if type(node) is not YMap:
+            return False
+        values = node.values
+        keys = values.keys()
+        if not keys >= needed or (closed and not keys <= allowed):
+            return False
+        for key, child in values.items():
+            check = checks.get(key)
+            if check is not None and not check(child):
+                return False
+        return True
+
+    return check_object
+
+
+def _compile_array(schema: dict[str, Any], keywords: set[str]) -> FastCheck | None:
+    if not keywords <= {"type", "items", "uniqueItems"}:
+        return None
+    unique = schema.get("uniqueItems", False)
+    if not isinstance(unique, bool):
+        return None
+    item_check = compile_fast_check(schema["items"]) if "items" in schema else None
+    if "items" in schema and item_check is None:
+        return None
+
+    def check_array(node: YNode) -> bool:
+        if type(node) is not YSeq:
+            return False
+        items = node.items
+        if item_check is not None:
+            for item in items:
+                if not item_check(item):
+                    return False
+        if unique and items:
+            # jsonschema compares strings by ==; anything else goes the slow way.
+            texts = [item.value for item in items if type(item) is YScalar]
+            if len(texts) != len(items) or not all(type(text) is str for text in texts):
+                return False
+            if len(set(texts)) != len(texts):
+                return False
+        return True
+
+    return check_array
+
+
+def _compile_string(schema: dict[str, Any], keywords: set[str]) -> FastCheck | None:
+    if not keywords <= _STRING_KEYWORDS:
+        return None
+    pattern = schema.get("pattern")
+    min_length = schema.get("minLength", 0)
+    max_length = schema.get("maxLength")
+    if pattern is not None and not isinstance(pattern, str):
+        return None
+    if type(min_length) is not int or (max_length is not None and type(max_length) is not int):
+        return None
+    enum: frozenset[str] | None = None
+    if "enum" in schema:
+        if not isinstance(schema["enum"], list):
+            return None
+        # Only string members can equal a string value.
+        enum = frozenset(m for m in schema["enum"] if isinstance(m, str))
+    excluded: frozenset[str] = frozenset()
+    if "not" in schema:
+        negated = schema["not"]
+        if not isinstance(negated, dict) or not isinstance(negated.get("enum"), list):
+            return None
+        if negated.keys() - _ANNOTATIONS != {"enum"}:
+            return None
+        excluded = frozenset(m for m in negated["enum"] if isinstance(m, str))
+    # jsonschema applies ``pattern`` with re.search, so the same here.
+    search = re.compile(pattern).search if pattern is not None else None
+
+    def check_string(node: YNode) -> bool:
+        if type(node) is not YScalar:
+            return False
+        value = node.value
+        if type(value) is not str:
+            return False
+        if enum is not None and value not in enum:
+            return False
+        if search is not None and search(value) is None:
+            return False
+        if min_length or max_length is not None:
+            length = len(value)
+            if length < min_length or (max_length is not None and length > max_length):
+                return False
+        return not excluded or value not in excluded
+
+    return check_string
+
+
+@functools.cache
+def _fast_check() -> FastCheck | None:
+    schema = load_schema()
+    return compile_fast_check(_inline_refs(schema, schema.get("$defs", {})))
+
+
+_FAST_CHECK: Final = _fast_check()
+"""The fast path for the catalog schema, compiled once at import."""
 
 
 def _error(code: str, message: str, position: Position) -> Diagnostic:
@@ -174,12 +339,18 @@ class SchemaResult:
         return path not in self.error_paths
 
 
+_CLEAN: Final = SchemaResult((), frozenset())
+
+
 def check_schema(root: YMap) -> SchemaResult:
     """Validate a loaded file against the schema; every error at its node.
 
     Nodes where the loader already reported an error are skipped, so one
-    mistake yields one diagnostic.
+    mistake yields one diagnostic. A file the fast path accepts has nothing to
+    report; any other goes through jsonschema.
     """
+    if _FAST_CHECK is not None and _FAST_CHECK(root):
+        return _CLEAN
     found: dict[tuple[str, Position | None, str], Diagnostic] = {}
     paths: set[JsonPath] = set()
     for error in validator().iter_errors(to_plain(root)):
