@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias
 
 import yaml
 
@@ -111,13 +111,25 @@ class NonString:
 
 @dataclass(slots=True, eq=False)
 class YScalar:
-    """A scalar with its value (``str`` or :class:`NonString`) and position."""
+    """A scalar with its value (``str`` or :class:`NonString`) and position.
+
+    The position is kept as its parts (file, 1-based line and column) and
+    :attr:`position` builds the :class:`Position` when asked: most nodes of a
+    clean file never need one.
+    """
 
     value: str | NonString
-    position: Position
+    path: str
+    line: int
+    column: int
     quoted: bool = False
     bad: bool = False
     """A load error was reported at this node; later stages stay silent here."""
+
+    @property
+    def position(self) -> Position:
+        """Where the scalar starts."""
+        return Position(self.path, self.line, self.column)
 
 
 @dataclass(slots=True, eq=False)
@@ -125,8 +137,15 @@ class YSeq:
     """A sequence of nodes with its position."""
 
     items: list[YNode]
-    position: Position
+    path: str
+    line: int
+    column: int
     bad: bool = False
+
+    @property
+    def position(self) -> Position:
+        """Where the sequence starts."""
+        return Position(self.path, self.line, self.column)
 
 
 @dataclass(slots=True, eq=False)
@@ -137,11 +156,25 @@ class YMap:
     """
 
     values: dict[str, YNode]
-    key_positions: dict[str, Position]
-    position: Position
+    key_marks: dict[str, tuple[int, int]]
+    """Each key's 1-based (line, column)."""
+    path: str
+    line: int
+    column: int
     bad: bool = False
     refused_keys: bool = False
     """A key was refused (not a string, tagged, aliased); required-field checks stay silent."""
+
+    @property
+    def position(self) -> Position:
+        """Where the mapping starts."""
+        return Position(self.path, self.line, self.column)
+
+    @property
+    def key_positions(self) -> dict[str, Position]:
+        """Where each key starts (built on each access)."""
+        path = self.path
+        return {key: Position(path, line, col) for key, (line, col) in self.key_marks.items()}
 
 
 YNode: TypeAlias = YScalar | YSeq | YMap
@@ -327,6 +360,38 @@ def _describe_syntax_error(
     return where, f"YAML syntax error: {problem}{context}; fix the YAML at this position."
 
 
+# Event classes to what the composer does with them (dispatch on ``type(event)``).
+_SCALAR: Final = 0
+_MAPPING: Final = 1
+_SEQUENCE: Final = 2
+_END: Final = 3
+_ALIAS: Final = 4
+_DOCUMENT: Final = 5
+_SKIP: Final = 6
+_STREAM_END: Final = 7
+_EVENT_KINDS: Final[dict[type, int]] = {
+    yaml.ScalarEvent: _SCALAR,
+    yaml.MappingStartEvent: _MAPPING,
+    yaml.SequenceStartEvent: _SEQUENCE,
+    yaml.MappingEndEvent: _END,
+    yaml.SequenceEndEvent: _END,
+    yaml.AliasEvent: _ALIAS,
+    yaml.DocumentStartEvent: _DOCUMENT,
+    yaml.StreamStartEvent: _SKIP,
+    yaml.DocumentEndEvent: _SKIP,
+    yaml.StreamEndEvent: _STREAM_END,
+}
+_QUOTED_STYLES: Final = frozenset({"'", '"', "|", ">"})
+
+
+def _event_kind(event: yaml.Event) -> int:
+    """What to do with an event of a class not in :data:`_EVENT_KINDS` (a subclass)."""
+    for cls, kind in _EVENT_KINDS.items():
+        if isinstance(event, cls):
+            return kind
+    return _SKIP
+
+
 @dataclass(slots=True)
 class _Frame:
     node: YMap | YSeq
@@ -364,11 +429,65 @@ class _Composer:
         root: YNode | None = None
         documents = 0
         stack: list[_Frame] = []
+        get_event = loader.get_event
+        kinds = _EVENT_KINDS
+        quoted_styles = _QUOTED_STYLES
+        display = self.display
+        attach = self._attach
+        # Plain scalars resolve by their text alone (SafeLoader has no path
+        # resolvers), so each distinct text is resolved once per file.
+        resolved_tags: dict[str, str] = {}
+        resolve = loader.resolve
+        path_resolvers = bool(loader.yaml_path_resolvers)
         while True:
-            event = loader.get_event()
-            if event is None or isinstance(event, yaml.StreamEndEvent):
+            event: Any = get_event()
+            if event is None:
                 return root
-            if isinstance(event, yaml.DocumentStartEvent):
+            kind = kinds.get(type(event))
+            if kind is None:
+                kind = _event_kind(event)
+            node: YNode
+            if kind == _SCALAR:
+                if (
+                    event.tag is None
+                    and event.anchor is None
+                    and not self.too_deep
+                    and len(stack) < MAX_DEPTH
+                ):
+                    # The common case, inline: an untagged, unanchored scalar.
+                    mark = event.start_mark
+                    value = event.value
+                    scalar: str | NonString = value
+                    if event.implicit[0] or path_resolvers:
+                        tag = resolved_tags.get(value)
+                        if tag is None:
+                            tag = resolve(yaml.ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
+                            if not path_resolvers:
+                                resolved_tags[value] = tag
+                        if tag != _TAG_STR:
+                            scalar = NonString(value, tag)
+                    node = YScalar(
+                        scalar,
+                        display,
+                        mark.line + 1,
+                        mark.column + 1,
+                        event.style in quoted_styles,
+                    )
+                else:
+                    node = self._node_for(event, loader, depth=len(stack))
+                    if self.too_deep and stack:
+                        stack[0].node.bad = True
+                if stack:
+                    attach(stack[-1], node)
+                elif documents == 1:
+                    root = node
+            elif kind == _END:
+                done = stack.pop().node
+                if stack:
+                    attach(stack[-1], done)
+                elif documents == 1:
+                    root = done
+            elif kind == _DOCUMENT:
                 documents += 1
                 if documents == 2:
                     self._report(
@@ -377,47 +496,42 @@ class _Composer:
                         "keep one document per catalog file.",
                         event.start_mark,
                     )
+            elif kind == _STREAM_END:
+                return root
+            elif kind == _SKIP:
                 continue
-            if isinstance(event, yaml.StreamStartEvent | yaml.DocumentEndEvent):
-                continue
-            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                done = stack.pop().node
-                if stack:
-                    self._attach(stack[-1], done)
+            else:
+                node = self._node_for(event, loader, depth=len(stack))
+                if self.too_deep and stack:
+                    # One report, and nothing else checked: the whole file is suspect.
+                    stack[0].node.bad = True
+                if type(node) is YMap or type(node) is YSeq:
+                    stack.append(_Frame(node))
+                elif stack:
+                    attach(stack[-1], node)
                 elif documents == 1:
-                    root = done
-                continue
-            node = self._node_for(event, loader, depth=len(stack))
-            if self.too_deep and stack:
-                # One report, and nothing else checked: the whole file is suspect.
-                stack[0].node.bad = True
-            if isinstance(node, YMap | YSeq):
-                stack.append(_Frame(node))
-                continue
-            if stack:
-                self._attach(stack[-1], node)
-            elif documents == 1:
-                root = node
+                    root = node
 
     def _node_for(
         self, event: yaml.Event, loader: yaml.SafeLoader | yaml.CSafeLoader, depth: int
     ) -> YNode:
-        position = self._pos(event.start_mark)
+        mark = event.start_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         if isinstance(event, yaml.AliasEvent):
             self._report(
                 "YAML_ALIAS",
                 f"alias '*{event.anchor}' is not allowed; write the value out in full "
                 "(catalog files use no anchors or aliases).",
-                event.start_mark,
+                mark,
             )
-            return YScalar("", position, bad=True)
+            return YScalar("", self.display, line, column, bad=True)
         bad = False
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             self._report(
                 "YAML_ANCHOR",
                 f"anchor '&{anchor}' is not allowed; remove it and write values out in full.",
-                event.start_mark,
+                mark,
             )
             bad = True
         if depth >= MAX_DEPTH:
@@ -425,31 +539,32 @@ class _Composer:
                 self._report(
                     "TOO_DEEP",
                     f"nesting is deeper than {MAX_DEPTH} levels; a catalog row is a flat mapping.",
-                    event.start_mark,
+                    mark,
                 )
             self.too_deep = True
             bad = True
         tag: str | None = getattr(event, "tag", None)
         if isinstance(event, yaml.ScalarEvent):
-            return self._scalar(event, loader, position, tag, bad=bad)
+            return self._scalar(event, loader, line, column, tag, bad=bad)
         expected = _TAG_MAP if isinstance(event, yaml.MappingStartEvent) else _TAG_SEQ
         if tag not in (None, "!", expected):
-            self._report_tag(tag, event.start_mark)
+            self._report_tag(tag, mark)
             bad = True
         if isinstance(event, yaml.MappingStartEvent):
-            return YMap({}, {}, position, bad=bad)
-        return YSeq([], position, bad=bad)
+            return YMap({}, {}, self.display, line, column, bad=bad)
+        return YSeq([], self.display, line, column, bad=bad)
 
     def _scalar(
         self,
         event: yaml.ScalarEvent,
         loader: yaml.SafeLoader | yaml.CSafeLoader,
-        position: Position,
+        line: int,
+        column: int,
         tag: str | None,
         *,
         bad: bool,
     ) -> YScalar:
-        quoted = event.style in ("'", '"', "|", ">")
+        quoted = event.style in _QUOTED_STYLES
         if tag in (None, "!"):
             # The resolver applies YAML 1.1's implicit types, as the safe loader would.
             resolved: str = loader.resolve(  # type: ignore[no-untyped-call]
@@ -459,10 +574,9 @@ class _Composer:
             resolved = tag
         else:
             self._report_tag(tag, event.start_mark)
-            return YScalar("", position, quoted=quoted, bad=True)
-        if resolved == _TAG_STR:
-            return YScalar(event.value, position, quoted=quoted, bad=bad)
-        return YScalar(NonString(event.value, resolved), position, quoted=quoted, bad=bad)
+            return YScalar("", self.display, line, column, quoted=quoted, bad=True)
+        value = event.value if resolved == _TAG_STR else NonString(event.value, resolved)
+        return YScalar(value, self.display, line, column, quoted=quoted, bad=bad)
 
     def _report_tag(self, tag: str | None, mark: _Mark | None) -> None:
         self._report(
@@ -477,26 +591,35 @@ class _Composer:
         if isinstance(parent, YSeq):
             parent.items.append(node)
             return
-        if frame.pending_key is None and not frame.skip_next:
-            key_ok = self._check_key(parent, node)
-            if key_ok is None:
-                frame.skip_next = True
-                if not (isinstance(node, YScalar) and node.value in parent.values):
-                    parent.refused_keys = True
-            else:
-                frame.pending_key = key_ok
+        key = frame.pending_key
+        if key is not None:
+            # A value: its key was accepted (a string, not yet in the mapping).
+            frame.pending_key = None
+            name = key.value
+            if type(name) is str:  # always true: _check_key
+                parent.values[name] = node
+                parent.key_marks[name] = (key.line, key.column)
             return
         if frame.skip_next:
             frame.skip_next = False
             return
-        key = frame.pending_key
-        frame.pending_key = None
-        if key is not None and isinstance(key.value, str):  # always true: _check_key
-            parent.values[key.value] = node
-            parent.key_positions[key.value] = key.position
+        key_ok = self._check_key(parent, node)
+        if key_ok is None:
+            frame.skip_next = True
+            if not (type(node) is YScalar and node.value in parent.values):
+                parent.refused_keys = True
+        else:
+            frame.pending_key = key_ok
 
     def _check_key(self, parent: YMap, key: YNode) -> YScalar | None:
         """The key if usable; otherwise report why and return ``None``."""
+        if (
+            type(key) is YScalar
+            and not key.bad
+            and type(key.value) is str
+            and key.value not in parent.values
+        ):
+            return key
         where = key.position
         if key.bad:
             return None
@@ -516,12 +639,10 @@ class _Composer:
                 msg = "merge keys ('<<') are not allowed; write the fields out in full."
             self.diagnostics.append(_error(code, msg, where))
             return None
-        if key.value in parent.values:
-            first = parent.key_positions[key.value]
-            msg = (
-                f"key {key.value!r} is already set at line {first.line} column "
-                f"{first.column} of this mapping; keep one of them."
-            )
-            self.diagnostics.append(_error("DUPLICATE_KEY", msg, where))
-            return None
-        return key
+        first_line, first_column = parent.key_marks[key.value]
+        msg = (
+            f"key {key.value!r} is already set at line {first_line} column "
+            f"{first_column} of this mapping; keep one of them."
+        )
+        self.diagnostics.append(_error("DUPLICATE_KEY", msg, where))
+        return None

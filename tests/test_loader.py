@@ -228,3 +228,26 @@ def test_a_relative_root_finds_the_catalog_once(
     result = load_and_check(root=Path("proj"))
     assert result.ok, [d.format() for d in result.diagnostics]
     assert {f.path for f in result.catalog.files} >= {"catalog/grpo.yaml"}
+
+
+def test_repeated_texts_resolve_by_style_and_tag() -> None:
+    """Plain texts are resolved once per file; quoting or a tag still decides each node."""
+    text = "a: no\nb: 'no'\nc: no\nd: ! 12\ne: !!str 12\nf: 12\ng: |\n  no\n"
+    root = load_text(text, "x.yaml").root
+    assert isinstance(root, YMap)
+    got = {
+        key: (node.value, node.quoted)
+        for key, node in root.values.items()
+        if isinstance(node, YScalar)
+    }
+    assert got == {
+        "a": (NonString("no", "tag:yaml.org,2002:bool"), False),
+        "b": ("no", True),
+        "c": (NonString("no", "tag:yaml.org,2002:bool"), False),
+        "d": (NonString("12", "tag:yaml.org,2002:int"), False),
+        "e": ("12", False),
+        "f": (NonString("12", "tag:yaml.org,2002:int"), False),
+        "g": ("no\n", True),
+    }
+    assert root.key_positions["g"] == Position("x.yaml", 7, 1)
+    assert root.values["g"].position == Position("x.yaml", 7, 4)
