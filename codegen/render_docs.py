@@ -31,6 +31,7 @@ HTML ids agree.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -151,6 +152,11 @@ def _code_text(text: str, *, in_table: bool = False) -> str:
     return f"{fence}{body}{fence}"
 
 
+# Kinds, stabilities, units and prefixes repeat across thousands of rows.
+_word_md: Final = functools.lru_cache(maxsize=256)(_md)
+_word_code: Final = functools.lru_cache(maxsize=256)(_code_text)
+
+
 def _code(text: str) -> Markup:
     return Markup(_code_text(text))  # code spans are verbatim
 
@@ -202,12 +208,17 @@ class _Series:
     """Its line of the index table, newline included."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _source_page(path: str) -> str:
+    """URL of the published copy of the YAML file at ``path`` (one per file, so cached)."""
+    return f"../{SOURCE_PAGES_DIR}/{_url_path(PurePosixPath(path).name)}.html"
+
+
 def _source_link(row: MetricRow) -> _Link:
     position = row.position
-    name = PurePosixPath(position.path).name
     text = f"{position.path}:{position.line}" if position.line > 0 else position.path
     anchor = f"#L{position.line}" if position.line > 0 else ""
-    return _Link(text=text, href=f"../{SOURCE_PAGES_DIR}/{_url_path(name)}.html{anchor}")
+    return _Link(text=text, href=f"{_source_page(position.path)}{anchor}")
 
 
 def _page(catalog_file: CatalogFile) -> str:
@@ -230,9 +241,9 @@ def _series(
     anchor = escape(series_anchor(row.name))
     name_cell = _code_text(row.name, in_table=True)
     deprecated = " (deprecated)" if row.deprecated else ""
-    kind = _md(row.kind)
-    stability = _md(row.stability)
-    unit_cell = _code_text(row.unit, in_table=True) if row.unit else "—"
+    kind = _word_md(row.kind)
+    stability = _word_md(row.stability)
+    unit_cell = _word_code(row.unit, in_table=True) if row.unit else "—"
     description = _md(row.description)
     source = _source_link(row)
     source_html = f'<a class="catalog-source" href="{escape(source.href)}">{_md(source.text)}</a>'
@@ -241,7 +252,7 @@ def _series(
     if row.logger_key is not None:
         qualified = row.qualified_logger_key
         logger_cell = _code_text(qualified, in_table=True)
-        prefix = f"prefix {_code_text(row.prefix)}" if row.prefix else "no prefix"
+        prefix = f"prefix {_word_code(row.prefix)}" if row.prefix else "no prefix"
         logger_field = f"{_code_text(qualified)} ({prefix}, key {_code_text(row.logger_key)})"
     else:
         logger_cell = "*recorded*"
@@ -286,7 +297,7 @@ def _series(
     if not row.unit:
         unit_field = "dimensionless"
     else:
-        unit_field = _code_text(row.unit) + (" (dimensionless)" if row.unit == "1" else "")
+        unit_field = _word_code(row.unit) + (" (dimensionless)" if row.unit == "1" else "")
     constant = f"{GENERATED_MODULE_PACKAGE}.{catalog_file.module}.{row.constant_name}"
     lines += [
         "",
