@@ -195,6 +195,21 @@ def test_each_panel_is_one_line(catalog: Catalog) -> None:
             assert json.loads(line.removesuffix(",")) == panel
 
 
+def test_owner_without_series_gets_an_empty_panel_list() -> None:
+    empty = CatalogFile(
+        path="catalog/empty.yaml",
+        owner="examples.empty",
+        module="empty",
+        description="",
+        teed=(),
+        recorded=(),
+    )
+    text = render_dashboards(Catalog((empty,)))["docs/dashboards/empty.json"]
+    assert json.loads(text)["panels"] == []
+    assert text == _expected_layout(json.loads(text))
+    assert '  "panels": [],\n' in text
+
+
 @pytest.mark.parametrize(
     ("module", "uid"),
     [

@@ -98,6 +98,14 @@ class TestEscaping:
             ("a & b", "a &amp; b"),
             ("back\\slash", "back\\\\slash"),
             ("mid-sentence (fine). Ok: yes", "mid-sentence (fine). Ok: yes"),
+            # Text with nothing to escape takes a fast path; its edges behave the same.
+            ("", ""),
+            ("  padded  ", "padded"),
+            ("\u00a0no-break spaces\u00a0", "no-break spaces"),
+            ("line\u2028separator\r\nand CRLF", "line separator and CRLF"),
+            ("  1. indented item", r"1\. indented item"),
+            ("2024 was fine", "2024 was fine"),
+            ("snake_case", r"snake\_case"),
         ],
     )
     def test_escape_markdown_table(self, text: str, markdown: str) -> None:
