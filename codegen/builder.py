@@ -8,6 +8,7 @@ keys (``deprecated.since``) and list items an index (``no_lint[0]``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from codegen.diagnostics import Diagnostic, Position, Severity
@@ -78,8 +79,11 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             if not isinstance(row, YMap):
                 continue
             name_ok = _check_name(row, schema.is_clean((section, index, "name")), diagnostics)
-            if name_ok and not subtree_bad(row) and schema.is_clean((section, index)):
-                sections[section].append(_build_row(row, section, file_prefix))
+            if not name_ok or not schema.is_clean((section, index)):
+                continue
+            parts = _row_parts(row)
+            if parts is not None:
+                sections[section].append(_build_row(row, section, file_prefix, parts))
     catalog_file = CatalogFile(
         path=display,
         owner=header["owner"],
@@ -97,17 +101,66 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
     return BuiltFile(catalog_file, tuple(diagnostics))
 
 
-def _positions(row: YMap) -> dict[str, Position]:
-    positions: dict[str, Position] = {}
+class _Positions(Mapping[str, Position]):
+    """A row's field positions, each :class:`Position` built only when looked up.
+
+    Positions are needed for diagnostics and a few reports, not for rendering,
+    so the builder keeps the loader's (line, column) pairs.
+    """
+
+    __slots__ = ("_marks", "_path")
+
+    def __init__(self, path: str, marks: dict[str, tuple[int, int]]) -> None:
+        self._path = path
+        self._marks = marks
+
+    def __getitem__(self, key: str) -> Position:
+        line, column = self._marks[key]
+        return Position(self._path, line, column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._marks
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"
+
+
+def _row_parts(row: YMap) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:
+    """A row's string fields and field positions; ``None`` when a load error is under it.
+
+    One pass over the row instead of :func:`subtree_bad`, ``_text`` per field and
+    a position per field. Nested fields use dotted keys, list items an index.
+    """
+    if row.bad:
+        return None
+    texts: dict[str, str] = {}
+    marks: dict[str, tuple[int, int]] = {}
     for name, node in row.values.items():
-        positions[name] = node.position
-        if isinstance(node, YMap):
+        if node.bad:
+            return None
+        marks[name] = (node.line, node.column)
+        if type(node) is YScalar:
+            if type(node.value) is str:
+                texts[name] = node.value
+        elif type(node) is YMap:
             for sub, sub_node in node.values.items():
-                positions[f"{name}.{sub}"] = sub_node.position
-        elif isinstance(node, YSeq):
+                if subtree_bad(sub_node):
+                    return None
+                marks[f"{name}.{sub}"] = (sub_node.line, sub_node.column)
+                if type(sub_node) is YScalar and type(sub_node.value) is str:
+                    texts[f"{name}.{sub}"] = sub_node.value
+        elif type(node) is YSeq:
             for index, item in enumerate(node.items):
-                positions[f"{name}[{index}]"] = item.position
-    return positions
+                if subtree_bad(item):
+                    return None
+                marks[f"{name}[{index}]"] = (item.line, item.column)
+    return texts, marks
 
 
 def _check_name(row: YMap, schema_clean: bool, diagnostics: list[Diagnostic]) -> bool:
@@ -124,18 +177,20 @@ def _check_name(row: YMap, schema_clean: bool, diagnostics: list[Diagnostic]) ->
     return True
 
 
-def _build_row(row: YMap, section: Section, file_prefix: str) -> MetricRow:
+def _build_row(
+    row: YMap,
+    section: Section,
+    file_prefix: str,
+    parts: tuple[dict[str, str], dict[str, tuple[int, int]]],
+) -> MetricRow:
+    texts, marks = parts
     values = row.values
-    name = _text(values.get("name")) or ""
-    positions = _positions(row)
     deprecated: Deprecation | None = None
-    deprecated_node = values.get("deprecated")
-    if isinstance(deprecated_node, YMap):
-        dep = deprecated_node.values
+    if type(values.get("deprecated")) is YMap:
         deprecated = Deprecation(
-            since=_text(dep.get("since")) or "",
-            replaced_by=_text(dep.get("replaced_by")),
-            note=_text(dep.get("note")) or "",
+            since=texts.get("deprecated.since", ""),
+            replaced_by=texts.get("deprecated.replaced_by"),
+            note=texts.get("deprecated.note", ""),
         )
     no_lint_node = values.get("no_lint")
     no_lint = (
@@ -144,18 +199,18 @@ def _build_row(row: YMap, section: Section, file_prefix: str) -> MetricRow:
         else ()
     )
     teed = section == "teed"
-    row_prefix = _text(values.get("prefix"))
+    row_prefix = texts.get("prefix")
     return MetricRow(
         section=section,
-        name=name,
-        kind=_text(values.get("kind")) or "",
-        unit=_text(values.get("unit")) or "",
-        description=_text(values.get("description")) or "",
-        stability=_text(values.get("stability")) or "development",
+        name=texts.get("name", ""),
+        kind=texts.get("kind", ""),
+        unit=texts.get("unit", ""),
+        description=texts.get("description", ""),
+        stability=texts.get("stability") or "development",
         position=row.position,
-        logger_key=_text(values.get("logger_key")) if teed else None,
+        logger_key=texts.get("logger_key") if teed else None,
         prefix=(row_prefix if row_prefix is not None else file_prefix) if teed else None,
         deprecated=deprecated,
         no_lint=no_lint,
-        positions=positions,
+        positions=_Positions(row.path, marks),
     )
