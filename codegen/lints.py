@@ -14,6 +14,7 @@ have fired is reported as ``UNUSED_NO_LINT`` and a name that is no rule as
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -72,6 +73,9 @@ def rule(code: str, severity: Severity, field: str) -> Callable[[Check], Check]:
     return register
 
 
+_TOKEN_SPLIT: Final = re.compile(r"[._]").split
+_WORD_FIND: Final = re.compile(r"[a-z0-9]+").findall
+_UNIT_SPLIT: Final = re.compile(r"[/.](?![^{]*\})").split
 _NAME_RE: Final = re.compile(r"^rl\.[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _ANNOTATION_RE: Final = re.compile(r"^\{([^{}]+)\}$")
 # Unprefixed UCUM units a metric may use; annotations and "1" are handled apart.
@@ -115,15 +119,18 @@ _RATIO_WORDS: Final = frozenset({"ratio", "utilization", "fraction"})
 _FILLER: Final = frozenset({"the", "a", "an", "of", "in", "for", "rl", "per", "and", "value"})
 
 
-def _tokens(name: str) -> list[str]:
+# Several rules ask for the same row's words in turn; a small cache spans one row.
+@functools.lru_cache(maxsize=256)
+def _tokens(name: str) -> tuple[str, ...]:
     """The words of a series name after ``rl.``: split on ``.`` and ``_``, lowercase."""
     body = name.removeprefix("rl.")
-    return [token for token in re.split(r"[._]", body.lower()) if token]
+    return tuple(token for token in _TOKEN_SPLIT(body.lower()) if token)
 
 
-def _last_tokens(name: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _last_tokens(name: str) -> tuple[str, ...]:
     """The words of the name's last dot component."""
-    return [token for token in name.rsplit(".", 1)[-1].lower().split("_") if token]
+    return tuple(token for token in name.rsplit(".", 1)[-1].lower().split("_") if token)
 
 
 def _suggest_name(name: str) -> str:
@@ -132,9 +139,10 @@ def _suggest_name(name: str) -> str:
     return "rl." + ".".join(part for part in parts if part)
 
 
-def _unit_terms(unit: str) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def _unit_terms(unit: str) -> tuple[str, ...]:
     """A unit split into its factors (``{token}/s`` -> ``{token}``, ``s``)."""
-    return [term for term in re.split(r"[/.](?![^{]*\})", unit) if term]
+    return tuple(term for term in _UNIT_SPLIT(unit) if term)
 
 
 @rule("NAME_SYNTAX", Severity.ERROR, "name")
@@ -188,7 +196,7 @@ def unit_in_name(row: MetricRow) -> Iterator[str]:
     for index, token in enumerate(tokens):
         # "second" is also an ordinal (rl.second_stage.loss): a unit only last or after "per".
         ordinal = (
-            token == "second" and index < len(tokens) - 1 and tokens[index - 1 : index] != ["per"]
+            token == "second" and index < len(tokens) - 1 and tokens[index - 1 : index] != ("per",)
         )
         if token in _UNIT_WORDS and not ordinal:
             yield (
@@ -259,7 +267,7 @@ def description_format(row: MetricRow) -> Iterator[str]:
 @rule("DESCRIPTION_REPEATS_NAME", Severity.WARNING, "description")
 def description_repeats_name(row: MetricRow) -> Iterator[str]:
     """The description tells more than the name does."""
-    words = set(re.findall(r"[a-z0-9]+", row.description.lower())) - _FILLER
+    words = set(_WORD_FIND(row.description.lower())) - _FILLER
     if words and words <= set(_tokens(row.name)):
         yield (
             f"description {row.description!r} only repeats the name {row.name!r}; say what "
