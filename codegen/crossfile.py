@@ -99,11 +99,12 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     ``declared`` adds series names from rows that failed to load, so a
     ``replaced_by`` pointing at them is not reported as unknown as well.
     """
+    rows = [row for _file, row in catalog.rows()]
     diagnostics = list(_modules(catalog))
-    diagnostics.extend(_logger_keys(catalog))
-    diagnostics.extend(_names(catalog))
-    diagnostics.extend(_replacements(catalog, declared))
-    diagnostics.extend(_namespaces(catalog))
+    diagnostics.extend(_logger_keys(rows))
+    diagnostics.extend(_names(rows))
+    diagnostics.extend(_replacements(rows, declared))
+    diagnostics.extend(_namespaces(rows))
     return diagnostics
 
 
@@ -120,9 +121,9 @@ def _modules(catalog: Catalog) -> Iterator[Diagnostic]:
             )
 
 
-def _logger_keys(catalog: Catalog) -> Iterator[Diagnostic]:
+def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     first: dict[tuple[str, str], MetricRow] = {}
-    for _file, row in catalog.rows():
+    for row in rows:
         if row.logger_key is None:
             continue
         earlier = first.setdefault((row.prefix or "", row.logger_key), row)
@@ -136,8 +137,7 @@ def _logger_keys(catalog: Catalog) -> Iterator[Diagnostic]:
             )
 
 
-def _names(catalog: Catalog) -> Iterator[Diagnostic]:
-    rows = [row for _file, row in catalog.rows()]
+def _names(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     clashed: set[tuple[int, int]] = set()
     for claim in _NAME_CLAIMS:
         owners: dict[str, int] = {}
@@ -152,9 +152,10 @@ def _names(catalog: Catalog) -> Iterator[Diagnostic]:
                 yield _error(claim.code, message, row.position)
 
 
-def _replacements(catalog: Catalog, declared: Collection[str]) -> Iterator[Diagnostic]:
-    names = {row.name for _file, row in catalog.rows()} | set(declared)
-    for _file, row in catalog.rows():
+def _replacements(rows: list[MetricRow], declared: Collection[str]) -> Iterator[Diagnostic]:
+    names = {row.name for row in rows} | set(declared)
+    sorted_names: list[str] | None = None
+    for row in rows:
         target = row.deprecated.replaced_by if row.deprecated else None
         if target is None:
             continue
@@ -166,7 +167,9 @@ def _replacements(catalog: Catalog, declared: Collection[str]) -> Iterator[Diagn
                 where,
             )
         elif target not in names:
-            close = difflib.get_close_matches(target, sorted(names), n=1, cutoff=0.6)
+            if sorted_names is None:
+                sorted_names = sorted(names)
+            close = difflib.get_close_matches(target, sorted_names, n=1, cutoff=0.6)
             fix = f"did you mean {close[0]!r}?" if close else "declare it or fix the name."
             yield _error(
                 "REPLACED_BY_UNKNOWN",
@@ -176,8 +179,7 @@ def _replacements(catalog: Catalog, declared: Collection[str]) -> Iterator[Diagn
             )
 
 
-def _namespaces(catalog: Catalog) -> Iterator[Diagnostic]:
-    rows = [row for _file, row in catalog.rows()]
+def _namespaces(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     order = {id(row): index for index, row in enumerate(rows)}
     by_name = {row.name.lower(): row for row in reversed(rows)}
     for row in rows:
