@@ -8,7 +8,9 @@ together, sorted by file and position.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +69,24 @@ def _expand(paths: Iterable[Path], root: Path) -> list[Path]:
     return expanded
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (restored after, even on error).
+
+    Loading builds a few hundred thousand acyclic objects (nodes, rows,
+    positions) that all stay alive; each automatic collection would walk them
+    again for nothing (about a tenth of a 10k-row validate). Reference counting
+    still frees everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_and_check(
     paths: Sequence[Path] | None = None,
     *,
@@ -78,6 +98,11 @@ def load_and_check(
     ``root`` defaults to the current directory; diagnostics name files relative
     to it when possible. Never raises for bad catalog input.
     """
+    with _gc_paused():
+        return _load_and_check(paths, root=root, lint=lint)
+
+
+def _load_and_check(paths: Sequence[Path] | None, *, root: Path | None, lint: bool) -> CheckResult:
     base = Path.cwd() if root is None else root
     if paths is None:
         # Relative to base, so a relative root is not joined onto the paths twice.
