@@ -92,7 +92,7 @@ def test_compute_changes_refuses_to_overwrite_an_unmarked_file(tmp_path: Path) -
         compute_changes(root, {"gen/a.py": PY_HEADER}, MANAGED)
 
 
-@settings(max_examples=40)  # each example fsyncs
+@settings(max_examples=40)  # each example writes real files
 @given(st.text())
 def test_write_atomic_round_trips_any_text(text: str) -> None:
     """Whatever is written reads back byte for byte, newlines untranslated."""
