@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
+from codegen.commands import add_root_argument
 from codegen.generate import FIX_COMMAND, plan_or_report
 from codegen.writer import FileChange
 
@@ -32,12 +33,7 @@ _REASONS: Final = {
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``--root`` and ``--max-diff-lines``."""
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=Path.cwd(),
-        help="repository root holding catalog/ and the output folders (default: cwd)",
-    )
+    add_root_argument(parser)
     parser.add_argument(
         "--max-diff-lines",
         type=int,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from codegen import manifest
+from codegen.commands import add_root_argument
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -16,12 +17,7 @@ HELP: Final = "Render catalog/*.yaml into generated modules, docs pages and dash
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``--root`` and ``--verbose``."""
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=Path.cwd(),
-        help="repository root holding catalog/ and the output folders (default: cwd)",
-    )
+    add_root_argument(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list each file written or removed"
     )

@@ -335,14 +335,19 @@ def register_teed_metrics(rows: Iterable[TeedMetric]) -> None:
     _register(rows, TeedMetric)
 
 
+def _snapshot() -> tuple[tuple[TeedMetric, ...], tuple[RecordedMetric, ...]]:
+    global _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
+    teed, recorded = _TEED_SNAPSHOT, _RECORDED_SNAPSHOT
+    if teed is None or recorded is None:
+        with _LOCK:
+            teed = _TEED_SNAPSHOT = tuple(_REGISTERED.values())
+            recorded = _RECORDED_SNAPSHOT = tuple(_RECORDED.values())
+    return teed, recorded
+
+
 def teed_metrics() -> tuple[TeedMetric, ...]:
     """Every teed row declared so far, in declaration order."""
-    global _TEED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
-    snapshot = _TEED_SNAPSHOT
-    if snapshot is None:
-        with _LOCK:
-            snapshot = _TEED_SNAPSHOT = tuple(_REGISTERED.values())
-    return snapshot
+    return _snapshot()[0]
 
 
 def register_recorded_metrics(rows: Iterable[RecordedMetric]) -> None:
@@ -361,12 +366,7 @@ def register_recorded_metrics(rows: Iterable[RecordedMetric]) -> None:
 
 def recorded_metrics() -> tuple[RecordedMetric, ...]:
     """Every directly-recorded row declared so far, in declaration order."""
-    global _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
-    snapshot = _RECORDED_SNAPSHOT
-    if snapshot is None:
-        with _LOCK:
-            snapshot = _RECORDED_SNAPSHOT = tuple(_RECORDED.values())
-    return snapshot
+    return _snapshot()[1]
 
 
 def freeze_metrics() -> None:
