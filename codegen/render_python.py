@@ -309,6 +309,38 @@ def _key_constant(row: MetricRow) -> str:
     return f"{row.constant_name}_KEY"
 
 
+def _teed_block(row: MetricRow) -> str:
+    """A teed row's constant, docstring and ``<CONSTANT>_KEY``, after a blank line."""
+    constant = row.constant_name
+    logger_key = row.logger_key or ""  # always set on teed rows
+    prefix = row.prefix or ""  # the effective prefix, always set on teed rows
+    key_doc = f"Logger key of {constant}; log its value under prefix {row.prefix or '(none)'}."
+    return (
+        f"\n{constant}: Final = TeedMetric(\n"
+        f"{py_kwarg('logger_key', logger_key)}\n"
+        f"{py_kwarg('name', row.name)}\n"
+        f"{py_kwarg('kind', row.kind)}\n"
+        f"{py_kwarg('unit', row.unit)}\n"
+        f"{py_kwarg('description', row.description)}\n"
+        f"{py_kwarg('prefix', prefix)}\n"
+        f")\n{py_docstring(_row_doc(row))}\n"
+        f"\n{py_assign(_key_constant(row), logger_key)}\n"
+        f"{py_docstring([key_doc])}\n"
+    )
+
+
+def _recorded_block(row: MetricRow) -> str:
+    """A recorded row's constant and docstring, after a blank line."""
+    return (
+        f"\n{row.constant_name}: Final = RecordedMetric(\n"
+        f"{py_kwarg('name', row.name)}\n"
+        f"{py_kwarg('kind', row.kind)}\n"
+        f"{py_kwarg('unit', row.unit)}\n"
+        f"{py_kwarg('description', row.description)}\n"
+        f")\n{py_docstring(_row_doc(row))}\n"
+    )
+
+
 def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
     """Problems that would make a generated module invalid or ambiguous.
 
@@ -416,11 +448,14 @@ def render_python_module(catalog_file: CatalogFile) -> str:
     all_names = ["TEED", "RECORDED"]
     all_names += [row.constant_name for row in catalog_file.rows]
     all_names += [_key_constant(row) for row in catalog_file.teed]
+    # The rows are laid out in Python: a template call per field was most of this
+    # renderer's time at 10,000 rows.
+    rows = [_teed_block(row) for row in catalog_file.teed]
+    rows += [_recorded_block(row) for row in catalog_file.recorded]
     return _MODULE_TEMPLATE.render(
         file=catalog_file,
         module_doc=_module_doc(catalog_file),
-        row_doc=lambda row: py_docstring(_row_doc(row)),
-        key_constant=_key_constant,
+        rows="".join(rows),
         all_names=sorted(all_names, key=_all_order),
     )
 
