@@ -40,6 +40,13 @@ _T = TypeVar("_T")
 def main(argv: Sequence[str] | None = None) -> int:
     """Time each phase of a full generate into ROOT; print JSON."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1 or args[0].startswith("-") or not (Path(args[0]) / "catalog").is_dir():
+        print(
+            "usage: python -m bench.phases ROOT  (ROOT holds catalog/*.yaml; its generated "
+            "folders are written)",
+            file=sys.stderr,
+        )
+        return 2
     root = Path(args[0])
     times: dict[str, float] = {}
 
