@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from codegen.commands.resolve import add_catalog_arguments, load_or_report
+from codegen.commands import add_catalog_arguments, load_or_report
 from codegen.dashboards import DASHBOARD_DIR, render_dashboards
 from codegen.writer import HandWrittenFileError, apply_changes, compute_changes, write_atomic
 

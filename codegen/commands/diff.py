@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from codegen.commands.resolve import load_or_report
+from codegen.commands import add_format_argument, add_root_argument, load_or_report
 from codegen.diagnostics import Position, format_diagnostics
 from codegen.diff import diff_catalogs
 from codegen.pipeline import load_and_check
@@ -117,18 +117,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "or a directory holding catalog/"
         ),
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="report format (default: text)",
-    )
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=Path("."),
-        help="repository root holding catalog/ (default: the current directory)",
-    )
+    add_format_argument(parser)
+    add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from codegen.commands.resolve import add_catalog_arguments, load_or_report
+from codegen.commands import add_catalog_arguments, add_format_argument, load_or_report
 from codegen.live_check import FINDING_KINDS, check_file, check_stream
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
@@ -51,12 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             f"{', '.join(FINDING_KINDS)}, or all (default: none; report only)"
         ),
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="report format (default: text)",
-    )
+    add_format_argument(parser)
     parser.add_argument(
         "--all-owners",
         action="store_true",

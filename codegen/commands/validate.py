@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from codegen.commands import add_format_argument
 from codegen.diagnostics import Severity, format_diagnostics
 from codegen.pipeline import load_and_check
 
@@ -30,12 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATHS",
         help="catalog files or directories (default: catalog/*.yaml under --root)",
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text lines for people (default) or a JSON array for machines",
-    )
+    add_format_argument(parser, "text lines for people (default) or a JSON array for machines")
     parser.add_argument(
         "--root",
         type=Path,
