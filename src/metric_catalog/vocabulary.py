@@ -263,8 +263,9 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
         # Validate the whole batch against the registry and itself before touching
         # anything, so a rejected call registers none of its rows.
         staged: dict[int, dict[Any, TeedMetric | RecordedMetric]] = {}
-        # An insertion-ordered set: rows are hashable, and list membership is quadratic.
-        fresh: dict[TeedMetric | RecordedMetric, None] = {}
+        # Row -> its claims, insertion-ordered: rows are hashable, and list membership
+        # would be quadratic.
+        fresh: dict[TeedMetric | RecordedMetric, list[tuple[dict[Any, Any], Any, str]]] = {}
         for row in batch:
             claims = _claims(row)
             home, home_key, _ = claims[0]
@@ -281,9 +282,9 @@ def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> No
                     )
                     raise ValueError(msg)
                 pending[k] = row
-            fresh[row] = None
-        for row in fresh:
-            for table, k, _ in _claims(row):
+            fresh[row] = claims
+        for row, claims in fresh.items():
+            for table, k, _ in claims:
                 table[k] = row
         if fresh:
             _TEED_SNAPSHOT = None
