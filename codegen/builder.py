@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from codegen.diagnostics import Diagnostic, Position, Severity
-from codegen.loader import YMap, YNode, YScalar, YSeq, subtree_bad
-from codegen.model import CatalogFile, Deprecation, MetricRow, Section
-from codegen.schema_check import SchemaResult
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
+
+from .diagnostics import Diagnostic, Position, Severity
+from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
+from .model import CatalogFile, Deprecation, MetricRow, Section
+from .schema_check import SchemaResult
 
 __all__ = ["BuiltFile", "build_file", "declared_names"]
 

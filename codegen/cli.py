@@ -18,14 +18,14 @@ from typing import Final
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: Final[dict[str, str]] = {
-    "validate": "codegen.commands.validate",
-    "lint": "codegen.commands.lint",
-    "generate": "codegen.commands.generate",
-    "check": "codegen.commands.check",
-    "diff": "codegen.commands.diff",
-    "live-check": "codegen.commands.live_check",
-    "resolve": "codegen.commands.resolve",
-    "dashboards": "codegen.commands.dashboards",
+    "validate": ".commands.validate",
+    "lint": ".commands.lint",
+    "generate": ".commands.generate",
+    "check": ".commands.check",
+    "diff": ".commands.diff",
+    "live-check": ".commands.live_check",
+    "resolve": ".commands.resolve",
+    "dashboards": ".commands.dashboards",
 }
 """Command name -> module implementing it."""
 
@@ -39,7 +39,7 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, module_name in COMMANDS.items():
         if wanted == name:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(module_name, __package__)
             command = sub.add_parser(name, help=module.HELP, description=module.HELP)
             module.configure(command)
             command.set_defaults(_run=module.run)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from codegen.diagnostics import Diagnostic, Position, Severity
-from codegen.model import Catalog, CatalogFile, MetricRow
+from .diagnostics import Diagnostic, Position, Severity
+from .model import Catalog, CatalogFile, MetricRow
 
 __all__ = ["check_catalog"]
 

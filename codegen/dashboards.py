@@ -26,7 +26,7 @@ import json
 import re
 from typing import Final
 
-from codegen.model import Catalog, CatalogFile, MetricRow
+from .model import Catalog, CatalogFile, MetricRow
 
 __all__ = [
     "DASHBOARD_DIR",

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from codegen.diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
-from codegen.model import STABILITY_LEVELS, Catalog, Deprecation, MetricRow
+from .diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
+from .model import STABILITY_LEVELS, Catalog, Deprecation, MetricRow
 
 __all__ = [
     "COMPARED_FIELDS",

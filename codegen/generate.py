@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from codegen.dashboards import render_dashboards
-from codegen.diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
-from codegen.model import Catalog
-from codegen.pipeline import default_paths, load_and_check
-from codegen.render_docs import render_docs_pages
-from codegen.render_python import (
+from .dashboards import render_dashboards
+from .diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
+from .model import Catalog
+from .pipeline import default_paths, load_and_check
+from .render_docs import render_docs_pages
+from .render_python import (
     GENERATED_PACKAGE_DIR,
     python_name_diagnostics,
     render_python_modules,
 )
-from codegen.writer import FileChange, HandWrittenFileError, compute_changes, is_generated
+from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
     "FIX_COMMAND",

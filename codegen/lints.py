@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from codegen.diagnostics import Diagnostic, Severity
-from codegen.model import Catalog, MetricRow
+from .diagnostics import Diagnostic, Severity
+from .model import Catalog, MetricRow
 
 __all__ = [
     "META_RULES",

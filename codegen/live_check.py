@@ -46,8 +46,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
-from codegen.diagnostics import Diagnostic, Position, Severity
-from codegen.model import Catalog, MetricRow
+from .diagnostics import Diagnostic, Position, Severity
+from .model import Catalog, MetricRow
 
 __all__ = [
     "FINDING_KINDS",

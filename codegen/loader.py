@@ -28,7 +28,7 @@ from typing import Any, Final, Protocol, TypeAlias
 
 import yaml
 
-from codegen.diagnostics import Diagnostic, Position, Severity
+from .diagnostics import Diagnostic, Position, Severity
 
 __all__ = [
     "MAX_DEPTH",

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from codegen.writer import stale_generated_files, write_atomic
 from metric_catalog import vocabulary
+
+from .writer import stale_generated_files, write_atomic
 
 __all__ = ["MANIFEST_PATH", "CachedRun", "fingerprint_inputs", "load_if_current", "record"]
 

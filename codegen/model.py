@@ -10,9 +10,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from codegen.diagnostics import Position
-from codegen.naming import constant_name, prometheus_name
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
+
+from .diagnostics import Position
+from .naming import constant_name, prometheus_name
 
 __all__ = [
     "KINDS",

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.builder import build_file, declared_names
-from codegen.crossfile import check_catalog
-from codegen.diagnostics import Diagnostic, has_errors
-from codegen.lints import lint_catalog
-from codegen.loader import YMap, load_file
-from codegen.model import Catalog, CatalogFile
-from codegen.schema_check import check_schema
+from .builder import build_file, declared_names
+from .crossfile import check_catalog
+from .diagnostics import Diagnostic, has_errors
+from .lints import lint_catalog
+from .loader import YMap, load_file
+from .model import Catalog, CatalogFile
+from .schema_check import check_schema
 
 __all__ = ["CheckResult", "default_paths", "display_path", "load_and_check"]
 

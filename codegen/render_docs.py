@@ -41,7 +41,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup, escape
 
-from codegen.model import KINDS, STABILITY_LEVELS, Catalog, CatalogFile, MetricRow
+from .model import KINDS, STABILITY_LEVELS, Catalog, CatalogFile, MetricRow
 
 __all__ = [
     "DOCS_HEADER_PREFIX",

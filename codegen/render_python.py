@@ -23,8 +23,8 @@ from typing import Final
 
 import jinja2
 
-from codegen.diagnostics import Diagnostic, Severity
-from codegen.model import Catalog, CatalogFile, MetricRow
+from .diagnostics import Diagnostic, Severity
+from .model import Catalog, CatalogFile, MetricRow
 
 __all__ = [
     "GENERATED_PACKAGE_DIR",

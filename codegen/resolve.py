@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from codegen.model import Catalog, CatalogFile, MetricRow
+from .model import Catalog, CatalogFile, MetricRow
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from codegen.diagnostics import Diagnostic, Position, Severity
-from codegen.loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
+from .diagnostics import Diagnostic, Position, Severity
+from .loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
 
 if TYPE_CHECKING:
     import jsonschema

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codegen.model import Catalog
+    from ..model import Catalog
 
 __all__ = ["add_catalog_arguments", "add_format_argument", "add_root_argument", "load_or_report"]
 
@@ -54,8 +54,8 @@ def load_or_report(paths: Sequence[Path] | None, root: Path) -> Catalog | None:
     Warnings go to stderr too, but do not stop the command.
     """
     # Imported here so ``--help`` (and generate's no-op path) do not pay for YAML and jsonschema.
-    from codegen.diagnostics import format_diagnostics  # noqa: PLC0415
-    from codegen.pipeline import load_and_check  # noqa: PLC0415
+    from ..diagnostics import format_diagnostics  # noqa: PLC0415
+    from ..pipeline import load_and_check  # noqa: PLC0415
 
     result = load_and_check(paths, root=root.resolve(), lint=False)
     if result.diagnostics:

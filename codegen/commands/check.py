@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from codegen.commands import add_root_argument
-from codegen.generate import FIX_COMMAND, plan_or_report
-from codegen.writer import FileChange
+from ..commands import add_root_argument
+from ..generate import FIX_COMMAND, plan_or_report
+from ..writer import FileChange
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]
 

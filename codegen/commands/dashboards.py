@@ -13,9 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from codegen.commands import add_catalog_arguments, load_or_report
-from codegen.dashboards import DASHBOARD_DIR, render_dashboards
-from codegen.writer import HandWrittenFileError, apply_changes, compute_changes, write_atomic
+from ..commands import add_catalog_arguments, load_or_report
+from ..dashboards import DASHBOARD_DIR, render_dashboards
+from ..writer import HandWrittenFileError, apply_changes, compute_changes, write_atomic
 
 __all__ = ["HELP", "configure", "run"]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from codegen.commands import add_format_argument, add_root_argument, load_or_report
-from codegen.diagnostics import Position, format_diagnostics
-from codegen.diff import diff_catalogs
-from codegen.pipeline import load_and_check
+from ..commands import add_format_argument, add_root_argument, load_or_report
+from ..diagnostics import Position, format_diagnostics
+from ..diff import diff_catalogs
+from ..pipeline import load_and_check
 
 __all__ = ["HELP", "BaselineError", "configure", "materialize_baseline", "run"]
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from codegen import manifest
-from codegen.commands import add_root_argument
+from .. import manifest
+from ..commands import add_root_argument
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     # Imported here so the no-op path above never loads YAML, jsonschema or Jinja2.
-    from codegen.generate import MANAGED_DIRS, plan_or_report  # noqa: PLC0415
-    from codegen.writer import apply_changes  # noqa: PLC0415
+    from ..generate import MANAGED_DIRS, plan_or_report  # noqa: PLC0415
+    from ..writer import apply_changes  # noqa: PLC0415
 
     planned = plan_or_report(root, "generate", "nothing written")
     if planned is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from codegen.commands.validate import add_arguments, run_check
+from ..commands.validate import add_arguments, run_check
 
 __all__ = ["HELP", "configure", "run"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from codegen.commands import add_catalog_arguments, add_format_argument, load_or_report
-from codegen.live_check import FINDING_KINDS, check_file, check_stream
+from ..commands import add_catalog_arguments, add_format_argument, load_or_report
+from ..live_check import FINDING_KINDS, check_file, check_stream
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 

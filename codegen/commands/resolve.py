@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from codegen.commands import add_catalog_arguments, add_format_argument, load_or_report
-from codegen.resolve import render_resolved
+from ..commands import add_catalog_arguments, add_format_argument, load_or_report
+from ..resolve import render_resolved
 
 __all__ = ["HELP", "configure", "run"]
 

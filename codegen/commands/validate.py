@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from codegen.commands import add_format_argument
-from codegen.diagnostics import Severity, format_diagnostics
-from codegen.pipeline import load_and_check
+from ..commands import add_format_argument
+from ..diagnostics import Severity, format_diagnostics
+from ..pipeline import load_and_check
 
 __all__ = ["HELP", "add_arguments", "configure", "run", "run_check"]
 
