@@ -50,6 +50,9 @@ QUANTILES: Final[tuple[float, ...]] = (0.5, 0.95, 0.99)
 """Quantiles a histogram panel plots."""
 
 GRAFANA_UNITS: Final[dict[str, str]] = {
+    "": "none",
+    "1": "none",
+    "%": "percent",
     "s": "s",
     "ms": "ms",
     "us": "µs",
@@ -61,18 +64,56 @@ GRAFANA_UNITS: Final[dict[str, str]] = {
     "KiBy": "kbytes",
     "MiBy": "mbytes",
     "GiBy": "gbytes",
+    "bit": "bits",
     "By/s": "Bps",
-    "1": "percentunit",
-    "%": "percent",
+    "bit/s": "bps",
     "Hz": "hertz",
     "Cel": "celsius",
+    "K": "kelvin",
     "W": "watt",
     "J": "joule",
+    "V": "volt",
+    "A": "amp",
 }
-"""UCUM unit -> Grafana unit id; anything else (``{token}``, ``{token}/s``) is ``short``."""
+"""UCUM unit -> Grafana unit id of a panel plotting the value itself.
 
-# A counter's panel shows its per-second rate, so its unit is the rate's unit.
-_RATE_UNITS: Final[dict[str, str]] = {"By": "Bps", "s": "percentunit"}
+``1`` (a dimensionless number: a loss, a gradient norm, a ratio) is shown as a
+plain number, not as a percentage; only ``%`` is a percent. A unit Grafana has
+no id for is shown with a custom suffix (:func:`grafana_unit`).
+"""
+
+# A counter's panel plots its per-second rate, so its unit is the rate's unit.
+_RATE_UNITS: Final[dict[str, str]] = {"By": "Bps", "bit": "bps"}
+
+# Grafana's custom unit: the value followed by a space and this text.
+_SUFFIX: Final = "suffix:"
+
+
+def _unit_text(unit: str) -> str:
+    """A UCUM unit without annotation braces (``{token}/s`` -> ``token/s``)."""
+    return unit.replace("{", "").replace("}", "")
+
+
+def grafana_unit(kind: str, unit: str) -> str:
+    """The Grafana unit of a panel plotting a series of this kind and UCUM unit.
+
+    Gauges, up-down counters and histograms plot values in the row's unit:
+    a Grafana unit id where one means exactly that unit (:data:`GRAFANA_UNITS`),
+    else the unit as a custom suffix (``{token}/s`` -> ``suffix:token/s``).
+    Counters plot ``rate()``, so the unit is per second: ``By`` -> ``Bps``,
+    ``1`` -> ``suffix:/s``, ``s`` -> ``suffix:s/s``, ``{token}`` -> ``suffix:token/s``.
+    """
+    if kind == "counter":
+        rate = _RATE_UNITS.get(unit)
+        if rate is not None:
+            return rate
+        base = "" if unit in ("", "1") else _unit_text(unit)
+        return f"{_SUFFIX}{base}/s"
+    known = GRAFANA_UNITS.get(unit)
+    if known is not None:
+        return known
+    return f"{_SUFFIX}{_unit_text(unit)}"
+
 
 _DATASOURCE: Final[dict[str, str]] = {"type": "prometheus", "uid": "${datasource}"}
 _UID_SAFE: Final = re.compile(r"^[A-Za-z0-9_-]{1,37}$")
@@ -82,13 +123,6 @@ _PANEL_HEIGHT: Final = 8
 _PANEL_ENCODER: Final = json.JSONEncoder(
     sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
 )
-
-
-def grafana_unit(kind: str, unit: str) -> str:
-    """The Grafana unit of a panel plotting a series of this kind and UCUM unit."""
-    if kind == "counter":
-        return _RATE_UNITS.get(unit, "short")
-    return GRAFANA_UNITS.get(unit, "short")
 
 
 def dashboard_uid(module: str) -> str:

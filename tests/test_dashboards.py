@@ -103,18 +103,33 @@ def test_every_query_names_a_real_series_with_the_function_for_its_kind(
     [
         ("gauge", "s", "s"),
         ("histogram", "s", "s"),
+        ("gauge", "ms", "ms"),
         ("gauge", "By", "bytes"),
         ("up_down_counter", "By", "bytes"),
-        ("gauge", "1", "percentunit"),
-        ("gauge", "ms", "ms"),
-        ("gauge", "{token}", "short"),
-        ("gauge", "{token}/s", "short"),
-        ("counter", "{token}", "short"),
+        ("gauge", "By/s", "Bps"),
+        # A dimensionless number (grad_norm 0.77, a learning rate 1e-6) is a plain number.
+        ("gauge", "1", "none"),
+        ("histogram", "1", "none"),
+        ("gauge", "", "none"),
+        ("gauge", "%", "percent"),
+        ("gauge", "Cel", "celsius"),
+        ("gauge", "W", "watt"),
+        # Units Grafana has no id for keep their own text as a custom suffix.
+        ("gauge", "{token}", "suffix:token"),
+        ("gauge", "{token}/s", "suffix:token/s"),
+        ("histogram", "{request}", "suffix:request"),
+        # Counters plot rate(): the unit per second.
+        ("counter", "{token}", "suffix:token/s"),
+        ("counter", "1", "suffix:/s"),
+        ("counter", "", "suffix:/s"),
+        ("counter", "s", "suffix:s/s"),
+        ("counter", "ms", "suffix:ms/s"),
         ("counter", "By", "Bps"),
-        ("counter", "s", "percentunit"),
+        ("counter", "bit", "bps"),
     ],
 )
 def test_units_map_to_grafana_units(kind: str, unit: str, expected: str) -> None:
+    """Each UCUM unit shows as the Grafana unit meaning exactly that, never as a percentage."""
     assert grafana_unit(kind, unit) == expected
 
 
@@ -126,8 +141,9 @@ def test_panel_units_follow_the_rows(dashboards: dict[str, Any]) -> None:
     }
     assert units["rl.step.duration"] == "s"
     assert units["rl.sft.memory.usage"] == "bytes"
-    assert units["rl.reward.mean"] == "percentunit"
-    assert units["rl.train.valid_tokens"] == "short"
+    assert units["rl.reward.mean"] == "none"
+    assert units["rl.train.valid_tokens"] == "suffix:token/s"
+    assert "percentunit" not in units.values()
 
 
 def test_dashboards_carry_the_generated_marker_datasource_and_stable_uid(
