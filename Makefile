@@ -1,5 +1,8 @@
 # metric-catalog: every target bootstraps .venv itself, so a fresh clone needs
 # only `make generate` and `make test`. `make help` lists the targets.
+# Targets whose output is meant to be piped (resolve, diff, live-check, check)
+# do not echo their commands, and the bootstrap writes to stderr, so
+# `make resolve > catalog.json` is valid JSON.
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,9 +16,10 @@ help: ## List the targets and what they do.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,otel]'
+	@echo "make: creating $(VENV) with the dev and otel extras (first run only)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(PY) -m pip install --quiet --upgrade pip >&2
+	@$(PY) -m pip install --quiet -e '.[dev,otel]' >&2
 	@touch $(STAMP)
 
 setup: $(STAMP) ## Create .venv and install the package with its dev and otel extras.
@@ -24,20 +28,19 @@ generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages a
 	$(PY) -m codegen generate
 
 check: $(STAMP) ## Validate and lint the catalog, prove generated files are current, diff against a baseline.
-	$(PY) -m codegen validate
-	$(PY) -m codegen lint
-	$(PY) -m codegen check
-	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --against "$(CATALOG_BASELINE)"; fi
+	@$(PY) -m codegen lint
+	@$(PY) -m codegen check --no-warnings
+	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --no-warnings --against "$(CATALOG_BASELINE)"; fi
 
-diff: $(STAMP) ## Breaking-change report against AGAINST=<git ref or dir> (default: HEAD).
-	$(PY) -m codegen diff --against "$(or $(AGAINST),HEAD)"
+diff: $(STAMP) ## Breaking-change report against AGAINST=<git ref or dir> (default: HEAD); FORMAT=json.
+	@$(PY) -m codegen diff --against "$(or $(AGAINST),HEAD)" $(if $(FORMAT),--format $(FORMAT))
 
-live-check: $(STAMP) ## Compare a run's JSONL log (RUN=path) with the catalog; FAIL_ON=undeclared,... to gate.
-	@test -n "$(RUN)" || { echo "usage: make live-check RUN=run.jsonl [FAIL_ON=undeclared,missing]"; exit 2; }
-	$(PY) -m codegen live-check "$(RUN)" $(if $(FAIL_ON),--fail-on $(FAIL_ON))
+live-check: $(STAMP) ## Compare a run's JSONL log (RUN=path) with the catalog; FAIL_ON=undeclared,... to gate; FORMAT=json.
+	@test -n "$(RUN)" || { echo "usage: make live-check RUN=run.jsonl [FAIL_ON=undeclared,missing] [FORMAT=json]" >&2; exit 2; }
+	@$(PY) -m codegen live-check "$(RUN)" $(if $(FAIL_ON),--fail-on $(FAIL_ON)) $(if $(FORMAT),--format $(FORMAT))
 
 resolve: $(STAMP) ## Print the resolved catalog as JSON (keys, constants, Prometheus names, sources).
-	$(PY) -m codegen resolve --format json
+	@$(PY) -m codegen resolve --format json
 
 dashboards: $(STAMP) ## Write the Grafana dashboards only (make generate writes them too).
 	$(PY) -m codegen dashboards

@@ -146,18 +146,25 @@ class Planned:
     """The diagnostics (warnings only) printed while planning."""
 
 
-def plan_or_report(root: Path, command: str, refusal: str) -> Planned | None:
+def plan_or_report(
+    root: Path, command: str, refusal: str, *, warnings: bool = True
+) -> Planned | None:
     """Load, render and diff against ``root``, printing diagnostics to stderr.
 
     Returns the :class:`Planned` result, or ``None`` after printing
     ``"<command>: <refusal>"`` when the catalog has errors or the plan cannot be
     applied (a renderer bug, or a hand-written file where output would go).
+    ``warnings=False`` prints errors only (``make check`` has shown the
+    warnings once already, through ``lint``).
     """
     try:
         plan, diagnostics = load_plan(root)
         report = format_diagnostics(diagnostics) if diagnostics else ""
-        if report:
-            print(report, file=sys.stderr)
+        shown = (
+            diagnostics if warnings else [d for d in diagnostics if d.severity is Severity.ERROR]
+        )
+        if shown:
+            print(format_diagnostics(shown), file=sys.stderr)
         if plan is None:
             print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
             return None

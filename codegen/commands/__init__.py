@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Catalog
 
-__all__ = ["add_catalog_arguments", "add_format_argument", "add_root_argument", "load_or_report"]
+__all__ = [
+    "add_catalog_arguments",
+    "add_format_argument",
+    "add_no_warnings_argument",
+    "add_root_argument",
+    "load_or_report",
+]
 
 
 def add_root_argument(parser: argparse.ArgumentParser) -> None:
@@ -48,16 +54,30 @@ def add_format_argument(
     parser.add_argument("--format", choices=("text", "json"), default="text", help=help_text)
 
 
-def load_or_report(paths: Sequence[Path] | None, root: Path) -> Catalog | None:
+def add_no_warnings_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-warnings``: print the catalog's errors only (``make check`` lints first)."""
+    parser.add_argument(
+        "--no-warnings",
+        action="store_true",
+        help="do not repeat the catalog's warnings (errors are still printed); "
+        "make check uses it after `lint` has shown them once",
+    )
+
+
+def load_or_report(
+    paths: Sequence[Path] | None, root: Path, *, warnings: bool = True
+) -> Catalog | None:
     """Load and validate the catalog; print its diagnostics and return None when it has errors.
 
-    Warnings go to stderr too, but do not stop the command.
+    Warnings go to stderr too (unless ``warnings`` is false), but do not stop
+    the command.
     """
     # Imported here so ``--help`` (and generate's no-op path) do not pay for YAML and jsonschema.
-    from ..diagnostics import format_diagnostics  # noqa: PLC0415
+    from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
     from ..pipeline import load_and_check  # noqa: PLC0415
 
     result = load_and_check(paths, root=root.resolve(), lint=False)
-    if result.diagnostics:
-        print(format_diagnostics(result.diagnostics), file=sys.stderr)
+    shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
+    if shown:
+        print(format_diagnostics(shown), file=sys.stderr)
     return result.catalog if result.ok else None

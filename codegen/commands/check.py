@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from ..commands import add_root_argument
+from ..commands import add_no_warnings_argument, add_root_argument
 from ..generate import FIX_COMMAND, plan_or_report
 from ..writer import FileChange
 
@@ -32,8 +32,9 @@ _REASONS: Final = {
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add ``--root`` and ``--max-diff-lines``."""
+    """Add ``--root``, ``--no-warnings`` and ``--max-diff-lines``."""
     add_root_argument(parser)
+    add_no_warnings_argument(parser)
     parser.add_argument(
         "--max-diff-lines",
         type=int,
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     """0 when every generated file is current, 1 otherwise (or when the catalog has errors)."""
     # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
     root: Path = args.root.resolve()
-    planned = plan_or_report(root, "check", "cannot compare")
+    planned = plan_or_report(root, "check", "cannot compare", warnings=not args.no_warnings)
     if planned is None:
         return 1
     changes, unchanged = planned.changes, planned.unchanged

@@ -19,8 +19,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..commands import add_format_argument, add_root_argument, load_or_report
-from ..diagnostics import Position, format_diagnostics
+from ..commands import (
+    add_format_argument,
+    add_no_warnings_argument,
+    add_root_argument,
+    load_or_report,
+)
+from ..diagnostics import Position, Severity, format_diagnostics
 from ..diff import diff_catalogs
 from ..pipeline import load_and_check
 
@@ -107,7 +112,7 @@ def materialize_baseline(against: str, root: Path, dest: Path) -> Callable[[Posi
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add ``--against``, ``--format`` and ``--root``."""
+    """Add ``--against``, ``--format``, ``--no-warnings`` and ``--root``."""
     parser.add_argument(
         "--against",
         required=True,
@@ -118,13 +123,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ),
     )
     add_format_argument(parser)
+    add_no_warnings_argument(parser)
     add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the diff report; 1 on a breaking change or an invalid catalog, 2 on a bad baseline."""
     root: Path = args.root.resolve()
-    catalog = load_or_report(None, root)
+    catalog = load_or_report(None, root, warnings=not args.no_warnings)
     if catalog is None:
         print("error: the working catalog has errors; fix them before diffing", file=sys.stderr)
         return 1
@@ -135,11 +141,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         loaded = load_and_check(None, root=Path(tmp).resolve(), lint=False)
-    if loaded.diagnostics:
-        shown = [
-            replace(d, position=to_report(d.position)) if d.position else d
-            for d in loaded.diagnostics
-        ]
+    shown = [
+        replace(d, position=to_report(d.position)) if d.position else d
+        for d in loaded.diagnostics
+        if not args.no_warnings or d.severity is Severity.ERROR
+    ]
+    if shown:
         print(format_diagnostics(shown), file=sys.stderr)
     if not loaded.ok:
         print(
