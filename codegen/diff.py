@@ -97,6 +97,13 @@ RULES: Final[dict[str, Rule]] = dict(
             "stability never goes down from stable; deprecate the series instead",
         ),
         _rule(
+            "STABLE_LOGGER_KEY_CHANGED",
+            Severity.ERROR,
+            "a stable series keeps its logger key and prefix: code that logs the old key "
+            "stops exporting it; add a new series under the new key and deprecate this one "
+            "with replaced_by",
+        ),
+        _rule(
             "BETA_KIND_CHANGED",
             Severity.ERROR,
             "a beta series changes kind only while deprecated; add a deprecated: block "
@@ -107,6 +114,12 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.ERROR,
             "a beta series changes unit only while deprecated; add a deprecated: block "
             "saying why (or add a new series)",
+        ),
+        _rule(
+            "BETA_LOGGER_KEY_CHANGED",
+            Severity.WARNING,
+            "code that logs a beta series' old logger key stops exporting it; change every "
+            "log_metrics call site in the same change",
         ),
         _rule(
             "RENAME_KIND_CHANGED",
@@ -411,9 +424,33 @@ def diff_catalogs(
     )
 
 
+def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
+    """A kept teed row whose qualified logger key changed: the old key no longer exports."""
+    before, after = old.qualified_logger_key, new.qualified_logger_key
+    if not before or before == after or old.deprecated is not None:
+        return
+    what = f"now {after!r}" if after else "now a recorded row"
+    where = new.where("logger_key") if new.logger_key else new.position
+    if new.logger_key == old.logger_key:
+        where = new.where("prefix")
+    if old.stability == "stable":
+        findings.add(
+            "STABLE_LOGGER_KEY_CHANGED",
+            f"stable series {old.name} was logged as {before!r}, {what}",
+            where,
+        )
+    elif old.stability == "beta":
+        findings.add(
+            "BETA_LOGGER_KEY_CHANGED",
+            f"beta series {old.name} was logged as {before!r}, {what}",
+            where,
+        )
+
+
 def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
     """Rules for a row present on both sides, by the baseline's stability."""
     name = old.name
+    _check_logger_key(old, new, findings)
     if old.stability == "stable":
         if new.kind != old.kind:
             findings.add(

@@ -195,9 +195,58 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         False,
     ),
     (
-        "stable logger key and description changes are not breaking",
+        "stable logger key change breaks code logging the old key",
         [row("rl.a", stability=S, key="k")],
         [row("rl.a", stability=S, key="k2", description="Better.")],
+        ["STABLE_LOGGER_KEY_CHANGED"],
+        True,
+    ),
+    (
+        "stable prefix change breaks code logging the old key",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="k", prefix="validation")],
+        ["STABLE_LOGGER_KEY_CHANGED"],
+        True,
+    ),
+    (
+        "stable teed row becoming recorded breaks code logging its key",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="")],
+        ["STABLE_LOGGER_KEY_CHANGED"],
+        True,
+    ),
+    (
+        "beta logger key change warns",
+        [row("rl.a", stability=B, key="k")],
+        [row("rl.a", stability=B, key="k2")],
+        ["BETA_LOGGER_KEY_CHANGED"],
+        False,
+    ),
+    (
+        "alpha logger key change is allowed",
+        [row("rl.a", stability=A, key="k")],
+        [row("rl.a", stability=A, key="k2")],
+        [],
+        False,
+    ),
+    (
+        "logger key change of a row the baseline deprecated is allowed",
+        [row("rl.a", stability=S, key="k", deprecated=dep())],
+        [row("rl.a", stability=S, key="k2", deprecated=dep())],
+        [],
+        False,
+    ),
+    (
+        "recorded row becoming teed is allowed",
+        [row("rl.a", stability=S, key="")],
+        [row("rl.a", stability=S, key="k")],
+        [],
+        False,
+    ),
+    (
+        "stable description change is not breaking",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="k", description="Better.")],
         [],
         False,
     ),
@@ -480,14 +529,26 @@ def test_non_breaking_change_against_a_ref_exits_0(repo: Path) -> None:
     )
 
 
-def test_ref_without_a_catalog_counts_every_row_as_added(repo: Path) -> None:
+def test_ref_without_a_catalog_is_a_usage_error(repo: Path) -> None:
+    """A ref holding no catalog/*.yaml exits 2 with the reason, not "2 added, no findings"."""
     (repo / "README").write_text("x")
     git(repo, "rm", "-rq", "--cached", "catalog")
     git(repo, "add", "README")
     git(repo, "commit", "-qm", "no catalog")
     proc = run_diff(repo, "--against", "HEAD")
-    assert proc.returncode == 0, proc.stderr
-    assert "2 added, 0 removed" in proc.stdout
+    assert proc.returncode == 2, proc.stdout
+    assert "has no catalog/*.yaml" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_wrong_root_for_a_ref_is_a_usage_error(repo: Path) -> None:
+    """--root pointing below the checkout finds no catalog at the ref: exit 2, not all added."""
+    sub = repo / "sub"
+    sub.mkdir()
+    write_catalog(sub, GRPO_V1)
+    proc = run_diff(sub, "--against", "v1")
+    assert proc.returncode == 2, proc.stdout
+    assert "check the ref and --root" in proc.stderr
 
 
 def test_merge_base_spec_diffs_against_the_fork_point(repo: Path) -> None:
@@ -522,17 +583,31 @@ def test_directory_baseline_works_as_checkout_or_catalog_dir(tmp_path: Path, lay
     ("against", "message"),
     [
         ("no-such-ref", "is neither a directory nor a git commit"),
-        (".", "holds neither catalog/ nor *.yaml files"),
+        ("<empty>", "holds neither catalog/ nor *.yaml files"),
+        ("<empty-catalog>", "holds a catalog/ directory without *.yaml files"),
     ],
 )
 def test_unreadable_baseline_is_a_usage_error(
     repo: Path, tmp_path: Path, against: str, message: str
 ) -> None:
     empty = tmp_path / "empty"
-    empty.mkdir()
-    proc = run_diff(repo, "--against", str(empty) if against == "." else against)
+    (empty / "catalog").mkdir(parents=True)
+    paths = {"<empty>": str(empty / "catalog"), "<empty-catalog>": str(empty)}
+    proc = run_diff(repo, "--against", paths.get(against, against))
     assert proc.returncode == 2
     assert message in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_logger_key_change_of_a_stable_row_fails_at_the_key(repo: Path) -> None:
+    """Code that logs the old literal key stops exporting: the diff names the key change."""
+    write_catalog(repo, GRPO_V1.replace("logger_key: reward", "logger_key: reward_mean"))
+    proc = run_diff(repo, "--against", "v1")
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "catalog/grpo.yaml:5:17: error[STABLE_LOGGER_KEY_CHANGED]: stable series "
+        "rl.reward.mean was logged as 'train/reward', now 'train/reward_mean'"
+    ) in proc.stdout
 
 
 def test_baseline_that_does_not_load_is_a_usage_error(tmp_path: Path) -> None:

@@ -68,9 +68,15 @@ def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position
     if listing.returncode != 0:
         msg = f"git ls-tree {ref} failed: {listing.stderr.decode(errors='replace').strip()}"
         raise BaselineError(msg)
-    for name in listing.stdout.decode().splitlines():
-        if not name.endswith(".yaml"):
-            continue
+    names = [name for name in listing.stdout.decode().splitlines() if name.endswith(".yaml")]
+    if not names:
+        msg = (
+            f"--against {ref!r}: commit {ref} has no catalog/*.yaml under {root}, so there is "
+            "nothing to compare with (every row would look added); check the ref and --root "
+            "(the directory holding catalog/), or skip the diff until the catalog exists there"
+        )
+        raise BaselineError(msg)
+    for name in names:
         blob = _git(root, "cat-file", "blob", f"{ref}:{name}")
         if blob.returncode != 0:
             msg = f"cannot read {ref}:{name}: {blob.stderr.decode(errors='replace').strip()}"
@@ -82,10 +88,16 @@ def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position
 def _from_directory(source: Path, dest: Path) -> Callable[[Position], Position]:
     catalog_dir = source / "catalog" if (source / "catalog").is_dir() else source
     files = sorted(catalog_dir.glob("*.yaml"))
-    if not files and catalog_dir == source:
+    if not files:
+        where = (
+            "neither catalog/ nor *.yaml files"
+            if catalog_dir == source
+            else ("a catalog/ directory without *.yaml files")
+        )
         msg = (
-            f"--against {source}: the directory holds neither catalog/ nor *.yaml files; "
-            "pass a checkout root or its catalog/ directory"
+            f"--against {source}: the directory holds {where}, so there is nothing to "
+            "compare with (every row would look added); pass a checkout root or its "
+            "catalog/ directory"
         )
         raise BaselineError(msg)
     for path in files:
@@ -100,8 +112,9 @@ def materialize_baseline(against: str, root: Path, dest: Path) -> Callable[[Posi
     the original directory's path).
 
     Raises:
-        BaselineError: ``against`` is neither a directory nor a commit, or git
-            cannot read it.
+        BaselineError: ``against`` is neither a directory nor a commit, git
+            cannot read it, or it holds no catalog file (a wrong ref or root
+            would otherwise report every row as added).
     """
     target = dest / "catalog"
     target.mkdir(parents=True, exist_ok=True)
