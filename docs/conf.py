@@ -1,8 +1,10 @@
 """Sphinx configuration for the metric-catalog docs site (``make docs``).
 
 MyST Markdown pages, the furo theme, autodoc for the ``metric_catalog`` API and
-``_ext/catalog_source.py`` for the YAML source pages the catalog pages link to.
-Generated pages under ``metrics/`` come from ``make generate``.
+the package's own extension, ``metric_catalog.sphinx``, for the catalog pages'
+styles and scripts, the YAML source pages they link to and the dashboards.
+Generated pages under ``metrics/`` come from ``make generate``, as an adopter's
+come from ``metric-catalog generate``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import sys
 from pathlib import Path
 
 _DOCS = Path(__file__).resolve().parent
-# The runtime package (also installed editable) and the local extension.
-sys.path[:0] = [str(_DOCS.parent / "src"), str(_DOCS / "_ext")]
+# The runtime package and its extension (also installed editable).
+sys.path[:0] = [str(_DOCS.parent / "src")]
 
 project = "metric-catalog"
 author = "metric-catalog contributors"
@@ -23,7 +25,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
-    "catalog_source",
+    "metric_catalog.sphinx",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -47,12 +49,11 @@ napoleon_numpy_docstring = False
 
 html_theme = "furo"
 html_title = "metric-catalog"
-html_static_path = ["_static"]
-html_css_files = ["catalog.css"]
-html_js_files = [("catalog-filter.js", {"defer": "defer"})]
 html_copy_source = False
 html_show_sourcelink = False
 
-# _ext/catalog_source.py: where the YAML lives and which dashboards to publish.
-catalog_source_dir = "../catalog"
-catalog_dashboards_dir = "dashboards"
+# metric_catalog.sphinx: the resolved catalog `make generate` writes, the project root its
+# file paths are relative to, and the generated dashboards (these are the defaults).
+metric_catalog_data = "metrics/catalog.json"
+metric_catalog_root = ".."
+metric_catalog_dashboards_dir = "dashboards"
