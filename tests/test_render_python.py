@@ -218,7 +218,10 @@ def test_module_starts_with_the_generated_header_and_owner_docstring() -> None:
     assert doc is not None
     assert "tests.owner" in doc
     assert "Rows of a test owner." in doc
-    assert rest.endswith("register_teed_metrics(TEED)\nregister_recorded_metrics(RECORDED)\n")
+    assert rest.endswith(
+        "register_teed_metrics(TEED, owner=__name__)\n"
+        "register_recorded_metrics(RECORDED, owner=__name__)\n"
+    )
 
 
 def test_module_constants_carry_every_field() -> None:

@@ -255,7 +255,7 @@ CLASHES = [
         "teed vs recorded name",
         [TeedMetric("reward", "rl.reward.mean")],
         [RecordedMetric("rl.reward.mean", "histogram")],
-        "already claimed by teed row 'rl.reward.mean'",
+        "already declared by teed row 'rl.reward.mean'",
     ),
     (
         "recorded vs teed key",
@@ -287,7 +287,7 @@ def test_clashes_across_calls_name_both_rows(
 ) -> None:
     """A second row claiming a taken identity is refused, and the error names both rows."""
     _register_any(first)
-    with pytest.raises(ValueError, match="already claimed") as info:
+    with pytest.raises(ValueError, match=r"already (teed|declared) by") as info:
         _register_any(second)
     message = str(info.value)
     assert words in message
@@ -305,7 +305,7 @@ def test_clashes_within_one_call_are_refused(
     first: list[Any], second: list[Any], words: str
 ) -> None:
     """The same clash inside a single call is refused too, registering nothing."""
-    with pytest.raises(ValueError, match="already claimed") as info:
+    with pytest.raises(ValueError, match=r"already (teed|declared) by") as info:
         _register_any([*first, *second])
     assert words in str(info.value)
     assert teed_metrics() == ()

@@ -21,22 +21,32 @@ from __future__ import annotations
 import functools
 import keyword
 import numbers
+import re
+import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, Optional, cast
 
 __all__ = [
+    "ATTRIBUTE_TYPES",
+    "DEFAULT_CARDINALITY_LIMIT",
     "DEFAULT_PREFIX",
     "INIT_TOTAL_CATEGORY",
     "METRIC_KINDS",
     "METRIC_NAME_PREFIX",
+    "OVERFLOW_ATTRIBUTE",
+    "REQUIREMENT_LEVELS",
     "RUN_WINDOW_WALL_CLOCK_CATEGORIES",
+    "AttributeValue",
+    "MetricAttribute",
     "RecordedMetric",
     "TeedMetric",
     "as_scalar",
     "freeze_metrics",
     "is_frozen",
+    "owner_of",
+    "placeholders",
     "recorded_metrics",
     "register_recorded_metrics",
     "register_teed_metrics",
@@ -131,6 +141,180 @@ def _check_common(row: TeedMetric | RecordedMetric) -> None:
         )
         raise ValueError(msg)
     _check_text(what, "description", row.description)
+    _check_attributes(what, row.attributes)
+    limit = row.cardinality_limit
+    if limit is not None and (type(limit) is not int or limit < 2):
+        msg = (
+            f"{what}: cardinality_limit must be an int of at least 2 (one attribute set "
+            f"plus the overflow point) or None for the default, got {limit!r}"
+        )
+        raise ValueError(msg)
+
+
+# --- attributes ---------------------------------------------------------------------
+
+AttributeValue = str | int | float | bool
+"""A value an attribute may take (OpenTelemetry's scalar attribute types)."""
+
+ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
+"""The types a :class:`MetricAttribute` may declare."""
+
+REQUIREMENT_LEVELS: Final[tuple[str, ...]] = (
+    "required",
+    "recommended",
+    "opt_in",
+    "conditionally_required",
+)
+"""Weaver's requirement levels for an attribute on a series."""
+
+DEFAULT_CARDINALITY_LIMIT: Final = 2000
+"""Attribute sets per series (overflow point included) unless the row says otherwise.
+
+The OpenTelemetry SDK's default, so the SDK never overflows before we do."""
+
+OVERFLOW_ATTRIBUTE: Final = "otel.metric.overflow"
+"""Attribute of the one point that absorbs attribute sets past a series' budget."""
+
+_ATTRIBUTE_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
+_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+_PLACEHOLDER_TYPES: Final = frozenset({"string", "int"})
+
+
+def _type_accepts(kind: str, value: object) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind == "int":
+        return isinstance(value, int)
+    return isinstance(value, (int, float))  # double
+
+
+@dataclass(frozen=True, slots=True)
+class MetricAttribute:
+    """An attribute a series may carry, and the values it may take.
+
+    ``values`` is the enum (``()`` for an open set); an open attribute may give a
+    ``max_cardinality``, its budget of distinct values per series. The tee and
+    ``record_metrics`` drop an attribute whose key a row does not declare or
+    whose value is not of ``type`` (or not in the enum), warning once per cause.
+    """
+
+    name: str
+    """Dotted attribute name, e.g. ``rl.setup.phase``."""
+    type: str = "string"
+    """``string``, ``int``, ``double`` or ``bool``."""
+    values: tuple[AttributeValue, ...] = ()
+    """The allowed values; ``()`` means an open set."""
+    max_cardinality: int | None = None
+    """Budget of distinct values of an open attribute (``None``: the series' budget)."""
+    requirement: str = "recommended"
+    """``required``, ``recommended``, ``opt_in`` or ``conditionally_required``."""
+
+    def __post_init__(self) -> None:
+        what = f"MetricAttribute({self.name!r})"
+        if not isinstance(self.name, str) or not _ATTRIBUTE_NAME.fullmatch(self.name):
+            msg = (
+                f"{what}: the name must be dot-separated components of letters, digits "
+                "and '_' starting with a letter, such as 'rl.setup.phase'"
+            )
+            raise ValueError(msg)
+        if self.type not in ATTRIBUTE_TYPES:
+            msg = f"{what}: type {self.type!r} is not one of {', '.join(ATTRIBUTE_TYPES)}"
+            raise ValueError(msg)
+        if not isinstance(self.values, tuple):
+            msg = f"{what}: values must be a tuple, got {type(self.values).__name__}"
+            raise ValueError(msg)
+        for value in self.values:
+            if not _type_accepts(self.type, value):
+                msg = f"{what}: value {value!r} is not of the attribute's type {self.type!r}"
+                raise ValueError(msg)
+        if len(set(self.values)) != len(self.values):
+            msg = f"{what}: values {self.values!r} repeat a value; list each once"
+            raise ValueError(msg)
+        budget = self.max_cardinality
+        if budget is not None and (type(budget) is not int or budget < 1):
+            msg = f"{what}: max_cardinality must be a positive int or None, got {budget!r}"
+            raise ValueError(msg)
+        if self.requirement not in REQUIREMENT_LEVELS:
+            msg = (
+                f"{what}: requirement {self.requirement!r} is not one of "
+                f"{', '.join(REQUIREMENT_LEVELS)}"
+            )
+            raise ValueError(msg)
+
+    def accepts(self, value: object) -> bool:
+        """Whether ``value`` is of this attribute's type and, for an enum, one of its values."""
+        if not _type_accepts(self.type, value):
+            return False
+        return not self.values or value in self.values
+
+
+def _check_attributes(what: str, attributes: object) -> None:
+    if not isinstance(attributes, tuple) or not all(
+        isinstance(a, MetricAttribute) for a in attributes
+    ):
+        msg = f"{what}: attributes must be a tuple of MetricAttribute, got {attributes!r}"
+        raise ValueError(msg)
+    names = [a.name for a in attributes]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        msg = f"{what}: attribute {repeated[0]!r} is declared twice; declare each once"
+        raise ValueError(msg)
+    if OVERFLOW_ATTRIBUTE in names:
+        msg = f"{what}: {OVERFLOW_ATTRIBUTE!r} is reserved for the overflow point"
+        raise ValueError(msg)
+
+
+def placeholders(template: str) -> tuple[str, ...]:
+    """The attribute names of the ``{placeholders}`` in a logger key or prefix, in order.
+
+    ``placeholders("setup/{rl.setup.phase}_time_s") == ("rl.setup.phase",)``.
+    """
+    return tuple(_PLACEHOLDER.findall(template))
+
+
+def _check_template(
+    what: str, field_name: str, template: str, declared: dict[str, MetricAttribute]
+) -> list[str]:
+    """Validate the placeholders of one template; return the attribute names it captures."""
+    names = placeholders(template)
+    rest = _PLACEHOLDER.sub("", template)
+    if "{" in rest or "}" in rest:
+        msg = (
+            f"{what}: {field_name} {template!r} has an unmatched brace; a placeholder is "
+            "written {attribute.name}, and logger keys and prefixes contain no other braces"
+        )
+        raise ValueError(msg)
+    if "}{" in template:
+        msg = (
+            f"{what}: {field_name} {template!r} has two placeholders with nothing between "
+            "them, so the split of a logged key between them is ambiguous; put literal "
+            "text between them"
+        )
+        raise ValueError(msg)
+    for name in names:
+        attribute = declared.get(name)
+        if attribute is None:
+            known = ", ".join(sorted(declared)) or "none"
+            msg = (
+                f"{what}: {field_name} {template!r} has placeholder {{{name}}}, but the row "
+                f"declares no attribute {name!r} (declared: {known}); add "
+                f"MetricAttribute({name!r}, ...) to its attributes or fix the placeholder"
+            )
+            raise ValueError(msg)
+        if attribute.type not in _PLACEHOLDER_TYPES:
+            msg = (
+                f"{what}: {field_name} {template!r} captures attribute {name!r} of type "
+                f"{attribute.type!r}; a placeholder can capture only a string or int attribute"
+            )
+            raise ValueError(msg)
+    return list(names)
+
+
+# --- rows ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +322,9 @@ class RecordedMetric:
     """A series recorded directly, with no ``Logger`` key behind it.
 
     Declared by its owner for the same reason teed rows are: the module that
-    calls ``record_metrics`` for a series is the one that names it.
+    calls ``record_metrics`` for a series is the one that names it. The first
+    four fields are the reference API's, in its positional order; the rest are
+    optional extensions.
     """
 
     name: str
@@ -149,6 +335,10 @@ class RecordedMetric:
     """UCUM-style unit string, or empty when dimensionless."""
     description: str = ""
     """Help text carried to the backend."""
+    attributes: tuple[MetricAttribute, ...] = ()
+    """The attributes the series may carry; any other attribute key is dropped."""
+    cardinality_limit: int | None = None
+    """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -164,12 +354,16 @@ class TeedMetric:
     """One ``Logger`` key mirrored into OpenTelemetry, and how it is declared.
 
     The positional order of the first five fields is the reference API's, so
-    ``TeedMetric("reward", "rl.reward.mean")`` keeps working; ``prefix`` is an
-    extension: the ``prefix`` argument of ``log_metrics`` the key is logged under.
+    ``TeedMetric("reward", "rl.reward.mean")`` keeps working; the rest are
+    extensions. ``logger_key``, ``prefix`` and ``other_prefixes`` may hold
+    placeholders ``{attribute.name}`` naming one of the row's attributes
+    (``setup/{rl.setup.phase}_time_s``, prefix ``validation-{rl.dataset}``):
+    every logged key that matches feeds this one series, with the captured
+    text as that attribute's value.
     """
 
     logger_key: str
-    """Key as it appears in the dict handed to ``Logger.log_metrics``."""
+    """Key as it appears in the dict handed to ``Logger.log_metrics`` (or a key pattern)."""
     name: str
     """OpenTelemetry series name emitted; :func:`registry_key` derives the key."""
     kind: str = "gauge"
@@ -180,6 +374,14 @@ class TeedMetric:
     """Help text carried to the backend."""
     prefix: str = field(default=DEFAULT_PREFIX)
     """The ``log_metrics`` prefix the key is logged under (``""`` for none)."""
+    attributes: tuple[MetricAttribute, ...] = ()
+    """The attributes the series may carry; any other attribute key is dropped."""
+    other_prefixes: tuple[str, ...] = ()
+    """Further ``log_metrics`` prefixes the key is teed under (e.g. ``""`` besides ``train``)."""
+    cardinality_limit: int | None = None
+    """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
+    replaced_by: str | None = None
+    """On a deprecated row, the name of the row replacing it; the pair may share a logger key."""
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -189,160 +391,349 @@ class TeedMetric:
         if not self.logger_key:
             msg = f"{what}: logger_key must not be empty; give the key logged to log_metrics"
             raise ValueError(msg)
+        if not isinstance(self.other_prefixes, tuple):
+            msg = f"{what}: other_prefixes must be a tuple of str, got {self.other_prefixes!r}"
+            raise ValueError(msg)
+        for other in self.other_prefixes:
+            _check_text(what, "each of other_prefixes", other)
+        if len(set(self.prefixes)) != len(self.prefixes):
+            msg = f"{what}: prefixes {self.prefixes!r} repeat a prefix; list each once"
+            raise ValueError(msg)
+        if self.replaced_by is not None:
+            registry_key(self.replaced_by)
+            if self.replaced_by == self.name:
+                msg = f"{what}: replaced_by names the row itself; name the row replacing it"
+                raise ValueError(msg)
+        declared = {a.name: a for a in self.attributes}
+        captured = _check_template(what, "logger_key", self.logger_key, declared)
+        for prefix in self.prefixes:
+            in_prefix = _check_template(what, "prefix", prefix, declared)
+            both = sorted(set(in_prefix) & set(captured)) or sorted(
+                {n for n in in_prefix if in_prefix.count(n) > 1}
+            )
+            if both:
+                msg = (
+                    f"{what}: attribute {both[0]!r} is captured twice (prefix {prefix!r} "
+                    f"and logger_key {self.logger_key!r}); capture each attribute once"
+                )
+                raise ValueError(msg)
+        if len(set(captured)) != len(captured):
+            msg = f"{what}: logger_key {self.logger_key!r} captures an attribute twice"
+            raise ValueError(msg)
 
     @property
     def key(self) -> str:
         """Registry key recorded against."""
         return registry_key(self.name)
 
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Every prefix the row is teed under: ``prefix``, then ``other_prefixes``."""
+        return (self.prefix, *self.other_prefixes)
 
-# Registry state. One lock guards all of it: registration is rare (module import)
-# and must be atomic per batch, so a coarse lock costs nothing that matters.
+    @property
+    def is_pattern(self) -> bool:
+        """Whether the logger key or a prefix holds a ``{placeholder}``."""
+        return "{" in self.logger_key or any("{" in p for p in self.prefixes)
+
+
+# --- registry -----------------------------------------------------------------------
+
+# The registry's state is the three globals upstream keeps, under upstream's names,
+# so a test fixture that swaps them (monkeypatch.setattr(vocabulary, "_REGISTERED",
+# {})) gets an empty, isolated registry. _REGISTERED is keyed by series name (a
+# deprecated row and its replacement may share a logger key). Every other table
+# (folded names, registry keys, tee claims, owners, snapshots) is derived from
+# these dicts and re-derived whenever their identity or size changes.
 _LOCK = threading.Lock()
-_REGISTERED: dict[tuple[str, str], TeedMetric] = {}
+_REGISTERED: dict[str, TeedMetric] = {}
 _RECORDED: dict[str, RecordedMetric] = {}
-# Claims shared by teed and recorded rows: folded name -> row, folded key -> row.
-_NAMES: dict[str, TeedMetric | RecordedMetric] = {}
-_KEYS: dict[str, TeedMetric | RecordedMetric] = {}
 _FROZEN = False
-# Tuples handed out by teed_metrics()/recorded_metrics(), built on first read after
-# a change: rebuilding them per registration would be quadratic over many owners.
-_TEED_SNAPSHOT: tuple[TeedMetric, ...] | None = ()
-_RECORDED_SNAPSHOT: tuple[RecordedMetric, ...] | None = ()
+
+_Row = TeedMetric | RecordedMetric
+_TeeSlot = tuple[str, str]
 
 
-def _describe(row: TeedMetric | RecordedMetric) -> str:
+class _Derived:
+    """Side tables derived from one pair of (``_REGISTERED``, ``_RECORDED``) dicts."""
+
+    __slots__ = (
+        "keys",
+        "names",
+        "owners",
+        "recorded",
+        "recorded_len",
+        "recorded_snapshot",
+        "tee_slots",
+        "teed",
+        "teed_len",
+        "teed_snapshot",
+    )
+
+    def __init__(self, teed: dict[str, TeedMetric], recorded: dict[str, RecordedMetric]) -> None:
+        self.teed = teed
+        self.recorded = recorded
+        self.names: dict[str, _Row] = {}  # folded series name -> row
+        self.keys: dict[str, _Row] = {}  # folded registry key -> row
+        self.tee_slots: dict[_TeeSlot, tuple[TeedMetric, ...]] = {}
+        self.owners: dict[str, str] = {}  # series name -> owner module
+        self.teed_snapshot: tuple[TeedMetric, ...] | None = None
+        self.recorded_snapshot: tuple[RecordedMetric, ...] | None = None
+        rows: list[_Row] = [*teed.values(), *recorded.values()]
+        for row in rows:
+            self.add(row)
+        self.teed_len = len(teed)
+        self.recorded_len = len(recorded)
+
+    def add(self, row: _Row) -> None:
+        self.names[row.name.casefold()] = row
+        self.keys[row.key.casefold()] = row
+        if isinstance(row, TeedMetric):
+            for slot in _tee_slots(row):
+                self.tee_slots[slot] = (*self.tee_slots.get(slot, ()), row)
+
+    def current(self) -> bool:
+        return (
+            self.teed is _REGISTERED
+            and self.recorded is _RECORDED
+            and self.teed_len == len(_REGISTERED)
+            and self.recorded_len == len(_RECORDED)
+        )
+
+
+_DERIVED = _Derived(_REGISTERED, _RECORDED)
+# Derived tables of registries swapped out (a test fixture's), to find again when
+# they are swapped back; a few only, so swapping in a fresh dict per test leaks nothing.
+_PREVIOUS: list[_Derived] = []
+_PREVIOUS_KEPT: Final = 4
+
+
+def _derived() -> _Derived:
+    """The side tables of the current globals, re-derived if they were swapped or edited."""
+    global _DERIVED  # noqa: PLW0603 - process-wide registry
+    derived = _DERIVED
+    if derived.current():
+        return derived
+    found = None
+    for old in _PREVIOUS:
+        if old.teed is _REGISTERED and old.recorded is _RECORDED:
+            found = old
+            break
+    if found is not None:
+        _PREVIOUS.remove(found)
+    if found is None or not found.current():
+        fresh = _Derived(_REGISTERED, _RECORDED)
+        if found is not None:  # same dicts edited in place: keep what is known of owners
+            fresh.owners = {n: o for n, o in found.owners.items() if n in fresh.names}
+        found = fresh
+    if derived.teed is not _REGISTERED or derived.recorded is not _RECORDED:
+        _PREVIOUS.insert(0, derived)
+        del _PREVIOUS[_PREVIOUS_KEPT:]
+    _DERIVED = found
+    return found
+
+
+def _tee_slots(row: TeedMetric) -> list[_TeeSlot]:
+    return [(prefix, row.logger_key) for prefix in row.prefixes]
+
+
+def _where(slot: _TeeSlot) -> str:
+    prefix, logger_key = slot
+    return f"{prefix}/{logger_key}" if prefix else logger_key
+
+
+def _describe(row: _Row, owner: str | None) -> str:
+    source = f"from {owner}" if owner else "from an unnamed owner"
     if isinstance(row, TeedMetric):
-        where = f"{row.prefix}/{row.logger_key}" if row.prefix else row.logger_key
-        return f"teed row {row.name!r} (logger key {where!r})"
-    return f"recorded row {row.name!r}"
+        where = _where((row.prefix, row.logger_key))
+        return f"teed row {row.name!r} (logger key {where!r}, {source})"
+    return f"recorded row {row.name!r} ({source})"
 
 
-def _check_not_frozen(name: str) -> None:
+def _differences(row: _Row, other: _Row) -> str:
+    """For two versions of one series (same name), the fields in which they differ."""
+    if row.name.casefold() != other.name.casefold():
+        return ""
+    if type(row) is not type(other):
+        return f"; one is a {type(other).__name__}, the other a {type(row).__name__}"
+    changed = [
+        f"{f.name} {getattr(other, f.name)!r} vs {getattr(row, f.name)!r}"
+        for f in fields(row)
+        if getattr(row, f.name) != getattr(other, f.name)
+    ]
+    return f"; the rows differ in {', '.join(changed)}" if changed else ""
+
+
+def _caller_module(depth: int) -> str | None:
+    try:
+        name = sys._getframe(depth).f_globals.get("__name__")
+    except ValueError:  # pragma: no cover - the stack is never that shallow
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _check_not_frozen(name: str, owner: str | None = None) -> None:
     if _FROZEN:
+        source = f" from {owner}" if owner else ""
         msg = (
-            f"cannot register {name!r}: registration closed when the rows were handed "
-            "to the OpenTelemetry exporter on the first tee (that happens once per "
-            "process). Declare the row at import of its owner module, before "
-            "training logs its first metrics."
+            f"cannot register {name!r}{source}: it was declared after the metric group was "
+            "registered. The first tee (tee_metrics or record_metrics) hands every row "
+            "to OpenTelemetry and closes registration, once per process and whether "
+            "export is on or off, so a later row would never get an instrument. "
+            f"Declare the row at import of its owner module: import "
+            f"{owner or 'the module declaring it'} at startup, before training logs "
+            "its first metrics, not lazily from inside the training loop."
         )
         raise RuntimeError(msg)
 
 
-def _claims(
-    row: TeedMetric | RecordedMetric,
-) -> list[tuple[dict[Any, Any], Any, str]]:
-    """The (table, key, label) slots a row occupies; the first is its home."""
-    shared: list[tuple[dict[Any, Any], Any, str]] = [
-        (_NAMES, row.name.casefold(), "series name"),
-        (_KEYS, row.key.casefold(), "registry key"),
-    ]
-    if isinstance(row, TeedMetric):
-        return [(_REGISTERED, (row.prefix, row.logger_key), "logger key"), *shared]
-    return [(_RECORDED, row.name, "series name"), *shared]
-
-
-def _label_value(label: str, row: TeedMetric | RecordedMetric) -> str:
-    if label == "logger key" and isinstance(row, TeedMetric):
-        return f"{row.prefix}/{row.logger_key}" if row.prefix else row.logger_key
-    return row.key if label == "registry key" else row.name
-
-
-def _register(rows: Iterable[TeedMetric | RecordedMetric], expected: type) -> None:
-    global _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
+def _register(rows: Iterable[_Row], expected: type, owner: str | None) -> None:
     batch = list(rows)
     for row in batch:
         if not isinstance(row, expected):
             msg = f"expected {expected.__name__} rows, got {type(row).__name__} {row!r}"
             raise ValueError(msg)
+    if not batch:
+        return  # as upstream, which checks row by row: nothing to check, even when frozen
+    if owner is not None and not isinstance(owner, str):
+        msg = f"owner must be a module name (str) or None, got {owner!r}"
+        raise ValueError(msg)
     with _LOCK:
-        if _FROZEN:
-            _check_not_frozen(batch[0].name if batch else "<empty batch>")
-        if batch and _register_fresh_batch(batch):
-            return
-        # Validate the whole batch against the registry and itself before touching
-        # anything, so a rejected call registers none of its rows.
-        staged: dict[int, dict[Any, TeedMetric | RecordedMetric]] = {}
-        # Row -> its claims, insertion-ordered: rows are hashable, and list membership
-        # would be quadratic.
-        fresh: dict[TeedMetric | RecordedMetric, list[tuple[dict[Any, Any], Any, str]]] = {}
-        for row in batch:
-            claims = _claims(row)
-            home, home_key, _ = claims[0]
-            if home.get(home_key) == row:
-                continue  # identical re-registration (module re-import): a no-op
-            for table, k, label in claims:
-                pending = staged.setdefault(id(table), {})
-                other = table.get(k, pending.get(k))
-                if other is not None and other != row:
-                    msg = (
-                        f"{_describe(row)} claims {label} {_label_value(label, row)!r}, "
-                        f"already claimed by {_describe(other)}; rename one of them "
-                        "or move the row to a single owner"
-                    )
-                    raise ValueError(msg)
-                pending[k] = row
-            fresh[row] = claims
-        for row, claims in fresh.items():
-            for table, k, _ in claims:
-                table[k] = row
-        if fresh:
-            _TEED_SNAPSHOT = None
-            _RECORDED_SNAPSHOT = None
+        _check_not_frozen(batch[0].name, owner)
+        derived = _derived()
+        if not _register_fresh_batch(derived, batch, owner):
+            _register_row_by_row(derived, batch, owner)
+        derived.teed_len = len(derived.teed)
+        derived.recorded_len = len(derived.recorded)
 
 
-def _register_fresh_batch(batch: list[TeedMetric | RecordedMetric]) -> bool:
+def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | None) -> bool:
     """Register ``batch`` at once when none of its claims is taken or repeated.
 
-    The common case (an owner module imported once) then costs three
+    The common case (an owner module imported once) then costs a few
     ``dict.update`` calls. Anything else (a clash, a duplicate inside the
-    batch, an identical re-registration) changes nothing and returns False,
-    so the row-by-row path finds it and words the error. Caller holds _LOCK.
+    batch, an identical re-registration, a deprecated row sharing its
+    replacement's logger key) changes nothing and returns False, so the
+    row-by-row path decides and words the error. Caller holds _LOCK.
     """
-    global _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
     names = [row.name.casefold() for row in batch]
     keys = [row.key.casefold() for row in batch]
-    homes: list[Any]
-    if isinstance(batch[0], TeedMetric):
-        home = cast("dict[Any, Any]", _REGISTERED)
-        homes = [(row.prefix, row.logger_key) for row in batch]  # type: ignore[union-attr]
+    slots: list[_TeeSlot] = []
+    home: dict[str, Any]
+    if isinstance(batch[0], TeedMetric):  # one type per batch, checked by _register
+        home = cast("dict[str, Any]", derived.teed)
+        for row in batch:
+            slots.extend(_tee_slots(row))  # type: ignore[arg-type]
     else:
-        home, homes = cast("dict[Any, Any]", _RECORDED), [row.name for row in batch]
-    for table, claimed in ((home, homes), (_NAMES, names), (_KEYS, keys)):
+        home = cast("dict[str, Any]", derived.recorded)
+    for table, claimed in (
+        (derived.names, names),
+        (derived.keys, keys),
+        (derived.tee_slots, slots),
+    ):
         if len(set(claimed)) != len(claimed) or not table.keys().isdisjoint(claimed):
             return False
-    home.update(zip(homes, batch, strict=True))
-    _NAMES.update(zip(names, batch, strict=True))
-    _KEYS.update(zip(keys, batch, strict=True))
-    _TEED_SNAPSHOT = None
-    _RECORDED_SNAPSHOT = None
+    home.update((row.name, row) for row in batch)
+    derived.names.update(zip(names, batch, strict=True))
+    derived.keys.update(zip(keys, batch, strict=True))
+    if slots:
+        for row in batch:
+            for slot in _tee_slots(row):  # type: ignore[arg-type]
+                derived.tee_slots[slot] = (row,)  # type: ignore[assignment]
+    if owner is not None:
+        derived.owners.update((row.name, owner) for row in batch)
+    derived.teed_snapshot = None
+    derived.recorded_snapshot = None
     return True
 
 
-def register_teed_metrics(rows: Iterable[TeedMetric]) -> None:
+def _replacement_pair(row: TeedMetric, other: TeedMetric) -> bool:
+    return row.replaced_by == other.name or other.replaced_by == row.name
+
+
+def _register_row_by_row(derived: _Derived, batch: list[_Row], owner: str | None) -> None:
+    """Validate the whole batch before touching anything, then commit it. Caller holds _LOCK."""
+    names: dict[str, _Row] = {}
+    keys: dict[str, _Row] = {}
+    slots: dict[_TeeSlot, tuple[TeedMetric, ...]] = {}
+    fresh: dict[_Row, None] = {}  # insertion-ordered set
+
+    def owner_of(other: _Row) -> str | None:
+        return owner if other in fresh else derived.owners.get(other.name)
+
+    def clash(row: _Row, other: _Row, label: str, value: str, phrase: str) -> ValueError:
+        return ValueError(
+            f"{_describe(row, owner)} claims {label} {value!r}, {phrase} by "
+            f"{_describe(other, owner_of(other))}{_differences(row, other)}; rename one of "
+            "them or move the row to a single owner"
+        )
+
+    for row in batch:
+        home: dict[str, Any] = derived.teed if isinstance(row, TeedMetric) else derived.recorded
+        if home.get(row.name) == row or row in fresh:
+            continue  # identical re-registration (module re-import): a no-op
+        for table, staged, k, label, value in (
+            (derived.names, names, row.name.casefold(), "series name", row.name),
+            (derived.keys, keys, row.key.casefold(), "registry key", row.key),
+        ):
+            other = staged.get(k) or table.get(k)
+            if other is not None and other != row:
+                raise clash(row, other, label, value, "already declared")
+            staged[k] = row
+        if isinstance(row, TeedMetric):
+            for slot in _tee_slots(row):
+                taken = slots.get(slot, derived.tee_slots.get(slot, ()))
+                for other in taken:
+                    if len(taken) > 1 or not _replacement_pair(row, other):
+                        raise clash(row, other, "logger key", _where(slot), "already teed")
+                slots[slot] = (*taken, row)
+        fresh[row] = None
+    if not fresh:
+        return
+    for row in fresh:
+        if isinstance(row, TeedMetric):
+            derived.teed[row.name] = row
+        else:
+            derived.recorded[row.name] = row
+        if owner is not None:
+            derived.owners[row.name] = owner
+    derived.names.update(names)
+    derived.keys.update(keys)
+    derived.tee_slots.update(slots)
+    derived.teed_snapshot = None
+    derived.recorded_snapshot = None
+
+
+def register_teed_metrics(rows: Iterable[TeedMetric], *, owner: str | None = None) -> None:
     """Declare rows for teeing, from the module that logs their keys.
 
-    Registering a row identical to one already declared is a no-op. A call is
-    all-or-nothing: when any row is rejected, none of the call's rows is kept.
+    Generated modules pass ``owner=__name__``, so errors name the owner module
+    of both rows; without it the calling module is named. Registering a row
+    identical to one already declared is a no-op, and so is an empty batch
+    (even after :func:`freeze_metrics`). A call is all-or-nothing: when any
+    row is rejected, none of the call's rows is kept.
 
     Raises:
-        ValueError: Two rows claim the same ``(prefix, logger_key)``, the same
-            series name (case-insensitively), or the same registry key; the
-            message names both rows. Both would be silent otherwise: the first
-            makes one row unreachable, the second makes two rows record against
-            one instrument.
+        ValueError: Two rows claim the same ``(prefix, logger_key)`` ("already
+            teed"; only a deprecated row and the row its ``replaced_by`` names
+            may share one), the same series name case-insensitively or the same
+            registry key ("already declared"). The message names both rows,
+            their owners and, for two versions of one row, the fields that
+            differ. Both would be silent otherwise: the first makes one row
+            unreachable, the second makes two rows record against one instrument.
         RuntimeError: Registration is already closed; see :func:`freeze_metrics`.
     """
-    _register(rows, TeedMetric)
+    _register(rows, TeedMetric, owner if owner is not None else _caller_module(2))
 
 
 def _snapshot() -> tuple[tuple[TeedMetric, ...], tuple[RecordedMetric, ...]]:
-    global _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603 - process-wide registry
-    teed, recorded = _TEED_SNAPSHOT, _RECORDED_SNAPSHOT
-    if teed is None or recorded is None:
+    derived = _DERIVED
+    teed, recorded = derived.teed_snapshot, derived.recorded_snapshot
+    if teed is None or recorded is None or not derived.current():
         with _LOCK:
-            teed = _TEED_SNAPSHOT = tuple(_REGISTERED.values())
-            recorded = _RECORDED_SNAPSHOT = tuple(_RECORDED.values())
+            derived = _derived()
+            teed = derived.teed_snapshot = tuple(derived.teed.values())
+            recorded = derived.recorded_snapshot = tuple(derived.recorded.values())
     return teed, recorded
 
 
@@ -351,18 +742,20 @@ def teed_metrics() -> tuple[TeedMetric, ...]:
     return _snapshot()[0]
 
 
-def register_recorded_metrics(rows: Iterable[RecordedMetric]) -> None:
+def register_recorded_metrics(rows: Iterable[RecordedMetric], *, owner: str | None = None) -> None:
     """Declare rows from the module that records them.
 
-    Same rules as :func:`register_teed_metrics`: identical re-registration is a
-    no-op, a call is all-or-nothing, and names and registry keys are unique
-    across teed and recorded rows.
+    Same rules as :func:`register_teed_metrics`: ``owner`` names the declaring
+    module in errors, identical re-registration and an empty batch are no-ops,
+    a call is all-or-nothing, and names and registry keys are unique across
+    teed and recorded rows.
 
     Raises:
-        ValueError: The name or registry key is already claimed by another row.
+        ValueError: The name or registry key is already claimed by another row
+            ("already declared").
         RuntimeError: Registration is already closed; see :func:`freeze_metrics`.
     """
-    _register(rows, RecordedMetric)
+    _register(rows, RecordedMetric, owner if owner is not None else _caller_module(2))
 
 
 def recorded_metrics() -> tuple[RecordedMetric, ...]:
@@ -370,12 +763,21 @@ def recorded_metrics() -> tuple[RecordedMetric, ...]:
     return _snapshot()[1]
 
 
+def owner_of(name: str) -> str | None:
+    """The module that declared the series ``name`` (``owner=``), or None when unknown."""
+    with _LOCK:
+        return _derived().owners.get(name)
+
+
 def freeze_metrics() -> None:
     """Close registration, once the rows have been handed to the exporter.
 
     Called by the OpenTelemetry layer when it creates the instruments, on the
-    first tee. A row declared after that would never get an instrument, so
-    registering one raises ``RuntimeError`` instead of being dropped silently.
+    first tee, whether export is on or off (upstream freezes only while
+    exporting; we freeze always, so a late owner import fails in the first
+    local run, not only in production). A row declared after that would never
+    get an instrument, so registering one raises ``RuntimeError`` naming its
+    owner module instead of being dropped silently.
     """
     global _FROZEN  # noqa: PLW0603 - process-wide registry
     with _LOCK:
@@ -389,15 +791,13 @@ def is_frozen() -> bool:
 
 def _reset_for_tests() -> None:
     """Forget every row and reopen registration. For test isolation only."""
-    global _FROZEN, _TEED_SNAPSHOT, _RECORDED_SNAPSHOT  # noqa: PLW0603
+    global _FROZEN, _DERIVED  # noqa: PLW0603
     with _LOCK:
         _REGISTERED.clear()
         _RECORDED.clear()
-        _NAMES.clear()
-        _KEYS.clear()
         _FROZEN = False
-        _TEED_SNAPSHOT = ()
-        _RECORDED_SNAPSHOT = ()
+        _PREVIOUS.clear()
+        _DERIVED = _Derived(_REGISTERED, _RECORDED)
 
 
 def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference signature

@@ -333,5 +333,5 @@ __all__ = [
     "THROUGHPUT_JOB_KEY",
 ]
 
-register_teed_metrics(TEED)
-register_recorded_metrics(RECORDED)
+register_teed_metrics(TEED, owner=__name__)
+register_recorded_metrics(RECORDED, owner=__name__)

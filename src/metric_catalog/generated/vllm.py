@@ -166,5 +166,5 @@ __all__ = [
     "VLLM_REQUESTS_RUNNING",
 ]
 
-register_teed_metrics(TEED)
-register_recorded_metrics(RECORDED)
+register_teed_metrics(TEED, owner=__name__)
+register_recorded_metrics(RECORDED, owner=__name__)
