@@ -152,6 +152,12 @@ class MetricGroup:
     """Registry keys of recorded rows (enabled or not), to spot unknown keys."""
     strict: bool = False
     """Strict-mode default, from ``METRIC_CATALOG_STRICT`` when the group was built."""
+    identity: Mapping[str, Any] = field(default_factory=dict)
+    """Worker identity added to every point's attributes (``METRIC_CATALOG_PROMOTE``).
+
+    Merged after any attribute check and outside the cardinality budget: it is
+    the same on every point of the process, so it adds no attribute set.
+    """
 
 
 _LOCK = threading.Lock()
@@ -226,6 +232,7 @@ def _build_group(provider: Any) -> MetricGroup:
     return MetricGroup(
         True,
         meter_provider=provider,
+        identity=exporters.promoted_identity(),
         instruments=instruments,
         tee_tables={prefix: tuple(entries) for prefix, entries in tables.items()},
         recorders={row.key: (recorders[row.key], row) for row in vocabulary.recorded_metrics()},

@@ -72,6 +72,8 @@ def tee_metrics(
         table = group.tee_tables.get(prefix)
         if table is None:
             return
+        if group.identity:
+            attributes = {**attributes, **group.identity} if attributes else group.identity
         get = metrics.get
         for logger_key, record, row in table:
             raw = get(logger_key, _MISSING)
@@ -145,6 +147,8 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
         if group is None:
             group = otel.ensure_metric_group_registered()
         recorders = group.recorders
+        if group.identity:
+            attributes = {**attributes, **group.identity} if attributes else group.identity
         for key, raw in values.items():
             if key not in group.recorded_keys:
                 hint = (
