@@ -21,7 +21,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from metric_catalog import exporters, vocabulary
+from metric_catalog import exporters, identity, vocabulary
 from metric_catalog._warn import MetricCatalogWarning
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 
@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _ENV_PREFIXES = ("OTEL_", "METRIC_CATALOG_")
+_LAUNCHER_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 
 SAMPLE_TEED = (
     TeedMetric("loss", "rl.policy.loss", "gauge", "", "Training loss"),
@@ -74,14 +75,19 @@ def register_samples() -> None:
 
 @pytest.fixture
 def clean_otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Empty registry, no exporter state, no OTEL_*/METRIC_CATALOG_* env, fresh warn-once."""
+    """Empty registry, no exporter state, no OTEL_*/METRIC_CATALOG_*/launcher env, no identity.
+
+    Also a fresh warn-once memory.
+    """
     for name in list(os.environ):
-        if name.startswith(_ENV_PREFIXES):
+        if name.startswith(_ENV_PREFIXES) or name in _LAUNCHER_ENV:
             monkeypatch.delenv(name)
     vocabulary._reset_for_tests()
+    identity._reset_for_tests()
     exporters.reset_for_tests()
     yield
     exporters.reset_for_tests()
+    identity._reset_for_tests()
     vocabulary._reset_for_tests()
 
 

@@ -129,7 +129,7 @@ def _reader_threads() -> int:
 
 
 @pytest.mark.parametrize("names", ["prometheus", "otlp,prometheus"])
-def test_a_taken_prometheus_port_disables_export_with_one_warning(
+def test_a_taken_prometheus_port_disables_export_with_one_warning_naming_the_fix(
     clean_otel: None, monkeypatch: pytest.MonkeyPatch, names: str
 ) -> None:
     register_samples()
@@ -139,12 +139,15 @@ def test_a_taken_prometheus_port_disables_export_with_one_warning(
         busy.listen(1)
         monkeypatch.setenv("OTEL_METRICS_EXPORTER", names)
         monkeypatch.setenv("METRIC_CATALOG_PROMETHEUS_PORT", str(busy.getsockname()[1]))
+        monkeypatch.setenv("METRIC_CATALOG_PROMETHEUS_PORT_SPAN", "1")  # no other port to try
         with caught_warnings() as caught:
             tee_metrics({"loss": 1.0}, "train")
             tee_metrics({"loss": 1.0}, "train")
     assert exporters.get_meter_provider() is None
     assert len(caught.messages) == 1
     assert f"could not start exporter(s) {names.replace(',', ', ')}" in caught.messages[0]
+    assert "already in use" in caught.messages[0]
+    assert "METRIC_CATALOG_PROMETHEUS_SD_DIR" in caught.messages[0]  # the fix is named
     assert _reader_threads() == threads_before  # a half-built setup is torn down
 
 

@@ -15,6 +15,7 @@ PUBLIC_MODULES = [
     "metric_catalog.tee",
     "metric_catalog.loggers",
     "metric_catalog.exporters",
+    "metric_catalog.identity",
     "metric_catalog.generated",
     "metric_catalog.generated.grpo",
     "codegen.diagnostics",

@@ -15,10 +15,31 @@ its provider after the fork, not a copy of its parent's):
     Address the Prometheus scrape endpoint binds (default ``127.0.0.1``;
     falls back to ``OTEL_EXPORTER_PROMETHEUS_HOST``).
 ``METRIC_CATALOG_PROMETHEUS_PORT``
-    Its port (default 9464; ``0`` picks a free one, see
+    The node's base port (default 9464; ``0`` picks a free one, see
     :func:`prometheus_address`; falls back to ``OTEL_EXPORTER_PROMETHEUS_PORT``).
+    Each process first tries ``base + LOCAL_RANK`` (the launcher's local rank,
+    0 without one), then the other ports of ``base .. base + span - 1`` in
+    turn, so several processes on one node each get a port of that range.
+``METRIC_CATALOG_PROMETHEUS_PORT_SPAN``
+    How many ports that range holds (default 32; ``1``: exactly
+    ``base + LOCAL_RANK``). When every port of the range is taken, Prometheus
+    export is disabled with one warning that names the fix.
+``METRIC_CATALOG_PROMETHEUS_SD_DIR``
+    A folder Prometheus watches with ``file_sd_configs``. Each process then binds
+    a free port (unless ``METRIC_CATALOG_PROMETHEUS_PORT`` is set) and announces
+    it in its own target file there, written atomically and removed at exit,
+    labelled with the worker's identity (see :mod:`metric_catalog.identity`).
+``METRIC_CATALOG_PROMETHEUS_SD_HOST``
+    The host written into the target file (default: the bind address, or the
+    host name when binding all interfaces).
 ``OTEL_METRIC_EXPORT_INTERVAL``
     Push interval in milliseconds for ``otlp`` and ``console`` (default 60000).
+``OTEL_METRIC_EXPORT_TIMEOUT``
+    Milliseconds one periodic collect-and-export may take (default 30000).
+``OTEL_EXPORTER_OTLP_METRICS_TIMEOUT`` / ``OTEL_EXPORTER_OTLP_TIMEOUT``
+    Seconds one OTLP request may take, retries included (default 10), read the
+    way the Python OTLP exporter reads them. Exports run on the reader's
+    thread: a dead collector delays the next export, never a training step.
 ``METRIC_CATALOG_SHUTDOWN_TIMEOUT``
     Seconds the final flush at exit may take (default 5), so a dead collector
     cannot hang the end of a run.
@@ -32,13 +53,19 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
+import json
 import os
+import re
+import socket
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from metric_catalog import identity
 from metric_catalog._warn import _reset_for_tests as _warn_reset_for_tests
 from metric_catalog._warn import warn_once
 
@@ -48,19 +75,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PROMETHEUS_PORT",
+    "DEFAULT_PROMETHEUS_PORT_SPAN",
     "ENV_EXPORTER",
     "ENV_EXPORT_INTERVAL",
+    "ENV_EXPORT_TIMEOUT",
     "ENV_OTLP_ENDPOINT",
     "ENV_OTLP_METRICS_ENDPOINT",
+    "ENV_OTLP_METRICS_TIMEOUT",
+    "ENV_OTLP_TIMEOUT",
     "ENV_PROMETHEUS_HOST",
     "ENV_PROMETHEUS_PORT",
+    "ENV_PROMETHEUS_PORT_SPAN",
+    "ENV_PROMETHEUS_SD_DIR",
+    "ENV_PROMETHEUS_SD_HOST",
     "ENV_SHUTDOWN_TIMEOUT",
     "EXPORTER_NAMES",
     "ExporterConfig",
     "ExporterConfigError",
+    "PrometheusPortsTakenError",
     "configure",
     "get_meter_provider",
     "prometheus_address",
+    "prometheus_ports",
+    "prometheus_sd_file",
+    "promoted_identity",
     "reset_for_tests",
     "shutdown",
 ]
@@ -75,8 +113,20 @@ ENV_PROMETHEUS_HOST: Final = "METRIC_CATALOG_PROMETHEUS_HOST"
 """Bind address of the Prometheus scrape endpoint."""
 ENV_PROMETHEUS_PORT: Final = "METRIC_CATALOG_PROMETHEUS_PORT"
 """Port of the Prometheus scrape endpoint (``0``: any free port)."""
+ENV_PROMETHEUS_PORT_SPAN: Final = "METRIC_CATALOG_PROMETHEUS_PORT_SPAN"
+"""How many ports from the base port the processes of one node may take."""
+ENV_PROMETHEUS_SD_DIR: Final = "METRIC_CATALOG_PROMETHEUS_SD_DIR"
+"""Folder for Prometheus file-based service-discovery target files, one per process."""
+ENV_PROMETHEUS_SD_HOST: Final = "METRIC_CATALOG_PROMETHEUS_SD_HOST"
+"""Host announced in the target file (default: bind address, or the host name)."""
 ENV_EXPORT_INTERVAL: Final = "OTEL_METRIC_EXPORT_INTERVAL"
 """Push interval of the periodic exporters, in milliseconds."""
+ENV_EXPORT_TIMEOUT: Final = "OTEL_METRIC_EXPORT_TIMEOUT"
+"""Bound on one periodic collect-and-export, in milliseconds."""
+ENV_OTLP_TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TIMEOUT"
+"""Bound on one OTLP request with its retries, in seconds (as the Python exporter reads it)."""
+ENV_OTLP_METRICS_TIMEOUT: Final = "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"
+"""Like ``OTEL_EXPORTER_OTLP_TIMEOUT``, for metrics only; wins over it."""
 ENV_SHUTDOWN_TIMEOUT: Final = "METRIC_CATALOG_SHUTDOWN_TIMEOUT"
 """Upper bound, in seconds, on the flush at shutdown."""
 
@@ -84,9 +134,13 @@ EXPORTER_NAMES: Final[tuple[str, ...]] = ("none", "prometheus", "otlp", "console
 """Values ``OTEL_METRICS_EXPORTER`` accepts."""
 DEFAULT_PROMETHEUS_PORT: Final = 9464
 """The OpenTelemetry specification's default Prometheus exporter port."""
+DEFAULT_PROMETHEUS_PORT_SPAN: Final = 32
+"""Ports from the base port tried per node: room for 8 GPUs' trainers, generators and more."""
 
 _DEFAULT_OTLP_BASE: Final = "http://localhost:4318"
 _DEFAULT_INTERVAL_MS: Final = 60_000.0
+_DEFAULT_EXPORT_TIMEOUT_MS: Final = 30_000.0
+_DEFAULT_OTLP_TIMEOUT_S: Final = 10.0
 _DEFAULT_SHUTDOWN_TIMEOUT_S: Final = 5.0
 _SERVICE_NAME: Final = "metric-catalog"
 
@@ -111,6 +165,16 @@ class ExporterConfig:
     """Push interval of the ``otlp`` and ``console`` exporters."""
     shutdown_timeout: float = _DEFAULT_SHUTDOWN_TIMEOUT_S
     """Seconds :func:`shutdown` may spend flushing."""
+    prometheus_port_span: int = DEFAULT_PROMETHEUS_PORT_SPAN
+    """Ports ``prometheus_port .. + span - 1`` a process may take, ``+ LOCAL_RANK`` first."""
+    prometheus_sd_dir: str = ""
+    """Folder of Prometheus file-SD target files; ``""`` writes none."""
+    prometheus_sd_host: str = ""
+    """Host announced in the target file; ``""``: the bind address or the host name."""
+    export_timeout_millis: float = _DEFAULT_EXPORT_TIMEOUT_MS
+    """Bound on one periodic collect-and-export of the ``otlp`` and ``console`` readers."""
+    otlp_timeout: float = _DEFAULT_OTLP_TIMEOUT_S
+    """Seconds one OTLP request may take, retries included."""
 
     @property
     def enabled(self) -> bool:
@@ -166,7 +230,39 @@ class ExporterConfig:
         timeout = _DEFAULT_SHUTDOWN_TIMEOUT_S
         if env.get(ENV_SHUTDOWN_TIMEOUT, "").strip():
             timeout = _number(env, ENV_SHUTDOWN_TIMEOUT, minimum=0.0)
-        return cls(exporters, endpoint, host, port, interval, timeout)
+        span = DEFAULT_PROMETHEUS_PORT_SPAN
+        if env.get(ENV_PROMETHEUS_PORT_SPAN, "").strip():
+            span = int(_number(env, ENV_PROMETHEUS_PORT_SPAN, minimum=1.0))
+            if span != float(env[ENV_PROMETHEUS_PORT_SPAN]) or span > 65535:
+                msg = (
+                    f"{ENV_PROMETHEUS_PORT_SPAN}={env[ENV_PROMETHEUS_PORT_SPAN]!r}: "
+                    "expected a whole number of ports 1-65535"
+                )
+                raise ExporterConfigError(msg)
+        sd_dir = env.get(ENV_PROMETHEUS_SD_DIR, "").strip()
+        if sd_dir and port_var is None:
+            port = 0  # announced through the target file, so any free port will do
+        export_timeout = _DEFAULT_EXPORT_TIMEOUT_MS
+        if env.get(ENV_EXPORT_TIMEOUT, "").strip():
+            export_timeout = _number(env, ENV_EXPORT_TIMEOUT, minimum=1.0)
+        otlp_timeout = _DEFAULT_OTLP_TIMEOUT_S
+        for var in (ENV_OTLP_METRICS_TIMEOUT, ENV_OTLP_TIMEOUT):
+            if env.get(var, "").strip():
+                otlp_timeout = _number(env, var, minimum=0.001)
+                break
+        return cls(
+            exporters,
+            endpoint,
+            host,
+            port,
+            interval,
+            timeout,
+            prometheus_port_span=span,
+            prometheus_sd_dir=sd_dir,
+            prometheus_sd_host=env.get(ENV_PROMETHEUS_SD_HOST, "").strip(),
+            export_timeout_millis=export_timeout,
+            otlp_timeout=otlp_timeout,
+        )
 
 
 def _number(env: Mapping[str, str], var: str, *, minimum: float) -> float:
@@ -190,6 +286,8 @@ class _State:
     owned: bool  # created here, so shut down here; a configure()d provider is the caller's
     shutdown_timeout: float = _DEFAULT_SHUTDOWN_TIMEOUT_S
     http_server: Any = None  # prometheus_client's WSGI server, when we started one
+    sd_file: str | None = None  # the file-SD target file this process wrote
+    promoted: Mapping[str, Any] = field(default_factory=dict)  # identity on every point
 
 
 _LOCK = threading.RLock()
@@ -233,8 +331,10 @@ def _build(config: ExporterConfig) -> _State:
     pid = os.getpid()
     if not config.enabled:
         return _State(pid, None, owned=False, shutdown_timeout=config.shutdown_timeout)
+    worker = identity.resource_attributes()
+    promoted = identity.promoted_attributes(worker)
     try:
-        provider, server = _create_provider(config)
+        provider, server = _create_provider(config, worker)
     except Exception as exc:  # noqa: BLE001 - SDK missing, port taken: disable, don't crash
         warn_once(
             ("exporter-setup", type(exc).__name__, str(exc)),
@@ -242,13 +342,24 @@ def _build(config: ExporterConfig) -> _State:
             f"{', '.join(config.exporters)}: {type(exc).__name__}: {exc}",
         )
         return _State(pid, None, owned=False, shutdown_timeout=config.shutdown_timeout)
+    sd_file = None
+    if server is not None and config.prometheus_sd_dir:
+        sd_file = _write_sd_file(config, server, worker, promoted)
     _register_atexit()
     return _State(
-        pid, provider, owned=True, shutdown_timeout=config.shutdown_timeout, http_server=server
+        pid,
+        provider,
+        owned=True,
+        shutdown_timeout=config.shutdown_timeout,
+        http_server=server,
+        sd_file=sd_file,
+        promoted=promoted,
     )
 
 
-def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
+def _create_provider(
+    config: ExporterConfig, worker: Mapping[str, identity.AttributeValue]
+) -> tuple[MeterProvider, Any]:
     # The SDK is imported here, not at module level: importing it costs ~70 ms.
     from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider  # noqa: PLC0415
     from opentelemetry.sdk.metrics import export as sdk_export  # noqa: PLC0415
@@ -259,16 +370,18 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
     try:
         for name in config.exporters:
             if name == "prometheus":
-                reader, server = _prometheus_reader(config)
+                reader, server = _prometheus_reader(config, worker)
                 readers.append(reader)
                 continue
             exporter: MetricExporter
             if name == "otlp":
                 from opentelemetry.exporter.otlp.proto.http import metric_exporter  # noqa: PLC0415
 
-                # Timeout from OTEL_EXPORTER_OTLP_TIMEOUT (10 s): it bounds one background
-                # export with its retries; shutdown() has its own, shorter bound.
-                exporter = metric_exporter.OTLPMetricExporter(endpoint=config.otlp_endpoint)
+                # The timeout bounds one background export with its retries; shutdown()
+                # has its own, shorter bound.
+                exporter = metric_exporter.OTLPMetricExporter(
+                    endpoint=config.otlp_endpoint, timeout=config.otlp_timeout
+                )
                 label = f"OTLP collector {config.otlp_endpoint}"
             else:
                 # The current stdout, not the one bound when the SDK was imported.
@@ -278,9 +391,12 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
                 sdk_export.PeriodicExportingMetricReader(
                     _process_bound(exporter, label),
                     export_interval_millis=config.export_interval_millis,
+                    export_timeout_millis=config.export_timeout_millis,
                 )
             )
-        resource = Resource.create()
+        # The identity already holds OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME,
+        # with explicit settings winning over detected ones.
+        resource = Resource.create(dict(worker))
         if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
             resource = resource.merge(Resource({SERVICE_NAME: _SERVICE_NAME}))
         provider = MeterProvider(
@@ -301,18 +417,116 @@ def _create_provider(config: ExporterConfig) -> tuple[MeterProvider, Any]:
     return provider, server
 
 
-def _prometheus_reader(config: ExporterConfig) -> tuple[Any, Any]:
+def prometheus_ports(config: ExporterConfig, local_rank: int = 0) -> list[int]:
+    """The ports a process with ``local_rank`` tries, in order (``[0]``: any free port).
+
+    ``base + local_rank`` first, then the rest of ``base .. base + span - 1``
+    in turn (wrapping), without ports above 65535.
+    """
+    base, span = config.prometheus_port, config.prometheus_port_span
+    if base == 0:
+        return [0]
+    span = max(1, min(span, 65536 - base))
+    first = local_rank % span
+    return [base + (first + i) % span for i in range(span)]
+
+
+class PrometheusPortsTakenError(OSError):
+    """Every port a process may take for its Prometheus endpoint is in use."""
+
+
+def _prometheus_reader(
+    config: ExporterConfig, worker: Mapping[str, identity.AttributeValue]
+) -> tuple[Any, Any]:
     from opentelemetry.exporter.prometheus import PrometheusMetricReader  # noqa: PLC0415
     from prometheus_client import CollectorRegistry, start_http_server  # noqa: PLC0415
 
+    local_rank = worker.get("local_rank", 0)
+    rank = int(local_rank) if isinstance(local_rank, int) and local_rank >= 0 else 0
+    ports = prometheus_ports(config, rank)
     # A private registry: the global one would also expose python_gc_* etc. and
     # would clash when a test builds a second reader in the same process.
     registry = CollectorRegistry()
     reader = PrometheusMetricReader(scope_info_enabled=False, registry=registry)
-    server, _thread = start_http_server(
-        config.prometheus_port, addr=config.prometheus_host, registry=registry
+    for port in ports:
+        try:
+            server, _thread = start_http_server(
+                port, addr=config.prometheus_host, registry=registry
+            )
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            continue
+        return reader, server
+    where = f"{config.prometheus_host}:{ports[0]}"
+    if len(ports) > 1:
+        where = f"{config.prometheus_host} ports {min(ports)}-{max(ports)}"
+    msg = (
+        f"{where} already in use (LOCAL_RANK {rank}, {len(ports)} port(s) tried); "
+        f"another process holds it: give each process its own port with "
+        f"{ENV_PROMETHEUS_SD_DIR}=<folder Prometheus watches> (free port, announced in a "
+        f"target file), or set {ENV_PROMETHEUS_PORT} / {ENV_PROMETHEUS_PORT_SPAN} to a free range"
     )
-    return reader, server
+    raise PrometheusPortsTakenError(errno.EADDRINUSE, msg)
+
+
+def _announced_host(config: ExporterConfig) -> str:
+    if config.prometheus_sd_host:
+        return config.prometheus_sd_host
+    host = config.prometheus_host
+    if host in ("", "0.0.0.0", "::"):
+        return socket.gethostname()
+    return host
+
+
+def _write_sd_file(
+    config: ExporterConfig,
+    server: Any,
+    worker: Mapping[str, identity.AttributeValue],
+    promoted: Mapping[str, Any],
+) -> str | None:
+    """Announce the endpoint in ``<sd dir>/metric-catalog-<host>-<pid>.json``; never raises.
+
+    The labels are the worker's identity, except promoted attributes (every
+    series carries those already; a target label of the same name would turn
+    them into ``exported_*``).
+    """
+    port = int(server.server_address[1])
+    host = _announced_host(config)
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    labels = {
+        identity.label_name(name): str(value)
+        for name, value in worker.items()
+        if name not in promoted and identity.label_name(name) not in ("job", "instance")
+    }
+    folder = Path(config.prometheus_sd_dir)
+    node = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname()) or "host"
+    path = folder / f"metric-catalog-{node}-{os.getpid()}.json"
+    tmp = folder / f".{path.name}.tmp"  # not *.json: Prometheus never reads it half-written
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(
+            json.dumps([{"targets": [target], "labels": labels}], indent=2, sort_keys=True) + "\n",
+            encoding="utf-8",
+        )
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        warn_once(
+            ("sd-file", str(folder)),
+            f"metric export: could not write the Prometheus target file in {folder} "
+            f"({ENV_PROMETHEUS_SD_DIR}): {exc}; the endpoint {target} serves, but Prometheus "
+            "will not discover it",
+        )
+        return None
+    return str(path)
+
+
+def _remove_sd_file(path: str | None) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _stop_server(server: Any) -> None:
@@ -427,7 +641,8 @@ def configure(
     with _LOCK:
         _shutdown_locked(None)
         if meter_provider is not None:
-            _STATE = _State(os.getpid(), meter_provider, owned=False)
+            promoted = identity.promoted_attributes()
+            _STATE = _State(os.getpid(), meter_provider, owned=False, promoted=promoted)
         else:
             _STATE = _build(config if config is not None else ExporterConfig.from_env())
         _invalidate_instruments()
@@ -469,6 +684,7 @@ def _shutdown_locked(timeout: float | None) -> bool:
     failures_before = _FAILURES
     worker = threading.Thread(target=flush, name="metric-catalog-shutdown", daemon=True)
     worker.start()
+    _remove_sd_file(state.sd_file)  # first: Prometheus stops scraping a leaving worker
     worker.join(bound + 0.25)  # the SDK honours the bound loosely; this is the hard stop
     _stop_server(state.http_server)
     # The SDK abandons an export that outlives the bound and still reports success.
@@ -502,6 +718,27 @@ def prometheus_address() -> tuple[str, int] | None:
         return None
     host, port = state.http_server.server_address[:2]
     return str(host), int(port)
+
+
+def prometheus_sd_file() -> str | None:
+    """The file-SD target file this process announced its endpoint in, if any."""
+    state = _STATE
+    if state is None or state.pid != os.getpid():
+        return None
+    return state.sd_file
+
+
+def promoted_identity() -> Mapping[str, Any]:
+    """Identity attributes to add to every point (``METRIC_CATALOG_PROMOTE``); ``{}`` if none.
+
+    Resolved with the provider: from the environment on the first tee, or when
+    :func:`configure` is called (with a caller's provider too).
+    """
+    state = _STATE
+    if state is None or state.pid != os.getpid():
+        get_meter_provider()
+        state = _STATE
+    return {} if state is None else state.promoted
 
 
 def reset_for_tests() -> None:
