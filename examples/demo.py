@@ -101,7 +101,10 @@ def run(
     _declare_rows()
     provider = exporters.configure(
         config=ExporterConfig(
-            exporters=("prometheus",), prometheus_host="127.0.0.1", prometheus_port=port
+            exporters=("prometheus",),
+            prometheus_host="127.0.0.1",
+            prometheus_port=port,
+            prometheus_port_span=1,  # --port means that port, not a range from it
         )
     )
     address = exporters.prometheus_address()

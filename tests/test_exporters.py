@@ -146,7 +146,7 @@ def test_a_taken_prometheus_port_disables_export_with_one_warning_naming_the_fix
     assert exporters.get_meter_provider() is None
     assert len(caught.messages) == 1
     assert f"could not start exporter(s) {names.replace(',', ', ')}" in caught.messages[0]
-    assert "already in use" in caught.messages[0]
+    assert "Address already in use" in caught.messages[0]
     assert "METRIC_CATALOG_PROMETHEUS_SD_DIR" in caught.messages[0]  # the fix is named
     assert _reader_threads() == threads_before  # a half-built setup is torn down
 

@@ -462,7 +462,7 @@ def _prometheus_reader(
     if len(ports) > 1:
         where = f"{config.prometheus_host} ports {min(ports)}-{max(ports)}"
     msg = (
-        f"{where} already in use (LOCAL_RANK {rank}, {len(ports)} port(s) tried); "
+        f"{where}: Address already in use (LOCAL_RANK {rank}, {len(ports)} port(s) tried); "
         f"another process holds it: give each process its own port with "
         f"{ENV_PROMETHEUS_SD_DIR}=<folder Prometheus watches> (free port, announced in a "
         f"target file), or set {ENV_PROMETHEUS_PORT} / {ENV_PROMETHEUS_PORT_SPAN} to a free range"
