@@ -169,7 +169,12 @@ def _replacements(rows: list[MetricRow], declared: Collection[str]) -> Iterator[
         elif target not in names:
             if sorted_names is None:
                 sorted_names = sorted(names)
-            close = difflib.get_close_matches(target, sorted_names, n=1, cutoff=0.6)
+            # Never the row itself: a deprecated row is not its own replacement.
+            close = [
+                name
+                for name in difflib.get_close_matches(target, sorted_names, n=2, cutoff=0.6)
+                if name != row.name
+            ]
             fix = f"did you mean {close[0]!r}?" if close else "declare it or fix the name."
             yield _error(
                 "REPLACED_BY_UNKNOWN",

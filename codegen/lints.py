@@ -133,8 +133,13 @@ def _last_tokens(name: str) -> tuple[str, ...]:
     return tuple(token for token in name.rsplit(".", 1)[-1].lower().split("_") if token)
 
 
+# Word boundaries inside camelCase: "policyEntropy", "HTTPServer", "gpu2Util".
+_CAMEL_BOUNDARY: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def _suggest_name(name: str) -> str:
-    body = name.removeprefix("rl.").lower()
+    """The snake_case spelling of a name (``rl.policyEntropy`` -> ``rl.policy_entropy``)."""
+    body = _CAMEL_BOUNDARY.sub("_", name.removeprefix("rl.")).lower()
     parts = [re.sub(r"_+", "_", part).strip("_") for part in body.split(".")]
     return "rl." + ".".join(part for part in parts if part)
 
@@ -156,6 +161,25 @@ def name_syntax(row: MetricRow) -> Iterator[str]:
             f"series name {name!r} is not lowercase dot-separated snake_case (no leading, "
             f"trailing or doubled '_'); write it as {_suggest_name(name)!r}."
         )
+
+
+@rule("LOGGER_KEY_REPEATS_PREFIX", Severity.WARNING, "logger_key")
+def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
+    """The logger key does not start with its own prefix (``train/x`` under ``train``)."""
+    key, prefix = row.logger_key, row.prefix
+    if not key or not prefix or "/" not in key:
+        return
+    if key.startswith(f"{prefix}/"):
+        fixed = key.removeprefix(f"{prefix}/")
+    elif key.split("/", 1)[0] == prefix.rsplit("/", 1)[-1]:
+        fixed = key.split("/", 1)[1]
+    else:
+        return
+    yield (
+        f"logger key {key!r} repeats its prefix {prefix!r}, so log_metrics(..., "
+        f"prefix={prefix!r}) records it as {row.qualified_logger_key!r}; write "
+        f"'logger_key: {fixed}' (the key as the code passes it, without the prefix)."
+    )
 
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")

@@ -164,3 +164,17 @@ def test_invalid_file_prefix_causes_no_spurious_key_clash(tmp_path: Path) -> Non
     result = load_and_check(root=tmp_path)
     assert [d.code for d in result.diagnostics] == ["INVALID_FORMAT"]
     assert [f.path for f in result.catalog.files] == ["catalog/a.yaml"]
+
+
+def test_replaced_by_unknown_never_suggests_the_row_itself(tmp_path: Path) -> None:
+    """A typo close to the row's own name suggests another row, or none, never the row."""
+    deprecated = teed_row("kl", "rl.kl.divergence") + (
+        '    deprecated: {since: "0.2.0", replaced_by: rl.kl.divergenc}\n'
+    )
+    write(tmp_path, "grpo", "teed:\n" + deprecated + teed_row("kl2", "rl.kl.reference"))
+    (finding,) = load_and_check(root=tmp_path).diagnostics
+    assert finding.code == "REPLACED_BY_UNKNOWN"
+    assert "did you mean 'rl.kl.divergence'" not in finding.message
+    assert finding.message.endswith("declare it or fix the name.") or (
+        "did you mean 'rl.kl.reference'?" in finding.message
+    )

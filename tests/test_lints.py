@@ -24,6 +24,7 @@ def make_row(**fields: Any) -> MetricRow:
         "logger_key": "reward",
         "prefix": "train",
         "positions": {
+            "logger_key": Position("catalog/grpo.yaml", 6, 17),
             "name": Position("catalog/grpo.yaml", 7, 11),
             "unit": Position("catalog/grpo.yaml", 9, 11),
             "description": Position("catalog/grpo.yaml", 10, 18),
@@ -47,6 +48,27 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("NAME_SYNTAX", {"name": "rl.reward__mean"}, {"name": "rl.reward_mean"}),
     ("NAME_SYNTAX", {"name": "rl._reward"}, {"name": "rl.reward.p99"}),
     ("NAME_SYNTAX", {"name": "rl.reward.mean_"}, {"name": "rl.reward.mean_x"}),
+    ("LOGGER_KEY_REPEATS_PREFIX", {"logger_key": "train/reward"}, {"logger_key": "reward"}),
+    (
+        "LOGGER_KEY_REPEATS_PREFIX",
+        {"logger_key": "train/reward"},
+        {"logger_key": "training/reward"},
+    ),
+    (
+        "LOGGER_KEY_REPEATS_PREFIX",
+        {"logger_key": "timing/train/step", "prefix": "timing/train"},
+        {"logger_key": "step/total", "prefix": "timing/train"},
+    ),
+    (
+        "LOGGER_KEY_REPEATS_PREFIX",
+        {"logger_key": "train/step", "prefix": "timing/train"},
+        {"logger_key": "timing/step", "prefix": "timing/train"},
+    ),
+    (
+        "LOGGER_KEY_REPEATS_PREFIX",
+        {"logger_key": "validation/reward", "prefix": "validation"},
+        {"logger_key": "train", "prefix": "train"},
+    ),
     ("UNIT_NOT_UCUM", {"unit": "ms"}, {"unit": "s"}),
     ("UNIT_NOT_UCUM", {"unit": "sec"}, {"unit": "1"}),
     ("UNIT_NOT_UCUM", {"unit": "MiBy"}, {"unit": "By"}),
@@ -158,3 +180,39 @@ def test_lint_catalog_covers_every_row() -> None:
         (CatalogFile("catalog/grpo.yaml", "nemo_rl.grpo", "grpo", "GRPO metrics.", rows, ()),)
     )
     assert sorted(d.code for d in lint_catalog(catalog)) == ["TYPE_IN_NAME", "UNIT_NOT_UCUM"]
+
+
+def test_logger_key_repeating_its_prefix_names_the_doubled_key_and_the_fix() -> None:
+    """``train/approx_entropy`` under ``train`` is logged as ``train/train/...``: say so."""
+    (finding,) = lint_row(make_row(logger_key="train/approx_entropy"))
+    assert finding.code == "LOGGER_KEY_REPEATS_PREFIX"
+    assert finding.position == Position("catalog/grpo.yaml", 6, 17)
+    assert "'train/train/approx_entropy'" in finding.message
+    assert "'logger_key: approx_entropy'" in finding.message
+
+
+def test_recorded_rows_and_empty_prefixes_never_repeat_a_prefix() -> None:
+    """No logger key or no prefix: nothing can be doubled."""
+    assert "LOGGER_KEY_REPEATS_PREFIX" not in codes(
+        make_row(section="recorded", logger_key=None, prefix=None)
+    )
+    assert "LOGGER_KEY_REPEATS_PREFIX" not in codes(make_row(logger_key="train/x", prefix=""))
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [
+        ("rl.policyEntropy", "rl.policy_entropy"),
+        ("rl.Reward.mean", "rl.reward.mean"),
+        ("rl.gpuMemory.peakBytes2", "rl.gpu_memory.peak_bytes2"),
+        ("rl.HTTPServer.latency", "rl.http_server.latency"),
+        ("rl.kvCache.usage__ratio", "rl.kv_cache.usage_ratio"),
+        ("rl.reward__mean", "rl.reward_mean"),
+    ],
+)
+def test_name_syntax_suggests_snake_case_at_camel_case_boundaries(
+    name: str, suggestion: str
+) -> None:
+    """camelCase words get an underscore, not a squashed lowercase (``policyentropy``)."""
+    (finding,) = [d for d in lint_row(make_row(name=name)) if d.code == "NAME_SYNTAX"]
+    assert f"write it as {suggestion!r}" in finding.message
