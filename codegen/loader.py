@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import yaml
 
 from .diagnostics import Diagnostic, Position, Severity
+from .yaml_errors import explain_syntax_error
 
 __all__ = [
     "MAX_DEPTH",
@@ -299,7 +300,7 @@ def load_text(text: str, display: str) -> LoadedFile:
     try:
         root = composer.compose()
     except yaml.MarkedYAMLError as exc:
-        where, msg = _describe_syntax_error(exc, display, text)
+        where, msg = explain_syntax_error(exc, display, text)
         return LoadedFile(display, None, (*composer.diagnostics, _error("YAML_SYNTAX", msg, where)))
     except yaml.YAMLError as exc:
         # Reader errors (control characters) carry a byte offset, not a mark.
@@ -332,32 +333,6 @@ class _Mark(Protocol):
 
     line: int
     column: int
-
-
-def _describe_syntax_error(
-    exc: yaml.MarkedYAMLError, display: str, text: str
-) -> tuple[Position, str]:
-    """Where a syntax error is best fixed, and what it is.
-
-    A construct libyaml only finds broken at the end of the input (an unclosed
-    quote, a key without ':') is reported where it starts (the context mark);
-    no position ever lies past the last line.
-    """
-    problem = exc.problem or exc.context or "invalid YAML"
-    mark = exc.problem_mark or exc.context_mark
-    context = f" ({exc.context})" if exc.context and exc.problem else ""
-    lines = text.split("\n")
-    at_end = mark is not None and mark.line + 1 > len(lines) - (text.endswith("\n"))
-    if exc.context_mark is not None and ("end of stream" in problem or at_end):
-        mark = exc.context_mark
-        if "end of stream" in problem:
-            context = f" ({exc.context} that starts here and is never closed)"
-    if mark is None:
-        return Position(display, 1, 1), f"YAML syntax error: {problem}; fix the YAML."
-    line = min(mark.line + 1, len(lines))
-    column = mark.column + 1 if line == mark.line + 1 else len(lines[line - 1]) + 1
-    where = Position(display, line, column)
-    return where, f"YAML syntax error: {problem}{context}; fix the YAML at this position."
 
 
 # Event classes to what the composer does with them (dispatch on ``type(event)``).
