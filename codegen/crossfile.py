@@ -34,41 +34,80 @@ class _Claim:
     explain: Callable[[MetricRow, MetricRow, str, Position], str]
 
 
+# Fields two rows of one series are compared on, in message order.
+_COMPARED: Final[tuple[str, ...]] = (
+    "section",
+    "kind",
+    "unit",
+    "qualified_logger_key",
+    "stability",
+    "description",
+    "deprecated",
+)
+
+
+def _shown(row: MetricRow, field_name: str) -> str:
+    value = getattr(row, field_name)
+    if field_name == "deprecated":
+        return "deprecated" if value is not None else "not deprecated"
+    if field_name == "description" and isinstance(value, str) and len(value) > 40:
+        return repr(value[:37] + "...")
+    return repr(value)
+
+
+def _differences(row: MetricRow, first: MetricRow) -> str:
+    """``; the rows differ in kind (gauge here, counter there)...`` or that they are identical."""
+    differing = [
+        f"{name.removeprefix('qualified_')} ({_shown(row, name)} here, {_shown(first, name)} there)"
+        for name in _COMPARED
+        if getattr(row, name) != getattr(first, name)
+    ]
+    if not differing:
+        return "the two rows are identical"
+    return "the rows differ in " + ", ".join(differing)
+
+
+def _here(row: MetricRow) -> str:
+    """``'rl.x' (catalog/grpo.yaml)``: a row named with its catalog file."""
+    return f"{row.name!r} ({row.position.path})"
+
+
 def _name_clash(row: MetricRow, first: MetricRow, _key: str, where: Position) -> str:
     if row.section != first.section:
         return (
-            f"series {row.name!r} is declared as a {row.section} row here and as a "
-            f"{first.section} row at {where}; a series is either teed or recorded, so keep "
-            "one row."
+            f"series {row.name!r} is declared as a {row.section} row here in "
+            f"{row.position.path} and as a {first.section} row at {where}; a series is either "
+            "teed or recorded, so keep one row."
         )
     if row.name != first.name:
         return (
-            f"series {row.name!r} differs only in case from {first.name!r} declared at "
+            f"series {_here(row)} differs only in case from {first.name!r} declared at "
             f"{where}; OpenTelemetry folds case, so rename one of them."
         )
     return (
-        f"series {row.name!r} is already declared at {where}; keep one row "
-        "(a series has one owner)."
+        f"series {_here(row)} is already declared at {where} ({_differences(row, first)}); "
+        "keep one row (a series has one owner)."
     )
 
 
 def _registry_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
     return (
-        f"series {row.name!r} maps to registry key {key!r}, like {first.name!r} declared at "
+        f"series {_here(row)} maps to registry key {key!r}, like {first.name!r} declared at "
         f"{where} ('.' and '_' both become '_'); rename one of them."
     )
 
 
 def _constant_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
     return (
-        f"series {row.name!r} generates the Python constant {key}, like {first.name!r} "
+        f"series {_here(row)} generates the Python constant {key}, like {first.name!r} "
         f"declared at {where}; rename one of them."
     )
 
 
 def _prometheus_clash(row: MetricRow, first: MetricRow, key: str, where: Position) -> str:
     return (
-        f"series {row.name!r} ({row.kind}, unit {row.unit!r}) is exported to Prometheus as "
+        f"series {row.name!r} ({row.kind}, unit {row.unit!r}, {row.position.path}) is "
+        "exported to Prometheus as "
         f"{key!r}, which {first.name!r} ({first.kind}, unit {first.unit!r}) declared at "
         f"{where} also produces; rename one of them so the scrape keeps both."
     )
@@ -121,20 +160,49 @@ def _modules(catalog: Catalog) -> Iterator[Diagnostic]:
             )
 
 
+def _renames(row: MetricRow, other: MetricRow) -> bool:
+    """True when one of the two rows is deprecated with ``replaced_by`` naming the other."""
+    return any(
+        old.deprecated is not None and old.deprecated.replaced_by == new.name
+        for old, new in ((row, other), (other, row))
+    )
+
+
 def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
-    first: dict[tuple[str, str], MetricRow] = {}
+    """Each ``(prefix, logger_key)`` is teed once, except by a deprecated row and its replacement.
+
+    Renaming a series while the code keeps logging the same key is done by
+    adding the new row and deprecating the old one with ``replaced_by``: that
+    pair (and only that pair) shares the key, and the tee records into both.
+    """
+    claimed: dict[tuple[str, str], list[MetricRow]] = {}
     for row in rows:
         if row.logger_key is None:
             continue
-        earlier = first.setdefault((row.prefix or "", row.logger_key), row)
-        if earlier is not row:
-            yield _error(
-                "DUPLICATE_LOGGER_KEY",
-                f"logger key {row.logger_key!r} (prefix {row.prefix or ''!r}) is already "
-                f"declared at {earlier.position}; move the row to one owner or give it "
-                "another prefix.",
-                row.position,
+        owners = claimed.setdefault((row.prefix or "", row.logger_key), [])
+        earlier = next((other for other in owners if not _renames(row, other)), None)
+        if earlier is None and len(owners) >= 2:  # a pair at most
+            earlier = owners[0]
+        owners.append(row)
+        if earlier is None:
+            continue
+        if earlier.deprecated is not None or row.deprecated is not None:
+            fix = (
+                "only a deprecated row and the row its 'replaced_by' names may share a "
+                "logger key; point 'replaced_by' at the other row, or give this row another "
+                "key or prefix."
             )
+        else:
+            fix = (
+                "move the row to one owner or give it another prefix (to rename the series "
+                "under the same key, deprecate the old row with 'replaced_by' naming the new)."
+            )
+        yield _error(
+            "DUPLICATE_LOGGER_KEY",
+            f"logger key {row.logger_key!r} (prefix {row.prefix or ''!r}) of {_here(row)} is "
+            f"already teed by {earlier.name!r} at {earlier.position}; {fix}",
+            row.position,
+        )
 
 
 def _names(rows: list[MetricRow]) -> Iterator[Diagnostic]:

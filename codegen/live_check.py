@@ -342,7 +342,8 @@ class _Checker:
     def __init__(self, catalog: Catalog, source: str, *, all_owners: bool = False) -> None:
         self.report = LiveCheckReport(source)
         self.all_owners = all_owners
-        self.by_key: dict[tuple[str, str], RowSummary] = {}
+        # A deprecated row and its replacement may share a key: the value feeds both.
+        self.by_key: dict[tuple[str, str], list[RowSummary]] = {}
         self.declared_prefixes: dict[str, list[str]] = {}
         self.owner_of: dict[str, str] = {}
         for catalog_file, row in catalog.rows():
@@ -351,7 +352,7 @@ class _Checker:
             self.owner_of[row.name] = catalog_file.path
             summary = RowSummary(row)
             self.report.rows.append(summary)
-            self.by_key[(row.prefix or "", row.logger_key)] = summary
+            self.by_key.setdefault((row.prefix or "", row.logger_key), []).append(summary)
             self.declared_prefixes.setdefault(row.logger_key, []).append(row.prefix or "")
         self.report.rows.sort(key=lambda s: s.row.name)
         self.findings: dict[tuple[str, str, str], Finding] = {}
@@ -386,8 +387,8 @@ class _Checker:
 
     def record(self, line_no: int, step: int, prefix: str, metrics: dict[str, object]) -> None:
         for key, value in metrics.items():
-            summary = self.by_key.get((prefix, key))
-            if summary is None:
+            summaries = self.by_key.get((prefix, key))
+            if summaries is None:
                 elsewhere = self.declared_prefixes.get(key)
                 hint = ""
                 if elsewhere:
@@ -395,22 +396,45 @@ class _Checker:
                     hint = f" (a row declares it under prefix {shown})"
                 self.note("undeclared", (prefix, key, line_no, step), None, hint)
                 continue
-            summary.logged += 1
-            summary.last_step = step
-            row = summary.row
-            where = (prefix, key, line_no, step)
-            number = _as_number(value)
-            if number is None:
-                summary.non_scalar += 1
-                self.note("non_scalar", where, row.name, _describe(value))
-                continue
-            summary.last_value = number
-            if not math.isfinite(number):
-                summary.non_finite += 1
-                self.note("non_finite", where, row.name, _number_text(number))
-            elif row.kind == "counter" and number < 0:
-                summary.negative += 1
-                self.note("counter_decrease", where, row.name, _number_text(number))
+            noted: set[str] = set()  # a value shared by two rows is one occurrence
+            for summary in summaries:
+                self._record_row(summary, (prefix, key, line_no, step), value, noted)
+
+    def _record_row(
+        self,
+        summary: RowSummary,
+        where: tuple[str, str, int, int],
+        value: object,
+        noted: set[str],
+    ) -> None:
+        """One logged value of one row: count it and note (once per value) what is wrong."""
+        summary.logged += 1
+        summary.last_step = where[3]
+        row = summary.row
+        number = _as_number(value)
+        if number is None:
+            summary.non_scalar += 1
+            self._note_once("non_scalar", noted, where, row.name, _describe(value))
+            return
+        summary.last_value = number
+        if not math.isfinite(number):
+            summary.non_finite += 1
+            self._note_once("non_finite", noted, where, row.name, _number_text(number))
+        elif row.kind == "counter" and number < 0:
+            summary.negative += 1
+            self._note_once("counter_decrease", noted, where, row.name, _number_text(number))
+
+    def _note_once(
+        self,
+        kind: str,
+        noted: set[str],
+        where: tuple[str, str, int, int],
+        series: str,
+        example: str,
+    ) -> None:
+        if kind not in noted:
+            noted.add(kind)
+            self.note(kind, where, series, example)
 
     def finish(self) -> LiveCheckReport:
         active = {self.owner_of[s.row.name] for s in self.report.rows if s.logged}

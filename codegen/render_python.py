@@ -315,6 +315,9 @@ def _teed_block(row: MetricRow) -> str:
     logger_key = row.logger_key or ""  # always set on teed rows
     prefix = row.prefix or ""  # the effective prefix, always set on teed rows
     key_doc = f"Logger key of {constant}; log its value under prefix {row.prefix or '(none)'}."
+    # A deprecated row names its replacement, so the tee records a shared key into both.
+    replaced_by = row.deprecated.replaced_by if row.deprecated is not None else None
+    replacement = f"{py_kwarg('replaced_by', replaced_by)}\n" if replaced_by else ""
     return (
         f"\n{constant}: Final = TeedMetric(\n"
         f"{py_kwarg('logger_key', logger_key)}\n"
@@ -323,6 +326,7 @@ def _teed_block(row: MetricRow) -> str:
         f"{py_kwarg('unit', row.unit)}\n"
         f"{py_kwarg('description', row.description)}\n"
         f"{py_kwarg('prefix', prefix)}\n"
+        f"{replacement}"
         f")\n{py_docstring(_row_doc(row))}\n"
         f"\n{py_assign(_key_constant(row), logger_key)}\n"
         f"{py_docstring([key_doc])}\n"

@@ -40,8 +40,10 @@ def test_duplicate_logger_key_across_files_names_both_positions(tmp_path: Path) 
     result = load_and_check(root=tmp_path)
     assert [d.format() for d in result.diagnostics] == [
         "catalog/grpo.yaml:10:5: error[DUPLICATE_LOGGER_KEY]: logger key 'reward' (prefix "
-        "'train') is already declared at catalog/common.yaml:5:5; move the row to one owner "
-        "or give it another prefix."
+        "'train') of 'rl.reward.avg' (catalog/grpo.yaml) is already teed by 'rl.reward.mean' "
+        "at catalog/common.yaml:5:5; move the row to one owner or give it another prefix (to "
+        "rename the series under the same key, deprecate the old row with 'replaced_by' "
+        "naming the new)."
     ]
     assert not result.ok
 
@@ -88,7 +90,100 @@ def test_name_clashes_across_files_report_once_naming_both(
     clashes = list(load_and_check(root=tmp_path, lint=False).diagnostics)
     assert [d.code for d in clashes] == [code]
     assert str(clashes[0].position) == "catalog/b.yaml:5:5"
+    # Both catalog files are named in the message itself, not only in the position.
     assert "catalog/a.yaml:5:5" in clashes[0].message
+    assert "(catalog/b.yaml)" in clashes[0].message
+
+
+def test_duplicate_name_says_which_fields_of_the_two_rows_differ(tmp_path: Path) -> None:
+    """Two rows of one series that differ say how; identical ones say they are identical."""
+    write(tmp_path, "a", "teed:\n" + teed_row("x", "rl.reward.mean"))
+    write(tmp_path, "b", "teed:\n" + teed_row("y", "rl.reward.mean", unit="s"))
+    write(tmp_path, "c", "teed:\n" + teed_row("x", "rl.reward.mean", prefix="eval"))
+    by_file = {
+        str(d.position.path): d.message
+        for d in load_and_check(root=tmp_path, lint=False).diagnostics
+        if d.code == "DUPLICATE_NAME" and d.position is not None
+    }
+    assert (
+        "series 'rl.reward.mean' (catalog/b.yaml) is already declared at catalog/a.yaml:5:5 "
+        "(the rows differ in unit ('s' here, '1' there), logger_key ('train/y' here, "
+        "'train/x' there), description ('Value of y this step.' here, 'Value of x this "
+        "step.' there)); keep one row"
+    ) in by_file["catalog/b.yaml"]
+    assert "logger_key ('eval/x' here, 'train/x' there)" in by_file["catalog/c.yaml"]
+    write(tmp_path, "b", "teed:\n" + teed_row("x", "rl.reward.mean", prefix="b"))
+    (tmp_path / "catalog" / "c.yaml").unlink()
+    (clash,) = load_and_check(root=tmp_path, lint=False).diagnostics
+    assert "logger_key ('b/x' here, 'train/x' there)" in clash.message
+
+
+def _deprecated_row(key: str, name: str, replaced_by: str | None) -> str:
+    target = f", replaced_by: {replaced_by}" if replaced_by else ""
+    return teed_row(key, name).replace(
+        "    kind:", f'    deprecated: {{since: "0.2.0"{target}}}\n    kind:'
+    )
+
+
+@pytest.mark.parametrize("new_first", [False, True])
+def test_deprecated_row_and_its_replacement_may_share_the_logger_key(
+    tmp_path: Path, new_first: bool
+) -> None:
+    """Renaming a series while the code keeps its key: old row deprecated, new row, one key."""
+    old = _deprecated_row("kl", "rl.kl.divergence", "rl.kl.reference")
+    new = teed_row("kl", "rl.kl.reference")
+    write(tmp_path, "grpo", "teed:\n" + (new + old if new_first else old + new))
+    result = load_and_check(root=tmp_path)
+    assert result.diagnostics == ()
+    keys = {row.name: row.qualified_logger_key for _f, row in result.catalog.rows()}
+    assert keys == {"rl.kl.divergence": "train/kl", "rl.kl.reference": "train/kl"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        pytest.param(
+            [_deprecated_row("kl", "rl.kl.divergence", None), teed_row("kl", "rl.kl.reference")],
+            "only a deprecated row and the row its 'replaced_by' names may share",
+            id="deprecated without replaced_by",
+        ),
+        pytest.param(
+            [
+                _deprecated_row("kl", "rl.kl.divergence", "rl.kl.other"),
+                teed_row("kl", "rl.kl.reference"),
+                teed_row("kl_other", "rl.kl.other"),
+            ],
+            "only a deprecated row and the row its 'replaced_by' names may share",
+            id="replaced_by names a third row",
+        ),
+        pytest.param(
+            [
+                _deprecated_row("kl", "rl.kl.divergence", "rl.kl.reference"),
+                teed_row("kl", "rl.kl.reference"),
+                teed_row("kl", "rl.kl.third"),
+            ],
+            "already teed by 'rl.kl.divergence'",
+            id="a third row joins the pair",
+        ),
+        pytest.param(
+            [
+                _deprecated_row("kl", "rl.kl.divergence", "rl.kl.reference"),
+                teed_row("kl", "rl.kl.reference"),
+                _deprecated_row("kl", "rl.kl.older", "rl.kl.reference"),
+            ],
+            "already teed by 'rl.kl.divergence'",
+            id="two deprecated rows for one replacement",
+        ),
+    ],
+)
+def test_any_other_logger_key_sharing_stays_a_duplicate(
+    tmp_path: Path, rows: list[str], message: str
+) -> None:
+    """Only the deprecated row and the row its replaced_by names share a key: one clash."""
+    write(tmp_path, "grpo", "teed:\n" + "".join(rows))
+    (clash,) = load_and_check(root=tmp_path, lint=False).diagnostics
+    assert clash.code == "DUPLICATE_LOGGER_KEY"
+    assert message in clash.message
 
 
 def test_prometheus_clash_needs_unit_translation(tmp_path: Path) -> None:

@@ -454,3 +454,23 @@ def test_all_owners_reports_rows_of_silent_owners_as_missing(catalog: Catalog) -
     missing = {f.qualified_key for f in report.findings if f.kind == "missing"}
     assert "validation/val_loss" in missing
     assert report.inactive_owners == {}
+
+
+def test_key_shared_by_a_deprecated_row_and_its_replacement_feeds_both(tmp_path: Path) -> None:
+    """A rename that keeps the logger key: one logged value counts for both series."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "grpo.yaml").write_text(
+        "owner: nemo_rl.grpo\nmodule: grpo\ndescription: GRPO metrics.\nteed:\n"
+        "  - logger_key: kl\n    name: rl.kl.divergence\n    kind: gauge\n"
+        '    unit: "1"\n    description: KL to the reference policy.\n'
+        '    deprecated: {since: "0.2.0", replaced_by: rl.kl.reference}\n'
+        "  - logger_key: kl\n    name: rl.kl.reference\n    kind: gauge\n"
+        '    unit: "1"\n    description: KL to the reference policy.\n',
+        encoding="utf-8",
+    )
+    loaded = load_and_check(root=tmp_path, lint=False)
+    assert loaded.ok, loaded.diagnostics
+    report = check_lines(loaded.catalog, record(1, kl=0.5), record(2, kl=float("nan")))
+    logged = {s.row.name: (s.logged, s.non_finite, s.last_step) for s in report.rows}
+    assert logged == {"rl.kl.divergence": (2, 1, 2), "rl.kl.reference": (2, 1, 2)}
+    assert findings(report) == [("non_finite", "train/kl", 1, 2)]

@@ -373,3 +373,27 @@ def test_all_follows_ruffs_natural_order() -> None:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
     )
     assert exported == ["N015", "N2", "N10", "N12", "RECORDED", "TEED", "X"]
+
+
+def test_deprecated_teed_row_names_its_replacement_in_the_constant() -> None:
+    """The old row of a rename carries ``replaced_by``; its replacement and others do not."""
+    old = teed(
+        "rl.kl.divergence",
+        "kl",
+        deprecated=Deprecation(since="0.2.0", replaced_by="rl.kl.reference"),
+    )
+    gone = teed("rl.kl.old", "kl_old", deprecated=Deprecation(since="0.2.0"))
+    values = module_values(
+        render_python_module(owner_file([old, teed("rl.kl.reference", "kl"), gone]))
+    )
+    assert values["KL_DIVERGENCE"] == {
+        "logger_key": "kl",
+        "name": "rl.kl.divergence",
+        "kind": "gauge",
+        "unit": "1",
+        "description": "A value.",
+        "prefix": "train",
+        "replaced_by": "rl.kl.reference",
+    }
+    assert "replaced_by" not in values["KL_REFERENCE"]  # type: ignore[operator]
+    assert "replaced_by" not in values["KL_OLD"]  # type: ignore[operator]
