@@ -1,12 +1,18 @@
-"""``python -m codegen live-check RUN.jsonl``: did a run log what the catalog declares?"""
+"""``python -m codegen live-check RUN.jsonl [MORE.jsonl | GLOB ...]``: was the catalog logged?
+
+Several files or a glob (one file per worker) are checked together: presence
+over the whole run, values per worker (see :mod:`codegen.live_check_workers`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 
 from ..commands import add_catalog_arguments, add_format_argument, load_or_report
 from ..live_check import FINDING_KINDS, check_file, check_stream
+from ..live_check_workers import LogInputError, check_paths, expand_paths
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 
@@ -39,8 +45,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
     parser.add_argument(
         "log",
+        nargs="+",
         metavar="RUN.jsonl",
-        help="JSONL written by the JsonlLogger; - reads stdin (e.g. zcat run.jsonl.gz | ...)",
+        help=(
+            "JSONL written by the JsonlLogger; several files or a quoted glob "
+            "('logs/run-rank*.jsonl') check a many-worker run per worker; - reads stdin "
+            "(e.g. zcat run.jsonl.gz | ...)"
+        ),
     )
     parser.add_argument(
         "--fail-on",
@@ -75,17 +86,26 @@ def run(args: argparse.Namespace) -> int:
     if catalog is None:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
+    logs: list[str] = args.log
+    if "-" in logs and len(logs) > 1:
+        print("error: - (stdin) cannot be combined with files", file=sys.stderr)
+        return 2
     try:
-        if args.log == "-":
+        if logs == ["-"]:
             report = check_stream(
                 sys.stdin.buffer, catalog, source="<stdin>", all_owners=args.all_owners
             )
+        elif len(logs) == 1 and not glob.has_magic(logs[0]):
+            report = check_file(logs[0], catalog, all_owners=args.all_owners)
         else:
-            report = check_file(args.log, catalog, all_owners=args.all_owners)
+            report = check_paths(expand_paths(logs), catalog, all_owners=args.all_owners)
+    except LogInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(
-            f"error: cannot read {args.log}: {exc.strerror or exc}; pass the JSONL file the "
-            "run's JsonlLogger wrote",
+            f"error: cannot read {exc.filename or logs[0]}: {exc.strerror or exc}; pass the "
+            "JSONL file(s) the run's JsonlLogger wrote",
             file=sys.stderr,
         )
         return 2

@@ -8,6 +8,12 @@ run.jsonl`` reads exactly this format)::
 
     {"step": 3, "prefix": "train", "metrics": {"loss": 0.41, "reward": NaN}}
 
+With many workers, each writes its own file: a ``{worker}`` or ``{rank}``
+placeholder in the path names it (``run-{worker}.jsonl`` -> ``run-rank3.jsonl``),
+and each line of a worker whose rank is known carries a ``"worker"`` field
+(``"rank3"``), so lines stay attributable when files are concatenated.
+``python -m codegen live-check 'run-*.jsonl'`` checks them together, per worker.
+
 Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
 ``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
 strings and ``None`` are written as-is; numpy and torch scalars (0-d) become
@@ -20,19 +26,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
+from metric_catalog import identity
 from metric_catalog.tee import tee_metrics
 from metric_catalog.vocabulary import as_scalar
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
 
-__all__ = ["JsonlLogger", "MetricsLogger", "TeeLogger", "to_json_value"]
+__all__ = [
+    "PATH_PLACEHOLDERS",
+    "JsonlLogger",
+    "MetricsLogger",
+    "TeeLogger",
+    "to_json_value",
+    "worker_path",
+]
 
 _MAX_DEPTH: Final = 32
 
@@ -115,19 +131,76 @@ def to_json_value(value: Any, _depth: int = 0) -> Any:
     return {"__type__": type(value).__name__}
 
 
+PATH_PLACEHOLDERS: Final[tuple[str, ...]] = ("worker", "rank", "local_rank", "host", "pid")
+"""Placeholders a :class:`JsonlLogger` path may hold, filled from the worker identity."""
+
+
+def worker_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` with its placeholders filled from this process's worker identity.
+
+    ``{worker}``: ``rank<RANK>`` when the launcher (or
+    :func:`~metric_catalog.identity.set_worker_identity`) gives a rank, else
+    ``<host>-<pid>``; ``{rank}`` / ``{local_rank}``: those ranks, ``0`` without
+    a launcher (a single process is rank 0); ``{host}``; ``{pid}``.
+
+    Raises:
+        ValueError: The path has another placeholder, or a stray brace.
+    """
+    text = os.fspath(path)
+    if "{" not in text and "}" not in text:
+        return Path(text)
+    worker = identity.resource_attributes()
+    fields = {
+        "worker": identity.worker_label(worker),
+        "rank": worker.get("rank", 0),
+        "local_rank": worker.get("local_rank", 0),
+        "host": re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname()) or "host",
+        "pid": os.getpid(),
+    }
+    try:
+        return Path(text.format_map(fields))
+    except (KeyError, IndexError, ValueError) as exc:
+        allowed = ", ".join("{" + name + "}" for name in PATH_PLACEHOLDERS)
+        msg = (
+            f"JsonlLogger path {text!r}: cannot fill placeholder {exc}; a path may hold "
+            f"{allowed} (double a literal brace: {{{{ }}}})"
+        )
+        raise ValueError(msg) from None
+
+
 class JsonlLogger:
     """A ``log_metrics`` backend writing one JSON line per call to ``path``.
 
-    Each line is ``{"step": int, "prefix": str, "metrics": {...}}`` (see the
-    module docstring for the value encoding) and is flushed as it is written,
-    so a crashed run leaves every logged step on disk. Thread-safe; use as a
-    context manager or call :meth:`close`.
+    Each line is ``{"step": int, "prefix": str, "worker": str, "metrics": {...}}``
+    (see the module docstring for the value encoding; ``worker`` only when
+    known) and is flushed as it is written, so a crashed run leaves every
+    logged step on disk. Thread-safe; use as a context manager or call
+    :meth:`close`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, append: bool = False) -> None:
-        """Open ``path`` for writing (truncating unless ``append``), creating parent dirs."""
-        self.path = Path(path)
-        """Where the lines go."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        append: bool = False,
+        worker: str | None = None,
+    ) -> None:
+        """Open ``path`` for writing (truncating unless ``append``), creating parent dirs.
+
+        ``path`` may hold placeholders (:func:`worker_path`), so each worker of a
+        run writes its own file. ``worker`` names the worker on every line;
+        default: ``rank<RANK>`` when the process has a rank, else no field.
+
+        Raises:
+            ValueError: ``path`` holds an unknown placeholder.
+        """
+        self.path = worker_path(path)
+        """Where the lines go (placeholders filled)."""
+        if worker is None:
+            ranked = identity.resource_attributes()
+            worker = identity.worker_label(ranked) if "rank" in ranked else None
+        self.worker = worker
+        """The ``worker`` field of every line, or ``None`` when lines carry none."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._file: IO[str] | None = self.path.open(
@@ -142,11 +215,10 @@ class JsonlLogger:
         Raises:
             ValueError: The logger is closed.
         """
-        record = {
-            "step": int(step),
-            "prefix": str(prefix),
-            "metrics": {str(k): to_json_value(v) for k, v in metrics.items()},
-        }
+        record: dict[str, Any] = {"step": int(step), "prefix": str(prefix)}
+        if self.worker is not None:
+            record["worker"] = self.worker
+        record["metrics"] = {str(k): to_json_value(v) for k, v in metrics.items()}
         line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
         with self._lock:
             if self._file is None:
