@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from bench.config import Config, roots_dir
+from bench.config import Config, redact_paths, roots_dir
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
@@ -58,7 +58,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-write", action="store_true", help="do not rewrite bench/RESULTS.md (full runs)"
     )
+    parser.add_argument(
+        "--redact-results",
+        action="store_true",
+        help="only rewrite bench/RESULTS.md with absolute machine paths redacted (no run)",
+    )
     args = parser.parse_args(argv)
+    if args.redact_results:
+        text = RESULTS.read_text(encoding="utf-8")
+        RESULTS.write_text(redact_paths(text), encoding="utf-8")
+        print(f"bench: redacted {RESULTS.relative_to(REPO)}")
+        return 0
     load_before = _loadavg()
     glean = ensure_glean()
     if not isinstance(glean, GleanEnv):

@@ -6,8 +6,10 @@ import hashlib
 import io
 import os
 import pstats
+import re
 import shutil
 import site
+import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ __all__ = [
     "fresh_root",
     "glean_source",
     "profile_text",
+    "redact_paths",
     "roots_dir",
 ]
 
@@ -136,12 +139,73 @@ def roots_dir(cfg: Config) -> Path:
     return cfg.work / "roots" / str(os.getpid())
 
 
-def _prefixes() -> list[tuple[str, str]]:
-    out = [(str(REPO) + "/", "")]
+# A path starts here: not inside a word, a name or an already-redacted placeholder.
+_START: Final = r"(?<![\w.>~/-])"
+_END: Final = r"(?:/|(?![\w.-]))"
+
+
+def _machine_paths() -> list[tuple[re.Pattern[str], str]]:
+    """This machine's absolute directories and their placeholders, longest first."""
+    tmp = str(Path(tempfile.gettempdir()))
+    found = {
+        str(REPO): "",
+        tmp: "<tmp>",
+        str(WORK): f"<tmp>/{WORK.name}" if WORK.is_relative_to(tmp) else "<bench-work>",
+        sys.prefix: "<venv>",
+        sysconfig.get_paths()["stdlib"]: "<stdlib>",
+        str(Path.home()): "~",
+    }
     for path in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}:
-        out.append((path + "/", "site-packages/"))
-    out.append((sysconfig.get_paths()["stdlib"] + "/", "stdlib/"))
-    return out
+        found[path] = "<site-packages>"
+    return [
+        (re.compile(_START + re.escape(path.rstrip("/")) + _END), short)
+        for path, short in sorted(found.items(), key=lambda pair: -len(pair[0]))
+        if len(path.rstrip("/")) > 1
+    ]
+
+
+def _substitute(pattern: re.Pattern[str], short: str, text: str) -> str:
+    """Replace ``pattern``'s matches by ``short`` (a relative path when ``short`` is empty)."""
+
+    def repl(match: re.Match[str]) -> str:
+        if match.group(0).endswith("/"):
+            return f"{short}/" if short else ""
+        return short or "."
+
+    return pattern.sub(repl, text)
+
+
+# Paths of another machine (a RESULTS.md written elsewhere), by what they look like.
+_PATH_CHARS: Final = r"[^\s`'\"()]"
+_OTHER_VENV: Final = re.compile(_START + rf"/{_PATH_CHARS}*?/(?:\.venv|venv|\.tox/[^/\s]+)(?=/)")
+_OTHER_SITE: Final = re.compile(
+    rf"(?:<venv>|{_START}\.venv|{_START}/{_PATH_CHARS}*?)/lib/python3\.\d+/site-packages(?=/)"
+)
+_OTHER_STDLIB: Final = re.compile(_START + rf"/{_PATH_CHARS}*?/lib/python3\.\d+(?=/)")
+_OTHER_TMP: Final = re.compile(_START + r"/tmp(?=/)")
+_OTHER_ABSOLUTE: Final = re.compile(
+    _START + rf"/(?:work|root|home|Users)/{_PATH_CHARS}*/(?=[^/\s]+)"
+)
+
+
+def redact_paths(text: str) -> str:
+    """``text`` with no absolute path of the machine: repo-relative paths or placeholders.
+
+    This machine's checkout becomes a relative path; its virtual environment
+    ``<venv>``, site-packages ``<site-packages>``, standard library
+    ``<stdlib>``, temporary folder ``<tmp>`` and home ``~``. Paths that look
+    like another machine's (inside a ``.venv`` or ``lib/python3.X``, under the
+    temporary folder, or under a home or work root) become ``<venv>``,
+    ``<site-packages>``, ``<stdlib>``, ``<tmp>`` or ``<path>/``, so redacting
+    a file written elsewhere is safe, and redacting twice changes nothing.
+    """
+    for pattern, short in _machine_paths():
+        text = _substitute(pattern, short, text)
+    text = _OTHER_VENV.sub("<venv>", text)
+    text = _OTHER_SITE.sub("<site-packages>", text)
+    text = _OTHER_STDLIB.sub("<stdlib>", text)
+    text = _OTHER_TMP.sub("<tmp>", text)
+    return _OTHER_ABSOLUTE.sub("<path>/", text)
 
 
 def profile_text(path: Path, sort: str, limit: int = 18) -> str:
@@ -149,10 +213,7 @@ def profile_text(path: Path, sort: str, limit: int = 18) -> str:
     buf = io.StringIO()
     stats = pstats.Stats(str(path), stream=buf)
     stats.sort_stats(sort).print_stats(limit)
-    text = buf.getvalue()
-    for prefix, short in _prefixes():
-        text = text.replace(prefix, short)
-    lines = [ln.rstrip() for ln in text.splitlines()]
+    lines = [ln.rstrip() for ln in buf.getvalue().splitlines() if str(path) not in ln]
     # Drop pstats' preamble (file name, "Ordered by", "List reduced") but keep totals.
     keep = [ln for ln in lines if ln and not ln.startswith(("Ordered by", "   List reduced"))]
-    return "\n".join(ln for ln in keep if str(path) not in ln)
+    return redact_paths("\n".join(keep))

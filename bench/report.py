@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
+from bench.config import redact_paths
 from bench.measure import REPO
 
 __all__ = [
@@ -185,7 +186,8 @@ def machine_description(glean_version: str | None, load_before: str, load_after:
         f"Date: {now}; checkout: `{_git_head()}`",
         f"CPU: {_cpu_model()}, {cores} logical cores ({usable} usable), {_mem_total()} RAM;"
         f" {platform.system()} {platform.release()}",
-        f"Python {platform.python_version()} ({sys.executable}); libyaml in PyYAML: {_libyaml()}",
+        f"Python {platform.python_version()} ({redact_paths(sys.executable)}); "
+        f"libyaml in PyYAML: {_libyaml()}",
         f"Packages: {versions}",
         f"glean-parser: {glean_version or 'not available'} (its own venv, bench/out/venv-glean)",
         f"Load average (1/5/15 min) before / after: {load_before} / {load_after}"
@@ -221,4 +223,5 @@ def render_results(
     parts += [render_section(s) for s in sections]
     if analysis:
         parts += ["", analysis.strip(), ""]
-    return "\n".join(parts).rstrip() + "\n"
+    # No absolute path of this machine in a committed file (profiles, header, notes).
+    return redact_paths("\n".join(parts).rstrip() + "\n")
