@@ -66,8 +66,8 @@ bench-smoke: $(STAMP) ## Run each benchmark for about a second, without timing c
 docs: $(STAMP) ## Build the HTML docs site into docs/_build/html, warnings as errors.
 	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
-demo: $(STAMP) ## Simulated GRPO run teed to a Prometheus endpoint on 127.0.0.1.
-	$(PY) -m examples.demo
+demo: $(STAMP) ## Simulated GRPO run teed to Prometheus on 127.0.0.1:9464; SERVE=1 keeps serving until Ctrl-C.
+	$(PY) -m examples.demo $(if $(SERVE),--serve)
 
 clean: ## Remove build output (keeps .venv).
 	rm -rf docs/_build test-artifacts bench/out .mypy_cache .ruff_cache .pytest_cache

@@ -3,34 +3,45 @@
 Fifty steps of :func:`examples.grpo_owner.grpo_step_metrics` go through
 ``TeeLogger(JsonlLogger(...))``, exactly as a NeMo-RL ``Logger`` would be wrapped:
 every step lands as a JSON line and, teed, on OpenTelemetry instruments exported
-by a Prometheus scrape endpoint on a free loopback port. The run also records the
-vLLM batch-duration histogram directly, the way an engine would. At the end the
-demo scrapes its own endpoint over HTTP and prints the series as Prometheus
-sees them, then the JSONL path (``python -m codegen live-check <path>`` checks it).
+by a Prometheus scrape endpoint on 127.0.0.1, port 9464 (the documented default;
+``METRIC_CATALOG_PROMETHEUS_PORT`` or ``--port`` choose another, ``0`` a free
+one). The run also records the vLLM batch-duration histogram directly, the way
+an engine would. At the end the demo scrapes its own endpoint over HTTP and
+prints the series as Prometheus sees them, then the JSONL path
+(``python -m codegen live-check <path>`` checks it). With ``--serve`` (``make
+demo SERVE=1``) the endpoint then stays up until Ctrl-C (SIGINT) or SIGTERM, so
+a Prometheus server of your own can scrape it.
 
-Usage: ``python -m examples.demo [--steps N] [--port P] [--jsonl PATH] [--seed S]``.
+Usage: ``python -m examples.demo [--steps N] [--port P] [--jsonl PATH] [--seed S] [--serve]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import signal
 import sys
 import tempfile
+import threading
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from examples import grpo_owner
 from metric_catalog import exporters, vocabulary
-from metric_catalog.exporters import ExporterConfig
+from metric_catalog.exporters import (
+    ENV_PROMETHEUS_PORT,
+    ExporterConfig,
+    ExporterConfigError,
+)
 from metric_catalog.generated import common, grpo, timing, vllm
 from metric_catalog.loggers import JsonlLogger, TeeLogger
 from metric_catalog.tee import record_metrics
 
-__all__ = ["DemoResult", "main", "parse_exposition", "run", "scrape"]
+__all__ = ["DemoResult", "default_port", "main", "parse_exposition", "run", "scrape", "serve"]
 
 StepMetrics = Callable[[int, random.Random], dict[str, dict[str, float]]]
 """``(step, rng) -> {prefix: metrics}``, the shape of ``grpo_step_metrics``."""
@@ -130,6 +141,47 @@ def run(
     return DemoResult(jsonl_path, address, samples)
 
 
+def default_port(environ: Mapping[str, str] | None = None) -> int:
+    """The documented Prometheus port: ``METRIC_CATALOG_PROMETHEUS_PORT``, else 9464.
+
+    ``OTEL_EXPORTER_PROMETHEUS_PORT`` is the fallback variable, as for the
+    exporters; only the port variables are read.
+
+    Raises:
+        ExporterConfigError: A port variable is not a port number; the message
+            names it.
+    """
+    env = os.environ if environ is None else environ
+    names = (ENV_PROMETHEUS_PORT, "OTEL_EXPORTER_PROMETHEUS_PORT")
+    ports = {name: env[name] for name in names if name in env}
+    return ExporterConfig.from_env(ports).prometheus_port
+
+
+def serve(result: DemoResult, out: TextIO, stop: threading.Event | None = None) -> None:
+    """Keep the endpoint up until Ctrl-C (SIGINT), SIGTERM or ``stop``; then shut it down."""
+    stop = threading.Event() if stop is None else stop
+    host, port = result.address
+    print(
+        f"Serving http://{host}:{port}/metrics until Ctrl-C; point a Prometheus scrape job "
+        f"at {host}:{port}.",
+        file=out,
+        flush=True,
+    )
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: stop.set())
+    try:
+        while not stop.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        exporters.shutdown()
+    print("demo: stopped serving.", file=out, flush=True)
+
+
 def _print_table(result: DemoResult, out: TextIO) -> None:
     width = max((len(name) for name in result.samples), default=10)
     host, port = result.address
@@ -149,17 +201,36 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m examples.demo", description=__doc__)
     parser.add_argument("--steps", type=int, default=50, help="steps to simulate (default 50)")
-    parser.add_argument("--port", type=int, default=0, help="Prometheus port (default: free)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="Prometheus port (default: $METRIC_CATALOG_PROMETHEUS_PORT, else 9464; 0: free)",
+    )
     parser.add_argument("--jsonl", type=Path, default=None, help="JSONL path (default: tmp)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="after the run, keep the endpoint up until Ctrl-C (for your own Prometheus)",
+    )
     args = parser.parse_args(argv)
     stream = sys.stdout if out is None else out
     try:
-        result = run(args.steps, jsonl_path=args.jsonl, port=args.port, seed=args.seed)
-    except RuntimeError as exc:
+        port = default_port() if args.port is None else args.port
+    except ExporterConfigError as exc:
         print(f"demo: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = run(
+            args.steps, jsonl_path=args.jsonl, port=port, seed=args.seed, keep_serving=args.serve
+        )
+    except RuntimeError as exc:
+        print(f"demo: {exc}; pass --port or set {ENV_PROMETHEUS_PORT}", file=sys.stderr)
         return 1
     _print_table(result, stream)
+    if args.serve:
+        serve(result, stream)
     return 0
 
 

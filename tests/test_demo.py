@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -41,7 +46,8 @@ def test_run_scrapes_every_logged_series_with_its_last_value(
 def test_main_prints_the_scraped_table_and_the_jsonl_path(clean_otel: None, tmp_path: Path) -> None:
     out = io.StringIO()
     path = tmp_path / "demo.jsonl"
-    assert demo.main(["--steps", "3", "--jsonl", str(path), "--seed", "7"], out=out) == 0
+    argv = ["--steps", "3", "--jsonl", str(path), "--seed", "7", "--port", "0"]
+    assert demo.main(argv, out=out) == 0
     text = out.getvalue()
     assert "Series scraped from http://127.0.0.1:" in text
     assert f"JSONL log: {path}" in text
@@ -91,9 +97,118 @@ def test_make_demo_entry_point_runs_in_a_fresh_process(tmp_path: Path) -> None:
         text=True,
         timeout=120,
         check=False,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "src:."},
+        # A free port: 9464 may be taken by another run on this machine.
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "src:.", "METRIC_CATALOG_PROMETHEUS_PORT": "0"},
     )
     assert result.returncode == 0, result.stderr
     assert "rl_reward_mean" in result.stdout
     assert "rl_step_duration_seconds" in result.stdout
     assert len(path.read_text().splitlines()) >= 50 * 3
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("environ", "port"),
+    [
+        ({}, 9464),
+        ({"METRIC_CATALOG_PROMETHEUS_PORT": "9999"}, 9999),
+        ({"METRIC_CATALOG_PROMETHEUS_PORT": "0"}, 0),
+        ({"OTEL_EXPORTER_PROMETHEUS_PORT": "9100"}, 9100),
+        ({"METRIC_CATALOG_PROMETHEUS_PORT": "9200", "OTEL_EXPORTER_PROMETHEUS_PORT": "9100"}, 9200),
+        ({"OTEL_METRICS_EXPORTER": "bogus"}, 9464),  # only the port variables are read
+    ],
+)
+def test_default_port_is_the_documented_one(environ: dict[str, str], port: int) -> None:
+    """9464 unless METRIC_CATALOG_PROMETHEUS_PORT (or the OTel variable) says otherwise."""
+    assert demo.default_port(environ) == port
+
+
+def test_malformed_port_variable_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("METRIC_CATALOG_PROMETHEUS_PORT", "http")
+    assert demo.main(["--steps", "1"]) == 2
+    assert "METRIC_CATALOG_PROMETHEUS_PORT" in capsys.readouterr().err
+
+
+def test_main_serves_on_the_port_the_environment_names(
+    clean_otel: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --port the demo listens where METRIC_CATALOG_PROMETHEUS_PORT says."""
+    port = _free_port()
+    monkeypatch.setenv("METRIC_CATALOG_PROMETHEUS_PORT", str(port))
+    out = io.StringIO()
+    assert demo.main(["--steps", "2", "--jsonl", str(tmp_path / "r.jsonl")], out=out) == 0
+    assert f"Series scraped from http://127.0.0.1:{port}/metrics:" in out.getvalue()
+
+
+def test_serve_keeps_the_endpoint_up_until_stopped(clean_otel: None, tmp_path: Path) -> None:
+    """In-process: the endpoint answers while serving and is shut down after the stop."""
+    result = demo.run(2, jsonl_path=tmp_path / "r.jsonl", keep_serving=True)
+    stop = threading.Event()
+    out = io.StringIO()
+    server = threading.Thread(target=demo.serve, args=(result, out, stop))
+    server.start()
+    try:
+        time.sleep(0.3)
+        assert "rl_reward_mean" in demo.scrape(*result.address)
+    finally:
+        stop.set()
+        server.join(timeout=10)
+    assert not server.is_alive()
+    assert exporters.prometheus_address() is None
+    assert "until Ctrl-C" in out.getvalue()
+    assert out.getvalue().endswith("demo: stopped serving.\n")
+
+
+def _read_until(process: subprocess.Popen[str], marker: str, deadline: float) -> str:
+    """stdout lines of ``process`` up to the one holding ``marker`` (fails past ``deadline``)."""
+    assert process.stdout is not None
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if marker in line:
+            return "".join(seen)
+    pytest.fail(f"no {marker!r} in the demo's output: {''.join(seen)!r}")
+
+
+def test_serve_mode_serves_until_sigint(tmp_path: Path) -> None:
+    """``python -m examples.demo --serve``: scrapeable after the run, exits 0 on Ctrl-C."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": "src:.", "METRIC_CATALOG_PROMETHEUS_PORT": str(port)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examples.demo", "--steps", "3", "--serve"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        text = _read_until(process, "until Ctrl-C", deadline)
+        assert f"http://127.0.0.1:{port}/metrics" in text
+        first = demo.scrape("127.0.0.1", port)
+        time.sleep(1.0)
+        # Still serving a second later: the run is over, the endpoint is not.
+        assert process.poll() is None
+        assert demo.scrape("127.0.0.1", port) == first
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)
+    assert process.returncode == 0, stderr
+    assert "demo: stopped serving." in stdout
+    assert "Traceback" not in stderr
+    with pytest.raises(urllib.error.URLError):
+        demo.scrape("127.0.0.1", port, timeout=2)
