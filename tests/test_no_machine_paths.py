@@ -64,7 +64,7 @@ def test_no_tracked_file_names_an_absolute_machine_path() -> None:
 
 
 # Built from pieces so this file itself names no machine path.
-_W, _T, _V = "/" + "work", "/" + "tmp", "/" + ".venv"
+_W, _T, _V, _S = "/" + "work", "/" + "tmp", "/" + ".venv", "site" + "-packages"
 
 
 @pytest.mark.parametrize(
@@ -73,8 +73,8 @@ _W, _T, _V = "/" + "work", "/" + "tmp", "/" + ".venv"
         f"Python 3.11.7 ({_W}/main{_V}/bin/python)",
         f"{_T}/metric-catalog-bench-0/roots/5553/import-10000/src/metric_catalog/vocabulary.py:87",
         f"{_T}/tmpab12cd/catalog/grpo.yaml",
-        f"{_W}/main{_V}/lib/python3.11/site-packages/yaml/events.py:65(__init__)",
-        "/opt/x/lib/python3.12/site-packages/opentelemetry/sdk/x.py:4(f)",
+        f"{_W}/main{_V}/lib/python3.11/{_S}/yaml/events.py:65(__init__)",
+        f"/opt/x/lib/python3.12/{_S}/opentelemetry/sdk/x.py:4(f)",
         "/" + "home/alice/src/metric-catalog/codegen/loader.py:10(load)",
         "/" + "root/.pyenv/versions/3.11.7/lib/python3.11/json/encoder.py:1",
         f"{REPO}/codegen/loader.py:10(load)",
@@ -96,8 +96,8 @@ def test_redact_paths_leaves_no_machine_path(text: str) -> None:
         (f"{sys.prefix}/bin/python", "<venv>/bin/python"),
         (f"{_W}/main{_V}/bin/python", "<venv>/bin/python"),
         (f"{_T}/x/y.py", "<tmp>/x/y.py"),
-        (f"{_W}/main{_V}/lib/python3.11/site-packages/yaml/a.py", "<site-packages>/yaml/a.py"),
-        (".venv/lib/python3.11/site-packages/yaml/a.py", "<site-packages>/yaml/a.py"),
+        (f"{_W}/main{_V}/lib/python3.11/{_S}/yaml/a.py", "<site-packages>/yaml/a.py"),
+        (f".venv/lib/python3.11/{_S}/yaml/a.py", "<site-packages>/yaml/a.py"),
         ("{method 'disable' of '_lsprof.Profiler' objects}", None),
         ("codegen/tmp/x.py and bench/out/venv-glean", None),
     ],
