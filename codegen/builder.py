@@ -15,7 +15,16 @@ from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .diagnostics import Diagnostic, Position, Severity
 from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
-from .model import CatalogFile, Deprecation, MetricRow, Section
+from .model import (
+    Attribute,
+    AttributeRef,
+    AttributeValue,
+    CatalogFile,
+    Deprecation,
+    MetricRow,
+    Section,
+)
+from .patterns import adjacent_placeholders, placeholders
 from .schema_check import SchemaResult
 
 __all__ = ["BuiltFile", "build_file", "declared_names"]
@@ -69,8 +78,11 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         return BuiltFile(None, ())
     if not all(name in header for name in ("owner", "module", "description")):
         return BuiltFile(None, ())
-    file_prefix = header.get("prefix", DEFAULT_PREFIX)
     diagnostics: list[Diagnostic] = []
+    file_prefixes = _file_prefixes(root, header, schema, diagnostics)
+    if file_prefixes is None:
+        return BuiltFile(None, tuple(diagnostics))
+    file_prefix = file_prefixes[0]
     sections: dict[Section, list[MetricRow]] = {"teed": [], "recorded": []}
     for section in ("teed", "recorded"):
         rows = root.values.get(section)
@@ -83,8 +95,11 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             if not name_ok or not schema.is_clean((section, index)):
                 continue
             parts = _row_parts(row)
-            if parts is not None:
-                sections[section].append(_build_row(row, section, file_prefix, parts))
+            if parts is None:
+                continue
+            extras = _row_extras(row, section, file_prefixes, diagnostics)
+            if extras is not None:
+                sections[section].append(_build_row(row, section, extras, parts))
     catalog_file = CatalogFile(
         path=display,
         owner=header["owner"],
@@ -96,8 +111,10 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         positions={
             name: node.position
             for name, node in root.values.items()
-            if name in (*_FILE_FIELDS, "teed", "recorded")
+            if name in (*_FILE_FIELDS, "teed", "recorded", "attributes", "prefixes")
         },
+        attributes=_attributes(root, display, schema, diagnostics),
+        other_prefixes=file_prefixes[1:],
     )
     return BuiltFile(catalog_file, tuple(diagnostics))
 
@@ -181,7 +198,7 @@ def _check_name(row: YMap, schema_clean: bool, diagnostics: list[Diagnostic]) ->
 def _build_row(
     row: YMap,
     section: Section,
-    file_prefix: str,
+    extras: _Extras,
     parts: tuple[dict[str, str], dict[str, tuple[int, int]]],
 ) -> MetricRow:
     texts, marks = parts
@@ -200,7 +217,7 @@ def _build_row(
         else ()
     )
     teed = section == "teed"
-    row_prefix = texts.get("prefix")
+    prefixes = extras.prefixes
     return MetricRow(
         section=section,
         name=texts.get("name", ""),
@@ -210,8 +227,245 @@ def _build_row(
         stability=texts.get("stability") or "development",
         position=row.position,
         logger_key=texts.get("logger_key") if teed else None,
-        prefix=(row_prefix if row_prefix is not None else file_prefix) if teed else None,
+        prefix=prefixes[0] if teed and prefixes else None,
         deprecated=deprecated,
         no_lint=no_lint,
         positions=_Positions(row.path, marks),
+        attributes=extras.attributes,
+        other_prefixes=prefixes[1:] if teed and prefixes else (),
+        cardinality_limit=extras.cardinality_limit,
+    )
+
+
+# --- attributes, prefixes and key families (model engineer) -------------------------
+
+
+def _error(code: str, message: str, position: Position) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, position)
+
+
+def _texts(node: YNode | None) -> tuple[str, ...] | None:
+    """The strings of a clean list node (``None`` when it is not one)."""
+    if not isinstance(node, YSeq) or subtree_bad(node):
+        return None
+    texts = tuple(t for item in node.items if (t := _text(item)) is not None)
+    return texts if len(texts) == len(node.items) else None
+
+
+def _file_prefixes(
+    root: YMap, header: dict[str, str], schema: SchemaResult, diagnostics: list[Diagnostic]
+) -> tuple[str, ...] | None:
+    """The file's default prefixes; ``None`` (build nothing) when they are unusable."""
+    node = root.values.get("prefixes")
+    if node is None:
+        return (header.get("prefix", DEFAULT_PREFIX),)
+    texts = _texts(node)
+    if texts is None or not texts or not schema.is_clean(("prefixes",)):
+        return None
+    if "prefix" in header:
+        diagnostics.append(
+            _error(
+                "PREFIX_AND_PREFIXES",
+                "the file sets both 'prefix' and 'prefixes'; keep one ('prefixes: "
+                f"[{header['prefix']!r}, ...]' holds the first prefix too).",
+                node.position,
+            )
+        )
+        return None
+    return texts
+
+
+@dataclass(frozen=True, slots=True)
+class _Extras:
+    prefixes: tuple[str, ...] | None
+    attributes: tuple[AttributeRef, ...]
+    cardinality_limit: int | None
+
+
+def _row_extras(
+    row: YMap, section: Section, file_prefixes: tuple[str, ...], diagnostics: list[Diagnostic]
+) -> _Extras | None:
+    """A row's prefixes, attribute refs and budget; ``None`` (and a finding) when invalid."""
+    values = row.values
+    prefixes: tuple[str, ...] | None = None
+    if section == "teed":
+        listed = _texts(values.get("prefixes"))
+        single = _text(values.get("prefix"))
+        if listed is not None and single is not None:
+            diagnostics.append(
+                _error(
+                    "PREFIX_AND_PREFIXES",
+                    "the row sets both 'prefix' and 'prefixes'; keep one ('prefixes' "
+                    "lists every prefix, the first included).",
+                    values["prefixes"].position,
+                )
+            )
+            return None
+        if listed is not None:
+            prefixes = listed
+        elif single is not None:
+            prefixes = (single,)
+        else:
+            prefixes = file_prefixes
+    key = _text(values.get("logger_key")) or ""
+    texts = (key, *(prefixes or ()))
+    family = any("{" in text for text in texts)
+    wanted = {name for text in texts for name in placeholders(text)} if family else set()
+    for field_name, text in (("logger_key", key), *(("prefix", p) for p in prefixes or ())):
+        pair = adjacent_placeholders(text) if family else None
+        if pair is not None:
+            where = values.get(field_name) or values.get("prefixes") or row
+            diagnostics.append(
+                _error(
+                    "PLACEHOLDER_ADJACENT",
+                    f"{text!r} puts {{{pair[1]}}} right after {{{pair[0]}}} with no text "
+                    "between them, so a logged key cannot say where one value ends; "
+                    "separate them with literal text (e.g. '/').",
+                    where.position,
+                )
+            )
+            return None
+    refs: list[AttributeRef] = []
+    seen: set[str] = set()
+    listed_refs = values.get("attributes")
+    for item in listed_refs.items if isinstance(listed_refs, YSeq) else []:
+        if not isinstance(item, YMap):
+            continue
+        ref_node = item.values.get("ref")
+        name = _text(ref_node)
+        if name is None or ref_node is None:
+            return None
+        if name in seen:
+            diagnostics.append(
+                _error(
+                    "DUPLICATE_ATTRIBUTE_REF",
+                    f"attribute {name!r} is listed twice in this row; keep one entry.",
+                    ref_node.position,
+                )
+            )
+            return None
+        seen.add(name)
+        level_node = item.values.get("requirement_level")
+        level = _text(level_node)
+        if name in wanted and level is not None and level != "required" and level_node:
+            diagnostics.append(
+                _error(
+                    "PLACEHOLDER_NOT_REQUIRED",
+                    f"attribute {name!r} is a placeholder of this row's key, so every point "
+                    f"carries it, but its requirement_level is {level!r}; write "
+                    "'requirement_level: required' or leave it out.",
+                    level_node.position,
+                )
+            )
+            return None
+        if level is None:
+            level = "required" if name in wanted else "recommended"
+        refs.append(AttributeRef(name, level, ref_node.position))
+    limit_text = _text(values.get("cardinality_limit"))
+    return _Extras(prefixes, tuple(refs), int(limit_text) if limit_text else None)
+
+
+def _attributes(
+    root: YMap, display: str, schema: SchemaResult, diagnostics: list[Diagnostic]
+) -> tuple[Attribute, ...]:
+    """The file's valid attribute declarations; each invalid one is reported and left out."""
+    node = root.values.get("attributes")
+    if not isinstance(node, YSeq) or node.bad:
+        return ()
+    built: list[Attribute] = []
+    for index, item in enumerate(node.items):
+        if not isinstance(item, YMap) or subtree_bad(item):
+            continue
+        if not schema.is_clean(("attributes", index)):
+            continue
+        attribute = _attribute(item, display, diagnostics)
+        if attribute is not None:
+            built.append(attribute)
+    return tuple(built)
+
+
+_A_TYPE = {"string": "a string", "int": "an int", "double": "a double", "bool": "a bool"}
+_TYPE_CHECKS = {
+    "int": lambda text: text.lstrip("-").isdigit(),
+}
+
+
+def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attribute | None:
+    values = item.values
+    name = _text(values.get("name")) or ""
+    kind = _text(values.get("type")) or "string"
+    enum: list[AttributeValue] = []
+    seen: set[str] = set()
+    values_node = values.get("values")
+    for entry in values_node.items if isinstance(values_node, YSeq) else []:
+        if not isinstance(entry, YMap):
+            return None
+        value_node = entry.values.get("value")
+        value = _text(value_node)
+        if value is None or value_node is None:
+            return None
+        if value in seen:
+            diagnostics.append(
+                _error(
+                    "DUPLICATE_ATTRIBUTE_VALUE",
+                    f"value {value!r} of attribute {name!r} is listed twice; keep one entry.",
+                    value_node.position,
+                )
+            )
+            return None
+        seen.add(value)
+        check = _TYPE_CHECKS.get(kind)
+        if kind in ("double", "bool") or (check is not None and not check(value)):
+            fix = (
+                "a double or bool attribute takes no 'values'; give max_cardinality "
+                "(double) or nothing (bool)"
+                if kind in ("double", "bool")
+                else 'write a whole number such as "0", or make the attribute a string'
+            )
+            diagnostics.append(
+                _error(
+                    "ATTRIBUTE_VALUE_TYPE",
+                    f"value {value!r} of attribute {name!r} is not {_A_TYPE[kind]} value; {fix}.",
+                    value_node.position,
+                )
+            )
+            return None
+        enum.append(
+            AttributeValue(value, _text(entry.values.get("description")) or "", value_node.position)
+        )
+    budget_node = values.get("max_cardinality")
+    budget = _text(budget_node)
+    if enum and budget_node is not None:
+        diagnostics.append(
+            _error(
+                "ATTRIBUTE_DOMAIN",
+                f"attribute {name!r} has both 'values' and 'max_cardinality'; an enum is "
+                "bounded by its values, so drop 'max_cardinality'.",
+                budget_node.position,
+            )
+        )
+        return None
+    if not enum and budget is None and kind != "bool":
+        diagnostics.append(
+            _error(
+                "ATTRIBUTE_DOMAIN",
+                f"attribute {name!r} has neither 'values' nor 'max_cardinality'; list its "
+                'values (an enum) or bound an open set with max_cardinality: "64".',
+                item.position,
+            )
+        )
+        return None
+    no_lint_node = values.get("no_lint")
+    marks = {key: node.position for key, node in values.items()}
+    return Attribute(
+        name=name,
+        type=kind,
+        description=_text(values.get("description")) or "",
+        stability=_text(values.get("stability")) or "development",
+        position=item.position,
+        path=display,
+        values=tuple(enum),
+        max_cardinality=int(budget) if budget else None,
+        no_lint=_texts(no_lint_node) or () if no_lint_node is not None else (),
+        positions=marks,
     )

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from .diagnostics import Diagnostic, Position, Severity
-from .model import Catalog, CatalogFile, MetricRow
+from .model import Attribute, Catalog, CatalogFile, MetricRow
+from .patterns import Domain, overlap, parse_pattern, placeholders
 
 __all__ = ["check_catalog"]
 
@@ -144,6 +145,7 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(_names(rows))
     diagnostics.extend(_replacements(rows, declared))
     diagnostics.extend(_namespaces(rows))
+    diagnostics.extend(check_attributes(catalog, rows))
     return diagnostics
 
 
@@ -177,15 +179,12 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     """
     claimed: dict[tuple[str, str], list[MetricRow]] = {}
     for row in rows:
-        if row.logger_key is None:
+        if row.logger_key is None or "{" in row.logger_key:
+            continue  # families: see _key_overlaps
+        clash = _first_clash(claimed, row)
+        if clash is None:
             continue
-        owners = claimed.setdefault((row.prefix or "", row.logger_key), [])
-        earlier = next((other for other in owners if not _renames(row, other)), None)
-        if earlier is None and len(owners) >= 2:  # a pair at most
-            earlier = owners[0]
-        owners.append(row)
-        if earlier is None:
-            continue
+        prefix, earlier = clash
         if earlier.deprecated is not None or row.deprecated is not None:
             fix = (
                 "only a deprecated row and the row its 'replaced_by' names may share a "
@@ -199,10 +198,32 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
             )
         yield _error(
             "DUPLICATE_LOGGER_KEY",
-            f"logger key {row.logger_key!r} (prefix {row.prefix or ''!r}) of {_here(row)} is "
+            f"logger key {row.logger_key!r} (prefix {prefix!r}) of {_here(row)} is "
             f"already teed by {earlier.name!r} at {earlier.position}; {fix}",
             row.position,
         )
+
+
+def _first_clash(
+    claimed: dict[tuple[str, str], list[MetricRow]], row: MetricRow
+) -> tuple[str, MetricRow] | None:
+    """Claim each plain ``(prefix, logger_key)`` of ``row``; the first clash, if any.
+
+    A deprecated row and the row its ``replaced_by`` names may share a key (a pair at
+    most); prefix patterns are checked by :func:`_key_overlaps`.
+    """
+    found: tuple[str, MetricRow] | None = None
+    for prefix in row.prefixes:
+        if "{" in prefix:
+            continue
+        owners = claimed.setdefault((prefix, row.logger_key or ""), [])
+        earlier = next((other for other in owners if not _renames(row, other)), None)
+        if earlier is None and len(owners) >= 2:  # a pair at most
+            earlier = owners[0]
+        owners.append(row)
+        if earlier is not None and found is None:
+            found = (prefix, earlier)
+    return found
 
 
 def _names(rows: list[MetricRow]) -> Iterator[Diagnostic]:
@@ -271,3 +292,180 @@ def _namespaces(rows: list[MetricRow]) -> Iterator[Diagnostic]:
                 f"'{parent.name}.value') so series names form a tree.",
                 later.position,
             )
+
+
+# --- attributes and key families (model engineer) ---------------------------------
+
+
+def check_attributes(catalog: Catalog, rows: list[MetricRow] | None = None) -> list[Diagnostic]:
+    """Attribute clashes, unknown attribute references and overlapping key families."""
+    rows = [row for _file, row in catalog.rows()] if rows is None else rows
+    declared = [attribute for f in catalog.files for attribute in f.attributes]
+    known = catalog.attributes()
+    diagnostics = list(_attribute_clashes(declared))
+    diagnostics.extend(_attribute_refs(rows, known))
+    diagnostics.extend(_key_overlaps(rows, known))
+    return diagnostics
+
+
+def _attribute_clashes(declared: list[Attribute]) -> Iterator[Diagnostic]:
+    names: dict[str, Attribute] = {}
+    labels: dict[str, Attribute] = {}
+    for attribute in declared:
+        earlier = names.setdefault(attribute.name.lower(), attribute)
+        if earlier is not attribute:
+            same = (
+                "is already declared"
+                if earlier.name == attribute.name
+                else (f"differs only in case from {earlier.name!r} declared")
+            )
+            yield _error(
+                "DUPLICATE_ATTRIBUTE",
+                f"attribute {attribute.name!r} {same} at {earlier.position}; declare it once "
+                "(common attributes belong in catalog/attributes.yaml).",
+                attribute.where("name"),
+            )
+            continue
+        earlier = labels.setdefault(attribute.label, attribute)
+        if earlier is not attribute:
+            yield _error(
+                "DUPLICATE_ATTRIBUTE_LABEL",
+                f"attribute {attribute.name!r} becomes the Prometheus label "
+                f"{attribute.label!r}, like {earlier.name!r} declared at {earlier.position}; "
+                "rename one of them so a scrape keeps both.",
+                attribute.where("name"),
+            )
+
+
+def _suggestion(name: str, known: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return "declare it under 'attributes:' (e.g. in catalog/attributes.yaml) or fix the name."
+
+
+def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Iterator[Diagnostic]:
+    for row in rows:
+        for ref in row.attributes:
+            if ref.name not in known:
+                yield _error(
+                    "UNKNOWN_ATTRIBUTE",
+                    f"row {row.name!r} lists attribute {ref.name!r}, which no catalog file "
+                    f"declares; {_suggestion(ref.name, known)}",
+                    ref.position,
+                )
+        if not row.is_family:
+            continue
+        listed = set(row.attribute_names())
+        for field_name, text in (
+            ("logger_key", row.logger_key or ""),
+            *(("prefix", prefix) for prefix in row.prefixes),
+        ):
+            for name in placeholders(text):
+                if name in listed:
+                    continue
+                where = row.positions.get(field_name) or row.where("prefixes")
+                if name in known:
+                    fix = f"add '- ref: {name}' to the row's attributes."
+                else:
+                    fix = _suggestion(name, listed | set(known))
+                yield _error(
+                    "PLACEHOLDER_UNBOUND",
+                    f"{text!r} captures {{{name}}}, which is not one of the attributes of "
+                    f"row {row.name!r}; {fix}",
+                    where,
+                )
+
+
+def _head(text: str) -> str:
+    """Literal text before the first placeholder."""
+    return text.split("{", 1)[0]
+
+
+def _tail(text: str) -> str:
+    """Literal text after the last placeholder."""
+    return text.rsplit("}", 1)[-1]
+
+
+def _may_overlap(a: str, b: str) -> bool:
+    """Cheap necessary condition for two patterns to share a text (heads and tails agree)."""
+    head_a, head_b = _head(a), _head(b)
+    tail_a, tail_b = _tail(a), _tail(b)
+    heads = head_a.startswith(head_b) or head_b.startswith(head_a)
+    tails = tail_a.endswith(tail_b) or tail_b.endswith(tail_a)
+    return heads and tails
+
+
+def _key_overlaps(rows: list[MetricRow], known: dict[str, Attribute]) -> Iterator[Diagnostic]:
+    """A family whose keys could also be another row's keys, reported at the later row."""
+    teed = [row for row in rows if row.logger_key is not None]
+    families = [row for row in teed if row.is_family]
+    if not families:
+        return
+    domains: dict[str, Domain] = {name: a.domain for name, a in known.items()}
+    order = {id(row): index for index, row in enumerate(teed)}
+    reported: set[tuple[int, int]] = set()
+    for family in families:
+        if any(name not in known for name in _row_placeholders(family)):
+            continue  # reported as PLACEHOLDER_UNBOUND / UNKNOWN_ATTRIBUTE
+        for other in teed:
+            if other is family:
+                continue
+            pair = tuple(sorted((order[id(family)], order[id(other)])))
+            if pair in reported or any(n not in known for n in _row_placeholders(other)):
+                continue
+            if _renames(family, other):
+                continue  # a deprecated row and its replacement may share keys
+            witness = _row_overlap(family, other, domains)
+            if witness is None:
+                continue
+            reported.add((pair[0], pair[1]))
+            later, earlier = (
+                (family, other)
+                if order[id(family)] > order[id(other)]
+                else (
+                    other,
+                    family,
+                )
+            )
+            prefix, key = witness
+            logged = f"{prefix}/{key}" if prefix else key
+            yield _error(
+                "KEY_PATTERN_OVERLAP",
+                f"logger key {later.logger_key!r} of {later.name!r} and "
+                f"{earlier.logger_key!r} of {earlier.name!r} (declared at "
+                f"{earlier.position}) could both match the logged key {logged!r} "
+                f"(prefix {prefix!r}); make the placeholder's attribute an enum that "
+                "excludes that value, or give the keys or prefixes distinct literal text.",
+                later.where("logger_key"),
+            )
+
+
+def _row_placeholders(row: MetricRow) -> tuple[str, ...]:
+    if not row.is_family:
+        return ()
+    return tuple(n for text in (row.logger_key or "", *row.prefixes) for n in placeholders(text))
+
+
+def _row_overlap(
+    first: MetricRow, second: MetricRow, domains: dict[str, Domain]
+) -> tuple[str, str] | None:
+    """A (prefix, key) both rows would tee, or ``None``."""
+    key_a, key_b = first.logger_key or "", second.logger_key or ""
+    if not _may_overlap(key_a, key_b):
+        return None
+    plain_keys = "{" not in key_a and "{" not in key_b
+    for prefix_a in first.prefixes:
+        for prefix_b in second.prefixes:
+            if plain_keys and "{" not in prefix_a and "{" not in prefix_b:
+                continue  # plain against plain: DUPLICATE_LOGGER_KEY
+            if not _may_overlap(prefix_a, prefix_b):
+                continue
+            prefix = overlap(parse_pattern(prefix_a), parse_pattern(prefix_b), domains)
+            if prefix is None:
+                continue
+            key = overlap(parse_pattern(key_a), parse_pattern(key_b), domains)
+            if key is not None:
+                return prefix, key
+            return None  # the keys never meet, whatever the prefix
+    return None

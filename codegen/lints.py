@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from .attribute_lints import lint_attributes
 from .diagnostics import Diagnostic, Severity
 from .model import Catalog, MetricRow
 
@@ -184,9 +185,9 @@ def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")
 def unit_not_ucum(row: MetricRow) -> Iterator[str]:
-    """Units are unprefixed UCUM: ``s``, ``By``, ``1``, ``{thing}``, or quotients of them."""
+    """Units are unprefixed UCUM (``s``, ``By``, ``1``, ``%``, ``{thing}``, quotients) or ``""``."""
     for term in _unit_terms(row.unit):
-        if term == "1" or term in _BASE_UNITS or _ANNOTATION_RE.match(term):
+        if term in ("1", "%") or term in _BASE_UNITS or _ANNOTATION_RE.match(term):
             continue
         fix = _UNIT_FIXES.get(term)
         if fix is not None:
@@ -370,4 +371,5 @@ def lint_catalog(catalog: Catalog) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for _file, row in catalog.rows():
         found.extend(lint_row(row))
+    found.extend(lint_attributes(catalog))
     return found

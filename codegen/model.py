@@ -14,10 +14,16 @@ from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .diagnostics import Position
 from .naming import constant_name, prometheus_name
+from .patterns import KeyPattern, parse_pattern
 
 __all__ = [
+    "ATTRIBUTE_TYPES",
     "KINDS",
+    "REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
+    "Attribute",
+    "AttributeRef",
+    "AttributeValue",
     "Catalog",
     "CatalogFile",
     "Deprecation",
@@ -29,6 +35,92 @@ Section = Literal["teed", "recorded"]
 
 KINDS: Final[tuple[str, ...]] = ("gauge", "counter", "histogram", "up_down_counter")
 STABILITY_LEVELS: Final[tuple[str, ...]] = ("development", "alpha", "beta", "stable")
+
+# --- attributes (model engineer) -------------------------------------------------
+
+ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
+REQUIREMENT_LEVELS: Final[tuple[str, ...]] = ("required", "recommended", "opt_in")
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeValue:
+    """One allowed value of an enumerated attribute, as written (a string)."""
+
+    value: str
+    description: str
+    position: Position
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """An attribute rows may carry: a dotted name, a type and its domain.
+
+    The domain is an enum (``values``) or an open set with a budget
+    (``max_cardinality``); a ``bool`` attribute needs neither.
+    """
+
+    name: str
+    type: str
+    description: str
+    stability: str
+    position: Position
+    path: str
+    """Catalog file that declares it."""
+    values: tuple[AttributeValue, ...] = ()
+    max_cardinality: int | None = None
+    no_lint: tuple[str, ...] = ()
+    positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
+
+    @property
+    def label(self) -> str:
+        """Prometheus label name (``rl.setup.phase`` -> ``rl_setup_phase``)."""
+        return attribute_label(self.name)
+
+    @property
+    def constant_name(self) -> str:
+        """Generated Python constant holding the name (``RL_SETUP_PHASE``)."""
+        return self.label.upper()
+
+    @property
+    def type_name(self) -> str:
+        """Generated ``Literal`` alias of the values (``RlSetupPhase``)."""
+        return "".join(part.capitalize() for part in self.label.split("_") if part)
+
+    @property
+    def domain(self) -> tuple[str, ...] | None:
+        """The finite set of values as logged (``None`` for an open attribute)."""
+        if self.values:
+            return tuple(v.value for v in self.values)
+        if self.type == "bool":
+            return ("true", "false")
+        return None
+
+    def typed_values(self) -> tuple[str | int | float | bool, ...]:
+        """The enum's values converted to the attribute's type."""
+        if self.type == "int":
+            return tuple(int(v.value) for v in self.values)
+        if self.type == "double":
+            return tuple(float(v.value) for v in self.values)
+        return tuple(v.value for v in self.values)
+
+    def where(self, field_name: str) -> Position:
+        """Position of a field's value, or of the attribute when the field is absent."""
+        return self.positions.get(field_name, self.position)
+
+
+def attribute_label(name: str) -> str:
+    """The Prometheus label an attribute name becomes (invalid characters to ``_``)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeRef:
+    """A row's use of an attribute, with its requirement level."""
+
+    name: str
+    requirement_level: str
+    position: Position
+    """Where the ``ref`` is written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +155,30 @@ class MetricRow:
     deprecated: Deprecation | None = None
     no_lint: tuple[str, ...] = ()
     positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
+    # --- attributes and key families (model engineer) ---
+    attributes: tuple[AttributeRef, ...] = ()
+    other_prefixes: tuple[str, ...] = ()
+    """Further prefixes a teed row is teed under (``prefixes: [train, ""]``)."""
+    cardinality_limit: int | None = None
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Every prefix of a teed row, ``prefix`` first; empty for recorded rows."""
+        return () if self.prefix is None else (self.prefix, *self.other_prefixes)
+
+    @property
+    def key_pattern(self) -> KeyPattern | None:
+        """The logger key parsed into literal text and placeholders."""
+        return None if self.logger_key is None else parse_pattern(self.logger_key)
+
+    @property
+    def is_family(self) -> bool:
+        """True when the logger key or a prefix holds a ``{placeholder}``."""
+        return any("{" in text for text in (self.logger_key or "", *self.prefixes))
+
+    def attribute_names(self) -> tuple[str, ...]:
+        """Names of the row's attributes in declaration order."""
+        return tuple(ref.name for ref in self.attributes)
 
     @property
     def registry_key(self) -> str:
@@ -104,6 +220,10 @@ class CatalogFile:
     recorded: tuple[MetricRow, ...]
     prefix: str = DEFAULT_PREFIX
     positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
+    attributes: tuple[Attribute, ...] = ()
+    """Attributes this file declares (usable by every row of the catalog)."""
+    other_prefixes: tuple[str, ...] = ()
+    """Further default prefixes (file-level ``prefixes``)."""
 
     @property
     def rows(self) -> tuple[MetricRow, ...]:
@@ -133,3 +253,11 @@ class Catalog:
     def by_name(self) -> dict[str, tuple[CatalogFile, MetricRow]]:
         """Rows keyed by series name."""
         return {row.name: (f, row) for f, row in self.rows()}
+
+    def attributes(self) -> dict[str, Attribute]:
+        """Every declared attribute by name (the first declaration wins), files by path."""
+        found: dict[str, Attribute] = {}
+        for catalog_file in self.files:
+            for attribute in catalog_file.attributes:
+                found.setdefault(attribute.name, attribute)
+        return found

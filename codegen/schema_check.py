@@ -67,6 +67,14 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "since": "'since' is a quoted release version, e.g. \"0.2.0\"",
     "unit": "a unit is printable ASCII without spaces, e.g. 's', 'By', '1' or '{token}'",
     "no_lint": "a lint rule name is SCREAMING_SNAKE_CASE, e.g. UNIT_IN_NAME",
+    "prefixes": "a prefix is empty or letters, digits and '_' joined by '/', '.' or '-', "
+    "e.g. 'train' or 'validation-{rl.dataset}'",
+    "ref": "an attribute name is lowercase dot-separated components of letters, digits and "
+    "'_', e.g. 'rl.setup.phase'",
+    "attributes.name": "an attribute name is lowercase dot-separated components of letters, "
+    "digits and '_', e.g. 'rl.setup.phase'",
+    "max_cardinality": 'a count is a quoted positive whole number, e.g. "64"',
+    "cardinality_limit": 'a count is a quoted positive whole number, e.g. "1000"',
 }
 
 _NULL: Final = "tag:yaml.org,2002:null"
@@ -178,10 +186,11 @@ def _compile_object(schema: dict[str, Any], keywords: set[str]) -> FastCheck | N
 
 
 def _compile_array(schema: dict[str, Any], keywords: set[str]) -> FastCheck | None:
-    if not keywords <= {"type", "items", "uniqueItems"}:
+    if not keywords <= {"type", "items", "uniqueItems", "minItems"}:
         return None
     unique = schema.get("uniqueItems", False)
-    if not isinstance(unique, bool):
+    min_items = schema.get("minItems", 0)
+    if not isinstance(unique, bool) or type(min_items) is not int:
         return None
     item_check = compile_fast_check(schema["items"]) if "items" in schema else None
     if "items" in schema and item_check is None:
@@ -191,6 +200,8 @@ def _compile_array(schema: dict[str, Any], keywords: set[str]) -> FastCheck | No
         if type(node) is not YSeq:
             return False
         items = node.items
+        if len(items) < min_items:
+            return False
         if item_check is not None:
             for item in items:
                 if not item_check(item):
@@ -281,9 +292,12 @@ def _describe_node(node: YNode) -> str:
 
 def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
     """Where in the file a path points, in words: ``teed row 2 ('rl.x')``."""
-    if len(path) >= 2 and path[0] in ("teed", "recorded") and isinstance(path[1], int):
+    if len(path) >= 2 and path[0] in ("teed", "recorded", "attributes"):
+        if not isinstance(path[1], int):
+            return "the file"
         row = nodes[2] if len(nodes) > 2 else None
-        label = f"{path[0]} row {path[1] + 1}"
+        kind = "attribute" if path[0] == "attributes" else f"{path[0]} row"
+        label = f"{kind} {path[1] + 1}"
         if isinstance(row, YMap):
             name = row.values.get("name")
             if isinstance(name, YScalar) and isinstance(name.value, str):
@@ -412,16 +426,19 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
             where,
         )
     elif kind == "pattern":
-        hint = _PATTERN_HINTS.get(field, f"it must match {error.validator_value}")
+        hint_key = "attributes.name" if path[:1] == ["attributes"] and len(path) == 3 else field
+        hint = _PATTERN_HINTS.get(hint_key, f"it must match {error.validator_value}")
         yield _error(
             "INVALID_FORMAT",
             f"{subject} is {_describe_node(node)}; {hint}.",
             where,
         )
-    elif kind == "minLength" and field == "unit":
+    elif kind == "minLength":
+        yield _error("INVALID_VALUE", f"{subject} is empty; write a value.", where)
+    elif kind == "minItems":
         yield _error(
             "INVALID_VALUE",
-            f'{subject} is empty; use "1" for dimensionless values.',
+            f"{subject} lists nothing; list at least one item or remove the key.",
             where,
         )
     elif kind == "maxLength":

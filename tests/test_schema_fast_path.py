@@ -246,7 +246,28 @@ FULL_DOCUMENT: dict[str, Any] = {
             "stability": "stable",
             "deprecated": {"since": "0.2.0", "replaced_by": "rl.reward.avg", "note": "Renamed."},
             "no_lint": ["UNIT_IN_NAME", "NAME_STYLE"],
-        }
+        },
+        {
+            "logger_key": "setup/{rl.setup.phase}_time_s",
+            "prefixes": ["timing", "validation-{rl.dataset}"],
+            "name": "rl.setup.duration",
+            "kind": "gauge",
+            "unit": "",
+            "description": "Setup time.",
+            "attributes": [{"ref": "rl.setup.phase", "requirement_level": "required"}],
+            "cardinality_limit": "100",
+        },
+    ],
+    "attributes": [
+        {
+            "name": "rl.setup.phase",
+            "type": "string",
+            "description": "Phase.",
+            "stability": "beta",
+            "values": [{"value": "policy", "description": "Policy."}],
+            "no_lint": ["ATTRIBUTE_NAME_SYNTAX"],
+        },
+        {"name": "rl.dataset", "type": "int", "description": "Set.", "max_cardinality": "8"},
     ],
     "recorded": [
         {
@@ -327,7 +348,7 @@ def test_every_single_change_of_a_full_document() -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        lambda s: s["$defs"]["noLint"].update(minItems=1),
+        lambda s: s["$defs"]["noLint"].update(maxItems=1),
         lambda s: s["$defs"]["unit"].update(format="email"),
         lambda s: s["$defs"]["deprecated"].update(additionalProperties={"type": "string"}),
         lambda s: s["properties"]["module"]["not"].update(pattern="^x"),
