@@ -29,6 +29,7 @@ __all__ = [
     "Deprecation",
     "MetricRow",
     "Section",
+    "attribute_label",
 ]
 
 Section = Literal["teed", "recorded"]
