@@ -8,6 +8,7 @@ keys (``deprecated.since``) and list items an index (``no_lint[0]``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -386,7 +387,7 @@ def _attributes(
 
 _A_TYPE = {"string": "a string", "int": "an int", "double": "a double", "bool": "a bool"}
 _TYPE_CHECKS = {
-    "int": lambda text: text.lstrip("-").isdigit(),
+    "int": re.compile(r"-?[0-9]{1,18}").fullmatch,
 }
 
 
@@ -404,7 +405,10 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         value = _text(value_node)
         if value is None or value_node is None:
             return None
-        if value in seen:
+        # "01" and "1" are one int.
+        is_int = kind == "int" and _TYPE_CHECKS["int"](value)
+        value_key = str(int(value)) if is_int else value
+        if value_key in seen:
             diagnostics.append(
                 _error(
                     "DUPLICATE_ATTRIBUTE_VALUE",
@@ -413,7 +417,7 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
                 )
             )
             return None
-        seen.add(value)
+        seen.add(value_key)
         check = _TYPE_CHECKS.get(kind)
         if kind in ("double", "bool") or (check is not None and not check(value)):
             fix = (

@@ -362,9 +362,18 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
             *(("prefix", prefix) for prefix in row.prefixes),
         ):
             for name in placeholders(text):
-                if name in listed:
-                    continue
                 where = row.positions.get(field_name) or row.where("prefixes")
+                if name in listed:
+                    kind = known[name].type if name in known else "string"
+                    if kind not in ("string", "int"):
+                        yield _error(
+                            "PLACEHOLDER_TYPE",
+                            f"{text!r} captures {{{name}}}, a {kind} attribute; a placeholder "
+                            "captures text, so only a string or int attribute can fill it; "
+                            "change the attribute's type or drop the placeholder.",
+                            where,
+                        )
+                    continue
                 if name in known:
                     fix = f"add '- ref: {name}' to the row's attributes."
                 else:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 import jinja2
 
 from .diagnostics import Diagnostic, Severity
-from .model import Catalog, CatalogFile, MetricRow
+from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 
 __all__ = [
     "GENERATED_PACKAGE_DIR",
@@ -265,6 +265,12 @@ def _row_doc(row: MetricRow) -> list[str]:
     facts = [f"Kind: {row.kind}", f"Unit: {row.unit or '(dimensionless)'}"]
     if row.logger_key is not None:
         facts.append(f"Logger key: {row.qualified_logger_key}")
+    if row.other_prefixes:
+        facts.append("Also under prefixes: " + ", ".join(p or "(none)" for p in row.other_prefixes))
+    if row.attributes:
+        facts.append(
+            "Attributes: " + ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes)
+        )
     facts.append(f"Stability: {row.stability}")
     paragraphs = [row.description, "\n".join(facts)]
     if row.deprecated is not None:
@@ -309,7 +315,7 @@ def _key_constant(row: MetricRow) -> str:
     return f"{row.constant_name}_KEY"
 
 
-def _teed_block(row: MetricRow) -> str:
+def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     """A teed row's constant, docstring and ``<CONSTANT>_KEY``, after a blank line."""
     constant = row.constant_name
     logger_key = row.logger_key or ""  # always set on teed rows
@@ -326,6 +332,7 @@ def _teed_block(row: MetricRow) -> str:
         f"{py_kwarg('unit', row.unit)}\n"
         f"{py_kwarg('description', row.description)}\n"
         f"{py_kwarg('prefix', prefix)}\n"
+        f"{_extras(row, attributes)}"
         f"{replacement}"
         f")\n{py_docstring(_row_doc(row))}\n"
         f"\n{py_assign(_key_constant(row), logger_key)}\n"
@@ -333,7 +340,7 @@ def _teed_block(row: MetricRow) -> str:
     )
 
 
-def _recorded_block(row: MetricRow) -> str:
+def _recorded_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     """A recorded row's constant and docstring, after a blank line."""
     return (
         f"\n{row.constant_name}: Final = RecordedMetric(\n"
@@ -341,8 +348,124 @@ def _recorded_block(row: MetricRow) -> str:
         f"{py_kwarg('kind', row.kind)}\n"
         f"{py_kwarg('unit', row.unit)}\n"
         f"{py_kwarg('description', row.description)}\n"
+        f"{_extras(row, attributes)}"
         f")\n{py_docstring(_row_doc(row))}\n"
     )
+
+
+# --- attributes (model engineer) ----------------------------------------------------
+
+
+def _py_value(attribute: Attribute, text: str) -> str:
+    """An enum value as a Python literal of the attribute's type."""
+    return str(int(text)) if attribute.type == "int" else py_str(text)
+
+
+def _py_items(items: Sequence[str], indent: int) -> str:
+    """``(a, b, ...)`` as ruff lays it out at ``indent``: one item flat, more one per line.
+
+    Two or more items end in a magic trailing comma, which ruff keeps expanded.
+    """
+    pad = " " * indent
+    if len(items) == 1:
+        return f"({items[0]},)"
+    body = "".join(f"{pad}{' ' * _INDENT}{item},\n" for item in items)
+    return f"(\n{body}{pad})"
+
+
+def _tuple_kwarg(name: str, items: Sequence[str], indent: int) -> str:
+    pad = " " * indent
+    flat = f"{pad}{name}={_py_items(items, indent)},"
+    if len(items) == 1 and len(flat) > LINE_LENGTH:
+        inner = " " * (indent + _INDENT)
+        return f"{pad}{name}=(\n{inner}{items[0]},\n{pad}),"
+    return flat
+
+
+def _attribute_call(ref: AttributeRef, attribute: Attribute | None, indent: int) -> str:
+    """One ``MetricAttribute(...)`` argument, every field on its own line."""
+    pad = " " * indent
+    inner = indent + _INDENT
+    lines = [f"{pad}MetricAttribute(", py_kwarg("name", ref.name, inner)]
+    if attribute is not None:
+        if attribute.type != "string":
+            lines.append(py_kwarg("type", attribute.type, inner))
+        if attribute.values:
+            values = [_py_value(attribute, v.value) for v in attribute.values]
+            lines.append(_tuple_kwarg("values", values, inner))
+        if attribute.max_cardinality is not None:
+            lines.append(f"{' ' * inner}max_cardinality={attribute.max_cardinality},")
+    lines.append(py_kwarg("requirement", ref.requirement_level, inner))
+    lines.append(f"{pad}),")
+    return "\n".join(lines)
+
+
+def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
+    """The optional keyword arguments after the reference fields ("" when there are none)."""
+    lines: list[str] = []
+    if row.attributes:
+        calls = "\n".join(
+            _attribute_call(ref, attributes.get(ref.name), 2 * _INDENT) for ref in row.attributes
+        )
+        lines.append(f"{' ' * _INDENT}attributes=(\n{calls}\n{' ' * _INDENT}),")
+    if row.other_prefixes:
+        prefixes = [py_str(prefix) for prefix in row.other_prefixes]
+        lines.append(_tuple_kwarg("other_prefixes", prefixes, _INDENT))
+    if row.cardinality_limit is not None:
+        lines.append(f"{' ' * _INDENT}cardinality_limit={row.cardinality_limit},")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _literal_alias(attribute: Attribute) -> str:
+    """``Name: TypeAlias = Literal[...]`` for an enumerated attribute, laid out as ruff does."""
+    values = [_py_value(attribute, v.value) for v in attribute.values]
+    head = f"{attribute.type_name}: TypeAlias = Literal["
+    flat = f"{head}{', '.join(values)}]"
+    if len(flat) <= LINE_LENGTH:
+        return flat
+    if len(values) == 1:
+        return f"{head}\n{' ' * _INDENT}{values[0]}\n]"
+    body = "".join(f"{' ' * _INDENT}{value},\n" for value in values)
+    return f"{head}\n{body}]"
+
+
+def _attribute_doc(attribute: Attribute) -> list[str]:
+    if attribute.values:
+        domain = f"Values: {', '.join(v.value for v in attribute.values)}"
+    elif attribute.max_cardinality is not None:
+        domain = f"Values: open, at most {attribute.max_cardinality} distinct"
+    else:
+        domain = "Values: true, false"
+    facts = [
+        f"Type: {attribute.type}",
+        domain,
+        f"Prometheus label: {attribute.label}",
+        f"Stability: {attribute.stability}",
+    ]
+    return [attribute.description, "\n".join(facts)]
+
+
+def _attribute_block(attribute: Attribute) -> str:
+    """An attribute's name constant and, for an enum, its ``Literal`` type and values."""
+    constant = attribute.constant_name
+    out = f"\n{py_assign(constant, attribute.name)}\n{py_docstring(_attribute_doc(attribute))}\n"
+    if attribute.values and attribute.type in ("string", "int"):
+        described = "\n".join(f"{v.value}: {v.description}" for v in attribute.values)
+        values = [_py_value(attribute, v.value) for v in attribute.values]
+        out += (
+            f"\n{_literal_alias(attribute)}\n"
+            f"{py_docstring([f'The values of {attribute.name}.', described])}\n"
+            f"\n{py_tuple(f'{constant}_VALUES', attribute.type_name, values)}\n"
+            f"{py_docstring([f'The values of {attribute.name}, in declaration order.'])}\n"
+        )
+    return out
+
+
+def _attribute_names(attribute: Attribute) -> list[str]:
+    """The module-level names an attribute generates."""
+    if attribute.values and attribute.type in ("string", "int"):
+        return [attribute.constant_name, attribute.type_name, f"{attribute.constant_name}_VALUES"]
+    return [attribute.constant_name]
 
 
 def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
@@ -369,6 +492,7 @@ def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
         claimed: dict[str, MetricRow] = {}
         names: list[tuple[str, MetricRow]] = [(row.constant_name, row) for row in catalog_file.rows]
         names += [(_key_constant(row), row) for row in catalog_file.teed]
+        found.extend(_attribute_name_clashes(catalog_file, {name for name, _row in names}))
         for name, row in names:
             if name in _RESERVED_NAMES:
                 found.append(
@@ -394,6 +518,25 @@ def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
                 )
             else:
                 claimed[name] = row
+    return found
+
+
+def _attribute_name_clashes(catalog_file: CatalogFile, taken: set[str]) -> list[Diagnostic]:
+    """An attribute whose generated names are a row's constant or ``TEED``/``RECORDED``."""
+    found: list[Diagnostic] = []
+    for attribute in catalog_file.attributes:
+        for name in _attribute_names(attribute):
+            if name in taken or name in _RESERVED_NAMES:
+                found.append(
+                    Diagnostic(
+                        "GENERATED_NAME_CLASH",
+                        Severity.ERROR,
+                        f"attribute {attribute.name!r} would generate {name}, which this "
+                        "module already uses for a row; rename the attribute or the row.",
+                        attribute.where("name"),
+                    )
+                )
+            taken.add(name)
     return found
 
 
@@ -438,8 +581,13 @@ _ENV: Final = _make_environment()
 _MODULE_TEMPLATE: Final = _ENV.get_template("python/module.py.j2")
 
 
-def render_python_module(catalog_file: CatalogFile) -> str:
+def render_python_module(
+    catalog_file: CatalogFile, attributes: Mapping[str, Attribute] | None = None
+) -> str:
     """The full text of one owner's generated module.
+
+    ``attributes`` are the catalog's declared attributes by name, which the
+    rows' ``MetricAttribute`` arguments spell out (default: the file's own).
 
     Raises:
         ValueError: The file's names would clash in Python; see
@@ -449,23 +597,34 @@ def render_python_module(catalog_file: CatalogFile) -> str:
     if problems:
         msg = "; ".join(d.format() for d in problems)
         raise ValueError(msg)
+    known = {a.name: a for a in catalog_file.attributes} if attributes is None else attributes
     all_names = ["TEED", "RECORDED"]
     all_names += [row.constant_name for row in catalog_file.rows]
     all_names += [_key_constant(row) for row in catalog_file.teed]
+    for attribute in catalog_file.attributes:
+        all_names += _attribute_names(attribute)
     # The rows are laid out in Python: a template call per field was most of this
     # renderer's time at 10,000 rows.
-    rows = [_teed_block(row) for row in catalog_file.teed]
-    rows += [_recorded_block(row) for row in catalog_file.recorded]
+    rows = [_attribute_block(attribute) for attribute in catalog_file.attributes]
+    rows += [_teed_block(row, known) for row in catalog_file.teed]
+    rows += [_recorded_block(row, known) for row in catalog_file.recorded]
+    typing_names = ["Final"]
+    if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
+        typing_names += ["Literal", "TypeAlias"]
     return _MODULE_TEMPLATE.render(
         file=catalog_file,
         module_doc=_module_doc(catalog_file),
         rows="".join(rows),
         all_names=sorted(all_names, key=_all_order),
+        typing_names=", ".join(typing_names),
+        uses_attributes=any(row.attributes for row in catalog_file.rows),
     )
 
 
 def render_python_modules(catalog: Catalog) -> dict[str, str]:
     """Repo-relative path (``src/metric_catalog/generated/<module>.py``) -> module text."""
+    attributes = catalog.attributes()
     return {
-        f"{GENERATED_PACKAGE_DIR}/{f.module}.py": render_python_module(f) for f in catalog.files
+        f"{GENERATED_PACKAGE_DIR}/{f.module}.py": render_python_module(f, attributes)
+        for f in catalog.files
     }

@@ -74,7 +74,8 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "attributes.name": "an attribute name is lowercase dot-separated components of letters, "
     "digits and '_', e.g. 'rl.setup.phase'",
     "max_cardinality": 'a count is a quoted positive whole number, e.g. "64"',
-    "cardinality_limit": 'a count is a quoted positive whole number, e.g. "1000"',
+    "cardinality_limit": "a budget is a quoted whole number of at least 2 (one attribute set "
+    'plus the overflow point), e.g. "1000"',
 }
 
 _NULL: Final = "tag:yaml.org,2002:null"

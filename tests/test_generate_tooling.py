@@ -21,6 +21,8 @@ from codegen.render_python import render_python_module
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "generate"
+# Attributes, key families and several prefixes (MetricAttribute, Literal aliases).
+ATTRIBUTE_FIXTURES = Path(__file__).parent / "fixtures" / "attributes"
 BIN = Path(sys.executable).parent
 
 # Characters that stress quoting, escaping and line-width decisions.
@@ -79,7 +81,7 @@ def test_generated_code_passes_ruff_check_ruff_format_and_mypy_strict(tmp_path: 
     """Fixture and random-text modules pass ruff check, ruff format --check and mypy --strict."""
     catalog_dir = tmp_path / "catalog"
     catalog_dir.mkdir()
-    for source in FIXTURES.glob("*.yaml"):
+    for source in [*FIXTURES.glob("*.yaml"), *ATTRIBUTE_FIXTURES.glob("*.yaml")]:
         shutil.copy(source, catalog_dir / source.name)
     result = load_and_check(root=tmp_path)
     assert result.ok

@@ -1,0 +1,103 @@
+"""Generated modules for attributes, key families and several prefixes (render_python)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from codegen.model import Attribute, Catalog
+from codegen.pipeline import load_and_check
+from codegen.render_python import python_name_diagnostics, render_python_modules
+
+GAMMA = Path(__file__).parent / "fixtures" / "attributes" / "gamma.yaml"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    """The attribute fixture, loaded clean."""
+    result = load_and_check([GAMMA], root=ROOT)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result.catalog
+
+
+@pytest.fixture(scope="module")
+def gamma_text(catalog: Catalog) -> str:
+    """The generated module's text."""
+    return render_python_modules(catalog)["src/metric_catalog/generated/gamma.py"]
+
+
+def test_generated_rows_carry_attributes_prefixes_and_budget(gamma_text: str) -> None:
+    """Executed against the real vocabulary, rows hold every declared field, typed."""
+    module = types.ModuleType("gamma_under_test")
+    exec(compile(gamma_text, "gamma.py", "exec"), module.__dict__)
+    row = module.FIXTURE_EFFICIENCY_TIME
+    assert row.other_prefixes == ("",)
+    assert row.cardinality_limit == 100
+    category, rank, window = row.attributes
+    assert (category.name, category.requirement) == ("rl.fixture.category", "required")
+    assert category.values[:2] == ("idle/refit_bubble", "init/total")
+    assert (rank.type, rank.values, rank.requirement) == ("int", (0, 1), "opt_in")
+    assert window.values == ("step",)
+    (phase,) = module.FIXTURE_SETUP_DURATION.attributes
+    assert (phase.values, phase.max_cardinality) == ((), 64)
+    assert module.FIXTURE_VALIDATION_LOSS.prefix == "validation-{rl.fixture.phase}"
+    (clipped,) = module.FIXTURE_GAMMA_BATCH_DURATION.attributes
+    assert (clipped.type, clipped.requirement) == ("bool", "recommended")
+    assert module.RL_FIXTURE_RANK == "rl.fixture.rank"
+    assert module.RL_FIXTURE_RANK_VALUES == (0, 1)
+    assert {"RL_FIXTURE_CATEGORY", "RlFixtureCategory", "RL_FIXTURE_PHASE"} <= set(module.__all__)
+    assert not hasattr(module, "RlFixturePhase")  # an open attribute has no Literal
+
+
+def test_a_misspelt_attribute_value_is_a_mypy_error(gamma_text: str, tmp_path: Path) -> None:
+    """Owners annotate values with the generated Literal, so a typo fails mypy --strict."""
+    (tmp_path / "gamma.py").write_text(gamma_text, encoding="utf-8")
+    owner = (
+        "from gamma import RL_FIXTURE_CATEGORY, RlFixtureCategory\n\n"
+        'GOOD: RlFixtureCategory = "init/total"\n'
+        'BAD: RlFixtureCategory = "init/totl"\n'
+        "ATTRIBUTES: dict[str, str] = {RL_FIXTURE_CATEGORY: GOOD}\n"
+    )
+    (tmp_path / "owner.py").write_text(owner, encoding="utf-8")
+    mypy = subprocess.run(
+        [str(Path(sys.executable).parent / "mypy"), "--strict", "--no-incremental", "owner.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
+    )
+    assert mypy.returncode == 1, mypy.stdout
+    errors = [line for line in mypy.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1
+    assert errors[0].startswith("owner.py:4:")
+    assert "'init/totl'" in errors[0]
+
+
+def test_plain_rows_render_without_attribute_imports(catalog: Catalog) -> None:
+    """A module whose rows use no attributes imports neither MetricAttribute nor Literal."""
+    plain = load_and_check([ROOT / "tests" / "fixtures" / "generate" / "alpha.yaml"], root=ROOT)
+    text = next(iter(render_python_modules(plain.catalog).values()))
+    assert "MetricAttribute" not in text
+    assert "from typing import Final\n" in text
+
+
+def test_attribute_constant_clashing_with_a_row_constant_is_reported(catalog: Catalog) -> None:
+    """``rl.fixture.rank`` generates RL_FIXTURE_RANK, so a series ``rl.rl.fixture.rank`` clashes."""
+    (gamma,) = catalog.files
+    row = gamma.teed[0]
+    clash = type(row)(**{**_fields(row), "name": "rl.rl.fixture.rank"})
+    broken = type(gamma)(**{**_fields(gamma), "teed": (clash,)})
+    found = python_name_diagnostics(Catalog((broken,)))
+    assert [d.code for d in found] == ["GENERATED_NAME_CLASH"]
+    assert "attribute 'rl.fixture.rank' would generate RL_FIXTURE_RANK" in found[0].message
+    assert isinstance(gamma.attributes[0], Attribute)
+
+
+def _fields(obj: object) -> dict[str, object]:
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
