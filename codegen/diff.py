@@ -424,25 +424,37 @@ def diff_catalogs(
     )
 
 
+def _logged_keys(row: MetricRow) -> tuple[str, ...]:
+    """Every ``prefix/logger_key`` the row is teed under, primary prefix first."""
+    if row.logger_key is None:
+        return ()
+    return tuple(f"{p}/{row.logger_key}" if p else row.logger_key for p in row.prefixes)
+
+
 def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
-    """A kept teed row whose qualified logger key changed: the old key no longer exports."""
-    before, after = old.qualified_logger_key, new.qualified_logger_key
-    if not before or before == after or old.deprecated is not None:
+    """A kept teed row no longer teed under a key it had: code logging that key stops exporting."""
+    if old.deprecated is not None:
         return
-    what = f"now {after!r}" if after else "now a recorded row"
+    after = _logged_keys(new)
+    lost = [key for key in _logged_keys(old) if key not in after]
+    if not lost:
+        return
+    shown = ", ".join(repr(key) for key in lost)
+    now = ", ".join(repr(key) for key in after)
+    what = f"now {now}" if after else "now a recorded row"
     where = new.where("logger_key") if new.logger_key else new.position
     if new.logger_key == old.logger_key:
-        where = new.where("prefix")
+        where = new.where("prefixes") if "prefixes" in new.positions else new.where("prefix")
     if old.stability == "stable":
         findings.add(
             "STABLE_LOGGER_KEY_CHANGED",
-            f"stable series {old.name} was logged as {before!r}, {what}",
+            f"stable series {old.name} was logged as {shown}, {what}",
             where,
         )
     elif old.stability == "beta":
         findings.add(
             "BETA_LOGGER_KEY_CHANGED",
-            f"beta series {old.name} was logged as {before!r}, {what}",
+            f"beta series {old.name} was logged as {shown}, {what}",
             where,
         )
 

@@ -244,6 +244,20 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         False,
     ),
     (
+        "stable row dropping one of its prefixes breaks code logging under it",
+        [replace(row("rl.a", stability=S, key="k"), other_prefixes=("",))],
+        [row("rl.a", stability=S, key="k")],
+        ["STABLE_LOGGER_KEY_CHANGED"],
+        True,
+    ),
+    (
+        "stable row teed under one more prefix is allowed",
+        [row("rl.a", stability=S, key="k")],
+        [replace(row("rl.a", stability=S, key="k"), other_prefixes=("",))],
+        [],
+        False,
+    ),
+    (
         "stable description change is not breaking",
         [row("rl.a", stability=S, key="k")],
         [row("rl.a", stability=S, key="k", description="Better.")],
