@@ -1,9 +1,10 @@
-"""``python -m codegen <command>``: one table of commands, each in its own module.
+"""``metric-catalog <command>`` (``python -m codegen`` in this repo): one table of commands.
 
 Every module under :mod:`codegen.commands` exposes ``HELP`` (one line),
 ``configure(parser)`` to add its arguments, and ``run(args) -> int`` returning
 the exit code (0 clean, 1 findings, 2 usage). Modules are imported only when
-their command runs, so ``--help`` stays fast.
+their command runs, so ``--help`` stays fast. A bad ``[tool.metric-catalog]``
+table exits 2 with the file, the key and the fix.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Final
+
+from .config import ConfigError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -26,14 +29,27 @@ COMMANDS: Final[dict[str, str]] = {
     "live-check": ".commands.live_check",
     "resolve": ".commands.resolve",
     "dashboards": ".commands.dashboards",
+    "init": ".commands.init",
 }
 """Command name -> module implementing it."""
 
+_EXTRA_MODULES: Final = frozenset({"yaml", "jinja2", "jsonschema", "markupsafe"})
+"""What the ``codegen`` extra installs; a command importing one without it says so."""
+
+
+def _prog() -> str:
+    """``python -m codegen`` from this repo's source tree, else the installed command's name."""
+    return "python -m codegen" if __package__ == "codegen" else "metric-catalog"
+
 
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    prog = _prog()
     parser = argparse.ArgumentParser(
-        prog="python -m codegen",
-        description="Validate, lint and render the metric catalog (catalog/*.yaml).",
+        prog=prog,
+        description=(
+            "Validate, lint and render a metric catalog; configured by [tool.metric-catalog] "
+            "in the nearest pyproject.toml."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = next((a for a in argv if not a.startswith("-")), None)
@@ -45,19 +61,32 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             command.set_defaults(_run=module.run)
         else:
             # Only the chosen command's module is imported; the rest list their names.
-            sub.add_parser(name, help=f"see 'python -m codegen {name} --help'")
+            sub.add_parser(name, help=f"see '{prog} {name} --help'")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the command, return its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = _build_parser(args_list)
+    try:
+        parser = _build_parser(args_list)
+    except ModuleNotFoundError as exc:
+        if exc.name not in _EXTRA_MODULES:
+            raise
+        print(
+            f"error: {_prog()} needs {exc.name}, from the codegen extra: "
+            "pip install 'metric-catalog[codegen]'",
+            file=sys.stderr,
+        )
+        return 2
     args = parser.parse_args(args_list)
     run = args._run
     try:
         code: int = run(args)
         sys.stdout.flush()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: not an error of ours. Point stdout
         # at devnull so the interpreter's final flush does not raise again.

@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .config import Config, config_for_root
 from .dashboards import render_dashboards
 from .diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
 from .model import Catalog
-from .pipeline import default_paths, load_and_check
+from .pipeline import load_and_check
 from .render_docs import render_docs_pages
-from .render_python import (
-    GENERATED_PACKAGE_DIR,
-    python_name_diagnostics,
-    render_python_modules,
-)
+from .render_python import python_name_diagnostics, render_python_modules
+from .render_templates import TemplateOutputError, render_template_outputs
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
@@ -41,16 +39,17 @@ __all__ = [
     "render_all",
 ]
 
-MANAGED_DIRS: Final[tuple[str, ...]] = (GENERATED_PACKAGE_DIR, "docs/metrics", "docs/dashboards")
-"""Folders whose generated files this plan owns: stale marked files there are removed."""
+MANAGED_DIRS: Final[tuple[str, ...]] = Config().managed_dirs
+"""The default configuration's generated folders (a project's: :attr:`Config.managed_dirs`)."""
 
-FIX_COMMAND: Final = "make generate"
-"""What to run when generated files are out of date."""
+FIX_COMMAND: Final = Config().generate_command
+"""What to run when generated files are out of date, by default (``generate-command``)."""
 
-RENDERERS: Final[tuple[tuple[str, Callable[[Catalog], dict[str, str]]], ...]] = (
+RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], ...]] = (
     ("render_python_modules", render_python_modules),
     ("render_docs_pages", render_docs_pages),
     ("render_dashboards", render_dashboards),
+    ("render_template_outputs", render_template_outputs),
 )
 """Every renderer that contributes to the plan, by name (named in error messages)."""
 
@@ -59,26 +58,31 @@ class PlanError(ValueError):
     """A renderer produced a file the plan cannot own: outside the folders, unmarked, or twice."""
 
 
-def _managed(path: str) -> bool:
-    return any(path.startswith(f"{directory}/") for directory in MANAGED_DIRS)
+def _managed(path: str, managed_dirs: tuple[str, ...]) -> bool:
+    return any(path.startswith(f"{directory}/") for directory in managed_dirs)
 
 
-def render_all(catalog: Catalog) -> dict[str, str]:
-    """Repo-relative POSIX path -> full text of every generated file, sorted by path.
+def render_all(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
+    """Root-relative POSIX path -> full text of every generated file, sorted by path.
 
     Raises:
-        PlanError: A renderer returned a path outside :data:`MANAGED_DIRS`, the
-            same path as another renderer, or a file without the generated
-            marker (which a later run could neither update nor remove).
+        PlanError: A renderer returned a path outside the configured folders
+            (:attr:`Config.managed_dirs`), the same path as another renderer,
+            or a file without the generated marker (which a later run could
+            neither update nor remove).
+        ValueError: A renderer refused the catalog or a template failed; the
+            message says which.
     """
+    config = config or Config()
+    managed_dirs = config.managed_dirs
     plan: dict[str, str] = {}
     owners: dict[str, str] = {}
     for renderer_name, render in RENDERERS:
-        for path, text in render(catalog).items():
-            if not _managed(path) or ".." in path.split("/"):
+        for path, text in render(catalog, config).items():
+            if not _managed(path, managed_dirs) or ".." in path.split("/"):
                 msg = (
                     f"{renderer_name} returned {path!r}, outside the generated folders "
-                    f"({', '.join(MANAGED_DIRS)}); return a path inside one of them"
+                    f"({', '.join(managed_dirs)}); return a path inside one of them"
                 )
                 raise PlanError(msg)
             if path in plan:
@@ -101,35 +105,48 @@ def generation_diagnostics(catalog: Catalog) -> list[Diagnostic]:
     return python_name_diagnostics(catalog)
 
 
-def load_plan(root: Path) -> tuple[dict[str, str] | None, list[Diagnostic]]:
-    """Load, validate and lint ``root/catalog/*.yaml``, then render: (plan, diagnostics).
+def load_plan(config: Config | Path) -> tuple[dict[str, str] | None, list[Diagnostic]]:
+    """Load, validate and lint the configured catalog, then render: (plan, diagnostics).
 
-    The plan is ``None`` when any diagnostic is an error, so nothing gets
-    written from a catalog that failed its checks. An empty or missing
-    ``catalog/`` folder is an error too: rendering it would delete every
-    generated file, which is never what a wrong ``--root`` means.
+    A bare ``Path`` stands for the project there (its table, else the defaults). The plan
+    is ``None`` when any diagnostic is an error, so nothing gets written from a
+    catalog that failed its checks. No catalog file at all is an error too:
+    rendering it would delete every generated file, which is never what a wrong
+    ``--root`` means.
 
     Raises:
         PlanError: See :func:`render_all`.
     """
-    if not default_paths(root):
+    if isinstance(config, Path):
+        config = config_for_root(config)
+    paths = config.catalog_paths()
+    if not paths:
+        where = f"[tool.metric-catalog] catalog in {config.source.name}" if config.source else ""
         missing = Diagnostic(
             "NO_CATALOG",
             Severity.ERROR,
-            f"no catalog files match {(root / 'catalog' / '*.yaml').as_posix()}; run from the "
-            "repository root or pass --root",
+            f"no catalog files match {', '.join(config.catalog)} under {config.root.as_posix()}; "
+            + (f"fix {where}" if where else "run from the project root, pass --root, ")
+            + " or run `metric-catalog init` to start one",
         )
         return None, [missing]
-    result = load_and_check(root=root)
+    result = load_and_check(paths, root=config.root)
     diagnostics = [*result.diagnostics, *generation_diagnostics(result.catalog)]
     if has_errors(diagnostics):
         return None, diagnostics
-    return render_all(result.catalog), diagnostics
+    try:
+        return render_all(result.catalog, config), diagnostics
+    except TemplateOutputError as exc:
+        return None, [*diagnostics, Diagnostic("TEMPLATE", Severity.ERROR, str(exc))]
 
 
-def plan_changes(root: Path, plan: Mapping[str, str]) -> tuple[list[FileChange], list[str]]:
-    """What must change under ``root`` to match ``plan`` (see :func:`.writer.compute_changes`)."""
-    return compute_changes(root, plan, MANAGED_DIRS)
+def plan_changes(
+    config: Config | Path, plan: Mapping[str, str]
+) -> tuple[list[FileChange], list[str]]:
+    """What must change under the root to match ``plan`` (see :func:`.writer.compute_changes`)."""
+    if isinstance(config, Path):
+        config = config_for_root(config)
+    return compute_changes(config.root, plan, config.managed_dirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +164,9 @@ class Planned:
 
 
 def plan_or_report(
-    root: Path, command: str, refusal: str, *, warnings: bool = True
+    config: Config, command: str, refusal: str, *, warnings: bool = True
 ) -> Planned | None:
-    """Load, render and diff against ``root``, printing diagnostics to stderr.
+    """Load, render and diff against the project root, printing diagnostics to stderr.
 
     Returns the :class:`Planned` result, or ``None`` after printing
     ``"<command>: <refusal>"`` when the catalog has errors or the plan cannot be
@@ -158,7 +175,7 @@ def plan_or_report(
     warnings once already, through ``lint``).
     """
     try:
-        plan, diagnostics = load_plan(root)
+        plan, diagnostics = load_plan(config)
         report = format_diagnostics(diagnostics) if diagnostics else ""
         shown = (
             diagnostics if warnings else [d for d in diagnostics if d.severity is Severity.ERROR]
@@ -168,7 +185,7 @@ def plan_or_report(
         if plan is None:
             print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
             return None
-        changes, unchanged = plan_changes(root, plan)
+        changes, unchanged = plan_changes(config, plan)
     except (PlanError, HandWrittenFileError) as exc:
         print(f"{command}: {refusal}: {exc}", file=sys.stderr)
         return None

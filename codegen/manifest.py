@@ -2,15 +2,17 @@
 
 A full generate re-parses, re-validates and re-renders the whole catalog. When
 nothing changed, that work only proves that nothing changed, so the last
-successful run leaves a manifest (``.cache/codegen/manifest.json``, ignored by
-git): a fingerprint of its inputs (every ``catalog/*.yaml``, the generator's
-own sources, templates and schema, and the versions of the libraries it
-renders with) and a digest of every file it
+successful run leaves a manifest (``manifest.json`` in the configured
+``cache-dir``, by default ``.cache/metric-catalog/``, ignored by git): a
+fingerprint of its inputs (every catalog file, the configuration, the
+generator's own sources, templates and schema, a project's template folder,
+and the versions of the libraries it renders with) and a digest of every file it
 owns. The next run hashes the same inputs and outputs; when all match, and no
 stray generated file has appeared in a managed folder, it is done. Anything
 else, including an unreadable or foreign manifest, falls back to a full run.
 
-This module imports only the standard library and :mod:`codegen.writer`, so
+This module imports only the standard library, :mod:`codegen.config` and
+:mod:`codegen.writer`, so
 the no-op path never pays for YAML, jsonschema or Jinja2. ``check`` never uses
 the manifest: it always renders, so CI proves the committed files itself.
 """
@@ -29,12 +31,13 @@ from typing import Final
 
 from metric_catalog import vocabulary
 
+from .config import Config, config_for_root
 from .writer import stale_generated_files, write_atomic
 
 __all__ = ["MANIFEST_PATH", "CachedRun", "fingerprint_inputs", "load_if_current", "record"]
 
-MANIFEST_PATH: Final = ".cache/codegen/manifest.json"
-"""Where the manifest lives, relative to the repository root."""
+MANIFEST_PATH: Final = Config().manifest_path
+"""Where the manifest lives by default, relative to the project root (``cache-dir``)."""
 
 _FORMAT: Final = 1
 _GENERATOR_SUFFIXES: Final = frozenset({".py", ".j2", ".json"})
@@ -76,15 +79,36 @@ def _library_versions() -> str:
     return ";".join(stamps)
 
 
-def fingerprint_inputs(root: Path) -> str:
-    """A digest of every ``catalog/*.yaml`` under ``root``, the generator and its libraries."""
+def _config(config: Config | Path) -> Config:
+    return config_for_root(config) if isinstance(config, Path) else config
+
+
+def _template_sources(config: Config) -> list[Path]:
+    folder = config.templates_path
+    if folder is None or not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def fingerprint_inputs(config: Config | Path) -> str:
+    """A digest of the catalog, the configuration, the templates, the generator and its libraries.
+
+    A bare ``Path`` stands for the project there (its table, else the defaults).
+
+    Raises:
+        OSError: A catalog or template file cannot be read.
+    """
+    config = _config(config)
     digest = hashlib.sha256(f"metric-catalog codegen manifest {_FORMAT}\n".encode())
-    digest.update(f"{_library_versions()}\n".encode())
-    catalog = sorted((root / "catalog").glob("*.yaml"))
-    for label, paths in (("catalog", catalog), ("generator", _generator_sources())):
+    digest.update(f"{_library_versions()}\n{config.fingerprint()}\n".encode())
+    sources = (
+        ("catalog", config.catalog_paths()),
+        ("templates", _template_sources(config)),
+        ("generator", _generator_sources()),
+    )
+    for label, paths in sources:
         for path in paths:
-            name = path.name if label == "catalog" else path.as_posix()
-            digest.update(f"{label}\0{name}\0".encode())
+            digest.update(f"{label}\0{path.as_posix()}\0".encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
@@ -96,14 +120,16 @@ def _file_digest(path: Path) -> str | None:
         return None
 
 
-def load_if_current(root: Path) -> CachedRun | None:
+def load_if_current(config: Config | Path) -> CachedRun | None:
     """The last run, if its inputs and every output are unchanged; else ``None``.
 
     Never raises: a missing, corrupt or stale manifest just means a full run.
     """
+    config = _config(config)
+    root = config.root
     try:
-        doc = json.loads((root / MANIFEST_PATH).read_text(encoding="utf-8"))
-        if doc.get("format") != _FORMAT or doc.get("inputs") != fingerprint_inputs(root):
+        doc = json.loads((root / config.manifest_path).read_text(encoding="utf-8"))
+        if doc.get("format") != _FORMAT or doc.get("inputs") != fingerprint_inputs(config):
             return None
         outputs: dict[str, str] = doc["outputs"]
         managed: list[str] = doc["managed_dirs"]
@@ -119,13 +145,21 @@ def load_if_current(root: Path) -> CachedRun | None:
 
 
 def record(
-    root: Path, plan: Mapping[str, str], managed_dirs: Iterable[str], report: str = ""
+    config: Config | Path,
+    plan: Mapping[str, str],
+    managed_dirs: Iterable[str] | None = None,
+    report: str = "",
 ) -> None:
     """Remember a successful run whose outputs are ``plan``. Best effort: a cache never fails."""
+    config = _config(config)
+    try:
+        inputs = fingerprint_inputs(config)
+    except OSError:
+        return
     doc = {
         "format": _FORMAT,
-        "inputs": fingerprint_inputs(root),
-        "managed_dirs": sorted(managed_dirs),
+        "inputs": inputs,
+        "managed_dirs": sorted(config.managed_dirs if managed_dirs is None else managed_dirs),
         "outputs": {
             rel: hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
             for rel, text in sorted(plan.items())
@@ -133,4 +167,6 @@ def record(
         "report": report,
     }
     with contextlib.suppress(OSError):
-        write_atomic(root / MANIFEST_PATH, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        write_atomic(
+            config.root / config.manifest_path, json.dumps(doc, indent=1, sort_keys=True) + "\n"
+        )

@@ -14,6 +14,7 @@ reaches the module through those helpers, never pasted raw.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 import unicodedata
@@ -23,6 +24,7 @@ from typing import Final
 
 import jinja2
 
+from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 
@@ -39,12 +41,13 @@ __all__ = [
     "render_python_modules",
 ]
 
-GENERATED_PACKAGE_DIR: Final = "src/metric_catalog/generated"
-"""Repo-relative folder the modules are written to."""
+GENERATED_PACKAGE_DIR: Final = Config().package_dir
+"""Default root-relative folder of the modules; a project sets ``package-dir``."""
 
 LINE_LENGTH: Final = 100
 """ruff's ``line-length`` in pyproject.toml; layout decisions are made against it."""
 
+_DEFAULT: Final = Config()
 _INDENT: Final = 4
 # Docstrings are wrapped well inside the limit: ruff never reflows them, and the
 # width estimate for non-ASCII text is only an estimate.
@@ -540,7 +543,7 @@ def _attribute_name_clashes(catalog_file: CatalogFile, taken: set[str]) -> list[
     return found
 
 
-def _module_doc(catalog_file: CatalogFile) -> str:
+def _module_doc(catalog_file: CatalogFile, generate_command: str) -> str:
     counts = f"{len(catalog_file.teed)} teed and {len(catalog_file.recorded)} recorded"
     return py_docstring(
         [
@@ -548,13 +551,18 @@ def _module_doc(catalog_file: CatalogFile) -> str:
             catalog_file.description,
             f"Importing this module declares its {counts} rows with the process-wide "
             "registry in metric_catalog.vocabulary; an owner that is never imported "
-            f"declares nothing. Edit {catalog_file.path} and run make generate to change it.",
+            f"declares nothing. Edit {catalog_file.path} and run {generate_command} to change it.",
         ]
     )
 
 
-def _make_environment() -> jinja2.Environment:
-    templates = Path(__file__).parent / "templates"
+_TEMPLATES: Final = Path(__file__).parent / "templates"
+
+
+@functools.lru_cache(maxsize=8)
+def _make_environment(overrides: Path | None, generate_command: str) -> jinja2.Environment:
+    """The templates, with a project's template folder (``overrides``) searched first."""
+    folders = [_TEMPLATES] if overrides is None else [overrides, _TEMPLATES]
 
     def autoescape(template_name: str | None) -> bool:
         # Python output must never be HTML-escaped; markup targets always are.
@@ -562,7 +570,7 @@ def _make_environment() -> jinja2.Environment:
         return name.endswith((".html", ".htm", ".md", ".xml"))
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates),
+        loader=jinja2.FileSystemLoader(folders),
         undefined=jinja2.StrictUndefined,
         autoescape=autoescape,
         keep_trailing_newline=True,
@@ -574,15 +582,14 @@ def _make_environment() -> jinja2.Environment:
     env.globals["py_docstring"] = py_docstring
     env.globals["py_assign"] = py_assign
     env.globals["py_tuple"] = py_tuple
+    env.globals["generate_command"] = generate_command
     return env
 
 
-_ENV: Final = _make_environment()
-_MODULE_TEMPLATE: Final = _ENV.get_template("python/module.py.j2")
-
-
 def render_python_module(
-    catalog_file: CatalogFile, attributes: Mapping[str, Attribute] | None = None
+    catalog_file: CatalogFile,
+    attributes: Mapping[str, Attribute] | None = None,
+    config: Config | None = None,
 ) -> str:
     """The full text of one owner's generated module.
 
@@ -611,9 +618,14 @@ def render_python_module(
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
-    return _MODULE_TEMPLATE.render(
+    config = config or _DEFAULT
+    template = _make_environment(config.templates_path, config.generate_command).get_template(
+        "python/module.py.j2"
+    )
+    return template.render(
         file=catalog_file,
-        module_doc=_module_doc(catalog_file),
+        package=config.package,
+        module_doc=_module_doc(catalog_file, config.generate_command),
         rows="".join(rows),
         all_names=sorted(all_names, key=_all_order),
         typing_names=", ".join(typing_names),
@@ -621,10 +633,11 @@ def render_python_module(
     )
 
 
-def render_python_modules(catalog: Catalog) -> dict[str, str]:
-    """Repo-relative path (``src/metric_catalog/generated/<module>.py``) -> module text."""
+def render_python_modules(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
+    """Root-relative path (``<package-dir>/<module>.py``) -> module text."""
+    config = config or _DEFAULT
     attributes = catalog.attributes()
     return {
-        f"{GENERATED_PACKAGE_DIR}/{f.module}.py": render_python_module(f, attributes)
+        f"{config.package_dir}/{f.module}.py": render_python_module(f, attributes, config)
         for f in catalog.files
     }

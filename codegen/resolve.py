@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from .config import Config
 from .model import Catalog, CatalogFile, MetricRow
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
+
+_DEFAULT_PACKAGE: Final = Config().package
 
 RESOLVED_SCHEMA_VERSION: Final = 1
 """Version of the resolved document's shape; bumped when a key changes meaning or goes."""
@@ -25,7 +28,7 @@ def histogram_series(prometheus_name: str) -> tuple[str, ...]:
     return tuple(f"{prometheus_name}_{suffix}" for suffix in ("bucket", "count", "sum"))
 
 
-def _row(catalog_file: CatalogFile, row: MetricRow) -> dict[str, object]:
+def _row(catalog_file: CatalogFile, row: MetricRow, package: str) -> dict[str, object]:
     prom = row.prometheus_name
     dep = row.deprecated
     return {
@@ -46,6 +49,7 @@ def _row(catalog_file: CatalogFile, row: MetricRow) -> dict[str, object]:
         "qualified_logger_key": row.qualified_logger_key or None,
         "registry_key": row.registry_key,
         "constant_name": row.constant_name,
+        "python_constant": f"{package}.{catalog_file.module}.{row.constant_name}",
         "prometheus": {
             "name": prom,
             "series": list(histogram_series(prom)) if row.kind == "histogram" else [prom],
@@ -56,8 +60,13 @@ def _row(catalog_file: CatalogFile, row: MetricRow) -> dict[str, object]:
     }
 
 
-def resolve_catalog(catalog: Catalog) -> dict[str, object]:
-    """The resolved catalog as plain JSON-ready data (see :func:`render_resolved`)."""
+def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[str, object]:
+    """The resolved catalog as plain JSON-ready data (see :func:`render_resolved`).
+
+    ``package`` is the generated package's import path (``package`` in
+    ``[tool.metric-catalog]``): each file's ``python_module`` and each row's
+    ``python_constant`` are under it.
+    """
     files = sorted(catalog.files, key=lambda f: f.path)
     rows = sorted(((f, r) for f in files for r in f.rows), key=lambda fr: fr[1].name)
     return {
@@ -67,20 +76,22 @@ def resolve_catalog(catalog: Catalog) -> dict[str, object]:
                 "path": f.path,
                 "owner": f.owner,
                 "module": f.module,
+                "python_module": f"{package}.{f.module}",
                 "description": f.description,
                 "prefix": f.prefix,
                 "rows": sorted(r.name for r in f.rows),
             }
             for f in files
         ],
-        "rows": [_row(f, r) for f, r in rows],
+        "rows": [_row(f, r, package) for f, r in rows],
     }
 
 
-def render_resolved(catalog: Catalog, fmt: str = "json") -> str:
+def render_resolved(catalog: Catalog, fmt: str = "json", *, package: str = _DEFAULT_PACKAGE) -> str:
     """The resolved catalog as ``json`` (sorted keys, two-space indent) or a ``text`` table."""
     if fmt == "json":
-        return json.dumps(resolve_catalog(catalog), indent=2, sort_keys=True, ensure_ascii=False)
+        doc = resolve_catalog(catalog, package)
+        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
     header = ("series", "kind", "unit", "stability", "prometheus", "logged as", "source")
     table = [header]
     for catalog_file, row in sorted(catalog.rows(), key=lambda fr: fr[1].name):

@@ -20,7 +20,7 @@ import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
 __all__ = [
@@ -94,14 +94,16 @@ class FileChange:
     new: str | None
 
 
-def _managed_files(root: Path, managed_dirs: Iterable[str]) -> list[str]:
+def _managed_files(
+    root: Path, managed_dirs: Iterable[str], suffixes: Collection[str] = MARKER_SCAN_SUFFIXES
+) -> list[str]:
     found: list[str] = []
     for directory in managed_dirs:
         base = root / directory
         if not base.is_dir():
             continue
         for path in base.rglob("*"):
-            if path.suffix in MARKER_SCAN_SUFFIXES and path.is_file():
+            if path.suffix in suffixes and path.is_file():
                 found.append(path.relative_to(root).as_posix())
     return sorted(found)
 
@@ -109,10 +111,15 @@ def _managed_files(root: Path, managed_dirs: Iterable[str]) -> list[str]:
 def stale_generated_files(
     root: Path, keep: Collection[str], managed_dirs: Iterable[str]
 ) -> list[str]:
-    """Marked files under ``managed_dirs`` whose path is not in ``keep``, sorted."""
+    """Marked files under ``managed_dirs`` whose path is not in ``keep``, sorted.
+
+    Files with one of :data:`MARKER_SCAN_SUFFIXES` are looked at, and files with
+    the suffix of any kept path (a project's template outputs, e.g. ``.ts``).
+    """
+    suffixes = MARKER_SCAN_SUFFIXES | {PurePosixPath(rel).suffix for rel in keep}
     return [
         rel
-        for rel in _managed_files(root, managed_dirs)
+        for rel in _managed_files(root, managed_dirs, suffixes)
         if rel not in keep and _read_marked(root / rel)
     ]
 

@@ -1,8 +1,9 @@
-"""One module per ``python -m codegen`` command; see :mod:`codegen.cli`.
+"""One module per ``metric-catalog`` command; see :mod:`codegen.cli`.
 
-This package holds what several commands share: the ``--root``, ``--catalog``
-and ``--format`` arguments, and loading the catalog with its diagnostics
-printed.
+This package holds what several commands share: the ``--root`` and
+configuration arguments (overriding ``[tool.metric-catalog]`` in
+``pyproject.toml``, see :mod:`codegen.config`), ``--format``, and loading the
+catalog with its diagnostics printed.
 """
 
 from __future__ import annotations
@@ -11,40 +12,93 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
+
+from ..config import Config, apply_overrides, load_config
 
 if TYPE_CHECKING:
     from ..model import Catalog
 
 __all__ = [
     "add_catalog_arguments",
+    "add_config_arguments",
     "add_format_argument",
     "add_no_warnings_argument",
     "add_root_argument",
+    "config_from_args",
     "load_or_report",
 ]
 
+_PATH_FLAGS: Final = {
+    "package-dir": "folder of the generated package",
+    "docs-dir": "folder of the generated catalog pages",
+    "dashboards-dir": "folder of the generated Grafana dashboards",
+    "cache-dir": "folder of the no-op manifest",
+    "templates-dir": "folder of template overrides and added templates",
+}
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, catalog: bool = True) -> None:
+    """Flags overriding single ``[tool.metric-catalog]`` keys (paths relative to the root)."""
+    group = parser.add_argument_group(
+        "configuration",
+        "override [tool.metric-catalog] in pyproject.toml; paths are relative to the project root",
+    )
+    if catalog:
+        group.add_argument(
+            "--catalog",
+            type=Path,
+            nargs="+",
+            metavar="PATH",
+            help="catalog files or folders to read instead of the configured catalog",
+        )
+    group.add_argument(
+        "--package", metavar="IMPORT.PATH", help="import path of the generated package"
+    )
+    for flag, help_text in _PATH_FLAGS.items():
+        group.add_argument(f"--{flag}", metavar="DIR", help=help_text)
+    group.add_argument("--title", help="docs site title")
+
 
 def add_root_argument(parser: argparse.ArgumentParser) -> None:
-    """``--root``: the repository root holding ``catalog/`` and the generated folders."""
+    """``--root`` and the configuration flags."""
     parser.add_argument(
         "--root",
         type=Path,
-        default=Path("."),
-        help="repository root holding catalog/ and the generated folders (default: cwd)",
+        default=None,
+        help=(
+            "project root: the folder of the pyproject.toml holding [tool.metric-catalog] "
+            "(default: the nearest one above the cwd, else the cwd)"
+        ),
     )
+    add_config_arguments(parser)
 
 
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--root`` and ``--catalog``, shared by the commands that read the catalog."""
+    """``--root`` and the configuration flags, ``--catalog`` among them."""
     add_root_argument(parser)
-    parser.add_argument(
-        "--catalog",
-        type=Path,
-        nargs="+",
-        metavar="PATH",
-        help="catalog files or directories to read instead of ROOT/catalog/*.yaml",
-    )
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """The configuration for this run: ``--root`` or discovery, then the flags on top.
+
+    Raises:
+        ConfigError: The table or a flag has a bad value (:mod:`codegen.cli`
+            prints it and exits 2).
+    """
+    config = load_config(getattr(args, "root", None))
+    overrides: dict[str, object | None] = {
+        "package": getattr(args, "package", None),
+        "title": getattr(args, "title", None),
+    }
+    for flag in _PATH_FLAGS:
+        overrides[flag] = getattr(args, flag.replace("-", "_"), None)
+    config = apply_overrides(config, overrides)
+    catalog: Sequence[Path] | None = getattr(args, "catalog", None)
+    if catalog:
+        # Shell-expanded paths: absolute ones may lie outside the root.
+        config = config.with_catalog(tuple(str(path) for path in catalog))
+    return config
 
 
 def add_format_argument(
@@ -64,10 +118,8 @@ def add_no_warnings_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_or_report(
-    paths: Sequence[Path] | None, root: Path, *, warnings: bool = True
-) -> Catalog | None:
-    """Load and validate the catalog; print its diagnostics and return None when it has errors.
+def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
+    """Load and validate the configured catalog; print its diagnostics, None when it has errors.
 
     Warnings go to stderr too (unless ``warnings`` is false), but do not stop
     the command.
@@ -76,7 +128,7 @@ def load_or_report(
     from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
     from ..pipeline import load_and_check  # noqa: PLC0415
 
-    result = load_and_check(paths, root=root.resolve(), lint=False)
+    result = load_and_check(config.catalog_paths(), root=config.root, lint=False)
     shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
     if shown:
         print(format_diagnostics(shown), file=sys.stderr)

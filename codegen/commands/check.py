@@ -1,4 +1,4 @@
-"""``python -m codegen check``: prove the committed generated files match the catalog.
+"""``metric-catalog check``: prove the committed generated files match the catalog.
 
 Renders in memory and compares with the files on disk; writes nothing. Exit 1
 with a unified diff (capped) and the fix command when a generated file is
@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Final
 
-from ..commands import add_no_warnings_argument, add_root_argument
-from ..generate import FIX_COMMAND, plan_or_report
+from ..commands import add_no_warnings_argument, add_root_argument, config_from_args
+from ..generate import plan_or_report
 from ..writer import FileChange
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]
@@ -57,9 +56,8 @@ def diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     """0 when every generated file is current, 1 otherwise (or when the catalog has errors)."""
-    # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
-    root: Path = args.root.resolve()
-    planned = plan_or_report(root, "check", "cannot compare", warnings=not args.no_warnings)
+    config = config_from_args(args)
+    planned = plan_or_report(config, "check", "cannot compare", warnings=not args.no_warnings)
     if planned is None:
         return 1
     changes, unchanged = planned.changes, planned.unchanged
@@ -80,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if hidden:
         print(f"... {hidden} more diff lines not shown")
     print(
-        f"check: {len(changes)} generated file(s) out of date; run `{FIX_COMMAND}` "
-        "(python -m codegen generate) and commit the result"
+        f"check: {len(changes)} generated file(s) out of date; run `{config.generate_command}` "
+        "and commit the result"
     )
     return 1

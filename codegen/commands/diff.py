@@ -11,25 +11,35 @@ working tree, so both sides go through the same loader.
 from __future__ import annotations
 
 import argparse
+import itertools
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..commands import (
     add_format_argument,
     add_no_warnings_argument,
     add_root_argument,
+    config_from_args,
     load_or_report,
 )
+from ..config import Config
 from ..diagnostics import Position, Severity, format_diagnostics
 from ..diff import diff_catalogs
 from ..pipeline import load_and_check
 
-__all__ = ["HELP", "BaselineError", "configure", "materialize_baseline", "run"]
+__all__ = [
+    "HELP",
+    "BaselineError",
+    "catalog_folders",
+    "configure",
+    "materialize_baseline",
+    "run",
+]
 
 HELP = "Compare the catalog with a baseline (git ref or directory); exit 1 on breaking changes."
 
@@ -55,7 +65,9 @@ def _merge_base(spec: str, root: Path) -> str:
     return found.stdout.decode().strip()
 
 
-def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position]:
+def _from_git(
+    ref: str, root: Path, dest: Path, catalog_dirs: Sequence[str]
+) -> Callable[[Position], Position]:
     if "..." in ref:
         ref = _merge_base(ref, root)
     if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
@@ -64,29 +76,45 @@ def _from_git(ref: str, root: Path, dest: Path) -> Callable[[Position], Position
             "pass a branch, tag or commit (e.g. origin/main) or a directory holding catalog/"
         )
         raise BaselineError(msg)
-    listing = _git(root, "ls-tree", "--full-name", "--name-only", ref, "--", "catalog/")
+    # Without --full-name, paths are relative to the project root (git -C root).
+    pathspecs = [f"{d}/" if d else "." for d in catalog_dirs]
+    listing = _git(root, "ls-tree", "--name-only", ref, "--", *pathspecs)
     if listing.returncode != 0:
         msg = f"git ls-tree {ref} failed: {listing.stderr.decode(errors='replace').strip()}"
         raise BaselineError(msg)
     names = [name for name in listing.stdout.decode().splitlines() if name.endswith(".yaml")]
     if not names:
         msg = (
-            f"--against {ref!r}: commit {ref} has no catalog/*.yaml under {root}, so there is "
+            f"--against {ref!r}: commit {ref} has no *.yaml in {', '.join(pathspecs)} under "
+            f"{root}, so there is "
             "nothing to compare with (every row would look added); check the ref and --root "
             "(the directory holding catalog/), or skip the diff until the catalog exists there"
         )
         raise BaselineError(msg)
     for name in names:
-        blob = _git(root, "cat-file", "blob", f"{ref}:{name}")
+        blob = _git(root, "cat-file", "blob", f"{ref}:./{name}")
         if blob.returncode != 0:
             msg = f"cannot read {ref}:{name}: {blob.stderr.decode(errors='replace').strip()}"
             raise BaselineError(msg)
-        (dest / Path(name).name).write_bytes(blob.stdout)
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
     return lambda p: replace(p, path=f"{ref}:{p.path}")
 
 
-def _from_directory(source: Path, dest: Path) -> Callable[[Position], Position]:
-    catalog_dir = source / "catalog" if (source / "catalog").is_dir() else source
+def _from_directory(
+    source: Path, dest: Path, catalog_dirs: Sequence[str]
+) -> Callable[[Position], Position]:
+    first = catalog_dirs[0] if catalog_dirs else "catalog"
+    checkout = all((source / d).is_dir() for d in catalog_dirs)
+    if checkout and any(any((source / d).glob("*.yaml")) for d in catalog_dirs):
+        for folder in catalog_dirs:
+            for path in sorted((source / folder).glob("*.yaml")):
+                target = dest / folder / path.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+        return lambda p: replace(p, path=(source / p.path).as_posix())
+    catalog_dir = source / first if (source / first).is_dir() else source
     files = sorted(catalog_dir.glob("*.yaml"))
     if not files:
         where = (
@@ -100,28 +128,43 @@ def _from_directory(source: Path, dest: Path) -> Callable[[Position], Position]:
             "catalog/ directory"
         )
         raise BaselineError(msg)
+    target = dest / first
+    target.mkdir(parents=True, exist_ok=True)
     for path in files:
-        shutil.copyfile(path, dest / path.name)
+        shutil.copyfile(path, target / path.name)
     return lambda p: replace(p, path=(catalog_dir / Path(p.path).name).as_posix())
 
 
-def materialize_baseline(against: str, root: Path, dest: Path) -> Callable[[Position], Position]:
-    """Copy the baseline's catalog files into ``dest/catalog``.
+def catalog_folders(config: Config) -> tuple[str, ...]:
+    """The folders the configured catalog entries live in (the part before any pattern)."""
+    folders = []
+    for entry in config.catalog:
+        parts = PurePosixPath(entry).parts
+        static = list(itertools.takewhile(lambda p: not any(c in p for c in "*?["), parts))
+        if len(static) == len(parts) and entry.endswith(".yaml"):
+            static = static[:-1]
+        folders.append(PurePosixPath(*static).as_posix() if static else "")
+    return tuple(dict.fromkeys(folder if folder != "." else "" for folder in folders))
 
-    Returns how baseline positions should be shown (``REF:catalog/x.yaml`` or
-    the original directory's path).
+
+def materialize_baseline(
+    against: str, root: Path, dest: Path, catalog_dirs: Sequence[str] = ("catalog",)
+) -> Callable[[Position], Position]:
+    """Copy the baseline's catalog files under ``dest``, at their root-relative paths.
+
+    ``catalog_dirs`` are the project's catalog folders (root-relative). Returns
+    how baseline positions should be shown (``REF:catalog/x.yaml`` or the
+    original directory's path).
 
     Raises:
         BaselineError: ``against`` is neither a directory nor a commit, git
             cannot read it, or it holds no catalog file (a wrong ref or root
             would otherwise report every row as added).
     """
-    target = dest / "catalog"
-    target.mkdir(parents=True, exist_ok=True)
     source = Path(against)
     if source.is_dir():
-        return _from_directory(source, target)
-    return _from_git(against, root, target)
+        return _from_directory(source, dest, catalog_dirs)
+    return _from_git(against, root, dest, catalog_dirs)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -142,18 +185,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the diff report; 1 on a breaking change or an invalid catalog, 2 on a bad baseline."""
-    root: Path = args.root.resolve()
-    catalog = load_or_report(None, root, warnings=not args.no_warnings)
+    config = config_from_args(args)
+    root = config.root
+    catalog = load_or_report(config, warnings=not args.no_warnings)
     if catalog is None:
         print("error: the working catalog has errors; fix them before diffing", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="catalog-baseline-") as tmp:
         try:
-            to_report = materialize_baseline(args.against, root, Path(tmp))
+            folders = catalog_folders(config)
+            to_report = materialize_baseline(args.against, root, Path(tmp), folders)
         except BaselineError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        loaded = load_and_check(None, root=Path(tmp).resolve(), lint=False)
+        base = Path(tmp).resolve()
+        loaded = load_and_check(sorted(base.rglob("*.yaml")), root=base, lint=False)
     shown = [
         replace(d, position=to_report(d.position)) if d.position else d
         for d in loaded.diagnostics

@@ -1,18 +1,17 @@
-"""``python -m codegen generate``: write the generated modules, docs pages and dashboards."""
+"""``metric-catalog generate``: write the generated modules, docs pages and dashboards."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Final
 
 from .. import manifest
-from ..commands import add_root_argument
+from ..commands import add_root_argument, config_from_args
 
 __all__ = ["HELP", "configure", "run"]
 
-HELP: Final = "Render catalog/*.yaml into generated modules, docs pages and dashboards."
+HELP: Final = "Render the catalog into generated modules, docs pages, dashboards and outputs."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,15 +23,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help=f"render even when {manifest.MANIFEST_PATH} shows nothing changed",
+        help="render even when the manifest in the cache folder shows nothing changed",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
-    # Resolved, so catalog paths show as catalog/x.yaml in headers whatever --root looked like.
-    root: Path = args.root.resolve()
-    cached = None if args.no_cache else manifest.load_if_current(root)
+    config = config_from_args(args)
+    cached = None if args.no_cache else manifest.load_if_current(config)
     if cached is not None:
         if cached.report:
             print(cached.report, file=sys.stderr)
@@ -42,15 +40,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     # Imported here so the no-op path above never loads YAML, jsonschema or Jinja2.
-    from ..generate import MANAGED_DIRS, plan_or_report  # noqa: PLC0415
+    from ..generate import plan_or_report  # noqa: PLC0415
     from ..writer import apply_changes  # noqa: PLC0415
 
-    planned = plan_or_report(root, "generate", "nothing written")
+    planned = plan_or_report(config, "generate", "nothing written")
     if planned is None:
         return 1
     changes, unchanged = planned.changes, planned.unchanged
-    apply_changes(root, changes)
-    manifest.record(root, planned.plan, MANAGED_DIRS, planned.report)
+    apply_changes(config.root, changes)
+    manifest.record(config, planned.plan, config.managed_dirs, planned.report)
     removed = [c for c in changes if c.action == "delete"]
     written = [c for c in changes if c.action != "delete"]
     if args.verbose:

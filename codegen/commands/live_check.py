@@ -1,4 +1,4 @@
-"""``python -m codegen live-check RUN.jsonl [MORE.jsonl | GLOB ...]``: was the catalog logged?
+"""``metric-catalog live-check RUN.jsonl [MORE.jsonl | GLOB ...]``: was the catalog logged?
 
 Several files or a glob (one file per worker) are checked together: presence
 over the whole run, values per worker (see :mod:`codegen.live_check_workers`).
@@ -10,7 +10,12 @@ import argparse
 import glob
 import sys
 
-from ..commands import add_catalog_arguments, add_format_argument, load_or_report
+from ..commands import (
+    add_catalog_arguments,
+    add_format_argument,
+    config_from_args,
+    load_or_report,
+)
 from ..live_check import FINDING_KINDS, check_file, check_stream
 from ..live_check_workers import LogInputError, check_paths, expand_paths
 
@@ -82,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         print(f"error: --fail-on: {exc}", file=sys.stderr)
         return 2
-    catalog = load_or_report(args.catalog, args.root)
+    catalog = load_or_report(config_from_args(args))
     if catalog is None:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1

@@ -1,10 +1,15 @@
-"""``python -m codegen resolve``: the whole resolved catalog, stable for other tools."""
+"""``metric-catalog resolve``: the whole resolved catalog, stable for other tools."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..commands import add_catalog_arguments, add_format_argument, load_or_report
+from ..commands import (
+    add_catalog_arguments,
+    add_format_argument,
+    config_from_args,
+    load_or_report,
+)
 from ..resolve import render_resolved
 
 __all__ = ["HELP", "configure", "run"]
@@ -23,8 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the resolved catalog; 1 when the catalog does not load cleanly."""
-    catalog = load_or_report(args.catalog, args.root)
+    config = config_from_args(args)
+    catalog = load_or_report(config)
     if catalog is None:
         return 1
-    print(render_resolved(catalog, args.format))
+    print(render_resolved(catalog, args.format, package=config.package))
     return 0

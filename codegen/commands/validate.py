@@ -1,7 +1,8 @@
-"""``python -m codegen validate [PATHS]``: load, schema-check and cross-check the catalog.
+"""``metric-catalog validate [PATHS]``: load, schema-check and cross-check the catalog.
 
 Reports every error of the run at once, sorted by file and position, as text
-(``catalog/grpo.yaml:14:5: error[CODE]: message``) or ``--format json``. Exit
+(``catalog/grpo.yaml:14:5: error[CODE]: message``, relative to the project
+root) or ``--format json``. Without PATHS it reads the configured catalog. Exit
 status: 0 when there are no errors (warnings allowed), 1 otherwise.
 :mod:`codegen.commands.lint` shares this module's arguments and runner.
 """
@@ -13,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from ..commands import add_format_argument
+from ..commands import add_config_arguments, add_format_argument, config_from_args
 from ..diagnostics import Severity, format_diagnostics
 from ..pipeline import load_and_check
 
 __all__ = ["HELP", "add_arguments", "configure", "run", "run_check"]
 
-HELP: Final = "Load catalog/*.yaml, check it against the schema and across files; exit 1 on errors."
+HELP: Final = "Load the catalog, check it against the schema and across files; exit 1 on errors."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,20 +30,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         type=Path,
         metavar="PATHS",
-        help="catalog files or directories (default: catalog/*.yaml under --root)",
+        help="catalog files or directories, relative to the cwd (default: the configured catalog)",
     )
     add_format_argument(parser, "text lines for people (default) or a JSON array for machines")
     parser.add_argument(
         "--root",
         type=Path,
         default=None,
-        help="repository root holding catalog/; paths are shown relative to it (default: cwd)",
+        help=(
+            "project root (folder of the pyproject.toml with [tool.metric-catalog]); paths are "
+            "shown relative to it (default: the nearest one above the cwd, else the cwd)"
+        ),
     )
     parser.add_argument(
         "--warnings-as-errors",
         action="store_true",
         help="exit 1 on warnings too",
     )
+    add_config_arguments(parser, catalog=False)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,12 +57,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run_check(args: argparse.Namespace, *, lint: bool) -> int:
     """Run the checks ``args`` ask for, print the findings, return the exit code."""
-    root: Path | None = args.root
-    paths: list[Path] | None = list(args.paths) or None
-    if paths is not None and root is not None:
-        # PATHS are relative to the working directory, not to --root.
+    config = config_from_args(args)
+    paths: list[Path] = list(args.paths)
+    if paths:
+        # PATHS are relative to the working directory, not to the project root.
         paths = [path if path.is_absolute() else Path.cwd() / path for path in paths]
-    result = load_and_check(paths, root=root, lint=lint)
+    else:
+        paths = config.catalog_paths()
+    result = load_and_check(paths, root=config.root, lint=lint)
     if args.format == "json":
         print(format_diagnostics(result.diagnostics, "json"))
     elif result.diagnostics:

@@ -1,0 +1,407 @@
+"""Where the catalog is and where its outputs go: the ``[tool.metric-catalog]`` table.
+
+A project configures the generator in its ``pyproject.toml``::
+
+    [tool.metric-catalog]
+    catalog = ["myrl/telemetry/catalog/*.yaml"]
+    package = "myrl.telemetry.generated"
+    package-dir = "myrl/telemetry/generated"
+    docs-dir = "docs/metrics"
+    dashboards-dir = "docs/dashboards"
+
+:func:`load_config` finds the nearest ``pyproject.toml`` holding the table,
+walking up from the current directory (or reads the one in ``--root``); every
+path in it is relative to that file's folder, the *project root*. Command-line
+flags override single keys (:func:`apply_overrides`). Without any table the
+defaults below apply, rooted at the current directory (or ``--root``).
+
+This module imports only the standard library: ``generate``'s no-op path reads
+the configuration before it knows whether anything needs rendering.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import glob
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+__all__ = [
+    "KEYS",
+    "PYPROJECT",
+    "TABLE",
+    "Config",
+    "ConfigError",
+    "Output",
+    "apply_overrides",
+    "config_for_root",
+    "describe",
+    "find_pyproject",
+    "load_config",
+    "read_config",
+]
+
+PYPROJECT: Final = "pyproject.toml"
+"""The file the configuration is read from."""
+
+TABLE: Final = "tool.metric-catalog"
+"""The TOML table holding the configuration."""
+
+_PACKAGE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+
+
+class ConfigError(ValueError):
+    """The ``[tool.metric-catalog]`` table (or a flag overriding it) is not usable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """An extra file rendered from an adopter's template (Weaver-style).
+
+    ``path`` is relative to the project root; when it contains ``{module}`` the
+    template renders once per catalog file, otherwise once for the catalog.
+    """
+
+    template: str
+    """Template name inside the configured template folder, e.g. ``ts/constants.ts.j2``."""
+    path: str
+    """Output path, e.g. ``web/src/metrics/{module}.ts`` or ``web/src/metrics.ts``."""
+
+    @property
+    def per_file(self) -> bool:
+        """Whether the template renders once per catalog file."""
+        return "{module}" in self.path
+
+    @property
+    def directory(self) -> str:
+        """The folder the output lands in (managed: stale generated files there are removed)."""
+        return PurePosixPath(self.path).parent.as_posix()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The resolved configuration: the project root and every location, root-relative."""
+
+    root: Path = field(default_factory=Path.cwd)
+    """Absolute project root: the folder of the ``pyproject.toml`` read (or ``--root``/cwd)."""
+    source: Path | None = None
+    """The ``pyproject.toml`` the table came from; ``None`` when the defaults apply."""
+    catalog: tuple[str, ...] = ("catalog/*.yaml",)
+    """Catalog files, folders (their ``*.yaml``) or glob patterns, root-relative."""
+    package: str = "metric_catalog.generated"
+    """Import path of the generated package (``<package>.<module>`` per catalog file)."""
+    package_dir: str = "src/metric_catalog/generated"
+    """Folder the generated modules are written to."""
+    docs_dir: str = "docs/metrics"
+    """Folder of the generated catalog pages (Markdown for Sphinx + MyST)."""
+    dashboards_dir: str = "docs/dashboards"
+    """Folder of the generated Grafana dashboards."""
+    title: str = "metric-catalog"
+    """Site title: used by the docs pages and the Sphinx extension."""
+    cache_dir: str = ".cache/metric-catalog"
+    """Folder of the no-op manifest; keep it out of the package (and out of git)."""
+    templates_dir: str | None = None
+    """Folder whose templates override or add to the built-in ones."""
+    generate_command: str = "metric-catalog generate"
+    """The command the check's advice and generated headers name."""
+    outputs: tuple[Output, ...] = ()
+    """Extra files rendered from templates in :attr:`templates_dir`."""
+
+    @property
+    def managed_dirs(self) -> tuple[str, ...]:
+        """Folders whose generated files the plan owns (stale marked files there are removed)."""
+        dirs = [self.package_dir, self.docs_dir, self.dashboards_dir]
+        dirs += [output.directory for output in self.outputs]
+        return tuple(dict.fromkeys(dirs))
+
+    @property
+    def manifest_path(self) -> str:
+        """Root-relative path of the no-op manifest."""
+        return f"{self.cache_dir}/manifest.json"
+
+    @property
+    def templates_path(self) -> Path | None:
+        """Absolute template override folder, if one is configured."""
+        return None if self.templates_dir is None else self.root / self.templates_dir
+
+    def catalog_paths(self) -> list[Path]:
+        """The catalog files, absolute, sorted and without duplicates.
+
+        A folder stands for its ``*.yaml`` files; a pattern is globbed under the
+        root (``**`` recurses); a plain file name is kept even when missing, so
+        loading it reports the missing file.
+        """
+        found: set[Path] = set()
+        for entry in self.catalog:
+            if any(ch in entry for ch in "*?["):
+                if Path(entry).is_absolute():
+                    matches = (Path(p) for p in glob.glob(entry, recursive=True))
+                else:
+                    matches = self.root.glob(entry)
+                found.update(p for p in matches if p.is_file())
+                continue
+            path = self.root / entry
+            if path.is_dir():
+                found.update(p for p in path.glob("*.yaml") if p.is_file())
+            else:
+                found.add(path)
+        return sorted(found)
+
+    def with_catalog(self, entries: tuple[str, ...]) -> Config:
+        """This configuration reading ``entries`` (files, folders, patterns) as the catalog."""
+        return dataclasses.replace(self, catalog=entries)
+
+    def fingerprint(self) -> str:
+        """Every setting that changes the output, as one line (an input of the manifest)."""
+        doc = dataclasses.asdict(self)
+        doc.pop("root")
+        doc.pop("source")
+        return repr(sorted(doc.items()))
+
+
+_KEY_HELP: Final[dict[str, str]] = {
+    "catalog": 'a list of catalog files, folders or globs, e.g. ["myrl/telemetry/catalog/*.yaml"]',
+    "package": 'the generated package\'s import path, e.g. "myrl.telemetry.generated"',
+    "package-dir": 'the folder of that package, e.g. "myrl/telemetry/generated"',
+    "docs-dir": 'the folder for the catalog pages, e.g. "docs/metrics"',
+    "dashboards-dir": 'the folder for the Grafana dashboards, e.g. "docs/dashboards"',
+    "title": 'the docs site title, e.g. "myrl metrics"',
+    "cache-dir": 'a folder outside the package, e.g. ".cache/metric-catalog"',
+    "templates-dir": 'a folder of template overrides, e.g. "telemetry/templates"',
+    "generate-command": 'how your project regenerates, e.g. "metric-catalog generate"',
+    "outputs": (
+        '[[tool.metric-catalog.outputs]] tables with template = "ts/constants.ts.j2" and '
+        'path = "web/src/metrics/{module}.ts"'
+    ),
+}
+KEYS: Final = tuple(_KEY_HELP)
+"""Every key the table accepts."""
+
+_ATTRS: Final[dict[str, str]] = {key: key.replace("-", "_") for key in KEYS}
+
+
+def _where(source: Path, key: str | None = None) -> str:
+    """``pyproject.toml[:line]`` as shown in errors: relative to the cwd when below it."""
+    try:
+        shown = source.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        shown = source.as_posix()
+    if key is None:
+        return shown
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return shown
+    inside = False
+    pattern = re.compile(rf"\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*=")
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.strip("[] ").startswith(TABLE)
+        elif inside and pattern.match(line):
+            return f"{shown}:{number}"
+    return shown
+
+
+def _error(source: Path | None, key: str, problem: str) -> ConfigError:
+    where = f"{_where(source, key)}: [{TABLE}]" if source else "command line: --" + key
+    return ConfigError(f"{where} {key}: {problem}; expected {_KEY_HELP[key]}")
+
+
+def _relative(value: object, key: str, source: Path | None, *, glob: bool = False) -> str:
+    """A root-relative POSIX path from the table, or a ConfigError saying how to write it."""
+    if not isinstance(value, str) or not value.strip():
+        raise _error(source, key, f"{value!r} is not a non-empty string")
+    path = PurePosixPath(value.replace("\\", "/"))
+    if path.is_absolute() or re.match(r"[A-Za-z]:", value):
+        raise _error(source, key, f"{value!r} is absolute; paths are relative to {PYPROJECT}")
+    if ".." in path.parts:
+        raise _error(
+            source, key, f"{value!r} leaves the project root; keep it inside {PYPROJECT}'s folder"
+        )
+    if not glob and any(ch in value for ch in "*?["):
+        raise _error(source, key, f"{value!r} is a pattern; give one folder")
+    text = path.as_posix()
+    return "" if text == "." else text
+
+
+def _outputs(value: object, source: Path | None) -> tuple[Output, ...]:
+    if not isinstance(value, list):
+        raise _error(source, "outputs", f"{value!r} is not an array of tables")
+    outputs = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != {"template", "path"}:
+            shown = sorted(item) if isinstance(item, dict) else item
+            raise _error(source, "outputs", f"{shown!r} must have exactly template and path")
+        template = _relative(item["template"], "outputs", source)
+        path = _relative(item["path"], "outputs", source)
+        if PurePosixPath(path).parent.as_posix() in {".", ""}:
+            raise _error(source, "outputs", f"path {path!r} must be inside a folder")
+        outputs.append(Output(template, path))
+    return tuple(outputs)
+
+
+def _check_package(config: Config) -> None:
+    """The package's import path must match the tail of its folder."""
+    where = config.source
+    if not _PACKAGE.match(config.package):
+        raise _error(where, "package", f"{config.package!r} is not a dotted Python import path")
+    parts = tuple(config.package.split("."))
+    dir_parts = PurePosixPath(config.package_dir).parts
+    if dir_parts[-len(parts) :] != parts:
+        problem = (
+            f"package-dir {config.package_dir!r} does not end in "
+            f"{'/'.join(parts)!r}, the folder of package {config.package!r}"
+        )
+        raise _error(where, "package-dir", problem)
+
+
+def _from_table(table: Mapping[str, object], source: Path | None) -> dict[str, object]:
+    """Validated keyword arguments for :class:`Config` from a TOML table."""
+    values: dict[str, object] = {}
+    for key, value in table.items():
+        if key not in _KEY_HELP:
+            close = difflib.get_close_matches(key, KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            where = _where(source, key) if source else "configuration"
+            msg = (
+                f"{where}: [{TABLE}] has an unknown key {key!r}; {hint}"
+                f"the keys are {', '.join(KEYS)}"
+            )
+            raise ConfigError(msg)
+        if key == "catalog":
+            entries = [value] if isinstance(value, str) else value
+            if not isinstance(entries, list) or not entries:
+                raise _error(source, key, f"{value!r} is not a non-empty list of strings")
+            values["catalog"] = tuple(_relative(v, key, source, glob=True) for v in entries)
+        elif key == "outputs":
+            values["outputs"] = _outputs(value, source)
+        elif key in {"package", "title", "generate-command"}:
+            if not isinstance(value, str) or not value.strip():
+                raise _error(source, key, f"{value!r} is not a non-empty string")
+            values[_ATTRS[key]] = value.strip()
+        else:
+            values[_ATTRS[key]] = _relative(value, key, source)
+    if "package" in values and "package_dir" not in values:
+        # The folder defaults to the import path under the root.
+        values["package_dir"] = str(values["package"]).replace(".", "/")
+    return values
+
+
+def read_config(pyproject: Path) -> Config | None:
+    """The configuration in ``pyproject``, or ``None`` when it has no ``[tool.metric-catalog]``.
+
+    Raises:
+        ConfigError: The file is not valid TOML, or the table has an unknown
+            key or a bad value; the message names the file, the key and the fix.
+    """
+    try:
+        doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{_where(pyproject)}: not valid TOML ({exc}); fix the file"
+        raise ConfigError(msg) from None
+    tool = doc.get("tool", {})
+    table = tool.get("metric-catalog") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        msg = f"{_where(pyproject)}: [{TABLE}] must be a table, not {type(table).__name__}"
+        raise ConfigError(msg)
+    root = pyproject.resolve().parent
+    config = Config(root=root, source=pyproject.resolve(), **_from_table(table, pyproject))  # type: ignore[arg-type]
+    _check_package(config)
+    return config
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` holding ``[tool.metric-catalog]``."""
+    for folder in (start, *start.parents):
+        candidate = folder / PYPROJECT
+        if candidate.is_file() and _has_table(candidate):
+            return candidate
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    # Cheap pre-check; read_config parses properly (and reports bad TOML).
+    return re.search(rf"^\s*\[\s*{re.escape(TABLE)}\s*[\].]", text, re.MULTILINE) is not None
+
+
+def config_for_root(root: Path) -> Config:
+    """The configuration of the project at ``root``: its table, else the defaults there.
+
+    Raises:
+        ConfigError: See :func:`read_config`.
+    """
+    root = root.resolve()
+    pyproject = root / PYPROJECT
+    if pyproject.is_file() and _has_table(pyproject):
+        config = read_config(pyproject)
+        if config is not None:
+            return config
+    return Config(root=root)
+
+
+def load_config(root: Path | None = None, *, start: Path | None = None) -> Config:
+    """The configuration for a command run.
+
+    With ``root`` (``--root``), the table in ``root/pyproject.toml`` or the
+    defaults there. Without, the nearest table walking up from ``start``
+    (default: the current directory), or the defaults rooted at ``start``.
+
+    Raises:
+        ConfigError: See :func:`read_config`.
+    """
+    if root is not None:
+        return config_for_root(root)
+    here = (start or Path.cwd()).resolve()
+    found = find_pyproject(here)
+    if found is not None:
+        config = read_config(found)
+        if config is not None:
+            return config
+    return Config(root=here)
+
+
+def apply_overrides(config: Config, overrides: Mapping[str, object | None]) -> Config:
+    """``config`` with the keys given on the command line replaced (``None`` = not given).
+
+    Keys are the table's (``package-dir``); path values are relative to the
+    project root, like the table's.
+
+    Raises:
+        ConfigError: An override is not a usable value for its key.
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if not given:
+        return config
+    values = _from_table(given, None)
+    if "package" in given and "package-dir" not in given:
+        # --package alone keeps the configured folder unless it cannot hold that package.
+        values.pop("package_dir", None)
+    updated = dataclasses.replace(config, **values)  # type: ignore[arg-type]
+    _check_package(updated)
+    return updated
+
+
+def _iter_values(config: Config) -> Iterable[tuple[str, object]]:
+    for key in KEYS:
+        yield key, getattr(config, _ATTRS[key])
+
+
+def describe(config: Config) -> str:
+    """The resolved configuration as ``key = value`` lines (for ``--show-config``)."""
+    origin = _where(config.source) if config.source else "defaults (no [tool.metric-catalog])"
+    lines = [f"# root: {os.fspath(config.root)}", f"# from: {origin}"]
+    lines += [f"{key} = {value!r}" for key, value in _iter_values(config)]
+    return "\n".join(lines)
