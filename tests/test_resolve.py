@@ -56,6 +56,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "qualified_logger_key": "train/global_valid_toks",
         "registry_key": "train_valid_tokens",
         "constant_name": "TRAIN_VALID_TOKENS",
+        "python_constant": "metric_catalog.generated.grpo.TRAIN_VALID_TOKENS",
         "prometheus": {
             "name": "rl_train_valid_tokens_total",
             "series": ["rl_train_valid_tokens_total"],

@@ -84,9 +84,9 @@ def _from_git(
         raise BaselineError(msg)
     names = [name for name in listing.stdout.decode().splitlines() if name.endswith(".yaml")]
     if not names:
+        shown = ", ".join(f"{d}/*.yaml" if d else "*.yaml" for d in catalog_dirs)
         msg = (
-            f"--against {ref!r}: commit {ref} has no *.yaml in {', '.join(pathspecs)} under "
-            f"{root}, so there is "
+            f"--against {ref!r}: commit {ref} has no {shown} under {root}, so there is "
             "nothing to compare with (every row would look added); check the ref and --root "
             "(the directory holding catalog/), or skip the diff until the catalog exists there"
         )

@@ -1,0 +1,277 @@
+"""The ``[tool.metric-catalog]`` table: discovery, defaults, validation, flags, and its effects."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import main
+from codegen.config import (
+    KEYS,
+    Config,
+    ConfigError,
+    apply_overrides,
+    find_pyproject,
+    load_config,
+    read_config,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+ROW = """\
+owner: myrl.algorithms.ppo
+module: ppo
+description: Metrics logged by the PPO loop.
+prefix: train
+teed:
+  - logger_key: value_loss
+    name: rl.value.loss
+    kind: gauge
+    unit: "1"
+    description: Value-function loss over the batch.
+"""
+
+ADOPTER_TABLE = """\
+[project]
+name = "myrl"
+
+[tool.metric-catalog]
+catalog = ["myrl/telemetry/catalog/*.yaml"]
+package = "myrl.telemetry.generated"
+package-dir = "myrl/telemetry/generated"
+docs-dir = "docs/metrics"
+dashboards-dir = "docs/dashboards"
+"""
+
+
+def adopter(root: Path, table: str = ADOPTER_TABLE, row: str = ROW) -> Path:
+    """A project laid out like examples/adopter: its catalog deep inside its package."""
+    (root / "pyproject.toml").write_text(table, encoding="utf-8")
+    catalog = root / "myrl" / "telemetry" / "catalog"
+    catalog.mkdir(parents=True)
+    (catalog / "ppo.yaml").write_text(row, encoding="utf-8")
+    return root
+
+
+# --- discovery ------------------------------------------------------------------------------
+
+
+def test_the_nearest_pyproject_with_the_table_is_found_walking_up(tmp_path: Path) -> None:
+    adopter(tmp_path)
+    deep = tmp_path / "myrl" / "telemetry"
+    nested = deep / "pyproject.toml"
+    nested.write_text("[project]\nname = 'inner'\n")  # no table: skipped
+    assert find_pyproject(deep) == tmp_path / "pyproject.toml"
+    config = load_config(start=deep)
+    assert config.root == tmp_path.resolve()
+    assert config.package == "myrl.telemetry.generated"
+
+
+def test_without_a_table_the_defaults_apply_at_the_start_folder(tmp_path: Path) -> None:
+    config = load_config(start=tmp_path)
+    assert config.source is None
+    assert config.root == tmp_path.resolve()
+    assert config.catalog == ("catalog/*.yaml",)
+    assert config.cache_dir == ".cache/metric-catalog"
+
+
+def test_root_reads_that_folders_table_only(tmp_path: Path) -> None:
+    adopter(tmp_path)
+    assert load_config(tmp_path).package == "myrl.telemetry.generated"
+    assert load_config(tmp_path / "myrl").source is None
+
+
+def test_this_repo_configures_itself_with_the_same_table() -> None:
+    config = load_config(REPO)
+    assert config.source == REPO / "pyproject.toml"
+    assert config.package == "metric_catalog.generated"
+    assert config.package_dir == "src/metric_catalog/generated"
+    assert [p.name for p in config.catalog_paths()] == sorted(
+        p.name for p in (REPO / "catalog").glob("*.yaml")
+    )
+
+
+def test_package_dir_defaults_to_the_import_path(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.metric-catalog]\npackage = "a.b"\n')
+    config = load_config(tmp_path)
+    assert config.package_dir == "a/b"
+
+
+def test_catalog_entries_may_be_files_folders_or_recursive_globs(tmp_path: Path) -> None:
+    for rel in ("a/x.yaml", "b/y.yaml", "c/d/z.yaml", "c/skip.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    config = Config(root=tmp_path, catalog=("a/x.yaml", "b", "c/**/*.yaml"))
+    got = [p.relative_to(tmp_path).as_posix() for p in config.catalog_paths()]
+    assert got == ["a/x.yaml", "b/y.yaml", "c/d/z.yaml"]
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        pytest.param(
+            'catalogs = ["x"]', "unknown key 'catalogs'; did you mean 'catalog'?", id="typo"
+        ),
+        pytest.param('package-dir = "/abs/gen"', "is absolute", id="absolute"),
+        pytest.param('docs-dir = "../docs"', "leaves the project root", id="outside"),
+        pytest.param("cache-dir = 3", "is not a non-empty string", id="type"),
+        pytest.param('dashboards-dir = "d/*"', "is a pattern", id="pattern"),
+        pytest.param("catalog = []", "not a non-empty list", id="empty-catalog"),
+        pytest.param('package = "my-rl.gen"', "not a dotted Python import path", id="package"),
+        pytest.param(
+            'package = "a.gen"\npackage-dir = "src/b/gen"', "does not end in 'a/gen'", id="mismatch"
+        ),
+        pytest.param('outputs = [{template = "t.j2"}]', "exactly template and path", id="output"),
+    ],
+)
+def test_a_bad_value_names_the_file_the_line_the_key_and_the_fix(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[project]\nname = "x"\n\n[tool.metric-catalog]\n{line}\n')
+    with pytest.raises(ConfigError) as caught:
+        read_config(pyproject)
+    text = str(caught.value)
+    assert message in text
+    # The key's line: 5, or 6 for the second key of the mismatch case.
+    assert re.search(r"pyproject\.toml:[56]: \[tool\.metric-catalog\]", text), text
+    assert "[tool.metric-catalog]" in text
+    # Every message says what to write instead: an example or the known keys.
+    assert "e.g." in text or "expected" in text or "the keys are" in text
+
+
+def test_invalid_toml_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.metric-catalog]\ncatalog = [\n")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: not valid TOML"):
+        read_config(pyproject)
+
+
+def test_the_cli_exits_2_with_the_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.metric-catalog]\npackge = "x"\n')
+    assert main(["check", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key 'packge'; did you mean 'package'?" in err
+    assert err.startswith("error: ")
+
+
+def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
+    values = {
+        "catalog": '["cat/*.yaml"]',
+        "package": '"p.gen"',
+        "package-dir": '"src/p/gen"',
+        "docs-dir": '"d/m"',
+        "dashboards-dir": '"d/dash"',
+        "title": '"P metrics"',
+        "cache-dir": '".cache/mc"',
+        "templates-dir": '"tpl"',
+        "generate-command": '"make gen"',
+        "outputs": '[{template = "ts.j2", path = "web/{module}.ts"}]',
+    }
+    assert set(values) == set(KEYS)
+    body = "\n".join(f"{k} = {v}" for k, v in values.items())
+    (tmp_path / "pyproject.toml").write_text(f"[tool.metric-catalog]\n{body}\n")
+    config = load_config(tmp_path)
+    assert config.managed_dirs == ("src/p/gen", "d/m", "d/dash", "web")
+    assert config.manifest_path == ".cache/mc/manifest.json"
+    assert config.outputs[0].per_file
+
+
+# --- flags ----------------------------------------------------------------------------------
+
+
+def test_flags_override_single_keys_and_are_checked_like_the_table(tmp_path: Path) -> None:
+    adopter(tmp_path)
+    config = load_config(tmp_path)
+    changed = apply_overrides(config, {"docs-dir": "site/metrics", "title": None})
+    assert changed.docs_dir == "site/metrics"
+    assert changed.package == config.package
+    with pytest.raises(ConfigError, match="command line: --docs-dir"):
+        apply_overrides(config, {"docs-dir": "/etc"})
+
+
+# --- everything follows the configuration ---------------------------------------------------
+
+
+def test_generate_writes_where_the_table_says_and_names_the_import_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = adopter(tmp_path)
+    assert main(["generate", "--root", str(root)]) == 0
+    module = root / "myrl" / "telemetry" / "generated" / "ppo.py"
+    assert module.read_text().startswith(
+        "# Code generated by metric-catalog generate from myrl/telemetry/catalog/ppo.yaml."
+    )
+    page = (root / "docs" / "metrics" / "ppo.md").read_text()
+    assert "myrl.telemetry.generated.ppo.VALUE_LOSS" in page
+    assert "metric_catalog.generated" not in page
+    assert (root / "docs" / "dashboards" / "ppo.json").is_file()
+    # The manifest lives in the cache folder, outside the package.
+    assert (root / ".cache" / "metric-catalog" / "manifest.json").is_file()
+    assert not list((root / "myrl").rglob("manifest.json"))
+    capsys.readouterr()
+    assert main(["resolve", "--root", str(root), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["rows"][0]["python_constant"] == "myrl.telemetry.generated.ppo.VALUE_LOSS"
+    assert doc["files"][0]["python_module"] == "myrl.telemetry.generated.ppo"
+
+
+def test_diagnostics_name_paths_relative_to_the_project_root_from_a_subfolder(
+    tmp_path: Path,
+) -> None:
+    root = adopter(tmp_path, row=ROW.replace('unit: "1"', "unit: 1"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "validate"],
+        cwd=root / "myrl" / "telemetry",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("myrl/telemetry/catalog/ppo.yaml:9:11: error"), proc.stdout
+
+
+def test_check_names_the_configured_generate_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = adopter(tmp_path, table=ADOPTER_TABLE + 'generate-command = "make telemetry"\n')
+    assert main(["check", "--root", str(root)]) == 1
+    assert "run `make telemetry`" in capsys.readouterr().out
+
+
+def test_a_config_change_defeats_the_no_op_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = adopter(tmp_path)
+    assert main(["generate", "--root", str(root)]) == 0
+    assert main(["generate", "--root", str(root)]) == 0
+    assert "unchanged since the last run" in capsys.readouterr().out
+    table = ADOPTER_TABLE.replace('docs-dir = "docs/metrics"', 'docs-dir = "site/metrics"')
+    (root / "pyproject.toml").write_text(table)
+    assert main(["generate", "--root", str(root)]) == 0
+    assert "unchanged since the last run" not in capsys.readouterr().out
+    assert (root / "site" / "metrics" / "ppo.md").is_file()
+
+
+def test_no_catalog_file_refuses_and_points_at_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = adopter(tmp_path)
+    (root / "myrl" / "telemetry" / "catalog" / "ppo.yaml").unlink()
+    assert main(["generate", "--root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "no catalog files match myrl/telemetry/catalog/*.yaml" in err
+    assert "[tool.metric-catalog] catalog in pyproject.toml" in err
