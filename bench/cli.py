@@ -25,6 +25,7 @@ from bench.import_bench import bench_import
 from bench.measure import REPO, BenchError
 from bench.report import Section, machine_description, render_results, render_section
 from bench.tee_bench import bench_tee
+from bench.workers_bench import bench_workers
 
 __all__ = ["BENCHMARKS", "RESULTS", "main"]
 
@@ -34,6 +35,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "tee": ("3. Tee per log_metrics call", bench_tee),
     "import": ("4. Import cost", bench_import),
     "scaling": ("5. Scaling of generate", bench_scaling),
+    "workers": ("6. Many workers", bench_workers),
 }
 """Benchmark name -> (title, function), in report order."""
 
