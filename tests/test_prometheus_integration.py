@@ -46,19 +46,24 @@ def prometheus_binary() -> str:
 
 
 class PrometheusServer:
-    """A Prometheus process scraping one loopback target."""
+    """A Prometheus process scraping one loopback target (or ``scrape_configs`` given as YAML)."""
 
-    def __init__(self, binary: str, target_port: int, workdir: Path) -> None:
+    def __init__(
+        self, binary: str, target_port: int, workdir: Path, scrape_configs: str | None = None
+    ) -> None:
         self.port = free_port()
         config = workdir / "prometheus.yml"
+        if scrape_configs is None:
+            scrape_configs = (
+                "  - job_name: metric-catalog-demo\n"
+                "    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{target_port}']\n"
+            )
         config.write_text(
             "global:\n"
             "  scrape_interval: 1s\n"
             "  scrape_timeout: 1s\n"
-            "scrape_configs:\n"
-            "  - job_name: metric-catalog-demo\n"
-            "    static_configs:\n"
-            f"      - targets: ['127.0.0.1:{target_port}']\n",
+            "scrape_configs:\n" + scrape_configs,
             encoding="utf-8",
         )
         self.log_path = workdir / "prometheus.log"
