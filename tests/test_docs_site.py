@@ -71,12 +71,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def _copy_docs_tree(target: Path) -> None:
-    """``docs/`` (minus build output and generated pages) and ``catalog/`` under ``target``."""
+    """``docs/`` (minus build output and generated pages), ``catalog/`` and ``examples/``.
+
+    The guides include code from ``examples/`` (literalinclude).
+    """
     shutil.copytree(ROOT / "docs", target / "docs", ignore=shutil.ignore_patterns("_build"))
     for page in (target / "docs" / "metrics").glob("*.md"):
         if page.read_text(encoding="utf-8").startswith(DOCS_HEADER_PREFIX):
             page.unlink()
     shutil.copytree(ROOT / "catalog", target / "catalog")
+    shutil.copytree(
+        ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
 
 
 @pytest.fixture(scope="session")
