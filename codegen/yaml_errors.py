@@ -214,7 +214,7 @@ def _colon_in_value(error: _Error, line: int, column: int) -> _Explained | None:
     message = (
         f"line {line + 1} is indented {_spaces(have)}, deeper than the key on line "
         f"{previous + 1} ({_spaces(want)}), so YAML reads it as part of that key's value; "
-        f"indent it {_spaces(want)} to make it a key of the same row."
+        f"indent it {_spaces(want)} to make it a key of the same mapping as line {previous + 1}."
     )
     return line, have, message
 
@@ -233,6 +233,44 @@ def _reserved_start(error: _Error, line: int, column: int) -> _Explained | None:
         else ("quote the value")
     )
     message = f"a YAML value cannot start with {character!r} (a reserved character); {fix}"
+    return line, column, message
+
+
+def _dash_without_space(error: _Error, line: int, column: int) -> _Explained | None:
+    """``-logger_key: a``: without a space after it, ``-`` does not start a list item."""
+    previous = _previous_content(error, line)
+    for candidate in (line, previous):
+        if candidate is None:
+            continue
+        text = error.line(candidate)
+        stripped = text.lstrip(" ")
+        if stripped.startswith("-") and stripped[1:2] not in ("", " ", "-") and ":" in stripped:
+            written = stripped.split(":", 1)[0]
+            message = (
+                f"line {candidate + 1} starts with {written!r}: without a space after '-' it "
+                f"is a key, not a list item; write '- {stripped[1:].strip()}'."
+            )
+            return candidate, _indent(text), message
+    return None
+
+
+def _text_after_quote(error: _Error, line: int, column: int) -> _Explained | None:
+    """``description: "Say "hi" now."``: the quoted value ends early, text follows it."""
+    if not any(phrase in error.problem for phrase in _INDENTATION_PROBLEMS):
+        return None
+    text = error.line(line)
+    key, sep, value = text.partition(": ")
+    value = value.strip()
+    if not sep or value[:1] not in ("'", '"') or column <= len(key) + 2:
+        return None
+    quote, other = value[0], "'" if value[0] == '"' else '"'
+    name = key.strip().lstrip("- ")
+    message = (
+        f"the value of {name!r} is quoted with {quote}, but text follows its closing {quote} "
+        f"at column {column + 1}; quote the whole value with {other} instead "
+        f"({name}: {other}{value[1:-1] if value.endswith(quote) else value[1:]}{other}) or "
+        f"escape the inner {quote}."
+    )
     return line, column, message
 
 
@@ -269,6 +307,16 @@ def _indentation(error: _Error, line: int, column: int) -> _Explained | None:
         item = _previous_item(error, line)
         if item is not None:
             want, like = _indent(error.line(item)), f"like the '- ' on line {item + 1}"
+    if have in levels and text.lstrip(" ").startswith("- ") and previous is not None:
+        # A list item where the row above has its keys: a list cannot start there.
+        item = _previous_item(error, line)
+        where = f" with the one on line {item + 1}" if item is not None else ""
+        message = (
+            f"line {line + 1} starts a list item ('- ') at {_spaces(have)}, where the row "
+            f"above has its keys; to start a new row, line the '- ' up{where} "
+            f"({_spaces(want)})."
+        )
+        return line, have, message
     if have in levels and "'-'" in error.problem:
         # Lined up with an enclosing mapping's keys while a list is still open.
         message = (
@@ -290,7 +338,9 @@ _EXPLAINERS: Final[tuple[Callable[[_Error, int, int], _Explained | None], ...]] 
     _tab,
     _unclosed_quote,
     _missing_colon,
+    _dash_without_space,
     _inline_value,
+    _text_after_quote,
     _colon_in_value,
     _reserved_start,
     _dash_in_mapping,
