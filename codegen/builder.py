@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
@@ -22,6 +22,7 @@ from .model import (
     AttributeValue,
     CatalogFile,
     Deprecation,
+    Loop,
     MetricRow,
     Section,
 )
@@ -79,6 +80,12 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         return BuiltFile(None, ())
     if not all(name in header for name in ("owner", "module", "description")):
         return BuiltFile(None, ())
+    # Like a broken prefix, a broken default emitted_by would misjudge every row.
+    file_emitted_by = _strings(root.values.get("emitted_by"))
+    if "emitted_by" in root.values and (
+        file_emitted_by is None or not schema.is_clean(("emitted_by",))
+    ):
+        return BuiltFile(None, ())
     diagnostics: list[Diagnostic] = []
     file_prefixes = _file_prefixes(root, header, schema, diagnostics)
     if file_prefixes is None:
@@ -96,11 +103,15 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             if not name_ok or not schema.is_clean((section, index)):
                 continue
             parts = _row_parts(row)
-            if parts is None:
+            if parts is None or not _presence_ok(row, parts[0], diagnostics):
                 continue
             extras = _row_extras(row, section, file_prefixes, diagnostics)
-            if extras is not None:
-                sections[section].append(_build_row(row, section, extras, parts))
+            if extras is None:
+                continue
+            built = _build_row(row, section, extras, parts)
+            if section == "teed":
+                built = _with_presence(built, row, parts[0], file_emitted_by or ())
+            sections[section].append(built)
     catalog_file = CatalogFile(
         path=display,
         owner=header["owner"],
@@ -109,15 +120,108 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         teed=tuple(sections["teed"]),
         recorded=tuple(sections["recorded"]),
         prefix=file_prefix,
-        positions={
-            name: node.position
-            for name, node in root.values.items()
-            if name in (*_FILE_FIELDS, "teed", "recorded", "attributes", "prefixes")
-        },
+        positions=_file_positions(root),
         attributes=_attributes(root, display, schema, diagnostics),
         other_prefixes=file_prefixes[1:],
+        loops=_loops(root, schema),
+        emitted_by=file_emitted_by or (),
     )
     return BuiltFile(catalog_file, tuple(diagnostics))
+
+
+def _file_positions(root: YMap) -> dict[str, Position]:
+    positions = {
+        name: node.position
+        for name, node in root.values.items()
+        if name in (*_FILE_FIELDS, "teed", "recorded", "attributes", "prefixes", "loops")
+    }
+    # Presence: the file's default emitted_by, item by item (emitted_by[0]).
+    emitted = root.values.get("emitted_by")
+    if isinstance(emitted, YSeq):
+        positions["emitted_by"] = emitted.position
+        for index, item in enumerate(emitted.items):
+            positions[f"emitted_by[{index}]"] = item.position
+    return positions
+
+
+# --- Presence: requirement level, condition, emitted_by, first_step, loops ---
+
+
+def _strings(node: YNode | None) -> tuple[str, ...] | None:
+    """The items of a list of strings, ``None`` when absent or not such a list."""
+    if not isinstance(node, YSeq) or subtree_bad(node):
+        return None
+    items = tuple(_text(item) for item in node.items)
+    if any(item is None for item in items):
+        return None
+    return tuple(item for item in items if item is not None)
+
+
+def _loops(root: YMap, schema: SchemaResult) -> tuple[Loop, ...]:
+    """The file's schema-clean ``loops`` entries."""
+    node = root.values.get("loops")
+    if not isinstance(node, YSeq) or node.bad:
+        return ()
+    loops = []
+    for index, item in enumerate(node.items):
+        if not isinstance(item, YMap) or subtree_bad(item):
+            continue
+        if not schema.is_clean(("loops", index)):
+            continue
+        name, description = _text(item.values.get("name")), _text(item.values.get("description"))
+        if name is None or description is None:
+            continue
+        signature = _strings(item.values.get("signature")) or ()
+        loops.append(Loop(name, description, signature, item.position))
+    return tuple(loops)
+
+
+def _presence_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]) -> bool:
+    """``condition`` goes with ``conditionally_required`` and only with it; else report."""
+    level = texts.get("requirement_level")
+    if level == "conditionally_required" and "condition" not in texts:
+        diagnostics.append(
+            Diagnostic(
+                "CONDITION_MISSING",
+                Severity.ERROR,
+                "a conditionally_required row needs a 'condition' saying when it is logged; "
+                'add e.g. condition: "when validation runs (val_period > 0)", or use '
+                "required or recommended.",
+                row.values["requirement_level"].position,
+            )
+        )
+        return False
+    if "condition" in texts and level != "conditionally_required":
+        diagnostics.append(
+            Diagnostic(
+                "CONDITION_UNUSED",
+                Severity.ERROR,
+                f"'condition' applies only to requirement_level: conditionally_required, not "
+                f"{level or 'recommended (the default)'}; set requirement_level: "
+                "conditionally_required or drop the condition.",
+                row.values["condition"].position,
+            )
+        )
+        return False
+    return True
+
+
+def _with_presence(
+    built: MetricRow, row: YMap, texts: dict[str, str], file_emitted_by: tuple[str, ...]
+) -> MetricRow:
+    """``built`` with the row's presence fields (the file's emitted_by by default)."""
+    level = texts.get("requirement_level")
+    emitted_by = _strings(row.values.get("emitted_by"))
+    first_step = texts.get("first_step")
+    if level is None and emitted_by is None and first_step is None and not file_emitted_by:
+        return built
+    return replace(
+        built,
+        requirement_level=level or built.requirement_level,
+        condition=texts.get("condition"),
+        emitted_by=file_emitted_by if emitted_by is None else emitted_by,
+        first_step=None if first_step is None else int(first_step),
+    )
 
 
 class _Positions(Mapping[str, Position]):

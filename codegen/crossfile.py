@@ -146,6 +146,7 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(_replacements(rows, declared))
     diagnostics.extend(_namespaces(rows))
     diagnostics.extend(check_attributes(catalog, rows))
+    diagnostics.extend(_loop_names(catalog))
     return diagnostics
 
 
@@ -478,3 +479,48 @@ def _row_overlap(
                 return prefix, key
             return None  # the keys never meet, whatever the prefix
     return None
+
+
+# --- Presence: loops are declared once, and emitted_by names declared loops ---
+
+
+def _loop_names(catalog: Catalog) -> Iterator[Diagnostic]:
+    first: dict[str, Position] = {}
+    for catalog_file in catalog.files:
+        for loop in catalog_file.loops:
+            earlier = first.setdefault(loop.name, loop.position)
+            if earlier is not loop.position:
+                yield _error(
+                    "DUPLICATE_LOOP",
+                    f"loop {loop.name!r} is already declared at {earlier}; keep one "
+                    "declaration (loops are shared by the whole catalog).",
+                    loop.position,
+                )
+    known = sorted(first)
+    for catalog_file in catalog.files:
+        uses = [
+            (name, catalog_file.where(f"emitted_by[{i}]"), "the file's 'emitted_by'")
+            for i, name in enumerate(catalog_file.emitted_by)
+        ]
+        for row in catalog_file.teed:
+            if "emitted_by" not in row.positions:
+                continue  # inherited from the file: reported there once
+            uses.extend(
+                (name, row.where(f"emitted_by[{i}]"), f"'emitted_by' of {row.name!r}")
+                for i, name in enumerate(row.emitted_by)
+            )
+        for name, where, subject in uses:
+            if name in first:
+                continue
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            if close:
+                fix = f"did you mean {close[0]!r}?"
+            elif known:
+                fix = f"declared loops: {', '.join(known)}."
+            else:
+                fix = "declare it under 'loops:' in a catalog file (e.g. catalog/common.yaml)."
+            yield _error(
+                "UNKNOWN_LOOP",
+                f"{subject} names loop {name!r}, which no catalog file declares; {fix}",
+                where,
+            )

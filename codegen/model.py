@@ -18,7 +18,9 @@ from .patterns import KeyPattern, parse_pattern
 
 __all__ = [
     "ATTRIBUTE_TYPES",
+    "DEFAULT_REQUIREMENT_LEVEL",
     "KINDS",
+    "PRESENCE_LEVELS",
     "REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
     "Attribute",
@@ -27,6 +29,7 @@ __all__ = [
     "Catalog",
     "CatalogFile",
     "Deprecation",
+    "Loop",
     "MetricRow",
     "Section",
     "attribute_label",
@@ -124,6 +127,32 @@ class AttributeRef:
     """Where the ``ref`` is written."""
 
 
+# Presence in a run (Weaver's requirement levels), weakest first: raising a
+# row's level is a stronger promise (and breaks a producer that relied on it).
+PRESENCE_LEVELS: Final[tuple[str, ...]] = (
+    "opt_in",
+    "recommended",
+    "conditionally_required",
+    "required",
+)
+DEFAULT_REQUIREMENT_LEVEL: Final = "recommended"
+"""A row's presence requirement level when it declares none (Weaver's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """A training loop (``grpo_sync``, ``sft``...) rows may name in ``emitted_by``.
+
+    ``signature`` holds qualified logged keys (``train/critic/loss``) whose
+    presence in a log identifies a run of this loop.
+    """
+
+    name: str
+    description: str
+    signature: tuple[str, ...]
+    position: Position
+
+
 @dataclass(frozen=True, slots=True)
 class Deprecation:
     """A row on its way out: since when, what replaces it, and why."""
@@ -181,6 +210,16 @@ class MetricRow:
         """Names of the row's attributes in declaration order."""
         return tuple(ref.name for ref in self.attributes)
 
+    # Presence in a run (teed rows; see live-check).
+    requirement_level: str = DEFAULT_REQUIREMENT_LEVEL
+    """``required``, ``conditionally_required``, ``recommended`` or ``opt_in``."""
+    condition: str | None = None
+    """When a ``conditionally_required`` row is logged (set exactly for that level)."""
+    emitted_by: tuple[str, ...] = ()
+    """Loops that log the row (row, else file default); empty: any loop may."""
+    first_step: int | None = None
+    """First step the row can be logged at; a run that stopped earlier is not missing it."""
+
     @property
     def registry_key(self) -> str:
         """Registry key (``rl.reward.mean`` -> ``reward_mean``)."""
@@ -225,6 +264,9 @@ class CatalogFile:
     """Attributes this file declares (usable by every row of the catalog)."""
     other_prefixes: tuple[str, ...] = ()
     """Further default prefixes (file-level ``prefixes``)."""
+    # Presence: the loops this file declares and its default ``emitted_by``.
+    loops: tuple[Loop, ...] = ()
+    emitted_by: tuple[str, ...] = ()
 
     @property
     def rows(self) -> tuple[MetricRow, ...]:
@@ -262,3 +304,11 @@ class Catalog:
             for attribute in catalog_file.attributes:
                 found.setdefault(attribute.name, attribute)
         return found
+
+    def loops(self) -> tuple[Loop, ...]:
+        """Every declared loop, files by path, first declaration of a name only."""
+        seen: dict[str, Loop] = {}
+        for catalog_file in self.files:
+            for loop in catalog_file.loops:
+                seen.setdefault(loop.name, loop)
+        return tuple(seen.values())

@@ -325,10 +325,27 @@ def _series(
         f":Kind: {kind}",
         f":Unit: {unit_field}",
         f":Stability: {stability}",
+        *_presence_field(row),
         f":Source: {source_html}",
         "",
     ]
     return _Series(row=row, summary=summary, section="\n".join(lines), index=index)
+
+
+def _presence_field(row: MetricRow) -> list[str]:
+    """The ``:Presence:`` line of a teed row: requirement level, condition, loops, first step."""
+    if row.section != "teed":
+        return []
+    text = _word_md(row.requirement_level.replace("_", " "))
+    if row.condition:
+        text += f" ({_md(_one_line(row.condition))})"
+    if row.emitted_by:
+        text += "; logged by " + ", ".join(_code_text(loop) for loop in row.emitted_by)
+    else:
+        text += "; logged by any loop"
+    if row.first_step is not None:
+        text += f"; first logged at step {row.first_step}"
+    return [f":Presence: {text}"]
 
 
 def _all_series(catalog: Catalog, package: str) -> dict[str, _Series]:

@@ -57,6 +57,17 @@ def _row(catalog_file: CatalogFile, row: MetricRow, package: str) -> dict[str, o
         "no_lint": sorted(row.no_lint),
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
+    } | _presence(row)
+
+
+def _presence(row: MetricRow) -> dict[str, object]:
+    """A teed row's presence fields (``None`` for recorded rows, which a log never shows)."""
+    teed = row.section == "teed"
+    return {
+        "requirement_level": row.requirement_level if teed else None,
+        "condition": row.condition,
+        "emitted_by": list(row.emitted_by) if teed else None,
+        "first_step": row.first_step,
     }
 
 
@@ -84,6 +95,15 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
             for f in files
         ],
         "rows": [_row(f, r, package) for f, r in rows],
+        "loops": [
+            {
+                "name": loop.name,
+                "description": loop.description,
+                "signature": list(loop.signature),
+                "source": str(loop.position),
+            }
+            for loop in sorted(catalog.loops(), key=lambda loop: loop.name)
+        ],
     }
 
 

@@ -76,7 +76,14 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "max_cardinality": 'a count is a quoted positive whole number, e.g. "64"',
     "cardinality_limit": "a budget is a quoted whole number of at least 2 (one attribute set "
     'plus the overflow point), e.g. "1000"',
+    # Presence fields (requirement level, loops).
+    "emitted_by": "a loop name is lowercase letters, digits and '_', e.g. 'grpo_sync'",
+    "first_step": 'first_step is a quoted step number without leading zeros, e.g. "10"',
+    "signature": "a signature key is a logged key with its prefix joined by '/', "
+    "e.g. 'train/critic/loss'",
 }
+
+_LOOP_NAME_HINT: Final = "a loop name is lowercase letters, digits and '_', e.g. 'grpo_sync'"
 
 _NULL: Final = "tag:yaml.org,2002:null"
 _TYPE_WORDS: Final[dict[str, str]] = {
@@ -304,6 +311,14 @@ def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
             if isinstance(name, YScalar) and isinstance(name.value, str):
                 label += f" ({name.value!r})"
         return label
+    if len(path) >= 2 and path[0] == "loops" and isinstance(path[1], int):
+        loop = nodes[2] if len(nodes) > 2 else None
+        label = f"loop {path[1] + 1}"
+        if isinstance(loop, YMap):
+            name = loop.values.get("name")
+            if isinstance(name, YScalar) and isinstance(name.value, str):
+                label += f" ({name.value!r})"
+        return label
     return "the file"
 
 
@@ -429,6 +444,8 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
     elif kind == "pattern":
         hint_key = "attributes.name" if path[:1] == ["attributes"] and len(path) == 3 else field
         hint = _PATTERN_HINTS.get(hint_key, f"it must match {error.validator_value}")
+        if path[:1] == ["loops"] and field == "name":
+            hint = _LOOP_NAME_HINT
         yield _error(
             "INVALID_FORMAT",
             f"{subject} is {_describe_node(node)}; {hint}.",

@@ -70,6 +70,10 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
             "name": "catalog/grpo.yaml:19:11",
             "unit": "catalog/grpo.yaml:21:11",
         },
+        "requirement_level": "recommended",
+        "condition": None,
+        "emitted_by": [],
+        "first_step": None,
     }
 
 
@@ -94,6 +98,8 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
             "replaced_by": "rl.kl.reference",
             "note": "Renamed to say which policy it is measured against.",
         }),
+        ("rl.vllm.batch.duration", "requirement_level", None),
+        ("rl.vllm.batch.duration", "emitted_by", None),
         ("rl.sft.memory.usage", "prometheus", {
             "name": "rl_sft_memory_usage_bytes",
             "series": ["rl_sft_memory_usage_bytes"],
