@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from .diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
-from .model import STABILITY_LEVELS, Catalog, Deprecation, MetricRow
+from .model import PRESENCE_LEVELS, STABILITY_LEVELS, Catalog, Deprecation, MetricRow
 
 __all__ = [
     "COMPARED_FIELDS",
@@ -50,6 +50,8 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "stability",
     "description",
     "deprecated",
+    "requirement_level",
+    "emitted_by",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -137,6 +139,19 @@ RULES: Final[dict[str, Rule]] = dict(
             "REPLACEMENT_MISSING",
             Severity.WARNING,
             "replaced_by names a series the catalog does not declare; add it or fix the name",
+        ),
+        _rule(
+            "STABLE_REQUIREMENT_RAISED",
+            Severity.ERROR,
+            "a stable series never asks more of the loops that log it; a loop that "
+            "does not log it would start failing live-check: keep the level (and "
+            "emitted_by), or add a new series",
+        ),
+        _rule(
+            "BETA_REQUIREMENT_RAISED",
+            Severity.WARNING,
+            "a beta series asks more of the loops that log it; check every loop in "
+            "emitted_by logs it, or live-check reports it missing",
         ),
         _rule(
             "STABILITY_LOWERED",
@@ -296,6 +311,10 @@ def _deprecation_text(dep: Deprecation | None) -> str | None:
 def _field_value(row: MetricRow, field_name: str) -> str | None:
     if field_name == "deprecated":
         return _deprecation_text(row.deprecated)
+    if field_name == "emitted_by":
+        return ", ".join(row.emitted_by) if row.emitted_by else None
+    if field_name == "requirement_level" and row.section != "teed":
+        return None
     value = getattr(row, field_name)
     return None if value is None else str(value)
 
@@ -459,10 +478,41 @@ def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> No
         )
 
 
+def _requirement_raised(old: MetricRow, new: MetricRow) -> str | None:
+    """How ``new`` asks more presence of the loops than ``old``, or ``None``.
+
+    Raising the level to ``conditionally_required`` or ``required`` counts
+    (``opt_in`` to ``recommended`` asks nothing of a run), and so does a
+    ``required`` row now applying to more loops (``emitted_by`` gaining a loop,
+    or dropped so every loop applies).
+    """
+    if old.deprecated is not None or new.deprecated is not None:
+        return None
+    before, after = old.requirement_level, new.requirement_level
+    rank = {level: index for index, level in enumerate(PRESENCE_LEVELS)}
+    accountable = ("conditionally_required", "required")
+    if after in accountable and rank.get(after, -1) > rank.get(before, len(rank)):
+        return f"requirement level raised {before} -> {after}"
+    if before == after == "required" and old.emitted_by:
+        if not new.emitted_by:
+            return "required by every loop now (emitted_by dropped)"
+        gained = [loop for loop in new.emitted_by if loop not in old.emitted_by]
+        if gained:
+            return f"required by more loops now (emitted_by gained {', '.join(gained)})"
+    return None
+
+
 def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
     """Rules for a row present on both sides, by the baseline's stability."""
     name = old.name
     _check_logger_key(old, new, findings)
+    raised = _requirement_raised(old, new)
+    if raised is not None and old.stability in ("stable", "beta"):
+        code = (
+            "STABLE_REQUIREMENT_RAISED" if old.stability == "stable" else "BETA_REQUIREMENT_RAISED"
+        )
+        where = "requirement_level" if "level" in raised else "emitted_by"
+        findings.add(code, f"{old.stability} series {name}: {raised}", new.where(where))
     if old.stability == "stable":
         if new.kind != old.kind:
             findings.add(

@@ -275,6 +275,81 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
 ]
 
 
+def presence(
+    base: MetricRow, level: str = "recommended", emitted_by: tuple[str, ...] = ()
+) -> MetricRow:
+    """``base`` with a requirement level and ``emitted_by``."""
+    return replace(base, requirement_level=level, emitted_by=emitted_by)
+
+
+# Presence: a requirement level raised (or a required row applying to more loops).
+RULE_CASES += [
+    (
+        "stable requirement raised to required",
+        [presence(row("rl.a", stability=S))],
+        [presence(row("rl.a", stability=S), "required")],
+        ["STABLE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "stable requirement raised to conditionally_required",
+        [presence(row("rl.a", stability=S), "opt_in")],
+        [presence(row("rl.a", stability=S), "conditionally_required")],
+        ["STABLE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "beta requirement raised warns only",
+        [presence(row("rl.a", stability=B))],
+        [presence(row("rl.a", stability=B), "required")],
+        ["BETA_REQUIREMENT_RAISED"],
+        False,
+    ),
+    (
+        "stable required row gaining a loop",
+        [presence(row("rl.a", stability=S), "required", ("grpo_sync",))],
+        [presence(row("rl.a", stability=S), "required", ("grpo_sync", "ppo"))],
+        ["STABLE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "stable required row dropping emitted_by applies to every loop",
+        [presence(row("rl.a", stability=S), "required", ("grpo_sync",))],
+        [presence(row("rl.a", stability=S), "required")],
+        ["STABLE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "stable requirement lowered or narrowed is allowed",
+        [presence(row("rl.a", stability=S), "required", ("grpo_sync", "ppo"))],
+        [presence(row("rl.a", stability=S), "recommended", ("grpo_sync",))],
+        [],
+        False,
+    ),
+    (
+        "stable opt_in to recommended asks nothing of a run",
+        [presence(row("rl.a", stability=S), "opt_in")],
+        [presence(row("rl.a", stability=S), "recommended")],
+        [],
+        False,
+    ),
+    (
+        "alpha requirement raised is allowed",
+        [presence(row("rl.a", stability=A))],
+        [presence(row("rl.a", stability=A), "required")],
+        [],
+        False,
+    ),
+    (
+        "requirement raised while deprecating is allowed",
+        [presence(row("rl.a", stability=S))],
+        [presence(row("rl.a", stability=S, deprecated=dep()), "required")],
+        [],
+        False,
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("baseline", "new", "codes", "breaking"),
     [pytest.param(b, n, c, k, id=i) for i, b, n, c, k in RULE_CASES],
