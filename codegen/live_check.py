@@ -14,11 +14,8 @@ and logger key. Finding kinds (:data:`FINDING_KINDS`):
 ``undeclared``
     a logged ``(prefix, key)`` that no teed row declares.
 ``missing``
-    a teed row whose ``(prefix, key)`` was never logged, although its owner
-    logged at least one of its other rows. An owner that logged none of its
-    rows was not imported in this run (PPO's rows in a GRPO run declare
-    nothing), so its rows are listed as inactive instead; ``all_owners=True``
-    (``--all-owners``) reports them as missing too.
+    a ``required`` teed row that applies to the run and was never logged (see
+    "Presence" below).
 ``non_scalar``
     a teed key logged with a value the tee cannot export (bool, string, list,
     null, object): :func:`metric_catalog.vocabulary.as_scalar` would drop it.
@@ -32,6 +29,23 @@ and logger key. Finding kinds (:data:`FINDING_KINDS`):
 ``malformed``
     a line that is not a well-formed record (bad JSON, wrong field types, or
     longer than :data:`MAX_LINE_BYTES`).
+
+Presence: which unlogged rows are "missing"
+    The run's loop is the ``loop`` argument (``--loop``), else the one a record
+    names (an optional ``"loop"`` field), else inferred from the log: each
+    declared loop's ``signature`` keys that were logged count for it, and the
+    loop with the most (then the largest share of its signature) wins; a tie
+    or no signature key at all leaves the loop unknown. An unlogged row then
+    gets one :data:`PRESENCE_STATES` state: ``not_emitted`` when the loop is
+    known and the row's ``emitted_by`` does not list it; ``inactive_owner``
+    when the row lists no loops (or the loop is unknown) and its owner logged
+    none of its rows, so it was not imported in this run (``all_owners=True``,
+    ``--all-owners``, judges those rows anyway); otherwise by requirement level:
+    ``required`` rows are ``missing`` (a finding), or ``not_due`` when the run's
+    last step is before the row's ``first_step``; ``conditionally_required``
+    rows are ``conditional`` (information, with their condition);
+    ``recommended`` and ``opt_in`` rows are ``not_logged``. A logged row whose
+    ``emitted_by`` does not list the run's loop is noted as information too.
 
 The file is streamed: one line is held at a time, per-row state is bounded by
 the catalog, findings are aggregated per key (count plus first occurrence), and
@@ -54,8 +68,11 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_MALFORMED_REPORTED",
     "MAX_UNDECLARED_KEYS",
+    "PRESENCE_STATES",
     "Finding",
     "LiveCheckReport",
+    "LoopChoice",
+    "Notice",
     "RowSummary",
     "check_file",
     "check_stream",
@@ -73,6 +90,17 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 """Longer lines are reported malformed and skipped without being held in memory."""
+
+PRESENCE_STATES: Final[tuple[str, ...]] = (
+    "logged",
+    "missing",
+    "not_due",
+    "conditional",
+    "not_logged",
+    "not_emitted",
+    "inactive_owner",
+)
+"""What the log showed for a teed row, as ``presence`` in the JSON report."""
 
 MAX_UNDECLARED_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
@@ -157,10 +185,15 @@ class RowSummary:
     negative: int = 0
     last_value: float | None = None
     last_step: int | None = None
+    presence: str = "logged"
+    """One of :data:`PRESENCE_STATES`, set when the log is finished."""
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``."""
         return {
+            "presence": self.presence,
+            "requirement_level": self.row.requirement_level,
+            "emitted_by": list(self.row.emitted_by),
             "series": self.row.name,
             "logger_key": self.row.qualified_logger_key,
             "kind": self.row.kind,
@@ -184,6 +217,60 @@ def _json_number(value: float | None) -> float | str | None:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Information that is not a finding: it never fails a run.
+
+    ``kind`` is ``conditional`` (a conditionally required row not logged, with
+    its condition), ``not_due`` (a required row whose first step the run never
+    reached), ``unexpected_loop`` (a row logged although its ``emitted_by``
+    does not list the run's loop) or ``loop`` (how the loop was chosen, when
+    that needs saying).
+    """
+
+    kind: str
+    message: str
+    series: str | None = None
+    position: Position | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "kind": self.kind,
+            "series": self.series,
+            "message": self.message,
+            "source": None if self.position is None else str(self.position),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LoopChoice:
+    """The loop a run was judged as, and why.
+
+    ``source`` is ``flag`` (``--loop``), ``log`` (a record's ``"loop"``),
+    ``inferred`` (signature keys, listed in ``evidence``) or ``unknown``.
+    """
+
+    name: str | None
+    source: str
+    evidence: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """``grpo_sync (inferred from timing/train/generation, ...)`` or ``unknown``."""
+        if self.name is None:
+            return "unknown (no declared loop's signature keys were logged)"
+        if self.source == "flag":
+            return f"{self.name} (--loop)"
+        if self.source == "log":
+            return f"{self.name} (named by the log)"
+        shown = ", ".join(self.evidence[:3]) + (", ..." if len(self.evidence) > 3 else "")
+        return f"{self.name} (inferred from {shown})"
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {"name": self.name, "source": self.source, "evidence": list(self.evidence)}
+
+
 @dataclass(slots=True)
 class LiveCheckReport:
     """The outcome of checking one log: per-row summaries and aggregated findings."""
@@ -198,7 +285,13 @@ class LiveCheckReport:
     malformed_unreported: int = 0
     """Malformed lines beyond :data:`MAX_MALFORMED_REPORTED`."""
     inactive_owners: dict[str, int] = field(default_factory=dict)
-    """Catalog files none of whose teed rows was logged -> their teed row count."""
+    """Catalog files none of whose teed rows was logged -> their unjudged row count."""
+    loop: LoopChoice = field(default_factory=lambda: LoopChoice(None, "unknown"))
+    """The loop the run was judged as."""
+    last_step: int | None = None
+    """The largest step any record carried."""
+    notices: list[Notice] = field(default_factory=list)
+    """Information that is not a finding (never fails the run)."""
 
     def kinds(self) -> set[str]:
         """The finding kinds that occurred."""
@@ -275,6 +368,12 @@ class LiveCheckReport:
             "rows": [r.to_json() for r in self.rows],
             "findings": findings,
             "inactive_owners": dict(sorted(self.inactive_owners.items())),
+            "loop": self.loop.to_json(),
+            "last_step": self.last_step,
+            "information": [n.to_json() for n in self.notices],
+            "presence": {
+                state: sum(r.presence == state for r in self.rows) for state in PRESENCE_STATES
+            },
             "notes": notes,
             "counts": {k: self._count(k) for k in FINDING_KINDS},
             "fail_on": wanted,
@@ -311,7 +410,8 @@ class LiveCheckReport:
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]
         lines = [
             f"live-check {self.source}: {self.lines} line(s), {self.records} record(s), "
-            f"{len(self.rows)} teed row(s) declared"
+            f"{len(self.rows)} teed row(s) declared",
+            f"loop: {self.loop.describe()}",
         ]
         for i, cells in enumerate(table):
             text = "  ".join(
@@ -323,6 +423,12 @@ class LiveCheckReport:
                 lines.append("  ".join("-" * w for w in widths))
         diagnostics = self.diagnostics(wanted)
         lines.extend(d.format() for d in diagnostics)
+        lines.extend(f"info[{n.kind.upper()}]: {n.message}" for n in self.notices)
+        not_emitted = sum(r.presence == "not_emitted" for r in self.rows)
+        if not_emitted:
+            lines.append(
+                f"{not_emitted} row(s) not emitted by loop {self.loop.name} were not judged"
+            )
         if self.inactive_owners:
             owners = ", ".join(f"{o} ({n} row(s))" for o, n in sorted(self.inactive_owners.items()))
             lines.append(
@@ -339,9 +445,17 @@ class LiveCheckReport:
 class _Checker:
     """Streaming state: bounded by the catalog's teed rows plus the undeclared-key cap."""
 
-    def __init__(self, catalog: Catalog, source: str, *, all_owners: bool = False) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        source: str,
+        *,
+        all_owners: bool = False,
+        loop: str | None = None,
+    ) -> None:
         self.report = LiveCheckReport(source)
         self.all_owners = all_owners
+        self.presence = _Presence(catalog, loop)
         # A deprecated row and its replacement may share a key: the value feeds both.
         self.by_key: dict[tuple[str, str], list[RowSummary]] = {}
         self.declared_prefixes: dict[str, list[str]] = {}
@@ -385,8 +499,23 @@ class _Checker:
             self.undeclared += 1
         self.findings[slot] = Finding(kind, prefix, key, series, line_no, step, example)
 
-    def record(self, line_no: int, step: int, prefix: str, metrics: dict[str, object]) -> None:
+    def record(
+        self,
+        line_no: int,
+        step: int,
+        prefix: str,
+        metrics: dict[str, object],
+        loop: str | None = None,
+    ) -> None:
+        presence = self.presence
+        if loop is not None:
+            presence.name(loop)
+        if presence.last_step is None or step > presence.last_step:
+            presence.last_step = step
+        signature = presence.signature_keys
         for key, value in metrics.items():
+            if signature and (prefix, key) in signature:
+                presence.seen_signature(prefix, key)
             summaries = self.by_key.get((prefix, key))
             if summaries is None:
                 elsewhere = self.declared_prefixes.get(key)
@@ -437,23 +566,146 @@ class _Checker:
             self.note(kind, where, series, example)
 
     def finish(self) -> LiveCheckReport:
-        active = {self.owner_of[s.row.name] for s in self.report.rows if s.logged}
-        for summary in self.report.rows:
-            if summary.logged == 0:
-                row = summary.row
-                owner = self.owner_of[row.name]
-                if owner not in active and not self.all_owners:
-                    inactive = self.report.inactive_owners
-                    inactive[owner] = inactive.get(owner, 0) + 1
-                    continue
-                prefix, key = row.prefix or "", row.logger_key or ""
+        report = self.report
+        presence = self.presence
+        report.loop = presence.choose()
+        report.last_step = presence.last_step
+        loop = report.loop.name
+        if report.loop.source == "log" and presence.named_conflict:
+            report.notices.append(Notice("loop", presence.named_conflict))
+        declared = {declared.name for declared in presence.loops}
+        if report.loop.source != "flag" and presence.named not in (None, *declared):
+            report.notices.append(
+                Notice(
+                    "loop",
+                    f"the log names loop {presence.named!r}, which the catalog does not "
+                    f"declare; the loop was inferred instead (declare it under 'loops:' "
+                    "or pass --loop)",
+                )
+            )
+        active = {self.owner_of[s.row.name] for s in report.rows if s.logged}
+        for summary in report.rows:
+            row = summary.row
+            if summary.logged:
+                if loop is not None and row.emitted_by and loop not in row.emitted_by:
+                    report.notices.append(
+                        Notice(
+                            "unexpected_loop",
+                            f"{row.qualified_logger_key} ({row.name}) was logged, but its "
+                            f"emitted_by ({', '.join(row.emitted_by)}) does not list loop "
+                            f"{loop}; add the loop to emitted_by if it really logs the key",
+                            row.name,
+                            row.where("emitted_by"),
+                        )
+                    )
+                continue
+            summary.presence = self._unlogged_state(summary, loop, active)
+            prefix, key = row.prefix or "", row.logger_key or ""
+            if summary.presence == "missing":
                 self.findings[("missing", prefix, key)] = Finding(
                     "missing", prefix, key, row.name, 0, None, "", position=row.position
                 )
-        self.report.findings = sorted(
+            elif summary.presence == "inactive_owner":
+                owner = self.owner_of[row.name]
+                report.inactive_owners[owner] = report.inactive_owners.get(owner, 0) + 1
+            elif summary.presence == "conditional":
+                report.notices.append(
+                    Notice(
+                        "conditional",
+                        f"{row.qualified_logger_key} ({row.name}) was not logged; it is "
+                        f"logged only {row.condition}",
+                        row.name,
+                        row.where("condition"),
+                    )
+                )
+            elif summary.presence == "not_due":
+                report.notices.append(
+                    Notice(
+                        "not_due",
+                        f"{row.qualified_logger_key} ({row.name}) was not logged; it is first "
+                        f"logged at step {row.first_step} and the run's last step is "
+                        f"{presence.last_step}",
+                        row.name,
+                        row.where("first_step"),
+                    )
+                )
+        report.findings = sorted(
             self.findings.values(), key=lambda f: (f.line, f.kind, f.prefix, f.key)
         )
-        return self.report
+        return report
+
+    def _unlogged_state(self, summary: RowSummary, loop: str | None, active: set[str]) -> str:
+        """The :data:`PRESENCE_STATES` state of a row the log never showed."""
+        row = summary.row
+        if loop is not None and row.emitted_by:
+            if loop not in row.emitted_by:
+                return "not_emitted"
+        elif not self.all_owners and self.owner_of[row.name] not in active:
+            return "inactive_owner"
+        level = row.requirement_level
+        if level == "required":
+            last = self.presence.last_step
+            if row.first_step is not None and (last is None or last < row.first_step):
+                return "not_due"
+            return "missing"
+        if level == "conditionally_required":
+            return "conditional"
+        return "not_logged"
+
+
+class _Presence:
+    """Which loop the run is: the ``--loop`` flag, a record's ``"loop"``, or signature keys.
+
+    Memory is bounded by the catalog's loops and their signature keys.
+    """
+
+    def __init__(self, catalog: Catalog, forced: str | None) -> None:
+        self.loops = catalog.loops()
+        self.forced = forced
+        self.named: str | None = None
+        self.named_conflict = ""
+        self.last_step: int | None = None
+        # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
+        # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/'.
+        self.signature_keys: dict[tuple[str, str], str] = {}
+        for declared in self.loops:
+            for qualified in declared.signature:
+                self.signature_keys[("", qualified)] = qualified
+                for cut, char in enumerate(qualified):
+                    if char == "/":
+                        split = (qualified[:cut], qualified[cut + 1 :])
+                        self.signature_keys[split] = qualified
+        self.seen: set[str] = set()
+
+    def seen_signature(self, prefix: str, key: str) -> None:
+        self.seen.add(self.signature_keys[(prefix, key)])
+
+    def name(self, loop: str) -> None:
+        """A record named its loop: the first name wins, a different one is noted."""
+        if self.named is None:
+            self.named = loop
+        elif loop != self.named and not self.named_conflict:
+            self.named_conflict = (
+                f"records name loop {self.named!r} and later {loop!r}; the run was judged "
+                f"as {self.named!r} (pass --loop to choose)"
+            )
+
+    def choose(self) -> LoopChoice:
+        if self.forced is not None:
+            return LoopChoice(self.forced, "flag")
+        declared = {loop.name for loop in self.loops}
+        if self.named is not None and self.named in declared:
+            return LoopChoice(self.named, "log")
+        best: list[tuple[int, float, str, tuple[str, ...]]] = []
+        for loop in self.loops:
+            evidence = tuple(k for k in loop.signature if k in self.seen)
+            if evidence:
+                share = len(evidence) / len(loop.signature)
+                best.append((len(evidence), share, loop.name, evidence))
+        best.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        if not best or (len(best) > 1 and best[0][:2] == best[1][:2]):
+            return LoopChoice(None, "unknown")
+        return LoopChoice(best[0][2], "inferred", best[0][3])
 
 
 def _as_number(value: object) -> float | None:
@@ -482,8 +734,12 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _parse(raw: bytes) -> tuple[int, str, dict[str, object]] | str:
-    """A record's (step, prefix, metrics), or why the line is not one."""
+def _parse(raw: bytes) -> tuple[int, str, dict[str, object], str | None] | str:
+    """A record's (step, prefix, metrics, loop), or why the line is not one.
+
+    ``loop`` is the optional ``"loop"`` field a logger may write to name the
+    training loop (``None`` when absent).
+    """
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
@@ -497,18 +753,27 @@ def _parse(raw: bytes) -> tuple[int, str, dict[str, object]] | str:
         return '"prefix" must be a string'
     if not isinstance(metrics, dict):
         return '"metrics" must be an object'
-    return step, prefix, metrics
+    loop = doc.get("loop")
+    if loop is not None and not isinstance(loop, str):
+        return '"loop" must be a string (the training loop\'s name) when present'
+    return step, prefix, metrics, loop
 
 
 def check_stream(
-    stream: BinaryIO, catalog: Catalog, *, source: str = "<stream>", all_owners: bool = False
+    stream: BinaryIO,
+    catalog: Catalog,
+    *,
+    source: str = "<stream>",
+    all_owners: bool = False,
+    loop: str | None = None,
 ) -> LiveCheckReport:
     """Check a JSONL stream against ``catalog``'s teed rows, one line at a time.
 
-    ``all_owners`` reports unlogged rows of owners that logged nothing as
-    ``missing`` too, instead of listing those owners as inactive.
+    ``loop`` judges the run as that declared loop instead of the one the log
+    names or its keys suggest. ``all_owners`` judges unlogged rows of owners
+    that logged nothing too, instead of listing those owners as inactive.
     """
-    checker = _Checker(catalog, source, all_owners=all_owners)
+    checker = _Checker(catalog, source, all_owners=all_owners, loop=loop)
     line_no = 0
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
@@ -533,7 +798,9 @@ def check_stream(
     return checker.finish()
 
 
-def check_file(path: str, catalog: Catalog, *, all_owners: bool = False) -> LiveCheckReport:
+def check_file(
+    path: str, catalog: Catalog, *, all_owners: bool = False, loop: str | None = None
+) -> LiveCheckReport:
     """Check the JSONL log at ``path``; raises :class:`OSError` when it cannot be read."""
     with open(path, "rb") as stream:
-        return check_stream(stream, catalog, source=path, all_owners=all_owners)
+        return check_stream(stream, catalog, source=path, all_owners=all_owners, loop=loop)

@@ -121,10 +121,13 @@ def _worker_field(raw: bytes) -> str | None:
 class _Run:
     """The whole run's checker plus one checker per worker."""
 
-    def __init__(self, catalog: Catalog, source: str, *, all_owners: bool) -> None:
+    def __init__(
+        self, catalog: Catalog, source: str, *, all_owners: bool, loop: str | None = None
+    ) -> None:
         self.catalog = catalog
         self.all_owners = all_owners
-        self.run = _Checker(catalog, source, all_owners=all_owners)
+        # Presence (the run's loop) is judged over the whole run.
+        self.run = _Checker(catalog, source, all_owners=all_owners, loop=loop)
         self.workers: dict[tuple[str, str | None], _Worker] = {}
         # Run-wide findings point at a global line number; map it back to (file, line).
         self.offsets: list[tuple[int, str]] = []
@@ -215,9 +218,15 @@ def _source(paths: Sequence[str], workers: int) -> str:
 
 
 def check_paths(
-    paths: Iterable[str], catalog: Catalog, *, all_owners: bool = False
+    paths: Iterable[str],
+    catalog: Catalog,
+    *,
+    all_owners: bool = False,
+    loop: str | None = None,
 ) -> LiveCheckReport:
     """Check the JSONL logs at ``paths`` (already expanded) together, per worker.
+
+    ``loop`` judges the run as that declared loop (see :func:`codegen.live_check.check_stream`).
 
     A worker is a file, or within a file a ``"worker"`` field value. See the
     module docstring for what is judged per worker and what over the run.
@@ -226,7 +235,7 @@ def check_paths(
         OSError: A file cannot be read; ``filename`` names it.
     """
     ordered = list(paths)
-    run = _Run(catalog, _source(ordered, len(ordered)), all_owners=all_owners)
+    run = _Run(catalog, _source(ordered, len(ordered)), all_owners=all_owners, loop=loop)
     for path in ordered:
         with open(path, "rb") as stream:
             run.read(path, stream)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,12 +26,22 @@ FIXTURES = REPO / "tests" / "fixtures" / "evolution"
 RUN = FIXTURES / "run.jsonl"
 
 
+def all_required(catalog: Catalog) -> Catalog:
+    """``catalog`` with every teed row ``required``, as if each run must log them all."""
+    return Catalog(
+        tuple(
+            replace(f, teed=tuple(replace(r, requirement_level="required") for r in f.teed))
+            for f in catalog.files
+        )
+    )
+
+
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    """The evolution fixture catalog (grpo + sft owners)."""
+    """The evolution fixture catalog (grpo + sft owners), every teed row required."""
     result = load_and_check(root=FIXTURES, lint=False)
     assert result.ok, result.diagnostics
-    return result.catalog
+    return all_required(result.catalog)
 
 
 def check_lines(catalog: Catalog, *lines: str | bytes) -> LiveCheckReport:
@@ -73,6 +85,9 @@ def test_summary_counts_logged_values_non_finite_and_last_value(catalog: Catalog
     report = check_file(str(RUN), catalog)
     rows = {r["series"]: r for r in json.loads(report.to_json())["rows"]}
     assert rows["rl.reward.mean"] == {
+        "presence": "logged",
+        "requirement_level": "required",
+        "emitted_by": [],
         "series": "rl.reward.mean",
         "logger_key": "train/reward",
         "kind": "gauge",
@@ -246,7 +261,8 @@ def test_text_report_has_a_table_per_teed_row_and_the_verdict(catalog: Catalog) 
     text = report.to_text(["non_finite"])
     lines = text.splitlines()
     assert lines[0] == f"live-check {RUN}: 11 line(s), 6 record(s), 9 teed row(s) declared"
-    assert lines[1].split() == [
+    assert lines[1] == "loop: unknown (no declared loop's signature keys were logged)"
+    assert lines[2].split() == [
         "series",
         "logged",
         "as",
@@ -302,9 +318,19 @@ def test_log_written_by_the_jsonl_logger_checks_clean(catalog: Catalog, tmp_path
     ],
 )
 def test_exit_code_is_1_only_when_a_fail_on_kind_occurred(
-    args: list[str], code: int, capsys: pytest.CaptureFixture[str]
+    args: list[str], code: int, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["live-check", str(RUN), "--root", str(FIXTURES), *args]) == code
+    # The fixture's rows are recommended; make the validation row required so it can be missing.
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "catalog", root / "catalog")
+    sft = root / "catalog" / "sft.yaml"
+    sft.write_text(
+        sft.read_text().replace(
+            "    description: Token-weighted validation loss.\n",
+            "    description: Token-weighted validation loss.\n    requirement_level: required\n",
+        )
+    )
+    assert main(["live-check", str(RUN), "--root", str(root), *args]) == code
     out = capsys.readouterr().out
     if code != 2:
         assert out.startswith(f"live-check {RUN}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,10 +26,15 @@ FIXTURES = REPO / "tests" / "fixtures" / "evolution"
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    """The evolution fixture catalog (grpo + sft owners)."""
+    """The evolution fixture catalog (grpo + sft owners), every teed row required."""
     result = load_and_check(root=FIXTURES, lint=False)
     assert result.ok, result.diagnostics
-    return result.catalog
+    return Catalog(
+        tuple(
+            replace(f, teed=tuple(replace(r, requirement_level="required") for r in f.teed))
+            for f in result.catalog.files
+        )
+    )
 
 
 @pytest.fixture

@@ -69,12 +69,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_format_argument(parser)
     parser.add_argument(
+        "--loop",
+        metavar="NAME",
+        help=(
+            "judge the run as this declared training loop (e.g. grpo_sync) instead of the "
+            "loop the log names or its keys suggest; only required rows whose emitted_by "
+            "lists it can be missing"
+        ),
+    )
+    parser.add_argument(
         "--all-owners",
         action="store_true",
         help=(
-            "report unlogged rows of owners that logged nothing as missing too "
-            "(default: list those owners as inactive, since an owner never imported "
-            "declares nothing)"
+            "judge unlogged rows that list no loop (or when the loop is unknown) even when "
+            "their owner logged nothing (default: list those owners as inactive, since an "
+            "owner never imported declares nothing)"
         ),
     )
     add_catalog_arguments(parser)
@@ -95,15 +104,29 @@ def run(args: argparse.Namespace) -> int:
     if "-" in logs and len(logs) > 1:
         print("error: - (stdin) cannot be combined with files", file=sys.stderr)
         return 2
+    loops = sorted(loop.name for loop in catalog.loops())
+    if args.loop is not None and args.loop not in loops:
+        declared = ", ".join(loops) if loops else "none (declare them under 'loops:')"
+        print(
+            f"error: --loop: unknown loop {args.loop!r}; declared loops: {declared}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         if logs == ["-"]:
             report = check_stream(
-                sys.stdin.buffer, catalog, source="<stdin>", all_owners=args.all_owners
+                sys.stdin.buffer,
+                catalog,
+                source="<stdin>",
+                all_owners=args.all_owners,
+                loop=args.loop,
             )
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
-            report = check_file(logs[0], catalog, all_owners=args.all_owners)
+            report = check_file(logs[0], catalog, all_owners=args.all_owners, loop=args.loop)
         else:
-            report = check_paths(expand_paths(logs), catalog, all_owners=args.all_owners)
+            report = check_paths(
+                expand_paths(logs), catalog, all_owners=args.all_owners, loop=args.loop
+            )
     except LogInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
