@@ -167,20 +167,25 @@ def name_syntax(row: MetricRow) -> Iterator[str]:
 @rule("LOGGER_KEY_REPEATS_PREFIX", Severity.WARNING, "logger_key")
 def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
     """The logger key does not start with its own prefix (``train/x`` under ``train``)."""
-    key, prefix = row.logger_key, row.prefix
-    if not key or not prefix or "/" not in key:
+    key = row.logger_key
+    if not key or "/" not in key:
         return
-    if key.startswith(f"{prefix}/"):
-        fixed = key.removeprefix(f"{prefix}/")
-    elif key.split("/", 1)[0] == prefix.rsplit("/", 1)[-1]:
-        fixed = key.split("/", 1)[1]
-    else:
+    head, rest = key.split("/", 1)
+    for prefix in row.prefixes:
+        if not prefix:
+            continue
+        if key.startswith(f"{prefix}/"):
+            fixed = key.removeprefix(f"{prefix}/")
+        elif head == prefix.rsplit("/", 1)[-1]:
+            fixed = rest
+        else:
+            continue
+        yield (
+            f"logger key {key!r} repeats its prefix {prefix!r}, so log_metrics(..., "
+            f"prefix={prefix!r}) records it as '{prefix}/{key}'; write "
+            f"'logger_key: {fixed}' (the key as the code passes it, without the prefix)."
+        )
         return
-    yield (
-        f"logger key {key!r} repeats its prefix {prefix!r}, so log_metrics(..., "
-        f"prefix={prefix!r}) records it as {row.qualified_logger_key!r}; write "
-        f"'logger_key: {fixed}' (the key as the code passes it, without the prefix)."
-    )
 
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")

@@ -66,6 +66,11 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     (
         "LOGGER_KEY_REPEATS_PREFIX",
+        {"logger_key": "train/reward", "prefix": "", "other_prefixes": ("train",)},
+        {"logger_key": "train/reward", "prefix": "", "other_prefixes": ("validation",)},
+    ),
+    (
+        "LOGGER_KEY_REPEATS_PREFIX",
         {"logger_key": "validation/reward", "prefix": "validation"},
         {"logger_key": "train", "prefix": "train"},
     ),
