@@ -36,33 +36,41 @@ class _Claim:
 
 
 # Fields two rows of one series are compared on, in message order.
-_COMPARED: Final[tuple[str, ...]] = (
-    "section",
-    "kind",
-    "unit",
-    "qualified_logger_key",
-    "stability",
-    "description",
-    "deprecated",
+def _logged_as(row: MetricRow) -> object:
+    """Every ``prefix/logger_key`` a teed row is logged as (one string when there is one)."""
+    if row.logger_key is None:
+        return None
+    keys = [f"{p}/{row.logger_key}" if p else row.logger_key for p in row.prefixes]
+    return keys[0] if len(keys) == 1 else keys
+
+
+def _short(text: object) -> object:
+    if isinstance(text, str) and len(text) > 40:  # display width
+        return text[:37] + "..."
+    return text
+
+
+_COMPARED: Final[tuple[tuple[str, Callable[[MetricRow], object]], ...]] = (
+    ("section", lambda row: row.section),
+    ("kind", lambda row: row.kind),
+    ("unit", lambda row: row.unit),
+    ("logger_key", _logged_as),
+    ("attributes", lambda row: list(row.attribute_names())),
+    ("cardinality_limit", lambda row: row.cardinality_limit),
+    ("stability", lambda row: row.stability),
+    ("description", lambda row: _short(row.description)),
+    ("deprecated", lambda row: "deprecated" if row.deprecated else "not deprecated"),
 )
-
-
-def _shown(row: MetricRow, field_name: str) -> str:
-    value = getattr(row, field_name)
-    if field_name == "deprecated":
-        return "deprecated" if value is not None else "not deprecated"
-    if field_name == "description" and isinstance(value, str) and len(value) > 40:
-        return repr(value[:37] + "...")
-    return repr(value)
+"""Fields two rows of one series are compared on, in message order, and how each shows."""
 
 
 def _differences(row: MetricRow, first: MetricRow) -> str:
-    """``; the rows differ in kind (gauge here, counter there)...`` or that they are identical."""
-    differing = [
-        f"{name.removeprefix('qualified_')} ({_shown(row, name)} here, {_shown(first, name)} there)"
-        for name in _COMPARED
-        if getattr(row, name) != getattr(first, name)
-    ]
+    """``the rows differ in kind ('gauge' here, 'counter' there)...`` or that they are identical."""
+    differing = []
+    for label, shown in _COMPARED:
+        here, there = shown(row), shown(first)
+        if here != there:
+            differing.append(f"{label} ({here!r} here, {there!r} there)")
     if not differing:
         return "the two rows are identical"
     return "the rows differ in " + ", ".join(differing)

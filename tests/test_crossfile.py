@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from codegen.crossfile import check_catalog
+from codegen.diagnostics import Position
+from codegen.model import AttributeRef, Catalog, CatalogFile, MetricRow
 from codegen.pipeline import load_and_check
 
 HEAD = "owner: nemo_rl.{module}\nmodule: {module}\ndescription: Metrics of {module}.\n"
@@ -273,3 +277,40 @@ def test_replaced_by_unknown_never_suggests_the_row_itself(tmp_path: Path) -> No
     assert finding.message.endswith("declare it or fix the name.") or (
         "did you mean 'rl.kl.reference'?" in finding.message
     )
+
+
+def test_duplicate_name_lists_attribute_prefix_and_budget_differences() -> None:
+    """Rows that differ only in attributes, prefixes or budget do not read as identical."""
+    from codegen.model import CatalogFile, MetricRow
+
+    def row(path: str, **fields: object) -> MetricRow:
+        base = MetricRow(
+            section="teed",
+            name="rl.reward.mean",
+            kind="gauge",
+            unit="1",
+            description="Mean reward.",
+            stability="beta",
+            position=Position(path, 5, 5),
+            logger_key="reward",
+            prefix="train",
+        )
+        return replace(base, **fields)  # type: ignore[arg-type]
+
+    def one_file(path: str, item: MetricRow) -> CatalogFile:
+        module = path.rsplit("/", maxsplit=1)[-1].removesuffix(".yaml")
+        return CatalogFile(path, f"x.{module}", module, "Rows.", (item,), ())
+
+    phase = AttributeRef("rl.setup.phase", "required", Position("catalog/b.yaml", 9, 9))
+    first = row("catalog/a.yaml")
+    cases = [
+        (row("catalog/b.yaml", attributes=(phase,)), "attributes ([] here"),
+        (row("catalog/b.yaml", other_prefixes=("",)), "logger_key (['train/reward', 'reward']"),
+        (row("catalog/b.yaml", cardinality_limit=50), "cardinality_limit (50 here, None there)"),
+        (row("catalog/b.yaml"), "the two rows are identical"),
+    ]
+    for second, expected in cases:
+        catalog = Catalog((one_file("catalog/a.yaml", first), one_file("catalog/b.yaml", second)))
+        messages = [d.message for d in check_catalog(catalog) if d.code == "DUPLICATE_NAME"]
+        assert len(messages) == 1
+        assert expected.replace("[] here", "['rl.setup.phase'] here") in messages[0]
