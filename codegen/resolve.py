@@ -13,7 +13,8 @@ import json
 from typing import Final
 
 from .config import Config
-from .model import Catalog, CatalogFile, MetricRow
+from .model import Attribute, Catalog, CatalogFile, MetricRow
+from .patterns import placeholders
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
 
@@ -28,7 +29,47 @@ def histogram_series(prometheus_name: str) -> tuple[str, ...]:
     return tuple(f"{prometheus_name}_{suffix}" for suffix in ("bucket", "count", "sum"))
 
 
-def _row(catalog_file: CatalogFile, row: MetricRow, package: str) -> dict[str, object]:
+def _attribute(attribute: Attribute) -> dict[str, object]:
+    """A declared attribute with its domain and derived names."""
+    return {
+        "name": attribute.name,
+        "type": attribute.type,
+        "description": attribute.description,
+        "stability": attribute.stability,
+        "values": [{"value": v.value, "description": v.description} for v in attribute.values],
+        "max_cardinality": attribute.max_cardinality,
+        "label": attribute.label,
+        "constant_name": attribute.constant_name,
+        "type_name": attribute.type_name if attribute.values else None,
+        "file": attribute.path,
+        "source": str(attribute.position),
+    }
+
+
+def _row_attributes(row: MetricRow, attributes: dict[str, Attribute]) -> list[dict[str, object]]:
+    """The row's attributes in declaration order, each with its level, label and values."""
+    out: list[dict[str, object]] = []
+    for ref in row.attributes:
+        declared = attributes.get(ref.name)
+        out.append(
+            {
+                "name": ref.name,
+                "requirement_level": ref.requirement_level,
+                "type": declared.type if declared else None,
+                "label": declared.label if declared else None,
+                "values": [v.value for v in declared.values] if declared else [],
+                "max_cardinality": declared.max_cardinality if declared else None,
+            }
+        )
+    return out
+
+
+def _row(
+    catalog_file: CatalogFile,
+    row: MetricRow,
+    package: str,
+    attributes: dict[str, Attribute] | None = None,
+) -> dict[str, object]:
     prom = row.prometheus_name
     dep = row.deprecated
     return {
@@ -55,6 +96,12 @@ def _row(catalog_file: CatalogFile, row: MetricRow, package: str) -> dict[str, o
             "series": list(histogram_series(prom)) if row.kind == "histogram" else [prom],
         },
         "no_lint": sorted(row.no_lint),
+        "prefixes": list(row.prefixes),
+        "placeholders": sorted(
+            {name for text in (row.logger_key or "", *row.prefixes) for name in placeholders(text)}
+        ),
+        "attributes": _row_attributes(row, attributes or {}),
+        "cardinality_limit": row.cardinality_limit,
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
     } | _presence(row)
@@ -80,6 +127,7 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
     """
     files = sorted(catalog.files, key=lambda f: f.path)
     rows = sorted(((f, r) for f in files for r in f.rows), key=lambda fr: fr[1].name)
+    attributes = catalog.attributes()
     return {
         "schema_version": RESOLVED_SCHEMA_VERSION,
         "files": [
@@ -90,11 +138,13 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
                 "python_module": f"{package}.{f.module}",
                 "description": f.description,
                 "prefix": f.prefix,
+                "prefixes": [f.prefix, *f.other_prefixes],
                 "rows": sorted(r.name for r in f.rows),
+                "attributes": sorted(a.name for a in f.attributes),
             }
             for f in files
         ],
-        "rows": [_row(f, r, package) for f, r in rows],
+        "rows": [_row(f, r, package, attributes) for f, r in rows],
         "loops": [
             {
                 "name": loop.name,
@@ -104,6 +154,7 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
             }
             for loop in sorted(catalog.loops(), key=lambda loop: loop.name)
         ],
+        "attributes": [_attribute(attributes[name]) for name in sorted(attributes)],
     }
 
 

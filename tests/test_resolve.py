@@ -62,6 +62,10 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
             "series": ["rl_train_valid_tokens_total"],
         },
         "no_lint": [],
+        "prefixes": ["train"],
+        "placeholders": [],
+        "attributes": [],
+        "cardinality_limit": None,
         "source": "catalog/grpo.yaml:18:5",
         "field_sources": {
             "description": "catalog/grpo.yaml:22:18",
@@ -212,3 +216,39 @@ def test_resolve_does_not_depend_on_file_or_row_order(
     first = render_resolved(build(a, b, flip=False))
     second = render_resolved(build(shuffled_a, shuffled_b, flip=True))
     assert first == second
+
+
+def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
+    """Rows list prefixes, placeholders and their attributes with values; attributes are listed."""
+    fixture = Path(__file__).parent / "fixtures" / "attributes" / "gamma.yaml"
+    result = load_and_check([fixture], root=Path(__file__).resolve().parents[1])
+    assert result.ok
+    doc = json.loads(render_resolved(result.catalog))
+    rows = {row["name"]: row for row in doc["rows"]}
+    family = rows["rl.fixture.efficiency.time"]
+    assert family["prefixes"] == ["train", ""]
+    assert family["placeholders"] == ["rl.fixture.category"]
+    assert family["cardinality_limit"] == 100
+    assert family["attributes"][0] == {
+        "name": "rl.fixture.category",
+        "requirement_level": "required",
+        "type": "string",
+        "label": "rl_fixture_category",
+        "values": [
+            "idle/refit_bubble",
+            "init/total",
+            "a_rather_long_category_name_that_pushes_the_literal_past_the_line_limit",
+        ],
+        "max_cardinality": None,
+    }
+    assert rows["rl.fixture.validation.loss"]["placeholders"] == ["rl.fixture.phase"]
+    assert rows["rl.fixture.gamma.batch.duration"]["prefixes"] == []
+    attributes = {a["name"]: a for a in doc["attributes"]}
+    assert list(attributes) == sorted(attributes)
+    phase = attributes["rl.fixture.phase"]
+    assert (phase["max_cardinality"], phase["values"], phase["type_name"]) == (64, [], None)
+    assert attributes["rl.fixture.rank"]["values"][0] == {"value": "0", "description": "The driver."}
+    assert attributes["rl.fixture.rank"]["type_name"] == "RlFixtureRank"
+    (gamma,) = doc["files"]
+    assert gamma["prefixes"] == ["train", ""]
+    assert "rl.fixture.clipped" in gamma["attributes"]
