@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from .diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
-from .model import PRESENCE_LEVELS, STABILITY_LEVELS, Catalog, Deprecation, MetricRow
+from .model import (
+    PRESENCE_LEVELS,
+    REQUIREMENT_LEVELS,
+    STABILITY_LEVELS,
+    Attribute,
+    Catalog,
+    Deprecation,
+    MetricRow,
+)
 
 __all__ = [
     "COMPARED_FIELDS",
@@ -52,6 +60,9 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "deprecated",
     "requirement_level",
     "emitted_by",
+    "other_prefixes",
+    "attributes",
+    "cardinality_limit",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -139,6 +150,57 @@ RULES: Final[dict[str, Rule]] = dict(
             "REPLACEMENT_MISSING",
             Severity.WARNING,
             "replaced_by names a series the catalog does not declare; add it or fix the name",
+        ),
+        # --- attributes and key families (model engineer) ---
+        _rule(
+            "STABLE_ATTRIBUTE_REMOVED",
+            Severity.ERROR,
+            "a stable series never loses an attribute: queries that group or filter by it "
+            "break; keep it, or add a new series and deprecate this one",
+        ),
+        _rule(
+            "BETA_ATTRIBUTE_REMOVED",
+            Severity.WARNING,
+            "queries that group or filter a beta series by this attribute break; change "
+            "them in the same change",
+        ),
+        _rule(
+            "STABLE_ENUM_VALUE_REMOVED",
+            Severity.ERROR,
+            "an attribute of a stable series never loses an enum value: points that carry "
+            "it are dropped and queries on it go empty; keep the value, or add a new series",
+        ),
+        _rule(
+            "BETA_ENUM_VALUE_REMOVED",
+            Severity.WARNING,
+            "points of a beta series that carry the removed value are dropped; change every "
+            "producer and query in the same change",
+        ),
+        _rule(
+            "STABLE_PATTERN_CHANGED",
+            Severity.ERROR,
+            "a stable series keeps its key family and prefixes: keys the old pattern "
+            "matched stop exporting; add a new series and deprecate this one with "
+            "replaced_by",
+        ),
+        _rule(
+            "BETA_PATTERN_CHANGED",
+            Severity.WARNING,
+            "keys a beta series' old pattern or prefixes matched stop exporting; change "
+            "every log_metrics call site in the same change",
+        ),
+        _rule(
+            "STABLE_ATTRIBUTE_REQUIREMENT_RAISED",
+            Severity.ERROR,
+            "a stable series never raises an attribute's requirement level (nor gains a "
+            "required attribute): producers that omit it stop conforming; keep the level, "
+            "or add a new series",
+        ),
+        _rule(
+            "BETA_ATTRIBUTE_REQUIREMENT_RAISED",
+            Severity.WARNING,
+            "producers of a beta series that omit this attribute stop conforming; change "
+            "them in the same change",
         ),
         _rule(
             "STABLE_REQUIREMENT_RAISED",
@@ -315,6 +377,10 @@ def _field_value(row: MetricRow, field_name: str) -> str | None:
         return ", ".join(row.emitted_by) if row.emitted_by else None
     if field_name == "requirement_level" and row.section != "teed":
         return None
+    if field_name == "other_prefixes":
+        return ", ".join(repr(p) for p in row.other_prefixes) or None
+    if field_name == "attributes":
+        return ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes) or None
     value = getattr(row, field_name)
     return None if value is None else str(value)
 
@@ -376,6 +442,7 @@ def diff_catalogs(
     with the git ref), since those rows are not in the working tree.
     """
     to_report = baseline_position or _identity
+    old_attributes, new_attributes = baseline.attributes(), catalog.attributes()
     old_rows = {row.name: row for _, row in baseline.rows()}
     new_rows = {row.name: row for _, row in catalog.rows()}
     pairs = _rename_pairs(old_rows, new_rows)
@@ -422,6 +489,7 @@ def diff_catalogs(
             if before != after:
                 changed.append(FieldChange(name, field_name, before, after, new.where(field_name)))
         _check_kept_row(old, new, findings)
+        _check_attributes(old, new, (old_attributes, new_attributes), findings)
 
     for name, (target, via, completed) in sorted(pairs.items()):
         if via != "replaced_by":
@@ -454,6 +522,8 @@ def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> No
     """A kept teed row no longer teed under a key it had: code logging that key stops exporting."""
     if old.deprecated is not None:
         return
+    if new.logger_key is not None and (old.is_family or new.is_family):
+        return  # a key family: STABLE_PATTERN_CHANGED / BETA_PATTERN_CHANGED
     after = _logged_keys(new)
     lost = [key for key in _logged_keys(old) if key not in after]
     if not lost:
@@ -585,3 +655,86 @@ def _check_replacement(
             f"{row.name} ({row.unit!r}) is replaced by {replacement.name} ({replacement.unit!r})",
             where,
         )
+
+
+# --- attributes and key families (model engineer) ---------------------------------
+
+
+def _promise(row: MetricRow) -> str | None:
+    """``"STABLE"`` or ``"BETA"`` when the baseline row makes that promise, else ``None``."""
+    if row.deprecated is not None:
+        return None
+    return {"stable": "STABLE", "beta": "BETA"}.get(row.stability)
+
+
+def _check_attributes(
+    old: MetricRow,
+    new: MetricRow,
+    declared: tuple[dict[str, Attribute], dict[str, Attribute]],
+    findings: _Findings,
+) -> None:
+    """Attributes removed, enum values removed, requirement raised, key family changed."""
+    level = _promise(old)
+    if level is None:
+        return
+    name = f"{old.stability} series {old.name}"
+    old_refs = {ref.name: ref for ref in old.attributes}
+    new_refs = {ref.name: ref for ref in new.attributes}
+    for attribute in old_refs:
+        if attribute not in new_refs:
+            findings.add(
+                f"{level}_ATTRIBUTE_REMOVED",
+                f"{name} no longer carries attribute {attribute}",
+                new.where("attributes"),
+            )
+            continue
+        before = declared[0].get(attribute)
+        after = declared[1].get(attribute)
+        old_values = before.domain if before is not None and before.values else None
+        new_values = after.domain if after is not None else None
+        gone = (
+            [value for value in old_values if value not in new_values]
+            if old_values is not None and new_values is not None
+            else []
+        )
+        if gone:
+            findings.add(
+                f"{level}_ENUM_VALUE_REMOVED",
+                f"attribute {attribute} of {name} lost the value(s) {', '.join(gone)}",
+                new_refs[attribute].position,
+            )
+    for attribute, ref in new_refs.items():
+        was = old_refs.get(attribute)
+        rank_before = _requirement_rank(was.requirement_level) if was else None
+        rank_after = _requirement_rank(ref.requirement_level)
+        raised = rank_after < rank_before if rank_before is not None else rank_after == 0
+        if raised:
+            before_text = was.requirement_level if was else "absent"
+            findings.add(
+                f"{level}_ATTRIBUTE_REQUIREMENT_RAISED",
+                f"attribute {attribute} of {name} went from {before_text} to "
+                f"{ref.requirement_level}",
+                ref.position,
+            )
+    _check_pattern(old, new, level, name, findings)
+
+
+def _requirement_rank(requirement: str) -> int:
+    """0 for required, higher for weaker levels (unknown ones weakest)."""
+    return REQUIREMENT_LEVELS.index(requirement) if requirement in REQUIREMENT_LEVELS else 99
+
+
+def _check_pattern(
+    old: MetricRow, new: MetricRow, level: str, name: str, findings: _Findings
+) -> None:
+    """A key family or prefix set that no longer tees every key it did."""
+    if old.logger_key is None or new.logger_key is None:
+        return  # teed <-> recorded: the logger-key rules cover it
+    lost = [p for p in old.prefixes if p not in new.prefixes]
+    family = old.is_family or new.is_family
+    if family and (old.logger_key != new.logger_key or lost):
+        what = f"key {old.qualified_logger_key!r} is now {new.qualified_logger_key!r}"
+        if old.logger_key == new.logger_key:
+            what = f"no longer teed under prefix(es) {', '.join(repr(p) for p in lost)}"
+        where = new.where("logger_key") if old.logger_key != new.logger_key else new.position
+        findings.add(f"{level}_PATTERN_CHANGED", f"key family of {name}: {what}", where)

@@ -15,7 +15,16 @@ from hypothesis import strategies as st
 
 from codegen.diagnostics import Position
 from codegen.diff import RULES, diff_catalogs
-from codegen.model import STABILITY_LEVELS, Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.model import (
+    STABILITY_LEVELS,
+    Attribute,
+    AttributeRef,
+    AttributeValue,
+    Catalog,
+    CatalogFile,
+    Deprecation,
+    MetricRow,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -31,6 +40,8 @@ def row(
     deprecated: Deprecation | None = None,
     description: str = "A series.",
     line: int = 1,
+    attributes: tuple[AttributeRef, ...] = (),
+    other_prefixes: tuple[str, ...] = (),
 ) -> MetricRow:
     """A teed row (recorded when ``key`` is ``""``)."""
     logger_key = name.removeprefix("rl.").replace(".", "_") if key is None else key
@@ -45,14 +56,48 @@ def row(
         logger_key=logger_key or None,
         prefix=prefix if logger_key else None,
         deprecated=deprecated,
+        attributes=attributes,
+        other_prefixes=other_prefixes if logger_key else (),
     )
 
 
-def catalog(*rows: MetricRow) -> Catalog:
-    """One-file catalog holding ``rows``."""
+def ref(name: str, level: str = "recommended") -> AttributeRef:
+    """A row's use of attribute ``name``."""
+    return AttributeRef(name, level, Position("catalog/grpo.yaml", 9, 9))
+
+
+def phase(*values: str) -> Attribute:
+    """Attribute ``rl.phase``: an enum of ``values``, or open (budget 8) without them."""
+    where = Position("catalog/grpo.yaml", 2, 5)
+    return Attribute(
+        name="rl.phase",
+        type="string",
+        description="Phase.",
+        stability="stable",
+        position=where,
+        path=where.path,
+        values=tuple(AttributeValue(v, "A phase.", where) for v in values),
+        max_cardinality=None if values else 8,
+    )
+
+
+def catalog(*rows: MetricRow, attributes: tuple[Attribute, ...] = (phase("a", "b"),)) -> Catalog:
+    """One-file catalog holding ``rows`` (and attribute ``rl.phase`` with values a, b)."""
     teed = tuple(r for r in rows if r.section == "teed")
     recorded = tuple(r for r in rows if r.section == "recorded")
-    return Catalog((CatalogFile("catalog/grpo.yaml", "grpo", "grpo", "GRPO.", teed, recorded),))
+    return Catalog(
+        (
+            CatalogFile(
+                "catalog/grpo.yaml",
+                "grpo",
+                "grpo",
+                "GRPO.",
+                teed,
+                recorded,
+                attributes=attributes,
+            ),
+        )
+    )
 
 
 def dep(replaced_by: str | None = None) -> Deprecation:
@@ -272,7 +317,153 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         False,
     ),
     ("adding a stable row is allowed", [], [row("rl.a", stability=S)], [], False),
+    (
+        "stable attribute removed",
+        [row("rl.a", stability=S, attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=S)],
+        ["STABLE_ATTRIBUTE_REMOVED"],
+        True,
+    ),
+    (
+        "beta attribute removed warns",
+        [row("rl.a", stability=B, attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=B)],
+        ["BETA_ATTRIBUTE_REMOVED"],
+        False,
+    ),
+    (
+        "alpha attribute removed is allowed",
+        [row("rl.a", stability=A, attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=A)],
+        [],
+        False,
+    ),
+    (
+        "stable attribute added as recommended is allowed",
+        [row("rl.a", stability=S)],
+        [row("rl.a", stability=S, attributes=(ref("rl.phase"),))],
+        [],
+        False,
+    ),
+    (
+        "stable attribute added as required breaks producers",
+        [row("rl.a", stability=S)],
+        [row("rl.a", stability=S, attributes=(ref("rl.phase", "required"),))],
+        ["STABLE_ATTRIBUTE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "stable attribute requirement raised",
+        [row("rl.a", stability=S, attributes=(ref("rl.phase", "opt_in"),))],
+        [row("rl.a", stability=S, attributes=(ref("rl.phase", "recommended"),))],
+        ["STABLE_ATTRIBUTE_REQUIREMENT_RAISED"],
+        True,
+    ),
+    (
+        "beta attribute requirement raised warns",
+        [row("rl.a", stability=B, attributes=(ref("rl.phase", "opt_in"),))],
+        [row("rl.a", stability=B, attributes=(ref("rl.phase", "required"),))],
+        ["BETA_ATTRIBUTE_REQUIREMENT_RAISED"],
+        False,
+    ),
+    (
+        "stable attribute requirement lowered is allowed",
+        [row("rl.a", stability=S, attributes=(ref("rl.phase", "required"),))],
+        [row("rl.a", stability=S, attributes=(ref("rl.phase", "opt_in"),))],
+        [],
+        False,
+    ),
+    (
+        "stable key family changed",
+        [row("rl.a", stability=S, key="t/{rl.phase}_s", attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=S, key="t/{rl.phase}_time", attributes=(ref("rl.phase"),))],
+        ["STABLE_PATTERN_CHANGED"],
+        True,
+    ),
+    (
+        "beta key family changed warns",
+        [row("rl.a", stability=B, key="t/{rl.phase}_s", attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=B, key="{rl.phase}_s", attributes=(ref("rl.phase"),))],
+        ["BETA_PATTERN_CHANGED"],
+        False,
+    ),
+    (
+        "stable family dropping one of several prefixes",
+        [
+            row(
+                "rl.a",
+                stability=S,
+                key="t/{rl.phase}",
+                other_prefixes=("",),
+                attributes=(ref("rl.phase"),),
+            )
+        ],
+        [row("rl.a", stability=S, key="t/{rl.phase}", attributes=(ref("rl.phase"),))],
+        ["STABLE_PATTERN_CHANGED"],
+        True,
+    ),
+    (
+        "stable family becoming a recorded row breaks code logging its keys",
+        [row("rl.a", stability=S, key="t/{rl.phase}", attributes=(ref("rl.phase"),))],
+        [row("rl.a", stability=S, key="", attributes=(ref("rl.phase"),))],
+        ["STABLE_LOGGER_KEY_CHANGED"],
+        True,
+    ),
+    (
+        "stable prefix added to several is allowed",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="k", other_prefixes=("",))],
+        [],
+        False,
+    ),
+    (
+        "stable plain key becoming a family on the same key text is a pattern change",
+        [row("rl.a", stability=S, key="k")],
+        [row("rl.a", stability=S, key="k/{rl.phase}", attributes=(ref("rl.phase"),))],
+        ["STABLE_PATTERN_CHANGED"],
+        True,
+    ),
 ]
+
+# (id, baseline enum values of rl.phase, new ones, stability, expected codes)
+ENUM_CASES: list[tuple[str, tuple[str, ...], tuple[str, ...], str, list[str]]] = [
+    ("stable enum value removed", ("a", "b"), ("a",), S, ["STABLE_ENUM_VALUE_REMOVED"]),
+    ("beta enum value removed warns", ("a", "b"), ("a",), B, ["BETA_ENUM_VALUE_REMOVED"]),
+    ("alpha enum value removed is allowed", ("a", "b"), ("a",), A, []),
+    ("stable enum value added is allowed", ("a",), ("a", "b"), S, []),
+    ("stable enum opened to a budget is allowed", ("a", "b"), (), S, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "stability", "codes"),
+    [pytest.param(b, a, s, c, id=i) for i, b, a, s, c in ENUM_CASES],
+)
+def test_enum_value_rules(
+    before: tuple[str, ...], after: tuple[str, ...], stability: str, codes: list[str]
+) -> None:
+    """A value the baseline's enum allowed and the new one does not breaks stable rows."""
+    used = row("rl.a", stability=stability, attributes=(ref("rl.phase"),))
+    report = diff_catalogs(
+        catalog(used, attributes=(phase(*before),)), catalog(used, attributes=(phase(*after),))
+    )
+    assert [d.code for d in report.diagnostics] == codes
+    for diagnostic in report.diagnostics:
+        assert "lost the value(s) b" in diagnostic.message
+        assert diagnostic.position == Position("catalog/grpo.yaml", 9, 9)
+
+
+def test_attribute_and_prefix_changes_are_listed_as_field_changes() -> None:
+    """The report lists other_prefixes and attributes changes like any field."""
+    report = diff_catalogs(
+        catalog(row("rl.a", key="k")),
+        catalog(row("rl.a", key="k", other_prefixes=("",), attributes=(ref("rl.phase"),))),
+    )
+    fields = {(c.field, c.old, c.new) for c in report.changed}
+    assert fields == {
+        ("other_prefixes", None, "''"),
+        ("attributes", None, "rl.phase (recommended)"),
+    }
 
 
 def presence(
@@ -368,6 +559,7 @@ def test_each_rule_fires_exactly_on_its_catalog_pair(
 
 def test_every_rule_code_has_a_catalog_pair() -> None:
     covered = {code for case in RULE_CASES for code in case[3]}
+    covered |= {code for case in ENUM_CASES for code in case[4]}
     assert covered == set(RULES)
 
 

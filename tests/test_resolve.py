@@ -247,7 +247,10 @@ def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
     assert list(attributes) == sorted(attributes)
     phase = attributes["rl.fixture.phase"]
     assert (phase["max_cardinality"], phase["values"], phase["type_name"]) == (64, [], None)
-    assert attributes["rl.fixture.rank"]["values"][0] == {"value": "0", "description": "The driver."}
+    assert attributes["rl.fixture.rank"]["values"][0] == {
+        "value": "0",
+        "description": "The driver.",
+    }
     assert attributes["rl.fixture.rank"]["type_name"] == "RlFixtureRank"
     (gamma,) = doc["files"]
     assert gamma["prefixes"] == ["train", ""]
