@@ -8,8 +8,11 @@ Values are JSON numbers, the ``NaN``/``Infinity``/``-Infinity`` tokens Python's
 :mod:`json` writes, bools, strings, lists, or ``{"__type__": "<type>"}`` for
 objects the logger could not convert.
 
-Each ``(prefix, key)`` pair is matched against the teed rows' effective prefix
-and logger key. Finding kinds (:data:`FINDING_KINDS`):
+Each ``(prefix, key)`` pair is matched against the teed rows' prefixes (the
+row's or file's ``prefix`` plus any further ``prefixes``) and logger key; a row
+whose key or prefix is a family (``{attribute}`` placeholders) matches every
+logged pair of its shape, and the captured values are checked against the
+attributes. Finding kinds (:data:`FINDING_KINDS`):
 
 ``undeclared``
     a logged ``(prefix, key)`` that no teed row declares.
@@ -26,6 +29,15 @@ and logger key. Finding kinds (:data:`FINDING_KINDS`):
     deltas added to a cumulative OpenTelemetry counter, so a negative delta is
     the only way the exported counter could go backwards (and the SDK drops
     it). A delta smaller than the previous step's is normal and not reported.
+``attribute_value``
+    a logged key that has the shape of a key family (``setup/{rl.setup.phase}_time_s``)
+    but captures a value its attribute does not allow: outside the enum, or not
+    an integer for an ``int`` attribute. The tee drops such values.
+``attribute_budget``
+    a key family captured more distinct values of an open attribute than its
+    ``max_cardinality``, or more distinct attribute sets than the row's
+    ``cardinality_limit``; past the budget the tee folds new sets into one
+    overflow point.
 ``malformed``
     a line that is not a well-formed record (bad JSON, wrong field types, or
     longer than :data:`MAX_LINE_BYTES`).
@@ -56,17 +68,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Catalog, MetricRow
+from .patterns import compile_matcher, parse_pattern, placeholders
 
 __all__ = [
     "FINDING_KINDS",
+    "MAX_FAMILY_KEYS",
     "MAX_LINE_BYTES",
     "MAX_MALFORMED_REPORTED",
+    "MAX_TRACKED_VALUES",
     "MAX_UNDECLARED_KEYS",
     "PRESENCE_STATES",
     "Finding",
@@ -85,6 +101,8 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "non_finite",
     "counter_decrease",
     "malformed",
+    "attribute_value",
+    "attribute_budget",
 )
 """Every finding kind, as named on ``--fail-on``."""
 
@@ -151,6 +169,8 @@ class Finding:
             )
         if self.kind == "non_finite":
             return f"{what} was logged {self.count} time(s) as NaN or infinity, {first}"
+        if self.kind in ("attribute_value", "attribute_budget"):
+            return f"{what} {self.example}"
         if self.kind == "counter_decrease":
             return (
                 f"{what} is a counter (per-step delta) but was logged negative "
@@ -460,14 +480,19 @@ class _Checker:
         self.by_key: dict[tuple[str, str], list[RowSummary]] = {}
         self.declared_prefixes: dict[str, list[str]] = {}
         self.owner_of: dict[str, str] = {}
+        self.families = _Families(catalog)
         for catalog_file, row in catalog.rows():
             if row.section != "teed" or row.logger_key is None:
                 continue
             self.owner_of[row.name] = catalog_file.path
             summary = RowSummary(row)
             self.report.rows.append(summary)
-            self.by_key.setdefault((row.prefix or "", row.logger_key), []).append(summary)
-            self.declared_prefixes.setdefault(row.logger_key, []).append(row.prefix or "")
+            for prefix in row.prefixes or ("",):
+                if "{" in prefix or "{" in row.logger_key:
+                    self.families.add(prefix, row.logger_key, summary)
+                    continue
+                self.by_key.setdefault((prefix, row.logger_key), []).append(summary)
+                self.declared_prefixes.setdefault(row.logger_key, []).append(prefix)
         self.report.rows.sort(key=lambda s: s.row.name)
         self.findings: dict[tuple[str, str, str], Finding] = {}
         self.undeclared: int = 0
@@ -517,6 +542,8 @@ class _Checker:
             if signature and (prefix, key) in signature:
                 presence.seen_signature(prefix, key)
             summaries = self.by_key.get((prefix, key))
+            if summaries is None and self.families.rows:
+                summaries = self._family_hits(prefix, key, line_no, step)
             if summaries is None:
                 elsewhere = self.declared_prefixes.get(key)
                 hint = ""
@@ -528,6 +555,22 @@ class _Checker:
             noted: set[str] = set()  # a value shared by two rows is one occurrence
             for summary in summaries:
                 self._record_row(summary, (prefix, key, line_no, step), value, noted)
+
+    def _family_hits(
+        self, prefix: str, key: str, line_no: int, step: int
+    ) -> list[RowSummary] | None:
+        """The family rows ``(prefix, key)`` belongs to, after checking what it captures."""
+        hits = self.families.match(prefix, key)
+        if not hits:
+            return None
+        found: list[RowSummary] = []
+        for summary, captured in hits:
+            problem = self.families.judge(summary.row, captured)
+            if problem is not None:
+                kind, text = problem
+                self.note(kind, (prefix, key, line_no, step), summary.row.name, text)
+            found.append(summary)
+        return found
 
     def _record_row(
         self,
@@ -651,6 +694,118 @@ class _Checker:
         if level == "conditionally_required":
             return "conditional"
         return "not_logged"
+
+
+MAX_FAMILY_KEYS: Final = 50_000
+"""Distinct logged ``(prefix, key)`` pairs whose family match is cached."""
+
+MAX_TRACKED_VALUES: Final = 10_000
+"""Distinct values (or attribute sets) tracked per row and attribute without a budget."""
+
+
+class _Families:
+    """Rows whose logger key or prefix holds ``{attribute}`` placeholders, and their budgets.
+
+    A logged pair is matched with every placeholder open (any text), so a key of
+    the family's shape with a value outside the enum is an ``attribute_value``
+    finding instead of an undeclared key. Matches are cached per pair (up to
+    :data:`MAX_FAMILY_KEYS`); distinct values are tracked up to each budget.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.attributes = catalog.attributes()
+        self.rows: list[tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...], RowSummary]] = []
+        self.cache: dict[tuple[str, str], list[tuple[RowSummary, dict[str, str]]]] = {}
+        self.values: dict[tuple[str, str], set[str]] = {}
+        self.sets: dict[str, set[tuple[tuple[str, str], ...]]] = {}
+        self.reported: set[tuple[str, str]] = set()
+
+    def add(self, prefix: str, key: str, summary: RowSummary) -> None:
+        names = placeholders(prefix) + placeholders(key)
+        prefix_re = compile_matcher(parse_pattern(prefix), {})
+        key_re = compile_matcher(parse_pattern(key), {})
+        self.rows.append((prefix_re, key_re, names, summary))
+
+    def match(self, prefix: str, key: str) -> list[tuple[RowSummary, dict[str, str]]]:
+        slot = (prefix, key)
+        cached = self.cache.get(slot)
+        if cached is not None:
+            return cached
+        hits: list[tuple[RowSummary, dict[str, str]]] = []
+        seen: set[int] = set()
+        for prefix_re, key_re, names, summary in self.rows:
+            if id(summary) in seen:
+                continue
+            on_prefix = prefix_re.fullmatch(prefix)
+            if on_prefix is None:
+                continue
+            on_key = key_re.fullmatch(key)
+            if on_key is None:
+                continue
+            values = on_prefix.groups() + on_key.groups()
+            hits.append((summary, dict(zip(names, values, strict=True))))
+            seen.add(id(summary))
+        if len(self.cache) < MAX_FAMILY_KEYS:
+            self.cache[slot] = hits
+        return hits
+
+    def judge(self, row: MetricRow, captured: dict[str, str]) -> tuple[str, str] | None:
+        """``(kind, text)`` when a captured value is not allowed or a budget is exceeded."""
+        for name, value in captured.items():
+            attribute = self.attributes.get(name)
+            if attribute is None:
+                continue  # validate reports the unbound placeholder
+            domain = attribute.domain
+            if domain is not None and value not in domain:
+                shown = ", ".join(domain[:8]) + (", ..." if len(domain) > 8 else "")
+                return (
+                    "attribute_value",
+                    f"captures {name}={value!r}, which is not one of its values ({shown}); "
+                    "the tee drops it: log one of them, or add the value to the attribute",
+                )
+            if attribute.type == "int" and not value.lstrip("-").isdigit():
+                return (
+                    "attribute_value",
+                    f"captures {name}={value!r}, which is not an integer; the tee drops it",
+                )
+            if domain is None:
+                over = self._count((row.name, name), value, attribute.max_cardinality)
+                if over is not None and (row.name, name) not in self.reported:
+                    self.reported.add((row.name, name))
+                    return (
+                        "attribute_budget",
+                        f"captured more than {over} distinct values of {name} (its "
+                        f"max_cardinality), first over it {value!r}; the tee folds further "
+                        "values into one overflow point: raise the budget or log fewer values",
+                    )
+        limit = row.cardinality_limit
+        if limit is not None and captured:
+            chosen = tuple(sorted(captured.items()))
+            sets = self.sets.setdefault(row.name, set())
+            if chosen not in sets:
+                if len(sets) >= limit:
+                    if (row.name, "") not in self.reported:
+                        self.reported.add((row.name, ""))
+                        return (
+                            "attribute_budget",
+                            f"captured more than {limit} distinct attribute sets (the row's "
+                            f"cardinality_limit), first over it {dict(chosen)!r}; the tee "
+                            "folds further sets into one overflow point",
+                        )
+                else:
+                    sets.add(chosen)
+        return None
+
+    def _count(self, slot: tuple[str, str], value: str, budget: int | None) -> int | None:
+        """Track ``value``; the budget when this value is beyond it, else ``None``."""
+        values = self.values.setdefault(slot, set())
+        if value in values:
+            return None
+        cap = MAX_TRACKED_VALUES if budget is None else budget
+        if len(values) >= cap:
+            return budget
+        values.add(value)
+        return None
 
 
 class _Presence:

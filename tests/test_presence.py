@@ -553,3 +553,159 @@ def test_diff_lists_a_changed_requirement_level_at_its_position(tmp_path: Path) 
         "catalog/grpo.yaml:12:24: error[STABLE_REQUIREMENT_RAISED]: stable series "
         "rl.reward.mean: requirement level raised recommended -> required: "
     )
+
+
+# --- live-check: several prefixes, key families and their attributes ---------------
+
+ATTRIBUTES = """\
+attributes:
+  - name: rl.setup.phase
+    type: string
+    description: Startup phase that was timed.
+    max_cardinality: "3"
+  - name: rl.efficiency.window
+    type: string
+    description: Period one value covers.
+    values:
+      - value: step
+        description: A per-step delta.
+      - value: run
+        description: Cumulative since the process started.
+  - name: rl.dataset
+    type: string
+    description: Validation dataset name.
+    max_cardinality: "100"
+  - name: rl.bucket
+    type: int
+    description: Bucket index.
+    max_cardinality: "100"
+"""
+
+
+@pytest.fixture
+def family_catalog(tmp_path: Path) -> Catalog:
+    """Rows under two prefixes, and families in the key and in the prefix."""
+    write(tmp_path, "attributes", ATTRIBUTES)
+    write(
+        tmp_path,
+        "fam",
+        "teed:\n"
+        + row("loss", "rl.policy.loss", 'prefixes: [train, ""]')
+        + row(
+            '"{rl.setup.phase}_time_s"',
+            "rl.setup.duration",
+            "attributes: [{ref: rl.setup.phase}]",
+            prefix="timing/setup",
+        )
+        + row(
+            '"efficiency/{rl.efficiency.window}_s"',
+            "rl.efficiency.seconds",
+            "attributes: [{ref: rl.efficiency.window}]",
+            prefix="",
+        )
+        + row(
+            "preference_loss",
+            "rl.dpo.validation.preference_loss",
+            "attributes: [{ref: rl.dataset}]",
+            'cardinality_limit: "2"',
+            prefix="validation-{rl.dataset}",
+        )
+        + row(
+            '"bucket_{rl.bucket}"',
+            "rl.bucket.value",
+            "attributes: [{ref: rl.bucket}]",
+        ),
+    )
+    return load(tmp_path)
+
+
+def kinds(report: LiveCheckReport) -> list[tuple[str, str, int]]:
+    """(kind, prefix/key, count) of every finding but missing, sorted."""
+    return sorted((f.kind, f.qualified_key, f.count) for f in report.findings)
+
+
+def test_a_row_under_several_prefixes_matches_each(family_catalog: Catalog) -> None:
+    report = check(family_catalog, record(1, loss=0.5), record(1, "", loss=0.4))
+    assert kinds(report) == []
+    (loss,) = [r for r in report.rows if r.row.name == "rl.policy.loss"]
+    assert loss.logged == 2
+
+
+def test_family_keys_count_as_their_row_with_allowed_values(family_catalog: Catalog) -> None:
+    report = check(
+        family_catalog,
+        record(0, "timing/setup", policy_init_time_s=3.0, vllm_init_time_s=9.0),
+        record(1, "", **{"efficiency/step_s": 1.0, "efficiency/run_s": 10.0}),
+        record(2, "validation-gsm8k", preference_loss=0.3),
+        record(2, "train", bucket_3=1.0),
+    )
+    assert kinds(report) == []
+    logged = {r.row.name: r.logged for r in report.rows}
+    assert logged == {
+        "rl.policy.loss": 0,
+        "rl.setup.duration": 2,
+        "rl.efficiency.seconds": 2,
+        "rl.dpo.validation.preference_loss": 1,
+        "rl.bucket.value": 1,
+    }
+
+
+def test_a_family_key_outside_the_enum_is_an_attribute_value_finding(
+    family_catalog: Catalog,
+) -> None:
+    report = check(
+        family_catalog,
+        record(1, "", **{"efficiency/hour_s": 1.0}),
+        record(2, "", **{"efficiency/hour_s": 2.0}),
+    )
+    (finding,) = report.findings
+    assert (finding.kind, finding.qualified_key, finding.count) == (
+        "attribute_value",
+        "efficiency/hour_s",
+        2,
+    )
+    assert finding.message() == (
+        "efficiency/hour_s (rl.efficiency.seconds) captures rl.efficiency.window='hour', "
+        "which is not one of its values (step, run); the tee drops it: log one of them, or "
+        "add the value to the attribute"
+    )
+    assert report.failed(["attribute_value"]) == ["attribute_value"]
+
+
+def test_an_int_attribute_capturing_text_is_an_attribute_value_finding(
+    family_catalog: Catalog,
+) -> None:
+    report = check(family_catalog, record(1, bucket_x=1.0), record(1, bucket_12=1.0))
+    assert kinds(report) == [("attribute_value", "train/bucket_x", 1)]
+
+
+def test_an_open_attribute_over_its_max_cardinality_is_reported_once(
+    family_catalog: Catalog,
+) -> None:
+    within = check(
+        family_catalog, record(0, "timing/setup", a_time_s=1.0, b_time_s=1.0, c_time_s=1.0)
+    )
+    assert kinds(within) == []
+    over = check(
+        family_catalog,
+        record(0, "timing/setup", a_time_s=1.0, b_time_s=1.0, c_time_s=1.0),
+        record(1, "timing/setup", a_time_s=1.0, d_time_s=1.0, e_time_s=1.0),
+    )
+    (finding,) = over.findings
+    assert (finding.kind, finding.qualified_key) == ("attribute_budget", "timing/setup/d_time_s")
+    assert "more than 3 distinct values of rl.setup.phase (its max_cardinality)" in (
+        finding.message()
+    )
+
+
+def test_a_row_over_its_cardinality_limit_is_reported(family_catalog: Catalog) -> None:
+    lines = [record(1, f"validation-{name}", preference_loss=0.1) for name in ("a", "b", "a")]
+    assert kinds(check(family_catalog, *lines)) == []
+    report = check(family_catalog, *lines, record(2, "validation-c", preference_loss=0.1))
+    assert kinds(report) == [("attribute_budget", "validation-c/preference_loss", 1)]
+    assert "more than 2 distinct attribute sets" in report.findings[0].message()
+
+
+def test_a_key_of_no_family_shape_is_still_undeclared(family_catalog: Catalog) -> None:
+    report = check(family_catalog, record(0, "timing/setup", parallel_init_enabled=1))
+    assert kinds(report) == [("undeclared", "timing/setup/parallel_init_enabled", 1)]
