@@ -302,6 +302,31 @@ def _free_range(size: int) -> int:
     pytest.skip("no free range of loopback ports")
 
 
+@pytest.mark.parametrize(
+    ("env", "offset"),
+    [
+        ({"LOCAL_RANK": "2"}, 2),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "local_rank=1"}, 1),
+        ({"LOCAL_RANK": "x"}, 0),
+    ],
+)
+def test_the_local_rank_picks_the_port_of_the_range(
+    clean_otel: None, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], offset: int
+) -> None:
+    register_samples()
+    base = _free_range(3)
+    for name, value in {
+        "OTEL_METRICS_EXPORTER": "prometheus",
+        "METRIC_CATALOG_PROMETHEUS_PORT": str(base),
+        "METRIC_CATALOG_PROMETHEUS_PORT_SPAN": "3",
+        **env,
+    }.items():
+        monkeypatch.setenv(name, value)
+    with caught_warnings():
+        tee_metrics({"loss": 2.0}, "train")
+    assert exporters.prometheus_address() == ("127.0.0.1", base + offset)
+
+
 def test_a_taken_port_moves_the_process_to_the_next_free_one_of_the_range(
     clean_otel: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

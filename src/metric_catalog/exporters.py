@@ -441,8 +441,9 @@ def _prometheus_reader(
     from opentelemetry.exporter.prometheus import PrometheusMetricReader  # noqa: PLC0415
     from prometheus_client import CollectorRegistry, start_http_server  # noqa: PLC0415
 
-    local_rank = worker.get("local_rank", 0)
-    rank = int(local_rank) if isinstance(local_rank, int) and local_rank >= 0 else 0
+    # An int from LOCAL_RANK, or a string when OTEL_RESOURCE_ATTRIBUTES sets it.
+    local_rank = str(worker.get("local_rank", 0)).strip()
+    rank = int(local_rank) if local_rank.isdigit() else 0
     ports = prometheus_ports(config, rank)
     # A private registry: the global one would also expose python_gc_* etc. and
     # would clash when a test builds a second reader in the same process.

@@ -279,6 +279,15 @@ def worker_label(identity: Mapping[str, AttributeValue] | None = None) -> str:
     return f"{host}-{os.getpid()}"
 
 
+def _reinit_lock_after_fork() -> None:
+    global _LOCK  # noqa: PLW0603 - a thread of the parent may have held it at fork time
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reinit_lock_after_fork)
+
+
 def _reset_for_tests() -> None:
     """Forget identity set with :func:`set_worker_identity`. For test isolation only."""
     with _LOCK:
