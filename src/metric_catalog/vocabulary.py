@@ -617,13 +617,19 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     row-by-row path decides and words the error. Caller holds _LOCK.
     """
     names = [row.name.casefold() for row in batch]
-    keys = [row.key.casefold() for row in batch]
+    keys = [_registry_key(row.name).casefold() for row in batch]
     slots: list[_TeeSlot] = []
+    owners: list[TeedMetric] = []
     home: dict[str, Any]
     if isinstance(batch[0], TeedMetric):  # one type per batch, checked by _register
         home = cast("dict[str, Any]", derived.teed)
-        for row in batch:
-            slots.extend(_tee_slots(row))  # type: ignore[arg-type]
+        teed = cast("list[TeedMetric]", batch)
+        slots = [(row.prefix, row.logger_key) for row in teed]
+        owners = list(teed)
+        for row in teed:
+            if row.other_prefixes:
+                slots += [(prefix, row.logger_key) for prefix in row.other_prefixes]
+                owners += [row] * len(row.other_prefixes)
     else:
         home = cast("dict[str, Any]", derived.recorded)
     for table, claimed in (
@@ -636,10 +642,7 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     home.update((row.name, row) for row in batch)
     derived.names.update(zip(names, batch, strict=True))
     derived.keys.update(zip(keys, batch, strict=True))
-    if slots:
-        for row in batch:
-            for slot in _tee_slots(row):  # type: ignore[arg-type]
-                derived.tee_slots[slot] = (row,)  # type: ignore[assignment]
+    derived.tee_slots.update(zip(slots, ((row,) for row in owners), strict=True))
     if owner is not None:
         derived.owners.update((row.name, owner) for row in batch)
     derived.teed_snapshot = None
