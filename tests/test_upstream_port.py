@@ -136,9 +136,9 @@ def test_a_generated_row_owns_nothing_in_the_swapped_registry(
         register_teed_metrics([other])
         assert vocabulary.teed_metrics() == (other,)
     else:
-        other = RecordedMetric(row.name, "counter")
-        register_recorded_metrics([other])
-        assert vocabulary.recorded_metrics() == (other,)
+        recorded = RecordedMetric(row.name, "counter")
+        register_recorded_metrics([recorded])
+        assert vocabulary.recorded_metrics() == (recorded,)
 
 
 def test_teed_metrics_reflects_the_swapped_dict() -> None:
