@@ -60,8 +60,12 @@ _UNITS: Final = {
 
 
 def _rows() -> list[Any]:
-    from metric_catalog.vocabulary import TeedMetric
+    from metric_catalog.vocabulary import MetricAttribute, TeedMetric
 
+    declared = (
+        MetricAttribute("rank", "int"),
+        MetricAttribute("phase", values=("train", "validation")),
+    )
     rows = []
     for i in range(DECLARED):
         kind = _KINDS[i % len(_KINDS)]
@@ -73,6 +77,7 @@ def _rows() -> list[Any]:
                 unit=_UNITS[kind],
                 description=f"Benchmark series number {i}.",
                 prefix=PREFIX,
+                attributes=declared,
             )
         )
     return rows

@@ -23,9 +23,11 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from metric_catalog import exporters, identity, vocabulary
 from metric_catalog._warn import MetricCatalogWarning
-from metric_catalog.vocabulary import RecordedMetric, TeedMetric
+from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
 
 __all__ = [
+    "PHASE",
+    "RANK",
     "SAMPLE_RECORDED",
     "SAMPLE_TEED",
     "Series",
@@ -42,8 +44,13 @@ __all__ = [
 _ENV_PREFIXES = ("OTEL_", "METRIC_CATALOG_")
 _LAUNCHER_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 
+RANK = MetricAttribute("rank", "int", requirement="opt_in")
+"""An open int attribute the sample rows declare (tests pass it as an attribute)."""
+PHASE = MetricAttribute("phase", values=("train", "validation"))
+"""An enum attribute the sample rows declare."""
+
 SAMPLE_TEED = (
-    TeedMetric("loss", "rl.policy.loss", "gauge", "", "Training loss"),
+    TeedMetric("loss", "rl.policy.loss", "gauge", "", "Training loss", attributes=(RANK, PHASE)),
     TeedMetric("reward", "rl.reward.mean", "gauge", "", "Mean rollout reward"),
     TeedMetric("global_valid_toks", "rl.train.valid_tokens", "counter", "{token}", "Valid tokens"),
     TeedMetric("kl", "rl.kl.divergence", "up_down_counter", "1", "KL drift"),
@@ -54,6 +61,7 @@ SAMPLE_TEED = (
         "s",
         "Rollout generation time",
         prefix="timing/train",
+        attributes=(RANK,),
     ),
     TeedMetric("accuracy", "rl.validation.accuracy", "gauge", "1", "Val acc", prefix="validation"),
     TeedMetric("efficiency/total_s", "rl.efficiency.total", "gauge", "s", "Run total", prefix=""),
@@ -62,7 +70,13 @@ SAMPLE_TEED = (
 
 SAMPLE_RECORDED = (
     RecordedMetric("rl.vllm.batch.duration", "histogram", "s", "Batched generate() wall clock"),
-    RecordedMetric("rl.vllm.queue.depth", "gauge", "{request}", "Requests waiting"),
+    RecordedMetric(
+        "rl.vllm.queue.depth",
+        "gauge",
+        "{request}",
+        "Requests waiting",
+        attributes=(MetricAttribute("engine"),),
+    ),
 )
 """Directly recorded rows."""
 

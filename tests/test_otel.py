@@ -168,7 +168,7 @@ def test_group_is_built_once_under_concurrent_first_use(clean_otel: None) -> Non
     group = groups[0]
     assert group.enabled
     assert set(group.instruments) == {r.key for r in (*SAMPLE_TEED, *SAMPLE_RECORDED)}
-    assert [e[0] for e in group.tee_tables["train"]] == [
+    assert [e[0] for e in group.tee_tables["train"].entries] == [
         "loss",
         "reward",
         "global_valid_toks",

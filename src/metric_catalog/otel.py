@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import exporters, vocabulary
+from metric_catalog._attributes import CompiledTemplate, KeyPatterns, SeriesPoints, compile_template
 from metric_catalog._warn import warn_once
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 
@@ -31,11 +32,14 @@ __all__ = [
     "METER_NAME",
     "MetricGroup",
     "MetricSpec",
+    "PrefixPlan",
     "Recorder",
     "TeeEntry",
     "ensure_metric_group_registered",
     "histogram_boundaries",
+    "identity_labels",
     "metric_specs",
+    "set_identity",
 ]
 
 METER_NAME: Final = "metric_catalog"
@@ -49,8 +53,12 @@ _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 Recorder = Callable[..., None]
 """A bound ``set``/``add``/``record`` method: ``recorder(value, attributes)``."""
 
-TeeEntry = tuple[str, Recorder, TeedMetric]
-"""``(logger_key, recorder, row)``, one per declared key of a prefix."""
+TeeEntry = tuple[str, Recorder, TeedMetric, SeriesPoints, "dict[str, Any] | None", Any]
+"""``(logger_key, recorder, row, points, base attributes, captured attributes)``.
+
+One per plain declared key of a prefix; ``base`` is what a point is recorded
+with when the call passes no attributes (identity labels and any attribute
+captured from a prefix pattern), ``captured`` those captured values or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +134,33 @@ def histogram_boundaries(unit: str) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class PrefixPlan:
+    """What the tee does for one concrete ``log_metrics`` prefix."""
+
+    entries: tuple[TeeEntry, ...]
+    """Plain declared keys, in declaration order (empty when export is disabled)."""
+    plain: frozenset[str]
+    """The plain logger keys declared under the prefix (enabled or not)."""
+    patterns: KeyPatterns | None = None
+    """The key families (``{placeholder}`` patterns) teed under the prefix, if any."""
+
+
+@dataclass(frozen=True, slots=True)
 class MetricGroup:
     """Every declared row's instrument, plus the lookup tables the tee walks.
 
     A disabled group (no exporter configured, or setup failed) has no
-    instruments and empty tables, so the tee does nothing; it still knows the
-    declared keys, which strict mode needs.
+    instruments and records nothing; it still knows the declared keys and
+    patterns, which strict mode needs.
+
+    ``identity`` is the hook for worker identity labels (``worker.rank``,
+    ``host.name``...): a mapping merged into the attributes of every point of
+    every series, after the declaration check and outside the cardinality
+    budget (it names the process, it does not multiply sets). It is built when
+    the group is built, from :func:`metric_catalog.exporters.promoted_identity`
+    (``METRIC_CATALOG_PROMOTE``) overlaid with :func:`set_identity`'s labels.
+    Merged dicts are built once per attribute set and reused, so it costs a
+    dict lookup per point.
     """
 
     enabled: bool
@@ -140,12 +169,14 @@ class MetricGroup:
     """The provider the instruments belong to."""
     instruments: Mapping[str, Any] = field(default_factory=dict)
     """Registry key -> OpenTelemetry instrument."""
-    tee_tables: Mapping[str, tuple[TeeEntry, ...]] = field(default_factory=dict)
-    """``log_metrics`` prefix -> the declared keys logged under it, in declaration order."""
-    recorders: Mapping[str, tuple[Recorder, RecordedMetric]] = field(default_factory=dict)
-    """Registry key of a recorded row -> ``(recorder, row)``."""
+    tee_tables: Mapping[str, PrefixPlan] = field(default_factory=dict)
+    """Literal ``log_metrics`` prefix -> its plan (other prefixes: :meth:`plan`)."""
+    recorders: Mapping[str, tuple[Recorder, RecordedMetric, SeriesPoints]] = field(
+        default_factory=dict
+    )
+    """Registry key of a recorded row -> ``(recorder, row, points)``."""
     declared: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    """Prefix -> logger keys declared under it (enabled or not)."""
+    """Literal prefix -> plain logger keys declared under it (enabled or not)."""
     teed_keys: frozenset[str] = frozenset()
     """Registry keys of teed rows, to explain a misdirected ``record_metrics``."""
     recorded_keys: frozenset[str] = frozenset()
@@ -153,21 +184,73 @@ class MetricGroup:
     strict: bool = False
     """Strict-mode default, from ``METRIC_CATALOG_STRICT`` when the group was built."""
     identity: Mapping[str, Any] = field(default_factory=dict)
-    """Worker identity added to every point's attributes (``METRIC_CATALOG_PROMOTE``).
+    """Labels merged into every point (see the class docstring); empty by default."""
+    prefix_patterns: tuple[tuple[CompiledTemplate, TeedMetric], ...] = ()
+    """Prefix patterns (``validation-{rl.dataset}``) and the row each belongs to."""
+    series: Mapping[str, tuple[Recorder | None, SeriesPoints]] = field(default_factory=dict)
+    """Series name of a teed row -> ``(recorder or None when disabled, points)``."""
+    rows_by_prefix: Mapping[str, tuple[TeedMetric, ...]] = field(default_factory=dict)
+    """Literal prefix -> the teed rows declared under it, in declaration order."""
+    _resolved: dict[str, PrefixPlan | None] = field(default_factory=dict)
 
-    Merged after any attribute check and outside the cardinality budget: it is
-    the same on every point of the process, so it adds no attribute set.
-    """
+    def plan(self, prefix: str) -> PrefixPlan | None:
+        """The plan of ``prefix`` (``None``: nothing is teed under it); cached, bounded."""
+        plan = self.tee_tables.get(prefix)
+        if plan is not None:
+            return plan
+        resolved = self._resolved
+        if prefix in resolved:
+            return resolved[prefix]
+        plan = _plan_for(self, prefix) if self.prefix_patterns else None
+        if len(resolved) < _PREFIX_CACHE_LIMIT:
+            resolved[prefix] = plan
+        return plan
 
 
+_PREFIX_CACHE_LIMIT: Final = 1024
 _LOCK = threading.Lock()
 _GROUP: MetricGroup | None = None  # None: not built yet for the current provider
+_IDENTITY: dict[str, Any] = {}
+_IDENTITY_TYPES: Final = (str, int, float, bool)
+
+
+def set_identity(labels: Mapping[str, Any]) -> None:
+    """Merge ``labels`` into every point from now on (the worker identity hook).
+
+    For labels naming the process (``{"worker.rank": 3}``): they are added
+    after the declaration check and do not count against any series'
+    cardinality budget. Replaces labels set before; the metric group is rebuilt
+    on the next tee. Values must be str, int, float or bool.
+
+    Raises:
+        ValueError: A key is not a non-empty str or a value not of those types.
+    """
+    global _IDENTITY  # noqa: PLW0603 - the process-wide identity
+    for key, value in labels.items():
+        if not isinstance(key, str) or not key or not isinstance(value, _IDENTITY_TYPES):
+            msg = (
+                f"identity label {key!r}={value!r}: keys must be non-empty str and values "
+                "str, int, float or bool"
+            )
+            raise ValueError(msg)
+    with _LOCK:
+        _IDENTITY = dict(labels)
+    _invalidate_group()
+
+
+def identity_labels() -> Mapping[str, Any]:
+    """The identity labels set with :func:`set_identity` (empty by default)."""
+    return dict(_IDENTITY)
 
 
 def _declared() -> dict[str, frozenset[str]]:
     by_prefix: dict[str, set[str]] = {}
     for row in vocabulary.teed_metrics():
-        by_prefix.setdefault(row.prefix, set()).add(row.logger_key)
+        if "{" in row.logger_key:
+            continue
+        for prefix in row.prefixes:
+            if "{" not in prefix:
+                by_prefix.setdefault(prefix, set()).add(row.logger_key)
     return {prefix: frozenset(keys) for prefix, keys in by_prefix.items()}
 
 
@@ -182,8 +265,9 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
     when export is disabled, so a late row fails the same way in every run.
 
     Thread-safe; later calls return the cached group until the provider is
-    replaced (:func:`metric_catalog.exporters.configure`) or the process forks.
-    A setup failure is warned once and yields a disabled group. Never raises.
+    replaced (:func:`metric_catalog.exporters.configure`), the identity labels
+    change (:func:`set_identity`) or the process forks. A setup failure is
+    warned once and yields a disabled group. Never raises.
     """
     global _GROUP  # noqa: PLW0603 - the process-wide group
     group = _GROUP
@@ -205,39 +289,88 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
 
 def _build_group(provider: Any) -> MetricGroup:
     teed = vocabulary.teed_metrics()
+    recorded = vocabulary.recorded_metrics()
+    labels = {**exporters.promoted_identity(), **_IDENTITY}
     known: dict[str, Any] = {
         "declared": _declared(),
         "teed_keys": frozenset(row.key for row in teed),
-        "recorded_keys": frozenset(row.key for row in vocabulary.recorded_metrics()),
+        "recorded_keys": frozenset(row.key for row in recorded),
         "strict": os.environ.get(ENV_STRICT, "").strip().lower() in _TRUE,
+        "identity": labels,
     }
-    if provider is None:
-        return MetricGroup(False, **known)
-    try:
-        meter = provider.get_meter(METER_NAME)
-        instruments: dict[str, Any] = {}
-        recorders: dict[str, Recorder] = {}
-        for spec in metric_specs():
-            instruments[spec.key], recorders[spec.key] = _create(meter, spec)
-    except Exception as exc:  # noqa: BLE001 - a broken SDK disables the tee, never the run
-        warn_once(
-            ("group-setup", type(exc).__name__),
-            f"metric export disabled: creating the OpenTelemetry instruments failed: "
-            f"{type(exc).__name__}: {exc}",
-        )
-        return MetricGroup(False, **known)
-    tables: dict[str, list[TeeEntry]] = {}
+    recorders: dict[str, Recorder] = {}
+    instruments: dict[str, Any] = {}
+    enabled = provider is not None
+    if enabled:
+        try:
+            meter = provider.get_meter(METER_NAME)
+            for spec in metric_specs():
+                instruments[spec.key], recorders[spec.key] = _create(meter, spec)
+        except Exception as exc:  # noqa: BLE001 - a broken SDK disables the tee, never the run
+            warn_once(
+                ("group-setup", type(exc).__name__),
+                f"metric export disabled: creating the OpenTelemetry instruments failed: "
+                f"{type(exc).__name__}: {exc}",
+            )
+            enabled, instruments, recorders = False, {}, {}
+    series = {row.name: (recorders.get(row.key), SeriesPoints(row, labels)) for row in teed}
+    prefix_patterns = tuple(
+        (compile_template(prefix, {a.name: a for a in row.attributes}), row)
+        for row in teed
+        for prefix in row.prefixes
+        if "{" in prefix
+    )
+    rows_by_prefix: dict[str, list[TeedMetric]] = {}
     for row in teed:
-        tables.setdefault(row.prefix, []).append((row.logger_key, recorders[row.key], row))
-    return MetricGroup(
-        True,
-        meter_provider=provider,
-        identity=exporters.promoted_identity(),
+        for prefix in row.prefixes:
+            if "{" not in prefix:
+                rows_by_prefix.setdefault(prefix, []).append(row)
+    group = MetricGroup(
+        enabled,
+        rows_by_prefix={prefix: tuple(rows) for prefix, rows in rows_by_prefix.items()},
+        meter_provider=provider if enabled else None,
         instruments=instruments,
-        tee_tables={prefix: tuple(entries) for prefix, entries in tables.items()},
-        recorders={row.key: (recorders[row.key], row) for row in vocabulary.recorded_metrics()},
+        recorders={
+            row.key: (recorders[row.key], row, SeriesPoints(row, labels))
+            for row in recorded
+            if row.key in recorders
+        },
+        prefix_patterns=prefix_patterns,
+        series=series,
         **known,
     )
+    tables = {prefix: _plan_for(group, prefix) for prefix in rows_by_prefix}
+    object.__setattr__(group, "tee_tables", {p: plan for p, plan in tables.items() if plan})
+    return group
+
+
+def _plan_for(group: MetricGroup, prefix: str) -> PrefixPlan | None:
+    """Build the plan of one concrete prefix: its literal rows, then prefix-pattern rows."""
+    pairs: list[tuple[TeedMetric, dict[str, Any] | None]] = [
+        (row, None) for row in group.rows_by_prefix.get(prefix, ())
+    ]
+    for compiled, row in group.prefix_patterns:
+        captured = compiled.match(prefix)
+        if captured is not None:
+            pairs.append((row, captured))
+    if not pairs:
+        return None
+    entries: list[TeeEntry] = []
+    plain: set[str] = set()
+    patterns: KeyPatterns | None = None
+    for row, captured in pairs:
+        record, points = group.series[row.name]
+        if "{" in row.logger_key:
+            patterns = patterns or KeyPatterns()
+            declared = {a.name: a for a in row.attributes}
+            compiled = compile_template(row.logger_key, declared)
+            patterns.add(compiled, (record, row, points), captured)
+            continue
+        plain.add(row.logger_key)
+        if group.enabled and record is not None:
+            base = points.attributes(captured) if captured else points.base
+            entries.append((row.logger_key, record, row, points, base, captured))
+    return PrefixPlan(tuple(entries), frozenset(plain), patterns)
 
 
 def _create(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
 from metric_catalog._warn import MetricCatalogWarning, warn_once
-from metric_catalog.vocabulary import as_scalar
+from metric_catalog.vocabulary import TeedMetric, as_scalar
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
@@ -51,12 +51,22 @@ def tee_metrics(
     Args:
         metrics: The dict handed to ``log_metrics``; values go through
             :func:`~metric_catalog.vocabulary.as_scalar`. Keys no row declares
-            are ignored (but see ``strict``).
+            are ignored (but see ``strict``). A key matching a row's key
+            pattern (``setup/{rl.setup.phase}_time_s``) feeds that row's
+            series with the captured value as attribute; under a prefix
+            matching a prefix pattern (``validation-{rl.dataset}``) the
+            captured prefix part is an attribute too.
         prefix: The ``log_metrics`` prefix (``"train"``, ``"timing/train"``, ``""``).
-        attributes: OpenTelemetry attributes attached to every point, e.g.
-            ``{"rank": 0}``. Keep their cardinality bounded.
+        attributes: OpenTelemetry attributes for every point, e.g.
+            ``{"rl.bucket": "gen"}``. Each series keeps only the attributes
+            its row declares, with declared values (others are dropped,
+            warned once per cause), and at most its cardinality budget of
+            distinct sets (past it, one ``otel.metric.overflow="true"``
+            point). Worker identity goes through
+            :func:`~metric_catalog.otel.set_identity` instead.
         strict: Warn once per key logged under a prefix that has declared rows
-            but which no row declares. ``None`` reads ``METRIC_CATALOG_STRICT``.
+            but which no row (or key pattern) declares. ``None`` reads
+            ``METRIC_CATALOG_STRICT``.
 
     The first call builds the instruments and closes registration (see
     :func:`~metric_catalog.otel.ensure_metric_group_registered`). Never raises.
@@ -69,13 +79,13 @@ def tee_metrics(
             _report_undeclared(group, metrics, prefix)
         if not group.enabled:
             return
-        table = group.tee_tables.get(prefix)
-        if table is None:
-            return
-        if group.identity:
-            attributes = {**attributes, **group.identity} if attributes else group.identity
+        plan = group.tee_tables.get(prefix)
+        if plan is None:
+            plan = group.plan(prefix)
+            if plan is None:
+                return
         get = metrics.get
-        for logger_key, record, row in table:
+        for logger_key, record, row, points, base, captured in plan.entries:
             raw = get(logger_key, _MISSING)
             if raw is _MISSING:
                 continue
@@ -104,13 +114,18 @@ def tee_metrics(
                 )
                 continue
             try:
-                record(value, attributes)
+                if attributes is None:
+                    record(value, base)
+                else:
+                    record(value, points.attributes(_merge(captured, attributes)))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
                 warn_once(
                     ("sdk-error", prefix, logger_key, type(exc).__name__),
                     f"tee: recording {_where(prefix, logger_key)!r} ({row.name}) raised "
                     f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
                 )
+        if plan.patterns is not None:
+            _tee_families(plan, metrics, prefix, attributes)
     except Exception as exc:  # noqa: BLE001 - e.g. metrics is not a mapping
         warn_once(
             ("tee-error", prefix, type(exc).__name__),
@@ -119,19 +134,91 @@ def tee_metrics(
         )
 
 
+def _merge(captured: Mapping[str, Any] | None, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {**attributes, **captured} if captured else attributes  # the key's capture wins
+
+
+def _tee_families(
+    plan: otel.PrefixPlan, metrics: Mapping[str, Any], prefix: str, attributes: Attributes
+) -> None:
+    """Record the keys of ``metrics`` that match a key pattern of ``plan``."""
+    patterns = plan.patterns
+    if patterns is None:
+        return
+    plain = plan.plain
+    lookup = patterns.lookup
+    for key, raw in metrics.items():
+        if key in plain:
+            continue
+        hits = lookup(key)
+        if not hits:
+            continue
+        for record, row, points, base, captured in hits:
+            value = _checked_value(raw, prefix, key, row)
+            if value is None or record is None:
+                continue
+            try:
+                if attributes is None:
+                    record(value, base)
+                else:
+                    record(value, points.attributes(_merge(captured, attributes)))
+            except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
+                warn_once(
+                    ("sdk-error", prefix, key, type(exc).__name__),
+                    f"tee: recording {_where(prefix, key)!r} ({row.name}) raised "
+                    f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
+                    family="family-key",
+                )
+
+
+def _checked_value(raw: Any, prefix: str, key: str, row: TeedMetric) -> float | None:
+    """``raw`` as a finite float the row's kind accepts, or None after warning once."""
+    value = raw if type(raw) is float else as_scalar(raw)
+    if value is None:
+        warn_once(
+            ("not-scalar", prefix, key),
+            f"tee: {_where(prefix, key)!r} ({row.name}) logged a {type(raw).__name__}, not a "
+            "number; skipped (warned once per key)",
+            family="family-key",
+        )
+        return None
+    if not _isfinite(value):
+        warn_once(
+            ("non-finite", prefix, key),
+            f"tee: {_where(prefix, key)!r} ({row.name}) is {value}; non-finite values are "
+            "not exported (warned once per key)",
+            family="family-key",
+        )
+        return None
+    if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
+        warn_once(
+            ("negative", prefix, key),
+            f"tee: {_where(prefix, key)!r} ({row.name}) is {value}, but a {row.kind} takes "
+            "only non-negative values; skipped (warned once per key). Declare a gauge or "
+            "up_down_counter for a signed series",
+            family="family-key",
+        )
+        return None
+    return value
+
+
 def _report_undeclared(group: otel.MetricGroup, metrics: Mapping[str, Any], prefix: str) -> None:
-    declared = group.declared.get(prefix)
-    if declared is None:
+    plan = group.plan(prefix)
+    if plan is None:
         return  # an untee'd prefix (e.g. "validation" with no rows) is not an omission
+    plain = plan.plain
+    patterns = plan.patterns
     for key in metrics:
-        if key not in declared:
-            warn_once(
-                ("undeclared", prefix, key),
-                f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
-                "row declares it, so it is not exported; declare a TeedMetric for it in "
-                "its owner's catalog, or log it under another prefix (warned once per key)",
-                family="undeclared-key",
-            )
+        if key in plain or (patterns is not None and patterns.lookup(key)):
+            continue
+        warn_once(
+            ("undeclared", prefix, key),
+            f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
+            "row declares it (nor matches it with a key pattern), so it is not exported; "
+            "declare a TeedMetric for it in its owner's catalog, or log it under another "
+            "prefix (warned once per key)",
+            family="undeclared-key",
+        )
 
 
 def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> None:
@@ -147,8 +234,6 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
         if group is None:
             group = otel.ensure_metric_group_registered()
         recorders = group.recorders
-        if group.identity:
-            attributes = {**attributes, **group.identity} if attributes else group.identity
         for key, raw in values.items():
             if key not in group.recorded_keys:
                 hint = (
@@ -165,7 +250,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
                 continue
             if raw is None or not group.enabled:
                 continue
-            record, row = recorders[key]
+            record, row, points = recorders[key]
             value = as_scalar(raw)
             if value is None or not _isfinite(value):
                 warn_once(
@@ -182,7 +267,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
                 )
                 continue
             try:
-                record(value, attributes)
+                record(value, points.attributes(attributes))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
                 warn_once(
                     ("recorded-sdk-error", key, type(exc).__name__),

@@ -1,0 +1,310 @@
+"""Per-series attribute handling and key-family matching for the tee (no SDK import).
+
+:class:`SeriesPoints` turns the attributes handed to a tee or ``record_metrics``
+call into the attribute dict of one point: it drops undeclared keys and values
+outside a row's declaration (one warning per cause), enforces the series'
+cardinality budget (new attribute sets past it go to one overflow point with
+``otel.metric.overflow="true"``, the OpenTelemetry SDK's convention), and merges
+the process's identity labels outside the budget. Every dict it returns is
+cached and reused, so a steady training loop pays a dict lookup per point.
+
+:class:`KeyPatterns` matches logged keys against ``{placeholder}`` patterns,
+indexed by their literal head and cached per key (bounded), so a family key
+costs about what a plain key does after its first step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from metric_catalog._warn import warn_once
+from metric_catalog.vocabulary import (
+    DEFAULT_CARDINALITY_LIMIT,
+    OVERFLOW_ATTRIBUTE,
+    MetricAttribute,
+    RecordedMetric,
+    TeedMetric,
+)
+
+__all__ = [
+    "KEY_CACHE_LIMIT",
+    "CompiledTemplate",
+    "KeyPatterns",
+    "SeriesPoints",
+    "compile_template",
+    "series_limit",
+]
+
+KEY_CACHE_LIMIT: Final = 4096
+"""Logged keys whose pattern match is remembered, per prefix (past it: matched each time)."""
+
+Attrs = dict[str, Any]
+"""The attribute dict of one point (``None`` stands for no attributes)."""
+
+_MISSING: Final = object()
+
+
+def series_limit(row: TeedMetric | RecordedMetric) -> int:
+    """The series' budget of attribute sets, overflow point included.
+
+    The attribute-less set always holds one slot of it, so a series keeps at
+    most this many points whatever it is handed.
+
+    The row's ``cardinality_limit`` (default :data:`DEFAULT_CARDINALITY_LIMIT`),
+    or less when the declaration bounds it: each enum attribute can be absent or
+    one of its values, each open attribute with ``max_cardinality`` absent or one
+    of that many values; an open attribute without a budget leaves the limit.
+    """
+    limit = row.cardinality_limit or DEFAULT_CARDINALITY_LIMIT
+    product = 1
+    for attribute in row.attributes:
+        if attribute.values:
+            product *= len(attribute.values) + 1
+        elif attribute.max_cardinality is not None:
+            product *= attribute.max_cardinality + 1
+        else:
+            return limit
+        if product >= limit:
+            return limit
+    return min(limit, product + 1)
+
+
+class SeriesPoints:
+    """Attribute check, cardinality budget and identity merge of one series.
+
+    ``attributes(attrs)`` returns the dict to record a point with (or ``None``
+    for no attributes). Never raises for any input mapping.
+    """
+
+    __slots__ = (
+        "_declared",
+        "_full",
+        "_identity",
+        "_overflow",
+        "_raw",
+        "_raw_limit",
+        "_seen_values",
+        "_sets",
+        "base",
+        "limit",
+        "name",
+    )
+
+    def __init__(self, row: TeedMetric | RecordedMetric, identity: Mapping[str, Any]) -> None:
+        self.name = row.name
+        self._declared: dict[str, MetricAttribute] = {a.name: a for a in row.attributes}
+        self.limit = series_limit(row)
+        self._identity: Attrs = dict(identity)
+        self.base: Attrs | None = dict(identity) or None
+        """What a point without attributes is recorded with (the identity labels, or None)."""
+        self._overflow: Attrs = {OVERFLOW_ATTRIBUTE: "true", **self._identity}
+        # Checked attribute set (sorted items) -> the dict recorded; its size is the budget.
+        self._sets: dict[tuple[tuple[str, Any], ...], Attrs | None] = {(): self.base}
+        # Raw items as passed -> the dict recorded, so a repeated call skips the check.
+        self._raw: dict[tuple[tuple[str, Any], ...], Attrs | None] = {(): self.base}
+        self._raw_limit = 2 * self.limit + 16
+        self._full = False
+        self._seen_values: dict[str, set[Any]] = {
+            a.name: set() for a in row.attributes if not a.values and a.max_cardinality is not None
+        }
+
+    def attributes(self, attrs: Mapping[str, Any] | None) -> Attrs | None:
+        """The point's attribute dict for ``attrs`` (checked, budgeted, identity merged)."""
+        if not attrs:
+            return self.base
+        try:
+            items = tuple(attrs.items())
+            hit = self._raw.get(items, _MISSING)
+        except TypeError:  # an unhashable value: check it, never cache it
+            return self._resolve(tuple(attrs.items()))
+        if hit is not _MISSING:
+            return hit  # type: ignore[return-value]
+        final = self._resolve(items)
+        if len(self._raw) < self._raw_limit:
+            self._raw[items] = final
+        return final
+
+    def _resolve(self, items: tuple[tuple[str, Any], ...]) -> Attrs | None:
+        checked: Attrs = {}
+        for key, value in items:
+            if key in checked:
+                continue  # a captured value comes first and wins
+            attribute = self._declared.get(key)
+            if attribute is None:
+                warn_once(
+                    ("undeclared-attribute", self.name, key),
+                    f"attribute {key!r} on {self.name} is not declared by its row, so it is "
+                    "dropped from the point; declare it in the row's attributes or stop "
+                    "passing it (warned once per series and attribute)",
+                    family="undeclared-attribute",
+                )
+                continue
+            if not attribute.accepts(value):
+                allowed = (
+                    f"one of {', '.join(map(repr, attribute.values))}"
+                    if attribute.values
+                    else f"of type {attribute.type}"
+                )
+                warn_once(
+                    ("attribute-value", self.name, key),
+                    f"attribute {key!r} on {self.name} got {value!r}, but the row allows "
+                    f"values {allowed}; the attribute is dropped from the point (warned "
+                    "once per series and attribute)",
+                )
+                continue
+            checked[key] = value
+        try:
+            key_set = tuple(sorted(checked.items()))
+        except TypeError:  # values of mixed types under one key cannot happen; be safe
+            key_set = tuple(checked.items())
+        known = self._sets.get(key_set, _MISSING)
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
+        if len(self._sets) >= self.limit - 1:
+            if self._full:
+                return self._overflow
+            self._full = True
+            warn_once(
+                ("cardinality", self.name),
+                f"{self.name} reached its budget of {self.limit} attribute sets (overflow "
+                f"point included); new sets are recorded on one point with "
+                f"{OVERFLOW_ATTRIBUTE}='true' (warned once per series)",
+            )
+            return self._overflow
+        for key, seen in self._seen_values.items():
+            value = checked.get(key, _MISSING)
+            if value is _MISSING or value in seen:
+                continue
+            budget = self._declared[key].max_cardinality or 0
+            if len(seen) >= budget:
+                warn_once(
+                    ("attribute-budget", self.name, key),
+                    f"attribute {key!r} on {self.name} reached its max_cardinality of "
+                    f"{budget} values; points with new values go to the overflow point "
+                    f"({OVERFLOW_ATTRIBUTE}='true') (warned once per series and attribute)",
+                )
+                return self._overflow
+        for key, seen in self._seen_values.items():
+            if key in checked:
+                seen.add(checked[key])
+        final: Attrs | None = {**checked, **self._identity} or None
+        self._sets[key_set] = final
+        return final
+
+    @property
+    def attribute_sets(self) -> int:
+        """Distinct attribute sets admitted so far (the empty set included)."""
+        return len(self._sets)
+
+
+class CompiledTemplate:
+    """A ``{placeholder}`` template as an anchored regex plus its literal head."""
+
+    __slots__ = ("converters", "head", "names", "regex", "template")
+
+    def __init__(
+        self,
+        template: str,
+        regex: re.Pattern[str],
+        head: str,
+        names: tuple[str, ...],
+        converters: tuple[Any, ...],
+    ) -> None:
+        self.template = template
+        self.regex = regex
+        self.head = head
+        self.names = names
+        self.converters = converters
+
+    def match(self, text: str) -> Attrs | None:
+        """The captured attribute values when ``text`` matches, else None."""
+        found = self.regex.fullmatch(text)
+        if found is None:
+            return None
+        try:
+            return {
+                name: convert(part)
+                for name, convert, part in zip(
+                    self.names, self.converters, found.groups(), strict=True
+                )
+            }
+        except ValueError:  # pragma: no cover - the regex admits only what converts
+            return None
+
+
+_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+
+
+def compile_template(template: str, attributes: Mapping[str, MetricAttribute]) -> CompiledTemplate:
+    """Compile a validated template: an enum placeholder matches only its values,
+    an int one an optionally signed integer, an open string one any non-empty text."""
+    parts: list[str] = []
+    names: list[str] = []
+    converters: list[Any] = []
+    position = 0
+    head: str | None = None
+    for found in _PLACEHOLDER.finditer(template):
+        literal = template[position : found.start()]
+        if head is None:
+            head = literal
+        parts.append(re.escape(literal))
+        attribute = attributes[found.group(1)]
+        if attribute.values:
+            choices = sorted((str(v) for v in attribute.values), key=len, reverse=True)
+            parts.append("(" + "|".join(re.escape(c) for c in choices) + ")")
+        elif attribute.type == "int":
+            parts.append(r"(-?[0-9]+)")
+        else:
+            parts.append("(.+?)")
+        names.append(attribute.name)
+        converters.append(int if attribute.type == "int" else str)
+        position = found.end()
+    parts.append(re.escape(template[position:]))
+    regex = re.compile("".join(parts), re.DOTALL)
+    return CompiledTemplate(template, regex, head or "", tuple(names), tuple(converters))
+
+
+Hit = tuple[Any, TeedMetric, SeriesPoints, "Attrs | None", "Attrs | None"]
+"""``(recorder, row, points, base attributes, captured attributes)`` of one matched series."""
+
+
+class KeyPatterns:
+    """The key patterns of one prefix, indexed by literal head, with a bounded match cache."""
+
+    __slots__ = ("_by_head", "_cache", "_head_lengths")
+
+    def __init__(self) -> None:
+        self._by_head: dict[int, dict[str, list[tuple[CompiledTemplate, Any, Attrs | None]]]] = {}
+        self._head_lengths: tuple[int, ...] = ()
+        self._cache: dict[str, tuple[Hit, ...]] = {}
+
+    def add(self, compiled: CompiledTemplate, target: Any, captured: Attrs | None) -> None:
+        """Index ``compiled`` (``target`` is ``(recorder, row, points)``)."""
+        length = len(compiled.head)
+        self._by_head.setdefault(length, {}).setdefault(compiled.head, []).append(
+            (compiled, target, captured)
+        )
+        self._head_lengths = tuple(sorted(self._by_head))
+
+    def lookup(self, key: str) -> tuple[Hit, ...]:
+        """Every series ``key`` feeds (normally zero or one), cached per key."""
+        hits = self._cache.get(key)
+        if hits is not None:
+            return hits
+        found: list[Hit] = []
+        for length in self._head_lengths:
+            candidates = self._by_head[length].get(key[:length])
+            if candidates is None:
+                continue
+            for compiled, (record, row, points), captured in candidates:
+                values = compiled.match(key)
+                if values is None:
+                    continue
+                merged = {**values, **captured} if captured else values
+                found.append((record, row, points, points.attributes(merged), merged))
+        result = tuple(found)
+        if len(self._cache) < KEY_CACHE_LIMIT:
+            self._cache[key] = result
+        return result
