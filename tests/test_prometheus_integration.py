@@ -23,8 +23,10 @@ from typing import Any
 import pytest
 
 from examples import demo
-from metric_catalog import exporters
+from metric_catalog import exporters, vocabulary
 from metric_catalog.generated import vllm
+from metric_catalog.tee import tee_metrics
+from metric_catalog.vocabulary import MetricAttribute, TeedMetric
 from tests.otel_fixtures import clean_otel, expected_from_jsonl, free_port, prometheus_name
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -155,3 +157,62 @@ def test_prometheus_scrapes_every_teed_series_with_its_translated_name_and_last_
     assert series["metric"]["job"] == "metric-catalog-demo"
     assert series["metric"]["instance"] == f"127.0.0.1:{demo_endpoint.address[1]}"
     assert "otel_scope_name" not in series["metric"]
+
+
+@pytest.fixture
+def renamed_endpoint(clean_otel: None) -> Iterator[tuple[int, dict[str, float]]]:
+    """A series renamed while the code keeps its key: old (deprecated) and new row, teed."""
+    vocabulary.register_teed_metrics(
+        [
+            TeedMetric("reward", "rl.reward.avg", replaced_by="rl.reward.mean"),
+            TeedMetric("reward", "rl.reward.mean"),
+            TeedMetric(
+                "setup/{rl.setup.phase}_time_s",
+                "rl.setup.duration",
+                unit="s",
+                prefix="timing/setup",
+                attributes=(MetricAttribute("rl.setup.phase", values=("policy", "vllm")),),
+            ),
+        ],
+        owner=__name__,
+    )
+    exporters.configure(
+        config=exporters.ExporterConfig(
+            exporters=("prometheus",), prometheus_host="127.0.0.1", prometheus_port=free_port()
+        )
+    )
+    address = exporters.prometheus_address()
+    assert address is not None
+    for step in range(3):
+        tee_metrics({"reward": 0.25 * step}, "train")
+    tee_metrics({"setup/policy_time_s": 4.0, "setup/vllm_time_s": 7.5}, "timing/setup")
+    yield address[1], {"rl_reward_avg": 0.5, "rl_reward_mean": 0.5}
+    exporters.shutdown()
+
+
+def test_prometheus_shows_both_series_of_a_renamed_key_and_family_labels(
+    prometheus_binary: str, renamed_endpoint: tuple[int, dict[str, float]], tmp_path: Path
+) -> None:
+    """A deprecated row and its replacement share the logged key; both series arrive."""
+    port, expected = renamed_endpoint
+    workdir = tmp_path / "prometheus"
+    workdir.mkdir()
+    server = PrometheusServer(prometheus_binary, port, workdir)
+    try:
+        deadline = time.monotonic() + _WAIT_SECONDS
+        scraped: dict[str, float] = {}
+        phases: dict[str, float] = {}
+        while time.monotonic() < deadline:
+            scraped = _scraped(server)
+            phases = {
+                s["metric"].get("rl_setup_phase", ""): float(s["value"][1])
+                for s in server.query("rl_setup_duration_seconds")
+            }
+            if set(expected) <= set(scraped) and len(phases) == 2:
+                break
+            assert server.process.poll() is None, server.log_path.read_text()
+            time.sleep(0.5)
+        assert {name: scraped.get(name) for name in expected} == expected
+        assert phases == {"policy": 4.0, "vllm": 7.5}
+    finally:
+        server.stop()
