@@ -61,7 +61,7 @@ SAMPLE_TEED = (
         "s",
         "Rollout generation time",
         prefix="timing/train",
-        attributes=(RANK,),
+        attributes=(RANK, MetricAttribute("phase")),
     ),
     TeedMetric("accuracy", "rl.validation.accuracy", "gauge", "1", "Val acc", prefix="validation"),
     TeedMetric("efficiency/total_s", "rl.efficiency.total", "gauge", "s", "Run total", prefix=""),
