@@ -297,3 +297,16 @@ def test_owner_must_be_a_module_name() -> None:
     """A non-str owner is a ValueError, not a corrupted owner table."""
     with pytest.raises(ValueError, match="owner must be a module name"):
         register_teed_metrics([TeedMetric("k", "rl.k")], owner=3)  # type: ignore[arg-type]
+
+
+def test_readme_says_exactly_when_registration_raises() -> None:
+    """The README no longer reads as 'nothing can raise': it says a late row raises at import."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    assert "the tee is a no-op" not in text
+    assert "raises `RuntimeError` at that import" in text
+    assert "with export on *and* off" in text
+    assert "upstream NeMo-RL freezes only while exporting" in text
+    assert "import the generated modules of every owner" in text
