@@ -296,7 +296,7 @@ def test_the_key_match_cache_is_bounded(reader: InMemoryMetricReader) -> None:
     tee_metrics(keys, "train")
     plan = otel.ensure_metric_group_registered().tee_tables["train"]
     assert plan.patterns is not None
-    assert len(plan.patterns._cache) <= KEY_CACHE_LIMIT
+    assert len(plan.patterns.cache) <= KEY_CACHE_LIMIT
     got = points(reader, "rl.tokens")
     assert len(got) == DEFAULT_CARDINALITY_LIMIT - 1  # the attribute-less slot stays free
     assert fs(**{OVERFLOW_ATTRIBUTE: "true"}) in got

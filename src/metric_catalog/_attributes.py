@@ -273,12 +273,13 @@ Hit = tuple[Any, TeedMetric, SeriesPoints, "Attrs | None", "Attrs | None"]
 class KeyPatterns:
     """The key patterns of one prefix, indexed by literal head, with a bounded match cache."""
 
-    __slots__ = ("_by_head", "_cache", "_head_lengths")
+    __slots__ = ("_by_head", "_head_lengths", "cache")
 
     def __init__(self) -> None:
         self._by_head: dict[int, dict[str, list[tuple[CompiledTemplate, Any, Attrs | None]]]] = {}
         self._head_lengths: tuple[int, ...] = ()
-        self._cache: dict[str, tuple[Hit, ...]] = {}
+        self.cache: dict[str, tuple[Hit, ...]] = {}
+        """Logged key -> the series it feeds; read directly by the tee's loops."""
 
     def add(self, compiled: CompiledTemplate, target: Any, captured: Attrs | None) -> None:
         """Index ``compiled`` (``target`` is ``(recorder, row, points)``)."""
@@ -290,7 +291,7 @@ class KeyPatterns:
 
     def lookup(self, key: str) -> tuple[Hit, ...]:
         """Every series ``key`` feeds (normally zero or one), cached per key."""
-        hits = self._cache.get(key)
+        hits = self.cache.get(key)
         if hits is not None:
             return hits
         found: list[Hit] = []
@@ -305,6 +306,6 @@ class KeyPatterns:
                 merged = {**values, **captured} if captured else values
                 found.append((record, row, points, points.attributes(merged), merged))
         result = tuple(found)
-        if len(self._cache) < KEY_CACHE_LIMIT:
-            self._cache[key] = result
+        if len(self.cache) < KEY_CACHE_LIMIT:
+            self.cache[key] = result
         return result

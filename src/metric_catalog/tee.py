@@ -146,11 +146,13 @@ def _tee_families(
     if patterns is None:
         return
     plain = plan.plain
-    lookup = patterns.lookup
+    cache = patterns.cache
     for key, raw in metrics.items():
         if key in plain:
             continue
-        hits = lookup(key)
+        hits = cache.get(key)
+        if hits is None:
+            hits = patterns.lookup(key)
         if not hits:
             continue
         for record, row, points, base, captured in hits:
@@ -208,9 +210,16 @@ def _report_undeclared(group: otel.MetricGroup, metrics: Mapping[str, Any], pref
         return  # an untee'd prefix (e.g. "validation" with no rows) is not an omission
     plain = plan.plain
     patterns = plan.patterns
+    cache = patterns.cache if patterns is not None else {}
     for key in metrics:
-        if key in plain or (patterns is not None and patterns.lookup(key)):
+        if key in plain:
             continue
+        if patterns is not None:
+            hits = cache.get(key)
+            if hits is None:
+                hits = patterns.lookup(key)
+            if hits:
+                continue
         warn_once(
             ("undeclared", prefix, key),
             f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
