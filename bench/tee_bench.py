@@ -9,17 +9,28 @@ back to back in every repetition, so machine load hits both alike.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.config import Config, profile_text
 from bench.measure import BenchError, child_env, fmt_ratio, median, python, run_checked
 from bench.report import Section, Target
-from bench.tee_worker import DECLARED, UNDECLARED
+from bench.tee_worker import (
+    DECLARED,
+    FAMILIES,
+    REGISTRY_BATCHES,
+    REGISTRY_ROWS,
+    SLOTS,
+    UNDECLARED,
+)
 
 __all__ = ["bench_tee"]
 
 _TEE_GOAL = 1.15
+_PATTERN_GOAL = 3.0
+_MISS_GOAL = 2.0
+_REGISTRY_GOAL_MS = 100
 _DISABLED_GOAL_NS = 1000.0
 
 
@@ -48,6 +59,99 @@ def _worker(cfg: Config, mode: str, profile: str | None = None) -> dict[str, Any
 
 def _us(ns: float) -> str:
     return f"{ns / 1000:.1f} µs" if ns >= 10_000 else f"{ns / 1000:.2f} µs"
+
+
+def _families_and_identity(
+    section: Section,
+    cfg: Config,
+    ns: dict[str, list[float]],
+    paired: Callable[[str, str], float],
+) -> None:
+    """Rows and targets for key families, undeclared keys and identity labels."""
+    per_key = {
+        "plain hit": DECLARED,
+        "pattern hit": FAMILIES * len(SLOTS),
+        "miss strict, no patterns": 100,
+        "miss strict, patterns": 100,
+        "miss, no patterns": 100,
+        "miss, patterns": 100,
+    }
+    key_ns = {name: [v / n for v in ns[name]] for name, n in per_key.items()}
+
+    def key_ratio(a: str, b: str) -> float:
+        return median([x / y for x, y in zip(key_ns[a], key_ns[b], strict=True)])
+
+    pattern = key_ratio("pattern hit", "plain hit")
+    miss = key_ratio("miss strict, patterns", "miss strict, no patterns")
+    identity = paired("tee+identity", "floor+identity")
+    for name, base in (
+        ("plain hit", None),
+        ("pattern hit", "plain hit"),
+        ("miss strict, no patterns", None),
+        ("miss strict, patterns", "miss strict, no patterns"),
+        ("miss, no patterns", None),
+        ("miss, patterns", None),
+    ):
+        value = median(key_ns[name])
+        ratio = "" if base is None else f"{fmt_ratio(key_ratio(name, base))} (vs {base})"
+        section.rows.append([f"per key: {name}", _us(value * per_key[name]), _us(value), ratio])
+    for name in ("tee+identity", "floor+identity"):
+        value = median(ns[name])
+        ratio = fmt_ratio(identity) + " (vs floor+identity)" if name == "tee+identity" else "1.00x"
+        section.rows.append([name, _us(value), _us(value / DECLARED), ratio])
+    section.notes.append(
+        "Per-key rows: *plain hit* tees the 80 declared keys alone; *pattern hit* tees 80"
+        f" keys matching {FAMILIES} `fam{{j}}/{{bench.slot}}` patterns (10 enum values each,"
+        " so each point also carries that attribute); *miss* tees 100 undeclared keys under"
+        " a prefix without patterns (`train`, the pre-pattern code path) and one with"
+        " patterns (`fam`), strict (every key looked at) and not. *tee+identity* is the"
+        " 100-key tee with 2 identity labels set, against the floor passing the same labels."
+    )
+    section.targets += [
+        Target(
+            name="pattern key vs plain declared key, per key",
+            goal=f"<= {_PATTERN_GOAL}x",
+            measured=fmt_ratio(pattern),
+            met=None if cfg.smoke else pattern <= _PATTERN_GOAL,
+            why="issue 12",
+        ),
+        Target(
+            name="undeclared key with patterns vs without (strict), per key",
+            goal=f"<= {_MISS_GOAL}x",
+            measured=fmt_ratio(miss),
+            met=None if cfg.smoke else miss <= _MISS_GOAL,
+            why="issue 12",
+        ),
+        Target(
+            name="tee with identity labels vs floor with the same labels",
+            goal=f"<= {_TEE_GOAL}x",
+            measured=fmt_ratio(identity),
+            met=None if cfg.smoke else identity <= _TEE_GOAL,
+            why="issue 14 hook",
+        ),
+    ]
+
+
+def _registry(section: Section, cfg: Config) -> None:
+    result = _worker(cfg, "registry")
+    value = median(result["ns"])
+    section.rows.append(
+        [
+            f"register {REGISTRY_ROWS:,} rows in {REGISTRY_BATCHES} calls (fresh globals)",
+            f"{value / 1e6:.1f} ms",
+            _us(value / REGISTRY_ROWS),
+            "",
+        ]
+    )
+    section.targets.append(
+        Target(
+            name=f"registering {REGISTRY_ROWS:,} rows",
+            goal=f"<= {_REGISTRY_GOAL_MS} ms",
+            measured=f"{value / 1e6:.1f} ms",
+            met=None if cfg.smoke else value / 1e6 <= _REGISTRY_GOAL_MS,
+            why="issue 11 (linear registration after a globals swap)",
+        )
+    )
 
 
 def bench_tee(cfg: Config) -> Section:
@@ -141,6 +245,8 @@ def bench_tee(cfg: Config) -> Section:
             why="analysis section 3",
         ),
     ]
+    _families_and_identity(section, cfg, ns, paired)
+    _registry(section, cfg)
     if profile:
         section.profiles += [
             (

@@ -10,7 +10,14 @@ declared, 20 not), and times, interleaved repetition by repetition:
   (the tee's own instruments' bound ``set``/``add``/``record`` methods, values
   looked up in the same dict), and with the same 2 attributes;
 - ``lookup``: the floor's loop with the instrument call removed (what any
-  dict-walking tee pays before the SDK), for the breakdown.
+  dict-walking tee pays before the SDK), for the breakdown;
+- key families: 80 keys matching 8 ``{placeholder}`` patterns under ``fam``
+  against the 80 plain keys; 100 undeclared keys under a prefix with and
+  without patterns (strict and not); and the tee with identity labels set
+  against the floor passing the same labels.
+
+``--mode registry`` times registering 10,000 rows in 100 calls, each repeat
+into fresh registry globals swapped in the way upstream's test fixture does.
 
 ``--mode disabled`` turns telemetry off the way a user would and times the tee
 alone. Before timing, the enabled run checks the tee really exports: after
@@ -26,6 +33,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -81,6 +89,71 @@ def _rows() -> list[Any]:
             )
         )
     return rows
+
+
+FAMILY_PREFIX: Final = "fam"
+FAMILIES: Final = 8
+"""Key-pattern rows under ``fam``: ``fam{j}/{bench.slot}`` with 10 enum slots each (80 keys)."""
+SLOTS: Final = tuple(f"s{i}" for i in range(10))
+IDENTITY: Final[dict[str, str | int]] = {"worker.rank": 3, "host.name": "node-1"}
+REGISTRY_ROWS: Final = 10_000
+REGISTRY_BATCHES: Final = 100
+
+
+def _family_rows() -> list[Any]:
+    """``FAMILIES`` gauges under ``fam`` whose keys are patterns over 10 enum values."""
+    from metric_catalog.vocabulary import MetricAttribute, TeedMetric
+
+    slot = MetricAttribute("bench.slot", values=SLOTS)
+    return [
+        TeedMetric(
+            logger_key=f"fam{j}/{{bench.slot}}",
+            name=f"rl.bench.family_{j}",
+            description=f"Benchmark key family number {j}.",
+            prefix=FAMILY_PREFIX,
+            attributes=(slot,),
+        )
+        for j in range(FAMILIES)
+    ]
+
+
+def _family_metrics() -> dict[str, float]:
+    return {f"fam{j}/{s}": 0.5 + j for j in range(FAMILIES) for s in SLOTS}
+
+
+def _undeclared(count: int) -> dict[str, float]:
+    return {f"undeclared/key_{i:03d}": float(i) for i in range(count)}
+
+
+def _registry(repeats: int) -> dict[str, Any]:
+    """Time registering ``REGISTRY_ROWS`` rows in ``REGISTRY_BATCHES`` calls, per repeat.
+
+    Each repeat swaps in empty registry globals the way upstream's test fixture
+    does, so it also proves the registry re-derives its side tables from them.
+    """
+    from metric_catalog import vocabulary
+    from metric_catalog.vocabulary import TeedMetric
+
+    rows = [
+        TeedMetric(f"bench/reg_{i:05d}", f"rl.bench.reg_{i:05d}", prefix=PREFIX)
+        for i in range(REGISTRY_ROWS)
+    ]
+    size = REGISTRY_ROWS // REGISTRY_BATCHES
+    batches = [rows[i : i + size] for i in range(0, REGISTRY_ROWS, size)]
+    ns: list[float] = []
+    for _ in range(repeats):
+        vocabulary._REGISTERED = {}
+        vocabulary._RECORDED = {}
+        vocabulary._FROZEN = False
+        gc.collect()
+        start = time.perf_counter_ns()
+        for batch in batches:
+            vocabulary.register_teed_metrics(batch, owner="bench")
+        ns.append(float(time.perf_counter_ns() - start))
+        if len(vocabulary.teed_metrics()) != REGISTRY_ROWS:
+            msg = "registration lost rows"
+            raise RuntimeError(msg)
+    return {"mode": "registry", "rows": REGISTRY_ROWS, "batches": REGISTRY_BATCHES, "ns": ns}
 
 
 def _metrics(rows: Sequence[Any]) -> dict[str, float]:
@@ -148,19 +221,78 @@ def _exported_names(reader: Any) -> set[str]:
     return names
 
 
+def _families_and_identity(
+    metrics: dict[str, float],
+    pairs: list[tuple[Callable[..., None], str]],
+    calls: int,
+    repeats: int,
+) -> dict[str, list[float]]:
+    """Key families, undeclared keys (strict, with and without patterns) and identity labels."""
+    from metric_catalog import otel
+    from metric_catalog.tee import tee_metrics
+
+    declared_only = {k: v for k, v in metrics.items() if not k.startswith("undeclared/")}
+    families = _family_metrics()
+    undeclared = _undeclared(100)
+    warnings.simplefilter("ignore")  # the undeclared keys are warned about on purpose
+    tee_metrics(families, prefix=FAMILY_PREFIX)
+    tee_metrics(undeclared, prefix=PREFIX, strict=True)  # warn once up front
+    tee_metrics(undeclared, prefix=FAMILY_PREFIX, strict=True)
+    variants: dict[str, Callable[[], None]] = {
+        "plain hit": lambda: tee_metrics(declared_only, prefix=PREFIX),
+        "pattern hit": lambda: tee_metrics(families, prefix=FAMILY_PREFIX),
+        "miss strict, no patterns": lambda: tee_metrics(undeclared, prefix=PREFIX, strict=True),
+        "miss strict, patterns": lambda: tee_metrics(undeclared, prefix=FAMILY_PREFIX, strict=True),
+        "miss, no patterns": lambda: tee_metrics(undeclared, prefix=PREFIX),
+        "miss, patterns": lambda: tee_metrics(undeclared, prefix=FAMILY_PREFIX),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for fn in variants.values():
+        _per_call(fn, max(1, calls // 10))
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            samples[name].append(_per_call(fn, calls))
+
+    otel.set_identity(IDENTITY)
+    labels = dict(IDENTITY)
+    tee_metrics(declared_only, prefix=PREFIX)  # rebuilds the group with the identity
+
+    def floor_identity() -> None:
+        for method, key in pairs:
+            method(metrics[key], labels)
+
+    identity_variants: dict[str, Callable[[], None]] = {
+        "tee+identity": lambda: tee_metrics(metrics, prefix=PREFIX),
+        "floor+identity": floor_identity,
+    }
+    for name, fn in identity_variants.items():
+        samples[name] = []
+        _per_call(fn, max(1, calls // 10))
+    for _ in range(repeats):
+        for name, fn in identity_variants.items():
+            samples[name].append(_per_call(fn, calls))
+    otel.set_identity({})
+    return samples
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the measurements and print one JSON object to stdout."""
     parser = argparse.ArgumentParser(prog="python -m bench.tee_worker")
-    parser.add_argument("--mode", choices=("enabled", "disabled"), required=True)
+    parser.add_argument("--mode", choices=("enabled", "disabled", "registry"), required=True)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--profile", default=None, help="write a cProfile dump of the tee here")
     args = parser.parse_args(argv)
 
+    if args.mode == "registry":
+        print(json.dumps(_registry(args.repeats)))
+        return 0
     from metric_catalog.vocabulary import register_teed_metrics
 
     rows = _rows()
     register_teed_metrics(rows)
+    family_rows = _family_rows()
+    register_teed_metrics(family_rows)
     metrics = _metrics(rows)
     attrs = dict(ATTRIBUTES)
 
@@ -214,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for _ in range(args.repeats):
         for name, fn in variants.items():
             samples[name].append(_per_call(fn, args.calls))
+    if args.mode == "enabled":
+        samples.update(_families_and_identity(metrics, pairs, args.calls, args.repeats))
     result["ns_per_call"] = samples
 
     if args.profile:
