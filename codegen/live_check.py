@@ -268,7 +268,8 @@ class LoopChoice:
     """The loop a run was judged as, and why.
 
     ``source`` is ``flag`` (``--loop``), ``log`` (a record's ``"loop"``),
-    ``inferred`` (signature keys, listed in ``evidence``) or ``unknown``.
+    ``inferred`` (signature keys, listed in ``evidence``) or ``unknown``
+    (``evidence`` then names the loops that tied, if any).
     """
 
     name: str | None
@@ -277,6 +278,9 @@ class LoopChoice:
 
     def describe(self) -> str:
         """``grpo_sync (inferred from timing/train/generation, ...)`` or ``unknown``."""
+        if self.name is None and self.evidence:
+            tied = " and ".join(self.evidence)
+            return f"unknown (the signature keys of {tied} tie; pass --loop)"
         if self.name is None:
             return "unknown (no declared loop's signature keys were logged)"
         if self.source == "flag":
@@ -858,8 +862,11 @@ class _Presence:
                 share = len(evidence) / len(loop.signature)
                 best.append((len(evidence), share, loop.name, evidence))
         best.sort(key=lambda item: (-item[0], -item[1], item[2]))
-        if not best or (len(best) > 1 and best[0][:2] == best[1][:2]):
+        if not best:
             return LoopChoice(None, "unknown")
+        tied = tuple(item[2] for item in best if item[:2] == best[0][:2])
+        if len(tied) > 1:
+            return LoopChoice(None, "unknown", tied)
         return LoopChoice(best[0][2], "inferred", best[0][3])
 
 

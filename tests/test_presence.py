@@ -6,16 +6,30 @@ non-firing case.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.live_check import PRESENCE_STATES, LiveCheckReport, check_stream
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
+from tests.upstream_runs import LOOPS as LOOP_NAMES
+from tests.upstream_runs import run_lines
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def _repo_catalog() -> Catalog:
+    return load(REPO)
+
 
 LOOPS = """\
 loops:
@@ -322,6 +336,10 @@ def test_no_signature_key_or_a_tie_leaves_the_loop_unknown(loops_catalog: Catalo
         record(1, "", total_step_time=1.0, policy_time=0.5),
     )
     assert (tie.loop.name, tie.loop.source) == (None, "unknown")
+    assert tie.loop.evidence == ("grpo_sync", "sft_v2")
+    assert "loop: unknown (the signature keys of grpo_sync and sft_v2 tie; pass --loop)" in (
+        tie.to_text()
+    )
     # More evidence wins over a larger share: sft_v2 2 of 2 against sft 1 of 1.
     more = check(
         loops_catalog,
@@ -709,3 +727,34 @@ def test_a_row_over_its_cardinality_limit_is_reported(family_catalog: Catalog) -
 def test_a_key_of_no_family_shape_is_still_undeclared(family_catalog: Catalog) -> None:
     report = check(family_catalog, record(0, "timing/setup", parallel_init_enabled=1))
     assert kinds(report) == [("undeclared", "timing/setup/parallel_init_enabled", 1)]
+
+
+def test_several_worker_files_are_judged_as_one_run_of_the_flagged_loop(
+    loops_catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run-rank0.jsonl").write_text(GRPO_STEP[0] + "\n")
+    (tmp_path / "run-rank1.jsonl").write_text(GRPO_STEP[1] + "\n")
+    pattern = str(tmp_path / "run-rank*.jsonl")
+    args = ["live-check", pattern, "--root", str(tmp_path), "--format", "json"]
+    assert main(args) == 0
+    inferred = json.loads(capsys.readouterr().out)
+    assert inferred["loop"]["name"] == "grpo_sync"  # the signature key is in rank 1's file
+    assert main([*args, "--loop", "ppo", "--fail-on", "missing"]) == 1
+    flagged = json.loads(capsys.readouterr().out)
+    assert flagged["loop"]["source"] == "flag"
+    assert [f["series"] for f in flagged["findings"] if f["kind"] == "missing"] == ["rl.value.loss"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from(LOOP_NAMES))
+def test_the_judgement_does_not_depend_on_the_order_of_the_lines(
+    rnd: random.Random, loop: str
+) -> None:
+    catalog = _repo_catalog()
+    lines = run_lines(loop, steps=11)
+    shuffled = lines[:]
+    rnd.shuffle(shuffled)
+    first, second = check(catalog, *lines), check(catalog, *shuffled)
+    assert first.loop == second.loop
+    assert presence(first) == presence(second)
+    assert missing(first) == missing(second)
