@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -21,10 +22,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from codegen.pipeline import load_and_check
 from codegen.render_python import render_python_module
 from metric_catalog import exporters, vocabulary
+from metric_catalog.exporters import ExporterConfig
 from metric_catalog.tee import tee_metrics
-from tests.otel_fixtures import clean_otel, collect
+from tests.otel_fixtures import clean_otel, collect, free_port
+from tests.test_prometheus_integration import PrometheusServer, prometheus_binary
 
-__all__ = ["clean_otel"]  # fixture used by name
+__all__ = ["clean_otel", "prometheus_binary"]  # fixtures used by name
 
 CATALOG = """\
 owner: nemo_rl.algorithms.loss
@@ -91,3 +94,35 @@ def test_one_logged_value_is_exported_under_both_names(generated: ModuleType) ->
         provider.shutdown()
     assert series["rl.kl.divergence"].value == pytest.approx(0.25)
     assert series["rl.kl.reference"].value == pytest.approx(0.25)
+
+
+@pytest.mark.integration
+def test_real_prometheus_shows_both_series_of_the_rename(
+    generated: ModuleType, prometheus_binary: str, tmp_path: Path
+) -> None:
+    """A real Prometheus scraping the tee's endpoint has the old and the new series."""
+    port = free_port()
+    exporters.configure(
+        config=ExporterConfig(
+            exporters=("prometheus",),
+            prometheus_host="127.0.0.1",
+            prometheus_port=port,
+            prometheus_port_span=1,
+        )
+    )
+    workdir = tmp_path / "prometheus"
+    workdir.mkdir()
+    server = PrometheusServer(prometheus_binary, port, workdir)
+    try:
+        tee_metrics({"kl_penalty": 0.25}, prefix="train")
+        found: dict[str, float] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(found) < 2:  # both series
+            assert server.process.poll() is None, server.log_path.read_text()
+            for series in server.query('{__name__=~"rl_kl_.+"}'):
+                found[series["metric"]["__name__"]] = float(series["value"][1])
+            time.sleep(0.5)
+    finally:
+        server.stop()
+        exporters.shutdown()
+    assert found == {"rl_kl_divergence": 0.25, "rl_kl_reference": 0.25}
