@@ -909,3 +909,14 @@ def test_invalid_working_catalog_exits_1(tmp_path: Path) -> None:
     proc = run_diff(work, "--against", str(base))
     assert proc.returncode == 1
     assert "fix them before diffing" in proc.stderr
+
+
+def test_working_root_without_a_catalog_is_a_usage_error(tmp_path: Path) -> None:
+    """A wrong --root holds no catalog: exit 2 with the reason, not "every row removed"."""
+    base, work = tmp_path / "base", tmp_path / "work"
+    write_catalog(base, GRPO_V1)
+    work.mkdir()
+    proc = run_diff(work, "--against", str(base))
+    assert proc.returncode == 2, proc.stdout
+    assert "holds no catalog/*.yaml" in proc.stderr
+    assert proc.stdout == ""

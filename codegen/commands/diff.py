@@ -184,13 +184,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the diff report; 1 on a breaking change or an invalid catalog, 2 on a bad baseline."""
+    """Print the diff report; 1 on a breaking change or an invalid catalog, 2 on a bad baseline.
+
+    A working tree without catalog files (a wrong ``--root``) is a usage error (2) too.
+    """
     config = config_from_args(args)
     root = config.root
     catalog = load_or_report(config, warnings=not args.no_warnings)
     if catalog is None:
         print("error: the working catalog has errors; fix them before diffing", file=sys.stderr)
         return 1
+    if not catalog.files:
+        print(
+            f"error: {root} holds no catalog/*.yaml, so every baseline row would look removed; "
+            "pass --root the directory holding catalog/",
+            file=sys.stderr,
+        )
+        return 2
     with tempfile.TemporaryDirectory(prefix="catalog-baseline-") as tmp:
         try:
             folders = catalog_folders(config)
