@@ -49,8 +49,12 @@ Presence: which unlogged rows are "missing"
     loop with the most (then the largest share of its signature) wins; a tie
     or no signature key at all leaves the loop unknown. An unlogged row then
     gets one :data:`PRESENCE_STATES` state: ``not_emitted`` when the loop is
-    known and the row's ``emitted_by`` does not list it; ``inactive_owner``
-    when the row lists no loops (or the loop is unknown) and its owner logged
+    known and the row's ``emitted_by`` does not list it. When the loop is
+    unknown, the loops the run may be are those emitting every logged row that
+    lists its loops: a row none of them emits is ``not_emitted``, one only some
+    of them emit is ``undecided`` (never missing), one all of them emit is
+    judged by its level. ``inactive_owner``
+    when the row lists no loops and its owner logged
     none of its rows, so it was not imported in this run (``all_owners=True``,
     ``--all-owners``, judges those rows anyway); otherwise by requirement level:
     ``required`` rows are ``missing`` (a finding), or ``not_due`` when the run's
@@ -116,6 +120,7 @@ PRESENCE_STATES: Final[tuple[str, ...]] = (
     "conditional",
     "not_logged",
     "not_emitted",
+    "undecided",
     "inactive_owner",
 )
 """What the log showed for a teed row, as ``presence`` in the JSON report."""
@@ -449,9 +454,12 @@ class LiveCheckReport:
         lines.extend(d.format() for d in diagnostics)
         lines.extend(f"info[{n.kind.upper()}]: {n.message}" for n in self.notices)
         not_emitted = sum(r.presence == "not_emitted" for r in self.rows)
-        if not_emitted:
+        undecided = sum(r.presence == "undecided" for r in self.rows)
+        if not_emitted or undecided:
+            by = f"loop {self.loop.name}" if self.loop.name else "any loop the run may be"
             lines.append(
-                f"{not_emitted} row(s) not emitted by loop {self.loop.name} were not judged"
+                f"not judged: {not_emitted} row(s) not emitted by {by}, {undecided} row(s) "
+                "emitted by only some of the loops the run may be"
             )
         if self.inactive_owners:
             owners = ", ".join(f"{o} ({n} row(s))" for o, n in sorted(self.inactive_owners.items()))
@@ -499,6 +507,7 @@ class _Checker:
                 self.declared_prefixes.setdefault(row.logger_key, []).append(prefix)
         self.report.rows.sort(key=lambda s: s.row.name)
         self.findings: dict[tuple[str, str, str], Finding] = {}
+        self.candidates: frozenset[str] = frozenset()
         self.undeclared: int = 0
         self.malformed: int = 0
 
@@ -631,6 +640,7 @@ class _Checker:
                 )
             )
         active = {self.owner_of[s.row.name] for s in report.rows if s.logged}
+        self.candidates = self._candidates(loop)
         for summary in report.rows:
             row = summary.row
             if summary.logged:
@@ -681,12 +691,28 @@ class _Checker:
         )
         return report
 
+    def _candidates(self, loop: str | None) -> frozenset[str]:
+        """The loops the run may be: the chosen one, else every declared loop that
+        emits each logged row that lists its loops (none when they contradict).
+        """
+        if loop is not None:
+            return frozenset((loop,))
+        candidates = {declared.name for declared in self.presence.loops}
+        for summary in self.report.rows:
+            if summary.logged and summary.row.emitted_by:
+                candidates &= set(summary.row.emitted_by)
+        return frozenset(candidates)
+
     def _unlogged_state(self, summary: RowSummary, loop: str | None, active: set[str]) -> str:
         """The :data:`PRESENCE_STATES` state of a row the log never showed."""
         row = summary.row
-        if loop is not None and row.emitted_by:
-            if loop not in row.emitted_by:
+        if row.emitted_by and self.presence.loops:
+            # Judged only when every loop the run may be emits it.
+            emitting = self.candidates & set(row.emitted_by)
+            if not emitting:
                 return "not_emitted"
+            if emitting != self.candidates:
+                return "undecided"
         elif not self.all_owners and self.owner_of[row.name] not in active:
             return "inactive_owner"
         level = row.requirement_level

@@ -457,16 +457,50 @@ def test_a_logged_row_the_loop_does_not_emit_is_noted(loops_catalog: Catalog) ->
     assert "does not list loop sft" in note.message
 
 
-def test_without_a_known_loop_rows_of_silent_owners_are_inactive(loops_catalog: Catalog) -> None:
+def test_without_a_known_loop_rows_some_possible_loops_emit_are_undecided(
+    loops_catalog: Catalog,
+) -> None:
     report = check(loops_catalog, record(1, loss=0.3))
     assert report.loop.name is None
     states = presence(report)
-    # common logged loss, so its other required rows count; grpo and sft logged nothing.
-    assert states["rl.sft_v2.loss"] == "missing"
-    assert states["rl.reward.mean"] == "inactive_owner"
-    assert report.inactive_owners == {"catalog/grpo.yaml": 5, "catalog/sft.yaml": 1}
-    strict = check(loops_catalog, record(1, loss=0.3), all_owners=True)
-    assert {"rl.reward.mean", "rl.sft.unmasked_tokens"} <= missing(strict)
+    # Any loop may have written this log: no row listing loops is judged.
+    assert states["rl.sft_v2.loss"] == "undecided"
+    assert states["rl.reward.mean"] == "undecided"
+    assert missing(report) == set()
+    assert report.inactive_owners == {}
+    assert json.loads(report.to_json())["presence"]["undecided"] == 7
+
+
+def test_without_a_known_loop_the_logged_rows_narrow_the_possible_loops(
+    loops_catalog: Catalog,
+) -> None:
+    # reward is emitted by grpo_sync and ppo only: those rows both emit are judged.
+    report = check(loops_catalog, record(1, reward=0.3))
+    assert report.loop.name is None
+    states = presence(report)
+    assert states["rl.validation.duration"] == "not_due"  # required by grpo_sync and ppo
+    assert states["rl.value.loss"] == "undecided"  # ppo only
+    assert states["rl.sft.unmasked_tokens"] == "not_emitted"
+    # Rows that list no loop keep the owner rule: common logged nothing.
+    assert states["rl.policy.loss"] == "inactive_owner"
+    assert report.inactive_owners == {"catalog/common.yaml": 2}
+
+
+def test_rows_that_list_no_loop_keep_the_owner_rule_and_all_owners(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path, "grpo", "teed:\n" + row("reward", "rl.reward.mean", "requirement_level: required")
+    )
+    write(
+        tmp_path, "sft", "teed:\n" + row("val_loss", "rl.sft.loss", "requirement_level: required")
+    )
+    catalog = load(tmp_path)
+    report = check(catalog, record(1, reward=0.5))
+    assert presence(report)["rl.sft.loss"] == "inactive_owner"
+    assert report.inactive_owners == {"catalog/sft.yaml": 1}
+    strict = check(catalog, record(1, reward=0.5), all_owners=True)
+    assert missing(strict) == {"rl.sft.loss"}
     assert strict.inactive_owners == {}
 
 

@@ -107,18 +107,15 @@ _CRITIC = (
     "critic/values_mean",
     "critic/explained_var",
 )
-_EFFICIENCY_CATEGORIES = (
-    "generation",
-    "training",
-    "logprob",
-    "refit",
-    "validation",
-    "checkpointing",
-    "other",
+_EFFICIENCY_CATEGORIES = (  # the fork's Timer categories (telemetry/metrics.py)
+    "init/total",
     "idle/buffer_starvation",
     "idle/refit_bubble",
     "idle/validation",
-    "init/total",
+    "idle/buffer_full_backoff",
+    "idle/generation_limit_pause",
+    "idle/refit_event_wait",
+    "wasted/failed_trajectory",
 )
 _SETUP_PHASES = ("cluster_init", "policy_init", "generation_init", "data_init", "total")
 _SFT_V2 = (

@@ -81,9 +81,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--all-owners",
         action="store_true",
         help=(
-            "judge unlogged rows that list no loop (or when the loop is unknown) even when "
-            "their owner logged nothing (default: list those owners as inactive, since an "
-            "owner never imported declares nothing)"
+            "judge unlogged rows that list no loop (no emitted_by) even when their owner "
+            "logged nothing (default: list those owners as inactive, since an owner never "
+            "imported declares nothing)"
         ),
     )
     add_catalog_arguments(parser)
