@@ -44,6 +44,7 @@ __all__ = [
     "describe",
     "find_pyproject",
     "load_config",
+    "parse_table",
     "read_config",
 ]
 
@@ -313,8 +314,18 @@ def read_config(pyproject: Path) -> Config | None:
     if not isinstance(table, dict):
         msg = f"{_where(pyproject)}: [{TABLE}] must be a table, not {type(table).__name__}"
         raise ConfigError(msg)
+    return parse_table(table, pyproject)
+
+
+def parse_table(table: Mapping[str, object], pyproject: Path) -> Config:
+    """The configuration a ``[tool.metric-catalog]`` table of ``pyproject`` stands for.
+
+    Raises:
+        ConfigError: An unknown key or a bad value (see :func:`read_config`).
+    """
     root = pyproject.resolve().parent
-    config = Config(root=root, source=pyproject.resolve(), **_from_table(table, pyproject))  # type: ignore[arg-type]
+    values = _from_table(table, pyproject)
+    config = Config(root=root, source=pyproject.resolve(), **values)  # type: ignore[arg-type]
     _check_package(config)
     return config
 
