@@ -1,0 +1,3 @@
+"""myrl: an example RL codebase that declares its metrics with metric-catalog."""
+
+__all__: list[str] = []
