@@ -180,14 +180,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         keys = _layout(root, args)
         table = table_text(keys)
+        # The table must read back, with the same checks as every command (before any write).
+        parse_table(tomllib.loads(table)["tool"]["metric-catalog"], pyproject)
         if pyproject.is_file():
             print(f"{PYPROJECT} exists without [{TABLE}]; add this table to it:\n")
             print(table)
         else:
             root.mkdir(parents=True, exist_ok=True)
             _write_new(pyproject, table, root)
-        # The table must read back: the same checks as every other command.
-        parse_table(tomllib.loads(table)["tool"]["metric-catalog"], pyproject)
     catalog_entry = keys["catalog"]
     folder = PurePosixPath(catalog_entry)
     if any(ch in catalog_entry for ch in "*?[") or catalog_entry.endswith(".yaml"):
