@@ -216,7 +216,8 @@ def test_generate_writes_where_the_table_says_and_names_the_import_path(
     page = (root / "docs" / "metrics" / "ppo.md").read_text()
     assert "myrl.telemetry.generated.ppo.VALUE_LOSS" in page
     assert "metric_catalog.generated" not in page
-    assert (root / "docs" / "dashboards" / "ppo.json").is_file()
+    dashboard = json.loads((root / "docs" / "dashboards" / "ppo.json").read_text())
+    assert "myrl.telemetry.generated.ppo" in dashboard["tags"]
     # The manifest lives in the cache folder, outside the package.
     assert (root / ".cache" / "metric-catalog" / "manifest.json").is_file()
     assert not list((root / "myrl").rglob("manifest.json"))
@@ -275,3 +276,36 @@ def test_no_catalog_file_refuses_and_points_at_the_table(
     err = capsys.readouterr().err
     assert "no catalog files match myrl/telemetry/catalog/*.yaml" in err
     assert "[tool.metric-catalog] catalog in pyproject.toml" in err
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def test_the_editable_install_runs_this_checkouts_codegen_as_metric_catalog_codegen() -> None:
+    """src/metric_catalog/codegen only points at codegen/: one source, two import names."""
+    import metric_catalog.codegen.config as shipped
+
+    assert Path(shipped.__file__).resolve() == REPO / "codegen" / "config.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "metric_catalog.codegen", "--help"],
+        cwd=REPO / "src",
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert proc.stdout.startswith("usage: metric-catalog ")
+    assert "init" in proc.stdout
+
+
+def test_a_missing_codegen_extra_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+
+    def without_jinja(name: str, package: str | None = None) -> object:
+        raise ModuleNotFoundError("No module named 'jinja2'", name="jinja2")
+
+    monkeypatch.setattr(importlib, "import_module", without_jinja)
+    assert main(["generate"]) == 2
+    assert "pip install 'metric-catalog[codegen]'" in capsys.readouterr().err
