@@ -85,6 +85,20 @@ def test_set_worker_identity_wins_over_the_environment_and_none_removes_it(
         identity.set_worker_identity(rank=[1])  # type: ignore[arg-type]
 
 
+def test_set_worker_identity_after_the_first_tee_is_warned_once_and_changes_nothing(
+    promoted_reader: InMemoryMetricReader,
+) -> None:
+    tee_metrics({"loss": 0.5}, "train")
+    with caught_warnings() as caught:
+        identity.set_worker_identity(rank=9)
+        identity.set_worker_identity(rank=9)
+    tee_metrics({"loss": 0.75}, "train")
+    assert len(caught.messages) == 1
+    assert "call it before the first tee" in caught.messages[0]
+    (point,) = collect(promoted_reader)["rl.policy.loss"].points
+    assert dict(point.attributes or {}) == {"rank": 3, "local_rank": 1}
+
+
 def test_ray_is_never_imported_for_identity(
     clean_otel: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -181,7 +181,8 @@ def set_worker_identity(**attributes: AttributeValue | None) -> None:
     local_rank=1)``. Dotted names pass through a dict:
     ``set_worker_identity(**{"rl.worker.role": "policy"})``. ``None`` removes an
     attribute set earlier. Takes effect when the process's provider is built
-    (the first tee); call it before then.
+    (the first tee); called later, it is warned once and changes nothing until
+    :func:`metric_catalog.exporters.configure` builds a new provider.
 
     Raises:
         TypeError: A value is not a str, int, float or bool.
@@ -199,6 +200,15 @@ def set_worker_identity(**attributes: AttributeValue | None) -> None:
                 _EXPLICIT.pop(name, None)
             else:
                 _EXPLICIT[name] = value
+    exporters = sys.modules.get("metric_catalog.exporters")
+    state = None if exporters is None else exporters._STATE
+    if state is not None and state.pid == os.getpid() and state.provider is not None:
+        warn_once(
+            ("identity-late", tuple(sorted(attributes))),
+            f"set_worker_identity({', '.join(sorted(attributes))}) was called after this "
+            "process's exporter started (its first tee), so its series keep the identity "
+            "they had; call it before the first tee (in a Ray actor: first thing in __init__)",
+        )
 
 
 def resource_attributes(environ: Mapping[str, str] | None = None) -> dict[str, AttributeValue]:
