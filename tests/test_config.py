@@ -309,3 +309,58 @@ def test_a_missing_codegen_extra_says_which_extra_to_install(
     monkeypatch.setattr(importlib, "import_module", without_jinja)
     assert main(["generate"]) == 2
     assert "pip install 'metric-catalog[codegen]'" in capsys.readouterr().err
+
+
+def test_diff_reads_the_configured_catalog_at_a_git_ref(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline comes from the table's catalog folder, shown as REF:<its path>."""
+    root = adopter(
+        tmp_path,
+        row=ROW.replace("    description: Value", "    stability: stable\n    description: Value"),
+    )
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "v1"]):
+        subprocess.run(["git", *ident, *args], cwd=root, check=True, capture_output=True)
+    catalog = root / "myrl" / "telemetry" / "catalog" / "ppo.yaml"
+    kept = catalog.read_text().split("teed:")[0]
+    catalog.write_text(
+        kept
+        + 'recorded:\n  - name: rl.other\n    kind: gauge\n    unit: "1"\n    description: X.\n'
+    )
+    assert main(["diff", "--root", str(root), "--against", "HEAD"]) == 1
+    out = capsys.readouterr().out
+    assert "1 added, 1 removed" in out
+    assert "HEAD:myrl/telemetry/catalog/ppo.yaml:" in out
+
+
+def test_bundled_rows_meet_an_adopters_only_when_both_modules_are_imported(
+    tmp_path: Path,
+) -> None:
+    """An adopter tees train/reward, as the bundled common module does: fine alone."""
+    root = adopter(tmp_path, row=ROW.replace("logger_key: value_loss", "logger_key: reward"))
+    assert main(["generate", "--root", str(root)]) == 0
+    (root / "myrl" / "__init__.py").write_text("")
+    (root / "myrl" / "telemetry" / "__init__.py").write_text("")
+    (root / "myrl" / "telemetry" / "generated" / "__init__.py").write_text("")
+
+    def run(code: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO / "src")])}
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    assert run("import myrl.telemetry.generated.ppo").returncode == 0
+    assert run("import metric_catalog.generated.common").returncode == 0
+    both = run("import metric_catalog.generated.common, myrl.telemetry.generated.ppo")
+    assert both.returncode == 1
+    last = both.stderr.strip().splitlines()[-1]
+    assert last.startswith("ValueError: ")
+    assert "from myrl.telemetry.generated.ppo" in last
+    assert "from metric_catalog.generated.common" in last
