@@ -21,15 +21,17 @@ REWARD_MEAN: Final = TeedMetric(
     logger_key="reward",
     name="rl.reward.mean",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Mean rollout reward over the batch.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Mean rollout reward over the batch.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/reward
+Also under prefixes: (none)
 Stability: stable
 """
 
@@ -40,15 +42,17 @@ POLICY_LOSS: Final = TeedMetric(
     logger_key="loss",
     name="rl.policy.loss",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Training loss of the policy for the step, as the algorithm defines it.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Training loss of the policy for the step, as the algorithm defines it.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/loss
+Also under prefixes: (none)
 Stability: stable
 """
 
@@ -59,15 +63,17 @@ GRAD_NORM: Final = TeedMetric(
     logger_key="grad_norm",
     name="rl.grad_norm",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Global L2 norm of the policy gradient before clipping.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Global L2 norm of the policy gradient before clipping.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/grad_norm
+Also under prefixes: (none)
 Stability: stable
 """
 
@@ -78,15 +84,17 @@ LEARNING_RATE: Final = TeedMetric(
     logger_key="lr",
     name="rl.learning_rate",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Optimizer learning rate in effect for the step.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Optimizer learning rate in effect for the step.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/lr
+Also under prefixes: (none)
 Stability: stable
 """
 

@@ -3,7 +3,7 @@
 
 Metrics logged by the DPO training loop.
 
-Importing this module declares its 5 teed and 0 recorded rows with the process-wide
+Importing this module declares its 8 teed and 0 recorded rows with the process-wide
 registry in metric_catalog.vocabulary; an owner that is never imported declares nothing.
 Edit catalog/dpo.yaml and run make generate to change it.
 """
@@ -11,6 +11,7 @@ Edit catalog/dpo.yaml and run make generate to change it.
 from typing import Final
 
 from metric_catalog.vocabulary import (
+    MetricAttribute,
     RecordedMetric,
     TeedMetric,
     register_recorded_metrics,
@@ -21,14 +22,14 @@ DPO_PREFERENCE_LOSS: Final = TeedMetric(
     logger_key="preference_loss",
     name="rl.dpo.preference_loss",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Preference term of the DPO loss.",
     prefix="train",
 )
 """Preference term of the DPO loss.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/preference_loss
 Stability: beta
 """
@@ -40,14 +41,14 @@ DPO_SFT_LOSS: Final = TeedMetric(
     logger_key="sft_loss",
     name="rl.dpo.sft_loss",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Auxiliary SFT term of the loss, computed on the chosen responses.",
     prefix="train",
 )
 """Auxiliary SFT term of the loss, computed on the chosen responses.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/sft_loss
 Stability: development
 """
@@ -81,14 +82,14 @@ DPO_REWARDS_CHOSEN_MEAN: Final = TeedMetric(
     logger_key="rewards_chosen_mean",
     name="rl.dpo.rewards.chosen.mean",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Mean implicit reward of the chosen responses.",
     prefix="train",
 )
 """Mean implicit reward of the chosen responses.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/rewards_chosen_mean
 Stability: development
 """
@@ -100,14 +101,14 @@ DPO_REWARDS_REJECTED_MEAN: Final = TeedMetric(
     logger_key="rewards_rejected_mean",
     name="rl.dpo.rewards.rejected.mean",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Mean implicit reward of the rejected responses.",
     prefix="train",
 )
 """Mean implicit reward of the rejected responses.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/rewards_rejected_mean
 Stability: development
 """
@@ -115,12 +116,100 @@ Stability: development
 DPO_REWARDS_REJECTED_MEAN_KEY: Final = "rewards_rejected_mean"
 """Logger key of DPO_REWARDS_REJECTED_MEAN; log its value under prefix train."""
 
+DPO_VALIDATION_LOSS: Final = TeedMetric(
+    logger_key="loss",
+    name="rl.dpo.validation.loss",
+    kind="gauge",
+    unit="",
+    description="DPO loss over one validation dataset.",
+    prefix="validation-{rl.dataset}",
+    attributes=(
+        MetricAttribute(
+            name="rl.dataset",
+            max_cardinality=32,
+            requirement="required",
+        ),
+    ),
+)
+"""DPO loss over one validation dataset.
+
+Kind: gauge
+Unit: (dimensionless)
+Logger key: validation-{rl.dataset}/loss
+Attributes: rl.dataset (required)
+Stability: development
+"""
+
+DPO_VALIDATION_LOSS_KEY: Final = "loss"
+"""Logger key of DPO_VALIDATION_LOSS; log its value under prefix validation-{rl.dataset}."""
+
+DPO_VALIDATION_ACCURACY: Final = TeedMetric(
+    logger_key="accuracy",
+    name="rl.dpo.validation.accuracy",
+    kind="gauge",
+    unit="1",
+    description="Share of one validation dataset's pairs ranked correctly by the implicit reward.",
+    prefix="validation-{rl.dataset}",
+    attributes=(
+        MetricAttribute(
+            name="rl.dataset",
+            max_cardinality=32,
+            requirement="required",
+        ),
+    ),
+)
+"""Share of one validation dataset's pairs ranked correctly by the implicit reward.
+
+Kind: gauge
+Unit: 1
+Logger key: validation-{rl.dataset}/accuracy
+Attributes: rl.dataset (required)
+Stability: development
+"""
+
+DPO_VALIDATION_ACCURACY_KEY: Final = "accuracy"
+"""Logger key of DPO_VALIDATION_ACCURACY; log its value under prefix
+validation-{rl.dataset}.
+"""
+
+DPO_VALIDATION_DURATION: Final = TeedMetric(
+    logger_key="total_validation_time",
+    name="rl.dpo.validation.duration",
+    kind="gauge",
+    unit="s",
+    description="Wall clock of validating on one dataset.",
+    prefix="timing/validation-{rl.dataset}",
+    attributes=(
+        MetricAttribute(
+            name="rl.dataset",
+            max_cardinality=32,
+            requirement="required",
+        ),
+    ),
+)
+"""Wall clock of validating on one dataset.
+
+Kind: gauge
+Unit: s
+Logger key: timing/validation-{rl.dataset}/total_validation_time
+Attributes: rl.dataset (required)
+Stability: development
+"""
+
+DPO_VALIDATION_DURATION_KEY: Final = "total_validation_time"
+"""Logger key of DPO_VALIDATION_DURATION; log its value under prefix
+timing/validation-{rl.dataset}.
+"""
+
 TEED: Final[tuple[TeedMetric, ...]] = (
     DPO_PREFERENCE_LOSS,
     DPO_SFT_LOSS,
     DPO_ACCURACY,
     DPO_REWARDS_CHOSEN_MEAN,
     DPO_REWARDS_REJECTED_MEAN,
+    DPO_VALIDATION_LOSS,
+    DPO_VALIDATION_ACCURACY,
+    DPO_VALIDATION_DURATION,
 )
 """Teed rows of this owner, in declaration order."""
 
@@ -138,6 +227,12 @@ __all__ = [
     "DPO_REWARDS_REJECTED_MEAN_KEY",
     "DPO_SFT_LOSS",
     "DPO_SFT_LOSS_KEY",
+    "DPO_VALIDATION_ACCURACY",
+    "DPO_VALIDATION_ACCURACY_KEY",
+    "DPO_VALIDATION_DURATION",
+    "DPO_VALIDATION_DURATION_KEY",
+    "DPO_VALIDATION_LOSS",
+    "DPO_VALIDATION_LOSS_KEY",
     "RECORDED",
     "TEED",
 ]

@@ -3,7 +3,7 @@
 
 Metrics logged by the GRPO training loop and its loss function.
 
-Importing this module declares its 13 teed and 1 recorded rows with the process-wide
+Importing this module declares its 19 teed and 0 recorded rows with the process-wide
 registry in metric_catalog.vocabulary; an owner that is never imported declares nothing.
 Edit catalog/grpo.yaml and run make generate to change it.
 """
@@ -24,12 +24,14 @@ RESPONSE_LENGTH_MEAN: Final = TeedMetric(
     unit="{token}",
     description="Mean number of generated tokens per sample in the batch.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Mean number of generated tokens per sample in the batch.
 
 Kind: gauge
 Unit: {token}
 Logger key: train/mean_gen_tokens_per_sample
+Also under prefixes: (none)
 Stability: stable
 """
 
@@ -59,17 +61,19 @@ KL_DIVERGENCE: Final = TeedMetric(
     logger_key="kl_penalty",
     name="rl.kl.divergence",
     kind="gauge",
-    unit="1",
+    unit="",
     description=(
         "KL divergence from the reference policy, with the penalty coefficient divided out."
     ),
     prefix="train",
+    other_prefixes=("",),
 )
 """KL divergence from the reference policy, with the penalty coefficient divided out.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/kl_penalty
+Also under prefixes: (none)
 Stability: beta
 """
 
@@ -80,15 +84,17 @@ ENTROPY: Final = TeedMetric(
     logger_key="approx_entropy",
     name="rl.entropy",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Approximate per-token entropy of the policy, in nats.",
     prefix="train",
+    other_prefixes=("",),
 )
 """Approximate per-token entropy of the policy, in nats.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/approx_entropy
+Also under prefixes: (none)
 Stability: development
 """
 
@@ -120,14 +126,14 @@ LOGPROB_GEN_KL_ERROR: Final = TeedMetric(
     logger_key="gen_kl_error",
     name="rl.logprob.gen_kl_error",
     kind="gauge",
-    unit="1",
+    unit="",
     description="KL divergence between the generation engine's and the trainer's logprobs.",
     prefix="train",
 )
 """KL divergence between the generation engine's and the trainer's logprobs.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/gen_kl_error
 Stability: development
 """
@@ -154,24 +160,65 @@ Stability: development
 POLICY_IMPORTANCE_RATIO_KEY: Final = "sampling_importance_ratio"
 """Logger key of POLICY_IMPORTANCE_RATIO; log its value under prefix train."""
 
+POLICY_PROBS_RATIO: Final = TeedMetric(
+    logger_key="probs_ratio",
+    name="rl.policy.probs_ratio",
+    kind="gauge",
+    unit="1",
+    description=(
+        "Mean ratio of the updated to the behaviour policy's token probabilities, before clipping."
+    ),
+    prefix="train",
+)
+"""Mean ratio of the updated to the behaviour policy's token probabilities, before
+clipping.
+
+Kind: gauge
+Unit: 1
+Logger key: train/probs_ratio
+Stability: development
+"""
+
+POLICY_PROBS_RATIO_KEY: Final = "probs_ratio"
+"""Logger key of POLICY_PROBS_RATIO; log its value under prefix train."""
+
 ADVANTAGE_MEAN: Final = TeedMetric(
     logger_key="advantages/mean",
     name="rl.advantage.mean",
     kind="gauge",
-    unit="1",
+    unit="",
     description="Mean advantage over response tokens.",
     prefix="train",
 )
 """Mean advantage over response tokens.
 
 Kind: gauge
-Unit: 1
+Unit: (dimensionless)
 Logger key: train/advantages/mean
 Stability: development
 """
 
 ADVANTAGE_MEAN_KEY: Final = "advantages/mean"
 """Logger key of ADVANTAGE_MEAN; log its value under prefix train."""
+
+GRPO_VALID_SAMPLES: Final = TeedMetric(
+    logger_key="num_valid_samples",
+    name="rl.grpo.valid_samples",
+    kind="gauge",
+    unit="{sample}",
+    description="Samples of the batch that contributed to the loss (not masked out) this step.",
+    prefix="train",
+)
+"""Samples of the batch that contributed to the loss (not masked out) this step.
+
+Kind: gauge
+Unit: {sample}
+Logger key: train/num_valid_samples
+Stability: development
+"""
+
+GRPO_VALID_SAMPLES_KEY: Final = "num_valid_samples"
+"""Logger key of GRPO_VALID_SAMPLES; log its value under prefix train."""
 
 ROLLOUT_TRUNCATED: Final = TeedMetric(
     logger_key="truncation_rate",
@@ -230,6 +277,46 @@ Stability: development
 ROLLOUT_TURNS_MEAN_KEY: Final = "avg_turns_per_sample"
 """Logger key of ROLLOUT_TURNS_MEAN; log its value under prefix train."""
 
+GRPO_REPLAY_BUFFER_SIZE: Final = TeedMetric(
+    logger_key="buffer_size",
+    name="rl.grpo.replay_buffer.size",
+    kind="gauge",
+    unit="{trajectory}",
+    description="Trajectories waiting in the async GRPO replay buffer when the step starts.",
+    prefix="train",
+)
+"""Trajectories waiting in the async GRPO replay buffer when the step starts.
+
+Kind: gauge
+Unit: {trajectory}
+Logger key: train/buffer_size
+Stability: development
+"""
+
+GRPO_REPLAY_BUFFER_SIZE_KEY: Final = "buffer_size"
+"""Logger key of GRPO_REPLAY_BUFFER_SIZE; log its value under prefix train."""
+
+GRPO_TRAJECTORY_AGE_MEAN: Final = TeedMetric(
+    logger_key="avg_trajectory_age",
+    name="rl.grpo.trajectory_age.mean",
+    kind="gauge",
+    unit="{step}",
+    description=(
+        "Mean number of policy versions between generating a trajectory and training on it."
+    ),
+    prefix="train",
+)
+"""Mean number of policy versions between generating a trajectory and training on it.
+
+Kind: gauge
+Unit: {step}
+Logger key: train/avg_trajectory_age
+Stability: development
+"""
+
+GRPO_TRAJECTORY_AGE_MEAN_KEY: Final = "avg_trajectory_age"
+"""Logger key of GRPO_TRAJECTORY_AGE_MEAN; log its value under prefix train."""
+
 GRPO_VALIDATION_ACCURACY: Final = TeedMetric(
     logger_key="accuracy",
     name="rl.grpo.validation.accuracy",
@@ -248,6 +335,27 @@ Stability: beta
 
 GRPO_VALIDATION_ACCURACY_KEY: Final = "accuracy"
 """Logger key of GRPO_VALIDATION_ACCURACY; log its value under prefix validation."""
+
+GRPO_VALIDATION_RESPONSE_LENGTH_MEAN: Final = TeedMetric(
+    logger_key="avg_length",
+    name="rl.grpo.validation.response_length.mean",
+    kind="gauge",
+    unit="{token}",
+    description="Mean generated length of the validation responses.",
+    prefix="validation",
+)
+"""Mean generated length of the validation responses.
+
+Kind: gauge
+Unit: {token}
+Logger key: validation/avg_length
+Stability: development
+"""
+
+GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_KEY: Final = "avg_length"
+"""Logger key of GRPO_VALIDATION_RESPONSE_LENGTH_MEAN; log its value under prefix
+validation.
+"""
 
 THROUGHPUT_JOB: Final = TeedMetric(
     logger_key="tokens_per_sec",
@@ -268,18 +376,24 @@ Stability: development
 THROUGHPUT_JOB_KEY: Final = "tokens_per_sec"
 """Logger key of THROUGHPUT_JOB; log its value under prefix performance."""
 
-GRPO_REPLAY_BUFFER_TRAJECTORIES: Final = RecordedMetric(
-    name="rl.grpo.replay_buffer.trajectories",
-    kind="up_down_counter",
-    unit="{trajectory}",
-    description="Trajectories waiting in the async GRPO replay buffer.",
+THROUGHPUT_SAMPLES: Final = TeedMetric(
+    logger_key="samples_per_sec",
+    name="rl.throughput.samples",
+    kind="gauge",
+    unit="{sample}/s",
+    description="End-to-end sample throughput of the whole job over the step.",
+    prefix="performance",
 )
-"""Trajectories waiting in the async GRPO replay buffer.
+"""End-to-end sample throughput of the whole job over the step.
 
-Kind: up_down_counter
-Unit: {trajectory}
+Kind: gauge
+Unit: {sample}/s
+Logger key: performance/samples_per_sec
 Stability: development
 """
+
+THROUGHPUT_SAMPLES_KEY: Final = "samples_per_sec"
+"""Logger key of THROUGHPUT_SAMPLES; log its value under prefix performance."""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     RESPONSE_LENGTH_MEAN,
@@ -289,16 +403,22 @@ TEED: Final[tuple[TeedMetric, ...]] = (
     LOGPROB_MULT_ERROR,
     LOGPROB_GEN_KL_ERROR,
     POLICY_IMPORTANCE_RATIO,
+    POLICY_PROBS_RATIO,
     ADVANTAGE_MEAN,
+    GRPO_VALID_SAMPLES,
     ROLLOUT_TRUNCATED,
     ROLLOUT_TERMINATED,
     ROLLOUT_TURNS_MEAN,
+    GRPO_REPLAY_BUFFER_SIZE,
+    GRPO_TRAJECTORY_AGE_MEAN,
     GRPO_VALIDATION_ACCURACY,
+    GRPO_VALIDATION_RESPONSE_LENGTH_MEAN,
     THROUGHPUT_JOB,
+    THROUGHPUT_SAMPLES,
 )
 """Teed rows of this owner, in declaration order."""
 
-RECORDED: Final[tuple[RecordedMetric, ...]] = (GRPO_REPLAY_BUFFER_TRAJECTORIES,)
+RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 """Directly recorded rows of this owner, in declaration order."""
 
 __all__ = [
@@ -306,9 +426,16 @@ __all__ = [
     "ADVANTAGE_MEAN_KEY",
     "ENTROPY",
     "ENTROPY_KEY",
-    "GRPO_REPLAY_BUFFER_TRAJECTORIES",
+    "GRPO_REPLAY_BUFFER_SIZE",
+    "GRPO_REPLAY_BUFFER_SIZE_KEY",
+    "GRPO_TRAJECTORY_AGE_MEAN",
+    "GRPO_TRAJECTORY_AGE_MEAN_KEY",
     "GRPO_VALIDATION_ACCURACY",
     "GRPO_VALIDATION_ACCURACY_KEY",
+    "GRPO_VALIDATION_RESPONSE_LENGTH_MEAN",
+    "GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_KEY",
+    "GRPO_VALID_SAMPLES",
+    "GRPO_VALID_SAMPLES_KEY",
     "KL_DIVERGENCE",
     "KL_DIVERGENCE_KEY",
     "LOGPROB_GEN_KL_ERROR",
@@ -317,6 +444,8 @@ __all__ = [
     "LOGPROB_MULT_ERROR_KEY",
     "POLICY_IMPORTANCE_RATIO",
     "POLICY_IMPORTANCE_RATIO_KEY",
+    "POLICY_PROBS_RATIO",
+    "POLICY_PROBS_RATIO_KEY",
     "PROMPT_LENGTH_MEAN",
     "PROMPT_LENGTH_MEAN_KEY",
     "RECORDED",
@@ -331,6 +460,8 @@ __all__ = [
     "TEED",
     "THROUGHPUT_JOB",
     "THROUGHPUT_JOB_KEY",
+    "THROUGHPUT_SAMPLES",
+    "THROUGHPUT_SAMPLES_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

@@ -3,7 +3,7 @@
 
 Wall-clock timings of the training-loop phases, logged once per step.
 
-Importing this module declares its 9 teed and 0 recorded rows with the process-wide
+Importing this module declares its 13 teed and 0 recorded rows with the process-wide
 registry in metric_catalog.vocabulary; an owner that is never imported declares nothing.
 Edit catalog/timing.yaml and run make generate to change it.
 """
@@ -93,6 +93,25 @@ Stability: development
 REWARD_CALCULATION_DURATION_KEY: Final = "reward_calculation"
 """Logger key of REWARD_CALCULATION_DURATION; log its value under prefix timing/train."""
 
+ADVANTAGE_CALCULATION_DURATION: Final = TeedMetric(
+    logger_key="advantage_calculation",
+    name="rl.advantage_calculation.duration",
+    kind="gauge",
+    unit="s",
+    description="Time spent computing advantages from the rewards.",
+    prefix="timing/train",
+)
+"""Time spent computing advantages from the rewards.
+
+Kind: gauge
+Unit: s
+Logger key: timing/train/advantage_calculation
+Stability: development
+"""
+
+ADVANTAGE_CALCULATION_DURATION_KEY: Final = "advantage_calculation"
+"""Logger key of ADVANTAGE_CALCULATION_DURATION; log its value under prefix timing/train."""
+
 LOGPROB_DURATION: Final = TeedMetric(
     logger_key="policy_and_reference_logprobs",
     name="rl.logprob.duration",
@@ -130,6 +149,63 @@ Stability: beta
 
 POLICY_TRAINING_DURATION_KEY: Final = "policy_training"
 """Logger key of POLICY_TRAINING_DURATION; log its value under prefix timing/train."""
+
+CHECKPOINT_DURATION: Final = TeedMetric(
+    logger_key="checkpointing",
+    name="rl.checkpoint.duration",
+    kind="gauge",
+    unit="s",
+    description="Time spent saving a checkpoint during the step (zero-length steps save none).",
+    prefix="timing/train",
+)
+"""Time spent saving a checkpoint during the step (zero-length steps save none).
+
+Kind: gauge
+Unit: s
+Logger key: timing/train/checkpointing
+Stability: development
+"""
+
+CHECKPOINT_DURATION_KEY: Final = "checkpointing"
+"""Logger key of CHECKPOINT_DURATION; log its value under prefix timing/train."""
+
+WEIGHT_SYNC_DURATION: Final = TeedMetric(
+    logger_key="weight_sync",
+    name="rl.weight_sync.duration",
+    kind="gauge",
+    unit="s",
+    description="Time async GRPO spent pushing new weights to the generation workers.",
+    prefix="timing/train",
+)
+"""Time async GRPO spent pushing new weights to the generation workers.
+
+Kind: gauge
+Unit: s
+Logger key: timing/train/weight_sync
+Stability: development
+"""
+
+WEIGHT_SYNC_DURATION_KEY: Final = "weight_sync"
+"""Logger key of WEIGHT_SYNC_DURATION; log its value under prefix timing/train."""
+
+VALUE_TRAINING_DURATION: Final = TeedMetric(
+    logger_key="value_training",
+    name="rl.value_training.duration",
+    kind="gauge",
+    unit="s",
+    description="Time PPO spent updating the value function.",
+    prefix="timing/train",
+)
+"""Time PPO spent updating the value function.
+
+Kind: gauge
+Unit: s
+Logger key: timing/train/value_training
+Stability: development
+"""
+
+VALUE_TRAINING_DURATION_KEY: Final = "value_training"
+"""Logger key of VALUE_TRAINING_DURATION; log its value under prefix timing/train."""
 
 REFIT_DURATION: Final = TeedMetric(
     logger_key="prepare_for_generation/total",
@@ -193,8 +269,12 @@ TEED: Final[tuple[TeedMetric, ...]] = (
     GENERATION_DURATION,
     DATA_PROCESSING_DURATION,
     REWARD_CALCULATION_DURATION,
+    ADVANTAGE_CALCULATION_DURATION,
     LOGPROB_DURATION,
     POLICY_TRAINING_DURATION,
+    CHECKPOINT_DURATION,
+    WEIGHT_SYNC_DURATION,
+    VALUE_TRAINING_DURATION,
     REFIT_DURATION,
     THROUGHPUT_VALID_TOKENS_PER_GPU,
     VALIDATION_DURATION,
@@ -205,6 +285,10 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 """Directly recorded rows of this owner, in declaration order."""
 
 __all__ = [
+    "ADVANTAGE_CALCULATION_DURATION",
+    "ADVANTAGE_CALCULATION_DURATION_KEY",
+    "CHECKPOINT_DURATION",
+    "CHECKPOINT_DURATION_KEY",
     "DATA_PROCESSING_DURATION",
     "DATA_PROCESSING_DURATION_KEY",
     "GENERATION_DURATION",
@@ -225,6 +309,10 @@ __all__ = [
     "THROUGHPUT_VALID_TOKENS_PER_GPU_KEY",
     "VALIDATION_DURATION",
     "VALIDATION_DURATION_KEY",
+    "VALUE_TRAINING_DURATION",
+    "VALUE_TRAINING_DURATION_KEY",
+    "WEIGHT_SYNC_DURATION",
+    "WEIGHT_SYNC_DURATION_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

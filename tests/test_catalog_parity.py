@@ -1,0 +1,175 @@
+"""The repository's catalog declares every series upstream NeMo-RL declares, as upstream does.
+
+The table is upstream's 22 declared series (``metric_utils``, ``loss_functions``,
+PPO, vLLM, SFT v2 and the fixed telemetry series): name, logger key, prefixes,
+kind, unit and attributes. Upstream tees a row under ``train`` or ``""``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.model import Catalog, MetricRow
+from codegen.patterns import compile_matcher, parse_pattern, placeholders
+from codegen.pipeline import load_and_check
+from codegen.resolve import resolve_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN: tuple[str, ...] = ("train", "")
+EFFICIENCY = "rl.efficiency.seconds"
+CATEGORY = "rl.efficiency.category"
+SETUP = "rl.setup.duration"
+
+# (name, logger key, prefixes, kind, unit, attributes)
+UPSTREAM: list[tuple[str, str | None, tuple[str, ...], str, str, tuple[str, ...]]] = [
+    ("rl.reward.mean", "reward", TRAIN, "gauge", "", ()),
+    ("rl.policy.loss", "loss", TRAIN, "gauge", "", ()),
+    ("rl.grad_norm", "grad_norm", TRAIN, "gauge", "", ()),
+    ("rl.learning_rate", "lr", TRAIN, "gauge", "", ()),
+    ("rl.response.length.mean", "mean_gen_tokens_per_sample", TRAIN, "gauge", "{token}", ()),
+    ("rl.kl.divergence", "kl_penalty", TRAIN, "gauge", "", ()),
+    ("rl.entropy", "approx_entropy", TRAIN, "gauge", "", ()),
+    ("rl.value.loss", "critic/loss", TRAIN, "gauge", "", ()),
+    ("rl.vllm.prompt_tokens", "vllm/prompt_tokens", TRAIN, "counter", "{token}", ()),
+    ("rl.vllm.generation_tokens", "vllm/generation_tokens", TRAIN, "counter", "{token}", ()),
+    ("rl.vllm.prompt_length.mean", "vllm/prompt_length_mean", TRAIN, "gauge", "{token}", ()),
+    (
+        "rl.vllm.generation_length.mean",
+        "vllm/generation_length_mean",
+        TRAIN,
+        "gauge",
+        "{token}",
+        (),
+    ),
+    ("rl.vllm.generations.ok", "vllm/generations_ok", TRAIN, "counter", "{generation}", ()),
+    (
+        "rl.vllm.generations.failed",
+        "vllm/generations_failed",
+        TRAIN,
+        "counter",
+        "{generation}",
+        (),
+    ),
+    ("rl.vllm.batch.duration", None, (), "histogram", "s", ()),
+    ("rl.sft_v2.loader.latency.max", "loader_latency_max", TRAIN, "gauge", "s", ()),
+    ("rl.sft_v2.policy.duration", "policy_time", TRAIN, "gauge", "s", ()),
+    ("rl.sft_v2.step.duration", "total_step_time", TRAIN, "gauge", "s", ()),
+    (
+        "rl.sft_v2.valid_tokens_per_second",
+        "valid_tokens_per_second",
+        TRAIN,
+        "gauge",
+        "{token}/s",
+        (),
+    ),
+    (
+        "rl.efficiency.seconds",
+        "efficiency/{rl.efficiency.category}_s",
+        TRAIN,
+        "gauge",
+        "s",
+        (
+            "rl.efficiency.category",
+            "rl.efficiency.measurement",
+            "rl.efficiency.window",
+            "rl.bucket",
+        ),
+    ),
+    (
+        "rl.efficiency.pct",
+        "efficiency/efficiency_pct",
+        TRAIN,
+        "gauge",
+        "%",
+        ("rl.efficiency.measurement", "rl.efficiency.window"),
+    ),
+    (
+        "rl.setup.duration",
+        "{rl.setup.phase}_time_s",
+        ("timing/setup",),
+        "gauge",
+        "s",
+        ("rl.setup.phase",),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    """The repository's catalog; it must load clean."""
+    result = load_and_check(root=ROOT)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result.catalog
+
+
+@pytest.fixture(scope="module")
+def rows(catalog: Catalog) -> dict[str, MetricRow]:
+    """The repository's catalog by series name."""
+    return {row.name: row for _f, row in catalog.rows()}
+
+
+def test_the_table_holds_upstreams_22_series() -> None:
+    """22 distinct upstream series, no more, no fewer."""
+    assert len({entry[0] for entry in UPSTREAM}) == 22
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "prefixes", "kind", "unit", "attributes"),
+    UPSTREAM,
+    ids=[entry[0] for entry in UPSTREAM],
+)
+def test_upstream_series_is_declared_as_upstream_declares_it(
+    rows: dict[str, MetricRow],
+    name: str,
+    key: str | None,
+    prefixes: tuple[str, ...],
+    kind: str,
+    unit: str,
+    attributes: tuple[str, ...],
+) -> None:
+    """Name, logger key, prefixes, kind, unit and attributes all match upstream."""
+    row = rows[name]
+    assert (row.logger_key, row.prefixes, row.kind, row.unit) == (key, prefixes, kind, unit)
+    assert row.attribute_names() == attributes
+
+
+@pytest.mark.parametrize(
+    ("prefix", "key", "name", "attributes"),
+    [
+        ("", "efficiency/idle/refit_bubble_s", EFFICIENCY, {CATEGORY: "idle/refit_bubble"}),
+        ("train", "efficiency/init/total_s", EFFICIENCY, {CATEGORY: "init/total"}),
+        ("timing/setup", "policy_init_time_s", SETUP, {"rl.setup.phase": "policy_init"}),
+        ("validation-math", "loss", "rl.dpo.validation.loss", {"rl.dataset": "math"}),
+        ("", "loss", "rl.policy.loss", {}),
+        ("", "efficiency/total_waste_s", None, {}),
+        ("timing/setup", "parallel_init_enabled", None, {}),
+        ("validation", "loss", None, {}),
+    ],
+)  # fmt: skip
+def test_real_upstream_keys_match_exactly_one_row(
+    catalog: Catalog, prefix: str, key: str, name: str | None, attributes: dict[str, str]
+) -> None:
+    """Logged keys of real runs reach one series each, with the captured attributes."""
+    domains = {a.name: a.domain for a in catalog.attributes().values()}
+    matches: list[tuple[str, dict[str, str]]] = []
+    for _f, row in catalog.rows():
+        for row_prefix in row.prefixes:
+            prefix_match = compile_matcher(parse_pattern(row_prefix), domains).fullmatch(prefix)
+            key_match = compile_matcher(parse_pattern(row.logger_key or ""), domains).fullmatch(key)
+            if prefix_match and key_match:
+                names = [*placeholders(row_prefix), *placeholders(row.logger_key or "")]
+                values = [*prefix_match.groups(), *key_match.groups()]
+                matches.append((row.name, dict(zip(names, values, strict=True))))
+    assert matches == ([] if name is None else [(name, attributes)])
+
+
+def test_resolved_catalog_lists_every_shared_attribute(catalog: Catalog) -> None:
+    """The attributes of upstream's families are declared once, in catalog/attributes.yaml."""
+    declared = resolve_catalog(catalog)["attributes"]
+    assert isinstance(declared, list)
+    attributes = {a["name"]: a for a in declared}
+    for name in ("rl.efficiency.category", "rl.bucket", "rl.setup.phase", "rl.dataset"):
+        assert attributes[name]["file"] == "catalog/attributes.yaml"
+    assert len(attributes["rl.efficiency.category"]["values"]) == 8
