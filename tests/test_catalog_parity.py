@@ -115,21 +115,13 @@ def test_the_table_holds_upstreams_22_series() -> None:
     assert len({entry[0] for entry in UPSTREAM}) == 22
 
 
-@pytest.mark.parametrize(
-    ("name", "key", "prefixes", "kind", "unit", "attributes"),
-    UPSTREAM,
-    ids=[entry[0] for entry in UPSTREAM],
-)
+@pytest.mark.parametrize("entry", UPSTREAM, ids=[entry[0] for entry in UPSTREAM])
 def test_upstream_series_is_declared_as_upstream_declares_it(
     rows: dict[str, MetricRow],
-    name: str,
-    key: str | None,
-    prefixes: tuple[str, ...],
-    kind: str,
-    unit: str,
-    attributes: tuple[str, ...],
+    entry: tuple[str, str | None, tuple[str, ...], str, str, tuple[str, ...]],
 ) -> None:
     """Name, logger key, prefixes, kind, unit and attributes all match upstream."""
+    name, key, prefixes, kind, unit, attributes = entry
     row = rows[name]
     assert (row.logger_key, row.prefixes, row.kind, row.unit) == (key, prefixes, kind, unit)
     assert row.attribute_names() == attributes
