@@ -41,10 +41,13 @@ def _timings(step: int, rng: random.Random, valid_tokens: float) -> dict[TeedMet
         timing.GENERATION_DURATION: rng.uniform(25.0, 40.0),
         timing.DATA_PROCESSING_DURATION: rng.uniform(0.5, 1.5),
         timing.REWARD_CALCULATION_DURATION: rng.uniform(1.0, 4.0),
+        timing.ADVANTAGE_CALCULATION_DURATION: rng.uniform(0.1, 0.3),
         timing.LOGPROB_DURATION: rng.uniform(6.0, 10.0),
         timing.POLICY_TRAINING_DURATION: rng.uniform(15.0, 25.0),
         # The first refit also loads the engine, so it is slower.
         timing.REFIT_DURATION: rng.uniform(8.0, 12.0) if step == 0 else rng.uniform(2.0, 4.0),
+        # Logged every step, zero when the step saves no checkpoint.
+        timing.CHECKPOINT_DURATION: rng.uniform(20.0, 30.0) if step % 50 == 49 else 0.0,
     }
     total = sum(phases.values()) + rng.uniform(0.2, 1.0)
     phases[timing.STEP_DURATION] = total
@@ -87,6 +90,8 @@ def grpo_step_metrics(step: int, rng: random.Random) -> dict[str, dict[str, floa
     _log(metrics, grpo.LOGPROB_MULT_ERROR, 1.0 + abs(rng.gauss(0.0, 0.01)))
     _log(metrics, grpo.LOGPROB_GEN_KL_ERROR, abs(rng.gauss(0.0005, 0.0002)))
     _log(metrics, grpo.POLICY_IMPORTANCE_RATIO, rng.gauss(1.0, 0.01))
+    _log(metrics, grpo.POLICY_PROBS_RATIO, rng.gauss(1.0, 0.02))
+    _log(metrics, grpo.GRPO_VALID_SAMPLES, samples)
     _log(metrics, grpo.ADVANTAGE_MEAN, rng.gauss(0.0, 0.01))
     _log(metrics, grpo.ROLLOUT_TRUNCATED, truncated)
     _log(metrics, grpo.ROLLOUT_TERMINATED, 1.0 - truncated)
@@ -94,6 +99,8 @@ def grpo_step_metrics(step: int, rng: random.Random) -> dict[str, dict[str, floa
 
     _log(metrics, vllm.VLLM_PROMPT_TOKENS, round(samples * mean_prompt))
     _log(metrics, vllm.VLLM_GENERATION_TOKENS, round(samples * mean_response))
+    _log(metrics, vllm.VLLM_PROMPT_LENGTH_MEAN, mean_prompt)
+    _log(metrics, vllm.VLLM_GENERATION_LENGTH_MEAN, mean_response)
     _log(metrics, vllm.VLLM_GENERATIONS_OK, samples - failed)
     _log(metrics, vllm.VLLM_GENERATIONS_FAILED, failed)
 
@@ -101,9 +108,11 @@ def grpo_step_metrics(step: int, rng: random.Random) -> dict[str, dict[str, floa
     for row, seconds in phases.items():
         _log(metrics, row, seconds)
     _log(metrics, grpo.THROUGHPUT_JOB, valid_tokens / phases[timing.STEP_DURATION])
+    _log(metrics, grpo.THROUGHPUT_SAMPLES, samples / phases[timing.STEP_DURATION])
 
     if step % VALIDATION_EVERY == 0:
         _log(metrics, grpo.GRPO_VALIDATION_ACCURACY, min(1.0, 0.2 + 0.6 * progress))
+        _log(metrics, grpo.GRPO_VALIDATION_RESPONSE_LENGTH_MEAN, mean_response * 1.05)
         _log(metrics, timing.VALIDATION_DURATION, rng.uniform(40.0, 60.0))
     return metrics
 
