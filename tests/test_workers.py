@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -105,6 +106,37 @@ def test_ray_is_never_imported_for_identity(
     monkeypatch.delitem(sys.modules, "ray", raising=False)
     assert identity.ray_attributes() == {}
     assert "ray" not in sys.modules
+
+
+def test_a_process_that_tees_and_exports_never_imports_ray() -> None:
+    script = (
+        "import sys\n"
+        "from metric_catalog import vocabulary\n"
+        "from metric_catalog.tee import tee_metrics\n"
+        "vocabulary.register_teed_metrics([vocabulary.TeedMetric('loss', 'rl.policy.loss')])\n"
+        "tee_metrics({'loss': 1.0}, 'train')\n"
+        "from metric_catalog import exporters\n"
+        "assert exporters.prometheus_address() is not None\n"
+        "print('ray' in sys.modules)\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": "src:.",
+        "OTEL_METRICS_EXPORTER": "prometheus",
+        "METRIC_CATALOG_PROMETHEUS_PORT": "0",
+        "METRIC_CATALOG_PROMOTE": "rank",
+        "RANK": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
 
 
 class _FakeContext:
