@@ -60,6 +60,10 @@ def try_repo(project: Path, home: Path) -> subprocess.CompletedProcess[str]:
     """``pre-commit try-repo <this checkout> --all-files`` (every hook, one venv) in ``project``."""
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
     env["PRE_COMMIT_HOME"] = str(home)
+    # try-repo commits uncommitted changes of this checkout into a shadow clone.
+    for role in ("AUTHOR", "COMMITTER"):
+        env.setdefault(f"GIT_{role}_NAME", "t")
+        env.setdefault(f"GIT_{role}_EMAIL", "t@example.invalid")
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "--all-files"],
         cwd=project,
