@@ -24,10 +24,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import glob
-import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -41,7 +40,6 @@ __all__ = [
     "Output",
     "apply_overrides",
     "config_for_root",
-    "describe",
     "find_pyproject",
     "load_config",
     "parse_table",
@@ -403,16 +401,3 @@ def apply_overrides(config: Config, overrides: Mapping[str, object | None]) -> C
     updated = dataclasses.replace(config, **values)  # type: ignore[arg-type]
     _check_package(updated)
     return updated
-
-
-def _iter_values(config: Config) -> Iterable[tuple[str, object]]:
-    for key in KEYS:
-        yield key, getattr(config, _ATTRS[key])
-
-
-def describe(config: Config) -> str:
-    """The resolved configuration as ``key = value`` lines (for ``--show-config``)."""
-    origin = _where(config.source) if config.source else "defaults (no [tool.metric-catalog])"
-    lines = [f"# root: {os.fspath(config.root)}", f"# from: {origin}"]
-    lines += [f"{key} = {value!r}" for key, value in _iter_values(config)]
-    return "\n".join(lines)
