@@ -5,6 +5,14 @@ it records every declared ``(prefix, logger_key)`` present in the dict on that
 row's instrument. :func:`record_metrics` records :class:`RecordedMetric` series
 that have no logger key behind them.
 
+Keys may also be matched by a row's key pattern (``setup/{rl.setup.phase}_time_s``)
+or logged under a prefix pattern (``validation-{rl.dataset}``); the captured text
+becomes that attribute of the point. Every point's attributes are checked
+against its row (undeclared keys and values outside the enum or type are
+dropped), kept within the series' cardinality budget (new sets past it go to
+one ``otel.metric.overflow="true"`` point) and joined by the process's identity
+labels (the private module ``metric_catalog._attributes`` does that work).
+
 Both never raise into the caller. Each failure becomes one
 :class:`~metric_catalog._warn.MetricCatalogWarning` per cause per process,
 naming the key: a value that is not a scalar, NaN or an infinity (the SDK would
