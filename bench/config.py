@@ -184,7 +184,7 @@ _OTHER_SITE: Final = re.compile(
 _OTHER_STDLIB: Final = re.compile(_START + rf"/{_PATH_CHARS}*?/lib/python3\.\d+(?=/)")
 _OTHER_TMP: Final = re.compile(_START + r"/tmp(?=/)")
 _OTHER_ABSOLUTE: Final = re.compile(
-    _START + rf"/(?:work|root|home|Users)/{_PATH_CHARS}*/(?=[^/\s]+)"
+    _START + rf"/(?:work|root|home|Users)(?:/{_PATH_CHARS}*)?/(?=[^/\s]+)"
 )
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.dashboards import (
@@ -312,3 +314,18 @@ def test_every_query_parses_as_promql_for_the_fixture_and_repo_catalogs(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"SUCCESS: {len(rules)} rules found" in proc.stdout
+
+
+_UNIT_TERMS = st.sampled_from(["1", "s", "ms", "By", "bit", "%", "Hz", "{token}", "{request}", ""])
+_UNITS = st.one_of(_UNIT_TERMS, st.builds("{}/{}".format, _UNIT_TERMS, st.sampled_from(["s", "1"])))
+
+
+@given(kind=st.sampled_from(["gauge", "counter", "histogram", "up_down_counter"]), unit=_UNITS)
+def test_no_unit_is_shown_as_a_percentage_unless_it_is_percent(kind: str, unit: str) -> None:
+    """Only a value in ``%`` reads as a percentage; counters always read per second."""
+    shown = grafana_unit(kind, unit)
+    assert shown != "percentunit"
+    assert (shown == "percent") == (kind != "counter" and unit == "%")
+    if kind == "counter":
+        assert shown in ("Bps", "bps") or shown.endswith("/s")
+    assert "{" not in shown

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from codegen.diagnostics import Position, Severity
 from codegen.lints import META_RULES, RULES, lint_catalog, lint_row
@@ -222,3 +224,21 @@ def test_name_syntax_suggests_snake_case_at_camel_case_boundaries(
     """camelCase words get an underscore, not a squashed lowercase (``policyentropy``)."""
     (finding,) = [d for d in lint_row(make_row(name=name)) if d.code == "NAME_SYNTAX"]
     assert f"write it as {suggestion!r}" in finding.message
+
+
+_WORDS = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+_CAMEL = st.lists(_WORDS, min_size=1, max_size=4).map(
+    lambda words: words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+)
+
+
+@given(st.lists(_CAMEL, min_size=1, max_size=4))
+def test_name_syntax_suggestion_is_itself_a_valid_name(components: list[str]) -> None:
+    """Whatever camelCase a name uses, the suggested spelling passes NAME_SYNTAX."""
+    name = "rl." + ".".join(components)
+    found = [d for d in lint_row(make_row(name=name)) if d.code == "NAME_SYNTAX"]
+    if not found:
+        return
+    suggestion = found[0].message.rsplit("write it as ", 1)[1].rstrip(".").strip("'")
+    assert "NAME_SYNTAX" not in codes(make_row(name=suggestion))
+    assert suggestion.replace("_", "") == name.lower().replace("_", "")

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bench.config import redact_paths
 
@@ -107,3 +109,29 @@ def test_redact_paths_writes_relative_paths_and_placeholders(
 ) -> None:
     """Repo paths become relative, environments and temp folders placeholders; the rest stays."""
     assert redact_paths(text) == (text if expected is None else expected)
+
+
+_SEGMENT = st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True)
+_ROOTS = st.sampled_from(
+    [
+        _W,
+        _T,
+        "/" + "root",
+        "/" + "home/alice",
+        str(REPO),
+        sys.prefix,
+        f"/opt/py/lib/python3.11/{_S}",
+    ]
+)
+
+
+@given(root=_ROOTS, segments=st.lists(_SEGMENT, min_size=1, max_size=5), line=st.integers(1, 999))
+def test_redacted_profile_lines_name_no_machine_path(
+    root: str, segments: list[str], line: int
+) -> None:
+    """A cProfile-like line under any machine root is redacted once and for all."""
+    text = f"  12  0.001  {root}/{'/'.join(segments)}.py:{line}(f)"
+    redacted = redact_paths(text)
+    assert not MACHINE_PATH.search(redacted), redacted
+    assert redact_paths(redacted) == redacted
+    assert redacted.endswith(f"{segments[-1]}.py:{line}(f)")
