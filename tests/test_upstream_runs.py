@@ -10,6 +10,7 @@ validation.
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from codegen.live_check import LiveCheckReport, check_stream
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
-from tests.upstream_runs import LOOPS, run_lines
+from tests.upstream_runs import LOOPS, UPSTREAM_SERIES, run_lines
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,3 +55,37 @@ def test_no_row_is_missing_from_a_complete_upstream_log(
     report = check(catalog, run_lines(loop, steps=steps))
     assert [f.message() for f in report.findings if f.kind == "missing"] == []
     assert [n.message for n in report.notices if n.kind == "unexpected_loop"] == []
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_every_upstream_series_the_loop_logs_is_matched(catalog: Catalog, loop: str) -> None:
+    report = check(catalog, run_lines(loop))
+    logged = {r.row.name for r in report.rows if r.logged}
+    expected = {name for name, loops in UPSTREAM_SERIES.items() if loop in loops}
+    assert expected - logged == set()
+
+
+@pytest.mark.parametrize(
+    ("loop", "dropped", "series"),
+    [
+        ("grpo_sync", ("train", "reward"), "rl.reward.mean"),
+        ("grpo_async", ("train", "buffer_size"), "rl.grpo.replay_buffer.size"),
+        ("ppo", ("train", "critic/loss"), "rl.value.loss"),
+        ("sft", ("train", "global_valid_toks"), "rl.train.valid_tokens"),
+        ("sft_v2", ("", "policy_time"), "rl.sft_v2.policy.duration"),
+        ("dpo", ("train", "preference_loss"), "rl.dpo.preference_loss"),
+    ],
+)
+def test_a_required_key_dropped_from_an_upstream_log_is_missing(
+    catalog: Catalog, loop: str, dropped: tuple[str, str], series: str
+) -> None:
+    prefix, key = dropped
+    lines = []
+    for line in run_lines(loop):
+        doc = json.loads(line)
+        if doc["prefix"] == prefix:
+            doc["metrics"].pop(key, None)
+        lines.append(json.dumps(doc))
+    report = check(catalog, lines)
+    assert report.loop.name == loop
+    assert [f.series for f in report.findings if f.kind == "missing"] == [series]
