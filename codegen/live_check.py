@@ -166,7 +166,12 @@ class Finding:
                 "should be exported"
             )
         if self.kind == "missing":
-            return f"{what} is declared but was never logged; log it or remove the row"
+            if self.example:
+                return (
+                    f"{what} is required of {self.example} runs but was never logged; log it, "
+                    "or fix the row's requirement_level or emitted_by"
+                )
+            return f"{what} is required but was never logged; log it or lower its requirement_level"
         if self.kind == "non_scalar":
             return (
                 f"{what} was logged {self.count} time(s) as a non-scalar, {first}; the tee "
@@ -659,8 +664,9 @@ class _Checker:
             summary.presence = self._unlogged_state(summary, loop, active)
             prefix, key = row.prefix or "", row.logger_key or ""
             if summary.presence == "missing":
+                judged_as = loop if loop is not None and row.emitted_by else ""
                 self.findings[("missing", prefix, key)] = Finding(
-                    "missing", prefix, key, row.name, 0, None, "", position=row.position
+                    "missing", prefix, key, row.name, 0, None, judged_as, position=row.position
                 )
             elif summary.presence == "inactive_owner":
                 owner = self.owner_of[row.name]

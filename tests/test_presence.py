@@ -792,3 +792,17 @@ def test_the_judgement_does_not_depend_on_the_order_of_the_lines(
     assert first.loop == second.loop
     assert presence(first) == presence(second)
     assert missing(first) == missing(second)
+
+
+def test_a_missing_row_says_which_loop_requires_it(loops_catalog: Catalog) -> None:
+    ppo = check(loops_catalog, *GRPO_STEP, loop="ppo")
+    (finding,) = [f for f in ppo.findings if f.kind == "missing"]
+    assert finding.message() == (
+        "train/critic/loss (rl.value.loss) is required of ppo runs but was never logged; log "
+        "it, or fix the row's requirement_level or emitted_by"
+    )
+    unknown = check(loops_catalog, record(1, "", loss=0.3))
+    assert [f.message() for f in unknown.findings if f.kind == "missing"] == [
+        "train/loss (rl.policy.loss) is required but was never logged; log it or lower its "
+        "requirement_level"
+    ]
