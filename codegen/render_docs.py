@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -43,7 +44,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .config import Config
-from .model import KINDS, STABILITY_LEVELS, Catalog, CatalogFile, MetricRow
+from .model import KINDS, STABILITY_LEVELS, Attribute, Catalog, CatalogFile, MetricRow
 from .resolve import resolve_catalog
 
 __all__ = [
@@ -248,6 +249,7 @@ def _series(
     replacement: _Link | None,
     *,
     package: str = GENERATED_MODULE_PACKAGE,
+    attributes: Mapping[str, tuple[Attribute, str]] | None = None,
 ) -> _Series:
     """Escape ``row``'s cells once and lay out its table lines and its section.
 
@@ -322,6 +324,8 @@ def _series(
         f":Registry key: {_code_text(registry_key)}",
         f":Python constant: {_code_text(constant)}",
         f":Logger key: {logger_field}",
+        *_prefixes_field(row),
+        *_attributes_field(row, attributes or {}),
         f":Kind: {kind}",
         f":Unit: {unit_field}",
         f":Stability: {stability}",
@@ -350,6 +354,10 @@ def _presence_field(row: MetricRow) -> list[str]:
 
 def _all_series(catalog: Catalog, package: str) -> dict[str, _Series]:
     by_name = catalog.by_name()
+    # Each attribute with the page that documents it (the page of the file declaring it).
+    attributes = {
+        a.name: (a, _url_path(_page(f))) for f in reversed(catalog.files) for a in f.attributes
+    }
     views: dict[str, _Series] = {}
     for catalog_file in catalog.files:
         page_href = escape(_url_path(_page(catalog_file)))
@@ -362,7 +370,13 @@ def _all_series(catalog: Catalog, package: str) -> dict[str, _Series]:
                 page = "" if target_file is catalog_file else _page(target_file)
                 replacement = _Link(target, f"{_url_path(page)}#{series_anchor(target)}")
             views[row.name] = _series(
-                row, catalog_file, page_href, owner_md, replacement, package=package
+                row,
+                catalog_file,
+                page_href,
+                owner_md,
+                replacement,
+                package=package,
+                attributes=attributes,
             )
     return views
 
@@ -450,6 +464,7 @@ def render_docs_pages(catalog: Catalog, config: Config | None = None) -> dict[st
             # Escaped above, row by row.
             summary_rows=Markup("".join(s.summary for s in series)),
             sections=Markup("".join(s.section for s in series)),
+            attributes_section=Markup(_attributes_section(catalog_file)),
         )
     everything = sorted(views.values(), key=lambda view: view.row.name)
     pages[f"{docs_dir}/index.md"] = env.get_template("index.md.j2").render(
@@ -465,3 +480,67 @@ def render_docs_pages(catalog: Catalog, config: Config | None = None) -> dict[st
     )
     pages[f"{docs_dir}/catalog.json"] = render_catalog_data(catalog, config)
     return pages
+
+
+# --- attributes (model engineer) ------------------------------------------------------
+
+
+def _prefixes_field(row: MetricRow) -> list[str]:
+    """``:Also teed under:`` for a row teed under several prefixes."""
+    if not row.other_prefixes:
+        return []
+    shown = ", ".join(_code_text(p) if p else "no prefix" for p in row.other_prefixes)
+    return [f":Also teed under: {shown}"]
+
+
+def _domain_md(attribute: Attribute) -> str:
+    if attribute.values:
+        return "one of " + ", ".join(_code_text(v.value) for v in attribute.values)
+    if attribute.max_cardinality is not None:
+        return f"open, at most {attribute.max_cardinality} values"
+    return "`true` or `false`"
+
+
+def _attributes_field(row: MetricRow, attributes: Mapping[str, tuple[Attribute, str]]) -> list[str]:
+    """``:Attributes:``: each attribute with its requirement level, label and values."""
+    if not row.attributes:
+        return []
+    parts = []
+    for ref in row.attributes:
+        level = _word_md(ref.requirement_level.replace("_", " "))
+        found = attributes.get(ref.name)
+        if found is None:
+            parts.append(f"{_code_text(ref.name)} ({level})")
+            continue
+        declared, page = found
+        href = escape(f"{page}#{series_anchor(ref.name)}")
+        details = f"{level}, label {_code_text(declared.label)}; {_domain_md(declared)}"
+        parts.append(f"[{_code_text(ref.name)}]({href}) ({details})")
+    return [":Attributes: " + "; ".join(parts)]
+
+
+def _attributes_section(catalog_file: CatalogFile) -> str:
+    """``## Attributes``: every attribute the file declares, with its values (or "")."""
+    if not catalog_file.attributes:
+        return ""
+    lines = ["", "## Attributes"]
+    for attribute in catalog_file.attributes:
+        lines += [
+            "",
+            f"### {_code_text(attribute.name)}",
+            "",
+            _paragraphs(attribute.description) if attribute.description.strip() else "",
+            "",
+            f":Type: {_word_md(attribute.type)}",
+            f":Values: {_domain_md(attribute)}",
+            f":Prometheus label: {_code_text(attribute.label)}",
+            f":Python constant: {_code_text(attribute.constant_name)}",
+            f":Stability: {_word_md(attribute.stability)}",
+        ]
+        if attribute.values:
+            lines += ["", "| Value | Meaning |", "|---|---|"]
+            lines += [
+                f"| {_code_text(v.value, in_table=True)} | {_md(v.description)} |"
+                for v in attribute.values
+            ]
+    return "\n".join(lines) + "\n"

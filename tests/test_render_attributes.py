@@ -11,6 +11,7 @@ import pytest
 
 from codegen.model import Attribute, Catalog
 from codegen.pipeline import load_and_check
+from codegen.render_docs import render_docs_pages
 from codegen.render_python import python_name_diagnostics, render_python_modules
 
 GAMMA = Path(__file__).parent / "fixtures" / "attributes" / "gamma.yaml"
@@ -101,3 +102,28 @@ def test_attribute_constant_clashing_with_a_row_constant_is_reported(catalog: Ca
 
 def _fields(obj: object) -> dict[str, object]:
     return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+def test_docs_pages_show_attributes_per_series_and_the_registry(catalog: Catalog) -> None:
+    """A series lists its attributes with level, label and values; the file lists its registry."""
+
+    page = render_docs_pages(catalog)["docs/metrics/gamma.md"]
+    assert (
+        ":Attributes: [`rl.fixture.phase`](gamma.md#rl-fixture-phase) (required, label "
+        "`rl_fixture_phase`; open, at most 64 values)"
+    ) in page
+    assert ":Also teed under: no prefix" in page
+    assert "(opt in, label `rl_fixture_rank`; one of `0`, `1`)" in page
+    registry = page.split("## Attributes", 1)[1]
+    assert "### `rl.fixture.category`" in registry
+    assert "| `idle/refit_bubble` | Waiting for a weight refit. |" in registry
+    assert ":Values: `true` or `false`" in registry
+
+
+def test_docs_page_of_a_file_without_attributes_has_no_registry_section() -> None:
+    """Plain owners' pages are unchanged: no Attributes section, no attribute fields."""
+
+    plain = load_and_check([ROOT / "tests" / "fixtures" / "generate" / "alpha.yaml"], root=ROOT)
+    page = render_docs_pages(plain.catalog)["docs/metrics/alpha.md"]
+    assert "## Attributes" not in page
+    assert ":Attributes:" not in page
