@@ -8,7 +8,10 @@ so a dashboard works the moment the tee exports, before anyone has looked at
   deltas added to a cumulative counter, so the rate is per second);
 - histograms: ``histogram_quantile(q, sum by (le) (rate(<name>_bucket[$__rate_interval])))``
   for q = 0.5, 0.95 and 0.99;
-- gauges and up-down counters: the plain series.
+- gauges and up-down counters: the plain series;
+- a row with attributes: summed by the labels of its required attributes (else its
+  recommended ones), one line per attribute set, named by the values in the legend
+  (``sum by (rl_setup_phase) (rl_setup_duration_seconds)``, legend ``{{rl_setup_phase}}``).
 
 Output is deterministic: keys sorted, ids and uids derived from module and
 series names, no timestamps. The JSON is indented two spaces, except that each
@@ -27,7 +30,7 @@ import re
 from typing import Final
 
 from .config import Config
-from .model import Catalog, CatalogFile, MetricRow
+from .model import Catalog, CatalogFile, MetricRow, attribute_label
 
 __all__ = [
     "DASHBOARD_DIR",
@@ -36,6 +39,7 @@ __all__ = [
     "QUANTILES",
     "dashboard_uid",
     "grafana_unit",
+    "panel_labels",
     "panel_queries",
     "render_dashboard",
     "render_dashboards",
@@ -134,20 +138,43 @@ def dashboard_uid(module: str) -> str:
     return "mc-" + hashlib.sha256(module.encode()).hexdigest()[:16]
 
 
+def panel_labels(row: MetricRow) -> tuple[str, ...]:
+    """Prometheus labels a panel groups by: the row's required attributes, else its
+    recommended ones (``opt_in`` attributes are never grouped by)."""
+    for level in ("required", "recommended"):
+        labels = tuple(
+            attribute_label(ref.name) for ref in row.attributes if ref.requirement_level == level
+        )
+        if labels:
+            return labels
+    return ()
+
+
 def panel_queries(row: MetricRow) -> list[tuple[str, str]]:
-    """``(legend, PromQL)`` pairs for a row's panel, one per plotted line."""
+    """``(legend, PromQL)`` pairs for a row's panel, one per plotted line.
+
+    A row with attributes is summed by them (:func:`panel_labels`), one line per
+    attribute set, each named by its values in the legend.
+    """
     name = row.prometheus_name
+    labels = panel_labels(row)
+    by = ", ".join(labels)
+    legend = " ".join(f"{{{{{label}}}}}" for label in labels) if labels else "{{instance}}"
     if row.kind == "counter":
-        return [("{{instance}}", f"rate({name}[$__rate_interval])")]
+        rate = f"rate({name}[$__rate_interval])"
+        return [(legend, f"sum by ({by}) ({rate})" if labels else rate)]
     if row.kind == "histogram":
+        bucket_by = ", ".join(("le", *labels))
+        prefix = f"{legend} " if labels else ""
         return [
             (
-                f"p{q * 100:g}",
-                f"histogram_quantile({q:g}, sum by (le) (rate({name}_bucket[$__rate_interval])))",
+                f"{prefix}p{q * 100:g}",
+                f"histogram_quantile({q:g}, sum by ({bucket_by}) "
+                f"(rate({name}_bucket[$__rate_interval])))",
             )
             for q in QUANTILES
         ]
-    return [("{{instance}}", name)]
+    return [(legend, f"sum by ({by}) ({name})" if labels else name)]
 
 
 def _panel(row: MetricRow, index: int) -> dict[str, object]:

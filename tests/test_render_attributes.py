@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 import types
@@ -9,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen.dashboards import panel_labels, panel_queries
 from codegen.model import Attribute, Catalog
 from codegen.pipeline import load_and_check
 from codegen.render_docs import render_docs_pages
@@ -127,3 +131,54 @@ def test_docs_page_of_a_file_without_attributes_has_no_registry_section() -> Non
     page = render_docs_pages(plain.catalog)["docs/metrics/alpha.md"]
     assert "## Attributes" not in page
     assert ":Attributes:" not in page
+
+
+def test_dashboard_panels_sum_by_required_attributes_with_a_legend(catalog: Catalog) -> None:
+    """Gauges, counters and histograms group by the row's attribute labels, legend by value."""
+
+    rows = {row.name: row for _f, row in catalog.rows()}
+    family = rows["rl.fixture.efficiency.time"]
+    assert panel_labels(family) == ("rl_fixture_category",)  # required beats recommended
+    assert panel_queries(family) == [
+        (
+            "{{rl_fixture_category}}",
+            "sum by (rl_fixture_category) (rl_fixture_efficiency_time_seconds)",
+        )
+    ]
+    histogram = rows["rl.fixture.gamma.batch.duration"]
+    assert panel_labels(histogram) == ("rl_fixture_clipped",)  # only recommended ones
+    legend, expr = panel_queries(histogram)[0]
+    assert legend == "{{rl_fixture_clipped}} p50"
+    assert expr == (
+        "histogram_quantile(0.5, sum by (le, rl_fixture_clipped) "
+        "(rate(rl_fixture_gamma_batch_duration_seconds_bucket[$__rate_interval])))"
+    )
+    counter = type(family)(**{**_fields(family), "kind": "counter"})
+    assert panel_queries(counter)[0][1].startswith("sum by (rl_fixture_category) (rate(")
+
+
+def test_dashboard_queries_with_attributes_parse_as_promql(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """promtool accepts every grouped query (skipped where promtool is not installed)."""
+
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("promtool is required under CI=true (apt-get install prometheus)")
+        pytest.skip("promtool not installed (apt-get install prometheus)")
+    rules = [
+        {"record": f"q:{n}", "expr": expr.replace("$__rate_interval", "1m")}
+        for n, (_legend, expr) in enumerate(
+            query
+            for _f, row in catalog.rows()
+            for query in panel_queries(type(row)(**{**_fields(row), "kind": "counter"}))
+            + panel_queries(row)
+        )
+    ]
+    path = tmp_path / "rules.yml"
+    path.write_text(json.dumps({"groups": [{"name": "q", "rules": rules}]}), encoding="utf-8")
+    proc = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
