@@ -174,3 +174,12 @@ def test_a_registry_edited_in_place_is_re_derived() -> None:
     vocabulary._REGISTERED.clear()
     assert vocabulary.teed_metrics() == ()
     register_teed_metrics([TeedMetric("reward", "rl.reward.other")])
+
+
+def test_many_swaps_keep_only_a_few_derived_tables() -> None:
+    """A fresh dict swapped in per test leaves no growing trail of side tables behind."""
+    for i in range(50):
+        vocabulary._REGISTERED = {}
+        register_teed_metrics([TeedMetric(f"k{i}", f"rl.swap.m{i}")])
+        assert len(vocabulary.teed_metrics()) == 1
+    assert len(vocabulary._PREVIOUS) <= vocabulary._PREVIOUS_KEPT
