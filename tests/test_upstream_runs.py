@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.live_check import LiveCheckReport, check_stream
 from codegen.model import Catalog
@@ -89,3 +91,18 @@ def test_a_required_key_dropped_from_an_upstream_log_is_missing(
     report = check(catalog, lines)
     assert report.loop.name == loop
     assert [f.series for f in report.findings if f.kind == "missing"] == [series]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    loop=st.sampled_from(LOOPS),
+    steps=st.integers(min_value=1, max_value=15),
+    val_period=st.integers(min_value=1, max_value=20),
+)
+def test_no_upstream_run_of_any_length_or_validation_period_misses_a_row(
+    loop: str, steps: int, val_period: int
+) -> None:
+    catalog = load_and_check(root=REPO, lint=False).catalog
+    report = check(catalog, run_lines(loop, steps=steps, val_period=val_period))
+    assert report.loop.name == loop
+    assert [f.series for f in report.findings if f.kind == "missing"] == []
