@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Final
 
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
@@ -380,6 +381,9 @@ def _file_prefixes(
     return texts
 
 
+_EXTRA_FIELDS: Final = frozenset({"prefixes", "attributes", "cardinality_limit"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Extras:
     prefixes: tuple[str, ...] | None
@@ -392,6 +396,13 @@ def _row_extras(
 ) -> _Extras | None:
     """A row's prefixes, attribute refs and budget; ``None`` (and a finding) when invalid."""
     values = row.values
+    if values.keys().isdisjoint(_EXTRA_FIELDS):
+        # The common row: one prefix, no attributes, no budget.
+        single = _text(values.get("prefix")) if section == "teed" else None
+        plain = (single,) if single is not None else file_prefixes
+        key = _text(values.get("logger_key")) or ""
+        if "{" not in key and not any("{" in prefix for prefix in plain):
+            return _Extras(plain if section == "teed" else None, (), None)
     prefixes: tuple[str, ...] | None = None
     if section == "teed":
         listed = _texts(values.get("prefixes"))

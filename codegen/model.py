@@ -204,7 +204,12 @@ class MetricRow:
     @property
     def is_family(self) -> bool:
         """True when the logger key or a prefix holds a ``{placeholder}``."""
-        return any("{" in text for text in (self.logger_key or "", *self.prefixes))
+        # Called for every row by the cross-file checks: no tuple built on the way.
+        if self.logger_key is not None and "{" in self.logger_key:
+            return True
+        if self.prefix is not None and "{" in self.prefix:
+            return True
+        return any("{" in prefix for prefix in self.other_prefixes)
 
     def attribute_names(self) -> tuple[str, ...]:
         """Names of the row's attributes in declaration order."""

@@ -207,3 +207,34 @@ def test_open_family_overlaps_a_plain_key_only_under_a_shared_prefix(
     write(tmp_path, "efficiency", OWNER.replace("recorded:\n", extra + "recorded:\n"))
     codes = [d.code for d in load_and_check(root=tmp_path).diagnostics]
     assert codes == (["KEY_PATTERN_OVERLAP"] if clash else [])
+
+
+@pytest.mark.parametrize(
+    ("key", "prefix", "others", "family"),
+    [
+        ("k", "train", (), False),
+        ("k", "train", ("",), False),
+        ("{a}_s", "train", (), True),
+        ("k", "validation-{a}", (), True),
+        ("k", "train", ("", "validation-{a}"), True),
+    ],
+)
+def test_a_row_is_a_family_when_its_key_or_any_prefix_has_a_placeholder(
+    key: str, prefix: str, others: tuple[str, ...], family: bool
+) -> None:
+    """is_family looks at the logger key, the prefix and every other prefix."""
+    from codegen.diagnostics import Position
+
+    row = MetricRow(
+        section="teed",
+        name="rl.x",
+        kind="gauge",
+        unit="",
+        description="X.",
+        stability="development",
+        position=Position("catalog/x.yaml", 1, 1),
+        logger_key=key,
+        prefix=prefix,
+        other_prefixes=others,
+    )
+    assert row.is_family is family
