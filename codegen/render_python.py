@@ -15,6 +15,7 @@ reaches the module through those helpers, never pasted raw.
 from __future__ import annotations
 
 import functools
+import json
 import keyword
 import re
 import unicodedata
@@ -31,6 +32,7 @@ from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 __all__ = [
     "GENERATED_PACKAGE_DIR",
     "LINE_LENGTH",
+    "make_environment",
     "py_assign",
     "py_docstring",
     "py_kwarg",
@@ -559,9 +561,18 @@ def _module_doc(catalog_file: CatalogFile, generate_command: str) -> str:
 _TEMPLATES: Final = Path(__file__).parent / "templates"
 
 
+def _json_literal(value: object) -> str:
+    """``value`` as a JSON literal (also a valid JavaScript/TypeScript literal)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 @functools.lru_cache(maxsize=8)
-def _make_environment(overrides: Path | None, generate_command: str) -> jinja2.Environment:
-    """The templates, with a project's template folder (``overrides``) searched first."""
+def make_environment(overrides: Path | None, generate_command: str) -> jinja2.Environment:
+    """The templates, with a project's template folder (``overrides``) searched first.
+
+    One environment serves the built-in outputs and a project's added outputs, so
+    both see the same filters and helpers.
+    """
     folders = [_TEMPLATES] if overrides is None else [overrides, _TEMPLATES]
 
     def autoescape(template_name: str | None) -> bool:
@@ -578,6 +589,7 @@ def _make_environment(overrides: Path | None, generate_command: str) -> jinja2.E
         lstrip_blocks=True,
     )
     env.filters["pystr"] = py_str
+    env.filters["json"] = _json_literal
     env.globals["py_kwarg"] = py_kwarg
     env.globals["py_docstring"] = py_docstring
     env.globals["py_assign"] = py_assign
@@ -619,7 +631,7 @@ def render_python_module(
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
     config = config or _DEFAULT
-    template = _make_environment(config.templates_path, config.generate_command).get_template(
+    template = make_environment(config.templates_path, config.generate_command).get_template(
         "python/module.py.j2"
     )
     return template.render(

@@ -13,16 +13,13 @@ the docs guide page "Use it in your project".
 
 from __future__ import annotations
 
-import functools
-import json
-from pathlib import Path
 from typing import Final
 
 import jinja2
 
 from .config import Config, Output
 from .model import Catalog, CatalogFile
-from .render_python import py_str
+from .render_python import make_environment
 
 __all__ = ["TEMPLATE_VARIABLES", "TemplateOutputError", "render_template_outputs"]
 
@@ -41,34 +38,9 @@ TEMPLATE_VARIABLES: Final[dict[str, str]] = {
 description, stability, deprecated, logger_key, prefix, qualified_logger_key,
 registry_key, constant_name and prometheus_name."""
 
-_BUILTIN: Final = Path(__file__).parent / "templates"
-
 
 class TemplateOutputError(ValueError):
     """A project's template is missing, invalid, or uses a variable it does not get."""
-
-
-def _json(value: object) -> str:
-    """``value`` as a JSON literal (also a valid JavaScript/TypeScript literal)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-@functools.lru_cache(maxsize=8)
-def _environment(folder: Path) -> jinja2.Environment:
-    def autoescape(name: str | None) -> bool:
-        return (name or "").removesuffix(".j2").endswith((".html", ".htm", ".md", ".xml"))
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([folder, _BUILTIN]),
-        undefined=jinja2.StrictUndefined,
-        autoescape=autoescape,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["pystr"] = py_str
-    env.filters["json"] = _json
-    return env
 
 
 def _render(env: jinja2.Environment, output: Output, folder: str, **values: object) -> str:
@@ -106,7 +78,7 @@ def render_template_outputs(catalog: Catalog, config: Config | None = None) -> d
     if folder is None or config.templates_dir is None:
         msg = "outputs need templates-dir in [tool.metric-catalog]: the folder of their templates"
         raise TemplateOutputError(msg)
-    env = _environment(folder)
+    env = make_environment(folder, config.generate_command)
     common: dict[str, object] = {
         "catalog": catalog,
         "files": catalog.files,
