@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from bench.config import Config, redact_paths, roots_dir
+from bench.docs_bench import bench_docs
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
@@ -36,6 +37,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "import": ("4. Import cost", bench_import),
     "scaling": ("5. Scaling of generate", bench_scaling),
     "workers": ("6. Many workers", bench_workers),
+    "docs": ("7. Docs site at 10,000 rows", bench_docs),
 }
 """Benchmark name -> (title, function), in report order."""
 

@@ -43,7 +43,7 @@ _PACKAGES: Final[tuple[str, ...]] = (
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One target of issue 8: what is required, what was measured, and whether it holds.
+    """One target (issues 8 and 15): what is required, what was measured, and whether it holds.
 
     ``met`` is ``None`` when the run could not tell (smoke mode, or a missing
     baseline such as glean_parser offline).
@@ -212,7 +212,7 @@ def render_results(
         "",
         *(f"- {line}" for line in machine),
         "",
-        "## Targets (issue 8)",
+        "## Targets (issues 8 and 15)",
         "",
         render_table(
             ["target", "goal", "measured", "status", "why / lever"],

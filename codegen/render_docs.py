@@ -1,32 +1,23 @@
-"""Markdown (MyST) pages for the docs site: one page per owner file plus the index.
+"""The docs site's generated inputs: the resolved catalog and one short page per owner file.
 
-:func:`render_docs_pages` returns ``{repo-relative path: page text}``; the
-generator writes them. Every page starts with the generated-file header, so the
-generator can tell its output from hand-written pages.
+:func:`render_docs_pages` returns ``{repo-relative path: text}``; the generator
+writes them. ``docs/metrics/catalog.json`` is the resolved catalog
+(:func:`.resolve.resolve_catalog`, one line per file and per row); each owner
+page is its title plus a ``metric-catalog-owner`` directive and the index page
+a ``metric-catalog-index`` directive. The Sphinx extension
+``metric_catalog.sphinx`` builds every table and entry from the JSON, as nodes
+(owner pages) or in the browser (the index), so a 10,000-row site never parses
+Markdown tables, and a changed row rebuilds only its owner's page.
 
-Text that comes from YAML never reaches a page raw. Each value goes through the
-escaper for the context it lands in:
+Every page starts with the generated-file header, so the generator can tell its
+output from hand-written pages. Text from YAML that reaches a page (titles) goes
+through the escaper for its context: ``md`` for Markdown inline text (``& < >``
+become entities, Markdown and MyST punctuation is backslash-escaped, newlines
+fold to spaces), ``code`` for a code span with a fence longer than any backtick
+run inside; the templates under ``templates/docs/`` have HTML autoescape on.
 
-* ``md`` — Markdown inline text: ``& < >`` become HTML entities (markdown-it
-  decodes them back to literal text), Markdown and MyST punctuation is
-  backslash-escaped, newlines fold to spaces, so no description can open a
-  table cell, a link, a role, a substitution or a raw-HTML block;
-* ``md_paragraphs`` — the same, keeping blank-line paragraph breaks;
-* ``code`` / ``code_cell`` — a code span with a fence longer than any backtick
-  run inside (``code_cell`` also escapes ``|``, which GFM tables split on even
-  inside code spans);
-* anything else — HTML escaping, for the few raw-HTML snippets.
-
-The Jinja templates under ``templates/docs/`` lay out each page (header, intro,
-table heads, filter form, toctree) with HTML autoescape on. The per-series
-parts (summary and index table lines, the series sections) are built here in
-Python from the same escapers, each row's cells once for its owner page and
-the index, and handed to the templates as finished, escaped Markup: at 10,000
-series a macro call per cell was most of the time ``generate`` spent.
-
-Series anchors are docutils section ids (``rl.reward.mean`` -> ``rl-reward-mean``),
-which ``docs/conf.py`` also uses as MyST heading slugs so Markdown links and
-HTML ids agree.
+Series anchors are docutils-style ids (``rl.reward.mean`` -> ``rl-reward-mean``);
+the extension and its index script use the same rule.
 """
 
 from __future__ import annotations
@@ -34,17 +25,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
 from urllib.parse import quote
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from .config import Config
-from .model import KINDS, STABILITY_LEVELS, Attribute, Catalog, CatalogFile, MetricRow
+from .model import Catalog, CatalogFile
 from .resolve import resolve_catalog
 
 __all__ = [
@@ -162,11 +151,6 @@ def _code_text(text: str, *, in_table: bool = False) -> str:
     return f"{fence}{body}{fence}"
 
 
-# Kinds, stabilities, units and prefixes repeat across thousands of rows.
-_word_md: Final = functools.lru_cache(maxsize=256)(_md)
-_word_code: Final = functools.lru_cache(maxsize=256)(_code_text)
-
-
 def _code(text: str) -> Markup:
     return Markup(_code_text(text))  # code spans are verbatim
 
@@ -203,182 +187,8 @@ def _environment(overrides: Path | None, generate_command: str) -> jinja2.Enviro
     return env
 
 
-@dataclass(frozen=True, slots=True)
-class _Link:
-    """A Markdown link target on the metrics pages, with the text to show."""
-
-    text: str
-    href: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Series:
-    """One row's finished, escaped Markdown: computed once, used by both pages."""
-
-    row: MetricRow
-    summary: str
-    """Its line of the owner page's summary table, newline included."""
-    section: str
-    """Its section on the owner page, from the blank line before the heading."""
-    index: str
-    """Its line of the index table, newline included."""
-
-
-@functools.lru_cache(maxsize=1024)
-def _source_page(path: str) -> str:
-    """URL of the published copy of the YAML file at ``path`` (one per file, so cached)."""
-    return f"../{SOURCE_PAGES_DIR}/{_url_path(PurePosixPath(path).name)}.html"
-
-
-def _source_link(row: MetricRow) -> _Link:
-    position = row.position
-    text = f"{position.path}:{position.line}" if position.line > 0 else position.path
-    anchor = f"#L{position.line}" if position.line > 0 else ""
-    return _Link(text=text, href=f"{_source_page(position.path)}{anchor}")
-
-
 def _page(catalog_file: CatalogFile) -> str:
     return f"{catalog_file.module}.md"
-
-
-def _series(
-    row: MetricRow,
-    catalog_file: CatalogFile,
-    page_href: str,
-    owner_md: str,
-    replacement: _Link | None,
-    *,
-    package: str = GENERATED_MODULE_PACKAGE,
-    attributes: Mapping[str, tuple[Attribute, str]] | None = None,
-) -> _Series:
-    """Escape ``row``'s cells once and lay out its table lines and its section.
-
-    ``page_href`` is the owner page's URL, HTML-escaped; ``owner_md`` its owner,
-    Markdown-escaped; ``replacement`` where a deprecated row's replacement is
-    documented (None when it is not in the catalog).
-    """
-    anchor = escape(series_anchor(row.name))
-    name_cell = _code_text(row.name, in_table=True)
-    deprecated = " (deprecated)" if row.deprecated else ""
-    kind = _word_md(row.kind)
-    stability = _word_md(row.stability)
-    unit_cell = _word_code(row.unit, in_table=True) if row.unit else "—"
-    description = _md(row.description)
-    source = _source_link(row)
-    source_html = f'<a class="catalog-source" href="{escape(source.href)}">{_md(source.text)}</a>'
-    registry_key = row.registry_key
-    prometheus_name = row.prometheus_name
-    if row.logger_key is not None:
-        qualified = row.qualified_logger_key
-        logger_cell = _code_text(qualified, in_table=True)
-        prefix = f"prefix {_word_code(row.prefix)}" if row.prefix else "no prefix"
-        logger_field = f"{_code_text(qualified)} ({prefix}, key {_code_text(row.logger_key)})"
-    else:
-        logger_cell = "*recorded*"
-        logger_field = "none: recorded directly, not teed from the `Logger`"
-
-    summary = (
-        f"| [{name_cell}](#{anchor}){deprecated} | {_code_text(registry_key, in_table=True)} "
-        f"| {logger_cell} | {kind} | {unit_cell} | {description} | {stability} | {source_html} |\n"
-    )
-    index = (
-        f"| [{name_cell}]({page_href}#{anchor}){deprecated} | [{owner_md}]({page_href}) "
-        f"| {kind} | {unit_cell} | {stability} | {_code_text(prometheus_name, in_table=True)} "
-        f"| {description} |\n"
-    )
-
-    lines = ["", f"### {_code_text(row.name)}", ""]
-    lines.append(_paragraphs(row.description) if row.description.strip() else "*No description.*")
-    if row.deprecated:
-        lines += [
-            "",
-            f"````{{admonition}} Deprecated since {_md(row.deprecated.since)}",
-            ":class: warning deprecated",
-            "",
-        ]
-        if replacement:
-            href = escape(replacement.href)
-            lines.append(f"Replaced by [{_code_text(replacement.text)}]({href}).")
-        elif row.deprecated.replaced_by:
-            replaced_by = _code_text(row.deprecated.replaced_by)
-            lines.append(f"Replaced by {replaced_by}, which is not in the catalog.")
-        else:
-            lines.append("No replacement.")
-        if row.deprecated.note.strip():
-            lines += ["", _paragraphs(row.deprecated.note)]
-        lines.append("````")
-    scraped = ""
-    if row.kind == "histogram":
-        bucket, count, total = (
-            _code_text(prometheus_name + suffix) for suffix in ("_bucket", "_count", "_sum")
-        )
-        scraped = f" (scraped as {bucket}, {count} and {total})"
-    if not row.unit:
-        unit_field = "dimensionless"
-    else:
-        unit_field = _word_code(row.unit) + (" (dimensionless)" if row.unit == "1" else "")
-    constant = f"{package}.{catalog_file.module}.{row.constant_name}"
-    lines += [
-        "",
-        f":Prometheus name: {_code_text(prometheus_name)}{scraped}",
-        f":Registry key: {_code_text(registry_key)}",
-        f":Python constant: {_code_text(constant)}",
-        f":Logger key: {logger_field}",
-        *_prefixes_field(row),
-        *_attributes_field(row, attributes or {}),
-        f":Kind: {kind}",
-        f":Unit: {unit_field}",
-        f":Stability: {stability}",
-        *_presence_field(row),
-        f":Source: {source_html}",
-        "",
-    ]
-    return _Series(row=row, summary=summary, section="\n".join(lines), index=index)
-
-
-def _presence_field(row: MetricRow) -> list[str]:
-    """The ``:Presence:`` line of a teed row: requirement level, condition, loops, first step."""
-    if row.section != "teed":
-        return []
-    text = _word_md(row.requirement_level.replace("_", " "))
-    if row.condition:
-        text += f" ({_md(_one_line(row.condition))})"
-    if row.emitted_by:
-        text += "; logged by " + ", ".join(_code_text(loop) for loop in row.emitted_by)
-    else:
-        text += "; logged by any loop"
-    if row.first_step is not None:
-        text += f"; first logged at step {row.first_step}"
-    return [f":Presence: {text}"]
-
-
-def _all_series(catalog: Catalog, package: str) -> dict[str, _Series]:
-    by_name = catalog.by_name()
-    # Each attribute with the page that documents it (the page of the file declaring it).
-    attributes = {
-        a.name: (a, _url_path(_page(f))) for f in reversed(catalog.files) for a in f.attributes
-    }
-    views: dict[str, _Series] = {}
-    for catalog_file in catalog.files:
-        page_href = escape(_url_path(_page(catalog_file)))
-        owner_md = _md(catalog_file.owner)
-        for row in catalog_file.rows:
-            replacement = None
-            target = row.deprecated.replaced_by if row.deprecated else None
-            if target is not None and target in by_name:
-                target_file = by_name[target][0]
-                page = "" if target_file is catalog_file else _page(target_file)
-                replacement = _Link(target, f"{_url_path(page)}#{series_anchor(target)}")
-            views[row.name] = _series(
-                row,
-                catalog_file,
-                page_href,
-                owner_md,
-                replacement,
-                package=package,
-                attributes=attributes,
-            )
-    return views
 
 
 def _check_pages(catalog: Catalog, docs_dir: str = METRICS_DIR) -> None:
@@ -399,11 +209,6 @@ def _check_pages(catalog: Catalog, docs_dir: str = METRICS_DIR) -> None:
             )
             raise ValueError(msg)
         seen[page] = catalog_file.path
-
-
-def _ordered(values: set[str], canonical: tuple[str, ...]) -> list[str]:
-    """Known values in their canonical order, then any others sorted."""
-    return [v for v in canonical if v in values] + sorted(values - set(canonical))
 
 
 def _json(value: object) -> str:
@@ -434,13 +239,16 @@ def render_catalog_data(catalog: Catalog, config: Config | None = None) -> str:
 
 
 def render_docs_pages(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
-    """Map root-relative output path (``<docs-dir>/<module>.md``) to page text.
+    """Map root-relative output path (``<docs-dir>/...``) to file text.
 
-    One page per catalog file (summary table, then one section per series in
-    declaration order) and ``docs/metrics/index.md`` (every series sorted by
-    name, filterable by owner, kind and stability). Output depends only on the
-    catalog's content and the configuration (folder, package, template
-    overrides), never on file order or the clock.
+    The resolved catalog (``<docs-dir>/catalog.json``), one short page per
+    catalog file (its title and a ``metric-catalog-owner`` directive) and the
+    index page (a ``metric-catalog-index`` directive and the hidden toctree of
+    the owner pages). The Sphinx extension ``metric_catalog.sphinx`` builds the
+    tables and entries from the resolved catalog, so a changed row changes one
+    line of ``catalog.json`` and no page. Output depends only on the catalog's
+    content and the configuration (folder, package, template overrides), never
+    on file order or the clock.
 
     Raises:
         ValueError: Two files share a module name, or a module is named ``index``.
@@ -448,99 +256,20 @@ def render_docs_pages(catalog: Catalog, config: Config | None = None) -> dict[st
     config = config or Config()
     docs_dir = config.docs_dir
     _check_pages(catalog, docs_dir)
-    views = _all_series(catalog, config.package)
     env = _environment(config.templates_path, config.generate_command)
     owner_template = env.get_template("owner.md.j2")
-    pages: dict[str, str] = {}
-    for catalog_file in catalog.files:
-        # Looked up by name, as the index does, so a page and the index always agree.
-        series = [views[row.name] for row in catalog_file.rows]
-        pages[f"{docs_dir}/{_page(catalog_file)}"] = owner_template.render(
-            file=catalog_file,
-            teed_count=len(catalog_file.teed),
-            recorded_count=len(catalog_file.recorded),
-            package=config.package,
-            title=config.title,
-            # Escaped above, row by row.
-            summary_rows=Markup("".join(s.summary for s in series)),
-            sections=Markup("".join(s.section for s in series)),
-            attributes_section=Markup(_attributes_section(catalog_file)),
+    files = sorted(catalog.files, key=lambda f: f.path)
+    pages: dict[str, str] = {
+        f"{docs_dir}/{_page(catalog_file)}": owner_template.render(
+            file=catalog_file, package=config.package, title=config.title
         )
-    everything = sorted(views.values(), key=lambda view: view.row.name)
+        for catalog_file in files
+    }
     pages[f"{docs_dir}/index.md"] = env.get_template("index.md.j2").render(
         catalog_source=", ".join(config.catalog),
         package=config.package,
         title=config.title,
-        series_count=len(everything),
-        files=catalog.files,
-        owners=sorted({f.owner for f in catalog.files}),
-        kinds=_ordered({v.row.kind for v in everything}, KINDS),
-        stabilities=_ordered({v.row.stability for v in everything}, STABILITY_LEVELS),
-        index_rows=Markup("".join(s.index for s in everything)),  # escaped row by row
+        files=sorted(files, key=lambda f: f.module),
     )
     pages[f"{docs_dir}/catalog.json"] = render_catalog_data(catalog, config)
     return pages
-
-
-# --- attributes (model engineer) ------------------------------------------------------
-
-
-def _prefixes_field(row: MetricRow) -> list[str]:
-    """``:Also teed under:`` for a row teed under several prefixes."""
-    if not row.other_prefixes:
-        return []
-    shown = ", ".join(_code_text(p) if p else "no prefix" for p in row.other_prefixes)
-    return [f":Also teed under: {shown}"]
-
-
-def _domain_md(attribute: Attribute) -> str:
-    if attribute.values:
-        return "one of " + ", ".join(_code_text(v.value) for v in attribute.values)
-    if attribute.max_cardinality is not None:
-        return f"open, at most {attribute.max_cardinality} values"
-    return "`true` or `false`"
-
-
-def _attributes_field(row: MetricRow, attributes: Mapping[str, tuple[Attribute, str]]) -> list[str]:
-    """``:Attributes:``: each attribute with its requirement level, label and values."""
-    if not row.attributes:
-        return []
-    parts = []
-    for ref in row.attributes:
-        level = _word_md(ref.requirement_level.replace("_", " "))
-        found = attributes.get(ref.name)
-        if found is None:
-            parts.append(f"{_code_text(ref.name)} ({level})")
-            continue
-        declared, page = found
-        href = escape(f"{page}#{series_anchor(ref.name)}")
-        details = f"{level}, label {_code_text(declared.label)}; {_domain_md(declared)}"
-        parts.append(f"[{_code_text(ref.name)}]({href}) ({details})")
-    return [":Attributes: " + "; ".join(parts)]
-
-
-def _attributes_section(catalog_file: CatalogFile) -> str:
-    """``## Attributes``: every attribute the file declares, with its values (or "")."""
-    if not catalog_file.attributes:
-        return ""
-    lines = ["", "## Attributes"]
-    for attribute in catalog_file.attributes:
-        lines += [
-            "",
-            f"### {_code_text(attribute.name)}",
-            "",
-            _paragraphs(attribute.description) if attribute.description.strip() else "",
-            "",
-            f":Type: {_word_md(attribute.type)}",
-            f":Values: {_domain_md(attribute)}",
-            f":Prometheus label: {_code_text(attribute.label)}",
-            f":Python constant: {_code_text(attribute.constant_name)}",
-            f":Stability: {_word_md(attribute.stability)}",
-        ]
-        if attribute.values:
-            lines += ["", "| Value | Meaning |", "|---|---|"]
-            lines += [
-                f"| {_code_text(v.value, in_table=True)} | {_md(v.description)} |"
-                for v in attribute.values
-            ]
-    return "\n".join(lines) + "\n"

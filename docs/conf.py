@@ -9,12 +9,8 @@ come from ``metric-catalog generate``.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_DOCS = Path(__file__).resolve().parent
-# The runtime package and its extension (also installed editable).
-sys.path[:0] = [str(_DOCS.parent / "src")]
+# The package and its extension come from the environment (`make setup` installs it
+# editable), so a copy of docs/ elsewhere (the benchmarks) documents the same package.
 
 project = "metric-catalog"
 author = "metric-catalog contributors"
@@ -51,6 +47,10 @@ html_theme = "furo"
 html_title = "metric-catalog"
 html_copy_source = False
 html_show_sourcelink = False
+# No general or module index pages: the theme links neither, and Sphinx rewrites them on
+# every build, even when nothing changed (the catalog has its own index, metrics/index).
+html_use_index = False
+html_domain_indices = False
 
 # metric_catalog.sphinx: the resolved catalog `make generate` writes, the project root its
 # file paths are relative to, and the generated dashboards (these are the defaults).

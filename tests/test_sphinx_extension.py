@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from codegen.model import Catalog
+from codegen.render_docs import render_catalog_data
 from metric_catalog import sphinx as catalog_sphinx
+from tests.docs_fixtures import fixture_catalog
 
 _CONF = """\
 extensions = ["metric_catalog.sphinx"]
@@ -97,3 +101,74 @@ def test_missing_catalog_data_is_a_warning_naming_the_fix(tmp_path: Path) -> Non
     assert done.returncode != 0
     assert "metrics/catalog.json" in done.stderr
     assert "metric-catalog generate" in done.stderr
+
+
+def _owner_project(tmp_path: Path, catalog: Catalog) -> Path:
+    """A project whose pages are the owner pages and index of ``catalog`` (rst stubs)."""
+    root = _project(tmp_path)
+    docs = root / "docs"
+    (docs / "metrics" / "catalog.json").write_text(render_catalog_data(catalog), encoding="utf-8")
+    for catalog_file in catalog.files:
+        (root / catalog_file.path).write_text("# fixture\n" * 210, encoding="utf-8")
+        (docs / "metrics" / f"{catalog_file.module}.rst").write_text(
+            f"{catalog_file.module}\n{'=' * len(catalog_file.module)}\n\n"
+            f".. metric-catalog-owner:: {catalog_file.path}\n",
+            encoding="utf-8",
+        )
+    modules = "\n".join(f"   {f.module}" for f in catalog.files)
+    (docs / "metrics" / "index.rst").write_text(
+        f"Metric index\n============\n\n.. metric-catalog-index::\n\n.. toctree::\n\n{modules}\n",
+        encoding="utf-8",
+    )
+    (docs / "index.rst").write_text(
+        "Catalog\n=======\n\n.. toctree::\n\n   metrics/index\n", encoding="utf-8"
+    )
+    return root
+
+
+def _mtimes(out: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in sorted((out / "metrics").glob("*.html"))}
+
+
+def test_one_changed_owner_rewrites_only_its_page(tmp_path: Path) -> None:
+    """No change: no page is written. One row changed: its owner page and the index data only."""
+    catalog = fixture_catalog()
+    root = _owner_project(tmp_path, catalog)
+    out = root / "docs" / "_build"
+    assert _build(root).returncode == 0
+    data_file = out / "_static" / catalog_sphinx.DATA_FILE
+    first, first_data = _mtimes(out), data_file.read_bytes()
+    assert set(first) == {"fixture_alpha.html", "fixture_hostile.html", "index.html"}
+    assert 'id="rl-fixture-tokens"' in (out / "metrics" / "fixture_alpha.html").read_text("utf-8")
+
+    assert _build(root).returncode == 0
+    assert _mtimes(out) == first
+    assert data_file.read_bytes() == first_data
+
+    files = {f.path: f for f in catalog.files}
+    alpha = files["catalog/fixture_alpha.yaml"]
+    edited = replace(
+        alpha, teed=(replace(alpha.teed[0], description="Now edited."), *alpha.teed[1:])
+    )
+    changed = Catalog((edited, files["catalog/fixture_hostile.yaml"]))
+    (root / "docs" / "metrics" / "catalog.json").write_text(
+        render_catalog_data(changed), encoding="utf-8"
+    )
+    assert _build(root).returncode == 0
+    after = _mtimes(out)
+    assert after["fixture_hostile.html"] == first["fixture_hostile.html"]
+    assert after["fixture_alpha.html"] != first["fixture_alpha.html"]
+    assert "Now edited." in (out / "metrics" / "fixture_alpha.html").read_text("utf-8")
+    assert data_file.read_bytes() != first_data
+
+
+def test_stale_owner_page_is_an_error_naming_the_fix(tmp_path: Path) -> None:
+    """A page naming a file the resolved catalog lacks fails the build and says to regenerate."""
+    root = _owner_project(tmp_path, fixture_catalog())
+    (root / "docs" / "metrics" / "fixture_alpha.rst").write_text(
+        "gone\n====\n\n.. metric-catalog-owner:: catalog/gone.yaml\n", encoding="utf-8"
+    )
+    done = _build(root)
+    assert done.returncode != 0
+    assert "catalog/gone.yaml" in done.stderr
+    assert "run the generator again" in done.stderr

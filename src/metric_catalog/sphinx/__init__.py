@@ -1,122 +1,553 @@
 """Sphinx extension for a metric catalog's docs site: ``extensions = ["metric_catalog.sphinx"]``.
 
-What it adds to a Sphinx project whose catalog pages come from
-``metric-catalog generate`` (``python -m codegen generate`` in this repo):
+``generate`` (``metric-catalog generate``; ``python -m codegen generate`` in
+this repo) writes the resolved catalog, ``metrics/catalog.json``, and one short
+page per owner file holding a ``metric-catalog-owner`` directive, plus an index
+page holding ``metric-catalog-index``. This extension turns them into the site:
 
-* the catalog pages' stylesheet and filter script (shipped with the package,
-  registered on every HTML page; nothing to copy into ``_static/``);
-* one page per catalog YAML file, ``catalog-source/<name>.yaml.html``: the file
-  as committed with one ``#L<line>`` anchor per line, so the pages'
-  ``catalog/x.yaml:12`` links land on the row even without a code host;
-* the Grafana dashboards copied to ``dashboards/`` in the HTML output.
+* each owner page's summary table and series entries, built as nodes straight
+  from the resolved catalog (no Markdown tables to parse);
+* the index, rendered in the browser from one compressed data file
+  (``_static/metric-catalog-data.js``) with filters by owner, kind, stability
+  and attribute, and a find box;
+* search entries for every series name, logger key (with its prefix) and
+  Prometheus name, each linking to the series' entry;
+* one page per catalog YAML file, ``catalog-source/<name>.yaml.html``, with one
+  ``#L<line>`` anchor per line, where each entry's source link lands;
+* the stylesheet and scripts, shipped with the package (nothing to copy into
+  ``_static/``), and the Grafana dashboards copied to ``dashboards/``.
+
+Rebuilds are incremental per owner: a page is re-read only when what it shows
+changed in the resolved catalog, and the YAML pages only when their file did.
 
 Configuration (``conf.py``), every path relative to the Sphinx source folder:
 
 ``metric_catalog_data`` (default ``"metrics/catalog.json"``)
-    The resolved catalog ``generate`` writes next to the catalog pages; its
-    ``files`` list names the YAML files to publish.
+    The resolved catalog ``generate`` writes next to the catalog pages.
 ``metric_catalog_root`` (default ``".."``)
     The project root the catalog's file paths are relative to.
 ``metric_catalog_dashboards_dir`` (default ``"dashboards"``)
     Folder of the generated dashboards; skipped when it does not exist.
 
 The runtime (``metric_catalog.vocabulary``, ``tee``, ``otel``) never imports
-this package; it needs the ``docs`` extra (Sphinx, Pygments, MarkupSafe).
+this package; it needs the ``docs`` extra (Sphinx).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import json
+import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
+from html import escape
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
-from markupsafe import escape
-from pygments import highlight  # type: ignore[import-untyped]
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
-from pygments.lexers import YamlLexer  # type: ignore[import-untyped]
+from docutils import nodes  # type: ignore[import-untyped]
 from sphinx.application import Sphinx
+from sphinx.domains import Domain, ObjType
+from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.writers.html5 import HTML5Translator
+
+from . import _data, _html
+from ._data import CatalogData, series_anchor
 
 __all__ = [
     "CSS_FILE",
+    "DATA_FILE",
     "JS_FILE",
     "SOURCE_PAGES_DIR",
     "STATIC_DIR",
+    "CatalogDomain",
     "catalog_files",
     "render_source",
+    "series_anchor",
     "setup",
 ]
 
 SOURCE_PAGES_DIR: Final = "catalog-source"
-"""Site folder of the YAML pages; ``codegen.render_docs`` links into it."""
+"""Site folder of the YAML pages; the owner pages link into it."""
 
 STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
 """The extension's stylesheet and scripts, added to ``html_static_path``."""
 
 CSS_FILE: Final = "metric-catalog.css"
-"""Stylesheet of the catalog pages (tables, filter panel, source pages)."""
+"""Stylesheet of the catalog pages (tables, entries, index, source pages)."""
 
-JS_FILE: Final = "metric-catalog-filter.js"
-"""Script of the index filters."""
+JS_FILE: Final = "metric-catalog-index.js"
+"""Script that renders and filters the index from :data:`DATA_FILE`."""
 
-_VERSION: Final = "2"
+DATA_FILE: Final = "metric-catalog-data.js"
+"""The index data, written into the output's ``_static/`` on every HTML build."""
+
+_VERSION: Final = "3"
+_ENV_VERSION: Final = int(
+    hashlib.sha256(
+        b"".join(
+            (Path(__file__).parent / n).read_bytes()
+            for n in ("__init__.py", "_data.py", "_html.py")
+        )
+    ).hexdigest()[:8],
+    16,
+)
+"""Changes with the extension's code, so a new version re-reads every catalog page."""
+_DOMAIN: Final = "metric-catalog"
 _logger = logging.getLogger(__name__)
 
 
-def render_source(text: str) -> str:
-    """YAML ``text`` highlighted, one ``<span id="L<n>">`` per line with a self link."""
-    # nowrap gives one output line per input line, spans closed at each line end.
-    highlighted = highlight(text, YamlLexer(), HtmlFormatter(nowrap=True))
-    lines = []
-    for number, line in enumerate(highlighted.splitlines(), start=1):
-        lines.append(
-            f'<span class="catalog-line" id="L{number}">'
-            f'<a class="catalog-lineno" href="#L{number}">{number}</a>{line}</span>'
-        )
-    # Lines are display:block spans, so no newline between them (it would double-space).
-    return '<div class="highlight catalog-yaml"><pre>' + "".join(lines) + "</pre></div>"
+# --- the resolved catalog -------------------------------------------------------------
 
 
 def _confpath(app: Sphinx, value: str) -> Path:
     return (Path(app.confdir) / value).resolve()
 
 
-def catalog_files(app: Sphinx) -> list[str]:
-    """Project-relative paths of the catalog's YAML files, from the resolved catalog.
-
-    Empty (with a warning) when ``metric_catalog_data`` is missing or unreadable,
-    so a site whose catalog was never generated still builds its other pages.
-    """
-    data_path = _confpath(app, app.config.metric_catalog_data)
+def _load(app: Sphinx) -> CatalogData | None:
+    """The resolved catalog, or None after one warning naming the fix."""
     try:
-        data = json.loads(data_path.read_text(encoding="utf-8"))
-        return [str(entry["path"]) for entry in data["files"]]
+        return _data.load(_confpath(app, app.config.metric_catalog_data))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        _logger.warning(
-            "metric_catalog: cannot read the resolved catalog %s (%s); run the generator "
-            "(metric-catalog generate) or set metric_catalog_data in conf.py",
-            app.config.metric_catalog_data,
-            exc,
-            type="metric_catalog",
-            subtype="data",
+        if not getattr(app, "_metric_catalog_warned", False):
+            app._metric_catalog_warned = True  # type: ignore[attr-defined]
+            _logger.warning(
+                "metric_catalog: cannot read the resolved catalog %s (%s); run the generator "
+                "(metric-catalog generate) or set metric_catalog_data in conf.py",
+                app.config.metric_catalog_data,
+                exc,
+                type="metric_catalog",
+                subtype="data",
+            )
+        return None
+
+
+def catalog_files(app: Sphinx) -> list[str]:
+    """Project-relative paths of the catalog's YAML files (empty, with a warning, if unreadable)."""
+    data = _load(app)
+    return [] if data is None else sorted(data.files)
+
+
+# --- nodes ------------------------------------------------------------------------------
+
+
+class catalog_owner(nodes.General, nodes.Element):  # type: ignore[misc]  # noqa: N801
+    """An owner page's body; its children hold the text the search index reads."""
+
+
+class catalog_index(nodes.General, nodes.Element):  # type: ignore[misc]  # noqa: N801
+    """The index placeholder the index script fills from :data:`DATA_FILE`."""
+
+
+def _href(translator: HTML5Translator) -> _html.Href:
+    builder = translator.builder
+    current = builder.current_docname
+    domain: CatalogDomain = builder.env.domains[_DOMAIN]  # type: ignore[assignment]
+    pages = {path: docname for docname, (path, _) in domain.pages.items()}
+
+    def href(target: str) -> str:
+        kind, _, path = target.partition(":")
+        if kind == "page":
+            docname = pages.get(path)
+            return "" if docname is None else builder.get_relative_uri(current, docname)
+        name = f"{SOURCE_PAGES_DIR}/{PurePosixPath(path).name}"
+        return _relative(builder.get_target_uri(current), builder.get_target_uri(name))
+
+    return href
+
+
+def _relative(base: str, target: str) -> str:
+    depth = base.count("/")
+    return "../" * depth + target
+
+
+def _visit_owner(translator: HTML5Translator, node: catalog_owner) -> None:
+    data = _load(translator.builder.app)
+    path = str(node["path"])
+    if data is None or path not in data.files:
+        raise nodes.SkipNode
+    translator.body.append(_html.owner_page_html(data, path, _href(translator)))
+    raise nodes.SkipNode
+
+
+def _visit_index(translator: HTML5Translator, node: catalog_index) -> None:
+    builder = translator.builder
+    uri = builder.get_target_uri(builder.current_docname)
+    root = _relative(uri, "")
+    here = uri.rpartition("/")[0] + "/" if "/" in uri else ""
+    src = f"{root}_static/{DATA_FILE}?v={escape(str(node['digest']))}"
+    translator.body.append(
+        f'<div class="mc-index mc-wide" data-root="{escape(root)}" data-dir="{escape(here)}">'
+        '<form class="mc-filters" role="search" onsubmit="return false">'
+        '<label>Find <input type="search" name="q" data-filter="q" '
+        'placeholder="name, logger key or Prometheus name"></label>'
+        '<span class="mc-selects"></span>'
+        '<span class="mc-count" aria-live="polite">Loading the index…</span></form>'
+        '<table class="mc-table mc-index-table"><colgroup><col class="mc-c-name">'
+        '<col class="mc-c-key"><col class="mc-c-owner"><col class="mc-c-kind">'
+        '<col class="mc-c-unit"><col class="mc-c-stability"><col></colgroup>'
+        "<thead><tr><th>Series <small>(Prometheus name)</small></th><th>Logger key</th>"
+        "<th>Owner</th><th>Kind</th><th>Unit</th><th>Stability</th><th>Description</th></tr>"
+        "</thead>"
+        "<tbody></tbody></table>"
+        "<noscript><p>The index needs JavaScript; every series is on its owner's page.</p>"
+        "</noscript>"
+        f'<script src="{src}" defer></script></div>'
+    )
+    raise nodes.SkipNode
+
+
+def _visit_plain(translator: Any, node: nodes.Element) -> None:
+    """Other builders show the children (the entries' plain text)."""
+
+
+def _depart_plain(translator: Any, node: nodes.Element) -> None:
+    """Nothing to close."""
+
+
+# --- directives --------------------------------------------------------------------------
+
+
+class OwnerDirective(SphinxDirective):
+    """``metric-catalog-owner <catalog file path>``: that file's summary table and entries."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """Record the page's dependencies and search entries; return its body node."""
+        path = self.arguments[0]
+        data = _load(self.env.app)
+        if data is None:
+            return []
+        if path not in data.files:
+            msg = (
+                f"metric-catalog-owner: {path!r} is not a file of the resolved catalog "
+                f"{self.config.metric_catalog_data}; run the generator again"
+            )
+            raise self.error(msg)
+        domain: CatalogDomain = self.env.domains[_DOMAIN]  # type: ignore[assignment]
+        rows = data.by_file.get(path, [])
+        domain.note_page(self.env.docname, path, data.page_hash(path), data.digest)
+        node = catalog_owner(path=path)
+        words = []
+        entry = data.files[path]
+        words += [str(entry.get("owner", "")), str(entry.get("description", ""))]
+        for row in rows:
+            words += [
+                str(row["name"]),
+                str(row.get("qualified_logger_key") or ""),
+                str((row.get("prometheus") or {}).get("name", "")),
+                str(row.get("description", "")),
+            ]
+        node += nodes.paragraph("", "", nodes.Text("\n".join(w for w in words if w)))
+        return [node]
+
+
+class IndexDirective(SphinxDirective):
+    """``metric-catalog-index``: the index of every series, rendered in the browser."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """Note the page as an index page and return the placeholder."""
+        data = _load(self.env.app)
+        digest = "" if data is None else data.digest
+        domain: CatalogDomain = self.env.domains[_DOMAIN]  # type: ignore[assignment]
+        domain.index_pages[self.env.docname] = digest
+        count = 0 if data is None else len(data.rows)
+        files = 0 if data is None else len(data.files)
+        intro = nodes.paragraph(
+            "",
+            f"Every series in the catalog, sorted by name: {count} series from {files} catalog "
+            "files. The series name links to its entry on its owner's page; narrow the table "
+            "by owner, kind, stability or attribute, or find a series by its name, logger key "
+            "or Prometheus name.",
         )
+        return [intro, catalog_index(digest=digest)]
+
+
+# --- search entries and per-page dependencies ----------------------------------------
+
+
+class CatalogDomain(Domain):
+    """Which page shows which catalog file, and what each page was built from.
+
+    Kept in the environment between builds, so :func:`_outdated` can tell which
+    pages a new resolved catalog changes. Series are found by the index's find
+    box and by the search page's catalog results (both read the index data), so
+    10,000 series add nothing to Sphinx's search index.
+    """
+
+    name = _DOMAIN
+    label = "Metric catalog"
+    object_types: ClassVar[dict[str, ObjType]] = {}
+    initial_data: ClassVar[dict[str, Any]] = {"pages": {}, "index_pages": {}, "page_digests": {}}
+
+    @property
+    def pages(self) -> dict[str, tuple[str, str]]:
+        """docname -> (catalog file path, page hash when it was read)."""
+        pages: dict[str, tuple[str, str]] = self.data.setdefault("pages", {})
+        return pages
+
+    @property
+    def page_digests(self) -> dict[str, str]:
+        """docname -> digest of the resolved catalog when the owner page was read."""
+        digests: dict[str, str] = self.data.setdefault("page_digests", {})
+        return digests
+
+    @property
+    def index_pages(self) -> dict[str, str]:
+        """docname -> digest of the resolved catalog when the index page was read."""
+        index_pages: dict[str, str] = self.data.setdefault("index_pages", {})
+        return index_pages
+
+    def note_page(self, docname: str, path: str, page_hash: str, digest: str) -> None:
+        """Record that ``docname`` shows catalog file ``path``, as hashed now."""
+        self.pages[docname] = (path, page_hash)
+        self.page_digests[docname] = digest
+
+    def clear_doc(self, docname: str) -> None:
+        """Forget a page that is about to be re-read or was removed."""
+        self.pages.pop(docname, None)
+        self.page_digests.pop(docname, None)
+        self.index_pages.pop(docname, None)
+
+    def merge_domaindata(self, docnames: Set[str], otherdata: dict[str, Any]) -> None:
+        """Take over the pages a parallel reader read."""
+        for key in ("pages", "page_digests", "index_pages"):
+            mine = self.data.setdefault(key, {})
+            for docname, value in otherdata.get(key, {}).items():
+                if docname in docnames:
+                    mine[docname] = value
+
+    def resolve_any_xref(self, *args: Any, **kwargs: Any) -> list[tuple[str, nodes.Element]]:
+        """The domain has no roles: nothing to resolve."""
         return []
+
+    def get_objects(self) -> Iterator[tuple[str, str, str, str, str, int]]:
+        """No Sphinx search objects (see the class docstring)."""
+        return iter(())
+
+
+def _outdated(
+    app: Sphinx, env: BuildEnvironment, added: Set[str], changed: Set[str], removed: Set[str]
+) -> list[str]:
+    """Pages whose slice of the resolved catalog changed since they were read.
+
+    When the file's bytes hash to the digest every page was read with, nothing
+    changed and the file is not even parsed.
+    """
+    domain: CatalogDomain = env.domains[_DOMAIN]  # type: ignore[assignment]
+    try:
+        digest = _data.file_digest(_confpath(app, app.config.metric_catalog_data))
+    except OSError:
+        digest = None
+    digests = {*domain.index_pages.values(), *domain.page_digests.values()}
+    if digest is not None and digests <= {digest}:
+        return []
+    data = _load(app)
+    if data is None:
+        return []
+    skip = added | changed | removed
+    outdated = []
+    for docname, (path, page_hash) in domain.pages.items():
+        if docname in skip:
+            continue
+        if data.page_hash(path) != page_hash:
+            outdated.append(docname)
+        else:  # read from an older catalog, still current: no need to parse next time
+            domain.page_digests[docname] = data.digest
+    outdated += [
+        docname
+        for docname, index_digest in domain.index_pages.items()
+        if docname not in skip and index_digest != data.digest
+    ]
+    return outdated
+
+
+# --- the index data -------------------------------------------------------------------
+
+
+def index_data(data: CatalogData, page_uri: dict[str, str]) -> dict[str, Any]:
+    """What the index script needs, columnar: value tables, then one short list per row.
+
+    ``page_uri`` maps a catalog file path to its owner page's URI from the site root.
+    Row: ``[name, file, kind, unit, stability, prometheus, logger key, deprecated,
+    description, [attribute indexes]]`` where file, kind, unit, stability and
+    attributes index the tables.
+    """
+    tables: dict[str, dict[str, int]] = {
+        "kinds": {},
+        "units": {},
+        "stabilities": {},
+        "attributes": {},
+    }
+
+    def index(table: str, value: str) -> int:
+        values = tables[table]
+        return values.setdefault(value, len(values))
+
+    files = sorted(data.files)
+    file_index = {path: i for i, path in enumerate(files)}
+    rows = []
+    for row in data.rows:
+        attributes = [
+            index("attributes", str(a.get("name", "")))
+            for a in row.get("attributes") or []
+            if isinstance(a, dict)
+        ]
+        rows.append(
+            [
+                row["name"],
+                file_index.get(str(row.get("file", "")), -1),
+                index("kinds", str(row.get("kind", ""))),
+                index("units", str(row.get("unit") or "")),
+                index("stabilities", str(row.get("stability", ""))),
+                (row.get("prometheus") or {}).get("name", ""),
+                row.get("qualified_logger_key") or "" if row.get("logger_key") else "",
+                1 if row.get("deprecated") else 0,
+                " ".join(str(row.get("description", "")).split()),
+                attributes,
+            ]
+        )
+    return {
+        "version": 1,
+        "files": [
+            {
+                "owner": data.files[p].get("owner", ""),
+                "module": data.files[p].get("module", ""),
+                "page": page_uri.get(p, ""),
+            }
+            for p in files
+        ],
+        **{name: list(values) for name, values in tables.items()},
+        "rows": rows,
+    }
+
+
+def _write_index_data(app: Sphinx) -> None:
+    """Write ``_static/`` :data:`DATA_FILE` unless it already holds this catalog."""
+    domain: CatalogDomain = app.env.domains[_DOMAIN]  # type: ignore[assignment]
+    if not domain.index_pages:
+        return
+    try:
+        digest = _data.file_digest(_confpath(app, app.config.metric_catalog_data))
+    except OSError:
+        return
+    target = Path(app.outdir) / "_static" / DATA_FILE
+    stamp = f"// metric-catalog index data {_ENV_VERSION} {digest}\n"
+    pages = {path: docname for docname, (path, _) in domain.pages.items()}
+    page_uri = {path: app.builder.get_target_uri(doc) for path, doc in pages.items()}
+    stamp += f"// {hashlib.sha256(json.dumps(page_uri, sort_keys=True).encode()).hexdigest()}\n"
+    try:
+        with target.open(encoding="utf-8") as handle:
+            if handle.readline() + handle.readline() == stamp:
+                return
+    except OSError:
+        pass
+    data = _load(app)
+    if data is None:
+        return
+    payload = json.dumps(
+        index_data(data, page_uri), ensure_ascii=False, separators=(",", ":")
+    ).encode("utf-8")
+    packed = base64.b64encode(gzip.compress(payload, compresslevel=6, mtime=0)).decode("ascii")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(stamp + f'window.metricCatalogIndexData = "{packed}";\n', encoding="utf-8")
+
+
+# --- YAML source pages ------------------------------------------------------------------
+
+_YAML_KEY: Final = re.compile(r"^(\s*(?:-\s+)?)([A-Za-z_][\w.-]*)(:)(?=\s|$)")
+
+
+def _yaml_line(line: str) -> str:
+    stripped = line.lstrip()
+    if stripped.startswith("#"):
+        return f"<i>{escape(line, quote=False)}</i>"
+    match = _YAML_KEY.match(line)
+    if match is None:
+        return escape(line, quote=False)
+    lead, key, colon = match.groups()
+    rest = line[match.end() :]
+    return f"{escape(lead)}<b>{escape(key)}</b>{colon}{escape(rest, quote=False)}"
+
+
+def render_source(text: str) -> str:
+    """YAML ``text`` as a ``<pre>`` with one ``<span id="L<n>">`` per line, keys marked."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    body = "\n".join(
+        f'<span id="L{number}">{_yaml_line(line)}</span>'
+        for number, line in enumerate(lines, start=1)
+    )
+    return f'<div class="mc-yaml"><pre>{body}\n</pre></div>'
+
+
+def _stamps_path(app: Sphinx) -> Path:
+    return Path(app.outdir) / SOURCE_PAGES_DIR / ".stamps.json"
 
 
 def _collect_pages(app: Sphinx) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """The YAML pages whose file changed since they were last written (all, the first time).
+
+    Also writes the index data first, so the search page (written after these
+    pages) can load it.
+    """
+    _write_index_data(app)
+    domain: CatalogDomain = app.env.domains[_DOMAIN]  # type: ignore[assignment]
     root = _confpath(app, app.config.metric_catalog_root)
-    for relative in catalog_files(app):
+    stamps_path = _stamps_path(app)
+    try:
+        stamps: dict[str, str] = json.loads(stamps_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamps = {}
+    fresh: dict[str, str] = {}
+    for relative in sorted({path for path, _ in domain.pages.values()}):
         path = root / relative
-        title = relative
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            _logger.warning(
+                "metric_catalog: cannot read catalog file %s for its source page (%s)",
+                relative,
+                exc,
+                type="metric_catalog",
+                subtype="source",
+            )
+            continue
+        name = f"{SOURCE_PAGES_DIR}/{PurePosixPath(relative).name}"
+        stamp = hashlib.sha256(raw + f"\0{_ENV_VERSION}\0{relative}".encode()).hexdigest()
+        fresh[name] = stamp
+        output = Path(app.outdir) / (app.builder.get_target_uri(name) or name)
+        if stamps.get(name) == stamp and output.is_file():
+            continue
         body = (
-            f"<h1>{escape(title)}</h1>\n"
-            "<p>The catalog file as committed; each line number is a link anchor.</p>\n"
-            + render_source(path.read_text(encoding="utf-8"))
+            f'<div class="mc-wide"><h1>{escape(relative)}</h1>\n'
+            "<p>The catalog file as committed; each line is a link anchor "
+            "(<code>#L&lt;line&gt;</code>).</p>\n"
+            + render_source(raw.decode("utf-8", errors="replace"))
+            + "</div>"
         )
-        name = PurePosixPath(relative).name
-        yield f"{SOURCE_PAGES_DIR}/{name}", {"title": title, "body": body}, "page.html"
+        yield name, {"title": relative, "body": body}, "page.html"
+    stamps_path.parent.mkdir(parents=True, exist_ok=True)
+    stamps_path.write_text(json.dumps(fresh, sort_keys=True), encoding="utf-8")
+
+
+def _page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """The search page loads the index data too: it lists the catalog's matching series."""
+    if pagename != "search" or app.builder.format != "html":
+        return
+    domain: CatalogDomain = app.env.domains[_DOMAIN]  # type: ignore[assignment]
+    if domain.index_pages:
+        app.add_js_file(DATA_FILE, defer="defer")
 
 
 def _copy_dashboards(app: Sphinx, exception: Exception | None) -> None:
@@ -128,7 +559,17 @@ def _copy_dashboards(app: Sphinx, exception: Exception | None) -> None:
     target = Path(app.outdir) / "dashboards"
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.glob("*.json")):
-        shutil.copyfile(path, target / path.name)
+        destination = target / path.name
+        stat = path.stat()
+        try:
+            current = destination.stat()
+        except OSError:
+            current = None
+        if current is None or (current.st_mtime_ns, current.st_size) != (
+            stat.st_mtime_ns,
+            stat.st_size,
+        ):
+            shutil.copy2(path, destination)
 
 
 def _add_static(app: Sphinx) -> None:
@@ -138,17 +579,33 @@ def _add_static(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the config values, the static files and the page and copy hooks."""
+    """Register the config values, nodes, directives, domain, static files and hooks."""
     app.add_config_value(
-        "metric_catalog_data", "metrics/catalog.json", "html", types=frozenset({str})
+        "metric_catalog_data", "metrics/catalog.json", "env", types=frozenset({str})
     )
-    app.add_config_value("metric_catalog_root", "..", "html", types=frozenset({str}))
+    app.add_config_value("metric_catalog_root", "..", "env", types=frozenset({str}))
     app.add_config_value(
         "metric_catalog_dashboards_dir", "dashboards", "html", types=frozenset({str})
     )
+    plain = (_visit_plain, _depart_plain)
+    for node in (catalog_owner, catalog_index):
+        visit = _visit_owner if node is catalog_owner else _visit_index
+        app.add_node(
+            node, html=(visit, _depart_plain), text=plain, latex=plain, man=plain, texinfo=plain
+        )
+    app.add_directive("metric-catalog-owner", OwnerDirective)
+    app.add_directive("metric-catalog-index", IndexDirective)
+    app.add_domain(CatalogDomain)
     app.add_css_file(CSS_FILE)
     app.add_js_file(JS_FILE, defer="defer")
     app.connect("builder-inited", _add_static)
+    app.connect("env-get-outdated", _outdated)
     app.connect("html-collect-pages", _collect_pages)
+    app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_dashboards)
-    return {"version": _VERSION, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "version": _VERSION,
+        "env_version": _ENV_VERSION,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

@@ -1,0 +1,198 @@
+"""HTML of the catalog pages, built straight from the resolved catalog's rows.
+
+Every value from the catalog goes through :func:`html.escape` (quotes too);
+identifiers get ``<wbr>`` after ``.``, ``_`` and ``/`` so a narrow column breaks
+them there and nowhere else (the stylesheet forbids breaks inside words). The
+markup is lean on purpose: at 10,000 series every byte per row is 10 kB of site.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from html import escape
+from typing import Any, Final
+
+from ._data import CatalogData, series_anchor, source_line
+
+__all__ = ["ident", "owner_page_html", "paragraphs", "text", "word"]
+
+_BREAK_AFTER: Final = re.compile(r"([._/])(?=.)")
+_BLANK_LINE: Final = re.compile(r"\n[ \t]*\n")
+_SPACES: Final = re.compile(r"\s+")
+
+Href = Callable[[str], str]
+"""Maps a target (``"page:<path>"`` of a catalog file or ``"source:<path>"``) to a URL."""
+
+
+def text(value: object) -> str:
+    """``value`` as escaped HTML text on one line."""
+    return escape(_SPACES.sub(" ", str(value)).strip())
+
+
+def ident(value: object) -> str:
+    """An identifier as ``<code>``, breakable only after ``.``, ``_`` and ``/``.
+
+    Inside the catalog containers (``.mc-owner``, ``.mc-index``) the stylesheet
+    forbids any other break; no class per element keeps 10,000 entries small.
+    """
+    broken = _BREAK_AFTER.sub(r"\1<wbr>", text(value))
+    return f"<code>{broken}</code>"
+
+
+def word(value: object) -> str:
+    """A short value (kind, stability) as escaped text, breakable only after ``_``."""
+    return text(value).replace("_", "_<wbr>")
+
+
+def paragraphs(value: object) -> str:
+    """Escaped ``<p>`` paragraphs, split where the text has blank lines."""
+    parts = [text(p) for p in _BLANK_LINE.split(str(value or "").strip()) if p.strip()]
+    return "".join(f"<p>{p}</p>" for p in parts)
+
+
+def _attributes(row: Mapping[str, Any]) -> str:
+    attributes = row.get("attributes") or []
+    items = []
+    for attribute in attributes:
+        if not isinstance(attribute, Mapping):
+            continue
+        details = [text(attribute.get("type") or "string")]
+        if attribute.get("requirement"):
+            details.append(text(attribute["requirement"]))
+        values = attribute.get("values") or []
+        if values:
+            details.append("values " + ", ".join(ident(v) for v in values))
+        elif attribute.get("max_cardinality"):
+            details.append(f"at most {text(attribute['max_cardinality'])} values")
+        items.append(f"<li>{ident(attribute.get('name', ''))} ({'; '.join(details)})</li>")
+    return f'<ul class="mc-attributes">{"".join(items)}</ul>' if items else ""
+
+
+def _presence(row: Mapping[str, Any]) -> str:
+    """A teed row's presence: requirement level, condition, logging loops, first step."""
+    level = row.get("requirement_level")
+    if row.get("section") != "teed" or not level:
+        return ""
+    out = text(str(level).replace("_", " "))
+    if row.get("condition"):
+        out += f" ({text(row['condition'])})"
+    loops = row.get("emitted_by") or []
+    out += "; logged by " + (", ".join(ident(loop) for loop in loops) if loops else "any loop")
+    if row.get("first_step") is not None:
+        out += f"; first logged at step {text(row['first_step'])}"
+    return f'<p class="mc-meta">Presence: {out}</p>'
+
+
+def _logger_key(row: Mapping[str, Any]) -> str:
+    qualified = row.get("qualified_logger_key")
+    if not qualified or row.get("logger_key") is None:
+        return "none: recorded directly, not teed from the <code>Logger</code>"
+    prefix = row.get("prefix")
+    where = f"prefix {ident(prefix)}" if prefix else "no prefix"
+    return f"{ident(qualified)} ({where})"
+
+
+def _deprecation(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
+    deprecated = row.get("deprecated")
+    if not deprecated:
+        return ""
+    target = deprecated.get("replaced_by")
+    if not target:
+        replaced = "<p>No replacement.</p>"
+    elif str(target) in data.by_name:
+        target_file = str(data.by_name[str(target)].get("file", ""))
+        page = "" if target_file == path else href(f"page:{target_file}")
+        link = f"{page}#{series_anchor(str(target))}"
+        replaced = f'<p>Replaced by <a href="{escape(link)}">{ident(target)}</a>.</p>'
+    else:
+        replaced = f"<p>Replaced by {ident(target)}, which is not in the catalog.</p>"
+    return (
+        '<div class="admonition warning deprecated">'
+        f'<p class="admonition-title">Deprecated since {text(deprecated.get("since", ""))}</p>'
+        f"{replaced}{paragraphs(deprecated.get('note', ''))}</div>"
+    )
+
+
+def _prometheus(row: Mapping[str, Any]) -> str:
+    prometheus = row.get("prometheus") or {}
+    name = str(prometheus.get("name", ""))
+    series = [str(s) for s in prometheus.get("series") or [] if str(s) != name]
+    out = ident(name)
+    if series:
+        suffixes = [s.removeprefix(name) if s.startswith(name) else s for s in series]
+        out += " (" + ", ".join(ident(s) for s in suffixes) + ")"
+    return out
+
+
+def _source(row: Mapping[str, Any], href: Href) -> str:
+    path = str(row.get("file", ""))
+    line = source_line(row.get("source"))
+    label = f"{path}:{line}" if line else path
+    url = href(f"source:{path}") + (f"#L{line}" if line else "")
+    return f'<a class="mc-src" href="{escape(url)}">{text(label)}</a>'
+
+
+def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
+    """One series: its table row, which is also its entry (``id`` = its anchor)."""
+    name = str(row["name"])
+    anchor = series_anchor(name)
+    deprecated = ' <span class="mc-deprecated">deprecated</span>' if row.get("deprecated") else ""
+    if row.get("logger_key") is None or not row.get("qualified_logger_key"):
+        logger = "<em>recorded</em>"
+    else:
+        logger = ident(row["qualified_logger_key"]) + ("" if row.get("prefix") else " (no prefix)")
+    unit = ident(row["unit"]) if row.get("unit") else "—"
+    constant = row.get("python_constant") or (
+        f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
+    )
+    description = paragraphs(row.get("description", "")) or "<p><em>No description.</em></p>"
+    attributes = _attributes(row) + _presence(row)
+    meta = (
+        f'<p class="mc-meta">{ident(constant)} · registry key '
+        f"{ident(row.get('registry_key', ''))} · {_source(row, href)}</p>"
+    )
+    return (
+        f'<tr id="{anchor}"><td><a href="#{anchor}">{ident(name)}</a>{deprecated}'
+        f'<div class="mc-prom">{_prometheus(row)}</div></td>'
+        f"<td>{logger}</td><td>{word(row.get('kind', ''))}</td><td>{unit}</td>"
+        f"<td>{text(row.get('stability', ''))}</td>"
+        f"<td>{description}{_deprecation(row, data, href, path)}{attributes}{meta}</td></tr>"
+    )
+
+
+def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
+    """The body of the owner page of catalog file ``path``: intro, then one table row per series.
+
+    Each row is the series' entry: its ``id`` is the series anchor, and it holds
+    the name and Prometheus name, logger key (with its prefix), kind, unit,
+    stability, description, deprecation, attributes, Python constant, registry
+    key and source line.
+    """
+    entry = data.files[path]
+    rows = data.by_file.get(path, [])
+    teed = sum(1 for r in rows if r.get("section") == "teed")
+    owner = ident(entry.get("owner", ""))
+    source = f'<a href="{escape(href(f"source:{path}"))}">{ident(path)}</a>'
+    module = ident(entry.get("python_module") or f"{data.package}.{entry.get('module', '')}")
+    parts = [
+        '<div class="mc-owner mc-wide">',
+        paragraphs(entry.get("description", "")),
+        f"<p>Series owned by {owner}, declared in {source}: {teed} teed (mirrored from a "
+        f"<code>Logger</code> key) and {len(rows) - teed} recorded directly. The owner declares "
+        f"them by importing its generated module, {module}.</p>",
+    ]
+    if not rows:
+        parts.append("<p>This owner declares no series.</p>")
+    else:
+        parts.append(
+            '<table class="mc-table mc-series-table"><colgroup><col class="mc-c-name">'
+            '<col class="mc-c-key"><col class="mc-c-kind"><col class="mc-c-unit">'
+            '<col class="mc-c-stability"><col></colgroup><thead><tr>'
+            "<th>Series <small>(Prometheus name)</small></th><th>Logger key</th><th>Kind</th>"
+            "<th>Unit</th><th>Stability</th><th>Description</th></tr></thead><tbody>"
+        )
+        parts.extend(_row(row, data, href, path) for row in rows)
+        parts.append("</tbody></table>")
+    parts.append("</div>")
+    return "".join(parts)
