@@ -193,6 +193,9 @@ def _visit_index(translator: HTML5Translator, node: catalog_index) -> None:
         "<th>Owner</th><th>Kind</th><th>Unit</th><th>Stability</th><th>Description</th></tr>"
         "</thead>"
         "<tbody></tbody></table>"
+        '<p class="mc-more" hidden><span class="mc-more-count"></span> '
+        '<button type="button" class="mc-more-page"></button> '
+        '<button type="button" class="mc-more-all"></button></p>'
         "<noscript><p>The index needs JavaScript; every series is on its owner's page.</p>"
         "</noscript>"
         f'<script src="{src}" defer></script></div>'
@@ -500,15 +503,26 @@ def _collect_pages(app: Sphinx) -> Iterator[tuple[str, dict[str, Any], str]]:
     pages) can load it.
     """
     _write_index_data(app)
-    domain: CatalogDomain = app.env.domains[_DOMAIN]  # type: ignore[assignment]
     root = _confpath(app, app.config.metric_catalog_root)
     stamps_path = _stamps_path(app)
     try:
-        stamps: dict[str, str] = json.loads(stamps_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stamps = {}
+        saved = json.loads(stamps_path.read_text(encoding="utf-8"))
+        stamps: dict[str, str] = dict(saved["pages"])
+        known: list[str] = list(saved["files"])
+        known_digest = str(saved["digest"])
+    except (OSError, ValueError, KeyError, TypeError):
+        stamps, known, known_digest = {}, [], ""
+    try:
+        digest = _data.file_digest(_confpath(app, app.config.metric_catalog_data))
+    except OSError:
+        digest = ""
+    if digest and digest == known_digest:
+        files = known  # the same resolved catalog as last time: no need to parse it
+    else:
+        data = _load(app)
+        files = [] if data is None else sorted(data.files)
     fresh: dict[str, str] = {}
-    for relative in sorted({path for path, _ in domain.pages.values()}):
+    for relative in files:
         path = root / relative
         try:
             raw = path.read_bytes()
@@ -536,7 +550,8 @@ def _collect_pages(app: Sphinx) -> Iterator[tuple[str, dict[str, Any], str]]:
         )
         yield name, {"title": relative, "body": body}, "page.html"
     stamps_path.parent.mkdir(parents=True, exist_ok=True)
-    stamps_path.write_text(json.dumps(fresh, sort_keys=True), encoding="utf-8")
+    saved = {"digest": digest, "files": files, "pages": fresh}
+    stamps_path.write_text(json.dumps(saved, sort_keys=True), encoding="utf-8")
 
 
 def _page_context(
