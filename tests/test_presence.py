@@ -561,18 +561,28 @@ def test_resolve_carries_presence_fields_and_the_loops(loops_catalog: Catalog) -
     assert loops[1]["signature"][-1] == "train/critic/loss"  # type: ignore[index]
 
 
-def test_docs_pages_show_each_teed_rows_presence(loops_catalog: Catalog) -> None:
-    from codegen.render_docs import render_docs_pages
+def test_docs_pages_show_each_teed_rows_presence(loops_catalog: Catalog, tmp_path: Path) -> None:
+    from codegen.render_docs import render_catalog_data
+    from metric_catalog.sphinx import _data, _html
 
-    pages = render_docs_pages(loops_catalog)
-    page = pages["docs/metrics/grpo.md"]
+    data_path = tmp_path / "catalog.json"
+    data_path.write_text(render_catalog_data(loops_catalog), encoding="utf-8")
+    data = _data.load(data_path)
+    paths = {entry["module"]: path for path, entry in data.files.items()}
+
+    def page(module: str) -> str:
+        return _html.owner_page_html(data, paths[module], lambda target: target)
+
+    grpo = page("grpo")
     assert (
-        ":Presence: conditionally required (when validation runs (val\\_period &gt; 0)); logged by "
-        "`grpo_sync`, `ppo`" in page
+        "Presence: conditionally required (when validation runs (val_period &gt; 0)); logged by "
+        "<code>grpo_<wbr>sync</code>, <code>ppo</code>" in grpo
     )
-    assert ":Presence: required; logged by `grpo_sync`, `ppo`; first logged at step 10" in page
-    common = pages["docs/metrics/common.md"]
-    assert ":Presence: opt in; logged by any loop" in common
+    assert (
+        "Presence: required; logged by <code>grpo_<wbr>sync</code>, <code>ppo</code>;"
+        " first logged at step 10" in grpo
+    )
+    assert "Presence: opt in; logged by any loop" in page("common")
 
 
 def test_diff_lists_a_changed_requirement_level_at_its_position(tmp_path: Path) -> None:
