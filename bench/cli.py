@@ -24,7 +24,13 @@ from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
 from bench.measure import REPO, BenchError
-from bench.report import Section, machine_description, render_results, render_section
+from bench.report import (
+    Section,
+    machine_description,
+    merge_results,
+    render_results,
+    render_section,
+)
 from bench.tee_bench import bench_tee
 from bench.workers_bench import bench_workers
 
@@ -61,6 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--no-write", action="store_true", help="do not rewrite bench/RESULTS.md (full runs)"
+    )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: replace those sections (and their targets) in bench/RESULTS.md",
     )
     parser.add_argument(
         "--redact-results",
@@ -103,6 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             render_results(sections, machine, analysis, "make bench"), encoding="utf-8"
         )
         print(f"bench: wrote {RESULTS.relative_to(REPO)}")
+    elif not args.smoke and args.merge and args.only is not None and not failed:
+        RESULTS.write_text(
+            merge_results(RESULTS.read_text(encoding="utf-8"), sections, machine), encoding="utf-8"
+        )
+        print(f"bench: merged {', '.join(args.only)} into {RESULTS.relative_to(REPO)}")
     elif not args.smoke:
         out = REPO / "bench" / "out" / "RESULTS.partial.md"
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ __all__ = [
     "Section",
     "Target",
     "machine_description",
+    "merge_results",
     "render_results",
     "render_section",
     "render_table",
@@ -225,3 +226,43 @@ def render_results(
         parts += ["", analysis.strip(), ""]
     # No absolute path of this machine in a committed file (profiles, header, notes).
     return redact_paths("\n".join(parts).rstrip() + "\n")
+
+
+def merge_results(existing: str, sections: Sequence[Section], machine: Sequence[str]) -> str:
+    """``existing`` RESULTS.md with ``sections`` (and their target rows) replaced or added.
+
+    For a partial run (``--only NAME --merge``): every other section and target keeps
+    the figures of the run that wrote it; the merged sections say when and where
+    they ran, since the page header describes that other run.
+    """
+    text = existing
+    for section in sections:
+        when = "; ".join(line for line in machine if line.startswith(("Date", "Load")))
+        section.notes.append(f"Measured in a partial run (`--only {section.key}`): {when}.")
+        block = render_section(section).rstrip() + "\n\n"
+        heading = f"## {section.title}\n"
+        start = text.find(heading)
+        if start >= 0:
+            end = text.find("\n## ", start + len(heading))
+            text = text[:start] + block + (text[end + 1 :] if end >= 0 else "")
+        else:
+            analysis = text.find("\n## Analysis")
+            at = analysis + 1 if analysis >= 0 else len(text)
+            text = text[:at] + block + text[at:]
+        names = {t.name for t in section.targets}
+        lines = text.split("\n")
+        head = next(i for i, line in enumerate(lines) if line.startswith("## Targets"))
+        first = head + 1
+        while not lines[first].startswith("|"):
+            first += 1
+        last = first
+        while last < len(lines) and lines[last].startswith("|"):
+            last += 1
+        kept = [line for line in lines[first + 2 : last] if line.split("|")[1].strip() not in names]
+        new = render_table(
+            ["target", "goal", "measured", "status", "why / lever"],
+            [[t.name, t.goal, t.measured, _status(t), t.why] for t in section.targets],
+        ).split("\n")[2:]
+        lines[first + 2 : last] = kept + new
+        text = "\n".join(lines)
+    return redact_paths(text.rstrip() + "\n")

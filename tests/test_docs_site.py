@@ -226,9 +226,9 @@ def _index_rows(browser: Any) -> list[dict[str, Any]]:
           logger: row.cells[1].textContent,
           module: row.cells[2].textContent,
           owner: row.cells[2].querySelector("a").title,
-          kind: row.cells[3].textContent,
-          stability: row.cells[5].textContent,
-          description: row.cells[6].textContent,
+          kind: row.cells[3].querySelector(".mc-kind").textContent,
+          stability: row.cells[4].textContent,
+          description: row.cells[5].textContent,
         }));
         """
     )
@@ -451,7 +451,7 @@ def test_hostile_descriptions_render_verbatim(site: Site, browser: Any) -> None:
         const out = {};
         for (const row of document.querySelector("table.mc-series-table").tBodies[0].rows) {
           out[row.cells[0].querySelector("a").textContent] =
-            row.cells[5].querySelector("p").textContent;
+            row.cells[4].querySelector("p").textContent;
         }
         return out;
         """
@@ -601,7 +601,9 @@ def test_identifiers_never_break_mid_word(site: Site, browser: Any, which: int) 
         _open(browser, f"{site.url}/{page}")
     browser.set_window_size(1000, 900)  # narrower: more identifiers must wrap
     try:
-        checked, bad = browser.execute_script(_BREAK_CHECK, "table.mc-table td code", 600)
+        checked, bad = browser.execute_script(
+            _BREAK_CHECK, "table.mc-table td code, table.mc-table td a.mc-src", 600
+        )
         wrapped = browser.execute_script(
             "return Array.from(document.querySelectorAll('table.mc-table td code'))"
             ".slice(0, 600).filter((c) => c.getClientRects().length > 1).length;"

@@ -27,7 +27,7 @@ ALPHA = "catalog/fixture_alpha.yaml"
 HOSTILE = "catalog/fixture_hostile.yaml"
 _ALLOWED_TAGS = {
     *("div", "p", "a", "code", "wbr", "table", "colgroup", "col", "thead", "tbody"),
-    *("tr", "th", "td", "small", "span", "em", "ul", "li"),
+    *("tr", "th", "td", "small", "span", "em", "ul", "li", "br"),
 }
 
 
@@ -163,7 +163,7 @@ def test_logger_key_column_shows_the_prefix(
 def test_entry_names_constant_registry_key_and_source(data: _data.CatalogData) -> None:
     """The description cell ends with the Python constant, registry key and YAML line link."""
     page = _page(data, ALPHA)
-    cell = page.rows["rl-fixture-tokens"][5]
+    cell = page.rows["rl-fixture-tokens"][4]
     assert "metric_catalog.generated.fixture_alpha.FIXTURE_TOKENS" in cell
     assert "registry key fixture_tokens" in cell
     assert cell.endswith("catalog/fixture_alpha.yaml:11")

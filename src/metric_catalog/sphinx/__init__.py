@@ -188,9 +188,9 @@ def _visit_index(translator: HTML5Translator, node: catalog_index) -> None:
         '<span class="mc-count" aria-live="polite">Loading the index…</span></form>'
         '<table class="mc-table mc-index-table"><colgroup><col class="mc-c-name">'
         '<col class="mc-c-key"><col class="mc-c-owner"><col class="mc-c-kind">'
-        '<col class="mc-c-unit"><col class="mc-c-stability"><col></colgroup>'
+        '<col class="mc-c-stability"><col></colgroup>'
         "<thead><tr><th>Series <small>(Prometheus name)</small></th><th>Logger key</th>"
-        "<th>Owner</th><th>Kind</th><th>Unit</th><th>Stability</th><th>Description</th></tr>"
+        "<th>Owner</th><th>Kind, unit</th><th>Stability</th><th>Description</th></tr>"
         "</thead>"
         "<tbody></tbody></table>"
         '<p class="mc-more" hidden><span class="mc-more-count"></span> '

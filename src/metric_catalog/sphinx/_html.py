@@ -130,7 +130,8 @@ def _source(row: Mapping[str, Any], href: Href) -> str:
     line = source_line(row.get("source"))
     label = f"{path}:{line}" if line else path
     url = href(f"source:{path}") + (f"#L{line}" if line else "")
-    return f'<a class="mc-src" href="{escape(url)}">{text(label)}</a>'
+    broken = _BREAK_AFTER.sub(r"\1<wbr>", text(label))
+    return f'<a class="mc-src" href="{escape(url)}">{broken}</a>'
 
 
 def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
@@ -155,7 +156,8 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
     return (
         f'<tr id="{anchor}"><td><a href="#{anchor}">{ident(name)}</a>{deprecated}'
         f'<div class="mc-prom">{_prometheus(row)}</div></td>'
-        f"<td>{logger}</td><td>{word(row.get('kind', ''))}</td><td>{unit}</td>"
+        f"<td>{logger}</td>"
+        f'<td><span class="mc-kind">{word(row.get("kind", ""))}</span><br>{unit}</td>'
         f"<td>{text(row.get('stability', ''))}</td>"
         f"<td>{description}{_deprecation(row, data, href, path)}{attributes}{meta}</td></tr>"
     )
@@ -187,10 +189,10 @@ def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
     else:
         parts.append(
             '<table class="mc-table mc-series-table"><colgroup><col class="mc-c-name">'
-            '<col class="mc-c-key"><col class="mc-c-kind"><col class="mc-c-unit">'
-            '<col class="mc-c-stability"><col></colgroup><thead><tr>'
-            "<th>Series <small>(Prometheus name)</small></th><th>Logger key</th><th>Kind</th>"
-            "<th>Unit</th><th>Stability</th><th>Description</th></tr></thead><tbody>"
+            '<col class="mc-c-key"><col class="mc-c-kind"><col class="mc-c-stability"><col>'
+            "</colgroup><thead><tr><th>Series <small>(Prometheus name)</small></th>"
+            "<th>Logger key</th><th>Kind, unit</th><th>Stability</th><th>Description</th>"
+            "</tr></thead><tbody>"
         )
         parts.extend(_row(row, data, href, path) for row in rows)
         parts.append("</tbody></table>")

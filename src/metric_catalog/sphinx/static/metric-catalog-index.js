@@ -65,8 +65,8 @@
       "</td><td>" + (row[6] ? ident(row[6]) : "<em>recorded</em>") +
       "</td><td><a href=\"" + esc(page) + "\" title=\"" + esc(file.owner) + "\">" +
       ident(file.module) + "</a>" +
-      "</td><td>" + esc(data.kinds[row[2]]).replace(/_/g, "_<wbr>") +
-      "</td><td>" + (unit ? ident(unit) : "—") +
+      '</td><td><span class="mc-kind">' + esc(data.kinds[row[2]]).replace(/_/g, "_<wbr>") +
+      "</span><br>" + (unit ? ident(unit) : "—") +
       "</td><td>" + esc(data.stabilities[row[4]]) +
       "</td><td>" + esc(row[8]) + "</td></tr>"
     );
