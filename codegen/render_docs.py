@@ -261,7 +261,11 @@ def render_docs_pages(catalog: Catalog, config: Config | None = None) -> dict[st
     files = sorted(catalog.files, key=lambda f: f.path)
     pages: dict[str, str] = {
         f"{docs_dir}/{_page(catalog_file)}": owner_template.render(
-            file=catalog_file, package=config.package, title=config.title
+            file=catalog_file,
+            package=config.package,
+            title=config.title,
+            teed_count=len(catalog_file.teed),
+            recorded_count=len(catalog_file.recorded),
         )
         for catalog_file in files
     }

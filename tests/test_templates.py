@@ -62,14 +62,15 @@ def project(root: Path, table: str = TABLE, templates: dict[str, str] | None = N
 def test_a_docs_page_template_in_the_folder_replaces_the_built_in_one(tmp_path: Path) -> None:
     owner = (
         '{% from "_macros.j2" import header %}\n{{ header(file.path) }}\n'
-        "# {{ file.module }} in {{ package }}\n\n{{ sections }}\n"
+        "# {{ file.module }} in {{ package }}\n\nOur own words ({{ teed_count }} teed).\n\n"
+        "```{metric-catalog-owner} {{ file.path }}\n```\n"
     )
     root = project(tmp_path, templates={"docs/owner.md.j2": owner})
     assert main(["generate", "--root", str(root)]) == 0
     page = (root / "docs" / "metrics" / "ppo.md").read_text()
     assert page.splitlines()[1] == "# ppo in myrl.generated"
-    assert ":Python constant: `myrl.generated.ppo.VALUE_LOSS`" in page
-    assert "## Summary" not in page  # the built-in layout is gone
+    assert "Our own words (1 teed)." in page  # the built-in layout is gone
+    assert page.endswith("```{metric-catalog-owner} telemetry/catalog/ppo.yaml\n```\n")
     # The index keeps the built-in template: only what the folder holds is replaced.
     assert "# Metric index" in (root / "docs" / "metrics" / "index.md").read_text()
     assert main(["check", "--root", str(root)]) == 0
