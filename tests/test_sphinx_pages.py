@@ -293,7 +293,7 @@ def test_attributes_show_on_the_entry_and_in_the_index(tmp_path: Path) -> None:
     for row in document["rows"]:
         if row["name"] == "rl.fixture.tokens":
             row["attributes"] = [
-                {"name": "rl.worker", "type": "string", "requirement": "required"},
+                {"name": "rl.worker", "type": "string", "requirement_level": "required"},
                 {"name": "rl.phase", "type": "string", "values": ["train", "<eval>"]},
             ]
     path.write_text(json.dumps(document), encoding="utf-8")
@@ -304,3 +304,20 @@ def test_attributes_show_on_the_entry_and_in_the_index(tmp_path: Path) -> None:
     index = index_data(data, {})
     tokens = next(row for row in index["rows"] if row[0] == "rl.fixture.tokens")
     assert [index["attributes"][i] for i in tokens[9]] == ["rl.worker", "rl.phase"]
+
+
+def test_a_row_teed_under_several_prefixes_lists_each_key(tmp_path: Path) -> None:
+    """prefixes [train, ""]: the logger-key cell and the index data hold both keys."""
+    path = tmp_path / "catalog.json"
+    document = json.loads(render_catalog_data(fixture_catalog()))
+    for row in document["rows"]:
+        if row["name"] == "rl.fixture.reward.mean":
+            row["prefixes"] = ["train", ""]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    data = _data.load(path)
+    page = _Page()
+    page.feed(_html.owner_page_html(data, ALPHA, _href))
+    assert page.rows["rl-fixture-reward-mean"][1] == "train/rewardreward (no prefix)"
+    index = index_data(data, {})
+    reward = next(row for row in index["rows"] if row[0] == "rl.fixture.reward.mean")
+    assert reward[6] == "train/reward\nreward"

@@ -242,7 +242,7 @@ class OwnerDirective(SphinxDirective):
         for row in rows:
             words += [
                 str(row["name"]),
-                str(row.get("qualified_logger_key") or ""),
+                " ".join(_html.logger_keys(row)),
                 str((row.get("prometheus") or {}).get("name", "")),
                 str(row.get("description", "")),
             ]
@@ -379,9 +379,10 @@ def index_data(data: CatalogData, page_uri: dict[str, str]) -> dict[str, Any]:
     """What the index script needs, columnar: value tables, then one short list per row.
 
     ``page_uri`` maps a catalog file path to its owner page's URI from the site root.
-    Row: ``[name, file, kind, unit, stability, prometheus, logger key, deprecated,
+    Row: ``[name, file, kind, unit, stability, prometheus, logger keys, deprecated,
     description, [attribute indexes]]`` where file, kind, unit, stability and
-    attributes index the tables.
+    attributes index the tables and logger keys are newline-separated (one per
+    prefix, prefix included; empty for a recorded row).
     """
     tables: dict[str, dict[str, int]] = {
         "kinds": {},
@@ -411,7 +412,7 @@ def index_data(data: CatalogData, page_uri: dict[str, str]) -> dict[str, Any]:
                 index("units", str(row.get("unit") or "")),
                 index("stabilities", str(row.get("stability", ""))),
                 (row.get("prometheus") or {}).get("name", ""),
-                row.get("qualified_logger_key") or "" if row.get("logger_key") else "",
+                "\n".join(_html.logger_keys(row)),
                 1 if row.get("deprecated") else 0,
                 " ".join(str(row.get("description", "")).split()),
                 attributes,

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from ._data import CatalogData, series_anchor, source_line
 
-__all__ = ["ident", "owner_page_html", "paragraphs", "text", "word"]
+__all__ = ["ident", "logger_keys", "owner_page_html", "paragraphs", "text", "word"]
 
 _BREAK_AFTER: Final = re.compile(r"([._/])(?=.)")
 _BLANK_LINE: Final = re.compile(r"\n[ \t]*\n")
@@ -58,8 +58,9 @@ def _attributes(row: Mapping[str, Any]) -> str:
         if not isinstance(attribute, Mapping):
             continue
         details = [text(attribute.get("type") or "string")]
-        if attribute.get("requirement"):
-            details.append(text(attribute["requirement"]))
+        level = attribute.get("requirement_level") or attribute.get("requirement")
+        if level:
+            details.append(text(str(level).replace("_", " ")))
         values = attribute.get("values") or []
         if values:
             details.append("values " + ", ".join(ident(v) for v in values))
@@ -84,13 +85,23 @@ def _presence(row: Mapping[str, Any]) -> str:
     return f'<p class="mc-meta">Presence: {out}</p>'
 
 
-def _logger_key(row: Mapping[str, Any]) -> str:
-    qualified = row.get("qualified_logger_key")
-    if not qualified or row.get("logger_key") is None:
-        return "none: recorded directly, not teed from the <code>Logger</code>"
-    prefix = row.get("prefix")
-    where = f"prefix {ident(prefix)}" if prefix else "no prefix"
-    return f"{ident(qualified)} ({where})"
+def logger_keys(row: Mapping[str, Any]) -> list[str]:
+    """Every key a teed row is logged under, prefix included (``[]`` for a recorded row).
+
+    One per prefix (``prefixes``; older resolved catalogs have one ``prefix``); a row
+    without a prefix is logged under the bare key.
+    """
+    return [full for _, full in _prefixed_keys(row)]
+
+
+def _prefixed_keys(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    key = row.get("logger_key")
+    if key is None:
+        return []
+    prefixes = row.get("prefixes")
+    if not prefixes:
+        prefixes = [row.get("prefix") or ""]
+    return [(str(p), f"{p}/{key}" if p else str(key)) for p in prefixes]
 
 
 def _deprecation(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
@@ -139,10 +150,11 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
     name = str(row["name"])
     anchor = series_anchor(name)
     deprecated = ' <span class="mc-deprecated">deprecated</span>' if row.get("deprecated") else ""
-    if row.get("logger_key") is None or not row.get("qualified_logger_key"):
-        logger = "<em>recorded</em>"
-    else:
-        logger = ident(row["qualified_logger_key"]) + ("" if row.get("prefix") else " (no prefix)")
+    keys = logger_keys(row)
+    logger = (
+        "<br>".join(ident(key) + ("" if "/" in key else " (no prefix)") for key in keys)
+        or "<em>recorded</em>"
+    )
     unit = ident(row["unit"]) if row.get("unit") else "—"
     constant = row.get("python_constant") or (
         f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"

@@ -62,7 +62,7 @@
       "<tr><td><a href=\"" + esc(page + "#" + anchor(row[0])) + "\">" + ident(row[0]) + "</a>" +
       (row[7] ? ' <span class="mc-deprecated">deprecated</span>' : "") +
       '<div class="mc-prom" title="Prometheus name">' + ident(row[5]) + "</div>" +
-      "</td><td>" + (row[6] ? ident(row[6]) : "<em>recorded</em>") +
+      "</td><td>" + (row[6] ? row[6].split("\n").map(ident).join("<br>") : "<em>recorded</em>") +
       "</td><td><a href=\"" + esc(page) + "\" title=\"" + esc(file.owner) + "\">" +
       ident(file.module) + "</a>" +
       '</td><td><span class="mc-kind">' + esc(data.kinds[row[2]]).replace(/_/g, "_<wbr>") +
@@ -242,12 +242,13 @@
   // 0: exact name, logger key (with or without prefix) or Prometheus name; 1: one of them
   // starts with the query; 2: contains it; -1: no match.
   function rank(row, query) {
-    var fields = [row[0], row[6], row[5]].map(function (f) {
-      return String(f).toLowerCase();
+    var keys = row[6] ? row[6].toLowerCase().split("\n") : [];
+    var fields = [row[0].toLowerCase(), row[5].toLowerCase()].concat(keys);
+    keys.forEach(function (key) {
+      if (key.indexOf("/") >= 0) {
+        fields.push(key.slice(key.indexOf("/") + 1)); // the key without its prefix
+      }
     });
-    var key = fields[1];
-    var bare = key.indexOf("/") >= 0 ? key.slice(key.indexOf("/") + 1) : key;
-    fields.push(bare);
     if (fields.indexOf(query) >= 0) {
       return 0;
     }
@@ -286,7 +287,7 @@
       return (
         '<li><a href="' + esc(root + file.page + "#" + anchor(row[0])) + '">' + ident(row[0]) +
         "</a> in " + esc(file.module) + ": " +
-        (row[6] ? "logger key " + ident(row[6]) + ", " : "recorded, ") +
+        (row[6] ? "logger key " + row[6].split("\n").map(ident).join(" or ") + ", " : "recorded, ") +
         "Prometheus " + ident(row[5]) + '<p class="mc-search-description">' + esc(row[8]) +
         "</p></li>"
       );
