@@ -67,6 +67,10 @@ def _root(cfg: Config, rows: int) -> Path:
             shutil.copytree(source, docs / name)
         else:
             shutil.copy2(source, docs / name)
+    # The guides include example files by path.
+    shutil.copytree(
+        REPO / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return root
 
 

@@ -90,6 +90,10 @@ def _copy_docs_tree(target: Path) -> None:
         if page.read_text(encoding="utf-8").startswith((DOCS_HEADER_PREFIX, '{"__generated__"')):
             page.unlink()
     shutil.copytree(ROOT / "catalog", target / "catalog")
+    # The guides include example files by path.
+    shutil.copytree(
+        ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(
         ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__")
     )
@@ -239,6 +243,11 @@ def _tbody(browser: Any) -> Any:
     return browser.find_element("css selector", "table.mc-index-table tbody")
 
 
+def _keys(row: MetricRow) -> list[str]:
+    """Every key the row is logged under, prefix included."""
+    return [f"{p}/{row.logger_key}" if p else str(row.logger_key) for p in row.prefixes]
+
+
 def _count(browser: Any) -> str:
     return str(browser.find_element("css selector", ".mc-count").text)
 
@@ -292,7 +301,7 @@ def test_index_lists_every_catalog_series(site: Site, browser: Any) -> None:
         catalog_file, row = expected[r["series"]]
         assert r["module"] == catalog_file.module
         assert r["owner"] == catalog_file.owner
-        assert r["logger"] == (row.qualified_logger_key if row.logger_key else "recorded")
+        assert r["logger"] == ("".join(_keys(row)) if row.logger_key else "recorded")
         assert r["href"] == f"{catalog_file.module}.html#{series_anchor(row.name)}"
     assert _count(browser) == f"{len(every)} of {len(every)} series"
     _shot(browser, site, "index")

@@ -36,8 +36,13 @@ def ident(value: object) -> str:
     Inside the catalog containers (``.mc-owner``, ``.mc-index``) the stylesheet
     forbids any other break; no class per element keeps 10,000 entries small.
     """
-    broken = _BREAK_AFTER.sub(r"\1<wbr>", text(value))
-    return f"<code>{broken}</code>"
+    return f"<code>{_breakable(text(value))}</code>"
+
+
+def _breakable(escaped: str) -> str:
+    """<wbr> after ``.``, ``_`` and ``/``; a part holding ``-`` is kept on one line."""
+    parts = _BREAK_AFTER.sub(r"\1<wbr>", escaped).split("<wbr>")
+    return "<wbr>".join(f'<span class="mc-nb">{p}</span>' if "-" in p else p for p in parts)
 
 
 def word(value: object) -> str:
@@ -141,8 +146,7 @@ def _source(row: Mapping[str, Any], href: Href) -> str:
     line = source_line(row.get("source"))
     label = f"{path}:{line}" if line else path
     url = href(f"source:{path}") + (f"#L{line}" if line else "")
-    broken = _BREAK_AFTER.sub(r"\1<wbr>", text(label))
-    return f'<a class="mc-src" href="{escape(url)}">{broken}</a>'
+    return f'<a class="mc-src" href="{escape(url)}">{_breakable(text(label))}</a>'
 
 
 def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:

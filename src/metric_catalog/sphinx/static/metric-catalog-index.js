@@ -30,9 +30,13 @@
     });
   }
 
-  // An identifier: escaped, breakable only after ".", "_" and "/".
+  // An identifier: escaped, breakable only after ".", "_" and "/" (a part holding "-"
+  // stays on one line: browsers would break after the hyphen).
   function ident(value) {
-    return "<code>" + esc(value).replace(/([._/])(?=.)/g, "$1<wbr>") + "</code>";
+    var parts = esc(value).replace(/([._/])(?=.)/g, "$1<wbr>").split("<wbr>");
+    return "<code>" + parts.map(function (part) {
+      return part.indexOf("-") >= 0 ? '<span class="mc-nb">' + part + "</span>" : part;
+    }).join("<wbr>") + "</code>";
   }
 
   function anchor(name) {
