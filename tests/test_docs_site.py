@@ -90,10 +90,6 @@ def _copy_docs_tree(target: Path) -> None:
         if page.read_text(encoding="utf-8").startswith((DOCS_HEADER_PREFIX, '{"__generated__"')):
             page.unlink()
     shutil.copytree(ROOT / "catalog", target / "catalog")
-    # The guides include example files by path.
-    shutil.copytree(
-        ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__")
-    )
     shutil.copytree(
         ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__")
     )
