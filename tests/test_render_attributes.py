@@ -15,7 +15,6 @@ import pytest
 from codegen.dashboards import panel_labels, panel_queries
 from codegen.model import Attribute, Catalog
 from codegen.pipeline import load_and_check
-from codegen.render_docs import render_docs_pages
 from codegen.render_python import python_name_diagnostics, render_python_modules
 
 GAMMA = Path(__file__).parent / "fixtures" / "attributes" / "gamma.yaml"
@@ -108,29 +107,40 @@ def _fields(obj: object) -> dict[str, object]:
     return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
 
 
-def test_docs_pages_show_attributes_per_series_and_the_registry(catalog: Catalog) -> None:
-    """A series lists its attributes with level, label and values; the file lists its registry."""
+def _owner_page_text(catalog: Catalog, module: str, tmp_path: Path) -> str:
+    """The docs site's owner page for ``module`` (metric_catalog.sphinx), as plain text."""
+    import html
+    import re
 
-    page = render_docs_pages(catalog)["docs/metrics/gamma.md"]
-    assert (
-        ":Attributes: [`rl.fixture.phase`](gamma.md#rl-fixture-phase) (required, label "
-        "`rl_fixture_phase`; open, at most 64 values)"
-    ) in page
-    assert ":Also teed under: no prefix" in page
-    assert "(opt in, label `rl_fixture_rank`; one of `0`, `1`)" in page
-    registry = page.split("## Attributes", 1)[1]
-    assert "### `rl.fixture.category`" in registry
-    assert "| `idle/refit_bubble` | Waiting for a weight refit. |" in registry
-    assert ":Values: `true` or `false`" in registry
+    from codegen.render_docs import render_catalog_data
+    from metric_catalog.sphinx import _data, _html
+
+    path = tmp_path / "catalog.json"
+    path.write_text(render_catalog_data(catalog), encoding="utf-8")
+    data = _data.load(path)
+    file = next(p for p, entry in data.files.items() if entry["module"] == module)
+    body = _html.owner_page_html(data, file, lambda target: target)
+    return html.unescape(re.sub(r"<[^>]+>", " ", body.replace("<wbr>", "")))
 
 
-def test_docs_page_of_a_file_without_attributes_has_no_registry_section() -> None:
-    """Plain owners' pages are unchanged: no Attributes section, no attribute fields."""
+def test_docs_pages_show_attributes_per_series_and_the_registry(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """A series lists its attributes with level and values; the file lists its registry."""
+    page = " ".join(_owner_page_text(catalog, "gamma", tmp_path).split())
+    assert "rl.fixture.phase (string; required; at most 64 values)" in page
+    assert "rl.fixture.rank (int; opt in; values 0 , 1 )" in page
+    registry = page.split("Attributes declared here", 1)[1]
+    assert "rl.fixture.category" in registry
+    assert "idle/refit_bubble Waiting for a weight refit." in registry
 
+
+def test_docs_page_of_a_file_without_attributes_has_no_registry_section(tmp_path: Path) -> None:
+    """Plain owners' pages are unchanged: no attribute registry, no attribute lists."""
     plain = load_and_check([ROOT / "tests" / "fixtures" / "generate" / "alpha.yaml"], root=ROOT)
-    page = render_docs_pages(plain.catalog)["docs/metrics/alpha.md"]
-    assert "## Attributes" not in page
-    assert ":Attributes:" not in page
+    page = _owner_page_text(plain.catalog, "alpha", tmp_path)
+    assert "Attributes declared here" not in page
+    assert "required" not in page
 
 
 def test_dashboard_panels_sum_by_required_attributes_with_a_legend(catalog: Catalog) -> None:

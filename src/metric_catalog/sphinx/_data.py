@@ -56,6 +56,8 @@ class CatalogData:
     """File entries by project-relative path."""
     rows: list[dict[str, Any]]
     """Every row, sorted by series name."""
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Declared attributes by name (the resolved catalog's top-level ``attributes``)."""
     by_name: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_file: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Rows per file path, in declaration (line) order."""
@@ -77,7 +79,8 @@ class CatalogData:
             if target:
                 found = self.by_name.get(str(target))
                 targets[str(target)] = None if found is None else found.get("module")
-        value = _digest(entry, rows, targets, self.package)
+        declared = [self.attributes.get(str(n)) for n in entry.get("attributes") or []]
+        value = _digest(entry, rows, targets, self.package, declared)
         self._page_hashes[path] = value
         return value
 
@@ -131,6 +134,9 @@ def load(path: Path) -> CatalogData:
         files=files,
         rows=rows,
     )
+    for attribute in document.get("attributes") or []:
+        if isinstance(attribute, dict) and "name" in attribute:
+            data.attributes[str(attribute["name"])] = attribute
     for row in rows:
         data.by_name[str(row["name"])] = row
         data.by_file.setdefault(str(row.get("file", "")), []).append(row)

@@ -15,7 +15,15 @@ from typing import Any, Final
 
 from ._data import CatalogData, series_anchor, source_line
 
-__all__ = ["ident", "logger_keys", "owner_page_html", "paragraphs", "text", "word"]
+__all__ = [
+    "attribute_anchor",
+    "ident",
+    "logger_keys",
+    "owner_page_html",
+    "paragraphs",
+    "text",
+    "word",
+]
 
 _BREAK_AFTER: Final = re.compile(r"([._/])(?=.)")
 _BLANK_LINE: Final = re.compile(r"\n[ \t]*\n")
@@ -179,6 +187,47 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
     )
 
 
+def attribute_anchor(name: str) -> str:
+    """HTML id of a declared attribute's row (``rl.setup.phase`` -> ``attr-rl-setup-phase``)."""
+    return "attr-" + series_anchor(name)
+
+
+def _declared_attributes(data: CatalogData, names: list[str]) -> str:
+    """The table of the attributes a file declares: type, values or budget, description."""
+    rows = []
+    for name in names:
+        attribute = data.attributes.get(name)
+        if attribute is None:
+            continue
+        values = attribute.get("values") or []
+        if values:
+            domain = "<br>".join(
+                ident(v.get("value", ""))
+                + (f" {text(v['description'])}" if v.get("description") else "")
+                if isinstance(v, Mapping)
+                else ident(v)
+                for v in values
+            )
+        elif attribute.get("max_cardinality"):
+            domain = f"open, at most {text(attribute['max_cardinality'])} values"
+        else:
+            domain = "open"
+        rows.append(
+            f'<tr id="{attribute_anchor(name)}"><td>{ident(name)}</td>'
+            f"<td>{text(attribute.get('type') or 'string')}</td><td>{domain}</td>"
+            f"<td>{text(attribute.get('description', ''))}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        "<p>Attributes declared here, which series of any owner may carry:</p>"
+        '<table class="mc-table mc-attribute-table"><colgroup><col class="mc-c-name">'
+        '<col class="mc-c-stability"><col class="mc-c-key"><col></colgroup><thead><tr>'
+        "<th>Attribute</th><th>Type</th><th>Values</th><th>Description</th></tr></thead>"
+        "<tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
 def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
     """The body of the owner page of catalog file ``path``: intro, then one table row per series.
 
@@ -200,6 +249,7 @@ def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
         f"<code>Logger</code> key) and {len(rows) - teed} recorded directly. The owner declares "
         f"them by importing its generated module, {module}.</p>",
     ]
+    parts.append(_declared_attributes(data, [str(n) for n in entry.get("attributes") or []]))
     if not rows:
         parts.append("<p>This owner declares no series.</p>")
     else:
