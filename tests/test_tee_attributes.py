@@ -150,11 +150,14 @@ def test_past_the_budget_new_sets_go_to_one_overflow_point(reader: InMemoryMetri
 def test_an_open_attribute_budget_sends_new_values_to_overflow(
     reader: InMemoryMetricReader,
 ) -> None:
-    for i in range(6):
-        record_metrics({"queue_depth": float(i)}, attributes={"engine": f"e{i}"})
+    with caught_warnings() as caught:
+        for i in range(6):
+            record_metrics({"queue_depth": float(i)}, attributes={"engine": f"e{i}"})
     got = points(reader, "rl.queue.depth")
     overflow = fs(**{OVERFLOW_ATTRIBUTE: "true"})
     assert set(got) == {fs(engine="e0"), fs(engine="e1"), fs(engine="e2"), overflow}
+    assert [m for m in caught.messages if "reached its budget" in m] == [caught.messages[0]]
+    assert "rl.queue.depth" in caught.messages[0]
 
 
 @pytest.mark.parametrize(
@@ -179,8 +182,11 @@ def test_a_million_distinct_values_keep_memory_and_work_bounded(
     """1e6 distinct attribute values: the caches stop at the budget and memory stays flat."""
     open_points = SeriesPoints(RecordedMetric("rl.open.series", attributes=(DATASET,)), {})
     overflow = {OVERFLOW_ATTRIBUTE: "true"}
-    for i in range(900_000):
-        open_points.attributes({"rl.dataset": f"d{i}"})
+    with caught_warnings() as caught:
+        for i in range(900_000):
+            open_points.attributes({"rl.dataset": f"d{i}"})
+    assert len(caught.messages) == 1  # one warning per series, not one per overflowing value
+    assert "rl.open.series reached its budget of 2000" in caught.messages[0]
     tracemalloc.start()
     try:
         before, _ = tracemalloc.get_traced_memory()
@@ -194,8 +200,9 @@ def test_a_million_distinct_values_keep_memory_and_work_bounded(
     assert after - before < 64 * 1024  # the last 100k new values allocate nothing that stays
     assert peak - before < 1024 * 1024
     assert open_points.attributes({"rl.dataset": "d5"}) == {"rl.dataset": "d5"}  # admitted early
-    for i in range(20_000):  # and through the real SDK: the point count stays bounded
-        record_metrics({"queue_depth": float(i)}, attributes={"engine": f"e{i}"})
+    with caught_warnings():
+        for i in range(20_000):  # and through the real SDK: the point count stays bounded
+            record_metrics({"queue_depth": float(i)}, attributes={"engine": f"e{i}"})
     assert len(points(reader, "rl.queue.depth")) == 4  # 3 engines (max_cardinality) + overflow
 
 
@@ -293,7 +300,10 @@ def test_strict_mode_understands_patterns_with_export_disabled(clean_otel: None)
 
 def test_the_key_match_cache_is_bounded(reader: InMemoryMetricReader) -> None:
     keys = {f"tokens/d{i}": 1.0 for i in range(KEY_CACHE_LIMIT + 500)}
-    tee_metrics(keys, "train")
+    with caught_warnings() as caught:
+        tee_metrics(keys, "train")
+    assert len(caught.messages) == 1
+    assert "rl.tokens reached its budget" in caught.messages[0]
     plan = otel.ensure_metric_group_registered().tee_tables["train"]
     assert plan.patterns is not None
     assert len(plan.patterns.cache) <= KEY_CACHE_LIMIT
