@@ -131,11 +131,19 @@ _PANEL_ENCODER: Final = json.JSONEncoder(
 )
 
 
-def dashboard_uid(module: str) -> str:
-    """A stable Grafana uid (at most 40 characters) for a catalog module."""
-    if _UID_SAFE.match(module):
-        return f"mc-{module}"
-    return "mc-" + hashlib.sha256(module.encode()).hexdigest()[:16]
+def dashboard_uid(module: str, package: str = "") -> str:
+    """A stable Grafana uid (at most 40 characters) for a generated module.
+
+    Derived from the module's full import path (``package.module``), so two
+    projects that both have a ``ppo`` owner can load their dashboards into one
+    Grafana without one replacing the other. Dots become ``-`` (Grafana uids
+    take letters, digits, ``-`` and ``_``); a path that does not fit is hashed.
+    """
+    qualified = f"{package}.{module}" if package else module
+    readable = qualified.replace(".", "-")
+    if _UID_SAFE.match(readable):
+        return f"mc-{readable}"
+    return "mc-" + hashlib.sha256(qualified.encode()).hexdigest()[:16]
 
 
 def panel_labels(row: MetricRow) -> tuple[str, ...]:
@@ -253,7 +261,7 @@ def render_dashboard(catalog_file: CatalogFile, config: Config | None = None) ->
         "timepicker": {},
         "timezone": "",
         "title": f"metric-catalog: {catalog_file.owner}",
-        "uid": dashboard_uid(catalog_file.module),
+        "uid": dashboard_uid(catalog_file.module, package),
         "version": 1,
     }
 

@@ -155,7 +155,7 @@ def test_dashboards_carry_the_generated_marker_datasource_and_stable_uid(
     marker = f"{GENERATED_MARKER}catalog/grpo.yaml. DO NOT EDIT."
     assert doc["description"] == marker
     assert doc["__generated__"] == marker
-    assert doc["uid"] == "mc-grpo"
+    assert doc["uid"] == "mc-metric_catalog-generated-grpo"
     (variable,) = doc["templating"]["list"]
     assert (variable["name"], variable["type"], variable["query"]) == (
         "datasource",
@@ -229,17 +229,22 @@ def test_owner_without_series_gets_an_empty_panel_list() -> None:
 
 
 @pytest.mark.parametrize(
-    ("module", "uid"),
+    ("module", "package", "uid"),
     [
-        ("grpo", "mc-grpo"),
-        ("a" * 37, "mc-" + "a" * 37),
-        ("a" * 38, None),
+        ("grpo", "", "mc-grpo"),
+        ("grpo", "metric_catalog.generated", "mc-metric_catalog-generated-grpo"),
+        ("ppo", "myrl.telemetry.generated", "mc-myrl-telemetry-generated-ppo"),
+        ("a" * 37, "", "mc-" + "a" * 37),
+        ("a" * 38, "", None),
+        ("grpo", "a" * 40, None),
     ],
 )
-def test_uids_are_derived_from_the_module_and_fit_grafana(module: str, uid: str | None) -> None:
-    result = dashboard_uid(module)
+def test_uids_are_derived_from_the_import_path_and_fit_grafana(
+    module: str, package: str, uid: str | None
+) -> None:
+    result = dashboard_uid(module, package)
     assert len(result) <= 40
-    assert result == dashboard_uid(module)
+    assert result == dashboard_uid(module, package)  # stable across runs
     if uid is not None:
         assert result == uid
     else:
@@ -329,3 +334,11 @@ def test_no_unit_is_shown_as_a_percentage_unless_it_is_percent(kind: str, unit: 
     if kind == "counter":
         assert shown in ("Bps", "bps") or shown.endswith("/s")
     assert "{" not in shown
+
+
+def test_two_projects_with_the_same_owner_module_get_distinct_dashboard_uids() -> None:
+    """An adopter's ``ppo`` dashboard must not replace the bundled one in a shared Grafana."""
+    bundled = dashboard_uid("ppo", "metric_catalog.generated")
+    adopter = dashboard_uid("ppo", "myrl.telemetry.generated")
+    assert bundled != adopter
+    assert dashboard_uid("ppo", "x" * 60) != dashboard_uid("ppo", "y" * 60)
