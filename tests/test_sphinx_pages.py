@@ -323,3 +323,39 @@ def test_a_row_teed_under_several_prefixes_lists_each_key(tmp_path: Path) -> Non
     index = index_data(data, {})
     reward = next(row for row in index["rows"] if row[0] == "rl.fixture.reward.mean")
     assert reward[6] == "train/reward\nreward"
+
+
+def test_an_entrys_attribute_links_to_its_declaration_and_shows_its_label(
+    tmp_path: Path,
+) -> None:
+    """The attribute on a series links to the row declaring it and names its Prometheus label.
+
+    Declared in another file, the link goes to that file's page; a change to where an
+    attribute is declared changes the hash of every page that links to it.
+    """
+    path = tmp_path / "catalog.json"
+    document = json.loads(render_catalog_data(fixture_catalog()))
+    document["attributes"] = [
+        {"name": "rl.worker", "type": "string", "label": "rl_worker", "file": HOSTILE},
+        {"name": "rl.phase", "type": "string", "label": "rl_phase", "file": ALPHA},
+    ]
+    for row in document["rows"]:
+        if row["name"] == "rl.fixture.tokens":
+            row["attributes"] = [
+                {"name": "rl.worker", "label": "rl_worker", "requirement_level": "required"},
+                {"name": "rl.phase", "label": "rl_phase", "requirement_level": "opt_in"},
+                {"name": "rl.unknown", "requirement_level": "opt_in"},
+            ]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    data = _data.load(path)
+    body = _html.owner_page_html(data, ALPHA, _href)
+    page = _Page()
+    page.feed(body)
+    assert f"{_href('page:' + HOSTILE)}#attr-rl-worker" in page.hrefs
+    assert "#attr-rl-phase" in page.hrefs  # declared on this very page: a local anchor
+    assert not any(h.endswith("#attr-rl-unknown") for h in page.hrefs)
+    assert '<span class="mc-label">label <code>rl_<wbr>worker</code></span>' in body
+    before = data.page_hash(ALPHA)
+    document["attributes"][0]["file"] = ALPHA
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert _data.load(path).page_hash(ALPHA) != before

@@ -80,7 +80,10 @@ class CatalogData:
                 found = self.by_name.get(str(target))
                 targets[str(target)] = None if found is None else found.get("module")
         declared = [self.attributes.get(str(n)) for n in entry.get("attributes") or []]
-        value = _digest(entry, rows, targets, self.package, declared)
+        # Series link each attribute to the file declaring it and show its label.
+        used = sorted({str(a.get("name")) for row in rows for a in row.get("attributes") or []})
+        homes = {n: (self.attributes.get(n) or {}).get("file") for n in used}
+        value = _digest(entry, rows, targets, self.package, declared, homes)
         self._page_hashes[path] = value
         return value
 

@@ -64,7 +64,23 @@ def paragraphs(value: object) -> str:
     return "".join(f"<p>{p}</p>" for p in parts)
 
 
-def _attributes(row: Mapping[str, Any]) -> str:
+def _attribute_name(attribute: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
+    """The attribute's name, linked to its declaration, and its Prometheus label."""
+    name = str(attribute.get("name", ""))
+    declared = data.attributes.get(name) or {}
+    home = str(declared.get("file", ""))
+    shown = ident(name)
+    if home in data.files:
+        page = "" if home == path else href(f"page:{home}")
+        link = f"{page}#{attribute_anchor(name)}"
+        shown = f'<a href="{escape(link)}">{shown}</a>'
+    label = attribute.get("label") or declared.get("label")
+    if label and label != name:
+        shown += f' <span class="mc-label">label {ident(label)}</span>'
+    return shown
+
+
+def _attributes(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
     attributes = row.get("attributes") or []
     items = []
     for attribute in attributes:
@@ -79,7 +95,8 @@ def _attributes(row: Mapping[str, Any]) -> str:
             details.append("values " + ", ".join(ident(v) for v in values))
         elif attribute.get("max_cardinality"):
             details.append(f"at most {text(attribute['max_cardinality'])} values")
-        items.append(f"<li>{ident(attribute.get('name', ''))} ({'; '.join(details)})</li>")
+        name = _attribute_name(attribute, data, href, path)
+        items.append(f"<li>{name} ({'; '.join(details)})</li>")
     return f'<ul class="mc-attributes">{"".join(items)}</ul>' if items else ""
 
 
@@ -172,7 +189,7 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
     )
     description = paragraphs(row.get("description", "")) or "<p><em>No description.</em></p>"
-    attributes = _attributes(row) + _presence(row)
+    attributes = _attributes(row, data, href, path) + _presence(row)
     meta = (
         f'<p class="mc-meta">{ident(constant)} · registry key '
         f"{ident(row.get('registry_key', ''))} · {_source(row, href)}</p>"
