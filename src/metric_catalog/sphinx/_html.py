@@ -65,7 +65,7 @@ def paragraphs(value: object) -> str:
 
 
 def _attribute_name(attribute: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
-    """The attribute's name, linked to its declaration, and its Prometheus label."""
+    """The attribute's name, linked to the row declaring it."""
     name = str(attribute.get("name", ""))
     declared = data.attributes.get(name) or {}
     home = str(declared.get("file", ""))
@@ -74,10 +74,16 @@ def _attribute_name(attribute: Mapping[str, Any], data: CatalogData, href: Href,
         page = "" if home == path else href(f"page:{home}")
         link = f"{page}#{attribute_anchor(name)}"
         shown = f'<a href="{escape(link)}">{shown}</a>'
-    label = attribute.get("label") or declared.get("label")
-    if label and label != name:
-        shown += f' <span class="mc-label">label {ident(label)}</span>'
     return shown
+
+
+def _attribute_label(attribute: Mapping[str, Any], data: CatalogData) -> str:
+    """`` label <name>`` when Prometheus shows the attribute under another name."""
+    name = str(attribute.get("name", ""))
+    label = attribute.get("label") or (data.attributes.get(name) or {}).get("label")
+    if not label or label == name:
+        return ""
+    return f' <span class="mc-label">label {ident(label)}</span>'
 
 
 def _attributes(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
@@ -96,7 +102,8 @@ def _attributes(row: Mapping[str, Any], data: CatalogData, href: Href, path: str
         elif attribute.get("max_cardinality"):
             details.append(f"at most {text(attribute['max_cardinality'])} values")
         name = _attribute_name(attribute, data, href, path)
-        items.append(f"<li>{name} ({'; '.join(details)})</li>")
+        label = _attribute_label(attribute, data)
+        items.append(f"<li>{name} ({'; '.join(details)}){label}</li>")
     return f'<ul class="mc-attributes">{"".join(items)}</ul>' if items else ""
 
 
