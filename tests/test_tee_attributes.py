@@ -336,3 +336,41 @@ def test_identity_labels_are_validated() -> None:
     with pytest.raises(ValueError, match="identity label"):
         otel.set_identity({"": 1})
     assert otel.identity_labels() == {}
+
+
+# --- required attributes ------------------------------------------------------------
+
+REQUIRED_ENGINE = MetricAttribute("engine", values=("vllm", "sglang"), requirement="required")
+
+
+@pytest.mark.parametrize(
+    ("calls", "warned"),
+    [
+        pytest.param([{"engine": "vllm"}, {"engine": "sglang"}], False, id="always-present"),
+        pytest.param([{}, {}, None], True, id="never-passed"),
+        pytest.param([{"engine": "vllm"}, {"rank": 1}, {"rank": 2}], True, id="sometimes-absent"),
+        pytest.param([{"engine": "tpu"}], True, id="dropped-as-invalid"),
+    ],
+)
+def test_a_required_attribute_left_out_is_warned_once_and_the_point_kept(
+    clean_otel: None, calls: list[dict[str, Any] | None], warned: bool
+) -> None:
+    row = RecordedMetric(
+        "rl.engine.busy", attributes=(REQUIRED_ENGINE, MetricAttribute("rank", "int"))
+    )
+    series = SeriesPoints(row, {})
+    with caught_warnings() as caught:
+        recorded = [series.attributes(call) for call in calls]
+    required = [m for m in caught.messages if "required attribute 'engine'" in m]
+    assert len(required) == (1 if warned else 0)
+    assert all(r is None or OVERFLOW_ATTRIBUTE not in r for r in recorded)
+    if warned:
+        assert "rl.engine.busy" in required[0]
+
+
+def test_a_recommended_attribute_left_out_is_not_warned(clean_otel: None) -> None:
+    series = SeriesPoints(RecordedMetric("rl.x", attributes=(BUCKET, RANK)), {})
+    with caught_warnings() as caught:
+        assert series.attributes({}) is None
+        assert series.attributes({"rank": 3}) == {"rank": 3}
+    assert caught.messages == []

@@ -85,6 +85,7 @@ class SeriesPoints:
         "_overflow",
         "_raw",
         "_raw_limit",
+        "_required",
         "_seen_values",
         "_sets",
         "base",
@@ -106,6 +107,9 @@ class SeriesPoints:
         self._raw: dict[tuple[tuple[str, Any], ...], Attrs | None] = {(): self.base}
         self._raw_limit = 2 * self.limit + 16
         self._full = False
+        self._required: tuple[str, ...] = tuple(
+            a.name for a in row.attributes if a.requirement == "required"
+        )
         self._seen_values: dict[str, set[Any]] = {
             a.name: set() for a in row.attributes if not a.values and a.max_cardinality is not None
         }
@@ -113,6 +117,8 @@ class SeriesPoints:
     def attributes(self, attrs: Mapping[str, Any] | None) -> Attrs | None:
         """The point's attribute dict for ``attrs`` (checked, budgeted, identity merged)."""
         if not attrs:
+            if self._required:
+                self._check_required(())
             return self.base
         try:
             items = tuple(attrs.items())
@@ -155,6 +161,8 @@ class SeriesPoints:
                 )
                 continue
             checked[key] = value
+        if self._required:
+            self._check_required(checked)
         try:
             key_set = tuple(sorted(checked.items()))
         except TypeError:  # values of mixed types under one key cannot happen; be safe
@@ -192,6 +200,23 @@ class SeriesPoints:
         final: Attrs | None = {**checked, **self._identity} or None
         self._sets[key_set] = final
         return final
+
+    def _check_required(self, present: Mapping[str, Any] | tuple[()]) -> None:
+        """Warn once per series and attribute when a required attribute is absent.
+
+        The point is still recorded (a series without the attribute beats no
+        series), but a dashboard summing by it would lose the point, so say so.
+        Runs for new attribute sets only: the result of a set is cached.
+        """
+        for name in self._required:
+            if name not in present:
+                warn_once(
+                    ("required-attribute", self.name, name),
+                    f"{self.name} was recorded without its required attribute {name!r}; "
+                    "the point is kept without it, so queries grouping by it miss the "
+                    "point; pass it (or capture it from the logger key) on every point "
+                    "(warned once per series and attribute)",
+                )
 
     @property
     def attribute_sets(self) -> int:
