@@ -73,7 +73,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
@@ -94,6 +94,7 @@ __all__ = [
     "LoopChoice",
     "Notice",
     "RowSummary",
+    "bounded_lines",
     "check_file",
     "check_stream",
 ]
@@ -969,15 +970,8 @@ def check_stream(
     """
     checker = _Checker(catalog, source, all_owners=all_owners, loop=loop)
     line_no = 0
-    while True:
-        raw = stream.readline(MAX_LINE_BYTES + 1)
-        if not raw:
-            break
-        line_no += 1
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            # Skip the rest of an overlong line in bounded chunks instead of holding it.
-            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                pass
+    for line_no, raw in bounded_lines(stream):
+        if raw is None:
             checker.malformed_line(line_no, f"longer than {MAX_LINE_BYTES} bytes")
             continue
         if not raw.strip():
@@ -990,6 +984,26 @@ def check_stream(
         checker.record(line_no, *parsed)
     checker.report.lines = line_no
     return checker.finish()
+
+
+def bounded_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, raw line)`` of a JSONL stream, in bounded memory.
+
+    A line longer than :data:`MAX_LINE_BYTES` comes back as ``None``: its rest is
+    skipped in bounded chunks instead of being held.
+    """
+    line_no = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        line_no += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield line_no, None
+            continue
+        yield line_no, raw
 
 
 def check_file(

@@ -25,7 +25,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Final
 
@@ -36,6 +36,7 @@ from .live_check import (
     LiveCheckReport,
     _Checker,
     _parse,
+    bounded_lines,
 )
 from .model import Catalog
 
@@ -91,22 +92,6 @@ class _Worker:
     name: str | None  # the "worker" field, when lines carry one
 
 
-def _lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, raw line) with overlong lines as ``None``, in bounded memory."""
-    line_no = 0
-    while True:
-        raw = stream.readline(MAX_LINE_BYTES + 1)
-        if not raw:
-            return
-        line_no += 1
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                pass
-            yield line_no, None
-            continue
-        yield line_no, raw
-
-
 def _worker_field(raw: bytes) -> str | None:
     if _WORKER_FIELD not in raw:
         return None
@@ -145,7 +130,7 @@ class _Run:
     def read(self, path: str, stream: BinaryIO) -> None:
         self.offsets.append((self.lines, path))
         last = 0
-        for line_no, raw in _lines(stream):
+        for line_no, raw in bounded_lines(stream):
             last = line_no
             global_no = self.lines + line_no
             if raw is None:
