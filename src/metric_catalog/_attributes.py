@@ -103,13 +103,16 @@ class SeriesPoints:
         self._overflow: Attrs = {OVERFLOW_ATTRIBUTE: "true", **self._identity}
         # Checked attribute set (sorted items) -> the dict recorded; its size is the budget.
         self._sets: dict[tuple[tuple[str, Any], ...], Attrs | None] = {(): self.base}
-        # Raw items as passed -> the dict recorded, so a repeated call skips the check.
-        self._raw: dict[tuple[tuple[str, Any], ...], Attrs | None] = {(): self.base}
-        self._raw_limit = 2 * self.limit + 16
-        self._full = False
         self._required: tuple[str, ...] = tuple(
             a.name for a in row.attributes if a.requirement == "required"
         )
+        # Raw items as passed -> the dict recorded, so a repeated call skips the check.
+        # With required attributes the empty set is checked once too, like any other.
+        self._raw: dict[tuple[tuple[str, Any], ...], Attrs | None] = (
+            {} if self._required else {(): self.base}
+        )
+        self._raw_limit = 2 * self.limit + 16
+        self._full = False
         self._seen_values: dict[str, set[Any]] = {
             a.name: set() for a in row.attributes if not a.values and a.max_cardinality is not None
         }
@@ -117,9 +120,9 @@ class SeriesPoints:
     def attributes(self, attrs: Mapping[str, Any] | None) -> Attrs | None:
         """The point's attribute dict for ``attrs`` (checked, budgeted, identity merged)."""
         if not attrs:
-            if self._required:
-                self._check_required(())
-            return self.base
+            if not self._required:
+                return self.base
+            attrs = {}
         try:
             items = tuple(attrs.items())
             hit = self._raw.get(items, _MISSING)
@@ -201,7 +204,7 @@ class SeriesPoints:
         self._sets[key_set] = final
         return final
 
-    def _check_required(self, present: Mapping[str, Any] | tuple[()]) -> None:
+    def _check_required(self, present: Mapping[str, Any]) -> None:
         """Warn once per series and attribute when a required attribute is absent.
 
         The point is still recorded (a series without the attribute beats no
