@@ -79,14 +79,28 @@ _W, _T, _V, _S = "/" + "work", "/" + "tmp", "/" + ".venv", "site" + "-packages"
         f"/opt/x/lib/python3.12/{_S}/opentelemetry/sdk/x.py:4(f)",
         "/" + "home/alice/src/metric-catalog/codegen/loader.py:10(load)",
         "/" + "root/.pyenv/versions/3.11.7/lib/python3.11/json/encoder.py:1",
-        f"{REPO}/codegen/loader.py:10(load)",
-        f"{sys.prefix}/bin/python",
     ],
 )
 def test_redact_paths_leaves_no_machine_path(text: str) -> None:
     """Whatever machine wrote it, a redacted line names no absolute machine path, stably."""
     assert MACHINE_PATH.search(text), "the pattern must catch the unredacted line"
     redacted = redact_paths(text)
+    assert not MACHINE_PATH.search(redacted), redacted
+    assert redact_paths(redacted) == redacted
+
+
+@pytest.mark.parametrize(
+    ("prefix", "tail"),
+    [(str(REPO) + "/", "codegen/loader.py:10(load)"), (sys.prefix, "/bin/python")],
+    ids=["checkout", "environment"],
+)
+def test_redact_paths_removes_this_machines_checkout_and_environment(
+    prefix: str, tail: str
+) -> None:
+    """Wherever this checkout and its environment live (any root), no trace of them stays."""
+    redacted = redact_paths(prefix + tail)
+    assert prefix not in redacted, redacted
+    assert redacted.endswith(tail), redacted
     assert not MACHINE_PATH.search(redacted), redacted
     assert redact_paths(redacted) == redacted
 
