@@ -4,7 +4,8 @@ Every module under :mod:`codegen.commands` exposes ``HELP`` (one line),
 ``configure(parser)`` to add its arguments, and ``run(args) -> int`` returning
 the exit code (0 clean, 1 findings, 2 usage). Modules are imported only when
 their command runs, so ``--help`` stays fast. A bad ``[tool.metric-catalog]``
-table exits 2 with the file, the key and the fix.
+table exits 2 with the file, the key and the fix; so does a catalog that
+matches no file (:class:`~codegen.config.NoCatalogError`), in every command.
 """
 
 from __future__ import annotations

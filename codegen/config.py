@@ -37,11 +37,13 @@ __all__ = [
     "TABLE",
     "Config",
     "ConfigError",
+    "NoCatalogError",
     "Output",
     "apply_overrides",
     "config_for_root",
     "find_pyproject",
     "load_config",
+    "no_catalog_message",
     "parse_table",
     "read_config",
 ]
@@ -57,6 +59,14 @@ _PACKAGE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*
 
 class ConfigError(ValueError):
     """The ``[tool.metric-catalog]`` table (or a flag overriding it) is not usable."""
+
+
+class NoCatalogError(ConfigError):
+    """The catalog a command would read matches no file (a wrong ``--root``, cwd or ``catalog``).
+
+    Every command refuses it (exit 2) instead of reporting "0 files, no
+    problems" or, for ``generate``, deleting every generated file.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +121,8 @@ class Config:
     """The command the check's advice and generated headers name."""
     outputs: tuple[Output, ...] = ()
     """Extra files rendered from templates in :attr:`templates_dir`."""
+    catalog_flag: bool = False
+    """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
 
     @property
     def managed_dirs(self) -> tuple[str, ...]:
@@ -152,15 +164,31 @@ class Config:
                 found.add(path)
         return sorted(found)
 
+    def catalog_files(self) -> list[Path]:
+        """:meth:`catalog_paths`, or :class:`NoCatalogError` when none of them is a file.
+
+        A listed file that is missing while others exist is kept (loading it
+        reports the missing file at its path).
+
+        Raises:
+            NoCatalogError: Nothing the catalog entries name exists; the message
+                names the root, the configuration file, the entries tried and the fixes.
+        """
+        paths = self.catalog_paths()
+        if not any(path.is_file() for path in paths):
+            raise NoCatalogError(no_catalog_message(self))
+        return paths
+
     def with_catalog(self, entries: tuple[str, ...]) -> Config:
         """This configuration reading ``entries`` (files, folders, patterns) as the catalog."""
-        return dataclasses.replace(self, catalog=entries)
+        return dataclasses.replace(self, catalog=entries, catalog_flag=True)
 
     def fingerprint(self) -> str:
         """Every setting that changes the output, as one line (an input of the manifest)."""
         doc = dataclasses.asdict(self)
         doc.pop("root")
         doc.pop("source")
+        doc.pop("catalog_flag")
         return repr(sorted(doc.items()))
 
 
@@ -206,6 +234,36 @@ def _where(source: Path, key: str | None = None) -> str:
         elif inside and pattern.match(line):
             return f"{shown}:{number}"
     return shown
+
+
+def no_catalog_message(config: Config, entries: tuple[str, ...] | None = None) -> str:
+    """Why a command found no catalog file, where it looked and how to fix it.
+
+    ``entries`` are the paths given on the command line instead of the
+    configured catalog (``validate PATHS``), if any.
+    """
+    root = config.root.as_posix()
+    if entries is not None:
+        shown = ", ".join(repr(entry) for entry in entries)
+        return (
+            f"no catalog files: the paths given on the command line ({shown}) hold no "
+            "catalog file; fix: pass catalog files or folders holding *.yaml files, or run "
+            "`metric-catalog init` to start a catalog"
+        )
+    shown = "catalog = [" + ", ".join(repr(entry) for entry in config.catalog) + "]"
+    if config.catalog_flag:
+        used = f"--catalog ({shown})"
+    elif config.source is not None:
+        used = f"`{shown}` of [{TABLE}] in {_where(config.source, 'catalog')}"
+    else:
+        used = f"the default `{shown}` (no {PYPROJECT} with [{TABLE}] at or above {root})"
+    looked = f"{used} matches no file under the project root {root}"
+    return (
+        f"no catalog files: {looked}; fix: run from your project or pass "
+        f"--root <the folder of its {PYPROJECT}>, point the `catalog` key of "
+        f"[{TABLE}] (or --catalog) at your catalog files, or run "
+        "`metric-catalog init` to start a catalog"
+    )
 
 
 def _error(source: Path | None, key: str, problem: str) -> ConfigError:

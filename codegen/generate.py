@@ -110,26 +110,16 @@ def load_plan(config: Config | Path) -> tuple[dict[str, str] | None, list[Diagno
 
     A bare ``Path`` stands for the project there (its table, else the defaults). The plan
     is ``None`` when any diagnostic is an error, so nothing gets written from a
-    catalog that failed its checks. No catalog file at all is an error too:
-    rendering it would delete every generated file, which is never what a wrong
-    ``--root`` means.
+    catalog that failed its checks.
 
     Raises:
         PlanError: See :func:`render_all`.
+        NoCatalogError: No catalog file at all: rendering it would delete every
+            generated file, which is never what a wrong ``--root`` means.
     """
     if isinstance(config, Path):
         config = config_for_root(config)
-    paths = config.catalog_paths()
-    if not paths:
-        where = f"[tool.metric-catalog] catalog in {config.source.name}" if config.source else ""
-        missing = Diagnostic(
-            "NO_CATALOG",
-            Severity.ERROR,
-            f"no catalog files match {', '.join(config.catalog)} under {config.root.as_posix()}; "
-            + (f"fix {where}" if where else "run from the project root, pass --root, ")
-            + " or run `metric-catalog init` to start one",
-        )
-        return None, [missing]
+    paths = config.catalog_files()
     result = load_and_check(paths, root=config.root)
     diagnostics = [*result.diagnostics, *generation_diagnostics(result.catalog)]
     if has_errors(diagnostics):

@@ -274,10 +274,10 @@ def test_no_catalog_file_refuses_and_points_at_the_table(
 ) -> None:
     root = adopter(tmp_path)
     (root / "myrl" / "telemetry" / "catalog" / "ppo.yaml").unlink()
-    assert main(["generate", "--root", str(root)]) == 1
+    assert main(["generate", "--root", str(root)]) == 2
     err = capsys.readouterr().err
-    assert "no catalog files match myrl/telemetry/catalog/*.yaml" in err
-    assert "[tool.metric-catalog] catalog in pyproject.toml" in err
+    assert "`catalog = ['myrl/telemetry/catalog/*.yaml']` of [tool.metric-catalog] in" in err
+    assert "pyproject.toml:5" in err
 
 
 # --- the command line -----------------------------------------------------------------------

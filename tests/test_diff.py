@@ -918,5 +918,6 @@ def test_working_root_without_a_catalog_is_a_usage_error(tmp_path: Path) -> None
     work.mkdir()
     proc = run_diff(work, "--against", str(base))
     assert proc.returncode == 2, proc.stdout
-    assert "holds no catalog/*.yaml" in proc.stderr
+    assert "no catalog files" in proc.stderr
+    assert "'catalog/*.yaml'" in proc.stderr
     assert proc.stdout == ""

@@ -123,12 +123,16 @@ def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
 
     Warnings go to stderr too (unless ``warnings`` is false), but do not stop
     the command.
+
+    Raises:
+        NoCatalogError: The configured catalog matches no file (the command
+            line exits 2 with where it looked and the fix).
     """
     # Imported here so ``--help`` (and generate's no-op path) do not pay for YAML and jsonschema.
     from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
     from ..pipeline import load_and_check  # noqa: PLC0415
 
-    result = load_and_check(config.catalog_paths(), root=config.root, lint=False)
+    result = load_and_check(config.catalog_files(), root=config.root, lint=False)
     shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
     if shown:
         print(format_diagnostics(shown), file=sys.stderr)

@@ -194,13 +194,6 @@ def run(args: argparse.Namespace) -> int:
     if catalog is None:
         print("error: the working catalog has errors; fix them before diffing", file=sys.stderr)
         return 1
-    if not catalog.files:
-        print(
-            f"error: {root} holds no catalog/*.yaml, so every baseline row would look removed; "
-            "pass --root the directory holding catalog/",
-            file=sys.stderr,
-        )
-        return 2
     with tempfile.TemporaryDirectory(prefix="catalog-baseline-") as tmp:
         try:
             folders = catalog_folders(config)

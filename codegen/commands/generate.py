@@ -28,8 +28,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write what changed; 0 on success, 1 when the catalog has errors (nothing written)."""
+    """Write what changed; 0 on success, 1 when the catalog has errors (nothing written).
+
+    Raises:
+        NoCatalogError: The catalog matches no file (exit 2): nothing is
+            written or removed, whatever the manifest says.
+    """
     config = config_from_args(args)
+    config.catalog_files()
     cached = None if args.no_cache else manifest.load_if_current(config)
     if cached is not None:
         if cached.report:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from ..commands import add_config_arguments, add_format_argument, config_from_args
+from ..config import NoCatalogError, no_catalog_message
 from ..diagnostics import Severity, format_diagnostics
 from ..pipeline import load_and_check
 
@@ -55,15 +56,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
 
 
+def _holds_no_catalog(path: Path) -> bool:
+    """A folder without ``*.yaml`` files (a missing file is reported by loading it)."""
+    return path.is_dir() and not any(p.is_file() for p in path.glob("*.yaml"))
+
+
 def run_check(args: argparse.Namespace, *, lint: bool) -> int:
-    """Run the checks ``args`` ask for, print the findings, return the exit code."""
+    """Run the checks ``args`` ask for, print the findings, return the exit code.
+
+    Raises:
+        NoCatalogError: Neither PATHS nor the configured catalog name a catalog
+            file (exit 2 on the command line), instead of "0 file(s): no problems".
+    """
     config = config_from_args(args)
     paths: list[Path] = list(args.paths)
     if paths:
         # PATHS are relative to the working directory, not to the project root.
         paths = [path if path.is_absolute() else Path.cwd() / path for path in paths]
+        if all(_holds_no_catalog(path) for path in paths):
+            given = tuple(str(path) for path in args.paths)
+            raise NoCatalogError(no_catalog_message(config, given))
     else:
-        paths = config.catalog_paths()
+        paths = config.catalog_files()
     result = load_and_check(paths, root=config.root, lint=lint)
     if args.format == "json":
         print(format_diagnostics(result.diagnostics, "json"))
