@@ -31,9 +31,11 @@ from metric_catalog.vocabulary import (
 __all__ = [
     "KEY_CACHE_LIMIT",
     "CompiledTemplate",
+    "Derivation",
     "KeyPatterns",
     "SeriesPoints",
     "compile_template",
+    "derivations",
     "series_limit",
 ]
 
@@ -71,6 +73,33 @@ def series_limit(row: TeedMetric | RecordedMetric) -> int:
     return min(limit, product + 1)
 
 
+Derivation = tuple[str, str, dict[tuple[type, Any], Any], Any]
+"""``(target, source, {(type, source value): value}, default)`` of one derived attribute."""
+
+
+def derivations(attributes: tuple[MetricAttribute, ...]) -> tuple[Derivation, ...]:
+    """The row's derived attributes as lookup tables, each after the attributes it reads.
+
+    A source value is looked up with its type, so ``1`` and ``True`` (equal in
+    Python) stay apart; ``default`` is ``None`` when an unmapped value leaves
+    the attribute unset.
+    """
+    pending = [a for a in attributes if a.derived_from is not None]
+    done = {a.name for a in attributes if a.derived_from is None}
+    ordered: list[Derivation] = []
+    while pending:
+        ready = [a for a in pending if a.derived_from in done]
+        if not ready:  # a source outside the row or a loop: the registry rejects both
+            break
+        for attribute in ready:
+            table = {(type(key), key): value for key, value in attribute.derive_map}
+            source = attribute.derived_from or ""
+            ordered.append((attribute.name, source, table, attribute.derive_default))
+            done.add(attribute.name)
+            pending.remove(attribute)
+    return tuple(ordered)
+
+
 class SeriesPoints:
     """Attribute check, cardinality budget and identity merge of one series.
 
@@ -80,6 +109,7 @@ class SeriesPoints:
 
     __slots__ = (
         "_declared",
+        "_derived",
         "_full",
         "_identity",
         "_overflow",
@@ -96,6 +126,7 @@ class SeriesPoints:
     def __init__(self, row: TeedMetric | RecordedMetric, identity: Mapping[str, Any]) -> None:
         self.name = row.name
         self._declared: dict[str, MetricAttribute] = {a.name: a for a in row.attributes}
+        self._derived = derivations(row.attributes)
         self.limit = series_limit(row)
         self._identity: Attrs = dict(identity)
         self.base: Attrs | None = dict(identity) or None
@@ -164,6 +195,12 @@ class SeriesPoints:
                 )
                 continue
             checked[key] = value
+        for target, source, table, default in self._derived:
+            found = checked.get(source, _MISSING)
+            if found is not _MISSING:
+                derived = table.get((type(found), found), default)
+                if derived is not None:
+                    checked[target] = derived
         if self._required:
             self._check_required(checked)
         try:

@@ -200,6 +200,16 @@ class MetricAttribute:
     ``max_cardinality``, its budget of distinct values per series. The tee and
     ``record_metrics`` drop an attribute whose key a row does not declare or
     whose value is not of ``type`` (or not in the enum), warning once per cause.
+
+    A *derived* attribute names another attribute of its row in ``derived_from``
+    and maps that attribute's values to its own with ``derive_map`` (and
+    ``derive_default`` for the rest; without one an unmapped value leaves it
+    unset). The tee fills it on every point carrying the source, whether the
+    source was captured from a key or passed, after checking the point and
+    before its cardinality budget; a value the derivation yields wins over a
+    passed one. The row's registration checks that the source is one of its
+    attributes, that the table's keys are values the source takes and its
+    values ones this attribute takes, and that derivations do not loop.
     """
 
     name: str
@@ -212,6 +222,12 @@ class MetricAttribute:
     """Budget of distinct values of an open attribute (``None``: the series' budget)."""
     requirement: str = "recommended"
     """``required``, ``recommended``, ``opt_in`` or ``conditionally_required``."""
+    derived_from: str | None = None
+    """The row's attribute this one is derived from (``None``: not derived)."""
+    derive_map: tuple[tuple[AttributeValue, AttributeValue], ...] = ()
+    """``(source value, value of this attribute)`` pairs of the derivation table."""
+    derive_default: AttributeValue | None = None
+    """The value for a source value the table lacks (``None``: leave the attribute unset)."""
 
     def __post_init__(self) -> None:
         what = f"MetricAttribute({self.name!r})"
@@ -244,6 +260,71 @@ class MetricAttribute:
                 f"{', '.join(REQUIREMENT_LEVELS)}"
             )
             raise ValueError(msg)
+        if (
+            self.derived_from is not None
+            or self.derive_map != ()
+            or self.derive_default is not None
+        ):
+            self._check_derivation(what)
+
+    def _check_derivation(self, what: str) -> None:
+        source = self.derived_from
+        if source is None:
+            msg = (
+                f"{what}: derive_map or derive_default is set without derived_from; name the "
+                "attribute of the row it is derived from, or drop them"
+            )
+            raise ValueError(msg)
+        if not isinstance(source, str) or not _ATTRIBUTE_NAME.fullmatch(source):
+            msg = f"{what}: derived_from must be an attribute name, got {source!r}"
+            raise ValueError(msg)
+        if source == self.name:
+            msg = f"{what}: derived_from names the attribute itself; name another attribute"
+            raise ValueError(msg)
+        table = self.derive_map
+        if not isinstance(table, tuple) or not all(
+            isinstance(pair, tuple) and len(pair) == 2 for pair in table
+        ):
+            msg = (
+                f"{what}: derive_map must be a tuple of (source value, value) pairs, got {table!r}"
+            )
+            raise ValueError(msg)
+        keys = [key for key, _value in table]
+        for key in keys:
+            if not isinstance(key, (str, int, float, bool)):
+                msg = f"{what}: derive_map source value {key!r} is not a scalar"
+                raise ValueError(msg)
+        if len(set(keys)) != len(keys):
+            msg = f"{what}: derive_map lists a source value twice ({keys!r}); list each once"
+            raise ValueError(msg)
+        targets = [value for _key, value in table]
+        if self.derive_default is not None:
+            targets.append(self.derive_default)
+        for value in targets:
+            if not self.accepts(value):
+                allowed = (
+                    f"one of {', '.join(map(repr, self.values))}"
+                    if self.values
+                    else f"of type {self.type}"
+                )
+                msg = (
+                    f"{what}: the derivation from {source!r} yields {value!r}, but the "
+                    f"attribute allows values {allowed}; fix the table or the attribute"
+                )
+                raise ValueError(msg)
+        if not table and self.derive_default is None:
+            msg = (
+                f"{what}: derived from {source!r} with an empty derive_map and no "
+                "derive_default, so it is never set; give the table"
+            )
+            raise ValueError(msg)
+
+    def derive(self, source_value: AttributeValue) -> AttributeValue | None:
+        """This attribute's value for the source's ``source_value`` (``None``: unset)."""
+        for key, value in self.derive_map:
+            if key == source_value and type(key) is type(source_value):
+                return value
+        return self.derive_default
 
     def accepts(self, value: object) -> bool:
         """Whether ``value`` is of this attribute's type and, for an enum, one of its values."""
@@ -268,6 +349,47 @@ def _check_attributes(what: str, attributes: object) -> None:
     if OVERFLOW_ATTRIBUTE in names:
         msg = f"{what}: {OVERFLOW_ATTRIBUTE!r} is reserved for the overflow point"
         raise ValueError(msg)
+    if any(a.derived_from is not None for a in attributes):
+        _check_derivations(what, {a.name: a for a in attributes})
+
+
+def _check_derivations(what: str, declared: dict[str, MetricAttribute]) -> None:
+    """Each derivation's source is an attribute of the row, its table keys are values
+    the source allows, and no chain of derivations loops."""
+    for attribute in declared.values():
+        source_name = attribute.derived_from
+        if source_name is None:
+            continue
+        source = declared.get(source_name)
+        if source is None:
+            known = ", ".join(sorted(set(declared) - {attribute.name})) or "none"
+            msg = (
+                f"{what}: attribute {attribute.name!r} is derived from {source_name!r}, which "
+                f"the row does not declare (declared: {known}); add it to the row's "
+                "attributes or fix derived_from"
+            )
+            raise ValueError(msg)
+        for key, _value in attribute.derive_map:
+            if not source.accepts(key):
+                allowed = (
+                    f"one of {', '.join(map(repr, source.values))}"
+                    if source.values
+                    else f"of type {source.type}"
+                )
+                msg = (
+                    f"{what}: attribute {attribute.name!r} maps {key!r}, but its source "
+                    f"{source_name!r} takes values {allowed}; drop the entry or fix it"
+                )
+                raise ValueError(msg)
+        chain = [attribute.name]
+        step: MetricAttribute | None = source
+        while step is not None:
+            if step.name in chain:
+                loop = " -> ".join([*chain, step.name])
+                msg = f"{what}: derivations loop ({loop}); derive from a captured attribute"
+                raise ValueError(msg)
+            chain.append(step.name)
+            step = declared.get(step.derived_from) if step.derived_from is not None else None
 
 
 def placeholders(template: str) -> tuple[str, ...]:
@@ -434,6 +556,16 @@ class TeedMetric:
         if len(set(captured)) != len(captured):
             msg = f"{what}: logger_key {self.logger_key!r} captures an attribute twice"
             raise ValueError(msg)
+        for prefix in self.prefixes:
+            captured += placeholders(prefix)
+        for name in captured:
+            if declared[name].derived_from is not None:
+                msg = (
+                    f"{what}: attribute {name!r} is both captured by a placeholder and "
+                    f"derived from {declared[name].derived_from!r}; a point gets it one way: "
+                    "drop the placeholder or the derivation"
+                )
+                raise ValueError(msg)
 
     @property
     def key(self) -> str:
