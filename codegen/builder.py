@@ -23,6 +23,7 @@ from .model import (
     AttributeValue,
     CatalogFile,
     Deprecation,
+    Derivation,
     Loop,
     MetricRow,
     Section,
@@ -474,11 +475,46 @@ def _row_extras(
                 )
             )
             return None
+        written = level_node.position if level is not None and level_node else None
         if level is None:
             level = "required" if name in wanted else "recommended"
-        refs.append(AttributeRef(name, level, ref_node.position))
+        derive_node = item.values.get("derive")
+        derive = _derivation(derive_node, item.key_positions["derive"]) if derive_node else None
+        refs.append(AttributeRef(name, level, ref_node.position, derive, written))
     limit_text = _text(values.get("cardinality_limit"))
     return _Extras(prefixes, tuple(refs), int(limit_text) if limit_text else None)
+
+
+def _derivation(node: YNode, where: Position) -> Derivation | None:
+    """A ref's ``derive`` mapping (schema-clean: ``from``, ``map`` of strings, ``default``);
+    ``where`` is the position of its ``derive`` key."""
+    if not isinstance(node, YMap):
+        return None
+    source_node = node.values.get("from")
+    table_node = node.values.get("map")
+    default_node = node.values.get("default")
+    table: list[tuple[str, str]] = []
+    key_positions: list[Position] = []
+    value_positions: list[Position] = []
+    if isinstance(table_node, YMap):
+        marks = table_node.key_positions
+        for key, value_node in table_node.values.items():
+            value = _text(value_node)
+            if value is None:
+                continue
+            table.append((key, value))
+            key_positions.append(marks.get(key, table_node.position))
+            value_positions.append(value_node.position)
+    return Derivation(
+        source=_text(source_node) or "",
+        table=tuple(table),
+        default=_text(default_node),
+        position=where,
+        source_position=source_node.position if source_node is not None else where,
+        key_positions=tuple(key_positions),
+        value_positions=tuple(value_positions),
+        default_position=default_node.position if default_node is not None else None,
+    )
 
 
 def _attributes(

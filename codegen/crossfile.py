@@ -15,12 +15,14 @@ registry-key clash.
 from __future__ import annotations
 
 import difflib
+import math
+import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
 
 from .diagnostics import Diagnostic, Position, Severity
-from .model import Attribute, Catalog, CatalogFile, MetricRow
+from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 from .patterns import Domain, overlap, parse_pattern, placeholders
 
 __all__ = ["check_catalog"]
@@ -363,6 +365,8 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
                     f"declares; {_suggestion(ref.name, known)}",
                     ref.position,
                 )
+        if any(ref.derive is not None for ref in row.attributes):
+            yield from _derivations(row, known)
         if not row.is_family:
             continue
         listed = set(row.attribute_names())
@@ -393,6 +397,167 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
                     f"row {row.name!r}; {fix}",
                     where,
                 )
+
+
+def accepts_text(attribute: Attribute, text: str) -> bool:
+    """Whether ``text`` (a value as the catalog writes it) is a value ``attribute`` takes."""
+    if attribute.type == "bool":
+        ok = text in ("true", "false")
+    elif attribute.type == "int":
+        ok = _INT.fullmatch(text) is not None
+    elif attribute.type == "double":
+        try:
+            ok = math.isfinite(float(text))
+        except ValueError:
+            ok = False
+    else:
+        ok = True
+    if not ok or not attribute.values:
+        return ok
+    if attribute.type == "string":
+        return text in (v.value for v in attribute.values)
+    typed = int(text) if attribute.type == "int" else float(text)
+    return typed in attribute.typed_values()
+
+
+_INT: Final = re.compile(r"-?[0-9]+")
+
+
+def _allowed(attribute: Attribute) -> str:
+    if attribute.values:
+        return "one of " + ", ".join(repr(v.value) for v in attribute.values)
+    if attribute.type == "bool":
+        return "'true' or 'false'"
+    return f"any {attribute.type} value"
+
+
+def _derivations(row: MetricRow, known: dict[str, Attribute]) -> Iterator[Diagnostic]:
+    """Each derived attribute of ``row``: a source on the row that a placeholder captures
+    (or that is derived itself, without a loop), table keys the source takes, values the
+    attribute takes, and ``required`` only when every point gets a value."""
+    refs = {ref.name: ref for ref in row.attributes}
+    captured = {
+        name for text in (row.logger_key or "", *row.prefixes) for name in placeholders(text)
+    }
+    for ref in row.attributes:
+        derive = ref.derive
+        if derive is None:
+            continue
+        at_source = derive.source_position or ref.position
+        if ref.name in captured:
+            yield _error(
+                "DERIVE_CAPTURED",
+                f"attribute {ref.name!r} of row {row.name!r} is captured by a placeholder and "
+                f"also derived from {derive.source!r}; a point gets it one way: drop the "
+                "placeholder or the 'derive'.",
+                derive.position or ref.position,
+            )
+            continue
+        if derive.source not in refs:
+            listed = sorted(set(refs) - {ref.name})
+            close = difflib.get_close_matches(derive.source, listed, n=1, cutoff=0.6)
+            fix = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"add '- ref: {derive.source}' to the row, or derive from one of its "
+                f"attributes ({', '.join(listed) or 'none'})."
+            )
+            yield _error(
+                "DERIVE_SOURCE_UNKNOWN",
+                f"attribute {ref.name!r} of row {row.name!r} is derived from "
+                f"{derive.source!r}, which is not an attribute of the row; {fix}",
+                at_source,
+            )
+            continue
+        chain = [ref.name]
+        step: str | None = derive.source
+        looped = False
+        while step is not None and step in refs:
+            if step in chain:
+                looped = True
+                break
+            chain.append(step)
+            upstream = refs[step].derive
+            step = upstream.source if upstream is not None else None
+        if looped:
+            cycle = chain[chain.index(step or "") :]
+            order = list(refs)
+            if min(cycle, key=order.index) != ref.name:
+                continue  # reported once, at the loop's first attribute in the row
+            yield _error(
+                "DERIVE_CYCLE",
+                f"attribute {ref.name!r} of row {row.name!r} is derived in a loop "
+                f"({' -> '.join([*chain, step or ''])}); derive from an attribute a "
+                "placeholder captures.",
+                at_source,
+            )
+            continue
+        root = chain[-1]
+        if root not in captured:
+            yield _error(
+                "DERIVE_SOURCE_NOT_CAPTURED",
+                f"attribute {ref.name!r} of row {row.name!r} is derived from "
+                f"{derive.source!r}, but no placeholder of the row's logger key or prefixes "
+                f"captures {root!r}, so the tee never has a value to derive from; derive "
+                "from a captured attribute or capture the source with a placeholder.",
+                at_source,
+            )
+            continue
+        source = known.get(derive.source)
+        target = known.get(ref.name)
+        if source is None or target is None:
+            continue  # reported as UNKNOWN_ATTRIBUTE
+        yield from _derivation_table(row, ref, source, target)
+
+
+def _derivation_table(
+    row: MetricRow, ref: AttributeRef, source: Attribute, target: Attribute
+) -> Iterator[Diagnostic]:
+    derive = ref.derive
+    if derive is None:
+        return
+    for index, (key, value) in enumerate(derive.table):
+        if not accepts_text(source, key):
+            yield _error(
+                "DERIVE_MAP_KEY",
+                f"the table deriving {ref.name!r} of row {row.name!r} maps {key!r}, which "
+                f"{source.name!r} never takes ({_allowed(source)}); fix or drop the entry.",
+                _at(derive.key_positions, index, ref.position),
+            )
+        if not accepts_text(target, value):
+            yield _error(
+                "DERIVE_MAP_VALUE",
+                f"the table deriving {ref.name!r} of row {row.name!r} maps {key!r} to "
+                f"{value!r}, which {ref.name!r} does not take ({_allowed(target)}); write "
+                "one of its values.",
+                _at(derive.value_positions, index, ref.position),
+            )
+    if derive.default is not None and not accepts_text(target, derive.default):
+        yield _error(
+            "DERIVE_MAP_VALUE",
+            f"the default of the table deriving {ref.name!r} of row {row.name!r} is "
+            f"{derive.default!r}, which {ref.name!r} does not take ({_allowed(target)}); "
+            "write one of its values.",
+            derive.default_position or ref.position,
+        )
+    if ref.requirement_level != "required" or ref.requirement_position is None:
+        return
+    domain = source.domain
+    mapped = {key for key, _value in derive.table}
+    missing = [v for v in domain or () if v not in mapped] if derive.default is None else []
+    if derive.default is None and (domain is None or missing):
+        unmapped = ", ".join(repr(v) for v in missing) if missing else "any value it is not given"
+        yield _error(
+            "DERIVE_NOT_TOTAL",
+            f"derived attribute {ref.name!r} of row {row.name!r} is required, but the tee "
+            f"leaves it unset when {source.name!r} is {unmapped}; map every value, add a "
+            "'default', or leave requirement_level out (recommended).",
+            ref.requirement_position,
+        )
+
+
+def _at(positions: tuple[Position, ...], index: int, fallback: Position) -> Position:
+    return positions[index] if index < len(positions) else fallback
 
 
 def _head(text: str) -> str:

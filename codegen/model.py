@@ -29,6 +29,7 @@ __all__ = [
     "Catalog",
     "CatalogFile",
     "Deprecation",
+    "Derivation",
     "Loop",
     "MetricRow",
     "Section",
@@ -118,13 +119,50 @@ def attribute_label(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Derivation:
+    """How the tee fills a derived attribute from another attribute of the row.
+
+    ``table`` maps source values to this attribute's values, both as written
+    (strings); a source value missing from it takes ``default``, or leaves the
+    attribute unset when there is none. Positions do not take part in equality,
+    so two catalogs compare by what they declare.
+    """
+
+    source: str
+    """The attribute (of the same row) it is derived from: ``derive.from``."""
+    table: tuple[tuple[str, str], ...]
+    """``(source value, value)`` pairs in the order written: ``derive.map``."""
+    default: str | None = None
+    """The value for a source value the table lacks: ``derive.default``."""
+    position: Position | None = field(default=None, compare=False)
+    """Where the ``derive`` key is written."""
+    source_position: Position | None = field(default=None, compare=False)
+    key_positions: tuple[Position, ...] = field(default=(), compare=False)
+    """Where each table key is written, in table order."""
+    value_positions: tuple[Position, ...] = field(default=(), compare=False)
+    """Where each table value is written, in table order."""
+    default_position: Position | None = field(default=None, compare=False)
+
+    def lookup(self, value: str) -> str | None:
+        """The derived value for the source value ``value`` (``None``: unset)."""
+        for key, derived in self.table:
+            if key == value:
+                return derived
+        return self.default
+
+
+@dataclass(frozen=True, slots=True)
 class AttributeRef:
-    """A row's use of an attribute, with its requirement level."""
+    """A row's use of an attribute, with its requirement level (and derivation, if any)."""
 
     name: str
     requirement_level: str
     position: Position
     """Where the ``ref`` is written."""
+    derive: Derivation | None = None
+    """How the tee fills the attribute from another one of the row (``None``: not derived)."""
+    requirement_position: Position | None = field(default=None, compare=False)
+    """Where ``requirement_level`` is written (``None`` when it is left to its default)."""
 
 
 # Presence in a run (Weaver's requirement levels), weakest first: raising a

@@ -158,14 +158,23 @@ def compile_fast_check(schema: dict[str, Any]) -> FastCheck | None:
 
 
 def _compile_object(schema: dict[str, Any], keywords: set[str]) -> FastCheck | None:
-    if not keywords <= {"type", "properties", "required", "additionalProperties"}:
+    if not keywords <= {"type", "properties", "required", "additionalProperties", "minProperties"}:
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
-    closed = schema.get("additionalProperties", True)
+    extra = schema.get("additionalProperties", True)
+    min_properties = schema.get("minProperties", 0)
     if not isinstance(properties, dict) or not isinstance(required, list):
         return None
-    if not isinstance(closed, bool) or not all(isinstance(n, str) for n in required):
+    if not all(isinstance(n, str) for n in required) or type(min_properties) is not int:
+        return None
+    # Keys not in ``properties``: allowed (True), refused (False) or checked by a schema.
+    extra_check: FastCheck | None = None
+    if isinstance(extra, dict):
+        extra_check = compile_fast_check(extra)
+        if extra_check is None:
+            return None
+    elif not isinstance(extra, bool):
         return None
     checks: dict[str, FastCheck] = {}
     for name, subschema in properties.items():
@@ -175,7 +184,7 @@ def _compile_object(schema: dict[str, Any], keywords: set[str]) -> FastCheck | N
         checks[name] = check
     allowed = frozenset(checks)
     needed = frozenset(required)
-    closed = not closed
+    closed = extra is False
 
     def check_object(node: YNode) -> bool:
         if type(node) is not YMap:
@@ -184,8 +193,10 @@ def _compile_object(schema: dict[str, Any], keywords: set[str]) -> FastCheck | N
         keys = values.keys()
         if not keys >= needed or (closed and not keys <= allowed):
             return False
+        if len(values) < min_properties:
+            return False
         for key, child in values.items():
-            check = checks.get(key)
+            check = checks.get(key, extra_check)
             if check is not None and not check(child):
                 return False
         return True
@@ -453,6 +464,12 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
         )
     elif kind == "minLength":
         yield _error("INVALID_VALUE", f"{subject} is empty; write a value.", where)
+    elif kind == "minProperties":
+        yield _error(
+            "INVALID_VALUE",
+            f"{subject} maps nothing; give at least one entry or remove the key.",
+            where,
+        )
     elif kind == "minItems":
         yield _error(
             "INVALID_VALUE",

@@ -254,7 +254,17 @@ FULL_DOCUMENT: dict[str, Any] = {
             "kind": "gauge",
             "unit": "",
             "description": "Setup time.",
-            "attributes": [{"ref": "rl.setup.phase", "requirement_level": "required"}],
+            "attributes": [
+                {"ref": "rl.setup.phase", "requirement_level": "required"},
+                {
+                    "ref": "rl.bucket",
+                    "derive": {
+                        "from": "rl.setup.phase",
+                        "map": {"policy_init": "overhead"},
+                        "default": "idle",
+                    },
+                },
+            ],
             "cardinality_limit": "100",
         },
     ],
@@ -350,7 +360,8 @@ def test_every_single_change_of_a_full_document() -> None:
     [
         lambda s: s["$defs"]["noLint"].update(maxItems=1),
         lambda s: s["$defs"]["unit"].update(format="email"),
-        lambda s: s["$defs"]["deprecated"].update(additionalProperties={"type": "string"}),
+        lambda s: s["$defs"]["deprecated"].update(patternProperties={"^x": {"type": "string"}}),
+        lambda s: s["$defs"]["deprecated"].update(additionalProperties={"maxItems": 1}),
         lambda s: s["properties"]["module"]["not"].update(pattern="^x"),
         lambda s: s["$defs"]["kind"].update(type=["string", "null"]),
     ],
