@@ -27,7 +27,7 @@ import jinja2
 
 from .config import Config
 from .diagnostics import Diagnostic, Severity
-from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
+from .model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
 
 __all__ = [
     "GENERATED_PACKAGE_DIR",
@@ -273,9 +273,7 @@ def _row_doc(row: MetricRow) -> list[str]:
     if row.other_prefixes:
         facts.append("Also under prefixes: " + ", ".join(p or "(none)" for p in row.other_prefixes))
     if row.attributes:
-        facts.append(
-            "Attributes: " + ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes)
-        )
+        facts.append("Attributes: " + ", ".join(_attribute_note(a) for a in row.attributes))
     facts.append(f"Stability: {row.stability}")
     paragraphs = [row.description, "\n".join(facts)]
     if row.deprecated is not None:
@@ -366,6 +364,22 @@ def _py_value(attribute: Attribute, text: str) -> str:
     return str(int(text)) if attribute.type == "int" else py_str(text)
 
 
+def _attribute_note(ref: AttributeRef) -> str:
+    """``name (level)``, or ``name (level, derived from source)`` for a derived attribute."""
+    if ref.derive is None:
+        return f"{ref.name} ({ref.requirement_level})"
+    return f"{ref.name} ({ref.requirement_level}, derived from {ref.derive.source})"
+
+
+def _py_typed(attribute: Attribute, text: str) -> str:
+    """A value as written in the catalog, as a Python literal of the attribute's type."""
+    if attribute.type == "bool":
+        return "True" if text == "true" else "False"
+    if attribute.type == "double":
+        return repr(float(text))
+    return _py_value(attribute, text)
+
+
 def _py_items(items: Sequence[str], indent: int) -> str:
     """``(a, b, ...)`` as ruff lays it out at ``indent``: one item flat, more one per line.
 
@@ -387,8 +401,9 @@ def _tuple_kwarg(name: str, items: Sequence[str], indent: int) -> str:
     return flat
 
 
-def _attribute_call(ref: AttributeRef, attribute: Attribute | None, indent: int) -> str:
+def _attribute_call(ref: AttributeRef, attributes: Mapping[str, Attribute], indent: int) -> str:
     """One ``MetricAttribute(...)`` argument, every field on its own line."""
+    attribute = attributes.get(ref.name)
     pad = " " * indent
     inner = indent + _INDENT
     lines = [f"{pad}MetricAttribute(", py_kwarg("name", ref.name, inner)]
@@ -401,17 +416,39 @@ def _attribute_call(ref: AttributeRef, attribute: Attribute | None, indent: int)
         if attribute.max_cardinality is not None:
             lines.append(f"{' ' * inner}max_cardinality={attribute.max_cardinality},")
     lines.append(py_kwarg("requirement", ref.requirement_level, inner))
+    source = attributes.get(ref.derive.source) if ref.derive is not None else None
+    if ref.derive is not None and attribute is not None and source is not None:
+        lines.extend(_derivation_kwargs(ref.derive, source, attribute, inner))
     lines.append(f"{pad}),")
     return "\n".join(lines)
+
+
+def _derivation_kwargs(
+    derive: Derivation, source: Attribute, target: Attribute, indent: int
+) -> list[str]:
+    """``derived_from=``, ``derive_map=`` (one pair per line) and ``derive_default=``."""
+    item_indent = indent + _INDENT
+    pairs: list[str] = []
+    for key, value in derive.table:
+        parts = [_py_typed(source, key), _py_typed(target, value)]
+        flat = f"({parts[0]}, {parts[1]})"
+        fits = item_indent + len(flat) + 1 <= LINE_LENGTH
+        pairs.append(flat if fits else _py_items(parts, item_indent))
+    lines = [
+        py_kwarg("derived_from", derive.source, indent),
+        _tuple_kwarg("derive_map", pairs, indent),
+    ]
+    if derive.default is not None:
+        default = _py_typed(target, derive.default)
+        lines.append(f"{' ' * indent}derive_default={default},")
+    return lines
 
 
 def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     """The optional keyword arguments after the reference fields ("" when there are none)."""
     lines: list[str] = []
     if row.attributes:
-        calls = "\n".join(
-            _attribute_call(ref, attributes.get(ref.name), 2 * _INDENT) for ref in row.attributes
-        )
+        calls = "\n".join(_attribute_call(ref, attributes, 2 * _INDENT) for ref in row.attributes)
         lines.append(f"{' ' * _INDENT}attributes=(\n{calls}\n{' ' * _INDENT}),")
     if row.other_prefixes:
         prefixes = [py_str(prefix) for prefix in row.other_prefixes]

@@ -165,3 +165,64 @@ def test_resolved_catalog_lists_every_shared_attribute(catalog: Catalog) -> None
     for name in ("rl.efficiency.category", "rl.bucket", "rl.setup.phase", "rl.dataset"):
         assert attributes[name]["file"] == "catalog/attributes.yaml"
     assert len(attributes["rl.efficiency.category"]["values"]) == 8
+
+
+# Upstream derives three attributes of rl.efficiency.seconds from the category with fixed
+# tables: efficiency_measurements() and efficiency_window() in telemetry/metrics.py (from
+# WALL_CLOCK_/THREAD_ACCUMULATED_EFFICIENCY_CATEGORIES, COLLECTOR_LOOP_CATEGORIES and
+# RUN_WINDOW_WALL_CLOCK_CATEGORIES) and EFFICIENCY_CATEGORY_BUCKET in instrumentation.py.
+UPSTREAM_DERIVED: dict[str, dict[str, str]] = {
+    "rl.efficiency.measurement": {
+        "init/total": "wall_clock",
+        "idle/buffer_starvation": "wall_clock",
+        "idle/refit_bubble": "wall_clock",
+        "idle/validation": "wall_clock",
+        "idle/buffer_full_backoff": "thread_seconds",
+        "idle/generation_limit_pause": "collector_wall_clock",
+        "idle/refit_event_wait": "collector_wall_clock",
+        "wasted/failed_trajectory": "thread_seconds",
+    },
+    "rl.efficiency.window": {
+        "init/total": "run",
+        "idle/buffer_starvation": "step",
+        "idle/refit_bubble": "step",
+        "idle/validation": "step",
+        "idle/buffer_full_backoff": "run",
+        "idle/generation_limit_pause": "run",
+        "idle/refit_event_wait": "run",
+        "wasted/failed_trajectory": "run",
+    },
+    "rl.bucket": {
+        "init/total": "overhead",
+        "idle/buffer_starvation": "idle",
+        "idle/refit_bubble": "idle",
+        "idle/validation": "idle",
+        "idle/buffer_full_backoff": "idle",
+        "idle/generation_limit_pause": "idle",
+        "idle/refit_event_wait": "idle",
+        "wasted/failed_trajectory": "wasted",
+    },
+}
+
+
+@pytest.mark.parametrize("attribute", sorted(UPSTREAM_DERIVED))
+def test_efficiency_attributes_are_derived_from_the_category_with_upstreams_table(
+    catalog: Catalog, rows: dict[str, MetricRow], attribute: str
+) -> None:
+    """Same table as upstream, covering every category, so the tee fills it on every point."""
+    refs = {ref.name: ref for ref in rows[EFFICIENCY].attributes}
+    derive = refs[attribute].derive
+    assert derive is not None
+    assert derive.source == CATEGORY
+    assert derive.default is None
+    assert dict(derive.table) == UPSTREAM_DERIVED[attribute]
+    categories = catalog.attributes()[CATEGORY].domain
+    assert categories is not None
+    assert set(categories) == set(UPSTREAM_DERIVED[attribute])
+    assert refs[attribute].requirement_level == "required"
+
+
+def test_the_pct_row_derives_nothing(rows: dict[str, MetricRow]) -> None:
+    """Upstream picks the ratio's window from another key (efficiency_pct_is_per_step), which
+    no placeholder captures; the divergence is documented, the row carries no derivation."""
+    assert [ref.derive for ref in rows["rl.efficiency.pct"].attributes] == [None, None]

@@ -241,3 +241,99 @@ def test_every_point_carries_exactly_the_table_values(colors: list[str]) -> None
         assert got.get("warm") == warm.get(color)
         assert got.get("shade") == (SHADE.derive(warm[color]) if color in warm else None)
         assert got["rank"] == 0
+
+
+# --- end to end: the repository's catalog and upstream's efficiency dict --------------
+
+# Upstream's print_efficiency_summary output for one async GRPO step (algorithms/utils.py):
+# per-category seconds, the wall-clock categories' shares, the aggregates and the ratio.
+UPSTREAM_EFFICIENCY: dict[str, float] = {
+    "efficiency/init/total_s": 412.0,
+    "efficiency/init/total_pct": 12.5,
+    "efficiency/idle/buffer_starvation_s": 3.5,
+    "efficiency/idle/buffer_starvation_pct": 0.1,
+    "efficiency/idle/refit_bubble_s": 1.25,
+    "efficiency/idle/refit_bubble_pct": 0.04,
+    "efficiency/idle/validation_s": 0.0,
+    "efficiency/idle/validation_pct": 0.0,
+    "efficiency/idle/buffer_full_backoff_s": 9.0,
+    "efficiency/idle/generation_limit_pause_s": 2.0,
+    "efficiency/idle/refit_event_wait_s": 4.5,
+    "efficiency/wasted/failed_trajectory_s": 0.75,
+    "efficiency/thread_seconds_total_s": 16.25,
+    "efficiency/total_waste_s": 4.75,
+    "efficiency/productive_time_s": 55.25,
+    "efficiency/efficiency_pct": 92.1,
+    "efficiency/total_wall_time_s": 3296.0,
+    "efficiency/efficiency_pct_is_per_step": 1.0,
+}
+
+# Upstream's tables: efficiency_measurements / efficiency_window (telemetry/metrics.py) and
+# EFFICIENCY_CATEGORY_BUCKET (telemetry/instrumentation.py), restated for the check.
+UPSTREAM_ATTRIBUTES: dict[str, tuple[str, str, str]] = {
+    "init/total": ("wall_clock", "run", "overhead"),
+    "idle/buffer_starvation": ("wall_clock", "step", "idle"),
+    "idle/refit_bubble": ("wall_clock", "step", "idle"),
+    "idle/validation": ("wall_clock", "step", "idle"),
+    "idle/buffer_full_backoff": ("thread_seconds", "run", "idle"),
+    "idle/generation_limit_pause": ("collector_wall_clock", "run", "idle"),
+    "idle/refit_event_wait": ("collector_wall_clock", "run", "idle"),
+    "wasted/failed_trajectory": ("thread_seconds", "run", "wasted"),
+}
+
+
+@pytest.fixture
+def catalog_reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
+    """The repository's generated telemetry rows registered, an in-memory reader installed."""
+    from metric_catalog.generated import telemetry
+
+    vocabulary.register_teed_metrics(telemetry.TEED, owner=telemetry.__name__)
+    memory = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[memory], shutdown_on_exit=False)
+    exporters.configure(meter_provider=provider)
+    yield memory
+    exporters.reset_for_tests()
+    provider.shutdown()
+
+
+@pytest.mark.parametrize("prefix", ["", "train"])
+def test_upstream_efficiency_points_carry_all_four_attributes(
+    catalog_reader: InMemoryMetricReader, prefix: str
+) -> None:
+    """Each category's point carries category, measurement, window and bucket as upstream
+    sets them; the aggregate keys make no point and no warning."""
+    with caught_warnings() as warned:
+        tee_metrics(UPSTREAM_EFFICIENCY, prefix)
+        tee_metrics(UPSTREAM_EFFICIENCY, prefix)  # a second step: same sets, no new warning
+    assert warned.messages == []
+    series = collect(catalog_reader)["rl.efficiency.seconds"]
+    got = {
+        dict(p.attributes or {})["rl.efficiency.category"]: (dict(p.attributes or {}), p.value)
+        for p in series.points
+    }
+    assert set(got) == set(UPSTREAM_ATTRIBUTES)
+    for category, (measurement, window, bucket) in UPSTREAM_ATTRIBUTES.items():
+        attributes, value = got[category]
+        assert attributes == {
+            "rl.efficiency.category": category,
+            "rl.efficiency.measurement": measurement,
+            "rl.efficiency.window": window,
+            "rl.bucket": bucket,
+        }
+        assert value == UPSTREAM_EFFICIENCY[f"efficiency/{category}_s"]
+    (pct,) = collect(catalog_reader)["rl.efficiency.pct"].points
+    assert pct.value == 92.1
+
+
+def test_the_aggregate_keys_are_not_matched_by_the_category_family(
+    catalog_reader: InMemoryMetricReader,
+) -> None:
+    """total_waste and the other aggregates are outside the category enum: no point at all."""
+    names = ("total_waste", "productive_time", "total_wall_time", "thread_seconds_total")
+    aggregates = {
+        f"efficiency/{name}_s": UPSTREAM_EFFICIENCY[f"efficiency/{name}_s"] for name in names
+    }
+    with caught_warnings() as warned:
+        tee_metrics(aggregates, "")
+    assert warned.messages == []
+    assert "rl.efficiency.seconds" not in collect(catalog_reader)

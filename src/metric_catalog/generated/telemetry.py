@@ -49,7 +49,18 @@ EFFICIENCY_SECONDS: Final = TeedMetric(
                 "collector_wall_clock",
                 "thread_seconds",
             ),
-            requirement="recommended",
+            requirement="required",
+            derived_from="rl.efficiency.category",
+            derive_map=(
+                ("init/total", "wall_clock"),
+                ("idle/buffer_starvation", "wall_clock"),
+                ("idle/refit_bubble", "wall_clock"),
+                ("idle/validation", "wall_clock"),
+                ("idle/buffer_full_backoff", "thread_seconds"),
+                ("idle/generation_limit_pause", "collector_wall_clock"),
+                ("idle/refit_event_wait", "collector_wall_clock"),
+                ("wasted/failed_trajectory", "thread_seconds"),
+            ),
         ),
         MetricAttribute(
             name="rl.efficiency.window",
@@ -57,7 +68,18 @@ EFFICIENCY_SECONDS: Final = TeedMetric(
                 "step",
                 "run",
             ),
-            requirement="recommended",
+            requirement="required",
+            derived_from="rl.efficiency.category",
+            derive_map=(
+                ("init/total", "run"),
+                ("idle/buffer_starvation", "step"),
+                ("idle/refit_bubble", "step"),
+                ("idle/validation", "step"),
+                ("idle/buffer_full_backoff", "run"),
+                ("idle/generation_limit_pause", "run"),
+                ("idle/refit_event_wait", "run"),
+                ("wasted/failed_trajectory", "run"),
+            ),
         ),
         MetricAttribute(
             name="rl.bucket",
@@ -67,7 +89,18 @@ EFFICIENCY_SECONDS: Final = TeedMetric(
                 "idle",
                 "wasted",
             ),
-            requirement="recommended",
+            requirement="required",
+            derived_from="rl.efficiency.category",
+            derive_map=(
+                ("init/total", "overhead"),
+                ("idle/buffer_starvation", "idle"),
+                ("idle/refit_bubble", "idle"),
+                ("idle/validation", "idle"),
+                ("idle/buffer_full_backoff", "idle"),
+                ("idle/generation_limit_pause", "idle"),
+                ("idle/refit_event_wait", "idle"),
+                ("wasted/failed_trajectory", "wasted"),
+            ),
         ),
     ),
     other_prefixes=("",),
@@ -79,8 +112,9 @@ Kind: gauge
 Unit: s
 Logger key: train/efficiency/{rl.efficiency.category}_s
 Also under prefixes: (none)
-Attributes: rl.efficiency.category (required), rl.efficiency.measurement (recommended),
-rl.efficiency.window (recommended), rl.bucket (recommended)
+Attributes: rl.efficiency.category (required), rl.efficiency.measurement (required,
+derived from rl.efficiency.category), rl.efficiency.window (required, derived from
+rl.efficiency.category), rl.bucket (required, derived from rl.efficiency.category)
 Stability: development
 """
 
