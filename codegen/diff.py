@@ -36,6 +36,7 @@ from .model import (
     Attribute,
     Catalog,
     Deprecation,
+    Derivation,
     MetricRow,
 )
 
@@ -188,6 +189,20 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.WARNING,
             "keys a beta series' old pattern or prefixes matched stop exporting; change "
             "every log_metrics call site in the same change",
+        ),
+        _rule(
+            "STABLE_DERIVATION_CHANGED",
+            Severity.ERROR,
+            "a stable series keeps how the tee derives an attribute: points that had a "
+            "value get another one or none, and queries filtering on it silently change; "
+            "keep the table (adding entries for unmapped values is fine), or add a new "
+            "series",
+        ),
+        _rule(
+            "BETA_DERIVATION_CHANGED",
+            Severity.WARNING,
+            "points of a beta series get another derived value, or none, for a source "
+            "value they had one for; change every query on the attribute in the same change",
         ),
         _rule(
             "STABLE_ATTRIBUTE_REQUIREMENT_RAISED",
@@ -705,6 +720,13 @@ def _check_attributes(
             )
     for attribute, ref in new_refs.items():
         was = old_refs.get(attribute)
+        change = _derivation_change(was.derive, ref.derive) if was is not None else None
+        if change is not None:
+            findings.add(
+                f"{level}_DERIVATION_CHANGED",
+                f"attribute {attribute} of {name}: {change}",
+                ref.position,
+            )
         rank_before = _requirement_rank(was.requirement_level) if was else None
         rank_after = _requirement_rank(ref.requirement_level)
         raised = rank_after < rank_before if rank_before is not None else rank_after == 0
@@ -717,6 +739,37 @@ def _check_attributes(
                 ref.position,
             )
     _check_pattern(old, new, level, name, findings)
+
+
+def _derivation_change(before: Derivation | None, after: Derivation | None) -> str | None:
+    """How a derivation stopped giving a point the value it gave (``None``: it still does).
+
+    New entries for source values the old table left unmapped (with no default) are
+    additive and not a change.
+    """
+    if before is None or before == after:
+        return None
+    if after is None:
+        return f"no longer derived from {before.source}"
+    if after.source != before.source:
+        return f"derived from {after.source}, no longer from {before.source}"
+    changed = [
+        f"{key!r}: {value!r} -> {after.lookup(key)!r}"
+        for key, value in before.table
+        if after.lookup(key) != value
+    ]
+    old_keys = {key for key, _value in before.table}
+    changed += [
+        f"{key!r}: {before.default!r} -> {value!r}"
+        for key, value in after.table
+        if key not in old_keys and before.default is not None and value != before.default
+    ]
+    if before.default is not None and after.default != before.default:
+        changed.append(f"default: {before.default!r} -> {after.default!r}")
+    if not changed:
+        return None
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return f"the table deriving it from {after.source} changed ({'; '.join(changed[:3])}{more})"
 
 
 def _requirement_rank(requirement: str) -> int:

@@ -13,7 +13,7 @@ import json
 from typing import Final
 
 from .config import Config
-from .model import Attribute, Catalog, CatalogFile, MetricRow
+from .model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
 from .patterns import placeholders
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
@@ -59,9 +59,17 @@ def _row_attributes(row: MetricRow, attributes: dict[str, Attribute]) -> list[di
                 "label": declared.label if declared else None,
                 "values": [v.value for v in declared.values] if declared else [],
                 "max_cardinality": declared.max_cardinality if declared else None,
+                "derive": _derive(ref.derive),
             }
         )
     return out
+
+
+def _derive(derive: Derivation | None) -> dict[str, object] | None:
+    """A derivation as ``{"from", "map", "default"}``, or None."""
+    if derive is None:
+        return None
+    return {"from": derive.source, "map": dict(derive.table), "default": derive.default}
 
 
 def _row(

@@ -23,6 +23,7 @@ from codegen.model import (
     Catalog,
     CatalogFile,
     Deprecation,
+    Derivation,
     MetricRow,
 )
 
@@ -539,6 +540,50 @@ RULE_CASES += [
         False,
     ),
 ]
+
+
+def derived(
+    stability: str,
+    table: tuple[tuple[str, str], ...] | None,
+    default: str | None = None,
+    source: str = "rl.phase",
+) -> MetricRow:
+    """A family row capturing rl.phase, with rl.kind derived from ``source`` by ``table``."""
+    derive = None if table is None else Derivation(source, table, default)
+    kind = replace(ref("rl.kind"), derive=derive)
+    return row(
+        "rl.a",
+        stability=stability,
+        key="k/{rl.phase}",
+        attributes=(ref("rl.phase", "required"), ref("rl.other"), kind),
+    )
+
+
+AB = (("a", "x"), ("b", "y"))
+
+# Derivations: a source value that got a derived value gets another one, or none.
+RULE_CASES += [
+    ("stable derivation removed", [derived(S, AB)], [derived(S, None)],
+     ["STABLE_DERIVATION_CHANGED"], True),
+    ("stable derivation value changed", [derived(S, AB)], [derived(S, (("a", "x"), ("b", "z")))],
+     ["STABLE_DERIVATION_CHANGED"], True),
+    ("stable derivation entry dropped", [derived(S, AB)], [derived(S, (("a", "x"),))],
+     ["STABLE_DERIVATION_CHANGED"], True),
+    ("stable derivation source changed", [derived(S, AB)],
+     [derived(S, AB, source="rl.other")], ["STABLE_DERIVATION_CHANGED"], True),
+    ("stable derivation default changed", [derived(S, AB, "d")], [derived(S, AB, "e")],
+     ["STABLE_DERIVATION_CHANGED"], True),
+    ("stable entry overriding the old default", [derived(S, AB, "d")],
+     [derived(S, (*AB, ("c", "q")), "d")], ["STABLE_DERIVATION_CHANGED"], True),
+    ("beta derivation changed warns", [derived(B, AB)], [derived(B, None)],
+     ["BETA_DERIVATION_CHANGED"], False),
+    ("alpha derivation changed is allowed", [derived(A, AB)], [derived(A, None)], [], False),
+    ("stable derivation gaining an entry for an unmapped value is allowed", [derived(S, AB)],
+     [derived(S, (*AB, ("c", "z")))], [], False),
+    ("stable derivation reordered is allowed", [derived(S, AB)],
+     [derived(S, (AB[1], AB[0]))], [], False),
+    ("stable derivation added is allowed", [derived(S, None)], [derived(S, AB)], [], False),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -240,6 +240,7 @@ def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
             "a_rather_long_category_name_that_pushes_the_literal_past_the_line_limit",
         ],
         "max_cardinality": None,
+        "derive": None,
     }
     assert rows["rl.fixture.validation.loss"]["placeholders"] == ["rl.fixture.phase"]
     assert rows["rl.fixture.gamma.batch.duration"]["prefixes"] == []
@@ -255,3 +256,18 @@ def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
     (gamma,) = doc["files"]
     assert gamma["prefixes"] == ["train", ""]
     assert "rl.fixture.clipped" in gamma["attributes"]
+
+
+def test_resolved_catalog_carries_derivations() -> None:
+    """A derived attribute lists its source, its table and its default."""
+    result = load_and_check(root=Path(__file__).resolve().parents[1])
+    doc = json.loads(render_resolved(result.catalog))
+    rows = {row["name"]: row for row in doc["rows"]}
+    attributes = {a["name"]: a for a in rows["rl.efficiency.seconds"]["attributes"]}
+    assert attributes["rl.efficiency.category"]["derive"] is None
+    bucket = attributes["rl.bucket"]["derive"]
+    assert bucket["from"] == "rl.efficiency.category"
+    assert bucket["default"] is None
+    assert bucket["map"]["init/total"] == "overhead"
+    assert bucket["map"]["wasted/failed_trajectory"] == "wasted"
+    assert len(bucket["map"]) == 8

@@ -359,3 +359,49 @@ def test_an_entrys_attribute_links_to_its_declaration_and_shows_its_label(
     document["attributes"][0]["file"] = ALPHA
     path.write_text(json.dumps(document), encoding="utf-8")
     assert _data.load(path).page_hash(ALPHA) != before
+
+
+FULL_TABLE = {"train": "a", "<eval>": "b"}
+
+
+@pytest.mark.parametrize(
+    ("table", "default", "other_row"),
+    [
+        (FULL_TABLE, None, None),
+        ({"train": "a"}, None, "<em>unset</em>"),
+        ({"train": "a"}, "z", "<code>z</code>"),
+        (None, None, None),
+    ],
+)
+def test_a_derived_attribute_shows_its_source_and_table(
+    tmp_path: Path, table: dict[str, str] | None, default: str | None, other_row: str | None
+) -> None:
+    """ "derived from <source>" with the table (escaped); an "any other" row only when a
+    source value can miss the table; nothing for an attribute that is not derived."""
+    path = tmp_path / "catalog.json"
+    document = json.loads(render_catalog_data(fixture_catalog()))
+    values = [{"value": v, "description": "."} for v in ("train", "<eval>")]
+    document["attributes"] = [
+        {"name": "rl.phase", "type": "string", "label": "rl_phase", "file": ALPHA, "values": values}
+    ]
+    derive = None if table is None else {"from": "rl.phase", "map": table, "default": default}
+    for row in document["rows"]:
+        if row["name"] == "rl.fixture.tokens":
+            row["attributes"] = [
+                {"name": "rl.phase", "requirement_level": "required", "derive": None},
+                {"name": "rl.kind", "requirement_level": "required", "derive": derive},
+            ]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    body = _html.owner_page_html(_data.load(path), ALPHA, _href)
+    if table is None:
+        assert "mc-derive" not in body
+        return
+    assert body.count('<details class="mc-derive">') == 1
+    assert '<summary>derived from <a href="#attr-rl-phase"><code>rl.<wbr>phase</code></a>' in body
+    assert "<tr><td><code>train</code></td><td><code>a</code></td></tr>" in body
+    if table is FULL_TABLE:
+        assert "<tr><td><code>&lt;eval&gt;</code></td><td><code>b</code></td></tr>" in body
+    if other_row is None:
+        assert "any other" not in body
+    else:
+        assert f"<tr><td><em>any other</em></td><td>{other_row}</td></tr>" in body

@@ -103,8 +103,33 @@ def _attributes(row: Mapping[str, Any], data: CatalogData, href: Href, path: str
             details.append(f"at most {text(attribute['max_cardinality'])} values")
         name = _attribute_name(attribute, data, href, path)
         label = _attribute_label(attribute, data)
-        items.append(f"<li>{name} ({'; '.join(details)}){label}</li>")
+        derive = _derivation(attribute, data, href, path)
+        items.append(f"<li>{name} ({'; '.join(details)}){label}{derive}</li>")
     return f'<ul class="mc-attributes">{"".join(items)}</ul>' if items else ""
+
+
+def _derivation(attribute: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
+    """ "derived from <source>" with its table (folded), for a derived attribute; else ""."""
+    derive = attribute.get("derive")
+    if not isinstance(derive, Mapping) or not derive.get("from"):
+        return ""
+    source = _attribute_name({"name": derive["from"]}, data, href, path)
+    listed = derive.get("map")
+    table: Mapping[Any, Any] = listed if isinstance(listed, Mapping) else {}
+    rows = [
+        f"<tr><td>{ident(key)}</td><td>{ident(value)}</td></tr>" for key, value in table.items()
+    ]
+    declared = (data.attributes.get(str(derive["from"])) or {}).get("values") or []
+    domain = {str(v.get("value")) if isinstance(v, Mapping) else str(v) for v in declared}
+    if derive.get("default") is not None:
+        rows.append(f"<tr><td><em>any other</em></td><td>{ident(derive['default'])}</td></tr>")
+    elif not domain or not domain <= {str(key) for key in table}:
+        rows.append("<tr><td><em>any other</em></td><td><em>unset</em></td></tr>")
+    head = f"<tr><th>{ident(derive['from'])}</th><th>{ident(attribute.get('name', ''))}</th></tr>"
+    return (
+        f'<details class="mc-derive"><summary>derived from {source}</summary>'
+        f"<table>{head}{''.join(rows)}</table></details>"
+    )
 
 
 def _presence(row: Mapping[str, Any]) -> str:
