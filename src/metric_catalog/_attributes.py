@@ -16,6 +16,7 @@ costs about what a plain key does after its first step.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -112,6 +113,7 @@ class SeriesPoints:
         "_derived",
         "_full",
         "_identity",
+        "_lock",
         "_overflow",
         "_raw",
         "_raw_limit",
@@ -144,6 +146,9 @@ class SeriesPoints:
         )
         self._raw_limit = 2 * self.limit + 16
         self._full = False
+        # Taken on the miss path only (a set not seen before), so admitting a set and
+        # counting it against the budget is one step even when threads race.
+        self._lock = threading.Lock()
         self._seen_values: dict[str, set[Any]] = {
             a.name: set() for a in row.attributes if not a.values and a.max_cardinality is not None
         }
@@ -162,8 +167,9 @@ class SeriesPoints:
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
         final = self._resolve(items)
-        if len(self._raw) < self._raw_limit:
-            self._raw[items] = final
+        with self._lock:
+            if len(self._raw) < self._raw_limit:
+                self._raw[items] = final
         return final
 
     def _resolve(self, items: tuple[tuple[str, Any], ...]) -> Attrs | None:
@@ -210,36 +216,50 @@ class SeriesPoints:
         known = self._sets.get(key_set, _MISSING)
         if known is not _MISSING:
             return known  # type: ignore[return-value]
+        with self._lock:  # double-checked: another thread may have admitted it meanwhile
+            known = self._sets.get(key_set, _MISSING)
+            if known is not _MISSING:
+                return known  # type: ignore[return-value]
+            final, warning = self._admit(key_set, checked)
+        if warning is not None:
+            warn_once(*warning)
+        return final
+
+    def _admit(
+        self, key_set: tuple[tuple[str, Any], ...], checked: Attrs
+    ) -> tuple[Attrs | None, tuple[tuple[str, ...], str] | None]:
+        """Admit a new set within the budgets, or send it to overflow. Caller holds _lock.
+
+        Returns the dict to record with and the warning to emit (after the lock is released).
+        """
         if len(self._sets) >= self.limit - 1:
             if self._full:
-                return self._overflow
+                return self._overflow, None
             self._full = True
-            warn_once(
+            return self._overflow, (
                 ("cardinality", self.name),
                 f"{self.name} reached its budget of {self.limit} attribute sets (overflow "
                 f"point included); new sets are recorded on one point with "
                 f"{OVERFLOW_ATTRIBUTE}='true' (warned once per series)",
             )
-            return self._overflow
         for key, seen in self._seen_values.items():
             value = checked.get(key, _MISSING)
             if value is _MISSING or value in seen:
                 continue
             budget = self._declared[key].max_cardinality or 0
             if len(seen) >= budget:
-                warn_once(
+                return self._overflow, (
                     ("attribute-budget", self.name, key),
                     f"attribute {key!r} on {self.name} reached its max_cardinality of "
                     f"{budget} values; points with new values go to the overflow point "
                     f"({OVERFLOW_ATTRIBUTE}='true') (warned once per series and attribute)",
                 )
-                return self._overflow
         for key, seen in self._seen_values.items():
             if key in checked:
                 seen.add(checked[key])
         final: Attrs | None = {**checked, **self._identity} or None
         self._sets[key_set] = final
-        return final
+        return final, None
 
     def _check_required(self, present: Mapping[str, Any]) -> None:
         """Warn once per series and attribute when a required attribute is absent.
