@@ -191,7 +191,25 @@ class MetricGroup:
     """Series name of a teed row -> ``(recorder or None when disabled, points)``."""
     rows_by_prefix: Mapping[str, tuple[TeedMetric, ...]] = field(default_factory=dict)
     """Literal prefix -> the teed rows declared under it, in declaration order."""
+    teed_source: Any = None
+    """The registry dict of teed rows the group was built from (``vocabulary._REGISTERED``)."""
+    recorded_source: Any = None
+    """The registry dict of recorded rows it was built from (``vocabulary._RECORDED``)."""
     _resolved: dict[str, PrefixPlan | None] = field(default_factory=dict)
+
+    def is_current(self) -> bool:
+        """Whether the registry in place is still the one this group was built from.
+
+        False once the registry globals were swapped (a test fixture's
+        ``monkeypatch.setattr(vocabulary, "_REGISTERED", {})``) or reopened
+        (``_FROZEN`` set back to False): the next tee then rebuilds the group.
+        The tee inlines this check, it runs on every call.
+        """
+        return (
+            self.teed_source is vocabulary._REGISTERED
+            and self.recorded_source is vocabulary._RECORDED
+            and vocabulary._FROZEN
+        )
 
     def plan(self, prefix: str) -> PrefixPlan | None:
         """The plan of ``prefix`` (``None``: nothing is teed under it); cached, bounded."""
@@ -210,6 +228,12 @@ class MetricGroup:
 _PREFIX_CACHE_LIMIT: Final = 1024
 _LOCK = threading.Lock()
 _GROUP: MetricGroup | None = None  # None: not built yet for the current provider
+# Instruments created on _INSTRUMENT_PROVIDER, by folded series name (the SDK folds case):
+# a group rebuilt for another registry (a swapped one) reuses them instead of asking the
+# SDK again, which would silently create a second instrument of the same name when the
+# unit or description differ (both would then be exported under one name).
+_INSTRUMENTS: dict[str, tuple[MetricSpec, Any, Recorder]] = {}
+_INSTRUMENT_PROVIDER: Any = None
 _IDENTITY: dict[str, Any] = {}
 _IDENTITY_TYPES: Final = (str, int, float, bool)
 
@@ -235,7 +259,7 @@ def set_identity(labels: Mapping[str, Any]) -> None:
             raise ValueError(msg)
     with _LOCK:
         _IDENTITY = dict(labels)
-    _invalidate_group()
+    _invalidate_group(keep_instruments=True)
 
 
 def identity_labels() -> Mapping[str, Any]:
@@ -266,28 +290,91 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
 
     Thread-safe; later calls return the cached group until the provider is
     replaced (:func:`metric_catalog.exporters.configure`), the identity labels
-    change (:func:`set_identity`) or the process forks. A setup failure is
+    change (:func:`set_identity`), the process forks, or the registry in place
+    is no longer the one the group was built from (its globals swapped or
+    reopened, see :meth:`MetricGroup.is_current`): the group is then rebuilt
+    from the registry in place, which is frozen in turn. Instruments already
+    created on the provider are reused by series name. A setup failure is
     warned once and yields a disabled group. Never raises.
     """
     global _GROUP  # noqa: PLW0603 - the process-wide group
     group = _GROUP
-    if group is not None and (meter_provider is None or group.meter_provider is meter_provider):
+    if (
+        group is not None
+        and group.is_current()
+        and (meter_provider is None or group.meter_provider is meter_provider)
+    ):
         return group
     with _LOCK:
         group = _GROUP
-        if group is not None and (meter_provider is None or group.meter_provider is meter_provider):
+        if (
+            group is not None
+            and group.is_current()
+            and (meter_provider is None or group.meter_provider is meter_provider)
+        ):
             return group
+        # The registry the rows are read from, taken before reading them: a swap
+        # meanwhile leaves the group stale, so the next tee rebuilds it.
+        sources = (vocabulary._REGISTERED, vocabulary._RECORDED)
         # Freeze first: rows registered from here on raise instead of being lost.
         vocabulary.freeze_metrics()
         generation = exporters._GENERATION
-        provider = meter_provider if meter_provider is not None else exporters.get_meter_provider()
-        group = _build_group(provider)
+        try:
+            provider = (
+                meter_provider if meter_provider is not None else exporters.get_meter_provider()
+            )
+            group = _build_group(provider, sources)
+        except Exception as exc:  # noqa: BLE001 - a broken group disables the tee, never the run
+            warn_once(
+                ("group-build", type(exc).__name__),
+                f"metric export disabled: building the metric group failed: "
+                f"{type(exc).__name__}: {exc}",
+            )
+            group = MetricGroup(False, teed_source=sources[0], recorded_source=sources[1])
         if generation == exporters._GENERATION:  # else configure() raced us: rebuild next time
             _GROUP = group
         return group
 
 
-def _build_group(provider: Any) -> MetricGroup:
+def _instrument(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder] | None:
+    """The instrument of ``spec`` on ``meter``'s provider: created once, then reused.
+
+    A series created earlier on this provider by another registry's row is
+    reused when the kind matches (a changed unit or description is warned once:
+    the first declaration's stays until the provider is replaced); a different
+    kind cannot share the instrument, so that row is not exported (warned once)
+    rather than exported twice under one name. Caller holds _LOCK.
+    """
+    folded = spec.name.strip().lower()
+    known = _INSTRUMENTS.get(folded)
+    if known is None:
+        instrument, recorder = _create(meter, spec)
+        _INSTRUMENTS[folded] = (spec, instrument, recorder)
+        return instrument, recorder
+    first, instrument, recorder = known
+    if first.kind != spec.kind:
+        warn_once(
+            ("instrument-kind", folded, first.kind, spec.kind),
+            f"{spec.name} is declared as a {spec.kind}, but this process already created it "
+            f"as a {first.kind} on the current meter provider; it is not exported (two "
+            "instruments of one name would both be exported) until the provider is "
+            "replaced or the process restarts. Give the new row another name",
+        )
+        return None
+    if (first.unit, first.description) != (spec.unit, spec.description):
+        warn_once(
+            ("instrument-changed", folded, spec.unit, spec.description),
+            f"{spec.name} is declared again with unit {spec.unit!r} and description "
+            f"{spec.description!r}, but this process already created it with unit "
+            f"{first.unit!r} and description {first.description!r} on the current meter "
+            "provider; that instrument is reused (one series per name), so the first "
+            "declaration's unit and description stay until the provider is replaced",
+        )
+    return instrument, recorder
+
+
+def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> MetricGroup:
+    global _INSTRUMENT_PROVIDER  # noqa: PLW0603 - the provider _INSTRUMENTS belong to
     teed = vocabulary.teed_metrics()
     recorded = vocabulary.recorded_metrics()
     labels = {**exporters.promoted_identity(), **_IDENTITY}
@@ -302,10 +389,15 @@ def _build_group(provider: Any) -> MetricGroup:
     instruments: dict[str, Any] = {}
     enabled = provider is not None
     if enabled:
+        if _INSTRUMENT_PROVIDER is not provider:
+            _INSTRUMENTS.clear()
+            _INSTRUMENT_PROVIDER = provider
         try:
             meter = provider.get_meter(METER_NAME)
             for spec in metric_specs():
-                instruments[spec.key], recorders[spec.key] = _create(meter, spec)
+                made = _instrument(meter, spec)
+                if made is not None:
+                    instruments[spec.key], recorders[spec.key] = made
         except Exception as exc:  # noqa: BLE001 - a broken SDK disables the tee, never the run
             warn_once(
                 ("group-setup", type(exc).__name__),
@@ -337,6 +429,8 @@ def _build_group(provider: Any) -> MetricGroup:
         },
         prefix_patterns=prefix_patterns,
         series=series,
+        teed_source=sources[0],
+        recorded_source=sources[1],
         **known,
     )
     tables = {prefix: _plan_for(group, prefix) for prefix in rows_by_prefix}
@@ -395,9 +489,16 @@ def _create(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder]:
     raise ValueError(msg)
 
 
-def _invalidate_group(*, after_fork: bool = False) -> None:
-    """Drop the cached group; the next tee rebuilds it (provider replaced, or forked)."""
-    global _GROUP, _LOCK  # noqa: PLW0603
+def _invalidate_group(*, after_fork: bool = False, keep_instruments: bool = False) -> None:
+    """Drop the cached group; the next tee rebuilds it (provider replaced, or forked).
+
+    The instruments created so far are forgotten too (they belong to the
+    provider being replaced), unless ``keep_instruments`` (same provider).
+    """
+    global _GROUP, _LOCK, _INSTRUMENT_PROVIDER  # noqa: PLW0603
     _GROUP = None
     if after_fork:
         _LOCK = threading.Lock()  # the parent's may have been held by a thread that is gone
+    if not keep_instruments:
+        _INSTRUMENT_PROVIDER = None
+        _INSTRUMENTS.clear()

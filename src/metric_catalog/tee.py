@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
+from metric_catalog import vocabulary as _vocabulary
 from metric_catalog._warn import MetricCatalogWarning, warn_once
 from metric_catalog.vocabulary import TeedMetric, as_scalar
 
@@ -77,11 +78,17 @@ def tee_metrics(
             ``METRIC_CATALOG_STRICT``.
 
     The first call builds the instruments and closes registration (see
-    :func:`~metric_catalog.otel.ensure_metric_group_registered`). Never raises.
+    :func:`~metric_catalog.otel.ensure_metric_group_registered`); so does the
+    first call after the registry globals were swapped or reopened. Never raises.
     """
     try:
         group = otel._GROUP
-        if group is None:
+        if (  # MetricGroup.is_current, inlined: it runs on every call
+            group is None
+            or group.teed_source is not _vocabulary._REGISTERED
+            or group.recorded_source is not _vocabulary._RECORDED
+            or not _vocabulary._FROZEN
+        ):
             group = otel.ensure_metric_group_registered()
         if strict or (strict is None and group.strict):
             _report_undeclared(group, metrics, prefix)
@@ -248,7 +255,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
     """
     try:
         group = otel._GROUP
-        if group is None:
+        if group is None or not group.is_current():
             group = otel.ensure_metric_group_registered()
         recorders = group.recorders
         for key, raw in values.items():
