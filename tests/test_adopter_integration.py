@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -251,6 +252,13 @@ def test_the_docs_build_with_the_shipped_extension_under_w(venv: Env, project: P
     assert "metric_catalog.generated" not in page
     assert (out / "catalog-source" / "ppo.yaml.html").is_file()
     assert (out / "dashboards" / "ppo.json").is_file()
+    # title = "myrl metrics" in [tool.metric-catalog] titles the site and heads the index;
+    # the adopter's conf.py does not repeat it.
+    conf = (project / "docs" / "conf.py").read_text(encoding="utf-8")
+    assert not re.search(r"^html_title\s*=", conf, re.MULTILINE)
+    assert re.search(r"<title>ppo (-|&#8212;) myrl metrics</title>", page)
+    index = (out / "metrics" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r"<h1>myrl metrics<a class=\"headerlink\"", index)
 
 
 def test_bundled_rows_clash_only_when_both_modules_are_imported(venv: Env, project: Path) -> None:

@@ -13,6 +13,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from codegen.model import Catalog
 from codegen.render_docs import render_catalog_data
 from metric_catalog import sphinx as catalog_sphinx
@@ -45,9 +47,9 @@ def _project(tmp_path: Path, *, extra: str = "", data: bool = True) -> Path:
     return root
 
 
-def _build(root: Path) -> subprocess.CompletedProcess[str]:
+def _build(root: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", "docs", "docs/_build"],
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", *options, "docs", "docs/_build"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -172,3 +174,48 @@ def test_stale_owner_page_is_an_error_naming_the_fix(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "catalog/gone.yaml" in done.stderr
     assert "run the generator again" in done.stderr
+
+
+def _titled(tmp_path: Path, title: str | None, extra: str = "") -> Path:
+    root = _project(tmp_path, extra=extra)
+    resolved: dict[str, object] = {"files": [{"path": "catalog/owner.yaml"}], "rows": []}
+    if title is not None:
+        resolved["title"] = title
+    (root / "docs" / "metrics" / "catalog.json").write_text(json.dumps(resolved), encoding="utf-8")
+    return root
+
+
+def _html_title(root: Path) -> str:
+    page = (root / "docs" / "_build" / "index.html").read_text(encoding="utf-8")
+    start = page.index("<title>") + len("<title>")
+    return page[start : page.index("</title>")]
+
+
+@pytest.mark.parametrize(
+    ("title", "extra", "expected"),
+    [
+        # conf.py says nothing: the catalog's configured title is the site's.
+        ("myrl metrics", "", "Catalog &#8212; myrl metrics"),
+        # conf.py's html_title wins over the catalog's.
+        ("myrl metrics", 'html_title = "Our handbook"', "Catalog &#8212; Our handbook"),
+        # No title in the resolved catalog (an older generate): Sphinx's default stays.
+        (None, 'project = "proj"', "Catalog &#8212; proj  documentation"),
+    ],
+    ids=["from-the-catalog", "conf-py-wins", "sphinx-default"],
+)
+def test_the_site_title_follows_the_catalog_unless_conf_py_sets_it(
+    tmp_path: Path, title: str | None, extra: str, expected: str
+) -> None:
+    """``title`` of [tool.metric-catalog] reaches html_title without repeating it in conf.py."""
+    root = _titled(tmp_path, title, extra)
+    done = _build(root)
+    assert done.returncode == 0, done.stderr
+    assert _html_title(root) == expected
+
+
+def test_a_command_line_html_title_wins_over_the_catalog(tmp_path: Path) -> None:
+    """``-D html_title=...`` is the user's choice too."""
+    root = _titled(tmp_path, "myrl metrics")
+    done = _build(root, "-D", "html_title=CLI")
+    assert done.returncode == 0, done.stderr
+    assert _html_title(root) == "Catalog &#8212; CLI"

@@ -72,7 +72,7 @@ def test_a_docs_page_template_in_the_folder_replaces_the_built_in_one(tmp_path: 
     assert "Our own words (1 teed)." in page  # the built-in layout is gone
     assert page.endswith("```{metric-catalog-owner} telemetry/catalog/ppo.yaml\n```\n")
     # The index keeps the built-in template: only what the folder holds is replaced.
-    assert "# Metric index" in (root / "docs" / "metrics" / "index.md").read_text()
+    assert "\n# metric-catalog\n" in (root / "docs" / "metrics" / "index.md").read_text()
     assert main(["check", "--root", str(root)]) == 0
 
 

@@ -29,6 +29,10 @@ Configuration (``conf.py``), every path relative to the Sphinx source folder:
 ``metric_catalog_dashboards_dir`` (default ``"dashboards"``)
     Folder of the generated dashboards; skipped when it does not exist.
 
+The site title follows ``title`` of ``[tool.metric-catalog]`` (written into the
+resolved catalog): it becomes ``html_title`` (the sidebar brand and every
+page's ``<title>``) unless ``conf.py`` or ``-D`` sets ``html_title``.
+
 The runtime (``metric_catalog.vocabulary``, ``tee``, ``otel``) never imports
 this package; it needs the ``docs`` extra (Sphinx).
 """
@@ -47,6 +51,7 @@ from typing import Any, ClassVar, Final
 
 from docutils import nodes  # type: ignore[import-untyped]
 from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.domains import Domain, ObjType
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
@@ -580,6 +585,23 @@ def _copy_dashboards(app: Sphinx, exception: Exception | None) -> None:
             shutil.copy2(path, destination)
 
 
+def _set_by_user(config: Config, name: str) -> bool:
+    """Whether ``conf.py`` or a ``-D`` override gives ``name`` (rather than its default)."""
+    raw = getattr(config, "_raw_config", None)
+    if isinstance(raw, dict):
+        return name in raw or name in config.overrides
+    return bool(config[name] != config.values[name].default(config))  # pragma: no cover
+
+
+def _default_title(app: Sphinx, config: Config) -> None:
+    """``html_title`` from the catalog's configured title, unless ``conf.py`` sets it."""
+    if _set_by_user(config, "html_title"):
+        return
+    data = _load(app)
+    if data is not None and data.title:
+        config.html_title = data.title
+
+
 def _add_static(app: Sphinx) -> None:
     static = str(STATIC_DIR)
     if static not in app.config.html_static_path:
@@ -606,6 +628,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_domain(CatalogDomain)
     app.add_css_file(CSS_FILE)
     app.add_js_file(JS_FILE, defer="defer")
+    app.connect("config-inited", _default_title)
     app.connect("builder-inited", _add_static)
     app.connect("env-get-outdated", _outdated)
     app.connect("html-collect-pages", _collect_pages)

@@ -56,6 +56,8 @@ class CatalogData:
     """File entries by project-relative path."""
     rows: list[dict[str, Any]]
     """Every row, sorted by series name."""
+    title: str = ""
+    """The configured site title (``title`` of ``[tool.metric-catalog]``); "" when absent."""
     attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Declared attributes by name (the resolved catalog's top-level ``attributes``)."""
     by_name: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -136,6 +138,7 @@ def load(path: Path) -> CatalogData:
         package=str(document.get("generated_package") or _DEFAULT_PACKAGE),
         files=files,
         rows=rows,
+        title=str(document.get("title") or ""),
     )
     for attribute in document.get("attributes") or []:
         if isinstance(attribute, dict) and "name" in attribute:
