@@ -35,7 +35,7 @@ check: $(STAMP) ## Validate and lint the catalog, prove generated files are curr
 diff: $(STAMP) ## Breaking-change report against AGAINST=<git ref or dir> (default: HEAD); FORMAT=json.
 	@$(PY) -m codegen diff --against "$(or $(AGAINST),HEAD)" $(if $(FORMAT),--format $(FORMAT))
 
-live-check: $(STAMP) ## Compare a run's JSONL log (RUN=path) with the catalog; FAIL_ON=undeclared,... to gate; LOOP=grpo_sync; FORMAT=json.
+live-check: $(STAMP) ## Compare a run's JSONL log (RUN=path or quoted glob) with the catalog; FAIL_ON=undeclared,... to gate; LOOP=grpo_sync overrides the logged loop; FORMAT=json.
 	@test -n "$(RUN)" || { echo "usage: make live-check RUN=run.jsonl [FAIL_ON=undeclared,missing] [LOOP=grpo_sync] [FORMAT=json]" >&2; exit 2; }
 	@$(PY) -m codegen live-check "$(RUN)" $(if $(FAIL_ON),--fail-on $(FAIL_ON)) $(if $(LOOP),--loop $(LOOP)) $(if $(FORMAT),--format $(FORMAT))
 

@@ -41,10 +41,18 @@ attributes. Finding kinds (:data:`FINDING_KINDS`):
 ``malformed``
     a line that is not a well-formed record (bad JSON, wrong field types, or
     longer than :data:`MAX_LINE_BYTES`).
+``unknown_loop``
+    a line names (``"loop"`` field) a loop no catalog file declares under
+    ``loops:``; the finding lists the declared loops, and the loop is inferred
+    from the keys instead.
+``loop_conflict``
+    lines (of one file, or of several workers' files) name different declared
+    loops; the run is judged as the first one named.
 
 Presence: which unlogged rows are "missing"
-    The run's loop is the ``loop`` argument (``--loop``), else the one a record
-    names (an optional ``"loop"`` field), else inferred from the log: each
+    The run's loop is the ``loop`` argument (``--loop``), else the first
+    declared loop a record names (an optional ``"loop"`` field, written by
+    ``JsonlLogger(loop=...)`` or ``METRIC_CATALOG_LOOP``), else inferred from the log: each
     declared loop's ``signature`` keys that were logged count for it, and the
     loop with the most (then the largest share of its signature) wins; a tie
     or no signature key at all leaves the loop unknown. An unlogged row then
@@ -73,7 +81,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
@@ -83,8 +91,10 @@ from .patterns import compile_matcher, parse_pattern, placeholders
 
 __all__ = [
     "FINDING_KINDS",
+    "LOOP_KINDS",
     "MAX_FAMILY_KEYS",
     "MAX_LINE_BYTES",
+    "MAX_LOOP_NAMES",
     "MAX_MALFORMED_REPORTED",
     "MAX_TRACKED_VALUES",
     "MAX_UNDECLARED_KEYS",
@@ -108,8 +118,16 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "malformed",
     "attribute_value",
     "attribute_budget",
+    "unknown_loop",
+    "loop_conflict",
 )
 """Every finding kind, as named on ``--fail-on``."""
+
+LOOP_KINDS: Final = frozenset({"unknown_loop", "loop_conflict"})
+"""Finding kinds about the ``"loop"`` field; their ``key`` is the loop name."""
+
+MAX_LOOP_NAMES: Final = 100
+"""Distinct loop names a log may give that are tracked; later ones are only counted."""
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 """Longer lines are reported malformed and skipped without being held in memory."""
@@ -182,6 +200,19 @@ class Finding:
             return f"{what} was logged {self.count} time(s) as NaN or infinity, {first}"
         if self.kind in ("attribute_value", "attribute_budget"):
             return f"{what} {self.example}"
+        if self.kind == "unknown_loop":
+            return (
+                f"{self.count} line(s) name loop {self.key!r}, first at step {self.step}, but "
+                f"the catalog declares no such loop ({self.example}); the loop was chosen "
+                "without it: name a declared loop (JsonlLogger(loop=...) or "
+                "METRIC_CATALOG_LOOP), or declare it under 'loops:' (catalog/common.yaml)"
+            )
+        if self.kind == "loop_conflict":
+            return (
+                f"{self.count} line(s) name loop {self.key!r}, first at step {self.step}, but "
+                f"{self.example}; one run has one loop: give every worker the same "
+                "METRIC_CATALOG_LOOP, check each run's logs on their own, or pass --loop"
+            )
         if self.kind == "counter_decrease":
             return (
                 f"{what} is a counter (per-step delta) but was logged negative "
@@ -195,7 +226,7 @@ class Finding:
         line_only = self.kind == "malformed"
         return {
             "kind": self.kind,
-            "prefix": None if line_only else self.prefix,
+            "prefix": None if line_only or self.kind in LOOP_KINDS else self.prefix,
             "key": None if line_only else self.key,
             "series": self.series,
             "count": self.count,
@@ -255,8 +286,7 @@ class Notice:
     ``kind`` is ``conditional`` (a conditionally required row not logged, with
     its condition), ``not_due`` (a required row whose first step the run never
     reached), ``unexpected_loop`` (a row logged although its ``emitted_by``
-    does not list the run's loop) or ``loop`` (how the loop was chosen, when
-    that needs saying).
+    does not list the run's loop).
     """
 
     kind: str
@@ -516,6 +546,9 @@ class _Checker:
         self.candidates: frozenset[str] = frozenset()
         self.undeclared: int = 0
         self.malformed: int = 0
+        self.loop_names: int = 0
+        self.locate: Callable[[int], str] = lambda line_no: f"line {line_no}"
+        """How a message names a line of the log (several files: ``path:line``)."""
 
     def malformed_line(self, line_no: int, why: str) -> None:
         self.malformed += 1
@@ -553,7 +586,9 @@ class _Checker:
     ) -> None:
         presence = self.presence
         if loop is not None:
-            presence.name(loop)
+            kind = presence.name(loop, line_no)
+            if kind is not None:
+                self._note_loop(kind, loop, line_no, step)
         if presence.last_step is None or step > presence.last_step:
             presence.last_step = step
         signature = presence.signature_keys
@@ -574,6 +609,15 @@ class _Checker:
             noted: set[str] = set()  # a value shared by two rows is one occurrence
             for summary in summaries:
                 self._record_row(summary, (prefix, key, line_no, step), value, noted)
+
+    def _note_loop(self, kind: str, loop: str, line_no: int, step: int) -> None:
+        """Count a line naming an undeclared loop, or a loop other than the run's."""
+        slot = (kind, "", loop)
+        if slot not in self.findings and self.loop_names >= MAX_LOOP_NAMES:
+            return
+        if slot not in self.findings:
+            self.loop_names += 1
+        self.note(kind, ("", loop, line_no, step), None, "")
 
     def _family_hits(
         self, prefix: str, key: str, line_no: int, step: int
@@ -633,18 +677,15 @@ class _Checker:
         report.loop = presence.choose()
         report.last_step = presence.last_step
         loop = report.loop.name
-        if report.loop.source == "log" and presence.named_conflict:
-            report.notices.append(Notice("loop", presence.named_conflict))
-        declared = {declared.name for declared in presence.loops}
-        if report.loop.source != "flag" and presence.named not in (None, *declared):
-            report.notices.append(
-                Notice(
-                    "loop",
-                    f"the log names loop {presence.named!r}, which the catalog does not "
-                    f"declare; the loop was inferred instead (declare it under 'loops:' "
-                    "or pass --loop)",
+        known = ", ".join(sorted(presence.declared)) or "none"
+        for finding in self.findings.values():
+            if finding.kind == "unknown_loop":
+                finding.example = f"declared loops: {known}"
+            elif finding.kind == "loop_conflict":
+                finding.example = (
+                    f"{self.locate(presence.named_line)} named {presence.named!r} first "
+                    f"(the run was judged as {report.loop.name!r})"
                 )
-            )
         active = {self.owner_of[s.row.name] for s in report.rows if s.logged}
         self.candidates = self._candidates(loop)
         for summary in report.rows:
@@ -854,8 +895,9 @@ class _Presence:
     def __init__(self, catalog: Catalog, forced: str | None) -> None:
         self.loops = catalog.loops()
         self.forced = forced
+        self.declared = {loop.name for loop in self.loops}
         self.named: str | None = None
-        self.named_conflict = ""
+        self.named_line = 0
         self.last_step: int | None = None
         # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
         # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/'.
@@ -872,21 +914,25 @@ class _Presence:
     def seen_signature(self, prefix: str, key: str) -> None:
         self.seen.add(self.signature_keys[(prefix, key)])
 
-    def name(self, loop: str) -> None:
-        """A record named its loop: the first name wins, a different one is noted."""
+    def name(self, loop: str, line_no: int) -> str | None:
+        """A record names its loop: the finding kind it raises, if any.
+
+        The first declared name wins; an undeclared name is ``unknown_loop``, a
+        declared one other than the first is ``loop_conflict``.
+        """
+        if loop == self.named:
+            return None
+        if loop not in self.declared:
+            return "unknown_loop"
         if self.named is None:
-            self.named = loop
-        elif loop != self.named and not self.named_conflict:
-            self.named_conflict = (
-                f"records name loop {self.named!r} and later {loop!r}; the run was judged "
-                f"as {self.named!r} (pass --loop to choose)"
-            )
+            self.named, self.named_line = loop, line_no
+            return None
+        return "loop_conflict"
 
     def choose(self) -> LoopChoice:
         if self.forced is not None:
             return LoopChoice(self.forced, "flag")
-        declared = {loop.name for loop in self.loops}
-        if self.named is not None and self.named in declared:
+        if self.named is not None:
             return LoopChoice(self.named, "log")
         best: list[tuple[int, float, str, tuple[str, ...]]] = []
         for loop in self.loops:

@@ -8,6 +8,9 @@ field. :func:`check_paths` reads them all and returns one
 - the run as a whole decides what was logged: a row is ``missing`` only when
   no worker logged it, ``undeclared`` keys and inactive owners are counted
   over every worker, and the per-row table sums every worker's values;
+- the run has one loop: the first declared loop a line names (``"loop"``), and
+  a worker naming another (``loop_conflict``) or an undeclared one
+  (``unknown_loop``) is reported at its file and line;
 - what a single worker's values show (``non_scalar``, ``non_finite``,
   ``counter_decrease``, ``malformed``) is judged on that worker's lines alone,
   in its own order, and reported once per worker at that worker's file and
@@ -113,6 +116,7 @@ class _Run:
         self.all_owners = all_owners
         # Presence (the run's loop) is judged over the whole run.
         self.run = _Checker(catalog, source, all_owners=all_owners, loop=loop)
+        self.run.locate = lambda global_line: str(self.where(global_line))
         self.workers: dict[tuple[str, str | None], _Worker] = {}
         # Run-wide findings point at a global line number; map it back to (file, line).
         self.offsets: list[tuple[int, str]] = []

@@ -364,19 +364,59 @@ def test_a_log_that_names_its_loop_is_judged_as_that_loop(loops_catalog: Catalog
     assert "rl.value.loss" in missing(report)
 
 
-def test_a_log_naming_an_undeclared_loop_is_inferred_with_a_notice(
+def test_a_log_naming_an_undeclared_loop_is_an_unknown_loop_finding_listing_the_known_loops(
     loops_catalog: Catalog,
 ) -> None:
-    report = check(loops_catalog, *GRPO_STEP, record(2, loop="grpo_turbo", loss=0.1))
-    assert report.loop.name == "grpo_sync"
-    assert [n.kind for n in report.notices if n.kind == "loop"] == ["loop"]
+    report = check(
+        loops_catalog,
+        *GRPO_STEP,
+        record(2, loop="grpo_turbo", loss=0.1),
+        record(3, loop="grpo_turbo", loss=0.1),
+    )
+    assert (report.loop.name, report.loop.source) == ("grpo_sync", "inferred")
+    (found,) = [f for f in report.findings if f.kind == "unknown_loop"]
+    assert (found.key, found.count, found.line, found.step) == ("grpo_turbo", 2, 3, 2)
+    assert "declared loops: grpo_sync, ppo, sft, sft_v2" in found.message()
+    assert "mem.jsonl:3:1: warning[UNKNOWN_LOOP]: 2 line(s) name loop 'grpo_turbo'" in (
+        report.to_text()
+    )
+    assert report.failed(["unknown_loop"]) == ["unknown_loop"]
 
 
-def test_records_naming_two_loops_keep_the_first_and_say_so(loops_catalog: Catalog) -> None:
-    report = check(loops_catalog, record(1, loop="ppo", loss=0.1), record(2, loop="sft", loss=0.1))
-    assert report.loop.name == "ppo"
-    (note,) = [n for n in report.notices if n.kind == "loop"]
-    assert "'ppo' and later 'sft'" in note.message
+def test_a_log_naming_declared_loops_only_has_no_loop_finding(loops_catalog: Catalog) -> None:
+    report = check(loops_catalog, record(1, loop="ppo", loss=0.1), record(2, loop="ppo", loss=0.1))
+    assert report.kinds() & {"unknown_loop", "loop_conflict"} == set()
+    assert report.failed(["unknown_loop", "loop_conflict"]) == []
+
+
+def test_records_naming_two_loops_keep_the_first_and_report_a_conflict(
+    loops_catalog: Catalog,
+) -> None:
+    report = check(
+        loops_catalog,
+        record(1, loop="ppo", loss=0.1),
+        record(2, loop="sft", loss=0.1),
+        record(3, loop="ppo", loss=0.1),
+    )
+    assert (report.loop.name, report.loop.source) == ("ppo", "log")
+    (conflict,) = [f for f in report.findings if f.kind == "loop_conflict"]
+    assert (conflict.key, conflict.line, conflict.count) == ("sft", 2, 1)
+    assert "line 1 named 'ppo' first (the run was judged as 'ppo')" in conflict.message()
+    doc = json.loads(report.to_json(["loop_conflict"]))
+    (entry,) = [f for f in doc["findings"] if f["kind"] == "loop_conflict"]
+    assert (entry["key"], entry["prefix"], entry["severity"], entry["source"]) == (
+        "sft",
+        None,
+        "error",
+        "mem.jsonl:2:1",
+    )
+    assert doc["failed"] == ["loop_conflict"]
+
+
+def test_the_loop_flag_overrides_a_logged_loop(loops_catalog: Catalog) -> None:
+    report = check(loops_catalog, record(1, loop="ppo", loss=0.1), loop="sft")
+    assert (report.loop.name, report.loop.source) == ("sft", "flag")
+    assert report.kinds() & {"unknown_loop", "loop_conflict"} == set()
 
 
 def test_a_non_string_loop_field_is_malformed(loops_catalog: Catalog) -> None:

@@ -14,6 +14,12 @@ and each line of a worker whose rank is known carries a ``"worker"`` field
 (``"rank3"``), so lines stay attributable when files are concatenated.
 ``python -m codegen live-check 'run-*.jsonl'`` checks them together, per worker.
 
+A run names its training loop (a loop the catalog declares under ``loops:``,
+e.g. ``grpo_sync``) with ``JsonlLogger(..., loop="grpo_sync")`` or the
+``METRIC_CATALOG_LOOP`` environment variable; every line then carries
+``"loop": "grpo_sync"`` and live-check judges the run as that loop instead of
+inferring it from the logged keys.
+
 Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
 ``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
 strings and ``None`` are written as-is; numpy and torch scalars (0-d) become
@@ -42,6 +48,7 @@ if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
 
 __all__ = [
+    "ENV_LOOP",
     "PATH_PLACEHOLDERS",
     "JsonlLogger",
     "MetricsLogger",
@@ -51,6 +58,9 @@ __all__ = [
 ]
 
 _MAX_DEPTH: Final = 32
+
+ENV_LOOP: Final = "METRIC_CATALOG_LOOP"
+"""Environment variable naming the run's training loop (``grpo_sync``) on every JSONL line."""
 
 
 class MetricsLogger(Protocol):
@@ -171,11 +181,11 @@ def worker_path(path: str | os.PathLike[str]) -> Path:
 class JsonlLogger:
     """A ``log_metrics`` backend writing one JSON line per call to ``path``.
 
-    Each line is ``{"step": int, "prefix": str, "worker": str, "metrics": {...}}``
-    (see the module docstring for the value encoding; ``worker`` only when
-    known) and is flushed as it is written, so a crashed run leaves every
-    logged step on disk. Thread-safe; use as a context manager or call
-    :meth:`close`.
+    Each line is ``{"step": int, "prefix": str, "worker": str, "loop": str,
+    "metrics": {...}}`` (see the module docstring for the value encoding;
+    ``worker`` and ``loop`` only when known) and is flushed as it is
+    written, so a crashed run leaves every logged step on disk. Thread-safe;
+    use as a context manager or call :meth:`close`.
     """
 
     def __init__(
@@ -184,16 +194,29 @@ class JsonlLogger:
         *,
         append: bool = False,
         worker: str | None = None,
+        loop: str | None = None,
     ) -> None:
         """Open ``path`` for writing (truncating unless ``append``), creating parent dirs.
 
         ``path`` may hold placeholders (:func:`worker_path`), so each worker of a
         run writes its own file. ``worker`` names the worker on every line;
         default: ``rank<RANK>`` when the process has a rank, else no field.
+        ``loop`` names the run's training loop on every line (a loop declared
+        in the catalog, e.g. ``"grpo_sync"``); default: the
+        ``METRIC_CATALOG_LOOP`` environment variable, else no field (``""``
+        writes none either). live-check judges the run as the logged loop.
 
         Raises:
             ValueError: ``path`` holds an unknown placeholder.
+            TypeError: ``loop`` is not a string.
         """
+        if loop is None:
+            loop = os.environ.get(ENV_LOOP, "")
+        elif not isinstance(loop, str):
+            msg = f"JsonlLogger: loop must be a str such as 'grpo_sync', got {type(loop).__name__}"
+            raise TypeError(msg)
+        self.loop: str | None = loop.strip() or None
+        """The ``loop`` field of every line, or ``None`` when lines carry none."""
         self.path = worker_path(path)
         """Where the lines go (placeholders filled)."""
         if worker is None:
@@ -218,6 +241,8 @@ class JsonlLogger:
         record: dict[str, Any] = {"step": int(step), "prefix": str(prefix)}
         if self.worker is not None:
             record["worker"] = self.worker
+        if self.loop is not None:
+            record["loop"] = self.loop
         record["metrics"] = {str(k): to_json_value(v) for k, v in metrics.items()}
         line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
         with self._lock:
