@@ -31,13 +31,24 @@ attributes. Finding kinds (:data:`FINDING_KINDS`):
     it). A delta smaller than the previous step's is normal and not reported.
 ``attribute_value``
     a logged key that has the shape of a key family (``setup/{rl.setup.phase}_time_s``)
-    but captures a value its attribute does not allow: outside the enum, or not
-    an integer for an ``int`` attribute. The tee drops such values.
+    but captures a value its attribute does not allow (outside the enum, or not
+    an integer for an ``int`` attribute), or a line's ``"attributes"`` give a
+    declared attribute a value outside its enum or of another type. The tee
+    drops such values.
 ``attribute_budget``
-    a key family captured more distinct values of an open attribute than its
-    ``max_cardinality``, or more distinct attribute sets than the row's
-    ``cardinality_limit``; past the budget the tee folds new sets into one
-    overflow point.
+    a series got more distinct values of an open attribute than its
+    ``max_cardinality``, or more distinct attribute sets than its budget (the
+    row's ``cardinality_limit``, default 2000, smaller when its enums bound it;
+    the attribute-less set and the overflow point count, as in the runtime's
+    ``series_limit``); past the budget the tee folds new sets into one overflow
+    point. Judged per worker (each process has its own budget).
+``undeclared_series``
+    a point line (``{"step", "series", "value", "attributes"}``, written by
+    ``JsonlLogger.record_metrics`` or ``log_point``) names a series no teed or
+    recorded row declares (by name or registry key).
+``undeclared_attribute``
+    a point line, or a ``log_metrics`` line's ``"attributes"``, carries an
+    attribute key the matched row does not declare; the tee drops it.
 ``malformed``
     a line that is not a well-formed record (bad JSON, wrong field types, or
     longer than :data:`MAX_LINE_BYTES`).
@@ -71,9 +82,18 @@ Presence: which unlogged rows are "missing"
     ``recommended`` and ``opt_in`` rows are ``not_logged``. A logged row whose
     ``emitted_by`` does not list the run's loop is noted as information too.
 
+Attributes
+    A ``log_metrics`` line may carry ``"attributes": {...}`` (the attributes the
+    tee recorded each of its points with); a *point line* ``{"step": 3, "series":
+    "rl.vllm.batch.duration", "value": 0.25, "attributes": {"rl.bucket": 3}}``
+    is one recorded point. Each point's attributes (with what a key family
+    captured) are checked against the matched row as the runtime checks them:
+    declared keys, enum values and types, then the series' budget.
+
 The file is streamed: one line is held at a time, per-row state is bounded by
-the catalog, findings are aggregated per key (count plus first occurrence), and
-undeclared keys are tracked up to :data:`MAX_UNDECLARED_KEYS` distinct pairs.
+the catalog, findings are aggregated per key (count plus first occurrence),
+undeclared keys are tracked up to :data:`MAX_UNDECLARED_KEYS` distinct pairs,
+and attribute sets per series up to the series' budget (counting stops there).
 """
 
 from __future__ import annotations
@@ -81,12 +101,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
 from .diagnostics import Diagnostic, Position, Severity
-from .model import Catalog, MetricRow
+from .model import Attribute, Catalog, MetricRow
 from .patterns import compile_matcher, parse_pattern, placeholders
 
 __all__ = [
@@ -120,6 +140,8 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "attribute_budget",
     "unknown_loop",
     "loop_conflict",
+    "undeclared_series",
+    "undeclared_attribute",
 )
 """Every finding kind, as named on ``--fail-on``."""
 
@@ -146,6 +168,11 @@ PRESENCE_STATES: Final[tuple[str, ...]] = (
 
 MAX_UNDECLARED_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
+
+_CAPPED_KINDS: Final = frozenset(
+    {"undeclared", "undeclared_series", "undeclared_attribute", "attribute_value"}
+)
+"""Kinds whose distinct findings grow with the log's keys or names: tracked up to a cap."""
 
 MAX_MALFORMED_REPORTED: Final = 100
 """Malformed lines reported one by one; later ones are only counted."""
@@ -176,7 +203,8 @@ class Finding:
 
     def message(self) -> str:
         """One sentence saying what happened, how often, first where, and how to fix it."""
-        what = self.qualified_key + (f" ({self.series})" if self.series else "")
+        shown_series = self.series and self.series != self.key
+        what = self.qualified_key + (f" ({self.series})" if shown_series else "")
         first = f"first {self.example} at step {self.step}"
         if self.kind == "undeclared":
             return (
@@ -198,8 +226,14 @@ class Finding:
             )
         if self.kind == "non_finite":
             return f"{what} was logged {self.count} time(s) as NaN or infinity, {first}"
-        if self.kind in ("attribute_value", "attribute_budget"):
+        if self.kind in ("attribute_value", "attribute_budget", "undeclared_attribute"):
             return f"{what} {self.example}"
+        if self.kind == "undeclared_series":
+            return (
+                f"{self.count} point line(s) name series {self.key!r}, first at step "
+                f"{self.step}, but no teed or recorded row declares it (as a name or a "
+                "registry key); declare a recorded row for it in catalog/, or fix the name"
+            )
         if self.kind == "unknown_loop":
             return (
                 f"{self.count} line(s) name loop {self.key!r}, first at step {self.step}, but "
@@ -349,6 +383,9 @@ class LiveCheckReport:
     """Occurrences of undeclared keys beyond :data:`MAX_UNDECLARED_KEYS` distinct pairs."""
     malformed_unreported: int = 0
     """Malformed lines beyond :data:`MAX_MALFORMED_REPORTED`."""
+    untracked: dict[str, int] = field(default_factory=dict)
+    """Occurrences of other capped kinds (undeclared series or attributes, attribute
+    values) beyond :data:`MAX_UNDECLARED_KEYS` distinct findings, by kind."""
     inactive_owners: dict[str, int] = field(default_factory=dict)
     """Catalog files none of whose teed rows was logged -> their unjudged row count."""
     loop: LoopChoice = field(default_factory=lambda: LoopChoice(None, "unknown"))
@@ -365,6 +402,7 @@ class LiveCheckReport:
             found.add("undeclared")
         if self.malformed_unreported:
             found.add("malformed")
+        found.update(kind for kind, count in self.untracked.items() if count)
         return found
 
     def failed(self, fail_on: Iterable[str]) -> list[str]:
@@ -401,6 +439,14 @@ class LiveCheckReport:
                     "malformed",
                     f"{self.malformed_unreported} more malformed line(s) after the first "
                     f"{MAX_MALFORMED_REPORTED} were counted, not listed",
+                )
+            )
+        for kind, count in sorted(self.untracked.items()):
+            notes.append(
+                (
+                    kind,
+                    f"{count} more {kind} occurrence(s) beyond the first {MAX_UNDECLARED_KEYS} "
+                    "distinct findings were counted, not listed",
                 )
             )
         return notes
@@ -453,7 +499,7 @@ class LiveCheckReport:
             total += self.undeclared_untracked
         if kind == "malformed":
             total += self.malformed_unreported
-        return total
+        return total + self.untracked.get(kind, 0)
 
     def to_text(self, fail_on: Iterable[str] = ()) -> str:
         """A summary table per teed row, then the findings, then the verdict."""
@@ -529,11 +575,20 @@ class _Checker:
         self.declared_prefixes: dict[str, list[str]] = {}
         self.owner_of: dict[str, str] = {}
         self.families = _Families(catalog)
+        self.budgets = _Budgets(catalog)
+        # Series name and registry key -> row, for point lines (recorded rows' values
+        # are counted in summaries of their own, outside the teed rows' table).
+        self.series: dict[str, tuple[MetricRow, RowSummary]] = {}
         for catalog_file, row in catalog.rows():
             if row.section != "teed" or row.logger_key is None:
+                own = (row, RowSummary(row))
+                self.series.setdefault(row.registry_key, own)
+                self.series[row.name] = own
                 continue
             self.owner_of[row.name] = catalog_file.path
             summary = RowSummary(row)
+            self.series.setdefault(row.registry_key, (row, summary))
+            self.series[row.name] = (row, summary)
             self.report.rows.append(summary)
             for prefix in row.prefixes or ("",):
                 if "{" in prefix or "{" in row.logger_key:
@@ -560,21 +615,76 @@ class _Checker:
         self.findings[("malformed", "", str(line_no))] = finding
 
     def note(
-        self, kind: str, where: tuple[str, str, int, int], series: str | None, example: str
+        self,
+        kind: str,
+        where: tuple[str, str, int, int],
+        series: str | None,
+        example: str,
+        *,
+        detail: str = "",
     ) -> None:
-        """Count one occurrence at ``where`` = (prefix, key, line, step), keeping the first."""
+        """Count one occurrence at ``where`` = (prefix, key, line, step), keeping the first.
+
+        Occurrences are aggregated per kind, prefix, key and ``detail`` (an attribute name).
+        """
         prefix, key, line_no, step = where
-        slot = (kind, prefix, key)
+        slot = (kind, prefix, f"{key}\x00{detail}" if detail else key)
         existing = self.findings.get(slot)
         if existing is not None:
             existing.count += 1
             return
-        if kind == "undeclared":
+        if kind in _CAPPED_KINDS:
             if self.undeclared >= MAX_UNDECLARED_KEYS:
-                self.report.undeclared_untracked += 1
+                if kind == "undeclared":
+                    self.report.undeclared_untracked += 1
+                else:
+                    untracked = self.report.untracked
+                    untracked[kind] = untracked.get(kind, 0) + 1
                 return
             self.undeclared += 1
         self.findings[slot] = Finding(kind, prefix, key, series, line_no, step, example)
+
+    def take(self, line_no: int, line: _Line) -> None:
+        """Judge one well-formed line: a ``log_metrics`` call or a point."""
+        if line.series is None:
+            self.record(
+                line_no, line.step, line.prefix, line.metrics, line.loop, attributes=line.attributes
+            )
+        else:
+            self.point(line_no, line)
+
+    def _see(self, line_no: int, step: int, loop: str | None) -> None:
+        """What every line tells presence: its loop and its step."""
+        presence = self.presence
+        if loop is not None:
+            kind = presence.name(loop, line_no)
+            if kind is not None:
+                self._note_loop(kind, loop, line_no, step)
+        if presence.last_step is None or step > presence.last_step:
+            presence.last_step = step
+
+    def point(self, line_no: int, line: _Line) -> None:
+        """One point line: its series must be declared, its value and attributes fit the row."""
+        self._see(line_no, line.step, line.loop)
+        series = line.series or ""
+        where = ("", series, line_no, line.step)
+        found = self.series.get(series)
+        if found is None:
+            self.note("undeclared_series", where, None, "")
+            return
+        row, summary = found
+        self._check_attributes(row, line.attributes, {}, where)
+        self._record_row(summary, where, line.value, set())
+
+    def _check_attributes(
+        self,
+        row: MetricRow,
+        given: dict[str, object],
+        captured: dict[str, str],
+        where: tuple[str, str, int, int],
+    ) -> None:
+        for kind, attribute, text in self.budgets.check(row, given, captured):
+            self.note(kind, where, row.name, text, detail=attribute)
 
     def record(
         self,
@@ -583,21 +693,23 @@ class _Checker:
         prefix: str,
         metrics: dict[str, object],
         loop: str | None = None,
+        *,
+        attributes: dict[str, object] | None = None,
     ) -> None:
+        """One ``log_metrics`` line: match each key, count it, check its value and attributes."""
         presence = self.presence
-        if loop is not None:
-            kind = presence.name(loop, line_no)
-            if kind is not None:
-                self._note_loop(kind, loop, line_no, step)
-        if presence.last_step is None or step > presence.last_step:
-            presence.last_step = step
+        self._see(line_no, step, loop)
+        given = attributes or {}
         signature = presence.signature_keys
         for key, value in metrics.items():
             if signature and (prefix, key) in signature:
                 presence.seen_signature(prefix, key)
             summaries = self.by_key.get((prefix, key))
+            if summaries is not None and given:
+                for summary in summaries:
+                    self._check_attributes(summary.row, given, {}, (prefix, key, line_no, step))
             if summaries is None and self.families.rows:
-                summaries = self._family_hits(prefix, key, line_no, step)
+                summaries = self._family_hits(prefix, key, (line_no, step), given)
             if summaries is None:
                 elsewhere = self.declared_prefixes.get(key)
                 hint = ""
@@ -620,18 +732,21 @@ class _Checker:
         self.note(kind, ("", loop, line_no, step), None, "")
 
     def _family_hits(
-        self, prefix: str, key: str, line_no: int, step: int
+        self, prefix: str, key: str, at: tuple[int, int], given: dict[str, object]
     ) -> list[RowSummary] | None:
         """The family rows ``(prefix, key)`` belongs to, after checking what it captures."""
         hits = self.families.match(prefix, key)
         if not hits:
             return None
         found: list[RowSummary] = []
+        where = (prefix, key, *at)
         for summary, captured in hits:
-            problem = self.families.judge(summary.row, captured)
+            problem = self.families.judge(captured)
             if problem is not None:
                 kind, text = problem
-                self.note(kind, (prefix, key, line_no, step), summary.row.name, text)
+                self.note(kind, where, summary.row.name, text)
+            else:
+                self._check_attributes(summary.row, given, captured, where)
             found.append(summary)
         return found
 
@@ -827,8 +942,8 @@ class _Families:
             self.cache[slot] = hits
         return hits
 
-    def judge(self, row: MetricRow, captured: dict[str, str]) -> tuple[str, str] | None:
-        """``(kind, text)`` when a captured value is not allowed or a budget is exceeded."""
+    def judge(self, captured: dict[str, str]) -> tuple[str, str] | None:
+        """``(kind, text)`` when a captured value is not allowed by its attribute."""
         for name, value in captured.items():
             attribute = self.attributes.get(name)
             if attribute is None:
@@ -846,44 +961,170 @@ class _Families:
                     "attribute_value",
                     f"captures {name}={value!r}, which is not an integer; the tee drops it",
                 )
-            if domain is None:
-                over = self._count((row.name, name), value, attribute.max_cardinality)
-                if over is not None and (row.name, name) not in self.reported:
-                    self.reported.add((row.name, name))
-                    return (
-                        "attribute_budget",
-                        f"captured more than {over} distinct values of {name} (its "
-                        f"max_cardinality), first over it {value!r}; the tee folds further "
-                        "values into one overflow point: raise the budget or log fewer values",
-                    )
-        limit = row.cardinality_limit
-        if limit is not None and captured:
-            chosen = tuple(sorted(captured.items()))
-            sets = self.sets.setdefault(row.name, set())
-            if chosen not in sets:
-                if len(sets) >= limit:
-                    if (row.name, "") not in self.reported:
-                        self.reported.add((row.name, ""))
-                        return (
-                            "attribute_budget",
-                            f"captured more than {limit} distinct attribute sets (the row's "
-                            f"cardinality_limit), first over it {dict(chosen)!r}; the tee "
-                            "folds further sets into one overflow point",
-                        )
-                else:
-                    sets.add(chosen)
         return None
 
-    def _count(self, slot: tuple[str, str], value: str, budget: int | None) -> int | None:
-        """Track ``value``; the budget when this value is beyond it, else ``None``."""
-        values = self.values.setdefault(slot, set())
-        if value in values:
+
+DEFAULT_CARDINALITY_LIMIT: Final = 2000
+"""The runtime's default budget of attribute sets per series (``metric_catalog.vocabulary``)."""
+
+
+def series_budget(row: MetricRow, attributes: Mapping[str, Attribute]) -> int:
+    """The series' budget of attribute sets, overflow point included, as the runtime has it.
+
+    Mirrors ``metric_catalog._attributes.series_limit``: the row's
+    ``cardinality_limit`` (default :data:`DEFAULT_CARDINALITY_LIMIT`), or less
+    when its attributes bound it (each enum attribute absent or one of its
+    values, each open attribute with ``max_cardinality`` absent or one of
+    that many values), plus one for the overflow point.
+    """
+    limit = row.cardinality_limit or DEFAULT_CARDINALITY_LIMIT
+    product = 1
+    for name in row.attribute_names():
+        attribute = attributes.get(name)
+        if attribute is None:
+            return limit
+        domain = attribute.domain if attribute.values else None
+        if domain is not None:
+            product *= len(domain) + 1
+        elif attribute.max_cardinality is not None:
+            product *= attribute.max_cardinality + 1
+        else:
+            return limit
+        if product >= limit:
+            return limit
+    return min(limit, product + 1)
+
+
+def _accepts(attribute: Attribute, value: object) -> bool:
+    """Whether a JSON ``value`` is of the attribute's type and, for an enum, one of its values."""
+    kind = attribute.type
+    if kind == "string":
+        ok = isinstance(value, str)
+    elif kind == "bool":
+        ok = isinstance(value, bool)
+    elif isinstance(value, bool):
+        ok = False
+    elif kind == "int":
+        ok = isinstance(value, int)
+    else:
+        ok = isinstance(value, (int, float))
+    if not ok or not attribute.values:
+        return ok
+    return value in attribute.typed_values()
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Budgets:
+    """Attribute keys, values and the budget of every series' points, as the tee checks them.
+
+    Per series, the admitted attribute sets are counted up to its budget
+    (:func:`series_budget`) and the values of each open attribute with a
+    ``max_cardinality`` up to that count; counting stops there, so memory is
+    bounded by the catalog whatever the log holds.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.attributes = catalog.attributes()
+        self.sets: dict[str, set[tuple[tuple[str, object], ...]]] = {}
+        self.values: dict[tuple[str, str], set[object]] = {}
+        self.limits: dict[str, int] = {}
+        self.over: set[tuple[str, str]] = set()
+
+    def check(
+        self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, str]
+    ) -> list[tuple[str, str, str]]:
+        """``(kind, attribute, text)`` of what the tee would drop or fold for this point."""
+        problems: list[tuple[str, str, str]] = []
+        checked: dict[str, object] = dict(captured)
+        declared = row.attribute_names()
+        for key, value in given.items():
+            if key in checked:
+                continue  # a captured value wins, as in the tee
+            attribute = self.attributes.get(key) if key in declared else None
+            if attribute is None:
+                listed = ", ".join(declared) if declared else "none"
+                problems.append(
+                    (
+                        "undeclared_attribute",
+                        key,
+                        f"carries attribute {key!r}, which its row does not declare "
+                        f"(declared: {listed}); the tee drops it from the point: declare it "
+                        "in the row's attributes, or stop passing it",
+                    )
+                )
+                continue
+            if not _accepts(attribute, value):
+                if attribute.values:
+                    listed = ", ".join(v.value for v in attribute.values[:8])
+                    more = ", ..." if len(attribute.values) > 8 else ""
+                    allowed = f"one of the {attribute.type} values {listed}{more}"
+                else:
+                    allowed = f"values of type {attribute.type}"
+                problems.append(
+                    (
+                        "attribute_value",
+                        key,
+                        f"carries {key}={_shown(value)}, but the attribute takes {allowed}; "
+                        "the tee drops the attribute from the point: pass an allowed value, "
+                        "or add it to the attribute",
+                    )
+                )
+                continue
+            checked[key] = value
+        over = self._admit(row, checked)
+        if over is not None:
+            problems.append(over)
+        return problems
+
+    def _admit(self, row: MetricRow, checked: dict[str, object]) -> tuple[str, str, str] | None:
+        """Count the point's attribute set; the budget finding when it would overflow."""
+        name = row.name
+        chosen = tuple(sorted(checked.items(), key=lambda item: item[0]))
+        sets = self.sets.get(name)
+        if sets is None:
+            sets = self.sets[name] = {()}
+            self.limits[name] = series_budget(row, self.attributes)
+        if chosen in sets:
             return None
-        cap = MAX_TRACKED_VALUES if budget is None else budget
-        if len(values) >= cap:
-            return budget
-        values.add(value)
+        for key, value in chosen:
+            attribute = self.attributes.get(key)
+            budget = None if attribute is None else attribute.max_cardinality
+            if attribute is None or attribute.values or budget is None:
+                continue
+            seen = self.values.setdefault((name, key), set())
+            if value not in seen and len(seen) >= min(budget, MAX_TRACKED_VALUES):
+                return self._over(
+                    (name, key),
+                    f"got more than {budget} distinct values of {key} (its max_cardinality), "
+                    f"first over it {_shown(value)}; the tee folds further values into one "
+                    "overflow point: raise the budget or log fewer values",
+                )
+        limit = self.limits[name]
+        if len(sets) >= limit - 1:
+            return self._over(
+                (name, ""),
+                f"got more distinct attribute sets than its budget of {limit} (the attribute-"
+                "less set and the overflow point included; the row's cardinality_limit, "
+                f"bounded by its enums), first over it {dict(chosen)!r}; the tee folds further "
+                "sets into one overflow point: raise cardinality_limit or log fewer sets",
+            )
+        for key, value in chosen:
+            seen_values = self.values.get((name, key))
+            if seen_values is not None:
+                seen_values.add(value)
+        sets.add(chosen)
         return None
+
+    def _over(self, slot: tuple[str, str], text: str) -> tuple[str, str, str] | None:
+        """The budget finding, the first time ``slot`` overflows (later ones are folded)."""
+        if slot in self.over:
+            return None
+        self.over.add(slot)
+        return ("attribute_budget", slot[1], text)
 
 
 class _Presence:
@@ -975,11 +1216,25 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _parse(raw: bytes) -> tuple[int, str, dict[str, object], str | None] | str:
-    """A record's (step, prefix, metrics, loop), or why the line is not one.
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One well-formed record: a ``log_metrics`` call, or a point (``series`` set)."""
 
-    ``loop`` is the optional ``"loop"`` field a logger may write to name the
-    training loop (``None`` when absent).
+    step: int
+    prefix: str
+    metrics: dict[str, object]
+    loop: str | None
+    attributes: dict[str, object]
+    series: str | None = None
+    value: object = None
+
+
+def _parse(raw: bytes) -> _Line | str:
+    """A record, or why the line is not one.
+
+    A ``log_metrics`` line has ``step``, ``prefix`` and ``metrics``; a point line
+    has ``step``, ``series`` and ``value`` instead. Both may carry ``"loop"``
+    (the training loop's name), ``"worker"`` and ``"attributes"`` (an object).
     """
     try:
         doc = json.loads(raw)
@@ -987,17 +1242,30 @@ def _parse(raw: bytes) -> tuple[int, str, dict[str, object], str | None] | str:
         return f"invalid JSON ({exc})"
     if not isinstance(doc, dict):
         return f"expected an object, got a JSON {type(doc).__name__}"
-    step, prefix, metrics = doc.get("step"), doc.get("prefix"), doc.get("metrics")
+    step = doc.get("step")
     if isinstance(step, bool) or not isinstance(step, int):
         return '"step" must be an integer'
+    loop = doc.get("loop")
+    if loop is not None and not isinstance(loop, str):
+        return '"loop" must be a string (the training loop\'s name) when present'
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, dict):
+        return '"attributes" must be an object (attribute name -> value) when present'
+    if "series" in doc:
+        series = doc["series"]
+        if "metrics" in doc:
+            return 'a line has "metrics" (a log_metrics call) or "series" (a point), not both'
+        if not isinstance(series, str) or not series:
+            return '"series" must be a non-empty string (a declared series name)'
+        if "value" not in doc:
+            return 'a point line ("series") needs a "value"'
+        return _Line(step, "", {}, loop, attributes, series, doc["value"])
+    prefix, metrics = doc.get("prefix"), doc.get("metrics")
     if not isinstance(prefix, str):
         return '"prefix" must be a string'
     if not isinstance(metrics, dict):
         return '"metrics" must be an object'
-    loop = doc.get("loop")
-    if loop is not None and not isinstance(loop, str):
-        return '"loop" must be a string (the training loop\'s name) when present'
-    return step, prefix, metrics, loop
+    return _Line(step, prefix, metrics, loop, attributes)
 
 
 def check_stream(
@@ -1027,7 +1295,7 @@ def check_stream(
             checker.malformed_line(line_no, parsed)
             continue
         checker.report.records += 1
-        checker.record(line_no, *parsed)
+        checker.take(line_no, parsed)
     checker.report.lines = line_no
     return checker.finish()
 

@@ -12,7 +12,8 @@ field. :func:`check_paths` reads them all and returns one
   a worker naming another (``loop_conflict``) or an undeclared one
   (``unknown_loop``) is reported at its file and line;
 - what a single worker's values show (``non_scalar``, ``non_finite``,
-  ``counter_decrease``, ``malformed``) is judged on that worker's lines alone,
+  ``counter_decrease``, ``malformed``, and ``attribute_budget``: each process's
+  tee has its own budget) is judged on that worker's lines alone,
   in its own order, and reported once per worker at that worker's file and
   line: a counter that goes down in worker 3 is worker 3's finding, and two
   workers' counters are never compared with each other.
@@ -50,8 +51,12 @@ __all__ = [
     "expand_paths",
 ]
 
-PER_WORKER_KINDS: Final = frozenset({"non_scalar", "non_finite", "counter_decrease", "malformed"})
-"""Finding kinds judged and reported per worker; every other kind is judged over the run."""
+PER_WORKER_KINDS: Final = frozenset(
+    {"non_scalar", "non_finite", "counter_decrease", "malformed", "attribute_budget"}
+)
+"""Finding kinds judged and reported per worker; every other kind is judged over the run.
+
+``attribute_budget`` is per worker because each process's tee has its own budget."""
 
 _WORKER_FIELD: Final = b'"worker"'
 
@@ -150,10 +155,10 @@ class _Run:
                 self.worker(path, None).checker.malformed_line(line_no, parsed)
                 continue
             self.run.report.records += 1
-            self.run.record(global_no, *parsed)
+            self.run.take(global_no, parsed)
             own = self.worker(path, _worker_field(raw)).checker
             own.report.records += 1
-            own.record(line_no, *parsed)
+            own.take(line_no, parsed)
         self.lines += last
 
     def where(self, global_line: int) -> Position:

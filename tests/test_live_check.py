@@ -24,9 +24,16 @@ from codegen.pipeline import load_and_check
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"
 RUN = FIXTURES / "run.jsonl"
-# Kinds the evolution fixture (no key family, no loop) cannot show: covered in
-# test_presence.py and test_live_check_loop.py.
-NOT_IN_FIXTURE = ("attribute_value", "attribute_budget", "unknown_loop", "loop_conflict")
+# Kinds the evolution fixture (no key family, loop or attribute) cannot show: covered in
+# test_presence.py, test_live_check_loop.py and test_live_check_attributes.py.
+NOT_IN_FIXTURE = (
+    "attribute_value",
+    "attribute_budget",
+    "unknown_loop",
+    "loop_conflict",
+    "undeclared_series",
+    "undeclared_attribute",
+)
 
 
 def all_required(catalog: Catalog) -> Catalog:

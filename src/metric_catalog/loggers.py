@@ -20,6 +20,19 @@ e.g. ``grpo_sync``) with ``JsonlLogger(..., loop="grpo_sync")`` or the
 ``"loop": "grpo_sync"`` and live-check judges the run as that loop instead of
 inferring it from the logged keys.
 
+Attributes reach the log too, so live-check can judge their keys, values and
+cardinality: a ``log_metrics`` call given ``attributes=`` (a
+:class:`TeeLogger` with attributes passes its own to a ``JsonlLogger`` it
+wraps) writes them on its line as ``"attributes": {...}``, and
+:meth:`JsonlLogger.record_metrics` records ``RecordedMetric`` series like
+:func:`metric_catalog.tee.record_metrics` and writes one *point line* per value::
+
+    {"step": 3, "series": "rl.vllm.batch.duration", "value": 0.25,
+     "attributes": {"rl.bucket": "gen"}}
+
+(plus ``worker`` and ``loop`` when known). :meth:`JsonlLogger.log_point`
+writes one point line for any declared series.
+
 Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
 ``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
 strings and ``None`` are written as-is; numpy and torch scalars (0-d) become
@@ -41,8 +54,9 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from metric_catalog import identity
-from metric_catalog.tee import tee_metrics
-from metric_catalog.vocabulary import as_scalar
+from metric_catalog._warn import warn_once
+from metric_catalog.tee import record_metrics, tee_metrics
+from metric_catalog.vocabulary import RecordedMetric, as_scalar, recorded_metrics
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
@@ -77,6 +91,8 @@ class TeeLogger:
     caller's logger); the tee runs even then and never raises. Extra keyword
     arguments (``step_metric``, ``step_finished``) pass through, and any other
     attribute is looked up on the wrapped logger, so the wrapper is a drop-in.
+    A wrapped :class:`JsonlLogger` also gets ``attributes``, so its lines
+    carry them.
     """
 
     def __init__(
@@ -102,6 +118,9 @@ class TeeLogger:
     ) -> Any:
         """Call the wrapped ``log_metrics``, then tee ``metrics`` under ``prefix``."""
         try:
+            if self.attributes and isinstance(self.inner, JsonlLogger):
+                # The JSONL line carries what the tee's points carry, for live-check.
+                kwargs = {"attributes": self.attributes, **kwargs}
             return self.inner.log_metrics(metrics, step, prefix=prefix, **kwargs)
         finally:
             tee_metrics(metrics, prefix, attributes=self.attributes, strict=self.strict)
@@ -139,6 +158,11 @@ def to_json_value(value: Any, _depth: int = 0) -> Any:
         if converted is not value:
             return to_json_value(converted, _depth + 1)
     return {"__type__": type(value).__name__}
+
+
+def _json_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attributes`` with string keys and JSON values (see :func:`to_json_value`)."""
+    return {str(k): to_json_value(v) for k, v in attributes.items()}
 
 
 PATH_PLACEHOLDERS: Final[tuple[str, ...]] = ("worker", "rank", "local_rank", "host", "pid")
@@ -226,24 +250,111 @@ class JsonlLogger:
         """The ``worker`` field of every line, or ``None`` when lines carry none."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._last_step = 0
+        self._series: tuple[tuple[RecordedMetric, ...], dict[str, str]] = ((), {})
         self._file: IO[str] | None = self.path.open(
             "a" if append else "w", encoding="utf-8", newline="\n"
         )
 
     def log_metrics(
-        self, metrics: Mapping[str, Any], step: int, prefix: str = "", **kwargs: Any
+        self,
+        metrics: Mapping[str, Any],
+        step: int,
+        prefix: str = "",
+        *,
+        attributes: Mapping[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
-        """Append one line for this call; extra keyword arguments are ignored.
+        """Append one line for this call; other keyword arguments are ignored.
+
+        ``attributes``, when not empty, are written on the line as
+        ``"attributes"``: the attributes the tee records every point of this
+        call with (live-check checks them against each matched row).
 
         Raises:
             ValueError: The logger is closed.
         """
-        record: dict[str, Any] = {"step": int(step), "prefix": str(prefix)}
+        record = self._head(step, str(prefix))
+        record["metrics"] = {str(k): to_json_value(v) for k, v in metrics.items()}
+        if attributes:
+            record["attributes"] = _json_attributes(attributes)
+        self._write(record)
+
+    def log_point(
+        self,
+        series: str,
+        value: Any,
+        step: int | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append one point line ``{"step", "series", "value", "attributes"}``.
+
+        ``series`` is a declared series name (``rl.vllm.batch.duration``);
+        ``step`` defaults to the last step this logger wrote (0 before any).
+        Nothing is recorded: this only writes the line (see :meth:`record_metrics`).
+
+        Raises:
+            ValueError: The logger is closed.
+        """
+        record = self._head(self._last_step if step is None else step, None)
+        record["series"] = str(series)
+        record["value"] = to_json_value(value)
+        if attributes:
+            record["attributes"] = _json_attributes(attributes)
+        self._write(record)
+
+    def record_metrics(
+        self,
+        values: Mapping[str, Any],
+        attributes: Mapping[str, Any] | None = None,
+        *,
+        step: int | None = None,
+    ) -> None:
+        """Record like :func:`metric_catalog.tee.record_metrics`, and write each value's point line.
+
+        ``values`` maps registry keys (``vllm_batch_duration``) to values; each
+        line names the series (``rl.vllm.batch.duration``; a key no declared
+        row has is written as given, for live-check to report). ``step``
+        defaults to the last step this logger wrote. Like the runtime's
+        ``record_metrics``, it never raises: a closed logger or a write error
+        is one warning per cause, and the values are still recorded.
+        """
+        try:
+            names = self._series_names()
+            for key, value in values.items():
+                if value is None:
+                    continue  # record_metrics skips it too: nothing to record
+                self.log_point(names.get(str(key), str(key)), value, step, attributes)
+        except Exception as exc:  # noqa: BLE001 - a recording call never raises into training
+            warn_once(
+                ("jsonl-record", str(self.path), type(exc).__name__),
+                f"JsonlLogger({str(self.path)!r}).record_metrics could not write its point "
+                f"lines: {type(exc).__name__}: {exc}; the values are still recorded (warned "
+                "once per file and error)",
+            )
+        record_metrics(values, attributes)
+
+    def _series_names(self) -> dict[str, str]:
+        """Registry key -> series name of the recorded rows declared so far (cached)."""
+        rows = recorded_metrics()
+        cached_rows, names = self._series
+        if cached_rows is not rows:
+            names = {row.key: row.name for row in rows}
+            self._series = (rows, names)
+        return names
+
+    def _head(self, step: int, prefix: str | None) -> dict[str, Any]:
+        """The fields every line starts with: step, prefix (log_metrics lines), worker, loop."""
+        record: dict[str, Any] = {"step": int(step)}
+        if prefix is not None:
+            record["prefix"] = prefix
         if self.worker is not None:
             record["worker"] = self.worker
         if self.loop is not None:
             record["loop"] = self.loop
-        record["metrics"] = {str(k): to_json_value(v) for k, v in metrics.items()}
+        return record
+
+    def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
         with self._lock:
             if self._file is None:
@@ -251,6 +362,7 @@ class JsonlLogger:
                 raise ValueError(msg)
             self._file.write(line)
             self._file.flush()
+            self._last_step = record["step"]
 
     def close(self) -> None:
         """Close the file; later calls are no-ops."""
