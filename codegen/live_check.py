@@ -110,6 +110,7 @@ from .model import Attribute, Catalog, MetricRow
 from .patterns import compile_matcher, parse_pattern, placeholders
 
 __all__ = [
+    "DEFAULT_CARDINALITY_LIMIT",
     "FINDING_KINDS",
     "LOOP_KINDS",
     "MAX_FAMILY_KEYS",
@@ -127,6 +128,7 @@ __all__ = [
     "bounded_lines",
     "check_file",
     "check_stream",
+    "series_budget",
 ]
 
 FINDING_KINDS: Final[tuple[str, ...]] = (
@@ -893,7 +895,8 @@ MAX_FAMILY_KEYS: Final = 50_000
 """Distinct logged ``(prefix, key)`` pairs whose family match is cached."""
 
 MAX_TRACKED_VALUES: Final = 10_000
-"""Distinct values (or attribute sets) tracked per row and attribute without a budget."""
+"""Most distinct values of one open attribute tracked per series (its ``max_cardinality``
+when smaller); attribute sets are tracked up to the series' budget."""
 
 
 class _Families:
