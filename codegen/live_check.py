@@ -106,7 +106,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
 from .diagnostics import Diagnostic, Position, Severity
-from .model import Attribute, Catalog, MetricRow
+from .model import Attribute, AttributeRef, Catalog, MetricRow
 from .patterns import compile_matcher, parse_pattern, placeholders
 
 __all__ = [
@@ -1016,6 +1016,16 @@ def _accepts(attribute: Attribute, value: object) -> bool:
     return value in attribute.typed_values()
 
 
+_MISSING: Final = object()
+
+
+def _as_written(value: object) -> str:
+    """A JSON value as catalog tables write it (``true``, ``3``, ``step``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _shown(value: object) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -1036,6 +1046,26 @@ class _Budgets:
         self.values: dict[tuple[str, str], set[object]] = {}
         self.limits: dict[str, int] = {}
         self.over: set[tuple[str, str]] = set()
+        self.derived: dict[str, tuple[AttributeRef, ...]] = {}
+
+    def _derived(self, row: MetricRow) -> tuple[AttributeRef, ...]:
+        """The row's derived attributes, each after the attributes it reads (cached per row)."""
+        found = self.derived.get(row.name)
+        if found is not None:
+            return found
+        pending = [ref for ref in row.attributes if ref.derive is not None]
+        done = {ref.name for ref in row.attributes if ref.derive is None}
+        ordered: list[AttributeRef] = []
+        while pending:
+            ready = [ref for ref in pending if ref.derive is not None and ref.derive.source in done]
+            if not ready:  # a cycle or an unknown source: validate reports both
+                break
+            for ref in ready:
+                ordered.append(ref)
+                done.add(ref.name)
+                pending.remove(ref)
+        self.derived[row.name] = found = tuple(ordered)
+        return found
 
     def check(
         self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, str]
@@ -1078,6 +1108,13 @@ class _Budgets:
                 )
                 continue
             checked[key] = value
+        for ref in self._derived(row):
+            derive = ref.derive
+            found = checked.get(derive.source, _MISSING) if derive is not None else _MISSING
+            if derive is not None and found is not _MISSING:
+                derived = derive.lookup(_as_written(found))
+                if derived is not None:
+                    checked[ref.name] = derived  # replaces a passed value, as in the tee
         over = self._admit(row, checked)
         if over is not None:
             problems.append(over)

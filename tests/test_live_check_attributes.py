@@ -69,6 +69,14 @@ attributes:
     type: string
     description: Startup phase that was timed.
     max_cardinality: "8"
+  - name: rl.setup.kind
+    type: string
+    description: What a startup phase does.
+    values:
+      - value: init
+        description: Builds a worker.
+      - value: load
+        description: Loads data or weights.
 """
 
 GEN = """\
@@ -89,7 +97,14 @@ teed:
     kind: gauge
     unit: s
     description: Duration of one startup phase.
-    attributes: [{ref: rl.setup.phase}, {ref: rl.phase}]
+    cardinality_limit: "6"
+    attributes:
+      - ref: rl.setup.phase
+      - ref: rl.phase
+      - ref: rl.setup.kind
+        derive:
+          from: rl.setup.phase
+          map: {policy_init: init, data_load: load, weights_load: load}
 recorded:
   - name: rl.gen.batch.duration
     kind: histogram
@@ -490,6 +505,53 @@ def test_live_check_finds_the_budget_overflow_exactly_where_the_runtime_folds(
             )
             over = [f.line for f in report.findings if f.kind == "attribute_budget"]
             assert over == folded[:1]
+    finally:
+        vocabulary._reset_for_tests()
+
+
+@settings(max_examples=60)
+@given(
+    points=st.lists(
+        st.tuples(
+            st.sampled_from(["policy_init", "data_load", "weights_load", "other"]),
+            st.sampled_from([None, "train", "validation", "rollout"]),
+            st.sampled_from([None, "init", "load", "bogus"]),
+        ),
+        max_size=25,
+    )
+)
+def test_a_family_with_a_derived_attribute_overflows_where_the_runtime_does(
+    catalog: Catalog, points: list[tuple[str, str | None, str | None]]
+) -> None:
+    """Captured phase, passed rl.phase and rl.setup.kind (which the derivation replaces)."""
+    module = next(
+        text for path, text in render_python_modules(catalog).items() if path.endswith("/gen.py")
+    )
+    namespace: dict[str, Any] = {}
+    vocabulary._reset_for_tests()
+    try:
+        exec(compile(module, "gen.py", "exec"), namespace)
+        series = SeriesPoints(namespace["SETUP_DURATION"], {})
+        folded = []
+        docs = []
+        for i, (phase, step_phase, kind) in enumerate(points, start=1):
+            given = {"rl.phase": step_phase, "rl.setup.kind": kind}
+            given = {k: v for k, v in given.items() if v is not None}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                final = series.attributes({"rl.setup.phase": phase, **given}) or {}
+            if final.get(OVERFLOW_ATTRIBUTE) == "true":
+                folded.append(i)
+            doc: dict[str, Any] = {
+                "step": i,
+                "prefix": "timing/setup",
+                "metrics": {f"{phase}_time_s": 1.0},
+            }
+            if given:
+                doc["attributes"] = given
+            docs.append(doc)
+        report = check(catalog, *docs)
+        assert [f.line for f in report.findings if f.kind == "attribute_budget"] == folded[:1]
     finally:
         vocabulary._reset_for_tests()
 
