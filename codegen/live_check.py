@@ -1072,8 +1072,10 @@ class _Budgets:
     ) -> list[tuple[str, str, str]]:
         """``(kind, attribute, text)`` of what the tee would drop or fold for this point."""
         problems: list[tuple[str, str, str]] = []
+        if not given and not captured:
+            return problems  # the attribute-less set: always within the budget
         checked: dict[str, object] = dict(captured)
-        declared = row.attribute_names()
+        declared = row.attribute_names() if given else ()
         for key, value in given.items():
             if key in checked:
                 continue  # a captured value wins, as in the tee
