@@ -18,15 +18,21 @@ also the Prometheus-sanitised name stem, so ``rl.a.b`` and ``rl.a_b`` clash).
 
 from __future__ import annotations
 
-import functools
+import _thread
 import keyword
-import numbers
-import re
 import sys
-import threading
-from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
-from typing import Any, Final, Optional, cast
+
+from ._records import frozen_record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
+
+# Importing this module stays cheap (it runs before any generated row): no
+# dataclasses/inspect (see _records), typing, re, functools or threading at
+# import; re and numbers are imported on the rare paths that need them.
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from re import Pattern
+    from typing import Any, Final, Optional
 
 __all__ = [
     "ATTRIBUTE_TYPES",
@@ -93,9 +99,24 @@ def registry_key(name: str) -> str:
 
 
 # Every row derives its key at construction and again when registered; caching the
-# validated derivation keeps importing thousands of generated rows cheap.
-@functools.lru_cache(maxsize=1 << 16)
+# validated derivation keeps importing thousands of generated rows cheap. A plain
+# dict (emptied when full) instead of functools.lru_cache: the same hits, no
+# functools import, and a hit costs one dict lookup. Only valid names are cached.
+_KEY_CACHE: dict[str, str] = {}
+_KEY_CACHE_SIZE: Final = 1 << 16
+
+
 def _registry_key(name: str) -> str:
+    key = _KEY_CACHE.get(name)
+    if key is None:
+        key = _derive_registry_key(name)
+        if len(_KEY_CACHE) >= _KEY_CACHE_SIZE:
+            _KEY_CACHE.clear()
+        _KEY_CACHE[name] = key
+    return key
+
+
+def _derive_registry_key(name: str) -> str:
     if not name.startswith(METRIC_NAME_PREFIX):
         msg = (
             f"series name {name!r} must start with {METRIC_NAME_PREFIX!r}; "
@@ -125,6 +146,30 @@ def _check_text(owner: str, field_name: str, value: object) -> None:
     if not isinstance(value, str):
         msg = f"{owner}: {field_name} must be a str, got {type(value).__name__} {value!r}"
         raise ValueError(msg)
+
+
+def _common_fields_plain(row: TeedMetric | RecordedMetric) -> bool:
+    """Whether every check of :func:`_check_common` passes, for a row without extensions.
+
+    The fast path of importing thousands of generated rows: the same conditions
+    as :func:`_check_common` (``type(...) is str`` is the stricter side of its
+    ``isinstance``), evaluated without building a message. Anything else, a
+    str subclass or a failing field included, returns False and the caller runs
+    :func:`_check_common`, which accepts or raises exactly as before.
+    """
+    name = row.name
+    unit = row.unit
+    return (
+        type(name) is str
+        and bool(_registry_key(name))  # raises as _check_common's first check would
+        and row.kind in METRIC_KINDS
+        and type(unit) is str
+        and unit.isascii()
+        and len(unit) <= _MAX_UNIT_LENGTH
+        and type(row.description) is str
+        and row.attributes == ()
+        and row.cardinality_limit is None
+    )
 
 
 def _check_common(row: TeedMetric | RecordedMetric) -> None:
@@ -175,9 +220,42 @@ The OpenTelemetry SDK's default, so the SDK never overflows before we do."""
 OVERFLOW_ATTRIBUTE: Final = "otel.metric.overflow"
 """Attribute of the one point that absorbs attribute sets past a series' budget."""
 
-_ATTRIBUTE_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
-_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+_PLACEHOLDER_PATTERN: Final = r"\{([^{}]*)\}"
+_PLACEHOLDER_RE: list[Pattern[str]] = []  # compiled on first use: re stays unimported
+
+
+def _placeholder_re() -> Pattern[str]:
+    if not _PLACEHOLDER_RE:
+        import re  # noqa: PLC0415 - only rows with placeholders or extensions get here
+
+        _PLACEHOLDER_RE.append(re.compile(_PLACEHOLDER_PATTERN))
+    return _PLACEHOLDER_RE[0]
+
+
+def _is_attribute_name(name: object) -> bool:
+    """Whether ``name`` matches ``[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)*`` (without re).
+
+    ``str.isalnum`` of an ASCII string is exactly ``[A-Za-z0-9]``; a ``_`` is
+    counted as a letter by replacing it first.
+    """
+    if not isinstance(name, str) or not name.isascii() or not name[:1].isalpha():
+        return False
+    return all(part.replace("_", "a").isalnum() for part in name.split("."))
+
+
 _PLACEHOLDER_TYPES: Final = frozenset({"string", "int"})
+
+
+class _AttributeNameMatcher:
+    """``_ATTRIBUTE_NAME.fullmatch(name)`` as with the regex it replaces (truthy on a match)."""
+
+    __slots__ = ()
+
+    def fullmatch(self, name: object) -> bool:
+        return _is_attribute_name(name)
+
+
+_ATTRIBUTE_NAME: Final = _AttributeNameMatcher()
 
 
 def _type_accepts(kind: str, value: object) -> bool:
@@ -192,7 +270,7 @@ def _type_accepts(kind: str, value: object) -> bool:
     return isinstance(value, (int, float))  # double
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record
 class MetricAttribute:
     """An attribute a series may carry, and the values it may take.
 
@@ -231,7 +309,7 @@ class MetricAttribute:
 
     def __post_init__(self) -> None:
         what = f"MetricAttribute({self.name!r})"
-        if not isinstance(self.name, str) or not _ATTRIBUTE_NAME.fullmatch(self.name):
+        if not _is_attribute_name(self.name):
             msg = (
                 f"{what}: the name must be dot-separated components of letters, digits "
                 "and '_' starting with a letter, such as 'rl.setup.phase'"
@@ -397,7 +475,9 @@ def placeholders(template: str) -> tuple[str, ...]:
 
     ``placeholders("setup/{rl.setup.phase}_time_s") == ("rl.setup.phase",)``.
     """
-    return tuple(_PLACEHOLDER.findall(template))
+    if "{" not in template:
+        return ()
+    return tuple(_placeholder_re().findall(template))
 
 
 def _check_template(
@@ -405,7 +485,7 @@ def _check_template(
 ) -> list[str]:
     """Validate the placeholders of one template; return the attribute names it captures."""
     names = placeholders(template)
-    rest = _PLACEHOLDER.sub("", template)
+    rest = _placeholder_re().sub("", template) if "{" in template else template
     if "{" in rest or "}" in rest:
         msg = (
             f"{what}: {field_name} {template!r} has an unmatched brace; a placeholder is "
@@ -441,7 +521,7 @@ def _check_template(
 # --- rows ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record
 class RecordedMetric:
     """A series recorded directly, with no ``Logger`` key behind it.
 
@@ -465,7 +545,8 @@ class RecordedMetric:
     """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
 
     def __post_init__(self) -> None:
-        _check_common(self)
+        if not _common_fields_plain(self):
+            _check_common(self)
 
     @property
     def key(self) -> str:
@@ -473,7 +554,7 @@ class RecordedMetric:
         return registry_key(self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record
 class TeedMetric:
     """One ``Logger`` key mirrored into OpenTelemetry, and how it is declared.
 
@@ -496,7 +577,7 @@ class TeedMetric:
     """UCUM-style unit string, or empty when dimensionless."""
     description: str = ""
     """Help text carried to the backend."""
-    prefix: str = field(default=DEFAULT_PREFIX)
+    prefix: str = DEFAULT_PREFIX
     """The ``log_metrics`` prefix the key is logged under (``""`` for none)."""
     attributes: tuple[MetricAttribute, ...] = ()
     """The attributes the series may carry; any other attribute key is dropped."""
@@ -508,6 +589,21 @@ class TeedMetric:
     """On a deprecated row, the name of the row replacing it; the pair may share a logger key."""
 
     def __post_init__(self) -> None:
+        logger_key = self.logger_key
+        prefix = self.prefix
+        if (
+            _common_fields_plain(self)
+            and type(logger_key) is str
+            and type(prefix) is str
+            and logger_key
+            and self.other_prefixes == ()
+            and self.replaced_by is None
+            and "{" not in logger_key
+            and "}" not in logger_key
+            and "{" not in prefix
+            and "}" not in prefix
+        ):
+            return  # the common row, every check below passes (import of 10k rows)
         _check_common(self)
         what = f"TeedMetric({self.name!r})"
         _check_text(what, "logger_key", self.logger_key)
@@ -591,7 +687,7 @@ class TeedMetric:
 # deprecated row and its replacement may share a logger key). Every other table
 # (folded names, registry keys, tee claims, owners, snapshots) is derived from
 # these dicts and re-derived whenever their identity or size changes.
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()  # what threading.Lock() returns, without importing threading
 _REGISTERED: dict[str, TeedMetric] = {}
 _RECORDED: dict[str, RecordedMetric] = {}
 _FROZEN = False
@@ -696,6 +792,12 @@ def _describe(row: _Row, owner: str | None) -> str:
     return f"recorded row {row.name!r} ({source})"
 
 
+def _field_names(row: _Row) -> tuple[str, ...]:
+    """The row's fields in declaration order (what ``dataclasses.fields`` would name)."""
+    names: tuple[str, ...] = type(row).__match_args__
+    return names
+
+
 def _differences(row: _Row, other: _Row) -> str:
     """For two versions of one series (same name), the fields in which they differ."""
     if row.name.casefold() != other.name.casefold():
@@ -703,9 +805,9 @@ def _differences(row: _Row, other: _Row) -> str:
     if type(row) is not type(other):
         return f"; one is a {type(other).__name__}, the other a {type(row).__name__}"
     changed = [
-        f"{f.name} {getattr(other, f.name)!r} vs {getattr(row, f.name)!r}"
-        for f in fields(row)
-        if getattr(row, f.name) != getattr(other, f.name)
+        f"{f} {getattr(other, f)!r} vs {getattr(row, f)!r}"
+        for f in _field_names(row)
+        if getattr(row, f) != getattr(other, f)
     ]
     return f"; the rows differ in {', '.join(changed)}" if changed else ""
 
@@ -753,6 +855,11 @@ def _register(rows: Iterable[_Row], expected: type, owner: str | None) -> None:
         derived.recorded_len = len(derived.recorded)
 
 
+def _home(derived: _Derived, row: _Row) -> dict[str, Any]:
+    """The registry dict rows of ``row``'s type are kept in."""
+    return derived.teed if isinstance(row, TeedMetric) else derived.recorded
+
+
 def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | None) -> bool:
     """Register ``batch`` at once when none of its claims is taken or repeated.
 
@@ -766,18 +873,15 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     keys = [_registry_key(row.name).casefold() for row in batch]
     slots: list[_TeeSlot] = []
     owners: list[TeedMetric] = []
-    home: dict[str, Any]
-    if isinstance(batch[0], TeedMetric):  # one type per batch, checked by _register
-        home = cast("dict[str, Any]", derived.teed)
-        teed = cast("list[TeedMetric]", batch)
+    home = _home(derived, batch[0])  # one type per batch, checked by _register
+    if isinstance(batch[0], TeedMetric):
+        teed: list[TeedMetric] = batch  # type: ignore[assignment] # one type per batch
         slots = [(row.prefix, row.logger_key) for row in teed]
         owners = list(teed)
         for row in teed:
             if row.other_prefixes:
                 slots += [(prefix, row.logger_key) for prefix in row.other_prefixes]
                 owners += [row] * len(row.other_prefixes)
-    else:
-        home = cast("dict[str, Any]", derived.recorded)
     for table, claimed in (
         (derived.names, names),
         (derived.keys, keys),
@@ -983,6 +1087,8 @@ def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference sig
         if isinstance(inner, (int, float)):
             return _int_to_float(inner) if isinstance(inner, int) else float(inner)
         return None
+    import numbers  # noqa: PLC0415 - a rare path; keeps the import of this module cheap
+
     if isinstance(value, numbers.Real):  # Fraction and other registered reals
         try:
             return float(value)
