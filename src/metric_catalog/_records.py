@@ -92,7 +92,9 @@ def _build(cls: type) -> type:
             raise TypeError(msg)
         else:
             params.append(f"{name}: __annotation_{name}")
-    assigns = "".join(f"    __setattr(self, {name!r}, {name})\n" for name in names)
+    # Each slot is set through its own descriptor's __set__ (bound once the class
+    # exists), which skips the name lookup object.__setattr__ makes per field.
+    assigns = "".join(f"    __set_{name}(self, {name})\n" for name in names)
     post_init = "    self.__post_init__()\n" if "__post_init__" in body else ""
     fields_tuple = "".join(f"self.{name}, " for name in names)
     other_tuple = "".join(f"other.{name}, " for name in names)
@@ -153,6 +155,8 @@ def _build(cls: type) -> type:
         body[method] = function
     new = type(cls)(cls.__name__, cls.__bases__, body)
     new.__qualname__ = qualname
+    for name in names:
+        namespace[f"__set_{name}"] = new.__dict__[name].__set__
     return new
 
 
