@@ -273,6 +273,59 @@ def test_a_renderer_path_outside_the_managed_folders_is_rejected(
         render_all(Catalog(()))
 
 
+def test_built_in_json_outputs_are_accepted_without_parsing_them_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboards and catalog.json (json.dumps output) skip the full JSON parse of the check."""
+    from codegen import generate, writer
+
+    result = load_and_check(root=tree)
+    parsed: list[int] = []
+    real_loads = writer.json.loads
+
+    def counting_loads(text: str) -> object:
+        parsed.append(len(text))
+        return real_loads(text)
+
+    monkeypatch.setattr(writer.json, "loads", counting_loads)
+    plan = render_all(result.catalog)
+    assert any(path.endswith(".json") for path in plan)
+    assert parsed == []
+    assert generate._marked(
+        "render_dashboards", plan[sorted(p for p in plan if p.endswith(".json"))[0]]
+    )
+
+
+@pytest.mark.parametrize(
+    ("renderer_name", "text", "accepted"),
+    [
+        ("render_dashboards", '{\n  "__generated__": "x",\n  "panels": []\n}\n', True),
+        ("render_docs_pages", '{"__generated__":"x","rows":[]}\n', True),
+        ("render_dashboards", '{"panels": [], "__generated__": "x"}', True),  # parsed: still found
+        ("render_dashboards", '{"panels": [{"__generated__": true}]}', False),
+        ("render_dashboards", '{"title": "no marker"}', False),
+        ("render_template_outputs", '{"__generated__": "x", broken', False),  # parsed: invalid
+        ("render_template_outputs", '{"__generated__": "x"}', True),
+    ],
+)
+def test_json_outputs_need_a_top_level_marker_whichever_renderer(
+    monkeypatch: pytest.MonkeyPatch, renderer_name: str, text: str, accepted: bool
+) -> None:
+    """A JSON output without a top-level marker is refused; only other renderers' text is parsed."""
+    from codegen import generate
+
+    def renderer(catalog: Catalog, config: object) -> dict[str, str]:
+        del catalog, config
+        return {"docs/dashboards/x.json": text}
+
+    monkeypatch.setattr(generate, "RENDERERS", ((renderer_name, renderer),))
+    if accepted:
+        assert render_all(Catalog(())) == {"docs/dashboards/x.json": text}
+    else:
+        with pytest.raises(PlanError, match="without the generated marker"):
+            render_all(Catalog(()))
+
+
 # --- check ----------------------------------------------------------------------------------
 
 
