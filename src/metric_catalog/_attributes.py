@@ -31,6 +31,7 @@ from metric_catalog.vocabulary import (
 
 __all__ = [
     "KEY_CACHE_LIMIT",
+    "RUNTIME_PREFIX_KEY_CACHE_LIMIT",
     "CompiledTemplate",
     "Derivation",
     "KeyPatterns",
@@ -42,6 +43,10 @@ __all__ = [
 
 KEY_CACHE_LIMIT: Final = 4096
 """Logged keys whose pattern match is remembered, per prefix (past it: matched each time)."""
+
+RUNTIME_PREFIX_KEY_CACHE_LIMIT: Final = 256
+"""The same, per run-time prefix (one matched by a prefix pattern, of which a process
+may see as many as the caller invents, up to the group's prefix cache)."""
 
 Attrs = dict[str, Any]
 """The attribute dict of one point (``None`` stands for no attributes)."""
@@ -358,9 +363,11 @@ Hit = tuple[Any, TeedMetric, SeriesPoints, "Attrs | None", "Attrs | None"]
 class KeyPatterns:
     """The key patterns of one prefix, indexed by literal head, with a bounded match cache."""
 
-    __slots__ = ("_by_head", "_head_lengths", "cache")
+    __slots__ = ("_by_head", "_head_lengths", "cache", "cache_limit")
 
-    def __init__(self) -> None:
+    def __init__(self, cache_limit: int = KEY_CACHE_LIMIT) -> None:
+        self.cache_limit = cache_limit
+        """How many logged keys :attr:`cache` remembers at most."""
         self._by_head: dict[int, dict[str, list[tuple[CompiledTemplate, Any, Attrs | None]]]] = {}
         self._head_lengths: tuple[int, ...] = ()
         self.cache: dict[str, tuple[Hit, ...]] = {}
@@ -375,10 +382,15 @@ class KeyPatterns:
         self._head_lengths = tuple(sorted(self._by_head))
 
     def lookup(self, key: str) -> tuple[Hit, ...]:
-        """Every series ``key`` feeds (normally zero or one), cached per key."""
+        """Every series ``key`` feeds (normally zero or one), cached per key.
+
+        A key that is not a str (a caller's dict may hold anything) feeds none.
+        """
         hits = self.cache.get(key)
         if hits is not None:
             return hits
+        if type(key) is not str and not isinstance(key, str):
+            return ()
         found: list[Hit] = []
         for length in self._head_lengths:
             candidates = self._by_head[length].get(key[:length])
@@ -391,6 +403,6 @@ class KeyPatterns:
                 merged = {**values, **captured} if captured else values
                 found.append((record, row, points, points.attributes(merged), merged))
         result = tuple(found)
-        if len(self.cache) < KEY_CACHE_LIMIT:
+        if len(self.cache) < self.cache_limit:
             self.cache[key] = result
         return result

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import exporters, vocabulary
-from metric_catalog._attributes import CompiledTemplate, KeyPatterns, SeriesPoints, compile_template
+from metric_catalog._attributes import (
+    KEY_CACHE_LIMIT,
+    RUNTIME_PREFIX_KEY_CACHE_LIMIT,
+    CompiledTemplate,
+    KeyPatterns,
+    SeriesPoints,
+    compile_template,
+)
 from metric_catalog._warn import warn_once
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 
@@ -219,7 +226,9 @@ class MetricGroup:
         resolved = self._resolved
         if prefix in resolved:
             return resolved[prefix]
-        plan = _plan_for(self, prefix) if self.prefix_patterns else None
+        plan = None
+        if self.prefix_patterns:
+            plan = _plan_for(self, prefix, RUNTIME_PREFIX_KEY_CACHE_LIMIT)
         if len(resolved) < _PREFIX_CACHE_LIMIT:
             resolved[prefix] = plan
         return plan
@@ -438,8 +447,15 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
     return group
 
 
-def _plan_for(group: MetricGroup, prefix: str) -> PrefixPlan | None:
-    """Build the plan of one concrete prefix: its literal rows, then prefix-pattern rows."""
+def _plan_for(
+    group: MetricGroup, prefix: str, key_cache_limit: int = KEY_CACHE_LIMIT
+) -> PrefixPlan | None:
+    """Build the plan of one concrete prefix: its literal rows, then prefix-pattern rows.
+
+    ``key_cache_limit`` bounds the key-match cache of its patterns: a run-time
+    prefix gets a smaller one, so the up to 1024 cached run-time plans hold
+    at most a quarter million remembered keys between them.
+    """
     pairs: list[tuple[TeedMetric, dict[str, Any] | None]] = [
         (row, None) for row in group.rows_by_prefix.get(prefix, ())
     ]
@@ -455,7 +471,7 @@ def _plan_for(group: MetricGroup, prefix: str) -> PrefixPlan | None:
     for row, captured in pairs:
         record, points = group.series[row.name]
         if "{" in row.logger_key:
-            patterns = patterns or KeyPatterns()
+            patterns = patterns or KeyPatterns(key_cache_limit)
             declared = {a.name: a for a in row.attributes}
             compiled = compile_template(row.logger_key, declared)
             patterns.add(compiled, (record, row, points), captured)

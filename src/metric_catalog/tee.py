@@ -111,6 +111,7 @@ def tee_metrics(
                     ("not-scalar", prefix, logger_key),
                     f"tee: {_where(prefix, logger_key)!r} ({row.name}) logged a "
                     f"{type(raw).__name__}, not a number; skipped (warned once per key)",
+                    family=_prefix_family(group, prefix),
                 )
                 continue
             if not _isfinite(value):
@@ -118,6 +119,7 @@ def tee_metrics(
                     ("non-finite", prefix, logger_key),
                     f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}; "
                     "non-finite values are not exported (warned once per key)",
+                    family=_prefix_family(group, prefix),
                 )
                 continue
             if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
@@ -126,6 +128,7 @@ def tee_metrics(
                     f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}, but a "
                     f"{row.kind} takes only non-negative values; skipped (warned once per "
                     "key). Declare a gauge or up_down_counter for a signed series",
+                    family=_prefix_family(group, prefix),
                 )
                 continue
             try:
@@ -138,6 +141,7 @@ def tee_metrics(
                     ("sdk-error", prefix, logger_key, type(exc).__name__),
                     f"tee: recording {_where(prefix, logger_key)!r} ({row.name}) raised "
                     f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
+                    family=_prefix_family(group, prefix),
                 )
         if plan.patterns is not None:
             _tee_families(plan, metrics, prefix, attributes)
@@ -146,7 +150,18 @@ def tee_metrics(
             ("tee-error", prefix, type(exc).__name__),
             f"tee: teeing prefix {prefix!r} failed: {type(exc).__name__}: {exc} "
             "(warned once per prefix and error)",
+            family="tee-error",  # prefixes are the caller's: bound what is remembered
         )
+
+
+def _prefix_family(group: otel.MetricGroup, prefix: str) -> str | None:
+    """The warn-once family of a cause keyed by ``prefix`` (warning path only).
+
+    A literal declared prefix is one of a few; one matched by a prefix pattern
+    (``validation-{rl.dataset}``) is one of as many as the caller invents, so
+    its causes share the bounded ``family-key`` family.
+    """
+    return None if prefix in group.tee_tables else "family-key"
 
 
 def _merge(captured: Mapping[str, Any] | None, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -274,7 +289,10 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
                 continue
             if raw is None or not group.enabled:
                 continue
-            record, row, points = recorders[key]
+            entry = recorders.get(key)
+            if entry is None:
+                continue  # no instrument (refused at build time, warned then)
+            record, row, points = entry
             value = as_scalar(raw)
             if value is None or not _isfinite(value):
                 warn_once(
