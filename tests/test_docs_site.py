@@ -22,7 +22,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -566,9 +566,12 @@ def test_catalog_tables_use_the_full_width(site: Site, browser: Any, which: int)
 
 
 # Walks each sampled code element's characters and reports any line break that does
-# not follow ".", "_" or "/" (where the pages put <wbr>), or a code wider than its cell.
+# not follow ".", "_" or "/" (where the pages put <wbr>) or another allowed character
+# (arguments[2]), or a code wider than its container (arguments[3], default its cell).
 _BREAK_CHECK = """
 const bad = [];
+const allowed = arguments[2] || "._/";
+const container = arguments[3] || "td";
 const codes = Array.from(document.querySelectorAll(arguments[0])).slice(0, arguments[1]);
 for (const code of codes) {
   const chars = [];
@@ -583,13 +586,13 @@ for (const code of codes) {
     }
   }
   for (let i = 1; i < chars.length; i += 1) {
-    if (chars[i][1] > chars[i - 1][1] + 2 && !"._/".includes(chars[i - 1][0])) {
+    if (chars[i][1] > chars[i - 1][1] + 2 && !allowed.includes(chars[i - 1][0])) {
       bad.push(code.textContent + " breaks after " + chars[i - 1][0]);
     }
   }
-  const cell = code.closest("td");
+  const cell = code.closest(container);
   if (cell && code.getBoundingClientRect().right > cell.getBoundingClientRect().right + 1) {
-    bad.push(code.textContent + " overflows its cell");
+    bad.push(code.textContent + " overflows its " + cell.tagName.toLowerCase());
   }
 }
 return [codes.length, bad];
@@ -619,6 +622,53 @@ def test_identifiers_never_break_mid_word(site: Site, browser: Any, which: int) 
     assert bad == []
     if site.name == "10k" or which == 1:
         assert wrapped > 0  # the check saw real wrapping, not only one-line identifiers
+
+
+GUIDES = ("guide/adopt", "guide/catalog-format", "guide/evolution", "guide/many-workers")
+"""The hand-written guide pages: prose full of inline identifiers and flags."""
+PHONE = (400, 900)
+"""A phone-wide window: most inline identifiers in prose must wrap somewhere."""
+
+
+def _prose_pages(site: Site, which: str) -> list[str]:
+    if which == "guides":
+        return [f"{page}.html" for page in GUIDES]
+    if which == "index":
+        return ["metrics/index.html"]
+    # The largest real owner (descriptions, presence, a deprecation notice), the owner with
+    # attribute lists and key families, and the page declaring the attributes.
+    return [_catalog_pages(site)[1], "metrics/telemetry.html", "metrics/attributes.html"]
+
+
+@pytest.mark.parametrize("which", ["guides", "owners", "index"])
+def test_inline_code_in_prose_never_breaks_mid_word(site: Site, browser: Any, which: str) -> None:
+    """On a phone-wide window, inline code anywhere in the article (guides, owner intros,
+    descriptions, deprecation notices, attribute lists) wraps only at a space or after ".",
+    "_" and "/", never after a hyphen or inside a word, and stays inside its block."""
+    checked = wrapped = 0
+    bad: list[str] = []
+    browser.set_window_size(*PHONE)
+    try:
+        for page in _prose_pages(site, which):
+            if page.endswith("index.html"):
+                _open_index(browser, site)
+            else:
+                _open(browser, f"{site.url}/{page}")
+            count, found = browser.execute_script(
+                _BREAK_CHECK, "article code", 1500, "._/ ", "p, li, td, th, dd, dt, h1, h2, h3"
+            )
+            checked += count
+            bad += [f"{page}: {problem}" for problem in found]
+            wrapped += browser.execute_script(
+                "return Array.from(document.querySelectorAll('article code'))"
+                ".slice(0, 1500).filter((c) => c.getClientRects().length > 1).length;"
+            )
+            _shot(browser, site, f"phone-{PurePosixPath(page).stem}")
+    finally:
+        browser.set_window_size(1280, 900)
+    assert checked > 0
+    assert bad == []
+    assert wrapped > 0  # the check saw real wrapping, not only one-line identifiers
 
 
 def test_logger_key_column_on_owner_pages(site: Site, browser: Any) -> None:

@@ -18,6 +18,7 @@ import pytest
 from codegen.model import Catalog
 from codegen.render_docs import render_catalog_data
 from metric_catalog import sphinx as catalog_sphinx
+from metric_catalog.sphinx._wbr import split_points
 from tests.docs_fixtures import fixture_catalog
 
 _CONF = """\
@@ -219,3 +220,25 @@ def test_a_command_line_html_title_wins_over_the_catalog(tmp_path: Path) -> None
     done = _build(root, "-D", "html_title=CLI")
     assert done.returncode == 0, done.stderr
     assert _html_title(root) == "Catalog &#8212; CLI"
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("metric_catalog.codegen", ["metric_", "catalog.", "codegen"]),
+        ("myrl/telemetry/catalog/", ["myrl/", "telemetry/", "catalog/"]),
+        ("--dashboards-dir", ["--dashboards-dir"]),  # no break after a hyphen
+        ("validation-{rl.dataset}", ["validation-{rl.", "dataset}"]),
+        ("__init__.py", ["__init__.", "py"]),  # a run of separators stays together
+        ("a. b", ["a. b"]),  # before a space: the space is the break
+        ("../x", ["../x"]),
+        ("a__b", ["a__", "b"]),
+        ("", [""]),
+    ],
+)
+def test_inline_code_breaks_only_after_dots_underscores_and_slashes(
+    text: str, parts: list[str]
+) -> None:
+    """Where the post-transform puts <wbr> in inline code; the parts join back to the text."""
+    assert split_points(text) == parts
+    assert "".join(parts) == text

@@ -58,7 +58,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
-from . import _data, _html
+from . import _data, _html, _wbr
 from ._data import CatalogData, series_anchor
 
 __all__ = [
@@ -94,7 +94,7 @@ _ENV_VERSION: Final = int(
     hashlib.sha256(
         b"".join(
             (Path(__file__).parent / n).read_bytes()
-            for n in ("__init__.py", "_data.py", "_html.py")
+            for n in ("__init__.py", "_data.py", "_html.py", "_wbr.py")
         )
     ).hexdigest()[:8],
     16,
@@ -626,6 +626,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("metric-catalog-owner", OwnerDirective)
     app.add_directive("metric-catalog-index", IndexDirective)
     app.add_domain(CatalogDomain)
+    app.add_post_transform(_wbr.BreakAfterSeparators)
     app.add_css_file(CSS_FILE)
     app.add_js_file(JS_FILE, defer="defer")
     app.connect("config-inited", _default_title)
