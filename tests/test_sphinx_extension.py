@@ -222,6 +222,88 @@ def test_a_command_line_html_title_wins_over_the_catalog(tmp_path: Path) -> None
     assert _html_title(root) == "Catalog &#8212; CLI"
 
 
+def _search_terms(out: Path) -> set[str]:
+    text = (out / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    return set(index["terms"])
+
+
+def test_series_identifiers_stay_out_of_sphinx_search_index_descriptions_stay_in(
+    tmp_path: Path,
+) -> None:
+    """Names, logger keys and Prometheus names are found by the catalog results of the search
+    page (the index data), so Sphinx's own index holds only the owner and the descriptions."""
+    root = _owner_project(tmp_path, fixture_catalog())
+    done = _build(root)
+    assert done.returncode == 0, done.stderr
+    terms = _search_terms(root / "docs" / "_build")
+    assert any(term.startswith("quokkaboost") for term in terms)  # a description word
+    assert "rollout" in terms
+    for identifier in ("num_tokens", "old_reward", "rl_fixture_tokens_total"):
+        assert identifier not in terms
+    # The index data the search page reads still has every series, key and Prometheus name.
+    data = (root / "docs" / "_build" / "_static" / catalog_sphinx.DATA_FILE).read_text("utf-8")
+    assert "metricCatalogIndexData" in data
+
+
+def test_other_builders_still_show_every_series_name_and_key(tmp_path: Path) -> None:
+    """The text builder has no HTML body: its page lists the names and keys as plain text."""
+    root = _owner_project(tmp_path, fixture_catalog())
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "text", "docs", "docs/_text"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    page = (root / "docs" / "_text" / "metrics" / "fixture_alpha.txt").read_text("utf-8")
+    shown = ("rl.fixture.tokens", "train/num_tokens", "rl_fixture_tokens_total", "quokkaboost")
+    for text in shown:
+        assert text in page
+
+
+def test_the_site_serves_dashboards_minified_and_rewrites_only_changed_ones(
+    tmp_path: Path,
+) -> None:
+    """The same JSON document, without the generated file's indentation; no copy per build."""
+    root = _project(tmp_path)
+    board = root / "docs" / "dashboards" / "owner.json"
+    document = {"__generated__": "x", "panels": [{"id": n, "title": f"rl.x{n}"} for n in range(9)]}
+    board.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    (root / "docs" / "dashboards" / "broken.json").write_text("{not json\n", encoding="utf-8")
+    assert _build(root).returncode == 0
+    served = root / "docs" / "_build" / "dashboards" / "owner.json"
+    assert json.loads(served.read_text(encoding="utf-8")) == document
+    assert served.stat().st_size < board.stat().st_size
+    assert "\n" not in served.read_text(encoding="utf-8").rstrip("\n")
+    broken = root / "docs" / "_build" / "dashboards" / "broken.json"
+    assert broken.read_text(encoding="utf-8") == "{not json\n"  # not JSON: copied as is
+    first = served.stat().st_mtime_ns
+    served_bytes = served.read_bytes()
+    assert _build(root).returncode == 0
+    assert served.read_bytes() == served_bytes
+    assert served.stat().st_mtime_ns == first  # unchanged source: not rewritten
+    document["panels"] = document["panels"][:3]
+    board.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    assert _build(root).returncode == 0
+    assert json.loads(served.read_text(encoding="utf-8")) == document
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{\n  "a": [1, 2],\n  "b": "x y"\n}\n', b'{"a":[1,2],"b":"x y"}\n'),
+        ('{"t": "caf\u00e9 \u2014 ok"}'.encode(), '{"t":"caf\u00e9 \u2014 ok"}\n'.encode()),
+        (b"not json", b"not json"),
+    ],
+)
+def test_minified_json_keeps_the_document(raw: bytes, expected: bytes) -> None:
+    """Only insignificant whitespace goes; text that is not JSON is kept byte for byte."""
+    assert catalog_sphinx.minified_json(raw) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "parts"),
     [

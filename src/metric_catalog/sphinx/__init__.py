@@ -43,7 +43,7 @@ import base64
 import gzip
 import hashlib
 import json
-import shutil
+import os
 from collections.abc import Iterator, Set
 from html import escape
 from pathlib import Path, PurePosixPath
@@ -69,6 +69,7 @@ __all__ = [
     "STATIC_DIR",
     "CatalogDomain",
     "catalog_files",
+    "minified_json",
     "render_source",
     "series_anchor",
     "setup",
@@ -240,17 +241,24 @@ class OwnerDirective(SphinxDirective):
         rows = data.by_file.get(path, [])
         domain.note_page(self.env.docname, path, data.page_hash(path), data.digest)
         node = catalog_owner(path=path)
-        words = []
         entry = data.files[path]
-        words += [str(entry.get("owner", "")), str(entry.get("description", ""))]
+        words = [str(entry.get("owner", "")), str(entry.get("description", ""))]
+        names = []
         for row in rows:
-            words += [
+            words.append(str(row.get("description", "")))
+            names += [
                 str(row["name"]),
                 " ".join(_html.logger_keys(row)),
                 str((row.get("prometheus") or {}).get("name", "")),
-                str(row.get("description", "")),
             ]
+        # The HTML builders show the body from the resolved catalog and index these words:
+        # the owner and the descriptions. Series names, logger keys and Prometheus names
+        # are found by the search page's catalog results (from the index data), so they
+        # stay out of Sphinx's search index ("no-search"); other builders show both.
         node += nodes.paragraph("", "", nodes.Text("\n".join(w for w in words if w)))
+        node += nodes.paragraph(
+            "", "", nodes.Text("\n".join(n for n in names if n)), classes=["no-search"]
+        )
         return [node]
 
 
@@ -575,14 +583,27 @@ def _copy_dashboards(app: Sphinx, exception: Exception | None) -> None:
         destination = target / path.name
         stat = path.stat()
         try:
-            current = destination.stat()
+            current = destination.stat().st_mtime_ns
         except OSError:
             current = None
-        if current is None or (current.st_mtime_ns, current.st_size) != (
-            stat.st_mtime_ns,
-            stat.st_size,
-        ):
-            shutil.copy2(path, destination)
+        if current != stat.st_mtime_ns:
+            # The copy carries the source's mtime, so an unchanged dashboard is not rewritten.
+            destination.write_bytes(minified_json(path.read_bytes()))
+            os.utime(destination, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def minified_json(raw: bytes) -> bytes:
+    """``raw`` JSON without insignificant whitespace (the same document); else ``raw`` as is.
+
+    The generated dashboards keep one panel per line for readable diffs; the site
+    serves them minified (about a tenth smaller). A file that is not JSON is copied as is.
+    """
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return raw
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    return (text + "\n").encode("utf-8")
 
 
 def _set_by_user(config: Config, name: str) -> bool:
