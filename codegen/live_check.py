@@ -197,6 +197,8 @@ class Finding:
     count: int = 1
     position: Position | None = None
     """Where to report it when not a log line (a missing row: its catalog position)."""
+    attribute: str | None = None
+    """The attribute an attribute finding is about (``None``: the whole attribute set)."""
 
     @property
     def qualified_key(self) -> str:
@@ -268,6 +270,7 @@ class Finding:
             "count": self.count,
             "first_line": self.line or None,
             "first_step": self.step,
+            "attribute": self.attribute,
             "message": self.message(),
         }
 
@@ -462,8 +465,8 @@ class LiveCheckReport:
         """The report as indented JSON with sorted keys.
 
         ``findings`` holds one object per finding (kind, key, count, first line
-        and step, severity, source); ``notes`` says what the caps left uncounted
-        by key.
+        and step, the attribute of an attribute finding, severity, source);
+        ``notes`` says what the caps left uncounted by key.
         """
         wanted = sorted(set(fail_on))
         failed = self.failed(wanted)
@@ -644,7 +647,9 @@ class _Checker:
                     untracked[kind] = untracked.get(kind, 0) + 1
                 return
             self.undeclared += 1
-        self.findings[slot] = Finding(kind, prefix, key, series, line_no, step, example)
+        self.findings[slot] = Finding(
+            kind, prefix, key, series, line_no, step, example, attribute=detail or None
+        )
 
     def take(self, line_no: int, line: _Line) -> None:
         """Judge one well-formed line: a ``log_metrics`` call or a point."""

@@ -250,6 +250,7 @@ def test_json_findings_carry_count_first_occurrence_severity_and_source(
         "count": 2,
         "first_line": 3,
         "first_step": 2,
+        "attribute": None,
         "severity": "error",
         "source": f"{RUN}:3:1",
         "message": "train/reward (rl.reward.mean) was logged 2 time(s) as NaN or infinity, "

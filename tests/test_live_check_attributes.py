@@ -644,10 +644,11 @@ def test_the_cli_gates_on_attribute_findings_in_text_and_json(
     assert main([*args, "--fail-on", "attribute_value", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     (finding,) = doc["findings"]
-    assert (finding["kind"], finding["key"], finding["severity"], finding["source"]) == (
-        "attribute_value",
-        "rl.gen.batch.duration",
-        "error",
-        f"{logger.path}:1:1",
-    )
+    assert (
+        finding["kind"],
+        finding["key"],
+        finding["attribute"],
+        finding["severity"],
+        finding["source"],
+    ) == ("attribute_value", "rl.gen.batch.duration", "rl.phase", "error", f"{logger.path}:1:1")
     assert doc["failed"] == ["attribute_value"]

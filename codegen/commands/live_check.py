@@ -73,8 +73,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=(
             "judge the run as this declared training loop (e.g. grpo_sync) instead of the "
-            "loop the log names or its keys suggest; only required rows whose emitted_by "
-            "lists it can be missing"
+            "loop the log names (JsonlLogger(loop=...) or METRIC_CATALOG_LOOP) or its keys "
+            "suggest; only required rows whose emitted_by lists it can be missing"
         ),
     )
     parser.add_argument(
