@@ -49,6 +49,9 @@ attributes. Finding kinds (:data:`FINDING_KINDS`):
 ``undeclared_attribute``
     a point line, or a ``log_metrics`` line's ``"attributes"``, carries an
     attribute key the matched row does not declare; the tee drops it.
+``missing_attribute``
+    a point of a row lacks one of the row's ``required`` attributes (after
+    captures and derivations); the tee keeps it without the attribute.
 ``malformed``
     a line that is not a well-formed record (bad JSON, wrong field types, or
     longer than :data:`MAX_LINE_BYTES`).
@@ -144,6 +147,7 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "loop_conflict",
     "undeclared_series",
     "undeclared_attribute",
+    "missing_attribute",
 )
 """Every finding kind, as named on ``--fail-on``."""
 
@@ -170,6 +174,10 @@ PRESENCE_STATES: Final[tuple[str, ...]] = (
 
 MAX_UNDECLARED_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
+
+_ATTRIBUTE_KINDS: Final = frozenset(
+    {"attribute_value", "attribute_budget", "undeclared_attribute", "missing_attribute"}
+)
 
 _CAPPED_KINDS: Final = frozenset(
     {"undeclared", "undeclared_series", "undeclared_attribute", "attribute_value"}
@@ -230,7 +238,7 @@ class Finding:
             )
         if self.kind == "non_finite":
             return f"{what} was logged {self.count} time(s) as NaN or infinity, {first}"
-        if self.kind in ("attribute_value", "attribute_budget", "undeclared_attribute"):
+        if self.kind in _ATTRIBUTE_KINDS:
             return f"{what} {self.example}"
         if self.kind == "undeclared_series":
             return (
@@ -581,6 +589,12 @@ class _Checker:
         self.owner_of: dict[str, str] = {}
         self.families = _Families(catalog)
         self.budgets = _Budgets(catalog)
+        self.with_required = frozenset(
+            row.name
+            for _, row in catalog.rows()
+            if any(ref.requirement_level == "required" for ref in row.attributes)
+        )
+        """Rows with a required attribute: their points are checked even without attributes."""
         # Series name and registry key -> row, for point lines (recorded rows' values
         # are counted in summaries of their own, outside the teed rows' table).
         self.series: dict[str, tuple[MetricRow, RowSummary]] = {}
@@ -712,9 +726,11 @@ class _Checker:
             if signature and (prefix, key) in signature:
                 presence.seen_signature(prefix, key)
             summaries = self.by_key.get((prefix, key))
-            if summaries is not None and given:
+            if summaries is not None and (given or self.with_required):
                 for summary in summaries:
-                    self._check_attributes(summary.row, given, {}, (prefix, key, line_no, step))
+                    if given or summary.row.name in self.with_required:
+                        where = (prefix, key, line_no, step)
+                        self._check_attributes(summary.row, given, {}, where)
             if summaries is None and self.families.rows:
                 summaries = self._family_hits(prefix, key, (line_no, step), given)
             if summaries is None:
@@ -1052,6 +1068,25 @@ class _Budgets:
         self.limits: dict[str, int] = {}
         self.over: set[tuple[str, str]] = set()
         self.derived: dict[str, tuple[AttributeRef, ...]] = {}
+        self.required: dict[str, tuple[str, ...]] = {}
+
+    def _missing(self, row: MetricRow, checked: Mapping[str, object]) -> list[tuple[str, str, str]]:
+        """A ``missing_attribute`` problem per required attribute the point lacks."""
+        required = self.required.get(row.name)
+        if required is None:
+            required = tuple(r.name for r in row.attributes if r.requirement_level == "required")
+            self.required[row.name] = required
+        return [
+            (
+                "missing_attribute",
+                name,
+                f"has no value for its required attribute {name!r}; the tee keeps the point "
+                "without it, so queries grouping by it miss the point: pass it on every "
+                "point (or capture it from the logger key), or lower its requirement_level",
+            )
+            for name in required
+            if name not in checked
+        ]
 
     def _derived(self, row: MetricRow) -> tuple[AttributeRef, ...]:
         """The row's derived attributes, each after the attributes it reads (cached per row)."""
@@ -1078,7 +1113,10 @@ class _Budgets:
         """``(kind, attribute, text)`` of what the tee would drop or fold for this point."""
         problems: list[tuple[str, str, str]] = []
         if not given and not captured:
-            return problems  # the attribute-less set: always within the budget
+            # The attribute-less set is always within the budget; only a required
+            # attribute can be wanting.
+            problems.extend(self._missing(row, {}))
+            return problems
         checked: dict[str, object] = dict(captured)
         declared = row.attribute_names() if given else ()
         for key, value in given.items():
@@ -1122,6 +1160,7 @@ class _Budgets:
                 derived = derive.lookup(_as_written(found))
                 if derived is not None:
                     checked[ref.name] = derived  # replaces a passed value, as in the tee
+        problems.extend(self._missing(row, checked))
         over = self._admit(row, checked)
         if over is not None:
             problems.append(over)

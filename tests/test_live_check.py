@@ -33,6 +33,7 @@ NOT_IN_FIXTURE = (
     "loop_conflict",
     "undeclared_series",
     "undeclared_attribute",
+    "missing_attribute",
 )
 
 

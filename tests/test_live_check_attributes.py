@@ -105,6 +105,12 @@ teed:
         derive:
           from: rl.setup.phase
           map: {policy_init: init, data_load: load, weights_load: load}
+  - logger_key: step_tokens
+    name: rl.gen.step_tokens
+    kind: gauge
+    unit: "{token}"
+    description: Tokens generated in the step.
+    attributes: [{ref: rl.phase, requirement_level: required}]
 recorded:
   - name: rl.gen.batch.duration
     kind: histogram
@@ -117,13 +123,24 @@ recorded:
     description: Requests waiting in the queue.
     attributes: [{ref: rl.replica}]
     cardinality_limit: "4"
+  - name: rl.gen.prompt_tokens
+    kind: counter
+    unit: "{token}"
+    description: Prompt tokens of one batch.
+    attributes: [{ref: rl.phase, requirement_level: required}, {ref: rl.engine}]
   - name: rl.gen.waiting
     kind: counter
     unit: "{request}"
     description: Requests that had to wait.
 """
 
-NEW_KINDS = ("undeclared_series", "undeclared_attribute", "attribute_value", "attribute_budget")
+NEW_KINDS = (
+    "undeclared_series",
+    "undeclared_attribute",
+    "attribute_value",
+    "attribute_budget",
+    "missing_attribute",
+)
 
 
 @pytest.fixture(scope="module")
@@ -400,6 +417,50 @@ def test_an_undeclared_attribute_finding_names_the_attribute_and_the_rows_declar
             "the row's attributes, or stop passing it",
         ),
     ]
+
+
+def test_a_point_without_a_required_attribute_is_reported_per_series_and_attribute(
+    catalog: Catalog,
+) -> None:
+    report = check(
+        catalog,
+        point("rl.gen.prompt_tokens", 10, **{"rl.engine": "vllm"}),
+        point("rl.gen.prompt_tokens", 10),
+        {"step": 1, "prefix": "train", "metrics": {"step_tokens": 5}},
+        {"step": 2, "prefix": "train", "metrics": {"step_tokens": 5}, "attributes": {"x": 1}},
+    )
+    assert kinds(report) == [
+        ("missing_attribute", "rl.gen.prompt_tokens", 2),
+        ("missing_attribute", "train/step_tokens", 2),
+        ("undeclared_attribute", "train/step_tokens", 1),
+    ]
+    missing = [f for f in report.findings if f.kind == "missing_attribute"]
+    assert {f.attribute for f in missing} == {"rl.phase"}
+    assert "has no value for its required attribute 'rl.phase'" in missing[0].message()
+    assert report.failed(["missing_attribute"]) == ["missing_attribute"]
+
+
+def test_a_required_attribute_passed_or_derived_is_not_missing(catalog: Catalog) -> None:
+    report = check(
+        catalog,
+        point("rl.gen.prompt_tokens", 10, **{"rl.phase": "train"}),
+        {
+            "step": 1,
+            "prefix": "train",
+            "metrics": {"step_tokens": 5},
+            "attributes": {"rl.phase": "validation"},
+        },
+    )
+    assert kinds(report) == []
+    # The repo's efficiency series requires measurement, window and bucket, all derived
+    # from the captured category: a line carrying none of them is complete.
+    repo = load_and_check(root=Path(__file__).resolve().parents[1], lint=False).catalog
+    efficiency = check(
+        repo, {"step": 1, "prefix": "", "metrics": {"efficiency/idle/refit_bubble_s": 1.5}}
+    )
+    assert [f.kind for f in efficiency.findings if f.kind in NEW_KINDS] == []
+    (row,) = [r for r in efficiency.rows if r.row.name == "rl.efficiency.seconds"]
+    assert row.logged == 1
 
 
 def test_a_series_over_its_set_budget_is_reported_once_at_the_first_set_over_it(
