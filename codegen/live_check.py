@@ -1040,6 +1040,10 @@ def _accepts(attribute: Attribute, value: object) -> bool:
 _MISSING: Final = object()
 
 
+def _first(item: tuple[str, object]) -> str:
+    return item[0]
+
+
 def _as_written(value: object) -> str:
     """A JSON value as catalog tables write it (``true``, ``3``, ``step``)."""
     if isinstance(value, bool):
@@ -1069,6 +1073,8 @@ class _Budgets:
         self.over: set[tuple[str, str]] = set()
         self.derived: dict[str, tuple[AttributeRef, ...]] = {}
         self.required: dict[str, tuple[str, ...]] = {}
+        self.clean: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        """(series, captures) whose point was admitted without a problem (up to a cap)."""
 
     def _missing(self, row: MetricRow, checked: Mapping[str, object]) -> list[tuple[str, str, str]]:
         """A ``missing_attribute`` problem per required attribute the point lacks."""
@@ -1117,6 +1123,12 @@ class _Budgets:
             # attribute can be wanting.
             problems.extend(self._missing(row, {}))
             return problems
+        if not given:
+            # A family key seen before with the same captures and no attributes
+            # was admitted cleanly: the same input gives the same set.
+            memo = (row.name, tuple(captured.items()))
+            if memo in self.clean:
+                return problems
         checked: dict[str, object] = dict(captured)
         declared = row.attribute_names() if given else ()
         for key, value in given.items():
@@ -1164,12 +1176,16 @@ class _Budgets:
         over = self._admit(row, checked)
         if over is not None:
             problems.append(over)
+        elif not problems and not given and len(self.clean) < MAX_FAMILY_KEYS:
+            admitted = self.sets.get(row.name)
+            if admitted is not None and tuple(sorted(checked.items(), key=_first)) in admitted:
+                self.clean.add((row.name, tuple(captured.items())))
         return problems
 
     def _admit(self, row: MetricRow, checked: dict[str, object]) -> tuple[str, str, str] | None:
         """Count the point's attribute set; the budget finding when it would overflow."""
         name = row.name
-        chosen = tuple(sorted(checked.items(), key=lambda item: item[0]))
+        chosen = tuple(sorted(checked.items(), key=_first))
         sets = self.sets.get(name)
         if sets is None:
             sets = self.sets[name] = {()}
