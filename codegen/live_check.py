@@ -88,8 +88,8 @@ Presence: which unlogged rows are "missing"
 Attributes
     A ``log_metrics`` line may carry ``"attributes": {...}`` (the attributes the
     tee recorded each of its points with); a *point line* ``{"step": 3, "series":
-    "rl.vllm.batch.duration", "value": 0.25, "attributes": {"rl.bucket": 3}}``
-    is one recorded point. Each point's attributes (with what a key family
+    "rl.vllm.batch.duration", "value": 0.25, "attributes": {...}}`` is one
+    recorded point. Each point's attributes (with what a key family
     captured) are checked against the matched row as the runtime checks them:
     declared keys, enum values and types, then the series' budget.
 

@@ -27,11 +27,10 @@ wraps) writes them on its line as ``"attributes": {...}``, and
 :meth:`JsonlLogger.record_metrics` records ``RecordedMetric`` series like
 :func:`metric_catalog.tee.record_metrics` and writes one *point line* per value::
 
-    {"step": 3, "series": "rl.vllm.batch.duration", "value": 0.25,
-     "attributes": {"rl.bucket": "gen"}}
+    {"step": 3, "series": "rl.vllm.batch.duration", "value": 0.25}
 
-(plus ``worker`` and ``loop`` when known). :meth:`JsonlLogger.log_point`
-writes one point line for any declared series.
+(plus ``worker`` and ``loop`` when known, and ``"attributes"`` when given).
+:meth:`JsonlLogger.log_point` writes one point line for any declared series.
 
 Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
 ``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
