@@ -869,17 +869,21 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     replacement's logger key) changes nothing and returns False, so the
     row-by-row path decides and words the error. Caller holds _LOCK.
     """
-    names = [row.name.casefold() for row in batch]
-    keys = [_registry_key(row.name).casefold() for row in batch]
+    series = [row.name for row in batch]
+    names = [name.casefold() for name in series]
+    cached = _KEY_CACHE.get  # every row derived its key when it was built
+    keys = [(cached(name) or _registry_key(name)).casefold() for name in series]
     slots: list[_TeeSlot] = []
     owners: list[TeedMetric] = []
     home = _home(derived, batch[0])  # one type per batch, checked by _register
     if isinstance(batch[0], TeedMetric):
         teed: list[TeedMetric] = batch  # type: ignore[assignment] # one type per batch
         slots = [(row.prefix, row.logger_key) for row in teed]
-        owners = list(teed)
-        for row in teed:
-            if row.other_prefixes:
+        owners = teed
+        extra = [row for row in teed if row.other_prefixes]
+        if extra:
+            owners = list(teed)
+            for row in extra:
                 slots += [(prefix, row.logger_key) for prefix in row.other_prefixes]
                 owners += [row] * len(row.other_prefixes)
     for table, claimed in (
@@ -889,12 +893,13 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     ):
         if len(set(claimed)) != len(claimed) or not table.keys().isdisjoint(claimed):
             return False
-    home.update((row.name, row) for row in batch)
-    derived.names.update(zip(names, batch, strict=True))
-    derived.keys.update(zip(keys, batch, strict=True))
-    derived.tee_slots.update(zip(slots, ((row,) for row in owners), strict=True))
+    # strict=False: every list above has one entry per claim by construction.
+    home.update(zip(series, batch, strict=False))
+    derived.names.update(zip(names, batch, strict=False))
+    derived.keys.update(zip(keys, batch, strict=False))
+    derived.tee_slots.update(zip(slots, [(row,) for row in owners], strict=False))
     if owner is not None:
-        derived.owners.update((row.name, owner) for row in batch)
+        derived.owners.update(dict.fromkeys(series, owner))
     derived.teed_snapshot = None
     derived.recorded_snapshot = None
     return True
