@@ -133,6 +133,20 @@ def test_dataclasses_helpers_see_a_dataclass(row: Any) -> None:
         dataclasses.replace(row, **bad)
 
 
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: type(r).__name__)
+def test_replace_copies_with_changes_and_checks_them(row: Any) -> None:
+    """__replace__ (copy.replace on 3.13+) is dataclasses.replace: changed copy, checks rerun."""
+    field = "requirement" if isinstance(row, MetricAttribute) else "description"
+    value = "opt_in" if isinstance(row, MetricAttribute) else "Changed."
+    changed = row.__replace__(**{field: value})
+    assert changed == dataclasses.replace(row, **{field: value})
+    assert getattr(changed, field) == value
+    if sys.version_info >= (3, 13):
+        assert copy.replace(row, **{field: value}) == changed  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="is not one of"):
+        row.__replace__(**({"type": "complex"} if field == "requirement" else {"kind": "x"}))
+
+
 def test_post_init_runs_and_defaults_apply() -> None:
     """__post_init__ runs after every field is set; keyword and positional calls agree."""
     seen: list[tuple[int, str]] = []

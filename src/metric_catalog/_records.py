@@ -14,7 +14,8 @@ slots=True)`` generates, so this module writes the same methods itself:
 * ``__setattr__``/``__delattr__`` raising
   :class:`dataclasses.FrozenInstanceError` (imported when one is raised);
 * ``__getstate__``/``__setstate__``, so rows pickle as a slotted frozen
-  dataclass does (Ray ships them to workers).
+  dataclass does (Ray ships them to workers), and ``__replace__``
+  (``copy.replace``, as Python 3.13's dataclasses add).
 
 The classes stay dataclasses for every caller: ``__dataclass_fields__`` and
 ``__dataclass_params__`` are computed on first access (importing
@@ -144,7 +145,17 @@ def _build(cls: type) -> type:
     body["__dataclass_fields__"] = _LazyDataclassFields("__dataclass_fields__")
     body["__dataclass_params__"] = _LazyDataclassFields("__dataclass_params__")
     qualname = cls.__qualname__
-    methods: dict[str, Any] = {"__setattr__": frozen_setattr, "__delattr__": frozen_delattr}
+
+    def replace(self: object, /, **changes: object) -> object:
+        import dataclasses  # noqa: PLC0415 - only when a copy is asked for
+
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    methods: dict[str, Any] = {
+        "__setattr__": frozen_setattr,
+        "__delattr__": frozen_delattr,
+        "__replace__": replace,  # copy.replace (Python 3.13+ dataclasses define it too)
+    }
     for method in ("__init__", "__repr__", "__eq__", "__hash__", "__getstate__", "__setstate__"):
         methods[method] = namespace[method]
     for method, function in methods.items():
