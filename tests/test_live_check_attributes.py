@@ -38,6 +38,7 @@ from codegen.pipeline import load_and_check
 from codegen.render_python import render_python_modules
 from metric_catalog import exporters, identity, vocabulary
 from metric_catalog._attributes import SeriesPoints, series_limit
+from metric_catalog._warn import MetricCatalogWarning
 from metric_catalog.loggers import ENV_LOOP, JsonlLogger, TeeLogger
 from metric_catalog.vocabulary import OVERFLOW_ATTRIBUTE
 from tests.otel_fixtures import caught_warnings, clean_otel, collect
@@ -235,10 +236,11 @@ def test_record_metrics_records_and_writes_one_point_line_per_value(
     monkeypatch.setenv(ENV_LOOP, "grpo_sync")
     with JsonlLogger(tmp_path / "run.jsonl") as logger:
         logger.log_metrics({"loss": 0.5}, 7, prefix="train")
-        logger.record_metrics(
-            {"gen_batch_duration": 0.25, "gen_waiting": None, "no_such_key": 1.0},
-            attributes={"rl.engine": "vllm"},
-        )
+        with pytest.warns(MetricCatalogWarning, match="no recorded row has registry key"):
+            logger.record_metrics(
+                {"gen_batch_duration": 0.25, "gen_waiting": None, "no_such_key": 1.0},
+                attributes={"rl.engine": "vllm"},
+            )
         logger.record_metrics({"gen_queue_depth": 4}, {"rl.replica": 1}, step=9)
     lines = [json.loads(line) for line in logger.path.read_text(encoding="utf-8").splitlines()]
     assert lines[1:] == [
@@ -647,14 +649,24 @@ def test_a_real_run_with_attributes_is_judged_as_the_tee_recorded_it(
 ) -> None:
     with JsonlLogger(tmp_path / "run.jsonl", loop="") as backend:
         logger = TeeLogger(backend, attributes={"rl.phase": "train"})
-        for step in range(1, 4):
-            logger.log_metrics({"loss": 0.5 / step}, step, prefix="train")
-            backend.record_metrics(
-                {"gen_batch_duration": 0.1 * step},
-                {"rl.engine": ("a", "b", "c", "d")[step], "rl.phase": "train", "gpu": 0},
-            )
-            backend.record_metrics({"gen_queue_depth": step}, {"rl.replica": step})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for step in range(1, 4):
+                logger.log_metrics({"loss": 0.5 / step}, step, prefix="train")
+                backend.record_metrics(
+                    {"gen_batch_duration": 0.1 * step},
+                    {"rl.engine": ("a", "b", "c", "d")[step], "rl.phase": "train", "gpu": 0},
+                )
+                backend.record_metrics({"gen_queue_depth": step}, {"rl.replica": step})
         backend.log_point("rl.gen.latency", 1.0)
+    # The runtime warned of the same two causes live-check finds, once each.
+    runtime_warned = sorted(
+        str(w.message).split(";")[0] for w in caught if w.category is MetricCatalogWarning
+    )
+    assert [m[:40] for m in runtime_warned] == [
+        "attribute 'gpu' on rl.gen.batch.duration",
+        "rl.gen.queue.depth reached its budget of",
+    ]
     report = check_file(str(backend.path), catalog)
     found = {(f.kind, f.qualified_key, f.count) for f in report.findings}
     assert found == {
