@@ -271,7 +271,7 @@ def _row_doc(row: MetricRow) -> list[str]:
     if row.logger_key is not None:
         facts.append(f"Logger key: {row.qualified_logger_key}")
     if row.other_prefixes:
-        facts.append("Also under prefixes: " + ", ".join(p or "(none)" for p in row.other_prefixes))
+        facts.append("Also under prefixes: " + ", ".join(map(_prefix_text, row.other_prefixes)))
     if row.attributes:
         facts.append("Attributes: " + ", ".join(_attribute_note(a) for a in row.attributes))
     facts.append(f"Stability: {row.stability}")
@@ -323,7 +323,7 @@ def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     constant = row.constant_name
     logger_key = row.logger_key or ""  # always set on teed rows
     prefix = row.prefix or ""  # the effective prefix, always set on teed rows
-    key_doc = f"Logger key of {constant}; log its value under prefix {row.prefix or '(none)'}."
+    key_doc = f"Logger key of {constant}; log its value under prefix {_prefix_text(row.prefix)}."
     # A deprecated row names its replacement, so the tee records a shared key into both.
     replaced_by = row.deprecated.replaced_by if row.deprecated is not None else None
     replacement = f"{py_kwarg('replaced_by', replaced_by)}\n" if replaced_by else ""
@@ -362,6 +362,11 @@ def _recorded_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
 def _py_value(attribute: Attribute, text: str) -> str:
     """An enum value as a Python literal of the attribute's type."""
     return str(int(text)) if attribute.type == "int" else py_str(text)
+
+
+def _prefix_text(prefix: str) -> str:
+    """A prefix as a docstring names it: the empty prefix is logged bare, not absent."""
+    return prefix or "the empty prefix (the key is logged bare)"
 
 
 def _attribute_note(ref: AttributeRef) -> str:

@@ -399,3 +399,23 @@ def test_deprecated_teed_row_names_its_replacement_in_the_constant() -> None:
     }
     assert "replaced_by" not in values["KL_REFERENCE"]  # type: ignore[operator]
     assert "replaced_by" not in values["KL_OLD"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "other_prefixes", "facts"),
+    [
+        ("train", ("",), ["Also under prefixes: the empty prefix (the key is logged bare)"]),
+        ("train", ("eval", ""), ["Also under prefixes: eval, the empty prefix"]),
+        ("", (), ["log its value under prefix the empty prefix"]),
+        ("train", (), ["log its value under prefix train."]),
+    ],
+)
+def test_the_empty_prefix_is_named_not_shown_as_none(
+    prefix: str, other_prefixes: tuple[str, ...], facts: list[str]
+) -> None:
+    """A row teed bare says so; '(none)' read as 'no other prefixes' to a user."""
+    row = teed("rl.bare", "bare", prefix=prefix, other_prefixes=other_prefixes)
+    text = render_python_module(owner_file([row]))
+    for fact in facts:
+        assert fact in text
+    assert "(none)" not in text

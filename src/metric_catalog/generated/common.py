@@ -31,7 +31,7 @@ REWARD_MEAN: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/reward
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
@@ -52,7 +52,7 @@ POLICY_LOSS: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/loss
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
@@ -73,7 +73,7 @@ GRAD_NORM: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/grad_norm
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
@@ -94,7 +94,7 @@ LEARNING_RATE: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/lr
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 

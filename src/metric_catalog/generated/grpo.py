@@ -31,7 +31,7 @@ RESPONSE_LENGTH_MEAN: Final = TeedMetric(
 Kind: gauge
 Unit: {token}
 Logger key: train/mean_gen_tokens_per_sample
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
@@ -73,7 +73,7 @@ KL_DIVERGENCE: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/kl_penalty
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: beta
 """
 
@@ -94,7 +94,7 @@ ENTROPY: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/approx_entropy
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 

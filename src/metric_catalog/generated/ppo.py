@@ -31,7 +31,7 @@ VALUE_LOSS: Final = TeedMetric(
 Kind: gauge
 Unit: (dimensionless)
 Logger key: train/critic/loss
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 

@@ -69,7 +69,7 @@ SFT_V2_LOADER_LATENCY_MAX: Final = TeedMetric(
 Kind: gauge
 Unit: s
 Logger key: train/loader_latency_max
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -90,7 +90,7 @@ SFT_V2_POLICY_DURATION: Final = TeedMetric(
 Kind: gauge
 Unit: s
 Logger key: train/policy_time
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -111,7 +111,7 @@ SFT_V2_STEP_DURATION: Final = TeedMetric(
 Kind: gauge
 Unit: s
 Logger key: train/total_step_time
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -132,7 +132,7 @@ SFT_V2_VALID_TOKENS_PER_SECOND: Final = TeedMetric(
 Kind: gauge
 Unit: {token}/s
 Logger key: train/valid_tokens_per_second
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 

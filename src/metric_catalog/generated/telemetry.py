@@ -111,7 +111,7 @@ attribute.
 Kind: gauge
 Unit: s
 Logger key: train/efficiency/{rl.efficiency.category}_s
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Attributes: rl.efficiency.category (required), rl.efficiency.measurement (required,
 derived from rl.efficiency.category), rl.efficiency.window (required, derived from
 rl.efficiency.category), rl.bucket (required, derived from rl.efficiency.category)
@@ -157,7 +157,7 @@ rl.efficiency.window.
 Kind: gauge
 Unit: %
 Logger key: train/efficiency/efficiency_pct
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Attributes: rl.efficiency.measurement (recommended), rl.efficiency.window (recommended)
 Stability: development
 """

@@ -31,7 +31,7 @@ VLLM_PROMPT_TOKENS: Final = TeedMetric(
 Kind: counter
 Unit: {token}
 Logger key: train/vllm/prompt_tokens
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -52,7 +52,7 @@ VLLM_GENERATION_TOKENS: Final = TeedMetric(
 Kind: counter
 Unit: {token}
 Logger key: train/vllm/generation_tokens
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: beta
 """
 
@@ -73,7 +73,7 @@ VLLM_PROMPT_LENGTH_MEAN: Final = TeedMetric(
 Kind: gauge
 Unit: {token}
 Logger key: train/vllm/prompt_length_mean
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -94,7 +94,7 @@ VLLM_GENERATION_LENGTH_MEAN: Final = TeedMetric(
 Kind: gauge
 Unit: {token}
 Logger key: train/vllm/generation_length_mean
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -115,7 +115,7 @@ VLLM_GENERATIONS_OK: Final = TeedMetric(
 Kind: counter
 Unit: {generation}
 Logger key: train/vllm/generations_ok
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -140,7 +140,7 @@ step.
 Kind: counter
 Unit: {generation}
 Logger key: train/vllm/generations_failed
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
