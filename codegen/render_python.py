@@ -323,7 +323,7 @@ def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     constant = row.constant_name
     logger_key = row.logger_key or ""  # always set on teed rows
     prefix = row.prefix or ""  # the effective prefix, always set on teed rows
-    key_doc = f"Logger key of {constant}; log its value under prefix {_prefix_text(row.prefix)}."
+    key_doc = f"Logger key of {constant}; log its value under prefix {_prefix_text(prefix)}."
     # A deprecated row names its replacement, so the tee records a shared key into both.
     replaced_by = row.deprecated.replaced_by if row.deprecated is not None else None
     replacement = f"{py_kwarg('replaced_by', replaced_by)}\n" if replaced_by else ""
