@@ -106,3 +106,20 @@ def test_no_upstream_run_of_any_length_or_validation_period_misses_a_row(
     report = check(catalog, run_lines(loop, steps=steps, val_period=val_period))
     assert report.loop.name == loop
     assert [f.series for f in report.findings if f.kind == "missing"] == []
+
+
+@pytest.mark.parametrize("loop", ["grpo_sync", "grpo_async", "ppo"])
+def test_every_efficiency_seconds_key_of_an_upstream_log_is_declared(
+    catalog: Catalog, loop: str
+) -> None:
+    """The aggregates (efficiency/total_waste_s, ...) share the category family's shape; each
+    is its own row, so no run reports them as a bad category value or as undeclared."""
+    report = check(catalog, run_lines(loop))
+    efficiency = [
+        f.message()
+        for f in report.findings
+        if "efficiency/" in f.message() and f.kind in ("attribute_value", "undeclared")
+    ]
+    assert efficiency == []
+    logged = {r.row.name for r in report.rows if r.logged}
+    assert {"rl.efficiency.waste", "rl.efficiency.thread_time"} <= logged

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["LOOPS", "UPSTREAM_SERIES", "run_lines"]
+__all__ = ["EFFICIENCY_AGGREGATES", "LOOPS", "UPSTREAM_SERIES", "run_lines"]
 
 LOOPS: Final = ("grpo_sync", "grpo_async", "ppo", "sft", "sft_v2", "dpo")
 
@@ -173,6 +173,15 @@ UPSTREAM_SERIES: Final[dict[str, tuple[str, ...]]] = {
 """Upstream's declared series (``rl.vllm.batch.duration`` is recorded, never logged)."""
 
 
+EFFICIENCY_AGGREGATES = (
+    "thread_seconds_total",
+    "total_waste",
+    "productive_time",
+    "total_wall_time",
+)
+"""Stems of the ``efficiency/<stem>_s`` aggregates upstream logs beside the categories."""
+
+
 def _value(key: str, step: int) -> float:
     """A plausible non-negative value (counters are per-step deltas)."""
     return round(0.5 + sum(map(ord, key)) % 97 / 10 + step * 0.01, 4)
@@ -212,7 +221,9 @@ def _records(loop: str, step: int, val_period: int) -> Iterator[tuple[str, dict[
             timing += _PPO_TIMING
         yield "timing/train", _metrics(timing, step)
         efficiency = {f"efficiency/{c}_s": _value(c, step) for c in _EFFICIENCY_CATEGORIES}
-        yield "", efficiency | {"efficiency/efficiency_pct": 71.5}
+        # print_efficiency_summary's aggregates: the family's shape, not categories.
+        aggregates = {f"efficiency/{a}_s": _value(a, step) for a in EFFICIENCY_AGGREGATES}
+        yield "", efficiency | aggregates | {"efficiency/efficiency_pct": 71.5}
         if step % val_period == 0:
             yield "validation", {"accuracy": 0.61, "avg_length": 212.0}
             yield "timing/validation", {"total_validation_time": 42.0}

@@ -3,7 +3,7 @@
 
 Efficiency and start-up series the telemetry module derives from the trainer's timers.
 
-Importing this module declares its 3 teed and 0 recorded rows with the process-wide
+Importing this module declares its 7 teed and 0 recorded rows with the process-wide
 registry in metric_catalog.vocabulary; an owner that is never imported declares nothing.
 Edit catalog/telemetry.yaml and run make generate to change it.
 """
@@ -165,6 +165,100 @@ Stability: development
 EFFICIENCY_PCT_KEY: Final = "efficiency/efficiency_pct"
 """Logger key of EFFICIENCY_PCT; log its value under prefix train."""
 
+EFFICIENCY_WASTE: Final = TeedMetric(
+    logger_key="efficiency/total_waste_s",
+    name="rl.efficiency.waste",
+    kind="gauge",
+    unit="s",
+    description=(
+        "Driver wall clock lost to the per-step idle categories (buffer starvation, refit bubble, "
+        "validation) over the window of rl.efficiency.pct, at most that window's wall time."
+    ),
+    prefix="train",
+    other_prefixes=("",),
+)
+"""Driver wall clock lost to the per-step idle categories (buffer starvation, refit bubble,
+validation) over the window of rl.efficiency.pct, at most that window's wall time.
+
+Kind: gauge
+Unit: s
+Logger key: train/efficiency/total_waste_s
+Also under prefixes: (none)
+Stability: development
+"""
+
+EFFICIENCY_WASTE_KEY: Final = "efficiency/total_waste_s"
+"""Logger key of EFFICIENCY_WASTE; log its value under prefix train."""
+
+EFFICIENCY_PRODUCTIVE: Final = TeedMetric(
+    logger_key="efficiency/productive_time_s",
+    name="rl.efficiency.productive",
+    kind="gauge",
+    unit="s",
+    description=(
+        "Driver wall clock over the window of rl.efficiency.pct not lost to idle categories."
+    ),
+    prefix="train",
+    other_prefixes=("",),
+)
+"""Driver wall clock over the window of rl.efficiency.pct not lost to idle categories.
+
+Kind: gauge
+Unit: s
+Logger key: train/efficiency/productive_time_s
+Also under prefixes: (none)
+Stability: development
+"""
+
+EFFICIENCY_PRODUCTIVE_KEY: Final = "efficiency/productive_time_s"
+"""Logger key of EFFICIENCY_PRODUCTIVE; log its value under prefix train."""
+
+EFFICIENCY_WALL_TIME: Final = TeedMetric(
+    logger_key="efficiency/total_wall_time_s",
+    name="rl.efficiency.wall_time",
+    kind="gauge",
+    unit="s",
+    description="Driver wall clock since training began, the denominator of each category's share.",
+    prefix="train",
+    other_prefixes=("",),
+)
+"""Driver wall clock since training began, the denominator of each category's share.
+
+Kind: gauge
+Unit: s
+Logger key: train/efficiency/total_wall_time_s
+Also under prefixes: (none)
+Stability: development
+"""
+
+EFFICIENCY_WALL_TIME_KEY: Final = "efficiency/total_wall_time_s"
+"""Logger key of EFFICIENCY_WALL_TIME; log its value under prefix train."""
+
+EFFICIENCY_THREAD_TIME: Final = TeedMetric(
+    logger_key="efficiency/thread_seconds_total_s",
+    name="rl.efficiency.thread_time",
+    kind="gauge",
+    unit="s",
+    description=(
+        "Sum of the collector-side categories, accumulated over concurrent threads since the "
+        "collector started; it may exceed the wall time it covers."
+    ),
+    prefix="train",
+    other_prefixes=("",),
+)
+"""Sum of the collector-side categories, accumulated over concurrent threads since the
+collector started; it may exceed the wall time it covers.
+
+Kind: gauge
+Unit: s
+Logger key: train/efficiency/thread_seconds_total_s
+Also under prefixes: (none)
+Stability: development
+"""
+
+EFFICIENCY_THREAD_TIME_KEY: Final = "efficiency/thread_seconds_total_s"
+"""Logger key of EFFICIENCY_THREAD_TIME; log its value under prefix train."""
+
 SETUP_DURATION: Final = TeedMetric(
     logger_key="{rl.setup.phase}_time_s",
     name="rl.setup.duration",
@@ -195,6 +289,10 @@ SETUP_DURATION_KEY: Final = "{rl.setup.phase}_time_s"
 TEED: Final[tuple[TeedMetric, ...]] = (
     EFFICIENCY_SECONDS,
     EFFICIENCY_PCT,
+    EFFICIENCY_WASTE,
+    EFFICIENCY_PRODUCTIVE,
+    EFFICIENCY_WALL_TIME,
+    EFFICIENCY_THREAD_TIME,
     SETUP_DURATION,
 )
 """Teed rows of this owner, in declaration order."""
@@ -205,8 +303,16 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "EFFICIENCY_PCT",
     "EFFICIENCY_PCT_KEY",
+    "EFFICIENCY_PRODUCTIVE",
+    "EFFICIENCY_PRODUCTIVE_KEY",
     "EFFICIENCY_SECONDS",
     "EFFICIENCY_SECONDS_KEY",
+    "EFFICIENCY_THREAD_TIME",
+    "EFFICIENCY_THREAD_TIME_KEY",
+    "EFFICIENCY_WALL_TIME",
+    "EFFICIENCY_WALL_TIME_KEY",
+    "EFFICIENCY_WASTE",
+    "EFFICIENCY_WASTE_KEY",
     "RECORDED",
     "SETUP_DURATION",
     "SETUP_DURATION_KEY",
