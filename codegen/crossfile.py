@@ -507,11 +507,15 @@ def _derivations(row: MetricRow, known: dict[str, Attribute]) -> Iterator[Diagno
         target = known.get(ref.name)
         if source is None or target is None:
             continue  # reported as UNKNOWN_ATTRIBUTE
-        yield from _derivation_table(row, ref, source, target)
+        yield from _derivation_table(row, ref, source, target, refs[derive.source])
 
 
 def _derivation_table(
-    row: MetricRow, ref: AttributeRef, source: Attribute, target: Attribute
+    row: MetricRow,
+    ref: AttributeRef,
+    source: Attribute,
+    target: Attribute,
+    source_ref: AttributeRef,
 ) -> Iterator[Diagnostic]:
     derive = ref.derive
     if derive is None:
@@ -541,6 +545,16 @@ def _derivation_table(
             derive.default_position or ref.position,
         )
     if ref.requirement_level != "required" or ref.requirement_position is None:
+        return
+    if source_ref.requirement_level != "required":
+        yield _error(
+            "DERIVE_NOT_TOTAL",
+            f"derived attribute {ref.name!r} of row {row.name!r} is required, but its source "
+            f"{source.name!r} is {source_ref.requirement_level}, so a point without the source "
+            "gets no value; make the source's table total and required, or leave "
+            "requirement_level out (recommended).",
+            ref.requirement_position,
+        )
         return
     domain = source.domain
     mapped = {key for key, _value in derive.table}

@@ -137,6 +137,24 @@ def test_a_chain_of_derivations_from_a_captured_attribute_is_clean(tmp_path: Pat
     assert check(tmp_path, refs) == []
 
 
+def test_a_required_attribute_derived_from_a_recommended_one_is_not_total(
+    tmp_path: Path,
+) -> None:
+    """The chain is only as total as its weakest link: a partial source leaves points bare."""
+    refs = (
+        WINDOW_FULL.replace("        requirement_level: required\n", "").replace(
+            ", idle/refit_bubble: step", ""
+        )
+        + """
+      - ref: rl.fixture.leader
+        requirement_level: required
+        derive:
+          from: rl.fixture.window
+          map: {run: "true", step: "false"}"""
+    )
+    assert check(tmp_path, refs) == [("DERIVE_NOT_TOTAL", REF + 5, 28)]
+
+
 def test_a_source_no_placeholder_captures_is_reported(tmp_path: Path) -> None:
     """DERIVE_SOURCE_NOT_CAPTURED fires for a row whose key captures nothing."""
     found = check(tmp_path, WINDOW_FULL, logger_key="efficiency/total_s")
