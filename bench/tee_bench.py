@@ -71,6 +71,8 @@ def _families_and_identity(
     per_key = {
         "plain hit": DECLARED,
         "pattern hit": FAMILIES * len(SLOTS),
+        "pattern hit, derived": FAMILIES * len(SLOTS),
+        "floor, derived": FAMILIES * len(SLOTS),
         "miss strict, no patterns": 100,
         "miss strict, patterns": 100,
         "miss, no patterns": 100,
@@ -83,10 +85,13 @@ def _families_and_identity(
 
     pattern = key_ratio("pattern hit", "plain hit")
     miss = key_ratio("miss strict, patterns", "miss strict, no patterns")
+    derived = key_ratio("pattern hit, derived", "floor, derived")
     identity = paired("tee+identity", "floor+identity")
     for name, base in (
         ("plain hit", None),
         ("pattern hit", "plain hit"),
+        ("pattern hit, derived", "floor, derived"),
+        ("floor, derived", None),
         ("miss strict, no patterns", None),
         ("miss strict, patterns", "miss strict, no patterns"),
         ("miss, no patterns", None),
@@ -106,6 +111,10 @@ def _families_and_identity(
         " a prefix without patterns (`train`, the pre-pattern code path) and one with"
         " patterns (`fam`), strict (every key looked at) and not. *tee+identity* is the"
         " 100-key tee with 2 identity labels set, against the floor passing the same labels."
+        " *pattern hit, derived* tees the same 80 family keys under `famd`, whose rows derive"
+        " 3 more attributes from the captured slot (like the efficiency series' measurement,"
+        " window and bucket); *floor, derived* calls their instruments directly with the same"
+        " 4-attribute dicts, precomputed."
     )
     section.targets += [
         Target(
@@ -114,6 +123,13 @@ def _families_and_identity(
             measured=fmt_ratio(pattern),
             met=None if cfg.smoke else pattern <= _PATTERN_GOAL,
             why="issue 12",
+        ),
+        Target(
+            name="pattern key with 3 derived attributes vs direct calls with the same 4",
+            goal=f"<= {_TEE_GOAL}x",
+            measured=fmt_ratio(derived),
+            met=None if cfg.smoke else derived <= _TEE_GOAL,
+            why="issue 12: derived attributes",
         ),
         Target(
             name="undeclared key with patterns vs without (strict), per key",

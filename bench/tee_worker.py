@@ -11,7 +11,8 @@ declared, 20 not), and times, interleaved repetition by repetition:
   looked up in the same dict), and with the same 2 attributes;
 - ``lookup``: the floor's loop with the instrument call removed (what any
   dict-walking tee pays before the SDK), for the breakdown;
-- key families: 80 keys matching 8 ``{placeholder}`` patterns under ``fam``
+- key families: 80 keys matching 8 ``{placeholder}`` patterns under ``fam``, and the
+  same under ``famd`` with 3 attributes derived from the captured one
   against the 80 plain keys; 100 undeclared keys under a prefix with and
   without patterns (strict and not); and the tee with identity labels set
   against the floor passing the same labels.
@@ -119,6 +120,64 @@ def _family_rows() -> list[Any]:
 
 def _family_metrics() -> dict[str, float]:
     return {f"fam{j}/{s}": 0.5 + j for j in range(FAMILIES) for s in SLOTS}
+
+
+DERIVED_PREFIX: Final = "famd"
+"""Prefix of the same families with three attributes derived from the slot (issue 12)."""
+
+
+def _derived_tables() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Three derivation tables over the slots, like upstream's efficiency measurement,
+    window and bucket over the category."""
+    return {
+        "bench.parity": tuple((s, ("even", "odd")[i % 2]) for i, s in enumerate(SLOTS)),
+        "bench.half": tuple((s, ("low", "high")[i * 2 // len(SLOTS)]) for i, s in enumerate(SLOTS)),
+        "bench.third": tuple((s, ("a", "b", "c")[i % 3]) for i, s in enumerate(SLOTS)),
+    }
+
+
+def _derived_family_rows() -> list[Any]:
+    """The ``FAMILIES`` patterns under ``famd``, each point carrying 3 derived attributes."""
+    from metric_catalog.vocabulary import MetricAttribute, TeedMetric
+
+    slot = MetricAttribute("bench.slot", values=SLOTS, requirement="required")
+    derived = tuple(
+        MetricAttribute(
+            name,
+            values=tuple(dict.fromkeys(v for _s, v in table)),
+            requirement="required",
+            derived_from="bench.slot",
+            derive_map=table,
+        )
+        for name, table in _derived_tables().items()
+    )
+    return [
+        TeedMetric(
+            logger_key=f"famd{j}/{{bench.slot}}",
+            name=f"rl.bench.derived_{j}",
+            description=f"Benchmark key family number {j} with derived attributes.",
+            prefix=DERIVED_PREFIX,
+            attributes=(slot, *derived),
+        )
+        for j in range(FAMILIES)
+    ]
+
+
+def _derived_floor(rows: Sequence[Any]) -> list[tuple[Callable[..., None], str, dict[str, str]]]:
+    """Direct ``set`` calls of the derived families with the same 4 attributes, precomputed."""
+    from metric_catalog.otel import ensure_metric_group_registered
+
+    instruments = ensure_metric_group_registered().instruments
+    tables = {name: dict(table) for name, table in _derived_tables().items()}
+    return [
+        (
+            instruments[row.key].set,
+            f"famd{j}/{slot}",
+            {"bench.slot": slot, **{name: table[slot] for name, table in tables.items()}},
+        )
+        for j, row in enumerate(rows)
+        for slot in SLOTS
+    ]
 
 
 def _undeclared(count: int) -> dict[str, float]:
@@ -233,6 +292,14 @@ def _families_and_identity(
 
     declared_only = {k: v for k, v in metrics.items() if not k.startswith("undeclared/")}
     families = _family_metrics()
+    derived = {key.replace("fam", DERIVED_PREFIX, 1): v for key, v in families.items()}
+    derived_pairs = _derived_floor(_derived_family_rows())
+    tee_metrics(derived, prefix=DERIVED_PREFIX)
+
+    def floor_derived() -> None:
+        for method, key, attributes in derived_pairs:
+            method(derived[key], attributes)
+
     undeclared = _undeclared(100)
     warnings.simplefilter("ignore")  # the undeclared keys are warned about on purpose
     tee_metrics(families, prefix=FAMILY_PREFIX)
@@ -241,6 +308,8 @@ def _families_and_identity(
     variants: dict[str, Callable[[], None]] = {
         "plain hit": lambda: tee_metrics(declared_only, prefix=PREFIX),
         "pattern hit": lambda: tee_metrics(families, prefix=FAMILY_PREFIX),
+        "pattern hit, derived": lambda: tee_metrics(derived, prefix=DERIVED_PREFIX),
+        "floor, derived": floor_derived,
         "miss strict, no patterns": lambda: tee_metrics(undeclared, prefix=PREFIX, strict=True),
         "miss strict, patterns": lambda: tee_metrics(undeclared, prefix=FAMILY_PREFIX, strict=True),
         "miss, no patterns": lambda: tee_metrics(undeclared, prefix=PREFIX),
@@ -293,6 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     register_teed_metrics(rows)
     family_rows = _family_rows()
     register_teed_metrics(family_rows)
+    register_teed_metrics(_derived_family_rows())
     metrics = _metrics(rows)
     attrs = dict(ATTRIBUTES)
 
