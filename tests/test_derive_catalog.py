@@ -13,10 +13,14 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codegen.model import Catalog, Derivation
 from codegen.pipeline import load_and_check
 from codegen.render_python import render_python_modules
+from metric_catalog import vocabulary
+from metric_catalog._attributes import SeriesPoints
 
 HEAD = """\
 owner: nemo_rl.telemetry.metrics
@@ -210,6 +214,18 @@ def test_an_open_source_needs_a_default_to_be_required(tmp_path: Path) -> None:
     assert check(tmp_path, refs + "\n          default: step", logger_key=key) == []
 
 
+def run_module(text: str, name: str) -> types.ModuleType:
+    """Execute a generated module against a fresh, swapped-in registry (restored after)."""
+    module = types.ModuleType(name)
+    saved = (vocabulary._REGISTERED, vocabulary._RECORDED, vocabulary._FROZEN)
+    vocabulary._REGISTERED, vocabulary._RECORDED, vocabulary._FROZEN = {}, {}, False
+    try:
+        exec(compile(text, f"{name}.py", "exec"), module.__dict__)
+    finally:
+        vocabulary._REGISTERED, vocabulary._RECORDED, vocabulary._FROZEN = saved
+    return module
+
+
 def load(tmp_path: Path, refs: str, logger_key: str | None = None) -> Catalog:
     """The file of HEAD with ``refs``, loaded clean."""
     text = HEAD.replace("{refs}", refs)
@@ -257,8 +273,7 @@ def test_the_generated_module_passes_typed_derivations(tmp_path: Path) -> None:
     text = render_python_modules(load(tmp_path, refs, logger_key=key))[
         "src/metric_catalog/generated/derived.py"
     ]
-    module = types.ModuleType("derived_under_test")
-    exec(compile(text, "derived.py", "exec"), module.__dict__)
+    module = run_module(text, "derived_under_test")
     _category, _rank, leader, weight, window = module.FIXTURE_SECONDS.attributes
     assert (leader.derived_from, leader.derive_map, leader.derive_default) == (
         "rl.fixture.rank",
@@ -277,3 +292,39 @@ def test_the_generated_module_passes_typed_derivations(tmp_path: Path) -> None:
         timeout=60,
     )
     assert formatted.returncode == 0, formatted.stdout
+
+
+CATEGORIES = ("init/total", "idle/refit_bubble")
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    table=st.dictionaries(
+        st.sampled_from(CATEGORIES), st.sampled_from(["step", "run"]), min_size=1, max_size=2
+    ),
+    default=st.none() | st.sampled_from(["step", "run"]),
+)
+def test_the_tee_derives_what_the_catalog_declares(
+    tmp_path: Path, table: dict[str, str], default: str | None
+) -> None:
+    """For any valid table, the generated row's tee fills exactly Derivation.lookup's value."""
+    entries = ", ".join(f"{key}: {value}" for key, value in table.items())
+    refs = f"""\
+      - ref: rl.fixture.window
+        derive:
+          from: rl.fixture.category
+          map: {{{entries}}}"""
+    if default is not None:
+        refs += f"\n          default: {default}"
+    catalog = load(tmp_path, refs)
+    (_file, row), *_ = catalog.rows()
+    derive = row.attributes[1].derive
+    assert derive is not None
+    text = render_python_modules(catalog)["src/metric_catalog/generated/derived.py"]
+    module = run_module(text, "derived_property")
+    points = SeriesPoints(module.FIXTURE_SECONDS, {})
+    for category in CATEGORIES:
+        got = points.attributes({"rl.fixture.category": category}) or {}
+        assert got.get("rl.fixture.window") == derive.lookup(category)
