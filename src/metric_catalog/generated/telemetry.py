@@ -183,7 +183,7 @@ validation) over the window of rl.efficiency.pct, at most that window's wall tim
 Kind: gauge
 Unit: s
 Logger key: train/efficiency/total_waste_s
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -206,7 +206,7 @@ EFFICIENCY_PRODUCTIVE: Final = TeedMetric(
 Kind: gauge
 Unit: s
 Logger key: train/efficiency/productive_time_s
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -227,7 +227,7 @@ EFFICIENCY_WALL_TIME: Final = TeedMetric(
 Kind: gauge
 Unit: s
 Logger key: train/efficiency/total_wall_time_s
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
@@ -252,7 +252,7 @@ collector started; it may exceed the wall time it covers.
 Kind: gauge
 Unit: s
 Logger key: train/efficiency/thread_seconds_total_s
-Also under prefixes: (none)
+Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
