@@ -14,33 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.adopter_project import ADOPTER_TABLE, adopter
+
 REPO = Path(__file__).resolve().parents[1]
 CONSOLE = Path(sys.executable).with_name("metric-catalog")
-
-ROW = """\
-owner: myrl.algorithms.ppo
-module: ppo
-description: Metrics logged by the PPO loop.
-prefix: train
-teed:
-  - logger_key: value_loss
-    name: rl.value.loss
-    kind: gauge
-    unit: "1"
-    description: Value-function loss over the batch.
-"""
-
-TABLE = """\
-[project]
-name = "myrl"
-
-[tool.metric-catalog]
-catalog = ["{glob}"]
-package = "myrl.telemetry.generated"
-package-dir = "myrl/telemetry/generated"
-docs-dir = "docs/metrics"
-dashboards-dir = "docs/dashboards"
-"""
 
 # Every command that reads the catalog, with the arguments it needs besides --root.
 COMMANDS: dict[str, tuple[str, ...]] = {
@@ -83,11 +60,10 @@ def run(entry: tuple[str, ...], *args: str, cwd: Path) -> subprocess.CompletedPr
 def project(root: Path, glob: str = "myrl/telemetry/catalog/*.yaml") -> Path:
     """An adopter project whose table lists ``glob``, with one catalog file in its usual place."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "pyproject.toml").write_text(TABLE.format(glob=glob), encoding="utf-8")
-    catalog = root / "myrl" / "telemetry" / "catalog"
-    catalog.mkdir(parents=True)
-    (catalog / "ppo.yaml").write_text(ROW, encoding="utf-8")
-    return root
+    table = ADOPTER_TABLE.replace(
+        'catalog = ["myrl/telemetry/catalog/*.yaml"]', f'catalog = ["{glob}"]'
+    )
+    return adopter(root, table=table)
 
 
 def snapshot(root: Path) -> dict[str, str]:
