@@ -12,6 +12,7 @@ import re
 import socket
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +22,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from metric_catalog import exporters, identity, vocabulary
+from metric_catalog import exporters, identity, otel, vocabulary
 from metric_catalog._warn import MetricCatalogWarning
 from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
 
@@ -109,12 +110,22 @@ def clean_otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def otel_reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
     """An InMemoryMetricReader on a provider the tee records into; sample rows registered."""
     register_samples()
+    with installed_reader() as reader:
+        yield reader
+
+
+@contextmanager
+def installed_reader() -> Iterator[InMemoryMetricReader]:
+    """An in-memory reader on a provider the tee records into; torn down (identity too) after."""
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader], shutdown_on_exit=False)
     exporters.configure(meter_provider=provider)
-    yield reader
-    exporters.reset_for_tests()
-    provider.shutdown()
+    try:
+        yield reader
+    finally:
+        otel.set_identity({})
+        exporters.reset_for_tests()
+        provider.shutdown()
 
 
 @dataclass(frozen=True)

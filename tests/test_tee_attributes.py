@@ -7,10 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from metric_catalog import exporters, otel, vocabulary
+from metric_catalog import otel, vocabulary
 from metric_catalog._attributes import KEY_CACHE_LIMIT, SeriesPoints, series_limit
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import (
@@ -20,7 +19,7 @@ from metric_catalog.vocabulary import (
     RecordedMetric,
     TeedMetric,
 )
-from tests.otel_fixtures import caught_warnings, clean_otel, collect
+from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
@@ -58,13 +57,8 @@ def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
     """The rows above registered, a provider with an in-memory reader installed."""
     vocabulary.register_teed_metrics(ROWS)
     vocabulary.register_recorded_metrics(RECORDED)
-    memory = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[memory], shutdown_on_exit=False)
-    exporters.configure(meter_provider=provider)
-    yield memory
-    otel.set_identity({})
-    exporters.reset_for_tests()
-    provider.shutdown()
+    with installed_reader() as memory:
+        yield memory
 
 
 def points(reader: InMemoryMetricReader, name: str) -> dict[frozenset[tuple[str, Any]], float]:

@@ -14,7 +14,7 @@ from metric_catalog._attributes import KEY_CACHE_LIMIT, RUNTIME_PREFIX_KEY_CACHE
 from metric_catalog._warn import FAMILY_LIMIT
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
-from tests.otel_fixtures import caught_warnings, clean_otel, collect
+from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
@@ -35,12 +35,8 @@ def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
     """The rows above registered, a provider with an in-memory reader installed."""
     vocabulary.register_teed_metrics(ROWS)
     vocabulary.register_recorded_metrics(RECORDED)
-    memory = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[memory], shutdown_on_exit=False)
-    exporters.configure(meter_provider=provider)
-    yield memory
-    exporters.reset_for_tests()
-    provider.shutdown()
+    with installed_reader() as memory:
+        yield memory
 
 
 def _value(reader: InMemoryMetricReader, name: str) -> float | None:

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from metric_catalog import exporters, otel, vocabulary
+from metric_catalog import exporters, vocabulary
 from metric_catalog._attributes import SeriesPoints, derivations
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
-from tests.otel_fixtures import caught_warnings, clean_otel, collect
+from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
@@ -54,13 +54,8 @@ def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
     """The rows above registered, a provider with an in-memory reader installed."""
     vocabulary.register_teed_metrics(ROWS)
     vocabulary.register_recorded_metrics(RECORDED)
-    memory = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[memory], shutdown_on_exit=False)
-    exporters.configure(meter_provider=provider)
-    yield memory
-    otel.set_identity({})
-    exporters.reset_for_tests()
-    provider.shutdown()
+    with installed_reader() as memory:
+        yield memory
 
 
 def attribute_sets(reader: InMemoryMetricReader, name: str) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 import metric_catalog.generated
@@ -31,7 +30,7 @@ from metric_catalog.vocabulary import (
     register_teed_metrics,
     registry_key,
 )
-from tests.otel_fixtures import caught_warnings
+from tests.otel_fixtures import caught_warnings, installed_reader
 
 
 def _import_generated_owners() -> list[TeedMetric | RecordedMetric]:
@@ -201,12 +200,8 @@ def reader(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemoryMetricReader]:
         if name.startswith(("OTEL_", "METRIC_CATALOG_")):
             monkeypatch.delenv(name)
     exporters.reset_for_tests()
-    memory = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[memory], shutdown_on_exit=False)
-    exporters.configure(meter_provider=provider)
-    yield memory
-    exporters.reset_for_tests()
-    provider.shutdown()
+    with installed_reader() as memory:
+        yield memory
 
 
 def _swap(monkeypatch: pytest.MonkeyPatch) -> None:
