@@ -31,6 +31,7 @@ COMMANDS: Final[dict[str, str]] = {
     "resolve": ".commands.resolve",
     "dashboards": ".commands.dashboards",
     "init": ".commands.init",
+    "emit": ".commands.emit",
 }
 """Command name -> module implementing it."""
 

@@ -1,0 +1,194 @@
+"""``metric-catalog emit --loop L [--steps N] --jsonl FILE | --otlp URL | --prometheus HOST:PORT``.
+
+Sample telemetry from the catalog (see :mod:`codegen.emit`), through the real
+tee and exporters, to test dashboards, alerts and collectors before a real run
+exists. Transports combine: ``--jsonl`` writes the run's log (``live-check``
+reads it), ``--otlp`` pushes to an OTLP/HTTP collector with the SDK's exporter
+(flushed at the end), ``--prometheus`` serves a scrape endpoint for
+``--duration`` seconds (Ctrl-C stops it early).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from urllib.parse import urlsplit
+
+from ..commands import add_catalog_arguments, config_from_args, load_or_report
+
+__all__ = ["HELP", "configure", "parse_host_port", "run"]
+
+HELP = "Emit a sample run of one loop through the real tee (JSONL, OTLP, Prometheus)."
+
+_DEFAULT_STEPS = 10
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``127.0.0.1:9464`` -> ``("127.0.0.1", 9464)``; ``[::1]:9464`` for IPv6.
+
+    Raises:
+        argparse.ArgumentTypeError: not ``HOST:PORT`` with a port 0-65535.
+    """
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        msg = f"{text!r}: expected HOST:PORT with a port 0-65535, e.g. 127.0.0.1:9464"
+        raise argparse.ArgumentTypeError(msg)
+    return host, int(port)
+
+
+def _otlp_url(text: str) -> str:
+    """The OTLP/HTTP metrics URL: ``/v1/metrics`` is added to a URL without a path."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        msg = f"{text!r}: expected an http(s) URL, e.g. http://127.0.0.1:4318"
+        raise argparse.ArgumentTypeError(msg)
+    return text if parts.path not in ("", "/") else text.rstrip("/") + "/v1/metrics"
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        msg = f"{text!r}: expected a number of seconds >= 0"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``--loop``, ``--steps``, ``--seed``, the transports and the catalog location."""
+    parser.add_argument(
+        "--loop", metavar="NAME", help="declared training loop to emit (default: every row)"
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=_DEFAULT_STEPS,
+        metavar="N",
+        help=f"steps to emit (default {_DEFAULT_STEPS})",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the values")
+    parser.add_argument(
+        "--jsonl", type=Path, metavar="FILE", help="write the run's JSON Lines log here"
+    )
+    parser.add_argument(
+        "--otlp",
+        type=_otlp_url,
+        metavar="URL",
+        help="push to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
+    )
+    parser.add_argument(
+        "--prometheus",
+        type=parse_host_port,
+        metavar="HOST:PORT",
+        help="serve a Prometheus scrape endpoint here (port 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--duration",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="how long --prometheus keeps serving after the run (default 60; Ctrl-C stops)",
+    )
+    add_catalog_arguments(parser)
+
+
+def _wait(seconds: float) -> None:
+    """Sleep ``seconds`` or until SIGINT/SIGTERM, whichever comes first."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stop.wait(seconds)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Emit the sample run; 0 when it was sent, 2 on bad arguments, catalog or transport."""
+    # Imported here so `metric-catalog --help` does not load the runtime and the tee.
+    from metric_catalog import exporters  # noqa: PLC0415
+
+    from ..emit import EmitError, emit  # noqa: PLC0415
+
+    if args.jsonl is None and args.otlp is None and args.prometheus is None:
+        print(
+            "error: choose where the sample goes: --jsonl FILE, --otlp URL and/or "
+            "--prometheus HOST:PORT",
+            file=sys.stderr,
+        )
+        return 2
+    if args.duration is not None and args.prometheus is None:
+        print("error: --duration applies to --prometheus only", file=sys.stderr)
+        return 2
+    config = config_from_args(args)
+    catalog = load_or_report(config)
+    if catalog is None:
+        print("error: the catalog has errors; fix them before emitting", file=sys.stderr)
+        return 2
+    # One hour between pushes: the run is short, and shutdown() sends the final export.
+    exporter_config = exporters.ExporterConfig(export_interval_millis=3_600_000.0)
+    names: list[str] = []
+    if args.otlp is not None:
+        names.append("otlp")
+        exporter_config = replace(exporter_config, otlp_endpoint=args.otlp)
+    if args.prometheus is not None:
+        names.append("prometheus")
+        host, port = args.prometheus
+        exporter_config = replace(
+            exporter_config, prometheus_host=host, prometheus_port=port, prometheus_port_span=1
+        )
+    if names:
+        try:
+            exporters.configure(config=replace(exporter_config, exporters=tuple(names)))
+        except OSError as exc:
+            print(f"error: cannot start the exporters: {exc}", file=sys.stderr)
+            return 2
+        if args.prometheus is not None and exporters.prometheus_address() is None:
+            print(
+                f"error: --prometheus {args.prometheus[0]}:{args.prometheus[1]}: the scrape "
+                "endpoint did not start (see the warning above)",
+                file=sys.stderr,
+            )
+            return 2
+    try:
+        summary = emit(
+            catalog, config, loop=args.loop, steps=args.steps, jsonl=args.jsonl, seed=args.seed
+        )
+    except EmitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write {args.jsonl}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    loop = summary.loop or "every row"
+    print(
+        f"emitted {summary.steps} steps of {loop}: {summary.calls} log_metrics calls, "
+        f"{summary.keys} keys, {summary.recorded_points} recorded points, "
+        f"{len(summary.series)} series"
+    )
+    if args.jsonl is not None:
+        print(f"jsonl: {args.jsonl}")
+    if args.prometheus is not None:
+        address = exporters.prometheus_address()
+        duration = 60.0 if args.duration is None else args.duration
+        if address is not None:
+            print(f"prometheus: http://{address[0]}:{address[1]}/metrics for {duration:g} s")
+            sys.stdout.flush()
+        _wait(duration)
+    if not exporters.shutdown():
+        print("warning: the final export did not finish in time", file=sys.stderr)
+    if args.otlp is not None:
+        print(f"otlp: pushed to {args.otlp}")
+    return 0

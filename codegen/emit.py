@@ -1,0 +1,326 @@
+"""Sample telemetry from the catalog: every row of one loop, through the real tee.
+
+``metric-catalog emit --loop L`` exercises dashboards, alerts and collectors
+before a real run exists. :func:`plan_steps` decides what a plausible run of
+loop ``L`` logs at each step; :func:`emit` imports the project's generated
+modules (so the registry holds exactly what production declares), then hands
+each step to ``TeeLogger(...).log_metrics`` and each recorded row to
+``record_metrics``, exactly as training code would. Nothing here knows about a
+transport: the caller configures :mod:`metric_catalog.exporters` (OTLP,
+Prometheus) and/or passes a JSON Lines path.
+
+What is sampled, per step ``1..steps``:
+
+- every teed row that applies to the loop (no ``emitted_by``, or one listing the
+  loop) once the step reaches its ``first_step``, under each of its prefixes;
+- key families and prefix patterns are filled with valid values: an enum's
+  values are all used at every step (several placeholders advance together), an
+  open attribute takes two sample values of its type;
+- attributes a row declares that the key does not capture are passed as the
+  call's attributes when required (enum values cycled over the steps); derived
+  attributes are left to the tee, which fills them from their source;
+- every recorded row, with its required attributes;
+- values plausible for the kind and unit: ratios in ``[0, 1]``, percentages in
+  ``[0, 100]``, positive durations and sizes, small positive counter increments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from metric_catalog.loggers import JsonlLogger, TeeLogger
+from metric_catalog.tee import record_metrics, tee_metrics
+
+from .model import Attribute, Catalog, MetricRow
+from .patterns import parse_pattern, placeholders
+
+if TYPE_CHECKING:
+    from .config import Config
+
+__all__ = [
+    "EmitError",
+    "EmitSummary",
+    "LoggedCall",
+    "RecordedCall",
+    "Step",
+    "applies_to_loop",
+    "emit",
+    "import_generated_modules",
+    "plan_steps",
+]
+
+_OPEN_SAMPLES = 2
+"""How many sample values an attribute without an enum takes."""
+
+
+class EmitError(ValueError):
+    """The catalog cannot be emitted as asked (unknown loop, missing generated module)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedCall:
+    """One ``log_metrics(metrics, step, prefix, attributes=...)`` call."""
+
+    prefix: str
+    metrics: dict[str, float]
+    attributes: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One ``record_metrics({registry_key: value}, attributes)`` call."""
+
+    values: dict[str, float]
+    attributes: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the sample run does at one step."""
+
+    step: int
+    logged: tuple[LoggedCall, ...]
+    recorded: tuple[RecordedCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EmitSummary:
+    """What :func:`emit` sent."""
+
+    loop: str | None
+    steps: int
+    calls: int
+    """``log_metrics`` calls made."""
+    keys: int
+    """Logged key occurrences (one per key per call)."""
+    recorded_points: int
+    series: tuple[str, ...]
+    """Every series name a value was sent to, sorted."""
+
+
+def applies_to_loop(row: MetricRow, loop: str | None) -> bool:
+    """Whether a run of ``loop`` logs the row (rows without ``emitted_by`` apply to every loop)."""
+    return loop is None or not row.emitted_by or loop in row.emitted_by
+
+
+def _sample_values(attribute: Attribute | None) -> tuple[str | int | float | bool, ...]:
+    """Valid values of an attribute, typed; an unknown attribute gets neutral strings."""
+    if attribute is None:
+        return tuple(f"sample{i}" for i in range(_OPEN_SAMPLES))
+    if attribute.values:
+        return attribute.typed_values()
+    if attribute.type == "bool":
+        return (True, False)
+    if attribute.type == "int":
+        return tuple(range(_OPEN_SAMPLES))
+    if attribute.type == "double":
+        return tuple(0.5 + i for i in range(_OPEN_SAMPLES))
+    return tuple(f"sample{i}" for i in range(_OPEN_SAMPLES))
+
+
+def _as_text(value: str | int | float | bool) -> str:
+    """A value as it appears inside a logged key (``true``, ``3``, ``0.5``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _fill(template: str, values: Mapping[str, str | int | float | bool]) -> str:
+    """The template with each placeholder replaced by its value's text."""
+    return "".join(
+        part if isinstance(part, str) else _as_text(values[part.name])
+        for part in parse_pattern(template)
+    )
+
+
+def _combinations(
+    names: Sequence[str], attributes: Mapping[str, Attribute]
+) -> list[dict[str, str | int | float | bool]]:
+    """Value sets covering every value of every placeholder (advanced together, not crossed)."""
+    if not names:
+        return [{}]
+    domains = [_sample_values(attributes.get(name)) for name in names]
+    width = max(len(domain) for domain in domains)
+    return [
+        {name: domain[i % len(domain)] for name, domain in zip(names, domains, strict=True)}
+        for i in range(width)
+    ]
+
+
+def _value(row: MetricRow, rng: random.Random, step: int) -> float:
+    """A plausible value for the row's kind and unit."""
+    unit = row.unit
+    if row.kind == "up_down_counter":
+        return float(rng.choice((-1, 1)) * rng.randint(1, 5))
+    if unit == "1":
+        magnitude = rng.random()
+    elif unit == "%":
+        magnitude = rng.random() * 100.0
+    elif unit in ("s", "ms", "us", "ns", "min", "h"):
+        magnitude = round(rng.uniform(0.05, 5.0), 4)
+    elif unit.endswith("By"):
+        magnitude = float(rng.randint(1 << 20, 1 << 30))
+    elif unit.startswith("{") or unit == "":
+        magnitude = float(rng.randint(1, 1000)) if row.kind == "counter" else rng.uniform(0, 10)
+    else:
+        magnitude = rng.uniform(0.0, 10.0)
+    if row.kind == "counter":
+        # A counter takes this step's amount: never negative, rarely zero.
+        return max(magnitude, 1.0) if unit not in ("1", "%") else magnitude + 0.01
+    return magnitude + 0.0 * step
+
+
+def _call_attributes(
+    row: MetricRow,
+    captured: set[str],
+    attributes: Mapping[str, Attribute],
+    step: int,
+) -> dict[str, str | int | float | bool]:
+    """Required attributes the key does not capture and the tee does not derive, cycled by step."""
+    chosen: dict[str, str | int | float | bool] = {}
+    for ref in row.attributes:
+        if ref.name in captured or ref.derive is not None or ref.requirement_level != "required":
+            continue
+        domain = _sample_values(attributes.get(ref.name))
+        chosen[ref.name] = domain[step % len(domain)]
+    return chosen
+
+
+def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0) -> Iterator[Step]:
+    """What a sample run of ``loop`` logs and records at each step ``1..steps``.
+
+    Raises:
+        EmitError: ``loop`` is not declared (and the catalog declares loops), or
+            ``steps`` is below 1.
+    """
+    if steps < 1:
+        msg = f"--steps {steps}: a sample run needs at least one step"
+        raise EmitError(msg)
+    declared = sorted(item.name for item in catalog.loops())
+    if loop is not None and loop not in declared:
+        known = ", ".join(declared) if declared else "none (declare them under 'loops:')"
+        msg = f"--loop: unknown loop {loop!r}; declared loops: {known}"
+        raise EmitError(msg)
+    attributes = catalog.attributes()
+    rng = random.Random(seed)
+    teed = [row for _, row in catalog.rows() if row.logger_key is not None]
+    recorded = [row for _, row in catalog.rows() if row.logger_key is None]
+    for step in range(1, steps + 1):
+        # (prefix, frozen call attributes) -> metrics: one log_metrics call each.
+        calls: dict[tuple[str, tuple[tuple[str, object], ...]], LoggedCall] = {}
+        for row in teed:
+            if not applies_to_loop(row, loop):
+                continue
+            if row.first_step is not None and step < row.first_step:
+                continue
+            assert row.logger_key is not None
+            for prefix in row.prefixes:
+                names = list(dict.fromkeys((*placeholders(prefix), *placeholders(row.logger_key))))
+                extra = _call_attributes(row, set(names), attributes, step)
+                frozen = tuple(sorted((k, v) for k, v in extra.items()))
+                for values in _combinations(names, attributes):
+                    call_key = (_fill(prefix, values), frozen)
+                    call = calls.get(call_key)
+                    if call is None:
+                        call = calls[call_key] = LoggedCall(call_key[0], {}, dict(extra))
+                    call.metrics[_fill(row.logger_key, values)] = _value(row, rng, step)
+        records: list[RecordedCall] = []
+        for row in recorded:
+            extra = _call_attributes(row, set(), attributes, step)
+            records.append(RecordedCall({row.registry_key: _value(row, rng, step)}, extra))
+        yield Step(step, tuple(calls.values()), tuple(records))
+
+
+def import_generated_modules(catalog: Catalog, config: Config) -> list[str]:
+    """Import ``<package>.<module>`` of every catalog file, as the owners would.
+
+    The package folder's import root (``package-dir`` less the package's own
+    folders) goes first on ``sys.path``, so an adopter's package is found
+    without being installed. Returns the module names imported.
+
+    Raises:
+        EmitError: a generated module is missing or fails to import (run
+            ``generate`` first).
+    """
+    package_dir = (config.root / config.package_dir).resolve()
+    depth = len(config.package.split("."))
+    import_root = package_dir
+    for _ in range(depth):
+        import_root = import_root.parent
+    if str(import_root) not in sys.path:
+        sys.path.insert(0, str(import_root))
+    imported: list[str] = []
+    for catalog_file in catalog.files:
+        name = f"{config.package}.{catalog_file.module}"
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            msg = (
+                f"{catalog_file.path}: cannot import its generated module {name} "
+                f"({type(exc).__name__}: {exc}); run '{config.generate_command}' first"
+            )
+            raise EmitError(msg) from exc
+        imported.append(name)
+    return imported
+
+
+def emit(
+    catalog: Catalog,
+    config: Config,
+    *,
+    loop: str | None,
+    steps: int,
+    jsonl: Path | None = None,
+    seed: int = 0,
+) -> EmitSummary:
+    """Send a sample run through the real tee (and a ``JsonlLogger`` when ``jsonl`` is set).
+
+    The exporters are whatever :mod:`metric_catalog.exporters` is configured
+    with (the caller's choice); the first tee freezes the registry.
+
+    Raises:
+        EmitError: see :func:`plan_steps` and :func:`import_generated_modules`.
+        OSError: the JSON Lines file cannot be opened.
+    """
+    plan = list(plan_steps(catalog, loop, steps, seed=seed))
+    import_generated_modules(catalog, config)
+    names = {row.registry_key: row.name for _, row in catalog.rows()}
+    series: set[str] = set()
+    calls = keys = points = 0
+    writer = None if jsonl is None else JsonlLogger(jsonl, loop=loop)
+    try:
+        for sample in plan:
+            for call in sample.logged:
+                if writer is not None:
+                    tee_logger = TeeLogger(writer, attributes=call.attributes or None)
+                    tee_logger.log_metrics(call.metrics, sample.step, call.prefix)
+                else:
+                    tee_metrics(call.metrics, call.prefix, attributes=call.attributes or None)
+                calls += 1
+                keys += len(call.metrics)
+            for record in sample.recorded:
+                if writer is not None:
+                    writer.record_metrics(
+                        record.values, record.attributes or None, step=sample.step
+                    )
+                else:
+                    record_metrics(record.values, record.attributes or None)
+                points += len(record.values)
+                series.update(names[key] for key in record.values)
+        series.update(
+            row.name
+            for _, row in catalog.rows()
+            if row.logger_key is not None
+            and applies_to_loop(row, loop)
+            and (row.first_step is None or row.first_step <= steps)
+        )
+    finally:
+        if writer is not None:
+            writer.close()
+    return EmitSummary(loop, steps, calls, keys, points, tuple(sorted(series)))
