@@ -24,19 +24,23 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import glob
+import json
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Final, Literal, TypeVar, assert_never
 
 __all__ = [
+    "CONFIG_KEYS",
     "KEYS",
     "PYPROJECT",
     "TABLE",
     "Config",
     "ConfigError",
+    "ConfigKey",
+    "KeyKind",
     "NoCatalogError",
     "Output",
     "apply_overrides",
@@ -46,6 +50,7 @@ __all__ = [
     "no_catalog_message",
     "parse_table",
     "read_config",
+    "table_lines",
 ]
 
 PYPROJECT: Final = "pyproject.toml"
@@ -53,6 +58,8 @@ PYPROJECT: Final = "pyproject.toml"
 
 TABLE: Final = "tool.metric-catalog"
 """The TOML table holding the configuration."""
+
+_T = TypeVar("_T")
 
 _PACKAGE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
@@ -93,33 +100,151 @@ class Output:
         return PurePosixPath(self.path).parent.as_posix()
 
 
+KeyKind = Literal["globs", "folder", "text", "outputs"]
+"""How a key's value is read: ``globs`` (a list of root-relative files, folders
+or patterns), ``folder`` (one root-relative folder), ``text`` (a non-empty
+string, not a path) or ``outputs`` (an array of ``template``/``path`` tables)."""
+
+_KEY: Final = "metric-catalog key"
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    kind: KeyKind
+    help: str
+    example: str
+    flag: str | None
+    metavar: str | None
+    comment: str | None
+    shown_default: str | None
+
+
+def _key(
+    default: _T,
+    *,
+    kind: KeyKind,
+    help: str,
+    example: str,
+    flag: str | None = None,
+    metavar: str | None = None,
+    comment: str | None = None,
+    shown_default: str | None = None,
+) -> _T:
+    """A :class:`Config` field that is a key of the table (see :class:`ConfigKey`)."""
+    spec = _Spec(kind, help, example, flag, metavar, comment, shown_default)
+    return field(default=default, metadata={_KEY: spec})
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
-    """The resolved configuration: the project root and every location, root-relative."""
+    """The resolved configuration: the project root and every location, root-relative.
+
+    Each field declared with ``_key(...)`` is a key of the table, declared once:
+    its name (the field's, ``-`` for ``_``), kind, default, help, the example
+    errors show, its command-line flag and ``init``'s comment. Parsing, the
+    flags (:mod:`codegen.commands`), ``init``'s table and the adopt guide's
+    table (checked by a test) all read :data:`CONFIG_KEYS`, built from them.
+    """
 
     root: Path = field(default_factory=Path.cwd)
     """Absolute project root: the folder of the ``pyproject.toml`` read (or ``--root``/cwd)."""
     source: Path | None = None
     """The ``pyproject.toml`` the table came from; ``None`` when the defaults apply."""
-    catalog: tuple[str, ...] = ("catalog/*.yaml",)
+    catalog: tuple[str, ...] = _key(
+        ("catalog/*.yaml",),
+        kind="globs",
+        help="catalog files, folders (their `*.yaml`) or globs (`**` recurses)",
+        example='a list of catalog files, folders or globs, e.g. ["myrl/telemetry/catalog/*.yaml"]',
+        flag="catalog files or folders to read instead of the configured catalog",
+        metavar="PATH",
+        comment="catalog files, folders or globs",
+    )
     """Catalog files, folders (their ``*.yaml``) or glob patterns, root-relative."""
-    package: str = "metric_catalog.generated"
+    package: str = _key(
+        "metric_catalog.generated",
+        kind="text",
+        help="import path of the generated modules, `<package>.<module>`",
+        example='the generated package\'s import path, e.g. "myrl.telemetry.generated"',
+        flag="import path of the generated package",
+        metavar="IMPORT.PATH",
+        comment="import path of the generated modules",
+    )
     """Import path of the generated package (``<package>.<module>`` per catalog file)."""
-    package_dir: str = "src/metric_catalog/generated"
+    package_dir: str = _key(
+        "src/metric_catalog/generated",
+        kind="folder",
+        help="folder they are written to; must end in the package's path",
+        example='the folder of that package, e.g. "myrl/telemetry/generated"',
+        flag="folder of the generated package",
+        comment="their folder",
+        shown_default="the package's path",
+    )
     """Folder the generated modules are written to."""
-    docs_dir: str = "docs/metrics"
+    docs_dir: str = _key(
+        "docs/metrics",
+        kind="folder",
+        help="the catalog pages (MyST Markdown) and `catalog.json`",
+        example='the folder for the catalog pages, e.g. "docs/metrics"',
+        flag="folder of the generated catalog pages",
+        comment="catalog pages (Sphinx: metric_catalog.sphinx)",
+    )
     """Folder of the generated catalog pages (Markdown for Sphinx + MyST)."""
-    dashboards_dir: str = "docs/dashboards"
+    dashboards_dir: str = _key(
+        "docs/dashboards",
+        kind="folder",
+        help="one Grafana dashboard per catalog file",
+        example='the folder for the Grafana dashboards, e.g. "docs/dashboards"',
+        flag="folder of the generated Grafana dashboards",
+        comment="Grafana dashboards",
+    )
     """Folder of the generated Grafana dashboards."""
-    title: str = "metric-catalog"
+    title: str = _key(
+        "metric-catalog",
+        kind="text",
+        help=(
+            "the site title: the heading of the catalog index page and, through the Sphinx "
+            "extension, `html_title` (unless `conf.py` sets one); templates see it"
+        ),
+        example='the docs site title, e.g. "myrl metrics"',
+        flag="docs site title",
+        comment="docs site title",
+    )
     """Site title: used by the docs pages and the Sphinx extension."""
-    cache_dir: str = ".cache/metric-catalog"
+    cache_dir: str = _key(
+        ".cache/metric-catalog",
+        kind="folder",
+        help="`generate`'s no-op manifest; keep it out of the package and out of git",
+        example='a folder outside the package, e.g. ".cache/metric-catalog"',
+        flag="folder of the no-op manifest",
+        comment="generate's no-op manifest; keep out of git",
+    )
     """Folder of the no-op manifest; keep it out of the package (and out of git)."""
-    templates_dir: str | None = None
+    templates_dir: str | None = _key(
+        None,
+        kind="folder",
+        help="templates that replace or add to the built-in ones",
+        example='a folder of template overrides, e.g. "telemetry/templates"',
+        flag="folder of template overrides and added templates",
+        comment="template overrides and added templates",
+    )
     """Folder whose templates override or add to the built-in ones."""
-    generate_command: str = "metric-catalog generate"
+    generate_command: str = _key(
+        "metric-catalog generate",
+        kind="text",
+        help="the command `check`'s advice and the generated headers name",
+        example='how your project regenerates, e.g. "metric-catalog generate"',
+        comment="the command check's advice and generated headers name",
+    )
     """The command the check's advice and generated headers name."""
-    outputs: tuple[Output, ...] = ()
+    outputs: tuple[Output, ...] = _key(
+        (),
+        kind="outputs",
+        help="added outputs: `[[tool.metric-catalog.outputs]]` tables with `template` and `path`",
+        example=(
+            '[[tool.metric-catalog.outputs]] tables with template = "ts/constants.ts.j2" and '
+            'path = "web/src/metrics/{module}.ts"'
+        ),
+    )
     """Extra files rendered from templates in :attr:`templates_dir`."""
     catalog_flag: bool = False
     """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
@@ -192,25 +317,111 @@ class Config:
         return repr(sorted(doc.items()))
 
 
-_KEY_HELP: Final[dict[str, str]] = {
-    "catalog": 'a list of catalog files, folders or globs, e.g. ["myrl/telemetry/catalog/*.yaml"]',
-    "package": 'the generated package\'s import path, e.g. "myrl.telemetry.generated"',
-    "package-dir": 'the folder of that package, e.g. "myrl/telemetry/generated"',
-    "docs-dir": 'the folder for the catalog pages, e.g. "docs/metrics"',
-    "dashboards-dir": 'the folder for the Grafana dashboards, e.g. "docs/dashboards"',
-    "title": 'the docs site title, e.g. "myrl metrics"',
-    "cache-dir": 'a folder outside the package, e.g. ".cache/metric-catalog"',
-    "templates-dir": 'a folder of template overrides, e.g. "telemetry/templates"',
-    "generate-command": 'how your project regenerates, e.g. "metric-catalog generate"',
-    "outputs": (
-        '[[tool.metric-catalog.outputs]] tables with template = "ts/constants.ts.j2" and '
-        'path = "web/src/metrics/{module}.ts"'
-    ),
-}
-KEYS: Final = tuple(_KEY_HELP)
-"""Every key the table accepts."""
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    """One key of the ``[tool.metric-catalog]`` table, as :class:`Config` declares it."""
 
-_ATTRS: Final[dict[str, str]] = {key: key.replace("-", "_") for key in KEYS}
+    name: str
+    """The key as written in the table, e.g. ``package-dir``."""
+    attr: str
+    """The :class:`Config` field it sets, e.g. ``package_dir``."""
+    kind: KeyKind
+    """How its value is read (:data:`KeyKind`); only ``globs`` and ``folder`` are paths."""
+    default: object
+    """The value when the table does not set it."""
+    help: str
+    """What it sets (Markdown): the adopt guide's table column."""
+    example: str
+    """How to write it, named by every error about it."""
+    flag: str | None
+    """The help of its command-line flag ``--<name>``; ``None`` when it has no flag."""
+    metavar: str | None
+    """The flag's metavar (``None``: argparse's default, or ``DIR`` for a folder)."""
+    comment: str | None
+    """The comment ``init`` writes beside it."""
+    shown_default: str
+    """The default as the adopt guide shows it (Markdown)."""
+
+    @property
+    def is_path(self) -> bool:
+        """Whether its value is a root-relative path (or a list of them)."""
+        return self.kind in ("globs", "folder")
+
+
+def _shown(default: object) -> str:
+    if default is None or default == ():
+        return "none"
+    if isinstance(default, tuple):
+        return "`[" + ", ".join(f'"{item}"' for item in default) + "]`"
+    return f"`{default}`"
+
+
+def _declared_keys() -> tuple[ConfigKey, ...]:
+    keys = []
+    for item in dataclasses.fields(Config):
+        spec = item.metadata.get(_KEY)
+        if not isinstance(spec, _Spec):
+            continue
+        keys.append(
+            ConfigKey(
+                name=item.name.replace("_", "-"),
+                attr=item.name,
+                kind=spec.kind,
+                default=item.default,
+                help=spec.help,
+                example=spec.example,
+                flag=spec.flag,
+                metavar=spec.metavar or ("DIR" if spec.kind == "folder" else None),
+                comment=spec.comment,
+                shown_default=spec.shown_default or _shown(item.default),
+            )
+        )
+    return tuple(keys)
+
+
+CONFIG_KEYS: Final = _declared_keys()
+"""Every key the table accepts, in declaration order, with its kind, default, help and flag."""
+
+KEYS: Final = tuple(key.name for key in CONFIG_KEYS)
+"""Every key the table accepts (names only)."""
+
+_BY_NAME: Final[dict[str, ConfigKey]] = {key.name: key for key in CONFIG_KEYS}
+
+
+def _toml(value: object) -> str:
+    """A TOML value for a key's value: a basic string, or an array of them."""
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    # A JSON string (not ASCII-escaped) is a valid TOML basic string.
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def table_lines(values: Mapping[str, object]) -> list[str]:
+    """``key = value`` lines of the table for ``values`` (by key name), each with its comment.
+
+    A ``globs`` key given one string is written as a one-item list; keys come
+    in declaration order. ``outputs`` is an array of tables and cannot be
+    written inline here.
+
+    Raises:
+        ConfigError: A name in ``values`` is not a key, or is ``outputs``.
+    """
+    lines = []
+    for key in CONFIG_KEYS:
+        if key.name not in values:
+            continue
+        value = values[key.name]
+        if key.kind == "outputs":
+            raise ConfigError("outputs is an array of tables; write it by hand")
+        if key.kind == "globs" and isinstance(value, str):
+            value = (value,)
+        line = f"{key.name} = {_toml(value)}"
+        lines.append(line.ljust(56) + f"# {key.comment}" if key.comment else line)
+    unknown = sorted(set(values) - set(KEYS))
+    if unknown:
+        msg = f"not keys of [{TABLE}]: {', '.join(unknown)}"
+        raise ConfigError(msg)
+    return lines
 
 
 def _where(source: Path, key: str | None = None) -> str:
@@ -268,7 +479,7 @@ def no_catalog_message(config: Config, entries: tuple[str, ...] | None = None) -
 
 def _error(source: Path | None, key: str, problem: str) -> ConfigError:
     where = f"{_where(source, key)}: [{TABLE}]" if source else "command line: --" + key
-    return ConfigError(f"{where} {key}: {problem}; expected {_KEY_HELP[key]}")
+    return ConfigError(f"{where} {key}: {problem}; expected {_BY_NAME[key].example}")
 
 
 def _relative(value: object, key: str, source: Path | None, *, glob: bool = False) -> str:
@@ -319,32 +530,41 @@ def _check_package(config: Config) -> None:
         raise _error(where, "package-dir", problem)
 
 
+def _value(key: ConfigKey, value: object, source: Path | None) -> object:
+    """A key's value read according to its kind, or a ConfigError saying how to write it."""
+    match key.kind:
+        case "globs":
+            entries = [value] if isinstance(value, str) else value
+            if not isinstance(entries, list) or not entries:
+                raise _error(source, key.name, f"{value!r} is not a non-empty list of strings")
+            return tuple(_relative(v, key.name, source, glob=True) for v in entries)
+        case "folder":
+            return _relative(value, key.name, source)
+        case "text":
+            if not isinstance(value, str) or not value.strip():
+                raise _error(source, key.name, f"{value!r} is not a non-empty string")
+            return value.strip()
+        case "outputs":
+            return _outputs(value, source)
+        case _:  # pragma: no cover - every kind is handled above
+            assert_never(key.kind)
+
+
 def _from_table(table: Mapping[str, object], source: Path | None) -> dict[str, object]:
     """Validated keyword arguments for :class:`Config` from a TOML table."""
     values: dict[str, object] = {}
-    for key, value in table.items():
-        if key not in _KEY_HELP:
-            close = difflib.get_close_matches(key, KEYS, n=1)
+    for name, value in table.items():
+        key = _BY_NAME.get(name)
+        if key is None:
+            close = difflib.get_close_matches(name, KEYS, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            where = _where(source, key) if source else "configuration"
+            where = _where(source, name) if source else "configuration"
             msg = (
-                f"{where}: [{TABLE}] has an unknown key {key!r}; {hint}"
+                f"{where}: [{TABLE}] has an unknown key {name!r}; {hint}"
                 f"the keys are {', '.join(KEYS)}"
             )
             raise ConfigError(msg)
-        if key == "catalog":
-            entries = [value] if isinstance(value, str) else value
-            if not isinstance(entries, list) or not entries:
-                raise _error(source, key, f"{value!r} is not a non-empty list of strings")
-            values["catalog"] = tuple(_relative(v, key, source, glob=True) for v in entries)
-        elif key == "outputs":
-            values["outputs"] = _outputs(value, source)
-        elif key in {"package", "title", "generate-command"}:
-            if not isinstance(value, str) or not value.strip():
-                raise _error(source, key, f"{value!r} is not a non-empty string")
-            values[_ATTRS[key]] = value.strip()
-        else:
-            values[_ATTRS[key]] = _relative(value, key, source)
+        values[key.attr] = _value(key, value, source)
     if "package" in values and "package_dir" not in values:
         # The folder defaults to the import path under the root.
         values["package_dir"] = str(values["package"]).replace(".", "/")

@@ -12,15 +12,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from ..config import Config, apply_overrides, load_config
+from ..config import CONFIG_KEYS, Config, apply_overrides, load_config
 
 if TYPE_CHECKING:
     from ..model import Catalog
 
 __all__ = [
-    "add_catalog_arguments",
     "add_config_arguments",
     "add_format_argument",
     "add_no_warnings_argument",
@@ -29,35 +28,27 @@ __all__ = [
     "load_or_report",
 ]
 
-_PATH_FLAGS: Final = {
-    "package-dir": "folder of the generated package",
-    "docs-dir": "folder of the generated catalog pages",
-    "dashboards-dir": "folder of the generated Grafana dashboards",
-    "cache-dir": "folder of the no-op manifest",
-    "templates-dir": "folder of template overrides and added templates",
-}
-
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, catalog: bool = True) -> None:
-    """Flags overriding single ``[tool.metric-catalog]`` keys (paths relative to the root)."""
+    """Flags overriding single ``[tool.metric-catalog]`` keys (paths relative to the root).
+
+    One ``--<key>`` per key of :data:`codegen.config.CONFIG_KEYS` that declares
+    a flag; ``catalog=False`` leaves out ``--catalog`` (the ``globs`` key).
+    """
     group = parser.add_argument_group(
         "configuration",
         "override [tool.metric-catalog] in pyproject.toml; paths are relative to the project root",
     )
-    if catalog:
-        group.add_argument(
-            "--catalog",
-            type=Path,
-            nargs="+",
-            metavar="PATH",
-            help="catalog files or folders to read instead of the configured catalog",
-        )
-    group.add_argument(
-        "--package", metavar="IMPORT.PATH", help="import path of the generated package"
-    )
-    for flag, help_text in _PATH_FLAGS.items():
-        group.add_argument(f"--{flag}", metavar="DIR", help=help_text)
-    group.add_argument("--title", help="docs site title")
+    for key in CONFIG_KEYS:
+        if key.flag is None or (key.kind == "globs" and not catalog):
+            continue
+        if key.kind == "globs":
+            # Shell-expanded paths, read as given (config_from_args).
+            group.add_argument(
+                f"--{key.name}", type=Path, nargs="+", metavar=key.metavar, help=key.flag
+            )
+        else:
+            group.add_argument(f"--{key.name}", metavar=key.metavar, help=key.flag)
 
 
 def add_root_argument(parser: argparse.ArgumentParser) -> None:
@@ -74,11 +65,6 @@ def add_root_argument(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
 
 
-def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--root`` and the configuration flags, ``--catalog`` among them."""
-    add_root_argument(parser)
-
-
 def config_from_args(args: argparse.Namespace) -> Config:
     """The configuration for this run: ``--root`` or discovery, then the flags on top.
 
@@ -88,11 +74,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
     """
     config = load_config(getattr(args, "root", None))
     overrides: dict[str, object | None] = {
-        "package": getattr(args, "package", None),
-        "title": getattr(args, "title", None),
+        key.name: getattr(args, key.attr, None)
+        for key in CONFIG_KEYS
+        if key.flag is not None and key.kind != "globs"
     }
-    for flag in _PATH_FLAGS:
-        overrides[flag] = getattr(args, flag.replace("-", "_"), None)
     config = apply_overrides(config, overrides)
     catalog: Sequence[Path] | None = getattr(args, "catalog", None)
     if catalog:

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..commands import add_catalog_arguments, config_from_args, load_or_report
+from ..commands import add_root_argument, config_from_args, load_or_report
 from ..dashboards import render_dashboards
 from ..writer import HandWrittenFileError, apply_changes, compute_changes, write_atomic
 
@@ -35,7 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write nothing; exit 1 when the dashboards-dir is out of date",
     )
-    add_catalog_arguments(parser)
+    add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from ..commands import add_config_arguments
-from ..config import PYPROJECT, TABLE, parse_table, read_config
+from ..config import PYPROJECT, TABLE, parse_table, read_config, table_lines
 
 __all__ = ["HELP", "SCHEMA_PATH", "configure", "example_catalog", "run", "table_text"]
 
@@ -85,23 +85,12 @@ def _layout(root: Path, args: argparse.Namespace) -> dict[str, str]:
 
 def table_text(keys: dict[str, str]) -> str:
     """The ``[tool.metric-catalog]`` table for ``keys``, with a comment per line."""
-    comments = {
-        "catalog": "catalog files, folders or globs",
-        "package": "import path of the generated modules",
-        "package-dir": "their folder",
-        "docs-dir": "catalog pages (Sphinx: metric_catalog.sphinx)",
-        "dashboards-dir": "Grafana dashboards",
-        "title": "docs site title",
-        "cache-dir": "generate's no-op manifest; keep out of git",
-    }
     lines = [
         "# metric-catalog: every path is relative to this file. Keys: metric-catalog --help,",
         "# or the guide page 'Use it in your project'.",
         f"[{TABLE}]",
+        *table_lines(keys),
     ]
-    for key, value in keys.items():
-        rendered = f'["{value}"]' if key == "catalog" else f'"{value}"'
-        lines.append(f"{key} = {rendered}".ljust(56) + f"# {comments[key]}")
     return "\n".join(lines) + "\n"
 
 

@@ -11,8 +11,8 @@ import glob
 import sys
 
 from ..commands import (
-    add_catalog_arguments,
     add_format_argument,
+    add_root_argument,
     config_from_args,
     load_or_report,
 )
@@ -86,7 +86,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "imported declares nothing)"
         ),
     )
-    add_catalog_arguments(parser)
+    add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

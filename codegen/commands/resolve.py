@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..commands import (
-    add_catalog_arguments,
     add_format_argument,
+    add_root_argument,
     config_from_args,
     load_or_report,
 )
@@ -23,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         parser,
         "text table for people, or JSON (sorted, byte-stable) for tools (default: text)",
     )
-    add_catalog_arguments(parser)
+    add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
