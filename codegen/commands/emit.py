@@ -19,7 +19,7 @@ from pathlib import Path
 from types import FrameType
 from urllib.parse import urlsplit
 
-from ..commands import add_catalog_arguments, config_from_args, load_or_report
+from ..commands import add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "parse_host_port", "run"]
 
@@ -97,7 +97,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long --prometheus keeps serving after the run (default 60; Ctrl-C stops)",
     )
-    add_catalog_arguments(parser)
+    add_root_argument(parser)
 
 
 def _wait(seconds: float) -> None:
