@@ -27,11 +27,11 @@ from codegen.live_check import (
     FINDING_KINDS,
     MAX_UNDECLARED_KEYS,
     LiveCheckReport,
-    _Checker,
     check_file,
     check_stream,
     series_budget,
 )
+from codegen.live_check.checker import Checker as _Checker
 from codegen.live_check_workers import check_paths
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check

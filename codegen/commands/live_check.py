@@ -1,7 +1,7 @@
 """``metric-catalog live-check RUN.jsonl [MORE.jsonl | GLOB ...]``: was the catalog logged?
 
 Several files or a glob (one file per worker) are checked together: presence
-over the whole run, values per worker (see :mod:`codegen.live_check_workers`).
+over the whole run, values per worker (see :mod:`codegen.live_check.workers`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,14 @@ from ..commands import (
     config_from_args,
     load_or_report,
 )
-from ..live_check import FINDING_KINDS, check_file, check_stream
-from ..live_check_workers import LogInputError, check_paths, expand_paths
+from ..live_check import (
+    FINDING_KINDS,
+    LogInputError,
+    check_file,
+    check_paths,
+    check_stream,
+    expand_paths,
+)
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 

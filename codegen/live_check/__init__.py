@@ -1,0 +1,258 @@
+"""Check a run's logs against the catalog: did the run log what it declares?
+
+live-check is a pipeline of small parts, each behind one seam:
+
+- **ingesters** (:mod:`.ingest`, one module per input format) turn an input
+  into :class:`~.records.Record` items (a logging call or a point, with its
+  step, prefix, values, attributes, loop, worker and source position) and
+  :class:`~.records.Malformed` items;
+- **matching** (:mod:`.matching`) says which teed rows a logged
+  ``(prefix, key)`` belongs to and what a key family captured;
+- **judges** (:mod:`.judges`, one module per finding family: values,
+  counters, attributes and budgets, loops, presence) decide the findings;
+- the **checker** (:mod:`.checker`) routes each record to them and keeps
+  the statistics (:mod:`.statistics`);
+- the **report** (:mod:`.report`, rendered by :mod:`.render`) is text or JSON.
+
+:func:`check_records` is the one entry point over records;
+:func:`check_stream`, :func:`check_file` and :func:`check_paths` (many
+workers' files, see :mod:`.workers`) read inputs through the ingesters and
+call the same checker.
+
+Adding an input format: write one module under ``codegen/live_check/ingest/``
+with ``detect(path, head)`` and ``read(source, stream, limits)`` (see
+:mod:`.ingest.jsonl`), and add it to ``_BUILTIN`` in
+``codegen/live_check/ingest/__init__.py``. ``--input-format`` lists it, and
+detection tries it, with no other change.
+
+Finding kinds (:data:`FINDING_KINDS`; the table :data:`~.findings.KINDS` holds
+each one's severity and message):
+
+``undeclared``
+    a logged ``(prefix, key)`` that no teed row declares.
+``missing``
+    a ``required`` teed row that applies to the run and was never logged (see
+    :mod:`.judges.presence`).
+``non_scalar``
+    a teed key logged with a value the tee cannot export (bool, string, list,
+    null, object): :func:`metric_catalog.vocabulary.as_scalar` would drop it.
+``non_finite``
+    a teed key logged as NaN or an infinity.
+``counter_decrease``
+    a teed counter logged with a negative value (:mod:`.judges.counters`).
+``attribute_value``, ``attribute_budget``, ``undeclared_attribute``, ``missing_attribute``
+    what the tee would drop or fold of a point's attributes
+    (:mod:`.judges.attributes`).
+``undeclared_series``
+    a point line names a series no teed or recorded row declares (by name or
+    registry key).
+``malformed``
+    a line that is not a well-formed record (bad JSON, wrong field types, or
+    longer than :data:`MAX_LINE_BYTES`); an input that holds an endless line or
+    too many overlong ones is abandoned, and the report names it.
+``unknown_loop``, ``loop_conflict``
+    a line names an undeclared loop, or another loop than the run's
+    (:mod:`.judges.loops`).
+
+Presence: which unlogged rows are "missing" is :mod:`.judges.presence`'s
+business; the run's loop is :mod:`.judges.loops`'.
+
+Memory is bounded whatever the log holds: one line is held at a time, per-row
+state is bounded by the catalog, findings are aggregated per key (count,
+first and last occurrence), and the caps of :mod:`.limits` bound the rest
+(:data:`MAX_UNDECLARED_KEYS` distinct undeclared pairs, attribute sets per
+series up to the series' budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import BinaryIO
+
+from ..model import Catalog
+from .checker import Checker
+from .findings import FINDING_KINDS, KINDS, LOOP_KINDS, PER_WORKER_KINDS, Finding, Kind, Notice
+from .ingest import INGESTERS, Ingester, read_source, register
+from .ingest.jsonl import bounded_lines
+from .judges.attributes import DEFAULT_CARDINALITY_LIMIT, series_budget
+from .judges.loops import LoopChoice
+from .limits import (
+    MAX_FAMILY_KEYS,
+    MAX_LINE_BYTES,
+    MAX_LOOP_NAMES,
+    MAX_MALFORMED_REPORTED,
+    MAX_OVERLONG_LINES,
+    MAX_REPORTED_FINDINGS,
+    MAX_SKIPPED_BYTES,
+    MAX_TRACKED_VALUES,
+    MAX_UNDECLARED_KEYS,
+    Limits,
+)
+from .records import Malformed, Record, Source
+from .report import LiveCheckReport
+from .statistics import PRESENCE_STATES, RowSummary
+from .workers import LogInputError, check_sources, expand_inputs
+
+__all__ = [
+    "DEFAULT_CARDINALITY_LIMIT",
+    "FINDING_KINDS",
+    "INGESTERS",
+    "KINDS",
+    "LOOP_KINDS",
+    "MAX_FAMILY_KEYS",
+    "MAX_LINE_BYTES",
+    "MAX_LOOP_NAMES",
+    "MAX_MALFORMED_REPORTED",
+    "MAX_OVERLONG_LINES",
+    "MAX_REPORTED_FINDINGS",
+    "MAX_SKIPPED_BYTES",
+    "MAX_TRACKED_VALUES",
+    "MAX_UNDECLARED_KEYS",
+    "PER_WORKER_KINDS",
+    "PRESENCE_STATES",
+    "Finding",
+    "Ingester",
+    "Kind",
+    "Limits",
+    "LiveCheckReport",
+    "LogInputError",
+    "LoopChoice",
+    "Malformed",
+    "Notice",
+    "Record",
+    "RowSummary",
+    "Source",
+    "bounded_lines",
+    "check_file",
+    "check_paths",
+    "check_records",
+    "check_stream",
+    "current_limits",
+    "expand_inputs",
+    "expand_paths",
+    "register",
+    "series_budget",
+]
+
+
+def current_limits() -> Limits:
+    """The caps as this package's constants say now (a test may lower one)."""
+    return Limits(
+        max_line_bytes=MAX_LINE_BYTES,
+        max_overlong_lines=MAX_OVERLONG_LINES,
+        max_skipped_bytes=MAX_SKIPPED_BYTES,
+        max_undeclared_keys=MAX_UNDECLARED_KEYS,
+        max_malformed_reported=MAX_MALFORMED_REPORTED,
+        max_loop_names=MAX_LOOP_NAMES,
+        max_family_keys=MAX_FAMILY_KEYS,
+        max_tracked_values=MAX_TRACKED_VALUES,
+        max_reported_findings=MAX_REPORTED_FINDINGS,
+    )
+
+
+def check_records(
+    records: Iterable[Record | Malformed],
+    catalog: Catalog,
+    *,
+    source: str = "<records>",
+    all_owners: bool = False,
+    loop: str | None = None,
+) -> LiveCheckReport:
+    """Judge ``records`` (from any ingester) against ``catalog``'s rows as one input.
+
+    ``loop`` judges the run as that declared loop instead of the one the
+    records name or their keys suggest. ``all_owners`` judges unlogged rows
+    of owners that logged nothing too, instead of listing those owners as
+    inactive. ``lines`` in the report is the last line a record came from.
+    """
+    checker = Checker(catalog, source, all_owners=all_owners, loop=loop, limits=current_limits())
+    last = 0
+    for item in records:
+        checker.take(item)
+        last = max(last, item.line)
+    checker.report.lines = last
+    return checker.finish()
+
+
+def check_stream(
+    stream: BinaryIO,
+    catalog: Catalog,
+    *,
+    source: str = "<stream>",
+    all_owners: bool = False,
+    loop: str | None = None,
+    input_format: str | None = None,
+) -> LiveCheckReport:
+    """Check a stream (JSONL unless ``input_format`` or its first bytes say otherwise).
+
+    ``loop`` judges the run as that declared loop instead of the one the log
+    names or its keys suggest. ``all_owners`` judges unlogged rows of owners
+    that logged nothing too, instead of listing those owners as inactive.
+
+    Raises:
+        ValueError: ``input_format`` is not a registered format.
+    """
+    limits = current_limits()
+    checker = Checker(catalog, source, all_owners=all_owners, loop=loop, limits=limits)
+    read = Source(source, stream)
+    for item in read_source(read, limits, input_format):
+        checker.take(item)
+    checker.report.lines = read.lines
+    return checker.finish()
+
+
+def check_file(
+    path: str,
+    catalog: Catalog,
+    *,
+    all_owners: bool = False,
+    loop: str | None = None,
+    input_format: str | None = None,
+) -> LiveCheckReport:
+    """Check the log at ``path``; raises :class:`OSError` when it cannot be read."""
+    limits = current_limits()
+    checker = Checker(catalog, path, all_owners=all_owners, loop=loop, limits=limits)
+    read = Source(path)
+    for item in read_source(read, limits, input_format):
+        checker.take(item)
+    checker.report.lines = read.lines
+    return checker.finish()
+
+
+def expand_paths(patterns: list[str] | tuple[str, ...]) -> list[str]:
+    """The files ``patterns`` name: globs expanded (sorted), plain paths kept, one per file.
+
+    Raises:
+        LogInputError: A glob matches no file, or a path is a folder.
+    """
+    return expand_inputs(patterns).paths
+
+
+def check_paths(
+    paths: Iterable[str],
+    catalog: Catalog,
+    *,
+    all_owners: bool = False,
+    loop: str | None = None,
+    input_format: str | None = None,
+    duplicates: dict[str, str] | None = None,
+) -> LiveCheckReport:
+    """Check the logs at ``paths`` (already expanded) together, per worker.
+
+    ``loop`` judges the run as that declared loop (see :func:`check_stream`).
+    A worker is a file, or within a file a ``"worker"`` field value; see
+    :mod:`.workers` for what is judged per worker and what over the run.
+    ``duplicates`` (skipped spelling -> kept one) is named in the report.
+
+    Raises:
+        OSError: A file cannot be read; ``filename`` names it.
+    """
+    return check_sources(
+        paths,
+        catalog,
+        limits=current_limits(),
+        all_owners=all_owners,
+        loop=loop,
+        input_format=input_format,
+        duplicates=duplicates,
+    )

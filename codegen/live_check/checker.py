@@ -1,0 +1,365 @@
+"""The checker: routes each record to the matcher and the judges, and aggregates findings.
+
+State is bounded by the catalog's teed rows plus the caps of
+:class:`~codegen.live_check.limits.Limits`, whatever the log holds. Per
+worker (a file, or a ``"worker"`` field within a file when many files are
+checked together) only what is judged per worker is kept: its findings of
+:data:`~codegen.live_check.findings.PER_WORKER_KINDS`, its malformed-line
+count and, once it logs attributes, its attribute budgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from ..diagnostics import Position
+from ..model import Catalog, MetricRow
+from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding
+from .judges.attributes import AttributeRules, Budgets
+from .judges.counters import judge_counter
+from .judges.loops import LoopJudge
+from .judges.presence import judge_presence
+from .judges.values import judge_value
+from .limits import Limits
+from .matching import KeyMatcher
+from .records import Malformed, Record
+from .report import LiveCheckReport
+from .statistics import RowSummary
+
+__all__ = ["Checker", "Worker"]
+
+Slot = tuple[str, str, str]
+Where = tuple[str, str, str, int, int]
+"""(prefix, key, path, line, step) of one occurrence."""
+
+_ABANDONED: Final = "\x00abandoned"
+
+
+class Worker:
+    """What one worker's lines alone decide: per-worker findings, malformed lines, budgets."""
+
+    __slots__ = ("budgets", "findings", "label", "malformed", "unreported")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.findings: dict[Slot, Finding] | None = None
+        self.malformed = 0
+        self.unreported = 0
+        self.budgets: Budgets | None = None
+
+
+class Checker:
+    """Judges records one at a time; :meth:`finish` returns the report.
+
+    ``multi`` checks several inputs as one run: findings carry their input's
+    position, and a ``"worker"`` field splits an input into workers.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        source: str,
+        *,
+        all_owners: bool = False,
+        loop: str | None = None,
+        limits: Limits | None = None,
+        multi: bool = False,
+    ) -> None:
+        self.limits = limits or Limits()
+        self.report = LiveCheckReport(source, limits=self.limits)
+        self.all_owners = all_owners
+        self.multi = multi
+        self.loops = LoopJudge(catalog, loop)
+        self.rules = AttributeRules(catalog)
+        self.with_required = frozenset(
+            row.name
+            for _, row in catalog.rows()
+            if any(ref.requirement_level == "required" for ref in row.attributes)
+        )
+        """Rows with a required attribute: their points are checked even without attributes."""
+        # Series name and registry key -> row, for point lines (recorded rows' values
+        # are counted in summaries of their own, outside the teed rows' table).
+        self.series: dict[str, tuple[MetricRow, RowSummary]] = {}
+        self.summaries: dict[str, RowSummary] = {}
+        self.owner_of: dict[str, str] = {}
+        teed: list[MetricRow] = []
+        for catalog_file, row in catalog.rows():
+            summary = RowSummary(row)
+            self.series.setdefault(row.registry_key, (row, summary))
+            self.series[row.name] = (row, summary)
+            if row.section != "teed" or row.logger_key is None:
+                continue
+            self.owner_of[row.name] = catalog_file.path
+            self.summaries[row.name] = summary
+            self.report.rows.append(summary)
+            teed.append(row)
+        self.matcher = KeyMatcher(teed, self.limits.max_family_keys)
+        self.report.rows.sort(key=lambda s: s.row.name)
+        self.findings: dict[Slot, Finding] = {}
+        self.workers: dict[tuple[str, str | None], Worker] = {}
+        self.undeclared = 0
+        self.loop_names = 0
+
+    # --- routing -------------------------------------------------------------------------
+
+    def worker(self, path: str, name: str | None = None) -> Worker:
+        """The worker a record of ``path`` (naming worker ``name``) belongs to."""
+        key = (path, name if self.multi else None)
+        found = self.workers.get(key)
+        if found is None:
+            label = path if key[1] is None else f"{path}[worker {name}]"
+            found = self.workers[key] = Worker(label)
+        return found
+
+    @property
+    def budgets(self) -> Budgets:
+        """The attribute budgets of the report's own source (a single input)."""
+        return self._budgets(self.worker(self.report.source))
+
+    def _budgets(self, worker: Worker) -> Budgets:
+        if worker.budgets is None:
+            worker.budgets = Budgets(self.rules, self.limits)
+        return worker.budgets
+
+    def take(self, item: Record | Malformed) -> None:
+        """Judge one record, or count one malformed part of an input."""
+        if isinstance(item, Malformed):
+            self.malformed(item)
+            return
+        worker = self.worker(item.path, item.worker)
+        self.report.records += 1
+        self._see(item)
+        if item.series is None:
+            self.record(item, worker)
+        else:
+            self.point(item, worker)
+
+    def malformed(self, item: Malformed) -> None:
+        """A line that is not a record (or the reason an input was abandoned)."""
+        worker = self.worker(item.path)
+        position = Position(worker.label, item.line, 1) if self.multi else None
+        findings = worker.findings
+        if findings is None:
+            findings = worker.findings = {}
+        if item.fatal:
+            message = f"{item.path} was abandoned at line {item.line}: {item.why}"
+            self.report.abandoned.append(f"{item.path}: {item.why}")
+            findings[("malformed", "", _ABANDONED)] = Finding(
+                "malformed", "", "#abandoned", None, item.line, None, message, position=position
+            )
+            return
+        worker.malformed += 1
+        if worker.malformed > self.limits.max_malformed_reported:
+            worker.unreported += 1
+            return
+        message = f"line {item.line} is not {item.expected}: {item.why}; it was skipped"
+        findings[("malformed", "", str(item.line))] = Finding(
+            "malformed", "", f"#{item.line}", None, item.line, None, message, position=position
+        )
+
+    def note(
+        self,
+        kind: str,
+        where: Where,
+        series: str | None,
+        example: str,
+        worker: Worker,
+        *,
+        detail: str = "",
+    ) -> None:
+        """Count one occurrence at ``where``, keeping the first and the last.
+
+        Occurrences are aggregated per kind, prefix, key and ``detail`` (an
+        attribute name); per-worker kinds per worker.
+        """
+        prefix, key, path, line, step = where
+        slot = (kind, prefix, f"{key}\x00{detail}" if detail else key)
+        per_worker = kind in PER_WORKER_KINDS
+        if per_worker:
+            findings = worker.findings
+            if findings is None:
+                findings = worker.findings = {}
+            path = worker.label
+        else:
+            findings = self.findings
+        existing = findings.get(slot)
+        if existing is not None:
+            existing.count += 1
+            existing.last_line = line
+            existing.last_path = path
+            return
+        if kind in CAPPED_KINDS:
+            if self.undeclared >= self.limits.max_undeclared_keys:
+                if kind == "undeclared":
+                    self.report.undeclared_untracked += 1
+                else:
+                    untracked = self.report.untracked
+                    untracked[kind] = untracked.get(kind, 0) + 1
+                return
+            self.undeclared += 1
+        findings[slot] = Finding(
+            kind,
+            prefix,
+            key,
+            series,
+            line,
+            step,
+            example,
+            position=Position(path, line, 1) if self.multi else None,
+            attribute=detail or None,
+            last_line=line,
+            last_path=path,
+        )
+
+    # --- judging -------------------------------------------------------------------------
+
+    def _see(self, record: Record) -> None:
+        """What every record tells presence: its loop and its step."""
+        loops = self.loops
+        if record.loop is not None:
+            kind = loops.name(record.loop, record.path, record.line)
+            if kind is not None:
+                self._note_loop(kind, record)
+        if loops.last_step is None or record.step > loops.last_step:
+            loops.last_step = record.step
+
+    def _note_loop(self, kind: str, record: Record) -> None:
+        """Count a record naming an undeclared loop, or a loop other than the run's."""
+        loop = record.loop or ""
+        slot = (kind, "", loop)
+        if slot not in self.findings:
+            if self.loop_names >= self.limits.max_loop_names:
+                return
+            self.loop_names += 1
+        where = ("", loop, record.path, record.line, record.step)
+        self.note(kind, where, None, "", self.worker(record.path, record.worker))
+
+    def point(self, record: Record, worker: Worker) -> None:
+        """One point: its series must be declared, its value and attributes fit the row."""
+        series = record.series or ""
+        where = ("", series, record.path, record.line, record.step)
+        found = self.series.get(series)
+        if found is None:
+            self.note("undeclared_series", where, None, "", worker)
+            return
+        row, summary = found
+        self._check_attributes(worker, row, record.attributes, {}, where)
+        self._record_row(worker, summary, where, record.value, set())
+
+    def record(self, record: Record, worker: Worker) -> None:
+        """One logging call: match each key, count it, check its value and attributes."""
+        loops = self.loops
+        prefix, given = record.prefix, record.attributes
+        path, line, step = record.path, record.line, record.step
+        signature = loops.signature_keys
+        match = self.matcher.match
+        for key, value in record.metrics.items():
+            if signature and (prefix, key) in signature:
+                loops.seen_signature(prefix, key)
+            where = (prefix, key, path, line, step)
+            matches = match(prefix, key)
+            if not matches:
+                elsewhere = self.matcher.declared_prefixes(key)
+                hint = ""
+                if elsewhere:
+                    shown = ", ".join(repr(p) for p in sorted(elsewhere))
+                    hint = f" (a row declares it under prefix {shown})"
+                self.note("undeclared", where, None, hint, worker)
+                continue
+            for row, captures in matches:
+                if captures:
+                    problem = self.rules.judge_captures(captures)
+                    if problem is not None:
+                        self.note(problem[0], where, row.name, problem[1], worker)
+                    else:
+                        self._check_attributes(worker, row, given, captures, where)
+                elif given or row.name in self.with_required:
+                    self._check_attributes(worker, row, given, {}, where)
+            noted: set[str] = set()  # a value shared by two rows is one occurrence
+            for row, _ in matches:
+                self._record_row(worker, self.summaries[row.name], where, value, noted)
+
+    def _check_attributes(
+        self,
+        worker: Worker,
+        row: MetricRow,
+        given: Mapping[str, object],
+        captured: Mapping[str, str],
+        where: Where,
+    ) -> None:
+        for kind, attribute, text in self._budgets(worker).check(row, given, captured):
+            self.note(kind, where, row.name, text, worker, detail=attribute)
+
+    def _record_row(
+        self,
+        worker: Worker,
+        summary: RowSummary,
+        where: Where,
+        value: object,
+        noted: set[str],
+    ) -> None:
+        """One logged value of one row: count it and note (once per value) what is wrong."""
+        summary.logged += 1
+        summary.last_step = where[4]
+        row = summary.row
+        number, kind, example = judge_value(value)
+        if number is None:
+            summary.non_scalar += 1
+        else:
+            summary.last_value = number
+            if kind is not None:
+                summary.non_finite += 1
+            else:
+                counter = judge_counter(row, number)
+                if counter is not None:
+                    summary.negative += 1
+                    kind, example = "counter_decrease", counter
+        if kind is not None and kind not in noted:
+            noted.add(kind)
+            self.note(kind, where, row.name, example, worker)
+
+    # --- the end -------------------------------------------------------------------------
+
+    def _locate(self, path: str, line: int) -> str:
+        """How a message names a line of the log (several inputs: ``path:line``)."""
+        return str(Position(path, line, 1)) if self.multi else f"line {line}"
+
+    def worker_count(self) -> int:
+        """Workers seen; an input's unnamed lines count only when no line of it names one."""
+        named = {path for path, name in self.workers if name is not None}
+        return sum(1 for path, name in self.workers if name is not None or path not in named)
+
+    def finish(self) -> LiveCheckReport:
+        """Choose the loop, judge presence, and return the report with every finding."""
+        report = self.report
+        loops = self.loops
+        report.loop = loops.choose()
+        report.last_step = loops.last_step
+        known = ", ".join(sorted(loops.declared)) or "none"
+        for finding in self.findings.values():
+            if finding.kind == "unknown_loop":
+                finding.example = f"declared loops: {known}"
+            elif finding.kind == "loop_conflict":
+                finding.example = (
+                    f"{self._locate(*loops.named_at)} named {loops.named!r} first "
+                    f"(the run was judged as {report.loop.name!r})"
+                )
+        outcome = judge_presence(
+            report.rows, loops, report.loop.name, self.owner_of, all_owners=self.all_owners
+        )
+        for finding in outcome.findings:
+            self.findings[("missing", finding.prefix, finding.key)] = finding
+        report.notices.extend(outcome.notices)
+        report.inactive_owners.update(outcome.inactive_owners)
+        findings = list(self.findings.values())
+        for worker in self.workers.values():
+            if worker.findings:
+                findings.extend(worker.findings.values())
+            report.malformed_unreported += worker.unreported
+        if self.multi:
+            findings.sort(key=lambda f: (str(f.position or ""), f.line, f.kind, f.prefix, f.key))
+        else:
+            findings.sort(key=lambda f: (f.line, f.kind, f.prefix, f.key))
+        report.findings = findings
+        return report

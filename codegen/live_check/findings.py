@@ -1,0 +1,249 @@
+"""Finding kinds, the one table of their severity and message, and :class:`Finding`.
+
+A finding is every occurrence of one kind for one ``(prefix, key)`` (and
+attribute), aggregated: a count, the first occurrence and the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from ..diagnostics import Position, Severity
+
+__all__ = [
+    "ATTRIBUTE_KINDS",
+    "CAPPED_KINDS",
+    "FINDING_KINDS",
+    "KINDS",
+    "LOOP_KINDS",
+    "PER_WORKER_KINDS",
+    "Finding",
+    "Kind",
+    "Notice",
+]
+
+
+class Kind(NamedTuple):
+    """A finding kind's severity (when ``--fail-on`` does not name it), summary and message.
+
+    ``message`` is a :meth:`str.format` template over a finding's fields:
+    ``what`` (the logged key and its series), ``key``, ``count``, ``step``,
+    ``first`` (the first value and its step), ``example`` (what the judge said)
+    and, for ``missing``, ``required`` and ``fix``.
+    """
+
+    severity: Severity
+    summary: str
+    message: str
+
+
+KINDS: Final[dict[str, Kind]] = {
+    "undeclared": Kind(
+        Severity.WARNING,
+        "A logged key no teed row declares.",
+        "{what} was logged {count} time(s), first at step {step}, but no teed row declares "
+        "it{example}; add a teed row to catalog/ if it should be exported",
+    ),
+    "missing": Kind(
+        Severity.WARNING,
+        "A required row that applies to the run was never logged.",
+        "{what} is {required} but was never logged; {fix}",
+    ),
+    "non_scalar": Kind(
+        Severity.WARNING,
+        "A teed key logged with a value the tee cannot export.",
+        "{what} was logged {count} time(s) as a non-scalar, {first}; the tee drops such "
+        "values: log an int or float",
+    ),
+    "non_finite": Kind(
+        Severity.WARNING,
+        "A teed key logged as NaN or an infinity.",
+        "{what} was logged {count} time(s) as NaN or infinity, {first}",
+    ),
+    "counter_decrease": Kind(
+        Severity.WARNING,
+        "A teed counter (per-step delta) logged negative.",
+        "{what} is a counter (per-step delta) but was logged negative {count} time(s), "
+        "{first}; a counter never goes backwards: log the step's increase, or declare the "
+        "row an up_down_counter or gauge",
+    ),
+    "malformed": Kind(
+        Severity.WARNING,
+        "A line that is not a well-formed record.",
+        "{example}",
+    ),
+    "attribute_value": Kind(
+        Severity.WARNING,
+        "An attribute value outside its enum or of another type.",
+        "{what} {example}",
+    ),
+    "attribute_budget": Kind(
+        Severity.WARNING,
+        "A series got more attribute sets or values than its budget.",
+        "{what} {example}",
+    ),
+    "unknown_loop": Kind(
+        Severity.WARNING,
+        "A line names a loop the catalog does not declare.",
+        "{count} line(s) name loop {key!r}, first at step {step}, but the catalog declares "
+        "no such loop ({example}); the loop was chosen without it: name a declared loop "
+        "(JsonlLogger(loop=...) or METRIC_CATALOG_LOOP), or declare it under 'loops:' "
+        "(catalog/common.yaml)",
+    ),
+    "loop_conflict": Kind(
+        Severity.WARNING,
+        "Lines name different declared loops.",
+        "{count} line(s) name loop {key!r}, first at step {step}, but {example}; one run has "
+        "one loop: give every worker the same METRIC_CATALOG_LOOP, check each run's logs on "
+        "their own, or pass --loop",
+    ),
+    "undeclared_series": Kind(
+        Severity.WARNING,
+        "A point names a series no row declares.",
+        "{count} point line(s) name series {key!r}, first at step {step}, but no teed or "
+        "recorded row declares it (as a name or a registry key); declare a recorded row for "
+        "it in catalog/, or fix the name",
+    ),
+    "undeclared_attribute": Kind(
+        Severity.WARNING,
+        "A point carries an attribute its row does not declare.",
+        "{what} {example}",
+    ),
+    "missing_attribute": Kind(
+        Severity.WARNING,
+        "A point lacks one of its row's required attributes.",
+        "{what} {example}",
+    ),
+}
+"""Finding kind -> its severity, summary and message template: the one table of them."""
+
+FINDING_KINDS: Final[tuple[str, ...]] = (
+    "undeclared",
+    "missing",
+    "non_scalar",
+    "non_finite",
+    "counter_decrease",
+    "malformed",
+    "attribute_value",
+    "attribute_budget",
+    "unknown_loop",
+    "loop_conflict",
+    "undeclared_series",
+    "undeclared_attribute",
+    "missing_attribute",
+)
+"""Every finding kind, as named on ``--fail-on``."""
+
+LOOP_KINDS: Final = frozenset({"unknown_loop", "loop_conflict"})
+"""Finding kinds about the ``"loop"`` field; their ``key`` is the loop name."""
+
+ATTRIBUTE_KINDS: Final = frozenset(
+    {"attribute_value", "attribute_budget", "undeclared_attribute", "missing_attribute"}
+)
+"""Finding kinds about a point's attributes."""
+
+CAPPED_KINDS: Final = frozenset(
+    {"undeclared", "undeclared_series", "undeclared_attribute", "attribute_value"}
+)
+"""Kinds whose distinct findings grow with the log's keys or names: tracked up to a cap."""
+
+PER_WORKER_KINDS: Final = frozenset(
+    {"non_scalar", "non_finite", "counter_decrease", "malformed", "attribute_budget"}
+)
+"""Finding kinds judged and reported per worker; every other kind is judged over the run.
+
+``attribute_budget`` is per worker because each process's tee has its own budget."""
+
+
+@dataclass(slots=True)
+class Finding:
+    """Every occurrence of one finding kind for one ``(prefix, key)``, aggregated.
+
+    ``line`` and ``step`` are the first occurrence; ``example`` describes its
+    value; ``last_line`` and ``last_path`` are where the last one was.
+    """
+
+    kind: str
+    prefix: str
+    key: str
+    series: str | None
+    line: int
+    step: int | None
+    example: str
+    count: int = 1
+    position: Position | None = None
+    """Where to report it when not a log line (a missing row: its catalog position)."""
+    attribute: str | None = None
+    """The attribute an attribute finding is about (``None``: the whole attribute set)."""
+    last_line: int = 0
+    """The line of the last occurrence (0: only one, or not a log line)."""
+    last_path: str | None = None
+    """The input of the last occurrence (``None``: the report's source)."""
+
+    @property
+    def qualified_key(self) -> str:
+        """``prefix/key``, or ``key`` when the prefix is empty."""
+        return f"{self.prefix}/{self.key}" if self.prefix else self.key
+
+    def message(self) -> str:
+        """One sentence saying what happened, how often, first where, and how to fix it."""
+        shown_series = self.series and self.series != self.key
+        what = self.qualified_key + (f" ({self.series})" if shown_series else "")
+        fields = {
+            "what": what,
+            "key": self.key,
+            "count": self.count,
+            "step": self.step,
+            "first": f"first {self.example} at step {self.step}",
+            "example": self.example,
+            "required": f"required of {self.example} runs" if self.example else "required",
+            "fix": (
+                "log it, or fix the row's requirement_level or emitted_by"
+                if self.example
+                else "log it or lower its requirement_level"
+            ),
+        }
+        kind = KINDS.get(self.kind)
+        return self.example if kind is None else kind.message.format(**fields)
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        line_only = self.kind == "malformed"
+        return {
+            "kind": self.kind,
+            "prefix": None if line_only or self.kind in LOOP_KINDS else self.prefix,
+            "key": None if line_only else self.key,
+            "series": self.series,
+            "count": self.count,
+            "first_line": self.line or None,
+            "first_step": self.step,
+            "attribute": self.attribute,
+            "message": self.message(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Information that is not a finding: it never fails a run.
+
+    ``kind`` is ``conditional`` (a conditionally required row not logged, with
+    its condition), ``not_due`` (a required row whose first step the run never
+    reached), ``unexpected_loop`` (a row logged although its ``emitted_by``
+    does not list the run's loop), ``duplicate_input`` (inputs that were the
+    same file, read once).
+    """
+
+    kind: str
+    message: str
+    series: str | None = None
+    position: Position | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "kind": self.kind,
+            "series": self.series,
+            "message": self.message,
+            "source": None if self.position is None else str(self.position),
+        }

@@ -1,0 +1,127 @@
+"""Ingesters: one module per input format, each turning an input into records.
+
+An ingester is an :class:`Ingester`: a ``name`` (what ``--input-format``
+takes), a ``detect(path, head)`` hook (``head``: the input's first bytes,
+empty for a folder) and a ``read(source, stream, limits)`` generator yielding
+:class:`~codegen.live_check.records.Record` and
+:class:`~codegen.live_check.records.Malformed` items with their positions.
+:func:`read_source` picks the ingester (the one named, else the first
+registered whose ``detect`` says yes; ``jsonl`` is the default) and reads one
+input with at most one file open.
+
+Adding an input format:
+
+1. write ``codegen/live_check/ingest/<format>.py`` with ``detect`` and
+   ``read`` functions (see :mod:`.jsonl`), yielding records with their
+   source positions;
+2. add it to :data:`_BUILTIN` below (before ``jsonl``, which accepts anything).
+
+Nothing else changes: the judges, the report and the CLI's
+``--input-format`` choices read the registry.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Final
+
+from ..limits import Limits
+from ..records import Malformed, Record, Source
+from . import jsonl
+
+__all__ = [
+    "HEAD_BYTES",
+    "INGESTERS",
+    "Ingester",
+    "choose",
+    "read_source",
+    "register",
+]
+
+HEAD_BYTES: Final = 4096
+"""Bytes of a file's start ``detect`` sees (peeked, not consumed: stdin works too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ingester:
+    """One input format: its name, how to recognise it and how to read it."""
+
+    name: str
+    description: str
+    detect: Callable[[str, bytes], bool]
+    read: Callable[[Source, BinaryIO | None, Limits], Iterator[Record | Malformed]]
+
+
+INGESTERS: Final[dict[str, Ingester]] = {}
+"""Format name -> ingester, in the order ``detect`` is tried."""
+
+
+def register(ingester: Ingester) -> None:
+    """Add an input format (tried before the ones registered earlier, ``jsonl`` last)."""
+    INGESTERS.pop(ingester.name, None)
+    items = list(INGESTERS.items())
+    INGESTERS.clear()
+    INGESTERS[ingester.name] = ingester
+    INGESTERS.update(items)
+
+
+_BUILTIN: Final = (
+    Ingester(
+        jsonl.INGESTER_NAME,
+        "this project's JSONL (JsonlLogger): log_metrics lines and point lines",
+        jsonl.detect,
+        jsonl.read,
+    ),
+)
+for _ingester in _BUILTIN:
+    register(_ingester)
+
+
+def choose(path: str, head: bytes, name: str | None = None) -> Ingester:
+    """The ingester named ``name``, else the first whose ``detect`` accepts the input.
+
+    Raises:
+        ValueError: ``name`` is not a registered format; the message lists them.
+    """
+    if name is not None:
+        found = INGESTERS.get(name)
+        if found is None:
+            listed = ", ".join(INGESTERS)
+            msg = f"unknown input format {name!r}; choose from {listed}"
+            raise ValueError(msg)
+        return found
+    for ingester in INGESTERS.values():
+        if ingester.detect(path, head):
+            return ingester
+    return INGESTERS[jsonl.INGESTER_NAME]
+
+
+def read_source(
+    source: Source, limits: Limits, input_format: str | None = None
+) -> Iterator[Record | Malformed]:
+    """The records of one input, read by its ingester; the file is closed when done.
+
+    Raises:
+        OSError: the input cannot be opened or read (``filename`` names it).
+        ValueError: ``input_format`` is unknown.
+    """
+    if source.stream is not None:
+        stream = source.stream
+        peek = getattr(stream, "peek", None)
+        head = peek(HEAD_BYTES)[:HEAD_BYTES] if callable(peek) else b""
+        ingester = choose(source.path, head, input_format)
+        source.format = ingester.name
+        yield from ingester.read(source, stream, limits)
+        return
+    if os.path.isdir(source.path):
+        ingester = choose(source.path, b"", input_format)
+        source.format = ingester.name
+        yield from ingester.read(source, None, limits)
+        return
+    with open(source.path, "rb") as stream:
+        head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
+        ingester = choose(source.path, head, input_format)
+        source.format = ingester.name
+        yield from ingester.read(source, stream, limits)

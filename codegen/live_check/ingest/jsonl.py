@@ -1,0 +1,167 @@
+"""This project's JSONL (``JsonlLogger``): one ``log_metrics`` call or one point per line.
+
+A ``log_metrics`` line::
+
+    {"step": 12, "prefix": "train", "metrics": {"loss": 0.41, "reward": NaN}}
+
+A point line (``JsonlLogger.record_metrics`` / ``log_point``)::
+
+    {"step": 3, "series": "rl.vllm.batch.duration", "value": 0.25, "attributes": {...}}
+
+Values are JSON numbers, the ``NaN``/``Infinity``/``-Infinity`` tokens Python's
+:mod:`json` writes, bools, strings, lists, or ``{"__type__": "<type>"}`` for
+objects the logger could not convert. Both shapes may carry ``"loop"``,
+``"worker"`` and ``"attributes"``.
+
+Lines are read in bounded memory: a line longer than ``max_line_bytes`` is
+``malformed`` and its rest skipped in bounded chunks; the input is abandoned
+(a fatal :class:`~codegen.live_check.records.Malformed` naming the file) at
+its ``max_overlong_lines``-th such line, or when one line runs on past
+``max_skipped_bytes`` without a line break (``/dev/zero``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import BinaryIO, Final
+
+from ..limits import Limits
+from ..records import Malformed, Record, Source
+
+__all__ = ["INGESTER_NAME", "LineReader", "bounded_lines", "detect", "parse", "read"]
+
+INGESTER_NAME: Final = "jsonl"
+
+
+class LineReader:
+    """``(line number, raw line)`` of a stream in bounded memory; ``None`` for an overlong line.
+
+    Iteration stops early when the input is abandoned; :attr:`abandoned` then says why.
+    """
+
+    def __init__(self, stream: BinaryIO, limits: Limits) -> None:
+        self.stream = stream
+        self.limits = limits
+        self.line = 0
+        self.overlong = 0
+        self.abandoned: str | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, bytes | None]]:
+        limit = self.limits.max_line_bytes
+        readline = self.stream.readline
+        while True:
+            raw = readline(limit + 1)
+            if not raw:
+                return
+            self.line += 1
+            if len(raw) <= limit or raw.endswith(b"\n"):
+                yield self.line, raw
+                continue
+            self.overlong += 1
+            ended = self._skip_rest(len(raw))
+            yield self.line, None
+            if not ended:
+                return
+            if self.overlong >= self.limits.max_overlong_lines:
+                self.abandoned = (
+                    f"{self.overlong} lines longer than {limit} bytes (the last at line "
+                    f"{self.line}); this is not a JSONL log: pass the file JsonlLogger wrote"
+                )
+                return
+
+    def _skip_rest(self, read: int) -> bool:
+        """Skip the rest of an overlong line; ``False`` when it never ends within the bound."""
+        limit, bound = self.limits.max_line_bytes, self.limits.max_skipped_bytes
+        while rest := self.stream.readline(limit):
+            read += len(rest)
+            if rest.endswith(b"\n"):
+                return True
+            if read > bound:
+                self.abandoned = (
+                    f"line {self.line} runs on past {bound} bytes without a line break; "
+                    "this is not a JSONL log (an endless stream such as /dev/zero?): pass "
+                    "the file JsonlLogger wrote"
+                )
+                return False
+        return True  # the input ended mid-line
+
+
+def bounded_lines(
+    stream: BinaryIO, limits: Limits | None = None
+) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, raw line)`` of a JSONL stream, in bounded memory.
+
+    A line longer than ``max_line_bytes`` comes back as ``None``: its rest is
+    skipped in bounded chunks instead of being held. Iteration stops when the
+    input would be abandoned (see the module docstring).
+    """
+    yield from LineReader(stream, limits or Limits())
+
+
+def parse(raw: bytes, path: str, line: int) -> Record | str:
+    """A record, or why the line is not one.
+
+    A ``log_metrics`` line has ``step``, ``prefix`` and ``metrics``; a point line
+    has ``step``, ``series`` and ``value`` instead. Both may carry ``"loop"``
+    (the training loop's name), ``"worker"`` and ``"attributes"`` (an object).
+    """
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return f"invalid JSON ({exc})"
+    if not isinstance(doc, dict):
+        return f"expected an object, got a JSON {type(doc).__name__}"
+    step = doc.get("step")
+    if isinstance(step, bool) or not isinstance(step, int):
+        return '"step" must be an integer'
+    loop = doc.get("loop")
+    if loop is not None and not isinstance(loop, str):
+        return '"loop" must be a string (the training loop\'s name) when present'
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, dict):
+        return '"attributes" must be an object (attribute name -> value) when present'
+    worker = doc.get("worker")
+    named = str(worker) if isinstance(worker, (str, int)) and not isinstance(worker, bool) else None
+    if "series" in doc:
+        series = doc["series"]
+        if "metrics" in doc:
+            return 'a line has "metrics" (a log_metrics call) or "series" (a point), not both'
+        if not isinstance(series, str) or not series:
+            return '"series" must be a non-empty string (a declared series name)'
+        if "value" not in doc:
+            return 'a point line ("series") needs a "value"'
+        return Record(step, "", {}, path, line, loop, attributes, series, doc["value"], named)
+    prefix, metrics = doc.get("prefix"), doc.get("metrics")
+    if not isinstance(prefix, str):
+        return '"prefix" must be a string'
+    if not isinstance(metrics, dict):
+        return '"metrics" must be an object'
+    return Record(step, prefix, metrics, path, line, loop, attributes, worker=named)
+
+
+def detect(path: str, head: bytes) -> bool:
+    """Every file may be this format: it is the default, tried last."""
+    del path, head
+    return True
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+    """The records of one JSONL input, malformed lines included, in order."""
+    if stream is None:
+        msg = f"{source.path} is not a file; the jsonl format reads a file or stdin"
+        raise IsADirectoryError(msg)
+    lines = LineReader(stream, limits)
+    path = source.path
+    for line_no, raw in lines:
+        source.lines = line_no
+        if raw is None:
+            yield Malformed(path, line_no, f"longer than {limits.max_line_bytes} bytes")
+            continue
+        if not raw.strip():
+            continue
+        parsed = parse(raw, path, line_no)
+        yield Malformed(path, line_no, parsed) if isinstance(parsed, str) else parsed
+    source.lines = lines.line
+    if lines.abandoned is not None:
+        yield Malformed(path, lines.line, lines.abandoned, fatal=True)

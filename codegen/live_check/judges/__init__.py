@@ -1,0 +1,15 @@
+"""Judges: one module per finding family.
+
+- :mod:`.values`: ``non_scalar`` and ``non_finite`` (what the tee can export);
+- :mod:`.counters`: ``counter_decrease``;
+- :mod:`.attributes`: ``attribute_value``, ``undeclared_attribute``,
+  ``missing_attribute`` and ``attribute_budget`` (keys, values and budgets);
+- :mod:`.loops`: ``unknown_loop``, ``loop_conflict`` and the run's loop;
+- :mod:`.presence`: ``missing`` and every row's presence state.
+
+``undeclared`` and ``undeclared_series`` come from matching itself
+(:mod:`codegen.live_check.matching`). The checker
+(:mod:`codegen.live_check.checker`) routes each record to them.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,140 @@
+"""``missing``, and the presence state of every teed row the log never showed.
+
+An unlogged row gets one :data:`~codegen.live_check.statistics.PRESENCE_STATES`
+state: ``not_emitted`` when the run's loop is known and the row's
+``emitted_by`` does not list it. When the loop is unknown, the loops the run
+may be are those emitting every logged row that lists its loops: a row none
+of them emits is ``not_emitted``, one only some of them emit is
+``undecided`` (never missing), one all of them emit is judged by its level.
+``inactive_owner`` when the row lists no loops and its owner logged none of
+its rows, so it was not imported in this run (``all_owners`` judges those
+rows anyway); otherwise by requirement level: ``required`` rows are
+``missing`` (a finding), or ``not_due`` when the run's last step is before
+the row's ``first_step``; ``conditionally_required`` rows are
+``conditional`` (information, with their condition); ``recommended`` and
+``opt_in`` rows are ``not_logged``. A logged row whose ``emitted_by`` does
+not list the run's loop is noted as information too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..findings import Finding, Notice
+from ..statistics import RowSummary
+from .loops import LoopJudge
+
+__all__ = ["PresenceOutcome", "judge_presence"]
+
+
+@dataclass(slots=True)
+class PresenceOutcome:
+    """What presence found: ``missing`` findings, information, owners that logged nothing."""
+
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    inactive_owners: dict[str, int] = field(default_factory=dict)
+
+
+def _candidates(rows: Sequence[RowSummary], loops: LoopJudge, loop: str | None) -> frozenset[str]:
+    """The loops the run may be: the chosen one, else every declared loop that
+    emits each logged row that lists its loops (none when they contradict).
+    """
+    if loop is not None:
+        return frozenset((loop,))
+    candidates = {declared.name for declared in loops.loops}
+    for summary in rows:
+        if summary.logged and summary.row.emitted_by:
+            candidates &= set(summary.row.emitted_by)
+    return frozenset(candidates)
+
+
+def _unlogged_state(
+    summary: RowSummary,
+    loops: LoopJudge,
+    candidates: frozenset[str],
+    inactive: bool,
+) -> str:
+    """The presence state of a row the log never showed."""
+    row = summary.row
+    if row.emitted_by and loops.loops:
+        # Judged only when every loop the run may be emits it.
+        emitting = candidates & set(row.emitted_by)
+        if not emitting:
+            return "not_emitted"
+        if emitting != candidates:
+            return "undecided"
+    elif inactive:
+        return "inactive_owner"
+    level = row.requirement_level
+    if level == "required":
+        last = loops.last_step
+        if row.first_step is not None and (last is None or last < row.first_step):
+            return "not_due"
+        return "missing"
+    if level == "conditionally_required":
+        return "conditional"
+    return "not_logged"
+
+
+def judge_presence(
+    rows: Sequence[RowSummary],
+    loops: LoopJudge,
+    loop: str | None,
+    owner_of: Mapping[str, str],
+    *,
+    all_owners: bool,
+) -> PresenceOutcome:
+    """Set every row's presence state; the findings and information it gives."""
+    out = PresenceOutcome()
+    active = {owner_of[s.row.name] for s in rows if s.logged}
+    candidates = _candidates(rows, loops, loop)
+    for summary in rows:
+        row = summary.row
+        if summary.logged:
+            if loop is not None and row.emitted_by and loop not in row.emitted_by:
+                out.notices.append(
+                    Notice(
+                        "unexpected_loop",
+                        f"{row.qualified_logger_key} ({row.name}) was logged, but its "
+                        f"emitted_by ({', '.join(row.emitted_by)}) does not list loop "
+                        f"{loop}; add the loop to emitted_by if it really logs the key",
+                        row.name,
+                        row.where("emitted_by"),
+                    )
+                )
+            continue
+        owner = owner_of[row.name]
+        inactive = not all_owners and owner not in active
+        summary.presence = _unlogged_state(summary, loops, candidates, inactive)
+        prefix, key = row.prefix or "", row.logger_key or ""
+        if summary.presence == "missing":
+            judged_as = loop if loop is not None and row.emitted_by else ""
+            out.findings.append(
+                Finding("missing", prefix, key, row.name, 0, None, judged_as, position=row.position)
+            )
+        elif summary.presence == "inactive_owner":
+            out.inactive_owners[owner] = out.inactive_owners.get(owner, 0) + 1
+        elif summary.presence == "conditional":
+            out.notices.append(
+                Notice(
+                    "conditional",
+                    f"{row.qualified_logger_key} ({row.name}) was not logged; it is "
+                    f"logged only {row.condition}",
+                    row.name,
+                    row.where("condition"),
+                )
+            )
+        elif summary.presence == "not_due":
+            out.notices.append(
+                Notice(
+                    "not_due",
+                    f"{row.qualified_logger_key} ({row.name}) was not logged; it is first "
+                    f"logged at step {row.first_step} and the run's last step is "
+                    f"{loops.last_step}",
+                    row.name,
+                    row.where("first_step"),
+                )
+            )
+    return out

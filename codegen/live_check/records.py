@@ -1,0 +1,58 @@
+"""What ingesters yield: :class:`Record` (one logging call or point) and :class:`Malformed`.
+
+An ingester turns one input (a file, stdin, a run folder) into these, each
+with its source position, so the judges never see a format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+__all__ = ["Malformed", "Record", "Source"]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One logging call (``metrics``: logged key -> value under ``prefix``) or one point.
+
+    A point names its ``series`` (a declared series name or registry key) and
+    carries its ``value``; ``metrics`` is then empty. ``path`` and ``line`` say
+    where it was read (``line`` 1-based; 0 when the input has no lines);
+    ``worker`` is the process that logged it when the input says so.
+    """
+
+    step: int
+    prefix: str
+    metrics: Mapping[str, object]
+    path: str
+    line: int
+    loop: str | None = None
+    attributes: Mapping[str, object] = field(default_factory=dict)
+    series: str | None = None
+    value: object = None
+    worker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A part of an input that is not a record, and why (``fatal``: the input was abandoned)."""
+
+    path: str
+    line: int
+    why: str
+    fatal: bool = False
+    expected: str = "a JSONL record"
+    """What the input should have held there (``a JSONL record``, ``an MLflow metric line``)."""
+
+
+@dataclass(slots=True)
+class Source:
+    """One input being read: its name, an open stream (stdin) if any, and lines read so far."""
+
+    path: str
+    stream: BinaryIO | None = None
+    lines: int = 0
+    format: str | None = None
+    """The ingester's name, once chosen (``--input-format`` or detected)."""

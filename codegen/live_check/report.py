@@ -1,0 +1,136 @@
+"""The outcome of a check (:class:`LiveCheckReport`) and its renderings.
+
+The JSON report's fields are a public interface (users pipe it into
+dashboards and CI): fields are only ever added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, Position, Severity
+from .findings import FINDING_KINDS, Finding, Notice
+from .judges.loops import LoopChoice
+from .limits import Limits
+from .render import render_json, render_text
+from .statistics import RowSummary
+
+__all__ = ["LiveCheckReport"]
+
+
+@dataclass(slots=True)
+class LiveCheckReport:
+    """The outcome of checking one log: per-row summaries and aggregated findings."""
+
+    source: str
+    lines: int = 0
+    records: int = 0
+    rows: list[RowSummary] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    undeclared_untracked: int = 0
+    """Occurrences of undeclared keys beyond ``MAX_UNDECLARED_KEYS`` distinct pairs."""
+    malformed_unreported: int = 0
+    """Malformed lines beyond ``MAX_MALFORMED_REPORTED`` (per worker)."""
+    untracked: dict[str, int] = field(default_factory=dict)
+    """Occurrences of other capped kinds (undeclared series or attributes, attribute
+    values) beyond ``MAX_UNDECLARED_KEYS`` distinct findings, by kind."""
+    inactive_owners: dict[str, int] = field(default_factory=dict)
+    """Catalog files none of whose teed rows was logged -> their unjudged row count."""
+    loop: LoopChoice = field(default_factory=lambda: LoopChoice(None, "unknown"))
+    """The loop the run was judged as."""
+    last_step: int | None = None
+    """The largest step any record carried."""
+    notices: list[Notice] = field(default_factory=list)
+    """Information that is not a finding (never fails the run)."""
+    limits: Limits = field(default_factory=Limits)
+    """The caps the check ran with (their values appear in the notes)."""
+    abandoned: list[str] = field(default_factory=list)
+    """Inputs given up part-way, each ``path: why`` (an endless line, too many overlong lines)."""
+    skipped_inputs: list[str] = field(default_factory=list)
+    """Inputs not read because an earlier input was the same file (by real path)."""
+
+    def kinds(self) -> set[str]:
+        """The finding kinds that occurred."""
+        found = {f.kind for f in self.findings}
+        if self.undeclared_untracked:
+            found.add("undeclared")
+        if self.malformed_unreported:
+            found.add("malformed")
+        found.update(kind for kind, count in self.untracked.items() if count)
+        return found
+
+    def failed(self, fail_on: Iterable[str]) -> list[str]:
+        """The kinds in ``fail_on`` that occurred, in :data:`FINDING_KINDS` order."""
+        wanted, found = set(fail_on), self.kinds()
+        return [k for k in FINDING_KINDS if k in wanted and k in found]
+
+    def diagnostics(self, fail_on: Iterable[str] = ()) -> list[Diagnostic]:
+        """Findings as diagnostics: errors for kinds in ``fail_on``, warnings otherwise."""
+        wanted = set(fail_on)
+        out = []
+        for f in self.findings:
+            severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
+            out.append(Diagnostic(f.kind.upper(), severity, f.message(), self.where(f)))
+        for kind, note in self.cap_notes():
+            severity = Severity.ERROR if kind in wanted else Severity.WARNING
+            out.append(Diagnostic(kind.upper(), severity, note, Position(self.source)))
+        return sorted(out, key=Diagnostic.sort_key)
+
+    def cap_notes(self) -> list[tuple[str, str]]:
+        """(kind, note) for occurrences the caps counted without listing them."""
+        notes = []
+        if self.undeclared_untracked:
+            notes.append(
+                (
+                    "undeclared",
+                    f"{self.undeclared_untracked} more undeclared value(s) under keys beyond "
+                    f"the first {self.limits.max_undeclared_keys} distinct ones were counted, "
+                    "not listed",
+                )
+            )
+        if self.malformed_unreported:
+            notes.append(
+                (
+                    "malformed",
+                    f"{self.malformed_unreported} more malformed line(s) after the first "
+                    f"{self.limits.max_malformed_reported} were counted, not listed",
+                )
+            )
+        for kind, count in sorted(self.untracked.items()):
+            notes.append(
+                (
+                    kind,
+                    f"{count} more {kind} occurrence(s) beyond the first "
+                    f"{self.limits.max_undeclared_keys} distinct findings were counted, not listed",
+                )
+            )
+        return notes
+
+    def where(self, finding: Finding) -> Position:
+        """Where a finding is reported: its position, else its first line in the log."""
+        if finding.position is not None:
+            return finding.position
+        return Position(self.source, finding.line, 1) if finding.line else Position(self.source)
+
+    def count(self, kind: str) -> int:
+        """Occurrences of ``kind``, listed or only counted."""
+        total = sum(f.count for f in self.findings if f.kind == kind)
+        if kind == "undeclared":
+            total += self.undeclared_untracked
+        if kind == "malformed":
+            total += self.malformed_unreported
+        return total + self.untracked.get(kind, 0)
+
+    # The names before live-check became a package.
+    _count = count
+    _where = where
+    _cap_notes = cap_notes
+
+    def to_json(self, fail_on: Iterable[str] = ()) -> str:
+        """The report as indented JSON with sorted keys (see :func:`.render.render_json`)."""
+        return render_json(self, fail_on)
+
+    def to_text(self, fail_on: Iterable[str] = ()) -> str:
+        """A summary table per teed row, then the findings, then the verdict."""
+        return render_text(self, fail_on)

@@ -1,0 +1,72 @@
+"""What the log showed per teed row (:class:`RowSummary`) and the presence states.
+
+Coverage (which declared rows a run showed, by owner, family and enum value)
+is computed from these summaries when a check finishes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from ..model import MetricRow
+
+__all__ = ["PRESENCE_STATES", "RowSummary", "json_number", "number_text"]
+
+PRESENCE_STATES: Final[tuple[str, ...]] = (
+    "logged",
+    "missing",
+    "not_due",
+    "conditional",
+    "not_logged",
+    "not_emitted",
+    "undecided",
+    "inactive_owner",
+)
+"""What the log showed for a teed row, as ``presence`` in the JSON report."""
+
+
+@dataclass(slots=True)
+class RowSummary:
+    """What the log showed for one teed row."""
+
+    row: MetricRow
+    logged: int = 0
+    non_finite: int = 0
+    non_scalar: int = 0
+    negative: int = 0
+    last_value: float | None = None
+    last_step: int | None = None
+    presence: str = "logged"
+    """One of :data:`PRESENCE_STATES`, set when the log is finished."""
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``."""
+        return {
+            "presence": self.presence,
+            "requirement_level": self.row.requirement_level,
+            "emitted_by": list(self.row.emitted_by),
+            "series": self.row.name,
+            "logger_key": self.row.qualified_logger_key,
+            "kind": self.row.kind,
+            "logged": self.logged,
+            "non_finite": self.non_finite,
+            "non_scalar": self.non_scalar,
+            "negative": self.negative,
+            "last_value": json_number(self.last_value),
+            "last_step": self.last_step,
+        }
+
+
+def number_text(value: float) -> str:
+    """A logged number as a message shows it (``0.5``, ``NaN``, ``-Infinity``)."""
+    text = json_number(value)
+    return f"{text:g}" if isinstance(text, float) else str(text)
+
+
+def json_number(value: float | None) -> float | str | None:
+    """``value``, or the JSON report's string for a non-finite one."""
+    if value is None or math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")

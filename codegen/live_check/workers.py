@@ -1,0 +1,165 @@
+"""Many inputs as one run: several files or globs, merged, judged per worker.
+
+A run with many workers leaves one JSONL file per worker (``run-rank3.jsonl``,
+see ``metric_catalog.loggers.JsonlLogger``), or lines carrying a ``"worker"``
+field. :func:`check_sources` reads them all, one input at a time through the
+ingesters, into one :class:`~codegen.live_check.checker.Checker`:
+
+- the run as a whole decides what was logged: a row is ``missing`` only when
+  no worker logged it, ``undeclared`` keys and inactive owners are counted
+  over every worker, and the per-row table sums every worker's values;
+- the run has one loop: the first declared loop a line names (``"loop"``), and
+  a worker naming another (``loop_conflict``) or an undeclared one
+  (``unknown_loop``) is reported at its file and line;
+- what a single worker's values show (``non_scalar``, ``non_finite``,
+  ``counter_decrease``, ``malformed``, and ``attribute_budget``: each process's
+  tee has its own budget) is judged on that worker's lines alone, in its own
+  order, and reported once per worker at that worker's file and line: a
+  counter that goes down in worker 3 is worker 3's finding, and two workers'
+  counters are never compared with each other.
+
+Memory stays constant in the length and the number of the logs: inputs are
+streamed one line at a time, one after another (one file open at a time);
+the run's state is bounded by the catalog, and a worker keeps only its own
+findings, its malformed-line count and, once it logs attributes, its budgets.
+An input named twice (two spellings, a symlink, a ``**`` glob through a
+``..`` link) is read once: inputs are de-duplicated by real path, and the
+report says which were skipped.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..model import Catalog
+from .checker import Checker
+from .findings import Notice
+from .ingest import read_source
+from .limits import Limits
+from .records import Source
+from .report import LiveCheckReport
+
+__all__ = ["Inputs", "LogInputError", "check_sources", "expand_inputs", "unique_inputs"]
+
+
+class LogInputError(ValueError):
+    """A log argument names no readable file (a glob that matches nothing, a folder)."""
+
+
+@dataclass(slots=True)
+class Inputs:
+    """The inputs to read, and the ones skipped as the same file as an earlier one."""
+
+    paths: list[str] = field(default_factory=list)
+    duplicates: dict[str, str] = field(default_factory=dict)
+    """A skipped spelling -> the kept spelling of the same file (by real path)."""
+
+
+def unique_inputs(paths: Iterable[str]) -> Inputs:
+    """``paths`` without the ones naming the same file as an earlier one (by real path)."""
+    out = Inputs()
+    seen: dict[str, str] = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        kept = seen.get(real)
+        if kept is None:
+            seen[real] = path
+            out.paths.append(path)
+        elif kept != path:
+            out.duplicates[path] = kept
+    return out
+
+
+def expand_inputs(patterns: Sequence[str], *, folders: bool = False) -> Inputs:
+    """The files ``patterns`` name: globs expanded (sorted), plain paths kept, one per file.
+
+    ``folders`` accepts a folder as an input (a run folder an ingester reads).
+
+    Raises:
+        LogInputError: A glob matches no file, or a path is a folder; the
+            message names it and says what to pass.
+    """
+    found: list[str] = []
+    for pattern in patterns:
+        if glob.has_magic(pattern):
+            matches = sorted(
+                m
+                for m in glob.iglob(pattern, recursive=True)
+                if os.path.isfile(m) or (folders and os.path.isdir(m))
+            )
+            if not matches:
+                msg = (
+                    f"{pattern!r} matches no file; pass the JSONL files the run's workers "
+                    "wrote, e.g. 'logs/run-rank*.jsonl' (quoted, so the shell leaves it alone)"
+                )
+                raise LogInputError(msg)
+            found.extend(matches)
+        elif os.path.isdir(pattern) and not folders:
+            msg = f"{pattern!r} is a folder; pass its JSONL files, e.g. '{pattern}/*.jsonl'"
+            raise LogInputError(msg)
+        else:
+            found.append(pattern)
+    return unique_inputs(found)
+
+
+def _source(paths: Sequence[str], workers: int) -> str:
+    if len(paths) == 1:
+        return paths[0] if workers <= 1 else f"{paths[0]} ({workers} workers)"
+    shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return f"{len(paths)} files, {workers} worker(s): {shown}"
+
+
+def _duplicates_notice(duplicates: dict[str, str]) -> Notice:
+    shown = ", ".join(f"{dup} (= {kept})" for dup, kept in list(duplicates.items())[:3])
+    more = ", ..." if len(duplicates) > 3 else ""
+    return Notice(
+        "duplicate_input",
+        f"{len(duplicates)} input(s) named a file already read (the same real path) and were "
+        f"read once: {shown}{more}; a '**' glob through a symlink such as '..' reaches the "
+        "same files again",
+    )
+
+
+def check_sources(
+    paths: Iterable[str],
+    catalog: Catalog,
+    *,
+    limits: Limits,
+    all_owners: bool = False,
+    loop: str | None = None,
+    input_format: str | None = None,
+    duplicates: dict[str, str] | None = None,
+) -> LiveCheckReport:
+    """Check the inputs at ``paths`` (already expanded) together, per worker.
+
+    Raises:
+        OSError: An input cannot be read; ``filename`` names it.
+        ValueError: ``input_format`` is not a registered format.
+    """
+    inputs = unique_inputs(paths)
+    skipped = dict(duplicates or {}) | inputs.duplicates
+    ordered = inputs.paths
+    checker = Checker(
+        catalog,
+        _source(ordered, len(ordered)),
+        all_owners=all_owners,
+        loop=loop,
+        limits=limits,
+        multi=True,
+    )
+    lines = 0
+    for path in ordered:
+        source = Source(path)
+        for item in read_source(source, limits, input_format):
+            checker.take(item)
+        lines += source.lines
+    checker.report.lines = lines
+    report = checker.finish()
+    report.source = _source(ordered, checker.worker_count())
+    report.skipped_inputs = sorted(skipped)
+    if skipped:
+        report.notices.append(_duplicates_notice(skipped))
+    return report
