@@ -12,7 +12,8 @@ prints the series as Prometheus sees them, then the JSONL path
 demo SERVE=1``) the endpoint then stays up until Ctrl-C (SIGINT) or SIGTERM, so
 a Prometheus server of your own can scrape it.
 
-Usage: ``python -m examples.demo [--steps N] [--port P] [--jsonl PATH] [--seed S] [--serve]``.
+Usage: ``python -m examples.demo [--steps N] [--port P] [--jsonl PATH] [--seed S] [--serve]
+[--otlp URL]`` (``--otlp`` also pushes every series to an OTLP/HTTP collector).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import tempfile
 import threading
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -99,25 +100,29 @@ def run(
     seed: int = 0,
     step_metrics: StepMetrics = grpo_owner.grpo_step_metrics,
     keep_serving: bool = False,
+    otlp_endpoint: str | None = None,
 ) -> DemoResult:
     """Run ``steps`` simulated GRPO steps, teed to a Prometheus endpoint on 127.0.0.1.
 
     ``port`` 0 picks a free port. With ``keep_serving`` the endpoint stays up
     after the run (for a Prometheus server to scrape); otherwise the provider
-    is shut down before returning.
+    is shut down before returning. ``otlp_endpoint`` (a full
+    ``http://host:port/v1/metrics`` URL) also pushes every series over OTLP/HTTP,
+    flushed when the provider shuts down.
 
     Raises:
         RuntimeError: The Prometheus endpoint could not be started (port taken).
     """
     _declare_rows()
-    provider = exporters.configure(
-        config=ExporterConfig(
-            exporters=("prometheus",),
-            prometheus_host="127.0.0.1",
-            prometheus_port=port,
-            prometheus_port_span=1,  # --port means that port, not a range from it
-        )
+    config = ExporterConfig(
+        exporters=("prometheus",),
+        prometheus_host="127.0.0.1",
+        prometheus_port=port,
+        prometheus_port_span=1,  # --port means that port, not a range from it
     )
+    if otlp_endpoint:
+        config = replace(config, exporters=("prometheus", "otlp"), otlp_endpoint=otlp_endpoint)
+    provider = exporters.configure(config=config)
     address = exporters.prometheus_address()
     if provider is None or address is None:
         msg = f"could not start the Prometheus endpoint on 127.0.0.1:{port} (see the warning)"
@@ -214,6 +219,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         action="store_true",
         help="after the run, keep the endpoint up until Ctrl-C (for your own Prometheus)",
     )
+    parser.add_argument(
+        "--otlp",
+        metavar="URL",
+        default=None,
+        help="also push over OTLP/HTTP to this metrics URL (http://127.0.0.1:4318/v1/metrics)",
+    )
     args = parser.parse_args(argv)
     stream = sys.stdout if out is None else out
     try:
@@ -223,7 +234,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 2
     try:
         result = run(
-            args.steps, jsonl_path=args.jsonl, port=port, seed=args.seed, keep_serving=args.serve
+            args.steps,
+            jsonl_path=args.jsonl,
+            port=port,
+            seed=args.seed,
+            keep_serving=args.serve,
+            otlp_endpoint=args.otlp,
         )
     except RuntimeError as exc:
         print(f"demo: {exc}; pass --port or set {ENV_PROMETHEUS_PORT}", file=sys.stderr)

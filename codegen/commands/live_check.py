@@ -2,13 +2,19 @@
 
 Several files or a glob (one file per worker) are checked together: presence
 over the whole run, values per worker (see :mod:`codegen.live_check.workers`).
+``--otlp HOST:PORT`` and ``--scrape URL`` check what a running job exports
+instead (see :mod:`codegen.live_check.live`).
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import signal
 import sys
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from ..commands import (
     add_format_argument,
@@ -21,9 +27,16 @@ from ..live_check import (
     LogInputError,
     check_file,
     check_paths,
+    check_records,
     check_stream,
     expand_paths,
 )
+from ..live_check.live import add_live_arguments, gather
+from ..live_check.telemetry import require_live_extra
+
+if TYPE_CHECKING:
+    from ..live_check.report import LiveCheckReport
+    from ..model import Catalog
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 
@@ -56,7 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
     parser.add_argument(
         "log",
-        nargs="+",
+        nargs="*",
         metavar="RUN.jsonl",
         help=(
             "JSONL written by the JsonlLogger; several files or a quoted glob "
@@ -92,7 +105,51 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "imported declares nothing)"
         ),
     )
+    add_live_arguments(parser)
     add_root_argument(parser)
+
+
+def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
+    """Receive and/or scrape until done (Ctrl-C ends an open-ended ``--otlp``), then judge."""
+    from metric_catalog.identity import promoted_names  # noqa: PLC0415 - stdlib only
+
+    promoted = (
+        promoted_names()
+        if args.promoted is None
+        else tuple(dict.fromkeys(n.strip() for n in args.promoted.split(",") if n.strip()))
+    )
+    stop = threading.Event()
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    def listening(url: str) -> None:
+        until = f"for {args.duration:g} s" if args.duration else "until Ctrl-C"
+        print(f"live-check: receiving OTLP on {url}/v1/metrics {until}", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        records = gather(
+            otlp=args.otlp,
+            urls=args.scrape or (),
+            interval=args.interval,
+            duration=args.duration,
+            stop=stop,
+            on_listening=listening,
+        )
+        sources = [f"otlp {args.otlp[0]}:{args.otlp[1]}"] if args.otlp else []
+        sources += args.scrape or []
+        return check_records(
+            records,
+            catalog,
+            source=", ".join(sources),
+            all_owners=args.all_owners,
+            loop=args.loop,
+            promoted=promoted,
+            multi=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +164,19 @@ def run(args: argparse.Namespace) -> int:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
     logs: list[str] = args.log
+    live = args.otlp is not None or bool(args.scrape)
+    if live == bool(logs):
+        print(
+            "error: give either log files (RUN.jsonl ...) or live telemetry (--otlp, --scrape)",
+            file=sys.stderr,
+        )
+        return 2
+    if not live and (args.interval or args.duration):
+        print("error: --interval and --duration apply to --otlp and --scrape", file=sys.stderr)
+        return 2
+    if args.interval and not args.duration:
+        print("error: --interval needs --duration (how long to keep scraping)", file=sys.stderr)
+        return 2
     if "-" in logs and len(logs) > 1:
         print("error: - (stdin) cannot be combined with files", file=sys.stderr)
         return 2
@@ -118,8 +188,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if live:
+        try:
+            require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))
+        except ModuleNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     try:
-        if logs == ["-"]:
+        if live:
+            report = _check_live(args, catalog)
+        elif logs == ["-"]:
             report = check_stream(
                 sys.stdin.buffer,
                 catalog,
@@ -137,6 +215,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
+        if live:
+            print(f"error: --otlp: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(
             f"error: cannot read {exc.filename or logs[0]}: {exc.strerror or exc}; pass the "
             "JSONL file(s) the run's JsonlLogger wrote",

@@ -157,6 +157,8 @@ def check_records(
     source: str = "<records>",
     all_owners: bool = False,
     loop: str | None = None,
+    promoted: tuple[str, ...] = (),
+    multi: bool = False,
 ) -> LiveCheckReport:
     """Judge ``records`` (from any ingester) against ``catalog``'s rows as one input.
 
@@ -164,8 +166,19 @@ def check_records(
     records name or their keys suggest. ``all_owners`` judges unlogged rows
     of owners that logged nothing too, instead of listing those owners as
     inactive. ``lines`` in the report is the last line a record came from.
+    ``promoted`` names the identity attributes every live point must carry;
+    ``multi`` positions findings by the record's source (many inputs, such
+    as live telemetry from several processes).
     """
-    checker = Checker(catalog, source, all_owners=all_owners, loop=loop, limits=current_limits())
+    checker = Checker(
+        catalog,
+        source,
+        all_owners=all_owners,
+        loop=loop,
+        limits=current_limits(),
+        promoted=promoted,
+        multi=multi,
+    )
     last = 0
     for item in records:
         checker.take(item)

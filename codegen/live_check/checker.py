@@ -20,6 +20,7 @@ from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import LoopJudge
 from .judges.presence import judge_presence
+from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
 from .matching import KeyMatcher
@@ -65,6 +66,7 @@ class Checker:
         loop: str | None = None,
         limits: Limits | None = None,
         multi: bool = False,
+        promoted: tuple[str, ...] = (),
     ) -> None:
         self.limits = limits or Limits()
         self.report = LiveCheckReport(source, limits=self.limits)
@@ -95,6 +97,8 @@ class Checker:
             self.report.rows.append(summary)
             teed.append(row)
         self.matcher = KeyMatcher(teed, self.limits.max_family_keys)
+        self.wire = WireJudge(catalog, promoted)
+        """Live points (OTLP, scrapes): their series, kind, unit, name and identity."""
         self.report.rows.sort(key=lambda s: s.row.name)
         self.findings: dict[Slot, Finding] = {}
         self.workers: dict[tuple[str, str | None], Worker] = {}
@@ -239,12 +243,35 @@ class Checker:
         """One point: its series must be declared, its value and attributes fit the row."""
         series = record.series or ""
         where = ("", series, record.path, record.line, record.step)
+        if record.transport is not None:
+            self.live_point(record, worker, where)
+            return
         found = self.series.get(series)
         if found is None:
             self.note("undeclared_series", where, None, "", worker)
             return
         row, summary = found
         self._check_attributes(worker, row, record.attributes, {}, where)
+        self._record_row(worker, summary, where, record.value, set())
+
+    def live_point(self, record: Record, worker: Worker, where: Where) -> None:
+        """A point of live telemetry: also judge how the wire describes its series."""
+        row = self.wire.resolve(record)
+        found = None if row is None else self.series.get(row.name)
+        if row is None or found is None:
+            self.note("undeclared_series", where, None, "", worker)
+            return
+        summary = found[1]
+        signature = self.loops.signature_keys
+        if signature and row.logger_key is not None:
+            # The series stands for its logged keys: they name the run's loop as in a log.
+            for prefix in row.prefixes:
+                if (prefix, row.logger_key) in signature:
+                    self.loops.seen_signature(prefix, row.logger_key)
+        problems, attributes = self.wire.judge(row, record)
+        for kind, example, attribute in problems:
+            self.note(kind, where, row.name, example, worker, detail=attribute)
+        self._check_attributes(worker, row, attributes, {}, where)
         self._record_row(worker, summary, where, record.value, set())
 
     def record(self, record: Record, worker: Worker) -> None:

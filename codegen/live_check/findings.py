@@ -115,6 +115,31 @@ KINDS: Final[dict[str, Kind]] = {
         "A point lacks one of its row's required attributes.",
         "{what} {example}",
     ),
+    "kind_mismatch": Kind(
+        Severity.WARNING,
+        "Live telemetry exports a series with another instrument kind than its row.",
+        "{what} {example} ({count} point(s), first in request/scrape {step})",
+    ),
+    "unit_mismatch": Kind(
+        Severity.WARNING,
+        "Live telemetry exports a series with another unit than its row.",
+        "{what} {example} ({count} point(s), first in request/scrape {step})",
+    ),
+    "prometheus_name": Kind(
+        Severity.WARNING,
+        "A scrape exposes a series under another name than the catalog's translation.",
+        "{what} {example} ({count} sample(s), first in scrape {step})",
+    ),
+    "overflow": Kind(
+        Severity.WARNING,
+        "Live telemetry carries a series' overflow point (past its cardinality budget).",
+        "{what} {example} ({count} point(s), first in request/scrape {step})",
+    ),
+    "missing_identity": Kind(
+        Severity.WARNING,
+        "A live point lacks a promoted identity attribute.",
+        "{what} {example} ({count} point(s), first in request/scrape {step})",
+    ),
 }
 """Finding kind -> its severity, summary and message template: the one table of them."""
 
@@ -132,6 +157,11 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "undeclared_series",
     "undeclared_attribute",
     "missing_attribute",
+    "kind_mismatch",
+    "unit_mismatch",
+    "prometheus_name",
+    "overflow",
+    "missing_identity",
 )
 """Every finding kind, as named on ``--fail-on``."""
 
@@ -149,7 +179,15 @@ CAPPED_KINDS: Final = frozenset(
 """Kinds whose distinct findings grow with the log's keys or names: tracked up to a cap."""
 
 PER_WORKER_KINDS: Final = frozenset(
-    {"non_scalar", "non_finite", "counter_decrease", "malformed", "attribute_budget"}
+    {
+        "non_scalar",
+        "non_finite",
+        "counter_decrease",
+        "malformed",
+        "attribute_budget",
+        "overflow",
+        "missing_identity",
+    }
 )
 """Finding kinds judged and reported per worker; every other kind is judged over the run.
 

@@ -21,6 +21,12 @@ class Record:
     carries its ``value``; ``metrics`` is then empty. ``path`` and ``line`` say
     where it was read (``line`` 1-based; 0 when the input has no lines);
     ``worker`` is the process that logged it when the input says so.
+
+    A point read from live telemetry (OTLP, a Prometheus scrape) also says how
+    the wire described its series: ``kind`` (``gauge``, ``counter``,
+    ``up_down_counter``, ``histogram``, ...), ``unit``, ``transport``
+    (``otlp`` or ``prometheus``) and, for a scrape, ``exposed_as`` (the metric
+    family name as exposed); a log's records leave them ``None``.
     """
 
     step: int
@@ -33,6 +39,10 @@ class Record:
     series: str | None = None
     value: object = None
     worker: str | None = None
+    kind: str | None = None
+    unit: str | None = None
+    transport: str | None = None
+    exposed_as: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ Adding an input format:
 1. write ``codegen/live_check/ingest/<format>.py`` with ``detect`` and
    ``read`` functions (see :mod:`.jsonl`), yielding records with their
    source positions;
-2. add it to :data:`_BUILTIN` below (before ``jsonl``, which accepts anything).
+2. add it to :data:`_BUILTIN` below (after ``jsonl``, which accepts anything and
+   so is tried last).
 
 Nothing else changes: the judges, the report and the CLI's
 ``--input-format`` choices read the registry.
@@ -29,7 +30,7 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Malformed, Record, Source
-from . import jsonl
+from . import jsonl, otlp, prometheus
 
 __all__ = [
     "HEAD_BYTES",
@@ -67,12 +68,26 @@ def register(ingester: Ingester) -> None:
     INGESTERS.update(items)
 
 
+# Registered in this order, so detection tries them in reverse: jsonl (which accepts
+# anything) last.
 _BUILTIN: Final = (
     Ingester(
         jsonl.INGESTER_NAME,
         "this project's JSONL (JsonlLogger): log_metrics lines and point lines",
         jsonl.detect,
         jsonl.read,
+    ),
+    Ingester(
+        otlp.INGESTER_NAME,
+        "OTLP JSON lines (the OpenTelemetry Collector's file exporter)",
+        otlp.detect,
+        otlp.read,
+    ),
+    Ingester(
+        prometheus.INGESTER_NAME,
+        "a Prometheus text exposition saved to a file (curl .../metrics > scrape.prom)",
+        prometheus.detect,
+        prometheus.read,
     ),
 )
 for _ingester in _BUILTIN:

@@ -25,19 +25,26 @@ import gzip
 import threading
 import urllib.request
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
+from .records import Record
+
 __all__ = [
+    "IDENTITY_LABEL",
+    "LIVE_EXTRA_HINT",
     "MAX_BODY_BYTES",
     "MAX_SCRAPE_BYTES",
     "OtlpReceiver",
     "ScrapeError",
     "TelemetryPoint",
     "decode_otlp",
+    "decode_request_body",
     "parse_exposition",
+    "records_from_points",
+    "require_live_extra",
     "scrape",
 ]
 
@@ -45,6 +52,33 @@ MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 """Largest OTLP request body accepted (after gzip); larger ones get HTTP 413."""
 MAX_SCRAPE_BYTES: Final = 64 * 1024 * 1024
 """Largest scrape read; the rest is left unread and the scrape is reported as cut off."""
+
+
+LIVE_EXTRA_HINT: Final = "pip install 'metric-catalog[live]'"
+"""How to install what the live inputs decode with (opentelemetry-proto, prometheus-client)."""
+
+
+def require_live_extra(*, otlp: bool, prometheus: bool) -> None:
+    """Import what the chosen live inputs need, so a missing extra fails before listening.
+
+    Raises:
+        ModuleNotFoundError: the ``live`` extra is not installed; the message
+            says what to install.
+    """
+    modules = []
+    if otlp:
+        modules += [
+            "google.protobuf",
+            "opentelemetry.proto.collector.metrics.v1.metrics_service_pb2",
+        ]
+    if prometheus:
+        modules.append("prometheus_client.parser")
+    for module in modules:
+        try:
+            __import__(module)
+        except ModuleNotFoundError as exc:
+            msg = f"live telemetry needs {exc.name}, which is not installed: {LIVE_EXTRA_HINT}"
+            raise ModuleNotFoundError(msg, name=exc.name) from exc
 
 
 class ScrapeError(OSError):
@@ -166,6 +200,15 @@ def decode_otlp(request: Any, source: str = "") -> Iterator[TelemetryPoint]:
                         )
 
 
+def decode_request_body(body: bytes, content_type: str, source: str = "") -> list[TelemetryPoint]:
+    """The points of one OTLP request body (protobuf, or JSON when ``content_type`` says so).
+
+    Raises:
+        ValueError: the body is not an ``ExportMetricsServiceRequest``.
+    """
+    return list(decode_otlp(_decode_body(body, content_type), source))
+
+
 def _decode_body(body: bytes, content_type: str) -> Any:
     """The request body as an ``ExportMetricsServiceRequest``; ``ValueError`` when it is not one."""
     from google.protobuf import json_format  # noqa: PLC0415 - the live extra, loaded on use
@@ -250,7 +293,7 @@ class OtlpReceiver(ThreadingHTTPServer):
         """Bind ``address`` (port 0 picks a free one); raises :class:`OSError` when taken."""
         super().__init__(address, _Handler)
         self._lock = threading.Lock()
-        self._points: list[TelemetryPoint] = []
+        self._batches: list[tuple[int, list[TelemetryPoint]]] = []
         self._thread: threading.Thread | None = None
         self.requests = 0
         """Requests accepted so far."""
@@ -271,7 +314,7 @@ class OtlpReceiver(ThreadingHTTPServer):
         with self._lock:
             self.requests += 1
             source = f"POST /v1/metrics #{self.requests}"
-            self._points.extend(decode_otlp(request, source))
+            self._batches.append((self.requests, list(decode_otlp(request, source))))
 
     def note_rejected(self, why: str) -> None:
         """Remember why a request was refused."""
@@ -279,11 +322,15 @@ class OtlpReceiver(ThreadingHTTPServer):
             if len(self.rejected) < 100:
                 self.rejected.append(why)
 
-    def drain(self) -> list[TelemetryPoint]:
-        """The points received since the last drain."""
+    def drain_requests(self) -> list[tuple[int, list[TelemetryPoint]]]:
+        """``(request number, points)`` of each request received since the last drain."""
         with self._lock:
-            points, self._points = self._points, []
-        return points
+            batches, self._batches = self._batches, []
+        return batches
+
+    def drain(self) -> list[TelemetryPoint]:
+        """The points received since the last drain, in arrival order."""
+        return [point for _, points in self.drain_requests() for point in points]
 
     def __enter__(self) -> OtlpReceiver:
         self._thread = threading.Thread(target=self.serve_forever, name="otlp-receiver")
@@ -387,3 +434,49 @@ def scrape(url: str, *, timeout: float = 10.0) -> str:
         msg = f"cannot scrape {url}: the exposition is over {MAX_SCRAPE_BYTES} bytes"
         raise ScrapeError(msg)
     return body.decode("utf-8", errors="replace")
+
+
+IDENTITY_LABEL: Final = ("rank", "service.instance.id", "service.name")
+"""Resource attributes that name an OTLP exporter's process (the first present wins)."""
+
+
+def _worker(point: TelemetryPoint) -> str | None:
+    """Which process exported the point: its rank, else its instance id or service."""
+    if point.transport == "prometheus":
+        return point.source or None
+    for name in IDENTITY_LABEL:
+        value = point.resource.get(name)
+        if value is not None and value != "":
+            return f"rank{value}" if name == "rank" else str(value)
+    return None
+
+
+def records_from_points(
+    points: Iterable[TelemetryPoint], sequence: int, *, path: str | None = None
+) -> Iterator[Record]:
+    """Live points as live-check records: ``sequence`` (the request or scrape number) is the step.
+
+    A point's ``path`` is ``path`` when given (a file), else its source
+    (``POST /v1/metrics #3``, the scrape URL), and its ``line`` the sequence
+    number, so findings name where they arrived.
+    The ``target_info`` family of a scrape (the resource) is not a series and
+    is skipped.
+    """
+    for point in points:
+        if point.transport == "prometheus" and point.name == "target_info":
+            continue
+        yield Record(
+            step=sequence,
+            prefix="",
+            metrics={},
+            path=path or point.source or point.transport,
+            line=sequence,
+            attributes=point.attributes,
+            series=point.name,
+            value=point.value,
+            worker=_worker(point),
+            kind=point.kind,
+            unit=point.unit if point.transport == "otlp" else None,
+            transport=point.transport,
+            exposed_as=point.name if point.transport == "prometheus" else None,
+        )
