@@ -29,7 +29,7 @@ from ..live_check import (
     check_paths,
     check_records,
     check_stream,
-    expand_paths,
+    expand_inputs,
 )
 from ..live_check.live import add_live_arguments, gather
 from ..live_check.telemetry import require_live_extra
@@ -153,7 +153,11 @@ def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report; 1 when a ``--fail-on`` kind occurred, 2 on bad arguments or input."""
+    """Print the report; 1 when a ``--fail-on`` kind occurred, 2 on bad arguments or input.
+
+    An input abandoned part-way (an endless line, too many overlong lines) is
+    bad input: the report is printed, then one error line per such input.
+    """
     try:
         fail_on = parse_fail_on(args.fail_on)
     except argparse.ArgumentTypeError as exc:
@@ -208,8 +212,13 @@ def run(args: argparse.Namespace) -> int:
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
             report = check_file(logs[0], catalog, all_owners=args.all_owners, loop=args.loop)
         else:
+            inputs = expand_inputs(logs)
             report = check_paths(
-                expand_paths(logs), catalog, all_owners=args.all_owners, loop=args.loop
+                inputs.paths,
+                catalog,
+                all_owners=args.all_owners,
+                loop=args.loop,
+                duplicates=inputs.duplicates,
             )
     except LogInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -225,4 +234,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     print(report.to_json(fail_on) if args.format == "json" else report.to_text(fail_on))
+    for abandoned in report.abandoned:
+        print(f"error: {abandoned}", file=sys.stderr)
+    if report.abandoned:
+        return 2
     return 1 if report.failed(fail_on) else 0

@@ -1,0 +1,1 @@
+"""Hostile inputs and faults: each test fails without the fix it guards (issue 18)."""
