@@ -24,8 +24,9 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## Create .venv and install the package with its dev and otel extras.
 
-generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages and dashboards.
+generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages and dashboards, and the diagnostics reference page.
 	$(PY) -m codegen generate
+	$(PY) -m codegen.codes --write
 
 check: $(STAMP) ## Validate and lint the catalog, prove generated files are current, diff against a baseline.
 	@$(PY) -m codegen lint

@@ -233,8 +233,8 @@ RULES: Final[dict[str, Rule]] = dict(
         _rule(
             "STABILITY_LOWERED",
             Severity.WARNING,
-            "stability went down (below stable); consumers who relied on beta or alpha "
-            "lose that promise",
+            "stability went down (below stable); tell the consumers who relied on beta or "
+            "alpha that they lose that promise",
         ),
     ]
 )

@@ -1,58 +1,143 @@
-"""Style and naming lints over loaded rows, separate from schema errors.
+"""Style and naming lints over the loaded catalog, separate from schema errors.
 
-Each rule is a small pure function of one :class:`~codegen.model.MetricRow`
-that yields messages (what is wrong, then the fix), registered in :data:`RULES`
-under a stable SCREAMING name with a severity and the field it points at. The
-rules follow the OpenTelemetry semantic conventions, Prometheus ``promlint``
-and Glean's ``glinter`` (see ``anchors-weaver-k8s-prometheus.md``).
+Every lint has one shape whatever it looks at (glean_parser's ``lint.py`` is
+the model): a :class:`Rule` with a stable SCREAMING code, a severity, a
+:class:`Scope` saying what its check receives (one row, one attribute, one
+catalog file or the whole catalog), the field it reports at, and the check, a
+small pure function that yields findings. Every rule is registered in one
+table, :data:`LINTS`, by the :func:`rule` decorator; :data:`RULES` is its
+row-scope part. A check's docstring says what the rule asks (first line) and
+how to fix a finding (its ``Fix:`` line); the diagnostics reference page
+(:mod:`codegen.codes`) shows both.
 
-A row silences a rule with ``no_lint: [RULE]``. A silenced rule that would not
-have fired is reported as ``UNUSED_NO_LINT`` and a name that is no rule as
-``UNKNOWN_LINT``, both warnings, so suppressions never go stale.
+A finding is about one row or one attribute, its *target*, which silences the
+rule with ``no_lint: [RULE]``. A row or attribute check yields message strings
+about the object it was given; a file or catalog check yields :class:`Nit`
+objects naming their target. :func:`lint_catalog` runs every rule and then
+judges every ``no_lint`` entry once: a silenced rule that did not fire is
+``UNUSED_NO_LINT``, a name that is no rule for that kind of object
+``UNKNOWN_LINT`` (both warnings, so suppressions never go stale).
+
+Adding a lint, of any scope, is one decorated function in this module (and a
+case in ``tests/test_lints.py``). The rules follow the OpenTelemetry semantic
+conventions, Prometheus ``promlint`` and glean_parser's ``glinter``.
 """
 
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from .attribute_lints import lint_attributes
-from .diagnostics import Diagnostic, Severity
-from .model import Catalog, MetricRow
+from .diagnostics import Diagnostic, Position, Severity
+from .model import Attribute, Catalog, MetricRow
 
 __all__ = [
+    "LINTS",
     "META_RULES",
     "RULES",
+    "Nit",
     "Rule",
+    "Scope",
+    "Target",
+    "lint_attribute",
     "lint_catalog",
     "lint_row",
     "rule",
 ]
 
-Check = Callable[[MetricRow], Iterator[str]]
+
+class Scope(enum.Enum):
+    """What a rule's check receives."""
+
+    ROW = "row"
+    """One row (:class:`~codegen.model.MetricRow`); findings are about that row."""
+    ATTRIBUTE = "attribute"
+    """One declared attribute (:class:`~codegen.model.Attribute`); findings are about it."""
+    FILE = "file"
+    """One catalog file (:class:`~codegen.model.CatalogFile`); findings are :class:`Nit` s."""
+    CATALOG = "catalog"
+    """The whole catalog (:class:`~codegen.model.Catalog`); findings are :class:`Nit` s."""
+
+
+Target = MetricRow | Attribute
+"""What a finding is about: the object whose ``no_lint`` silences it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nit:
+    """One finding of a file or catalog rule: its target, the message, where it points.
+
+    ``field`` names the target's field to point at (default: the rule's);
+    ``position`` overrides it (an enum value, a list item).
+    """
+
+    target: Target
+    message: str
+    field: str | None = None
+    position: Position | None = None
+
+
+Check = Callable[[Any], Iterator["str | Nit"]]
+"""A rule's check: the scope's object in, findings out (strings for rows and attributes)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A lint: stable code, severity, the field it reports at, and its check."""
+    """A lint: stable code, severity, what it looks at, the field it reports at, its check."""
 
     code: str
     severity: Severity
     field: str
     check: Check
+    scope: Scope = Scope.ROW
+    targets: type[MetricRow] | type[Attribute] = MetricRow
+    """The kind of object its findings are about (and whose ``no_lint`` may name it)."""
 
     @property
     def summary(self) -> str:
-        """First line of the check's docstring."""
+        """What the rule asks: the first line of the check's docstring."""
         return (self.check.__doc__ or "").strip().splitlines()[0]
 
+    @property
+    def fix(self) -> str:
+        """How to fix a finding: the ``Fix:`` paragraph of the check's docstring."""
+        doc = " ".join((self.check.__doc__ or "").split())
+        return doc.split("Fix: ", 1)[1] if "Fix: " in doc else ""
 
-RULES: dict[str, Rule] = {}
-"""Every lint rule by code, in registration order."""
+
+LINTS: dict[str, Rule] = {}
+"""Every lint rule of every scope by code, in registration order."""
+
+
+class _ScopeView(Mapping[str, Rule]):
+    """The rules of :data:`LINTS` of one scope, live (rules register at import)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+
+    def _codes(self) -> list[str]:
+        return [code for code, lint in LINTS.items() if lint.scope is self._scope]
+
+    def __getitem__(self, code: str) -> Rule:
+        lint = LINTS[code]
+        if lint.scope is not self._scope:
+            raise KeyError(code)
+        return lint
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._codes())
+
+    def __len__(self) -> int:
+        return len(self._codes())
+
+
+RULES: Final[Mapping[str, Rule]] = _ScopeView(Scope.ROW)
+"""The row-scope rules of :data:`LINTS` by code, in registration order."""
 
 META_RULES: Final[dict[str, Severity]] = {
     "UNUSED_NO_LINT": Severity.WARNING,
@@ -60,15 +145,40 @@ META_RULES: Final[dict[str, Severity]] = {
 }
 """Codes about ``no_lint`` itself; they cannot be silenced."""
 
+_TARGET_OF: Final = {
+    Scope.ROW: MetricRow,
+    Scope.ATTRIBUTE: Attribute,
+}
 
-def rule(code: str, severity: Severity, field: str) -> Callable[[Check], Check]:
-    """Register a check in :data:`RULES` under ``code``."""
+
+def rule(
+    code: str,
+    severity: Severity,
+    field: str,
+    *,
+    scope: Scope = Scope.ROW,
+    targets: type[MetricRow] | type[Attribute] | None = None,
+) -> Callable[[Check], Check]:
+    """Register a check in :data:`LINTS` under ``code``.
+
+    ``targets`` is the kind of object a file or catalog rule's findings are
+    about; a row or attribute rule's findings are about the object it gets.
+
+    Raises:
+        ValueError: ``code`` is registered already, or a file or catalog rule
+            does not say what its findings are about.
+    """
+    if targets is None:
+        if scope not in _TARGET_OF:
+            msg = f"lint rule {code!r} of scope {scope.value} must say what it targets"
+            raise ValueError(msg)
+        targets = _TARGET_OF[scope]
 
     def register(check: Check) -> Check:
-        if code in RULES or code in META_RULES:
+        if code in LINTS or code in META_RULES:
             msg = f"lint rule {code!r} is registered twice"
             raise ValueError(msg)
-        RULES[code] = Rule(code, severity, field, check)
+        LINTS[code] = Rule(code, severity, field, check, scope, targets)
         return check
 
     return register
@@ -153,7 +263,10 @@ def _unit_terms(unit: str) -> tuple[str, ...]:
 
 @rule("NAME_SYNTAX", Severity.ERROR, "name")
 def name_syntax(row: MetricRow) -> Iterator[str]:
-    """Series names are ``rl.`` then lowercase dot-separated snake_case components."""
+    """Series names are ``rl.`` then lowercase dot-separated snake_case components.
+
+    Fix: Write the name as the message suggests (``rl.policy_entropy``).
+    """
     name = row.name
     components = name.removeprefix("rl.").split(".")
     ugly = [c for c in components if c.startswith("_") or c.endswith("_") or "__" in c]
@@ -166,7 +279,10 @@ def name_syntax(row: MetricRow) -> Iterator[str]:
 
 @rule("LOGGER_KEY_REPEATS_PREFIX", Severity.WARNING, "logger_key")
 def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
-    """The logger key does not start with its own prefix (``train/x`` under ``train``)."""
+    """The logger key does not start with its own prefix (``train/x`` under ``train``).
+
+    Fix: Write the key as the code passes it to ``log_metrics``, without the prefix.
+    """
     key = row.logger_key
     if not key or "/" not in key:
         return
@@ -190,7 +306,11 @@ def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")
 def unit_not_ucum(row: MetricRow) -> Iterator[str]:
-    """Units are unprefixed UCUM (``s``, ``By``, ``1``, ``%``, ``{thing}``, quotients) or ``""``."""
+    """Units are unprefixed UCUM (``s``, ``By``, ``1``, ``%``, ``{thing}``, quotients) or ``""``.
+
+    Fix: Use the unit the message names (``s``, ``By``, ``1``, ``{token}``) and convert
+    the values to it.
+    """
     for term in _unit_terms(row.unit):
         if term in ("1", "%") or term in _BASE_UNITS or _ANNOTATION_RE.match(term):
             continue
@@ -210,7 +330,10 @@ def unit_not_ucum(row: MetricRow) -> Iterator[str]:
 
 @rule("UNIT_ANNOTATION_PLURAL", Severity.WARNING, "unit")
 def unit_annotation_plural(row: MetricRow) -> Iterator[str]:
-    """Count annotations are singular: ``{token}``, not ``{tokens}``."""
+    """Count annotations are singular: ``{token}``, not ``{tokens}``.
+
+    Fix: Write the annotation singular: ``{token}``.
+    """
     for term in _unit_terms(row.unit):
         match = _ANNOTATION_RE.match(term)
         word = match.group(1) if match else ""
@@ -221,7 +344,10 @@ def unit_annotation_plural(row: MetricRow) -> Iterator[str]:
 
 @rule("UNIT_IN_NAME", Severity.ERROR, "name")
 def unit_in_name(row: MetricRow) -> Iterator[str]:
-    """The name does not spell a unit (``_ms``, ``_seconds``, ``_bytes``); ``unit`` does."""
+    """The name does not spell a unit (``_ms``, ``_seconds``, ``_bytes``); ``unit`` does.
+
+    Fix: Drop the unit word from the name; ``unit`` carries it.
+    """
     tokens = _tokens(row.name)
     for index, token in enumerate(tokens):
         # "second" is also an ordinal (rl.second_stage.loss): a unit only last or after "per".
@@ -238,7 +364,10 @@ def unit_in_name(row: MetricRow) -> Iterator[str]:
 
 @rule("COUNTER_SUFFIX", Severity.ERROR, "name")
 def counter_suffix(row: MetricRow) -> Iterator[str]:
-    """Counter names do not end in ``total`` or ``count``; the exporter appends ``_total``."""
+    """Counter names do not end in ``total`` or ``count``; the exporter appends ``_total``.
+
+    Fix: Drop ``total``/``count`` from the counter's name; the exporter appends ``_total``.
+    """
     last = _last_tokens(row.name)
     if row.kind == "counter" and last and last[-1] in ("total", "count"):
         stem = re.sub(r"[._](total|count)$", "", row.name)
@@ -250,7 +379,10 @@ def counter_suffix(row: MetricRow) -> Iterator[str]:
 
 @rule("RESERVED_SUFFIX", Severity.WARNING, "name")
 def reserved_suffix(row: MetricRow) -> Iterator[str]:
-    """Only counters end in ``_total`` and only histograms in ``_bucket/_count/_sum``."""
+    """Only counters end in ``_total`` and only histograms in ``_bucket/_count/_sum``.
+
+    Fix: Rename the series, e.g. ending in ``.active``, ``.size`` or ``.value``.
+    """
     last = _last_tokens(row.name)
     if row.kind != "counter" and last and last[-1] in _PROMETHEUS_SUFFIXES:
         owner = "counters" if last[-1] == "total" else "histogram series"
@@ -262,7 +394,10 @@ def reserved_suffix(row: MetricRow) -> Iterator[str]:
 
 @rule("TYPE_IN_NAME", Severity.ERROR, "name")
 def type_in_name(row: MetricRow) -> Iterator[str]:
-    """The name does not repeat an instrument type (counter, gauge, histogram, summary)."""
+    """The name does not repeat an instrument type (counter, gauge, histogram, summary).
+
+    Fix: Drop the type word from the name; ``kind`` says it.
+    """
     for token in _tokens(row.name):
         if token in _TYPE_WORDS:
             yield (
@@ -274,29 +409,43 @@ def type_in_name(row: MetricRow) -> Iterator[str]:
 
 @rule("DESCRIPTION_MISSING", Severity.ERROR, "description")
 def description_missing(row: MetricRow) -> Iterator[str]:
-    """Every row says what its value means."""
+    """Every row says what its value means.
+
+    Fix: Say in one sentence what the value measures.
+    """
     if not row.description.strip():
         yield "description is empty; say in one sentence what the value measures."
 
 
-@rule("DESCRIPTION_FORMAT", Severity.WARNING, "description")
-def description_format(row: MetricRow) -> Iterator[str]:
-    """Descriptions are sentences: they start upper-case and end with a period."""
-    text = row.description.strip()
-    if not text:
-        return
+def _sentence_problems(text: str, *, show: bool = False) -> list[str]:
+    """What keeps a non-empty ``text`` from reading as a sentence (a capital, a period)."""
     problems = []
     if text[0].islower():
-        problems.append(f"start it with a capital ({text[0].upper() + text[1:20]!r}...)")
+        shown = f" ({text[0].upper() + text[1:20]!r}...)" if show else ""
+        problems.append(f"start it with a capital{shown}")
     if not text.endswith("."):
         problems.append("end it with a period")
+    return problems
+
+
+@rule("DESCRIPTION_FORMAT", Severity.WARNING, "description")
+def description_format(row: MetricRow) -> Iterator[str]:
+    """Descriptions are sentences: they start upper-case and end with a period.
+
+    Fix: Start the description with a capital letter and end it with a period.
+    """
+    text = row.description.strip()
+    problems = _sentence_problems(text, show=True) if text else []
     if problems:
         yield f"description is not a sentence; {' and '.join(problems)}."
 
 
 @rule("DESCRIPTION_REPEATS_NAME", Severity.WARNING, "description")
 def description_repeats_name(row: MetricRow) -> Iterator[str]:
-    """The description tells more than the name does."""
+    """The description tells more than the name does.
+
+    Fix: Say what is measured, over what, and when it is recorded.
+    """
     words = set(_WORD_FIND(row.description.lower())) - _FILLER
     if words and words <= set(_tokens(row.name)):
         yield (
@@ -307,7 +456,10 @@ def description_repeats_name(row: MetricRow) -> Iterator[str]:
 
 @rule("DURATION_UNIT", Severity.ERROR, "unit")
 def duration_unit(row: MetricRow) -> Iterator[str]:
-    """Durations (``.duration``, ``.latency``, histograms of ``time``) are in ``s``."""
+    """Durations (``.duration``, ``.latency``, histograms of ``time``) are in ``s``.
+
+    Fix: Use unit ``s`` and record seconds.
+    """
     last = _last_tokens(row.name)
     word = last[-1] if last else ""
     is_duration = word in _DURATION_WORDS or (
@@ -322,7 +474,10 @@ def duration_unit(row: MetricRow) -> Iterator[str]:
 
 @rule("RATIO_UNIT", Severity.WARNING, "unit")
 def ratio_unit(row: MetricRow) -> Iterator[str]:
-    """Ratios and utilizations are dimensionless: unit ``1``."""
+    """Ratios and utilizations are dimensionless: unit ``1``.
+
+    Fix: Use unit ``"1"`` and record a fraction between 0 and 1.
+    """
     last = _last_tokens(row.name)
     if last and last[-1] in _RATIO_WORDS and row.unit != "1":
         yield (
@@ -331,50 +486,205 @@ def ratio_unit(row: MetricRow) -> Iterator[str]:
         )
 
 
-def lint_row(row: MetricRow) -> list[Diagnostic]:
-    """Every lint finding for one row, honouring and checking its ``no_lint``."""
-    found: list[Diagnostic] = []
-    fired: set[str] = set()
-    for code, lint in RULES.items():
-        messages = list(lint.check(row))
-        if not messages:
-            continue
-        fired.add(code)
-        if code in row.no_lint:
-            continue
-        found.extend(
-            Diagnostic(code, lint.severity, message, row.where(lint.field)) for message in messages
+# --- rules about one declared attribute ------------------------------------------------------
+#
+# Attribute names follow the OpenTelemetry semantic-convention syntax, must not
+# take a label Prometheus reserves or the SDK's ``otel.`` namespace, and every
+# attribute and enum value says what it means in a sentence.
+
+_ATTRIBUTE_NAME_RE: Final = re.compile(r"^[a-z][a-z0-9]*([._][a-z0-9]+)*$")
+_RESERVED_LABELS: Final = frozenset({"le", "quantile", "job", "instance"})
+
+
+@rule("ATTRIBUTE_NAME_SYNTAX", Severity.ERROR, "name", scope=Scope.ATTRIBUTE)
+def attribute_name_syntax(attribute: Attribute) -> Iterator[str]:
+    """Attribute names are lowercase dot-separated snake_case, no doubled separators.
+
+    Fix: Write the name as the message suggests (``rl.setup.phase``).
+    """
+    if not _ATTRIBUTE_NAME_RE.match(attribute.name):
+        fixed = re.sub(r"[._]{2,}", "_", attribute.name).strip("._")
+        yield (
+            f"attribute name {attribute.name!r} is not lowercase dot-separated snake_case "
+            f"(no doubled, leading or trailing '_' or '.'); write it as {fixed!r}."
         )
-    for index, code in enumerate(row.no_lint):
-        where = row.positions.get(f"no_lint[{index}]", row.where("no_lint"))
-        if code not in RULES:
-            close = difflib.get_close_matches(code, list(RULES), n=1, cutoff=0.6)
-            fix = f"did you mean {close[0]!r}?" if close else "remove it."
-            found.append(
-                Diagnostic(
-                    "UNKNOWN_LINT",
-                    META_RULES["UNKNOWN_LINT"],
-                    f"no_lint names {code!r}, which is not a lint rule; {fix}",
-                    where,
-                )
+
+
+@rule("ATTRIBUTE_RESERVED", Severity.ERROR, "name", scope=Scope.ATTRIBUTE)
+def attribute_reserved(attribute: Attribute) -> Iterator[str]:
+    """Names Prometheus or the SDK own: ``le``, ``quantile``, ``job``, ``instance``, ``otel.*``.
+
+    Fix: Namespace the attribute, e.g. ``rl.instance``.
+    """
+    if attribute.label in _RESERVED_LABELS or attribute.name.startswith("otel."):
+        yield (
+            f"attribute {attribute.name!r} takes a name Prometheus or the OpenTelemetry SDK "
+            "reserves; namespace it (e.g. 'rl." + attribute.name.removeprefix("otel.") + "')."
+        )
+
+
+def _sentence(text: str) -> str | None:
+    """Why ``text`` is not a one-sentence description, or ``None``."""
+    text = text.strip()
+    if not text:
+        return "it is empty; say in one sentence what it means"
+    return " and ".join(_sentence_problems(text)) or None
+
+
+@rule("ATTRIBUTE_DESCRIPTION_FORMAT", Severity.WARNING, "description", scope=Scope.ATTRIBUTE)
+def attribute_description_format(attribute: Attribute) -> Iterator[str | Nit]:
+    """Attribute and enum-value descriptions are sentences (capital, period).
+
+    Fix: Start the description with a capital letter and end it with a period.
+    """
+    problem = _sentence(attribute.description)
+    if problem:
+        yield f"description of attribute {attribute.name!r} is not a sentence; {problem}."
+    for value in attribute.values:
+        problem = _sentence(value.description)
+        if problem:
+            yield Nit(
+                attribute,
+                f"description of value {value.value!r} of attribute {attribute.name!r} is "
+                f"not a sentence; {problem}.",
+                position=value.position,
             )
-        elif code not in fired:
-            found.append(
-                Diagnostic(
-                    "UNUSED_NO_LINT",
-                    META_RULES["UNUSED_NO_LINT"],
-                    f"no_lint silences {code!r}, but {row.name!r} does not trigger it; "
-                    "remove the entry.",
-                    where,
-                )
-            )
+
+
+# --- rules about the whole catalog --------------------------------------------------------
+
+
+_SEPARATORS: Final = re.compile(r"[._\-]+")
+
+
+def _similarity_key(name: str) -> str:
+    """A name without case, separators or plural ``s``: ``rl.Rewards_Mean`` -> ``rlrewardmean``."""
+    words = _SEPARATORS.split(name.lower())
+    return "".join(
+        word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+        for word in words
+    )
+
+
+def _clash(one: MetricRow, other: MetricRow) -> bool:
+    """Whether two rows' names already clash as an error (see :mod:`codegen.crossfile`)."""
+    return (
+        one.name.lower() == other.name.lower()
+        or one.registry_key == other.registry_key
+        or one.constant_name == other.constant_name
+    )
+
+
+@rule("NAME_TOO_SIMILAR", Severity.WARNING, "name", scope=Scope.CATALOG, targets=MetricRow)
+def name_too_similar(catalog: Catalog) -> Iterator[Nit]:
+    """Series names differ by more than case, separators or a plural ``s``.
+
+    Fix: Rename one of the two series so the difference is in a word, or add
+    ``no_lint: [NAME_TOO_SIMILAR]`` to the later row when both names are meant.
+    """
+    first: dict[str, MetricRow] = {}
+    for _file, row in catalog.rows():
+        key = _similarity_key(row.name)
+        earlier = first.setdefault(key, row)
+        # Names equal but for case, or for '.' against '_', are errors already
+        # (DUPLICATE_NAME, DUPLICATE_REGISTRY_KEY, DUPLICATE_CONSTANT).
+        if earlier is row or _clash(earlier, row):
+            continue
+        yield Nit(
+            row,
+            f"series name {row.name!r} differs from {earlier.name!r} (at "
+            f"{earlier.where('name')}) only in separators, a plural 's' or case, so the two "
+            "are easy to mix up in queries; rename one, or add 'no_lint: [NAME_TOO_SIMILAR]' "
+            "if both are meant.",
+        )
+
+
+# --- running the rules and judging no_lint, once for every scope ---------------------------
+
+
+def _subjects(scope: Scope, catalog: Catalog) -> Iterable[object]:
+    """The objects a rule of ``scope`` is run on."""
+    match scope:
+        case Scope.ROW:
+            return (row for _file, row in catalog.rows())
+        case Scope.ATTRIBUTE:
+            return (attribute for file in catalog.files for attribute in file.attributes)
+        case Scope.FILE:
+            return catalog.files
+        case Scope.CATALOG:
+            return (catalog,)
+
+
+def _run(lint: Rule, subject: object) -> Iterator[tuple[Target, str, Position]]:
+    """``(target, message, position)`` of each finding of ``lint`` on ``subject``."""
+    for found in lint.check(subject):
+        if isinstance(found, str):
+            if not isinstance(subject, MetricRow | Attribute):
+                msg = f"lint rule {lint.code!r} must yield Nit findings, not strings"
+                raise TypeError(msg)
+            yield subject, found, subject.where(lint.field)
+        else:
+            where = found.position or found.target.where(found.field or lint.field)
+            yield found.target, found.message, where
+
+
+def _lint(
+    rules: Iterable[Rule], subjects: Callable[[Scope], Iterable[object]], targets: Iterable[Target]
+) -> list[Diagnostic]:
+    """Run ``rules`` on their subjects, honour each target's ``no_lint``, then judge it."""
+    found: list[Diagnostic] = []
+    ran: set[str] = set()
+    fired: dict[int, set[str]] = {}
+    for lint in rules:
+        ran.add(lint.code)
+        for subject in subjects(lint.scope):
+            for target, message, where in _run(lint, subject):
+                fired.setdefault(id(target), set()).add(lint.code)
+                if lint.code not in target.no_lint:
+                    found.append(Diagnostic(lint.code, lint.severity, message, where))
+    for target in targets:
+        found.extend(_judge_no_lint(target, fired.get(id(target), set()), ran))
     return found
+
+
+def _judge_no_lint(target: Target, fired: set[str], ran: set[str]) -> Iterator[Diagnostic]:
+    """``UNKNOWN_LINT`` and ``UNUSED_NO_LINT`` for the ``no_lint`` entries of ``target``."""
+    kind = type(target)
+    what = "attribute" if kind is Attribute else "series"
+    known = [code for code, lint in LINTS.items() if lint.targets is kind]
+    for index, code in enumerate(target.no_lint):
+        where = target.positions.get(f"no_lint[{index}]", target.where("no_lint"))
+        if code not in known:
+            close = difflib.get_close_matches(code, known, n=1, cutoff=0.6)
+            fix = f"did you mean {close[0]!r}?" if close else "remove it."
+            rules_of = "an attribute lint rule" if kind is Attribute else "a lint rule"
+            message = f"no_lint names {code!r}, which is not {rules_of}; {fix}"
+            yield Diagnostic("UNKNOWN_LINT", META_RULES["UNKNOWN_LINT"], message, where)
+        elif code in ran and code not in fired:
+            message = (
+                f"no_lint silences {code!r}, but {what} {target.name!r} does not trigger it; "
+                "remove the entry."
+            )
+            yield Diagnostic("UNUSED_NO_LINT", META_RULES["UNUSED_NO_LINT"], message, where)
+
+
+def lint_row(row: MetricRow) -> list[Diagnostic]:
+    """The row-scope findings for one row, honouring and checking its ``no_lint``.
+
+    Entries naming a catalog-scope rule are left to :func:`lint_catalog`, which
+    knows whether that rule fired.
+    """
+    return _lint(RULES.values(), lambda _scope: (row,), (row,))
+
+
+def lint_attribute(attribute: Attribute) -> list[Diagnostic]:
+    """The attribute-scope findings for one attribute, honouring and checking its ``no_lint``."""
+    rules = [lint for lint in LINTS.values() if lint.scope is Scope.ATTRIBUTE]
+    return _lint(rules, lambda _scope: (attribute,), (attribute,))
 
 
 def lint_catalog(catalog: Catalog) -> list[Diagnostic]:
-    """Lint every loaded row of the catalog."""
-    found: list[Diagnostic] = []
-    for _file, row in catalog.rows():
-        found.extend(lint_row(row))
-    found.extend(lint_attributes(catalog))
-    return found
+    """Every rule of every scope over the catalog, and every ``no_lint`` entry judged once."""
+    targets: list[Target] = [row for _file, row in catalog.rows()]
+    targets += [attribute for file in catalog.files for attribute in file.attributes]
+    return _lint(LINTS.values(), lambda scope: _subjects(scope, catalog), targets)

@@ -1,0 +1,618 @@
+"""Every diagnostic code metric-catalog reports, in one table: :data:`CODES`.
+
+A code is stable: CI, editors and scripts may match on it. Each :class:`Code`
+says where it comes from (the stage), its level, what it means and the fix.
+The codes of the lint rules (:data:`codegen.lints.LINTS`) and of the diff
+rules (:data:`codegen.diff.RULES`) are declared once, next to their logic, and
+read from there; every other code is declared below. ``tests/test_codes.py``
+scans the code base and checks that every code it can emit is in the table
+and that the table holds no code nothing emits.
+
+:func:`reference_page` renders the table as the docs site's "Diagnostics
+reference" page (``python -m codegen.codes --write``, run by ``make generate``;
+``--check`` fails when the page is stale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .diagnostics import Severity
+
+__all__ = [
+    "CODES",
+    "LIVE_CHECK_LEVEL",
+    "REFERENCE_PAGE",
+    "STAGES",
+    "Code",
+    "main",
+    "reference_page",
+]
+
+LIVE_CHECK_LEVEL: Final = "warning; error when named by --fail-on"
+"""The level of a live-check finding."""
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One diagnostic code: where it comes from, its level, what it means and the fix."""
+
+    code: str
+    stage: str
+    """Which step reports it (a key of :data:`STAGES`)."""
+    level: str
+    """``error`` (the command fails), ``warning``, or :data:`LIVE_CHECK_LEVEL`."""
+    meaning: str
+    fix: str
+
+
+STAGES: Final[dict[str, str]] = {
+    "load": "reading a catalog file (every command that reads the catalog)",
+    "schema": "checking a file against the catalog schema",
+    "build": "building the rows of one file",
+    "catalog": "checks across rows and files",
+    "lint": "style and naming lints (`lint`, `check`, `generate`; silence with `no_lint`)",
+    "generate": "rendering the outputs (`generate`, `check`)",
+    "diff": "breaking changes against a baseline (`diff`)",
+    "live-check": "comparing a run's log with the catalog (`live-check`)",
+}
+"""Every stage, in pipeline order, and what it is."""
+
+_E: Final = Severity.ERROR.value
+_W: Final = Severity.WARNING.value
+
+# (code, stage, level, meaning, fix) of every code not declared by a rule table.
+_DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
+    # --- load ---
+    (
+        "FILE_UNREADABLE",
+        "load",
+        _E,
+        "The file cannot be read.",
+        "Check the path and its permissions.",
+    ),
+    (
+        "FILE_TOO_LARGE",
+        "load",
+        _E,
+        "The file is larger than a catalog file may be.",
+        "Split it into files per owner.",
+    ),
+    (
+        "BYTE_ORDER_MARK",
+        "load",
+        _E,
+        "The file starts with a byte-order mark.",
+        "Save it as UTF-8 without BOM.",
+    ),
+    ("NOT_UTF8", "load", _E, "The file is not valid UTF-8.", "Save it as UTF-8."),
+    (
+        "EMPTY_FILE",
+        "load",
+        _E,
+        "The file holds no YAML document.",
+        "Write the file's header and rows, or remove it.",
+    ),
+    (
+        "YAML_SYNTAX",
+        "load",
+        _E,
+        "The file is not valid YAML.",
+        "Fix the syntax at the position shown (the message names the likely cause).",
+    ),
+    (
+        "MULTIPLE_DOCUMENTS",
+        "load",
+        _E,
+        "The file holds more than one YAML document (`---`).",
+        "Keep one document per catalog file.",
+    ),
+    (
+        "TOP_LEVEL_NOT_MAPPING",
+        "load",
+        _E,
+        "The file's top level is not a mapping.",
+        "Start the file with `owner:`, `module:` and the other header fields.",
+    ),
+    ("TOO_DEEP", "load", _E, "Nesting is deeper than a catalog needs.", "Keep rows flat mappings."),
+    (
+        "FORBIDDEN_TAG",
+        "load",
+        _E,
+        "A YAML tag (`!!python/...`, `!custom`) is used.",
+        "Remove it; values are plain strings, lists and mappings.",
+    ),
+    (
+        "YAML_ANCHOR",
+        "load",
+        _E,
+        "A YAML anchor (`&name`) is used.",
+        "Write the values out in full.",
+    ),
+    ("YAML_ALIAS", "load", _E, "A YAML alias (`*name`) is used.", "Write the value out in full."),
+    ("YAML_MERGE_KEY", "load", _E, "A merge key (`<<`) is used.", "Write the fields out in full."),
+    ("DUPLICATE_KEY", "load", _E, "A mapping has the same key twice.", "Keep one of them."),
+    (
+        "NON_STRING_KEY",
+        "load",
+        _E,
+        "A mapping key is not a string (a list or mapping).",
+        "Use a plain field name.",
+    ),
+    (
+        "IMPLICIT_NON_STRING",
+        "schema",
+        _E,
+        "YAML reads an unquoted value (or key) as a number, boolean, null or date, not a string.",
+        'Quote it, e.g. `unit: "1"`.',
+    ),
+    # --- schema ---
+    ("MISSING_FIELD", "schema", _E, "A required field is missing.", "Add it."),
+    (
+        "UNKNOWN_FIELD",
+        "schema",
+        _E,
+        "A field the schema does not know (often a typo).",
+        "Rename it as suggested or remove it.",
+    ),
+    (
+        "WRONG_TYPE",
+        "schema",
+        _E,
+        "A value has the wrong type (a list where a string goes).",
+        "Write a value of the type named.",
+    ),
+    (
+        "INVALID_VALUE",
+        "schema",
+        _E,
+        "A value is not one of the allowed ones, is empty, too long or repeated.",
+        "Write one of the values listed.",
+    ),
+    (
+        "INVALID_FORMAT",
+        "schema",
+        _E,
+        "A value does not have the required form (a name, a unit, a version).",
+        "Write it in the form the message shows.",
+    ),
+    ("SCHEMA_VIOLATION", "schema", _E, "Any other schema rule is broken.", "Follow the message."),
+    # --- build ---
+    (
+        "INVALID_NAME",
+        "build",
+        _E,
+        "A name cannot be used (it would not make a valid identifier).",
+        "Rename it as the message says.",
+    ),
+    (
+        "PREFIX_AND_PREFIXES",
+        "build",
+        _E,
+        "Both `prefix` and `prefixes` are set.",
+        "Keep one; `prefixes` lists every prefix, the first included.",
+    ),
+    (
+        "PLACEHOLDER_ADJACENT",
+        "build",
+        _E,
+        "Two placeholders touch, so a logged key cannot say where one value ends.",
+        "Separate them with literal text, e.g. `/`.",
+    ),
+    (
+        "PLACEHOLDER_NOT_REQUIRED",
+        "build",
+        _E,
+        "A placeholder's attribute is not `required`, though every key carries it.",
+        "Write `requirement_level: required` or leave it out.",
+    ),
+    ("DUPLICATE_ATTRIBUTE_REF", "build", _E, "A row lists an attribute twice.", "Keep one entry."),
+    ("DUPLICATE_ATTRIBUTE_VALUE", "build", _E, "An enum lists a value twice.", "Keep one entry."),
+    (
+        "ATTRIBUTE_VALUE_TYPE",
+        "build",
+        _E,
+        "An enum value does not fit the attribute's type.",
+        "Write a value of that type, or change the type.",
+    ),
+    (
+        "ATTRIBUTE_DOMAIN",
+        "build",
+        _E,
+        "An attribute has both `values` and `max_cardinality`, or neither.",
+        "List its values (an enum) or bound an open set with `max_cardinality`.",
+    ),
+    (
+        "CONDITION_MISSING",
+        "build",
+        _E,
+        "A `conditionally_required` row has no `condition`.",
+        "Say when it is logged, or use `required` or `recommended`.",
+    ),
+    (
+        "CONDITION_UNUSED",
+        "build",
+        _E,
+        "A row has a `condition` but is not `conditionally_required`.",
+        "Set `requirement_level: conditionally_required` or drop the condition.",
+    ),
+    # --- catalog ---
+    (
+        "DUPLICATE_NAME",
+        "catalog",
+        _E,
+        "Two rows declare the same series name (ignoring case).",
+        "Rename one, or remove the copy.",
+    ),
+    (
+        "DUPLICATE_REGISTRY_KEY",
+        "catalog",
+        _E,
+        "Two rows get the same runtime registry key.",
+        "Rename one of them.",
+    ),
+    (
+        "DUPLICATE_CONSTANT",
+        "catalog",
+        _E,
+        "Two rows of one module would generate the same Python constant.",
+        "Rename one of them.",
+    ),
+    (
+        "DUPLICATE_PROMETHEUS_NAME",
+        "catalog",
+        _E,
+        "Two rows export the same Prometheus name.",
+        "Rename one of them.",
+    ),
+    (
+        "DUPLICATE_LOGGER_KEY",
+        "catalog",
+        _E,
+        "Two teed rows claim the same logger key under the same prefix.",
+        "Give one another key or prefix.",
+    ),
+    (
+        "DUPLICATE_MODULE",
+        "catalog",
+        _E,
+        "Two files generate the same module.",
+        "Give one file another `module` name.",
+    ),
+    (
+        "DUPLICATE_ATTRIBUTE",
+        "catalog",
+        _E,
+        "An attribute is declared twice.",
+        "Declare it once (common attributes belong in `catalog/attributes.yaml`).",
+    ),
+    (
+        "DUPLICATE_ATTRIBUTE_LABEL",
+        "catalog",
+        _E,
+        "Two attributes become the same Prometheus label.",
+        "Rename one of them.",
+    ),
+    ("DUPLICATE_LOOP", "catalog", _E, "A loop is declared twice.", "Keep one declaration."),
+    (
+        "KEY_PATTERN_OVERLAP",
+        "catalog",
+        _E,
+        "Two rows' logger keys could match the same logged key.",
+        "Make the patterns disjoint (a literal part, a narrower attribute).",
+    ),
+    (
+        "NAME_IS_NAMESPACE",
+        "catalog",
+        _W,
+        "A series name is also the namespace of another series.",
+        "Rename it (e.g. add `.value`) so names form a tree.",
+    ),
+    (
+        "UNKNOWN_ATTRIBUTE",
+        "catalog",
+        _E,
+        "A row lists an attribute no file declares.",
+        "Declare it, or fix the name as suggested.",
+    ),
+    (
+        "UNKNOWN_LOOP",
+        "catalog",
+        _E,
+        "`emitted_by` names a loop no file declares.",
+        "Declare it under `loops:`, or fix the name.",
+    ),
+    (
+        "PLACEHOLDER_UNBOUND",
+        "catalog",
+        _E,
+        "A placeholder names an attribute the row does not list.",
+        "List the attribute in the row's `attributes`.",
+    ),
+    (
+        "PLACEHOLDER_TYPE",
+        "catalog",
+        _E,
+        "A placeholder captures a `double` or `bool` attribute.",
+        "Use a string or int attribute, or drop the placeholder.",
+    ),
+    (
+        "REPLACED_BY_SELF",
+        "catalog",
+        _E,
+        "A row names itself in `replaced_by`.",
+        "Name the series that replaces it.",
+    ),
+    (
+        "REPLACED_BY_UNKNOWN",
+        "catalog",
+        _E,
+        "`replaced_by` names a series no row declares.",
+        "Fix the name or add the series.",
+    ),
+    (
+        "DERIVE_CAPTURED",
+        "catalog",
+        _E,
+        "An attribute is both captured by a placeholder and derived.",
+        "Drop the placeholder or the `derive`.",
+    ),
+    (
+        "DERIVE_SOURCE_UNKNOWN",
+        "catalog",
+        _E,
+        "A derivation's source is not an attribute of the row.",
+        "Derive from an attribute the row lists.",
+    ),
+    (
+        "DERIVE_SOURCE_NOT_CAPTURED",
+        "catalog",
+        _E,
+        "A derivation's source is never captured, so the tee has nothing to derive from.",
+        "Derive from an attribute a placeholder captures.",
+    ),
+    (
+        "DERIVE_CYCLE",
+        "catalog",
+        _E,
+        "Derivations form a loop.",
+        "Derive from an attribute a placeholder captures.",
+    ),
+    (
+        "DERIVE_MAP_KEY",
+        "catalog",
+        _E,
+        "A derivation table maps a value its source never takes.",
+        "Fix or drop the entry.",
+    ),
+    (
+        "DERIVE_MAP_VALUE",
+        "catalog",
+        _E,
+        "A derivation table maps to a value the attribute does not take.",
+        "Write one of the attribute's values.",
+    ),
+    (
+        "DERIVE_NOT_TOTAL",
+        "catalog",
+        _E,
+        "A required derived attribute can be left unset.",
+        "Map every source value, add a `default`, or make the attribute recommended.",
+    ),
+    # --- generate ---
+    (
+        "GENERATED_NAME_CLASH",
+        "generate",
+        _E,
+        "A module, series or attribute would generate a Python name already taken.",
+        "Rename it as the message says.",
+    ),
+    (
+        "TEMPLATE",
+        "generate",
+        _E,
+        "A template failed to render or rendered an unusable file.",
+        "Fix the template named in the message.",
+    ),
+    # --- live-check (the kinds of codegen.live_check.FINDING_KINDS, upper-cased) ---
+    (
+        "UNDECLARED",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A logged key no teed row declares.",
+        "Declare it in the catalog, or stop logging it.",
+    ),
+    (
+        "MISSING",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A required row that applies to the run was never logged.",
+        "Log it, or lower its `requirement_level` or `emitted_by`.",
+    ),
+    (
+        "NON_SCALAR",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A teed key was logged with a value the tee cannot export.",
+        "Log a number.",
+    ),
+    (
+        "NON_FINITE",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A teed key was logged as NaN or an infinity.",
+        "Log finite values (or skip the step).",
+    ),
+    (
+        "COUNTER_DECREASE",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A teed counter was logged with a negative delta.",
+        "Log per-step increments, or make the row a gauge.",
+    ),
+    (
+        "MALFORMED",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A line is not a well-formed record.",
+        "Fix the writer of the log.",
+    ),
+    (
+        "ATTRIBUTE_VALUE",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A key or point carries an attribute value the attribute does not allow.",
+        "Log an allowed value, or add it to the attribute.",
+    ),
+    (
+        "ATTRIBUTE_BUDGET",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A series got more distinct values or attribute sets than its budget.",
+        "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",
+    ),
+    (
+        "UNKNOWN_LOOP",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A line names a loop no catalog file declares.",
+        "Declare the loop, or fix the name the run logs.",
+    ),
+    (
+        "LOOP_CONFLICT",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "Lines of one run name different loops.",
+        "Log one loop per run, or pass `--loop`.",
+    ),
+    (
+        "UNDECLARED_SERIES",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A point names a series no row declares.",
+        "Declare it, or fix the name.",
+    ),
+    (
+        "UNDECLARED_ATTRIBUTE",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A point carries an attribute its row does not declare.",
+        "List the attribute in the row, or stop sending it.",
+    ),
+    (
+        "MISSING_ATTRIBUTE",
+        "live-check",
+        LIVE_CHECK_LEVEL,
+        "A point lacks a required attribute of its row.",
+        "Send it, or lower its requirement level.",
+    ),
+)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _from_rules() -> list[Code]:
+    """The codes the lint and diff rule tables declare."""
+    # Imported here: the table of the other codes needs neither module.
+    from . import diff, lints  # noqa: PLC0415
+
+    found = [
+        Code(lint.code, "lint", lint.severity.value, lint.summary, lint.fix)
+        for lint in lints.LINTS.values()
+    ]
+    found += [
+        Code(
+            "UNUSED_NO_LINT",
+            "lint",
+            lints.META_RULES["UNUSED_NO_LINT"].value,
+            "`no_lint` silences a rule that does not fire for that row or attribute.",
+            "Remove the entry.",
+        ),
+        Code(
+            "UNKNOWN_LINT",
+            "lint",
+            lints.META_RULES["UNKNOWN_LINT"].value,
+            "`no_lint` names no lint rule for that kind of object.",
+            "Fix the name as suggested, or remove the entry.",
+        ),
+    ]
+    for rule in diff.RULES.values():
+        meaning, _, fix = rule.text.partition("; ")
+        found.append(
+            Code(rule.code, "diff", rule.severity.value, _sentence(meaning), _sentence(fix))
+        )
+    return found
+
+
+def _table() -> tuple[Code, ...]:
+    declared = [Code(*row) for row in _DECLARED]
+    order = list(STAGES)
+    every = sorted([*declared, *_from_rules()], key=lambda c: (order.index(c.stage), c.code))
+    return tuple(every)
+
+
+CODES: Final = _table()
+"""Every code, sorted by stage (pipeline order) then code; ``(code, stage)`` is unique."""
+
+REFERENCE_PAGE: Final = Path("docs") / "guide" / "diagnostics.md"
+"""Where this repository's docs site keeps the rendered table (root-relative)."""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reference_page() -> str:
+    """The "Diagnostics reference" page (MyST Markdown): one table per stage."""
+    lines = [
+        "<!-- Generated from codegen/codes.py by `python -m codegen.codes --write`"
+        " (make generate). Do not edit. -->",
+        "",
+        "# Diagnostics reference",
+        "",
+        "Every code `validate`, `lint`, `check`, `generate`, `diff` and `live-check` report,",
+        "by the step that reports it. Codes are stable: scripts and CI may match on them.",
+        "An error fails the command; a warning is printed and does not. A lint finding is",
+        "silenced on its row or attribute with `no_lint: [CODE]`.",
+    ]
+    for stage, about in STAGES.items():
+        rows = [code for code in CODES if code.stage == stage]
+        lines += ["", f"## {stage}", "", f"{_sentence(about)}", ""]
+        lines += ["| code | level | what it means | the fix |", "|---|---|---|---|"]
+        lines += [f"| `{c.code}` | {c.level} | {_cell(c.meaning)} | {_cell(c.fix)} |" for c in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m codegen.codes [--write | --check] [PATH]``: print, write or check the page."""
+    parser = argparse.ArgumentParser(prog="python -m codegen.codes", description=main.__doc__)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="write the page to PATH")
+    mode.add_argument("--check", action="store_true", help="exit 1 when PATH is not current")
+    parser.add_argument("path", nargs="?", type=Path, default=REFERENCE_PAGE)
+    args = parser.parse_args(argv)
+    page = reference_page()
+    path: Path = args.path
+    if args.write:
+        if not path.is_file() or path.read_text(encoding="utf-8") != page:
+            path.write_text(page, encoding="utf-8")
+        return 0
+    if args.check:
+        current = path.is_file() and path.read_text(encoding="utf-8") == page
+        if not current:
+            print(f"{path} is stale; run `python -m codegen.codes --write`", file=sys.stderr)
+        return 0 if current else 1
+    sys.stdout.write(page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
