@@ -2,11 +2,13 @@
 
 A code is stable: CI, editors and scripts may match on it. Each :class:`Code`
 says where it comes from (the stage), its level, what it means and the fix.
-The codes of the lint rules (:data:`codegen.lints.LINTS`) and of the diff
-rules (:data:`codegen.diff.RULES`) are declared once, next to their logic, and
-read from there; every other code is declared below. ``tests/test_codes.py``
-scans the code base and checks that every code it can emit is in the table
-and that the table holds no code nothing emits.
+The codes of the lint rules (:data:`codegen.lints.LINTS`), the diff rules
+(:data:`codegen.diff.RULES`) and live-check's finding kinds
+(:data:`codegen.live_check.findings.KINDS`, upper-cased) are declared once,
+next to their logic, and read from there (live-check's fixes are kept here);
+every other code is declared below. ``tests/test_codes.py`` scans the code
+base and checks that every code it can emit is in the table and that the
+table holds no code nothing emits.
 
 :func:`reference_page` renders the table as the docs site's "Diagnostics
 reference" page (``python -m codegen.codes --write``, run by ``make generate``;
@@ -419,99 +421,31 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "A template failed to render or rendered an unusable file.",
         "Fix the template named in the message.",
     ),
-    # --- live-check (the kinds of codegen.live_check.FINDING_KINDS, upper-cased) ---
-    (
-        "UNDECLARED",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A logged key no teed row declares.",
-        "Declare it in the catalog, or stop logging it.",
-    ),
-    (
-        "MISSING",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A required row that applies to the run was never logged.",
-        "Log it, or lower its `requirement_level` or `emitted_by`.",
-    ),
-    (
-        "NON_SCALAR",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A teed key was logged with a value the tee cannot export.",
-        "Log a number.",
-    ),
-    (
-        "NON_FINITE",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A teed key was logged as NaN or an infinity.",
-        "Log finite values (or skip the step).",
-    ),
-    (
-        "COUNTER_DECREASE",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A teed counter was logged with a negative delta.",
-        "Log per-step increments, or make the row a gauge.",
-    ),
-    (
-        "MALFORMED",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A line is not a well-formed record.",
-        "Fix the writer of the log.",
-    ),
-    (
-        "ATTRIBUTE_VALUE",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A key or point carries an attribute value the attribute does not allow.",
-        "Log an allowed value, or add it to the attribute.",
-    ),
-    (
-        "ATTRIBUTE_BUDGET",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A series got more distinct values or attribute sets than its budget.",
-        "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",
-    ),
-    (
-        "UNKNOWN_LOOP",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A line names a loop no catalog file declares.",
-        "Declare the loop, or fix the name the run logs.",
-    ),
-    (
-        "LOOP_CONFLICT",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "Lines of one run name different loops.",
-        "Log one loop per run, or pass `--loop`.",
-    ),
-    (
-        "UNDECLARED_SERIES",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A point names a series no row declares.",
-        "Declare it, or fix the name.",
-    ),
-    (
-        "UNDECLARED_ATTRIBUTE",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A point carries an attribute its row does not declare.",
-        "List the attribute in the row, or stop sending it.",
-    ),
-    (
-        "MISSING_ATTRIBUTE",
-        "live-check",
-        LIVE_CHECK_LEVEL,
-        "A point lacks a required attribute of its row.",
-        "Send it, or lower its requirement level.",
-    ),
 )
+
+
+# How to fix each live-check finding; what it means is its summary in
+# codegen.live_check.findings.KINDS.
+_LIVE_CHECK_FIXES: Final[dict[str, str]] = {
+    "undeclared": "Declare it in the catalog, or stop logging it.",
+    "missing": "Log it, or lower its `requirement_level` or `emitted_by`.",
+    "non_scalar": "Log an int or a float.",
+    "non_finite": "Log finite values (or skip the step).",
+    "counter_decrease": "Log per-step increments, or make the row an up_down_counter or gauge.",
+    "malformed": "Fix the writer of the log.",
+    "attribute_value": "Log an allowed value, or add it to the attribute.",
+    "attribute_budget": "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",
+    "unknown_loop": "Declare the loop under `loops:`, or fix the name the run logs.",
+    "loop_conflict": "Log one loop per run, check each run on its own, or pass `--loop`.",
+    "undeclared_series": "Declare a recorded row for it, or fix the name.",
+    "undeclared_attribute": "List the attribute in the row, or stop sending it.",
+    "missing_attribute": "Send it, or lower its requirement level.",
+    "kind_mismatch": "Export the series with its row's kind, or fix the row's `kind`.",
+    "unit_mismatch": "Export the series in its row's unit, or fix the row's `unit`.",
+    "prometheus_name": "Export through metric-catalog's OpenTelemetry setup, or fix the name.",
+    "overflow": "Bound the attributes, or raise the row's `cardinality_limit`.",
+    "missing_identity": "Set the identity attributes (run, worker) before exporting.",
+}
 
 
 def _sentence(text: str) -> str:
@@ -523,6 +457,7 @@ def _from_rules() -> list[Code]:
     """The codes the lint and diff rule tables declare."""
     # Imported here: the table of the other codes needs neither module.
     from . import diff, lints  # noqa: PLC0415
+    from .live_check import findings as live_findings  # noqa: PLC0415
 
     found = [
         Code(lint.code, "lint", lint.severity.value, lint.summary, lint.fix)
@@ -543,6 +478,16 @@ def _from_rules() -> list[Code]:
             "`no_lint` names no lint rule for that kind of object.",
             "Fix the name as suggested, or remove the entry.",
         ),
+    ]
+    found += [
+        Code(
+            name.upper(),
+            "live-check",
+            LIVE_CHECK_LEVEL,
+            kind.summary,
+            _LIVE_CHECK_FIXES.get(name, ""),
+        )
+        for name, kind in live_findings.KINDS.items()
     ]
     for rule in diff.RULES.values():
         meaning, _, fix = rule.text.partition("; ")

@@ -11,6 +11,7 @@ from codegen.codes import CODES, REFERENCE_PAGE, STAGES, reference_page
 from codegen.diff import RULES as DIFF_RULES
 from codegen.lints import LINTS, META_RULES
 from codegen.live_check import FINDING_KINDS
+from codegen.live_check.findings import KINDS
 
 REPO = Path(__file__).resolve().parents[1]
 _SCREAMING = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
@@ -103,7 +104,7 @@ def test_rule_tables_are_read_not_copied() -> None:
     for rule in DIFF_RULES.values():
         assert by_code[rule.code, "diff"].level == rule.severity.value
     for kind in FINDING_KINDS:
-        assert (kind.upper(), "live-check") in by_code
+        assert by_code[kind.upper(), "live-check"].meaning == KINDS[kind].summary
 
 
 def test_each_entry_has_a_stage_a_level_a_meaning_and_a_fix() -> None:
