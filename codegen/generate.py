@@ -1,8 +1,9 @@
 """Everything ``make generate`` writes, as one plan: :func:`render_all` and :func:`plan_changes`.
 
-Three renderers contribute: Python registration modules
-(:mod:`codegen.render_python`), docs pages (:mod:`codegen.render_docs`) and
-Grafana dashboards (:mod:`codegen.dashboards`). Each returns repo-relative
+The renderers contribute: Python registration modules
+(:mod:`codegen.render_python`), docs pages (:mod:`codegen.render_docs`),
+Grafana dashboards (:mod:`codegen.dashboards`), a project's template outputs
+and the schema copy editors read (:mod:`codegen.schema_file`). Each returns repo-relative
 path -> text; this module merges them, checks each file lands in a folder it
 manages and carries the generated marker, and works out what to write and
 what to remove. ``generate`` and ``check`` share it, so they cannot disagree.
@@ -25,6 +26,7 @@ from .pipeline import load_and_check
 from .render_docs import render_docs_pages
 from .render_python import python_name_diagnostics, render_python_modules
 from .render_templates import TemplateOutputError, render_template_outputs
+from .schema_file import render_schema_file, schema_file_path
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
@@ -51,6 +53,7 @@ RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], 
     ("render_docs_pages", render_docs_pages),
     ("render_dashboards", render_dashboards),
     ("render_template_outputs", render_template_outputs),
+    ("render_schema_file", render_schema_file),
 )
 """Every renderer that contributes to the plan, by name (named in error messages)."""
 
@@ -60,7 +63,9 @@ RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], 
 # that is the marker, without parsing megabytes again (is_generated parses the whole
 # text, ~0.3 s for a 10,000-row catalog.json and its dashboards). Anything else,
 # and every other renderer's output, goes through is_generated.
-_JSON_BY_CONSTRUCTION: Final = frozenset({"render_docs_pages", "render_dashboards"})
+_JSON_BY_CONSTRUCTION: Final = frozenset(
+    {"render_docs_pages", "render_dashboards", "render_schema_file"}
+)
 _MARKER_FIRST_KEY: Final = re.compile(r'\{\s*"__generated__"\s*:')
 
 
@@ -92,11 +97,17 @@ def render_all(catalog: Catalog, config: Config | None = None) -> dict[str, str]
     """
     config = config or Config()
     managed_dirs = config.managed_dirs
+    # The schema copy sits among the hand-written catalog files: that one path is
+    # owned, never its folder (stale removal must not sweep the catalog).
+    schema_path = schema_file_path(config)
     plan: dict[str, str] = {}
     owners: dict[str, str] = {}
     for renderer_name, render in RENDERERS:
         for path, text in render(catalog, config).items():
-            if not _managed(path, managed_dirs) or ".." in path.split("/"):
+            owned = _managed(path, managed_dirs) or (
+                renderer_name == "render_schema_file" and path == schema_path
+            )
+            if not owned or ".." in path.split("/"):
                 msg = (
                     f"{renderer_name} returned {path!r}, outside the generated folders "
                     f"({', '.join(managed_dirs)}); return a path inside one of them"
