@@ -35,7 +35,7 @@ COMMANDS: Final[dict[str, str]] = {
 }
 """Command name -> module implementing it."""
 
-_EXTRA_MODULES: Final = frozenset({"yaml", "jinja2", "jsonschema", "markupsafe"})
+_EXTRA_MODULES: Final = frozenset({"yaml", "jinja2", "jsonschema", "markupsafe", "tomlkit"})
 """What the ``codegen`` extra installs; a command importing one without it says so."""
 
 

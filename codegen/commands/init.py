@@ -1,73 +1,122 @@
-"""``metric-catalog init``: start a catalog in a project.
+"""``metric-catalog init``: set up the project you are in.
 
-Writes, never overwriting a file that exists:
+Walking up from the current folder (or ``--root``):
 
-* the ``[tool.metric-catalog]`` table: a new ``pyproject.toml`` holding it when
-  there is none; when there is one without the table, the table is printed to
-  add by hand (the file is left alone, comments and all);
-* one example catalog file whose first line points editors at the installed
-  JSON schema (``# yaml-language-server: $schema=...``);
-* the generated package's ``__init__.py``, so the modules ``generate`` writes
-  are importable and type-checkable as a regular package;
+* a ``pyproject.toml`` that already holds ``[tool.metric-catalog]`` is the
+  project: ``init`` says so and leaves the file alone; it only starts the
+  catalog (example file, schema copy, package ``__init__.py``) when the table's
+  ``catalog`` matches no file yet, so the next step, ``generate``, works;
+* otherwise the nearest ``pyproject.toml`` gets the table appended: every byte
+  already in the file stays as it was (comments, spacing, CRLF line ends, a
+  missing final newline), and the result is parsed back to prove the rest of
+  the document is unchanged;
+* with no ``pyproject.toml`` at all, one holding the table is written in the
+  start folder.
 
-then prints the next two commands. The locations come from the existing table,
-from the configuration flags (``--package``, ``--package-dir``, ...) or, by
-default, from the project's name: ``<name>/telemetry/catalog/`` and the package
-``<name>.telemetry.generated``.
+It never overwrites a file: an existing catalog, example, schema copy or
+``__init__.py`` is kept and named. ``--dry-run`` prints every change as a
+unified diff and writes nothing. The locations come from the flags
+(``--package``, ``--package-dir``, ...) or the project's name:
+``<name>/telemetry/catalog/`` and the package ``<name>.telemetry.generated``.
+A ``pyproject.toml`` that is not valid TOML stops it with ``file:line:col``
+before anything is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
+import sys
 import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
 
 from ..commands import add_config_arguments
-from ..config import PYPROJECT, TABLE, parse_table, read_config, table_lines
+from ..config import (
+    PYPROJECT,
+    TABLE,
+    Config,
+    ConfigError,
+    parse_table,
+    read_config,
+    table_lines,
+)
+from ..schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
 
-__all__ = ["HELP", "SCHEMA_PATH", "configure", "example_catalog", "run", "table_text"]
+__all__ = [
+    "HELP",
+    "SCHEMA_PATH",
+    "PyprojectError",
+    "add_table",
+    "configure",
+    "example_catalog",
+    "run",
+    "table_text",
+]
 
-HELP: Final = "Start a catalog here: the [tool.metric-catalog] table, an example file, next steps."
+HELP: Final = "Set up this project: [tool.metric-catalog] in pyproject.toml, an example catalog."
 
-SCHEMA_PATH: Final = Path(__file__).resolve().parents[1] / "schema" / "catalog.schema.json"
-"""The installed JSON schema the example file points editors at."""
+SCHEMA_PATH: Final = SCHEMA_SOURCE
+"""The JSON schema shipped with the generator; the project gets a copy beside its catalog."""
 
 _EXAMPLE_NAME: Final = "example.yaml"
 _IDENTIFIER: Final = re.compile(r"[^a-z0-9_]+")
+_POSITION: Final = re.compile(r"\s*\(?\bat line \d+,? col(?:umn)? \d+\)?\s*$")
+
+
+class PyprojectError(ConfigError):
+    """A ``pyproject.toml`` that ``init`` cannot add the table to (bad TOML, an inline ``tool``)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add ``--root`` (where to start) and the configuration flags (the locations)."""
+    """Add ``--root`` (where to start), ``--dry-run`` and the configuration flags."""
     parser.add_argument(
         "--root",
         type=Path,
-        default=Path("."),
-        help="project folder to start the catalog in (default: cwd)",
+        default=None,
+        help=(
+            "folder to start in (default: the cwd); the nearest pyproject.toml at or above "
+            "it is the project"
+        ),
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the changes as a unified diff and write nothing",
     )
     add_config_arguments(parser, catalog=False)
 
 
-def _project_name(root: Path) -> str:
-    """The project's import name: ``[project] name`` of its pyproject.toml, else the folder's."""
-    name = root.name
-    pyproject = root / PYPROJECT
-    if pyproject.is_file():
-        try:
-            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        except tomllib.TOMLDecodeError:
-            project = {}
-        if isinstance(project, dict) and isinstance(project.get("name"), str):
-            name = project["name"]
-    ident = _IDENTIFIER.sub("_", name.lower()).strip("_") or "project"
+def _shown(path: Path) -> str:
+    """``path`` as the user can click it: relative to the cwd (``../`` when above it).
+
+    Absolute when the two share no folder but the file system's root.
+    """
+    here = Path.cwd().resolve()
+    try:
+        common = Path(os.path.commonpath([path, here]))
+        if common == Path(common.anchor):
+            return path.as_posix()
+        return Path(os.path.relpath(path, here)).as_posix()
+    except ValueError:  # another drive on Windows
+        return path.as_posix()
+
+
+def _project_name(root: Path, project: Mapping[str, object]) -> str:
+    """The project's import name: ``[project] name``, else the folder's name."""
+    name = project.get("name")
+    text = name if isinstance(name, str) else root.name
+    ident = _IDENTIFIER.sub("_", text.lower()).strip("_") or "project"
     return f"_{ident}" if ident[0].isdigit() else ident
 
 
-def _layout(root: Path, args: argparse.Namespace) -> dict[str, str]:
+def _layout(root: Path, project: Mapping[str, object], args: argparse.Namespace) -> dict[str, str]:
     """The table's keys for a new project, from the flags or the project's name."""
-    name = _project_name(root)
+    name = _project_name(root, project)
     package: str = args.package or f"{name}.telemetry.generated"
     base = "src/" if (root / "src" / package.split(".", 1)[0]).is_dir() else ""
     package_dir: str = args.package_dir or f"{base}{package.replace('.', '/')}"
@@ -129,68 +178,203 @@ __all__: list[str] = []
 '''
 
 
-def _schema_ref(catalog_dir: Path) -> str:
-    """The schema as the example file's editor sees it: relative when possible."""
+def _newline(text: str) -> str:
+    """The file's line end: CRLF when its first line ends so, else LF."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def _parse(text: str, path: Path) -> dict[str, object]:
+    """``text`` parsed by tomlkit (format-preserving), or a positioned :class:`PyprojectError`."""
+    import tomlkit  # noqa: PLC0415 - only init edits TOML
+    from tomlkit.exceptions import ParseError  # noqa: PLC0415
+
     try:
-        return Path(os.path.relpath(SCHEMA_PATH, catalog_dir)).as_posix()
-    except ValueError:  # another drive on Windows
-        return SCHEMA_PATH.as_uri()
+        document: dict[str, object] = tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        problem = _POSITION.sub("", str(exc))  # tomlkit counts columns from 0
+        msg = (
+            f"{_shown(path)}:{exc.line}:{exc.col + 1}: not valid TOML: {problem}; fix the file "
+            "and run init again (nothing was written)"
+        )
+        raise PyprojectError(msg) from None
+    return document
 
 
-def _write_new(path: Path, text: str, root: Path) -> bool:
-    shown = path.relative_to(root).as_posix()
+def add_table(text: str, table: str, path: Path) -> str:
+    """``text`` (a pyproject.toml) with ``table`` appended; every byte of ``text`` kept.
+
+    The table takes the file's line ends; a file without a final newline gets
+    one before the table. The result is parsed back (tomlkit, then tomllib,
+    which every command reads it with) and must equal the original document
+    plus the table.
+
+    Raises:
+        PyprojectError: ``text`` is not valid TOML (``file:line:col``), or the
+            table cannot be appended (``tool`` is an inline table); nothing is written.
+    """
+    _parse(text, path)
+    newline = _newline(text)
+    body = table.replace("\n", newline)
+    separator = "" if not text else (newline if text.endswith("\n") else newline * 2)
+    result = f"{text}{separator}{body}"
+    try:
+        before = tomllib.loads(text)
+        after = tomllib.loads(result)
+    except tomllib.TOMLDecodeError as exc:
+        msg = (
+            f"{_shown(path)}: cannot append [{TABLE}] ({exc}); `tool` is probably an "
+            f"inline table: write it as [tool.*] tables, or add the table below by hand:\n{table}"
+        )
+        raise PyprojectError(msg) from None
+    tool = after.get("tool")
+    if isinstance(tool, dict):
+        tool.pop("metric-catalog", None)
+        if not tool and "tool" not in before:
+            del after["tool"]
+    if after != before:
+        msg = f"{_shown(path)}: appending [{TABLE}] would change the rest of the file"
+        raise PyprojectError(msg)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """One file init writes: a new one (``old is None``) or pyproject.toml with the table."""
+
+    path: Path
+    old: str | None
+    new: str
+
+
+def _find_projects(start: Path) -> tuple[Path | None, Path | None]:
+    """(the nearest pyproject.toml holding the table, the nearest pyproject.toml) from ``start``.
+
+    The table's file is looked for above the nearest one too: commands run here
+    read the nearest table, so giving a nested pyproject its own table would
+    silently take over from the configured project.
+    """
+    nearest: Path | None = None
+    for folder in (start, *start.parents):
+        candidate = folder / PYPROJECT
+        if not candidate.is_file():
+            continue
+        nearest = nearest or candidate
+        text = candidate.read_bytes().decode("utf-8", errors="replace")
+        if re.search(rf"^\s*\[\s*{re.escape(TABLE)}\s*[\].]", text, re.MULTILINE):
+            return candidate, nearest
+    return None, nearest
+
+
+def _catalog_files(config: Config) -> list[Path]:
+    return [path for path in config.catalog_paths() if path.is_file()]
+
+
+def _new_file(path: Path, text: str, writes: list[_Write]) -> None:
     if path.exists():
-        print(f"kept {shown} (exists; init never overwrites)")
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("x", encoding="utf-8") as handle:
-        handle.write(text)
-    print(f"wrote {shown}")
-    return True
+        print(f"kept {_shown(path)} (exists; init never overwrites)")
+    else:
+        writes.append(_Write(path, None, text))
+
+
+def _start_catalog(config: Config, writes: list[_Write]) -> None:
+    """The example catalog file, its schema copy and the package's ``__init__.py``."""
+    found = _catalog_files(config)
+    schema = schema_file_path(config)
+    if found:
+        names = ", ".join(_shown(path) for path in found[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        print(f"kept the catalog: {names}{more}")
+    else:
+        folder = config.root / catalog_folder(config.catalog[0])
+        schema_ref = PurePosixPath(schema).name if schema else SCHEMA_SOURCE.as_uri()
+        owner = config.package.split(".")[0] + ".train"
+        example = example_catalog(schema_ref, config.package, owner)
+        _new_file(folder / _EXAMPLE_NAME, example, writes)
+    if schema is not None:
+        _new_file(config.root / schema, schema_file_text(config.generate_command), writes)
+    _new_file(config.root / config.package_dir / "__init__.py", _INIT_PY, writes)
+
+
+def _diff(write: _Write) -> str:
+    shown = _shown(write.path)
+    old = [] if write.old is None else write.old.splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        old,
+        write.new.splitlines(keepends=True),
+        "/dev/null" if write.old is None else f"a/{shown}",
+        f"b/{shown}",
+    )
+    return "".join(line if line.endswith("\n") else f"{line}\n" for line in lines)
+
+
+def _write(write: _Write) -> None:
+    """Create a new file (never over one), or replace pyproject.toml atomically, mode kept."""
+    write.path.parent.mkdir(parents=True, exist_ok=True)
+    data = write.new.encode("utf-8")
+    if write.old is None:
+        with write.path.open("xb") as handle:
+            handle.write(data)
+        return
+    if write.path.read_bytes().decode("utf-8") != write.old:
+        msg = f"{_shown(write.path)} changed while init ran; run init again"
+        raise PyprojectError(msg)
+    temp = write.path.with_name(f".{write.path.name}.{os.getpid()}.init.tmp")
+    try:
+        with temp.open("xb") as handle:
+            handle.write(data)
+        os.chmod(temp, write.path.stat().st_mode & 0o7777)
+        os.replace(temp, write.path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write what is missing; 0 when the project is set up (or already was).
+    """Set the project up (or say it is); 0 when it is ready for ``generate``.
 
     Raises:
-        ConfigError: The existing table, or one built from bad flags, is not
-            usable (the command line prints it and exits 2).
+        ConfigError: ``--root`` is not a folder, a ``pyproject.toml`` is not
+            valid TOML or its table is not usable, or the flags make a bad
+            table (the command line prints it and exits 2); nothing is written.
     """
-    root: Path = args.root.resolve()
-    pyproject = root / PYPROJECT
-    existing = read_config(pyproject) if pyproject.is_file() else None
-    if existing is not None:
-        print(f"{PYPROJECT} already has [{TABLE}]; using it")
-        keys = {
-            "catalog": existing.catalog[0],
-            "package": existing.package,
-            "package-dir": existing.package_dir,
-        }
+    start: Path = (args.root if args.root is not None else Path.cwd()).resolve()
+    if not start.is_dir():
+        msg = f"--root {args.root}: no such folder; pass the folder of your project"
+        raise ConfigError(msg)
+    configured, nearest = _find_projects(start)
+    writes: list[_Write] = []
+    # The cheap look may have matched a comment or a string: parse the file properly.
+    config = read_config(configured) if configured is not None else None
+    if configured is not None and config is not None:
+        print(f"{_shown(configured)} already has [{TABLE}]; init leaves it as it is")
     else:
-        keys = _layout(root, args)
+        pyproject = nearest or start / PYPROJECT
+        old = pyproject.read_bytes().decode("utf-8") if nearest is not None else None
+        project = _parse(old, pyproject).get("project", {}) if old is not None else {}
+        keys = _layout(pyproject.parent, project if isinstance(project, dict) else {}, args)
         table = table_text(keys)
         # The table must read back, with the same checks as every command (before any write).
-        parse_table(tomllib.loads(table)["tool"]["metric-catalog"], pyproject)
-        if pyproject.is_file():
-            print(f"{PYPROJECT} exists without [{TABLE}]; add this table to it:\n")
-            print(table)
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-            _write_new(pyproject, table, root)
-    catalog_entry = keys["catalog"]
-    folder = PurePosixPath(catalog_entry)
-    if any(ch in catalog_entry for ch in "*?[") or catalog_entry.endswith(".yaml"):
-        folder = folder.parent
-    while any(ch in folder.name for ch in "*?["):
-        folder = folder.parent
-    catalog_dir = root / folder
-    package = keys["package"]
-    owner = package.split(".")[0] + ".train"
-    example = example_catalog(_schema_ref(catalog_dir), package, owner)
-    _write_new(catalog_dir / _EXAMPLE_NAME, example, root)
-    _write_new(root / keys["package-dir"] / "__init__.py", _INIT_PY, root)
+        config = parse_table(tomllib.loads(table)["tool"]["metric-catalog"], pyproject)
+        new = table if old is None else add_table(old, table, pyproject)
+        writes.append(_Write(pyproject, old, new))
+    _start_catalog(config, writes)
+    if args.dry_run:
+        for write in writes:
+            sys.stdout.write(_diff(write))
+        print(f"init: dry run, {len(writes)} file(s) would change; nothing written")
+        return 0
+    for write in writes:
+        _write(write)
+        verb = "added" if write.old is not None else "wrote"
+        what = f" [{TABLE}] to" if write.old is not None else ""
+        print(f"{verb}{what} {_shown(write.path)}")
+    # Commands find the table walking up from the cwd: from elsewhere, go there first.
+    here = Path.cwd().resolve()
+    cd = "" if here.is_relative_to(config.root) else f"  cd {_shown(config.root)}\n"
     print(
         "\nnext:\n"
+        f"{cd}"
         "  metric-catalog generate   # render the modules, docs pages and dashboards\n"
         "  metric-catalog check      # in CI or pre-commit: generated files match the catalog"
     )
