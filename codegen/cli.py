@@ -11,7 +11,10 @@ matches no file (:class:`~codegen.config.NoCatalogError`), in every command.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.metadata
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -44,6 +47,43 @@ def _prog() -> str:
     return "python -m codegen" if __package__ == "codegen" else "metric-catalog"
 
 
+def _version() -> str:
+    """The installed distribution's version (``pip install -e`` included)."""
+    try:
+        return importlib.metadata.version("metric-catalog")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed; pip install -e . in the repository)"
+
+
+def _summary(module_name: str) -> str | None:
+    """A command module's ``HELP`` line, read from its source without importing it.
+
+    Importing every command would load YAML, Jinja2 and jsonschema just to
+    print ``--help``; each module's one ``HELP = "..."`` literal is all it needs.
+    """
+    try:
+        spec = importlib.util.find_spec(module_name, __package__)
+        if spec is None or spec.origin is None:
+            return None
+        with open(spec.origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        value = getattr(node, "value", None)
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "HELP"
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+        ):
+            return value.value
+    return None
+
+
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     prog = _prog()
     parser = argparse.ArgumentParser(
@@ -53,6 +93,7 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             "in the nearest pyproject.toml."
         ),
     )
+    parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, module_name in COMMANDS.items():
@@ -62,8 +103,10 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             module.configure(command)
             command.set_defaults(_run=module.run)
         else:
-            # Only the chosen command's module is imported; the rest list their names.
-            sub.add_parser(name, help=f"see '{prog} {name} --help'")
+            # Only the chosen command's module is imported; without one (--help, a
+            # typo) the others list their HELP line, read without importing them.
+            summary = _summary(module_name) if wanted is None or wanted not in COMMANDS else None
+            sub.add_parser(name, help=summary or f"see '{prog} {name} --help'")
     return parser
 
 

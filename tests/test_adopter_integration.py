@@ -155,6 +155,8 @@ def test_the_wheel_ships_the_generator_schema_templates_and_extension_not_codege
     assert any(n.startswith("metric_catalog/sphinx/static/") for n in names)
     assert not [n for n in names if n.startswith("codegen/")], "top-level codegen shipped"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    # The license the metadata declares ships as a file (Apache-2.0 asks for its text).
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "no LICENSE"
     # The editable-install shim is not shipped: the real package replaces it.
     with zipfile.ZipFile(dist.wheel) as wheel:
         init = wheel.read("metric_catalog/codegen/__init__.py").decode()
@@ -166,6 +168,7 @@ def test_the_wheel_ships_the_generator_schema_templates_and_extension_not_codege
     assert (REPO / "codegen" / "__init__.py").read_text() == init
     sdist = _names(dist.sdist)
     assert {"codegen/cli.py", "src/metric_catalog/vocabulary.py", "pyproject.toml"} <= sdist
+    assert "LICENSE" in sdist
 
 
 def test_init_starts_an_empty_project_that_generates_and_checks(venv: Env, tmp_path: Path) -> None:

@@ -96,3 +96,31 @@ def test_the_hooks_pass_on_a_current_project_and_check_fails_on_a_changed_row(
     assert _status(proc.stdout, "metric-catalog validate") == "Passed"
     assert "myrl/telemetry/generated/ppo.py: stale or hand-edited" in proc.stdout
     assert "run `metric-catalog generate`" in proc.stdout
+
+
+def test_check_runs_and_fails_when_only_a_generated_file_is_edited_by_hand(
+    scratch: Path, tmp_path: Path
+) -> None:
+    generated = scratch / "myrl" / "telemetry" / "generated" / "ppo.py"
+    generated.write_text(generated.read_text().replace("Value-function loss", "Critic loss"))
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    for role in ("AUTHOR", "COMMITTER"):
+        env.setdefault(f"GIT_{role}_NAME", "t")
+        env.setdefault(f"GIT_{role}_EMAIL", "t@example.invalid")
+    # As at a commit that stages only that file: pre-commit hands the hook just it.
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "pre_commit", "try-repo", str(REPO)),
+            *("metric-catalog-check", "--files", "myrl/telemetry/generated/ppo.py"),
+        ],
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _status(proc.stdout, "metric-catalog check") == "Failed"
+    assert "myrl/telemetry/generated/ppo.py: stale or hand-edited" in proc.stdout

@@ -339,7 +339,8 @@ def _build(config: ExporterConfig) -> _State:
         warn_once(
             ("exporter-setup", type(exc).__name__, str(exc)),
             f"metric export disabled: could not start exporter(s) "
-            f"{', '.join(config.exporters)}: {type(exc).__name__}: {exc}",
+            f"{', '.join(config.exporters)}: {type(exc).__name__}: {exc}"
+            + ("; pip install 'metric-catalog[otel]'" if isinstance(exc, ImportError) else ""),
         )
         return _State(pid, None, owned=False, shutdown_timeout=config.shutdown_timeout)
     sd_file = None
