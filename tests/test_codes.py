@@ -26,6 +26,7 @@ NOT_CODES = frozenset(
         "TEED",  # render_python: the generated modules' tuples of rows
         "RECORDED",
         "DIR",  # config: the metavar of a folder key's flag
+        "HELP",  # cli: the constant naming each command module's one-line description
     }
 )
 
