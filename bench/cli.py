@@ -23,6 +23,7 @@ from bench.docs_bench import bench_docs
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
+from bench.live_bench import bench_live
 from bench.measure import REPO, BenchError
 from bench.report import (
     Section,
@@ -44,6 +45,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "scaling": ("5. Scaling of generate", bench_scaling),
     "workers": ("6. Many workers", bench_workers),
     "docs": ("7. Docs site at 10,000 rows", bench_docs),
+    "live": ("8. live-check throughput", bench_live),
 }
 """Benchmark name -> (title, function), in report order."""
 

@@ -71,7 +71,7 @@ def test_receiver_decodes_what_the_sdks_otlp_exporter_sends(receiver: OtlpReceiv
     assert points["rl.queue"].kind == "up_down_counter"
     assert points["rl.queue"].value == -2.0
     histogram = points["rl.batch.duration"]
-    assert (histogram.kind, histogram.value, histogram.count) == ("histogram", 0.25, 1)
+    assert (histogram.kind, histogram.value, histogram.observations) == ("histogram", 0.25, 1)
     assert receiver.drain() == []
 
 
@@ -193,7 +193,7 @@ def test_exposition_gives_one_point_per_series_with_counter_and_histogram_names(
     }
     assert points["rl_train_valid_tokens_total"].kind == "counter"
     histogram = points["rl_batch_duration_seconds"]
-    assert (histogram.value, histogram.count, dict(histogram.attributes)) == (1.25, 2, {})
+    assert (histogram.value, histogram.observations, dict(histogram.attributes)) == (1.25, 2, {})
 
 
 def test_exposition_that_is_not_prometheus_text_raises_value_error() -> None:

@@ -7,14 +7,17 @@ with its source position, so the judges never see a format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import BinaryIO
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import BinaryIO, Final, NamedTuple
 
-__all__ = ["Malformed", "Record", "Source"]
+__all__ = ["NO_ATTRIBUTES", "Malformed", "Record", "Source"]
+
+NO_ATTRIBUTES: Final[Mapping[str, object]] = MappingProxyType({})
+"""The attributes of a record that has none (shared, read-only)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One logging call (``metrics``: logged key -> value under ``prefix``) or one point.
 
     A point names its ``series`` (a declared series name or registry key) and
@@ -27,6 +30,9 @@ class Record:
     ``up_down_counter``, ``histogram``, ...), ``unit``, ``transport``
     (``otlp`` or ``prometheus``) and, for a scrape, ``exposed_as`` (the metric
     family name as exposed); a log's records leave them ``None``.
+
+    A named tuple: ingesters build one per line or point, and a tuple is
+    built several times faster than a frozen dataclass.
     """
 
     step: int
@@ -35,7 +41,7 @@ class Record:
     path: str
     line: int
     loop: str | None = None
-    attributes: Mapping[str, object] = field(default_factory=dict)
+    attributes: Mapping[str, object] = NO_ATTRIBUTES
     series: str | None = None
     value: object = None
     worker: str | None = None

@@ -26,9 +26,9 @@ import threading
 import urllib.request
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Final
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
 
 from .records import Record
 
@@ -81,19 +81,24 @@ def require_live_extra(*, otlp: bool, prometheus: bool) -> None:
             raise ModuleNotFoundError(msg, name=exc.name) from exc
 
 
+_NO_ATTRIBUTES: Final[Mapping[str, Any]] = MappingProxyType({})
+IDENTITY_LABEL: Final = ("rank", "service.instance.id", "service.name")
+"""Resource attributes that name an OTLP exporter's process (the first present wins)."""
+
+
 class ScrapeError(OSError):
     """A scrape endpoint could not be read (refused, timed out, not HTTP 200, too large)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TelemetryPoint:
+class TelemetryPoint(NamedTuple):
     """One exported data point, as the wire says it.
 
     ``kind`` is the catalog's vocabulary: ``gauge``, ``counter`` (a monotonic
     sum), ``up_down_counter`` (a non-monotonic sum), ``histogram``, or
     ``unknown``/``summary``/``info``/... as Prometheus types it. ``name`` is
     the OTLP metric name, or for a scrape (``transport`` ``prometheus``) the
-    family name as exposed (a counter's with its ``_total``).
+    family name as exposed (a counter's with its ``_total``). A tuple, so a
+    request of thousands of points decodes fast.
     """
 
     transport: str
@@ -106,12 +111,15 @@ class TelemetryPoint:
     """The point's value (a histogram's sum); ``None`` when it has none."""
     temporality: str | None = None
     """``delta`` or ``cumulative`` for OTLP sums and histograms; ``None`` otherwise."""
-    resource: Mapping[str, Any] = field(default_factory=dict)
+    resource: Mapping[str, Any] = _NO_ATTRIBUTES
     """The exporting process's resource attributes (OTLP) or target labels."""
     source: str = ""
     """Where it came from: ``POST /v1/metrics #3`` or the scrape URL."""
-    count: int | None = None
-    """A histogram point's count."""
+    observations: int | None = None
+    """A histogram's (or summary's) count of observations."""
+    worker: str | None = None
+    """The exporting process: ``rank3`` (its resource's rank), an instance id or service
+    name; for a scrape, the URL."""
 
 
 _TEMPORALITY: Final = {1: "delta", 2: "cumulative"}
@@ -131,72 +139,95 @@ def _any_value(value: Any) -> Any:
     return getattr(value, which)
 
 
-def _attributes(items: Any) -> dict[str, Any]:
-    return {kv.key: _any_value(kv.value) for kv in items}
+def _attributes(items: Any) -> Mapping[str, Any]:
+    if not items:
+        return _NO_ATTRIBUTES
+    found = {}
+    for kv in items:
+        value = kv.value
+        which = value.WhichOneof("value")
+        # The common case, a string, without the generic walk.
+        found[kv.key] = value.string_value if which == "string_value" else _any_value(value)
+    return found
 
 
-def _number(point: Any) -> float | None:
-    which = point.WhichOneof("value")
-    if which == "as_double":
-        return float(point.as_double)
-    if which == "as_int":
-        return float(point.as_int)
+def _worker_of(resource: Mapping[str, Any]) -> str | None:
+    """Which process exported a resource's points: its rank, else its instance id or service."""
+    for name in IDENTITY_LABEL:
+        value = resource.get(name)
+        if value is not None and value != "":
+            return f"rank{value}" if name == "rank" else str(value)
     return None
 
 
 def decode_otlp(request: Any, source: str = "") -> Iterator[TelemetryPoint]:
     """Every data point of an ``ExportMetricsServiceRequest``."""
+    point_type = TelemetryPoint
     for resource_metrics in request.resource_metrics:
         resource = _attributes(resource_metrics.resource.attributes)
+        worker = _worker_of(resource)
         for scope_metrics in resource_metrics.scope_metrics:
             for metric in scope_metrics.metrics:
                 data = metric.WhichOneof("data")
-                common = {
-                    "transport": "otlp",
-                    "name": metric.name,
-                    "unit": metric.unit,
-                    "resource": resource,
-                    "source": source,
-                }
-                if data == "gauge":
-                    for point in metric.gauge.data_points:
-                        yield TelemetryPoint(
-                            kind="gauge",
-                            attributes=_attributes(point.attributes),
-                            value=_number(point),
-                            **common,
+                name, unit = metric.name, metric.unit
+                if data in {"gauge", "sum"}:
+                    body = metric.gauge if data == "gauge" else metric.sum
+                    if data == "gauge":
+                        kind, temporality = "gauge", None
+                    else:
+                        kind = "counter" if body.is_monotonic else "up_down_counter"
+                        temporality = _TEMPORALITY.get(body.aggregation_temporality)
+                    for point in body.data_points:
+                        which = point.WhichOneof("value")
+                        value = (
+                            point.as_double
+                            if which == "as_double"
+                            else (float(point.as_int) if which == "as_int" else None)
                         )
-                elif data == "sum":
-                    kind = "counter" if metric.sum.is_monotonic else "up_down_counter"
-                    temporality = _TEMPORALITY.get(metric.sum.aggregation_temporality)
-                    for point in metric.sum.data_points:
-                        yield TelemetryPoint(
-                            kind=kind,
-                            attributes=_attributes(point.attributes),
-                            value=_number(point),
-                            temporality=temporality,
-                            **common,
+                        yield point_type(
+                            "otlp",
+                            name,
+                            kind,
+                            unit,
+                            _attributes(point.attributes),
+                            value,
+                            temporality,
+                            resource,
+                            source,
+                            None,
+                            worker,
                         )
                 elif data in ("histogram", "exponential_histogram"):
                     body = getattr(metric, data)
                     temporality = _TEMPORALITY.get(body.aggregation_temporality)
                     for point in body.data_points:
-                        yield TelemetryPoint(
-                            kind="histogram",
-                            attributes=_attributes(point.attributes),
-                            value=point.sum if point.HasField("sum") else None,
-                            temporality=temporality,
-                            count=int(point.count),
-                            **common,
+                        yield point_type(
+                            "otlp",
+                            name,
+                            "histogram",
+                            unit,
+                            _attributes(point.attributes),
+                            point.sum if point.HasField("sum") else None,
+                            temporality,
+                            resource,
+                            source,
+                            int(point.count),
+                            worker,
                         )
                 elif data == "summary":
                     for point in metric.summary.data_points:
-                        yield TelemetryPoint(
-                            kind="summary",
-                            attributes=_attributes(point.attributes),
-                            value=float(point.sum),
-                            count=int(point.count),
-                            **common,
+                        yield point_type(
+                            "otlp",
+                            name,
+                            "summary",
+                            unit,
+                            _attributes(point.attributes),
+                            float(point.sum),
+                            None,
+                            resource,
+                            source,
+                            int(point.count),
+                            worker,
                         )
 
 
@@ -361,7 +392,7 @@ def parse_exposition(text: str, source: str = "") -> Iterator[TelemetryPoint]:
     """Every sample family of a Prometheus text exposition as points.
 
     A counter's point is its ``_total`` sample; a histogram's is its ``_sum``
-    with ``count`` from ``_count`` (per label set, ``le`` left out); other
+    with ``observations`` from ``_count`` (per label set, ``le`` left out); other
     families give one point per sample. ``name`` is the family name as
     exposed (``rl_entropy``; ``rl_train_valid_tokens_total`` for a counter).
 
@@ -390,8 +421,9 @@ def parse_exposition(text: str, source: str = "") -> Iterator[TelemetryPoint]:
                     unit=unit,
                     attributes=dict(labels),
                     value=sums.get(labels),
-                    count=counts.get(labels),
+                    observations=counts.get(labels),
                     source=source,
+                    worker=source or None,
                 )
             continue
         for sample in family.samples:
@@ -406,6 +438,7 @@ def parse_exposition(text: str, source: str = "") -> Iterator[TelemetryPoint]:
                 attributes=dict(sample.labels),
                 value=float(sample.value),
                 source=source,
+                worker=source or None,
             )
 
 
@@ -436,21 +469,6 @@ def scrape(url: str, *, timeout: float = 10.0) -> str:
     return body.decode("utf-8", errors="replace")
 
 
-IDENTITY_LABEL: Final = ("rank", "service.instance.id", "service.name")
-"""Resource attributes that name an OTLP exporter's process (the first present wins)."""
-
-
-def _worker(point: TelemetryPoint) -> str | None:
-    """Which process exported the point: its rank, else its instance id or service."""
-    if point.transport == "prometheus":
-        return point.source or None
-    for name in IDENTITY_LABEL:
-        value = point.resource.get(name)
-        if value is not None and value != "":
-            return f"rank{value}" if name == "rank" else str(value)
-    return None
-
-
 def records_from_points(
     points: Iterable[TelemetryPoint], sequence: int, *, path: str | None = None
 ) -> Iterator[Record]:
@@ -458,25 +476,29 @@ def records_from_points(
 
     A point's ``path`` is ``path`` when given (a file), else its source
     (``POST /v1/metrics #3``, the scrape URL), and its ``line`` the sequence
-    number, so findings name where they arrived.
-    The ``target_info`` family of a scrape (the resource) is not a series and
-    is skipped.
+    number, so findings name where they arrived. The ``target_info`` family of
+    a scrape (the resource) is not a series and is skipped.
     """
+    record = Record
+    no_metrics: Mapping[str, object] = _NO_ATTRIBUTES
     for point in points:
-        if point.transport == "prometheus" and point.name == "target_info":
+        transport = point.transport
+        prometheus = transport == "prometheus"
+        if prometheus and point.name == "target_info":
             continue
-        yield Record(
-            step=sequence,
-            prefix="",
-            metrics={},
-            path=path or point.source or point.transport,
-            line=sequence,
-            attributes=point.attributes,
-            series=point.name,
-            value=point.value,
-            worker=_worker(point),
-            kind=point.kind,
-            unit=point.unit if point.transport == "otlp" else None,
-            transport=point.transport,
-            exposed_as=point.name if point.transport == "prometheus" else None,
+        yield record(
+            sequence,
+            "",
+            no_metrics,
+            path or point.source or transport,
+            sequence,
+            None,
+            point.attributes,
+            point.name,
+            point.value,
+            point.worker,
+            point.kind,
+            None if prometheus else point.unit,
+            transport,
+            point.name if prometheus else None,
         )

@@ -1,0 +1,240 @@
+"""Benchmark 8: live-check throughput, against the bare parsers in the same run.
+
+Two inputs, each measured against the cheapest thing that could read it:
+
+- a JSONL log of this repo's catalog (a sample ``grpo_sync`` run, written the
+  way ``JsonlLogger`` writes it, about 30 MB in a full run): ``check_file``
+  against a bare ``json.loads`` of every line;
+- OTLP requests (one per step, every teed series of the run as a point):
+  live-check's ingest (decode plus records) against the bare protobuf classes
+  on the same bodies (``ParseFromString``, then reading each point's name,
+  value and attributes, the least any decoder does), and the whole check over
+  them for reference.
+
+CPU time (``time.process_time``) in this process, median of interleaved runs,
+so the ratio holds on a busy machine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.config import Config
+from bench.measure import REPO, fmt_ms, fmt_ratio, median
+from bench.report import Section, Target
+
+if TYPE_CHECKING:
+    from codegen.live_check.records import Record
+    from codegen.model import Catalog
+
+__all__ = ["bench_live"]
+
+_JSONL_GOAL = 2.0
+_OTLP_GOAL = 2.0
+_LOOP = "grpo_sync"
+
+
+def _catalog() -> Catalog:
+    from codegen.pipeline import load_and_check
+
+    result = load_and_check(root=REPO)
+    assert result.catalog is not None
+    return result.catalog
+
+
+def _write_log(path: Path, target_bytes: int) -> int:
+    """A JsonlLogger-shaped log of sample steps until ``target_bytes``; returns the lines."""
+    from codegen.emit import plan_steps
+
+    catalog = _catalog()
+    lines = 0
+    size = 0
+    with path.open("w", encoding="utf-8") as out:
+        step = 0
+        while size < target_bytes:
+            for sample in plan_steps(catalog, _LOOP, 50, seed=step):
+                for call in sample.logged:
+                    record: dict[str, object] = {
+                        "step": step + sample.step,
+                        "prefix": call.prefix,
+                        "loop": _LOOP,
+                        "metrics": call.metrics,
+                    }
+                    if call.attributes:
+                        record["attributes"] = call.attributes
+                    text = json.dumps(record) + "\n"
+                    out.write(text)
+                    size += len(text)
+                    lines += 1
+            step += 50
+    return lines
+
+
+def _requests(steps: int) -> list[bytes]:
+    """One serialized OTLP request per step, every teed series of the run as a gauge point."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    catalog = _catalog()
+    rows = [row for _, row in catalog.rows() if row.logger_key is not None]
+    bodies = []
+    for step in range(steps):
+        request = ExportMetricsServiceRequest()
+        resource = request.resource_metrics.add()
+        rank = resource.resource.attributes.add()
+        rank.key, rank.value.int_value = "rank", 0
+        scope = resource.scope_metrics.add()
+        for row in rows:
+            metric = scope.metrics.add()
+            metric.name, metric.unit = row.name, row.unit
+            point = metric.gauge.data_points.add()
+            point.as_double = float(step)
+            point.time_unix_nano = step
+        bodies.append(request.SerializeToString())
+    return bodies
+
+
+def _cpu(fn: Callable[[], object], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.process_time()
+        fn()
+        samples.append(time.process_time() - start)
+    return median(samples)
+
+
+def bench_live(cfg: Config) -> Section:
+    """live-check of a JSONL log vs ``json.loads``; OTLP ingest vs bare protobuf decoding."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    from codegen.live_check import check_file, check_records
+    from codegen.live_check.telemetry import (
+        decode_request_body,
+        records_from_points,
+    )
+
+    catalog = _catalog()
+    work = cfg.work / "live"
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / "run.jsonl"
+    target = 300_000 if cfg.smoke else 30_000_000
+    lines = _write_log(log, target)
+    size_mb = log.stat().st_size / 1e6
+    runs = 1 if cfg.smoke else max(cfg.runs, 5)
+
+    def bare_json() -> None:
+        with log.open("rb") as stream:
+            for raw in stream:
+                json.loads(raw)
+
+    def live_check() -> None:
+        check_file(str(log), catalog)
+
+    bodies = _requests(20 if cfg.smoke else 2_000)
+
+    def bare_protobuf() -> None:
+        # The least any decoder does: parse, then read each point's name, value and attributes.
+        for body in bodies:
+            request = ExportMetricsServiceRequest()
+            request.ParseFromString(body)
+            for resource in request.resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        name = metric.name
+                        for point in metric.gauge.data_points:
+                            _ = (
+                                name,
+                                point.as_double,
+                                [(kv.key, kv.value) for kv in point.attributes],
+                            )
+
+    def ingest() -> None:
+        for number, body in enumerate(bodies, 1):
+            for _ in records_from_points(
+                decode_request_body(body, "application/x-protobuf"), number
+            ):
+                pass
+
+    def whole_check() -> None:
+        def records() -> Iterator[Record]:
+            for number, body in enumerate(bodies, 1):
+                points = decode_request_body(body, "application/x-protobuf")
+                yield from records_from_points(points, number)
+
+        check_records(records(), catalog, source="otlp", loop=_LOOP, multi=True)
+
+    timings: dict[str, list[float]] = {}
+    for _ in range(runs):  # interleaved, so load drifts hit every command alike
+        for name, fn in (
+            ("json", bare_json),
+            ("live", live_check),
+            ("protobuf", bare_protobuf),
+            ("ingest", ingest),
+            ("otlp-check", whole_check),
+        ):
+            timings.setdefault(name, []).append(_cpu(fn, 1))
+    cpu = {name: median(values) for name, values in timings.items()}
+    points = len(bodies) * sum(1 for _, row in catalog.rows() if row.logger_key is not None)
+    section = Section(
+        key="live",
+        title="8. live-check throughput",
+        intro=(
+            f"CPU time in one process, median of {runs} interleaved runs. The JSONL log is a"
+            f" sample `{_LOOP}` run of this repo's catalog ({size_mb:.1f} MB, {lines:,} lines);"
+            f" the OTLP input is {len(bodies):,} requests ({points:,} points)."
+        ),
+        headers=["input", "baseline", "baseline CPU", "live-check", "live-check CPU", "ratio"],
+        rows=[
+            [
+                "JSONL log",
+                "`json.loads` per line",
+                fmt_ms(cpu["json"]),
+                "`check_file`",
+                fmt_ms(cpu["live"]),
+                fmt_ratio(cpu["live"] / cpu["json"]),
+            ],
+            [
+                "OTLP requests",
+                "`ParseFromString` + read each point",
+                fmt_ms(cpu["protobuf"]),
+                "ingest (decode + records)",
+                fmt_ms(cpu["ingest"]),
+                fmt_ratio(cpu["ingest"] / cpu["protobuf"]),
+            ],
+            [
+                "OTLP requests",
+                "`ParseFromString` + read each point",
+                fmt_ms(cpu["protobuf"]),
+                "whole check",
+                fmt_ms(cpu["otlp-check"]),
+                fmt_ratio(cpu["otlp-check"] / cpu["protobuf"]),
+            ],
+        ],
+    )
+    jsonl_ratio = cpu["live"] / cpu["json"]
+    otlp_ratio = cpu["ingest"] / cpu["protobuf"]
+    section.targets.append(
+        Target(
+            name=f"live-check of a {size_mb:.0f} MB log",
+            goal=f"<= {_JSONL_GOAL}x a bare json.loads pass",
+            measured=fmt_ratio(jsonl_ratio),
+            met=None if cfg.smoke else jsonl_ratio <= _JSONL_GOAL,
+        )
+    )
+    section.targets.append(
+        Target(
+            name="OTLP ingest",
+            goal=f"<= {_OTLP_GOAL}x decoding with the bare protobuf classes",
+            measured=fmt_ratio(otlp_ratio),
+            met=None if cfg.smoke else otlp_ratio <= _OTLP_GOAL,
+        )
+    )
+    log.unlink(missing_ok=True)
+    return section
