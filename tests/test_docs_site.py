@@ -424,6 +424,20 @@ def test_search_finds_owner_page_by_description_word(site: Site, browser: Any) -
     assert _search_pages(browser, site, SEARCH_WORD) == ["metrics/fixture_alpha.html"]
 
 
+def test_search_summary_under_catalog_hits_does_not_say_nothing_matched(
+    site: Site, browser: Any
+) -> None:
+    """A Prometheus name is in no page's full text: Sphinx's 'did not match' is explained."""
+    assert _catalog_hits(browser, site, KL[4])
+    summary = "document.querySelector('#search-results .search-summary')"
+    # Written by Sphinx when its search ends, then explained by the extension.
+    _wait(browser, f"return {summary} !== null && {summary}.textContent.trim() !== '';")
+    _wait(browser, f"return !{summary}.textContent.includes('did not match');")
+    summary = browser.execute_script(f"return {summary}.textContent;")
+    assert summary.startswith("No page's text matches this search; the catalog series above")
+    assert "did not match any documents" not in summary
+
+
 @pytest.mark.parametrize("page", ["metrics/fixture_hostile.html", "metrics/index.html", "search"])
 def test_script_in_description_renders_as_text(site: Site, browser: Any, page: str) -> None:
     """<script>alert(1)</script> from YAML shows as text and no dialog opens."""

@@ -157,7 +157,7 @@ teed:
   - logger_key: loss                # key in the dict handed to log_metrics
     name: rl.example.loss           # OpenTelemetry series name, rl.<...>
     kind: gauge                     # gauge | counter | histogram | up_down_counter
-    unit: "1"                       # UCUM: s, By, 1, {{token}}, {{token}}/s
+    unit: ""                        # dimensionless; "1" for a ratio; s, By, {{token}}, {{token}}/s
     description: Training loss of the example loop for the step.
     stability: development          # development | alpha | beta | stable
 recorded:

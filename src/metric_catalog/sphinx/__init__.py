@@ -69,6 +69,7 @@ __all__ = [
     "STATIC_DIR",
     "CatalogDomain",
     "catalog_files",
+    "index_intro",
     "minified_json",
     "render_source",
     "series_anchor",
@@ -275,14 +276,18 @@ class IndexDirective(SphinxDirective):
         domain.index_pages[self.env.docname] = digest
         count = 0 if data is None else len(data.rows)
         files = 0 if data is None else len(data.files)
-        intro = nodes.paragraph(
-            "",
-            f"Every series in the catalog, sorted by name: {count} series from {files} catalog "
-            "files. The series name links to its entry on its owner's page; narrow the table "
-            "by owner, kind, stability or attribute, or find a series by its name, logger key "
-            "or Prometheus name.",
-        )
+        intro = nodes.paragraph("", index_intro(count, files))
         return [intro, catalog_index(digest=digest)]
+
+
+def index_intro(series: int, files: int) -> str:
+    """The index page's first paragraph: how many series from how many files, and how to narrow."""
+    return (
+        f"Every series in the catalog, sorted by name: {series} series from {files} catalog "
+        f"{'file' if files == 1 else 'files'}. The series name links to its entry on its "
+        "owner's page; narrow the table by owner, kind, stability or attribute, or find a "
+        "series by its name, logger key or Prometheus name."
+    )
 
 
 # --- search entries and per-page dependencies ----------------------------------------

@@ -306,6 +306,45 @@
         : "No series matches <code>" + esc(query) + "</code>.") +
       "</p>" + (items.length ? '<ul class="mc-search-results">' + items.join("") + "</ul>" : "");
     target.parentNode.insertBefore(section, target);
+    if (found.length) {
+      explainNoPages(target, found.length);
+    }
+  }
+
+  // Sphinx ends a search without page hits with "Your search did not match any
+  // documents", which under the catalog series just listed reads as "nothing found".
+  // Once Sphinx has written its summary (before or after the catalog data decodes),
+  // say what it means here; a summary of page hits is left alone.
+  var NO_PAGES =
+    "Your search did not match any documents. Please make sure that all words are " +
+    "spelled correctly and that you've selected enough categories.";
+
+  function explainNoPages(target, count) {
+    var done = function () {
+      var summary = target.querySelector(".search-summary");
+      var text = summary ? summary.textContent.trim() : "";
+      if (!text) {
+        return false; // Sphinx is still searching
+      }
+      var docs = window.Documentation;
+      var none = docs && docs.gettext ? docs.gettext(NO_PAGES) : NO_PAGES;
+      if (text === none) {
+        summary.textContent =
+          "No page's text matches this search; " +
+          (count === 1 ? "the catalog series above matches" : "the catalog series above match") +
+          " it by name, logger key or Prometheus name.";
+      }
+      return true;
+    };
+    if (done()) {
+      return;
+    }
+    var observer = new MutationObserver(function () {
+      if (done()) {
+        observer.disconnect();
+      }
+    });
+    observer.observe(target, { childList: true, subtree: true, characterData: true });
   }
 
   function start() {
