@@ -97,7 +97,7 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "EMPTY_FILE",
         "load",
         _E,
-        "The file holds no YAML document.",
+        "The file holds no YAML document (only comments, blank lines or `---`).",
         "Write the file's header and rows, or remove it.",
     ),
     (

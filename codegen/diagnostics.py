@@ -7,12 +7,23 @@ file and line, as text for people or JSON for machines.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["Diagnostic", "Position", "Severity", "format_diagnostics", "has_errors"]
+__all__ = [
+    "Diagnostic",
+    "Position",
+    "Severity",
+    "format_diagnostics",
+    "has_errors",
+    "shown_path",
+]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -76,12 +87,59 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 
 
-def format_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str = "text") -> str:
-    """Render diagnostics sorted by position, as ``text`` lines or a ``json`` array."""
+def _rebase(root: Path | None) -> Callable[[str], str] | None:
+    """Root-relative path -> cwd-relative path, when the cwd is below ``root``; else None."""
+    if root is None:
+        return None
+    here = Path.cwd().resolve()
+    root = root.resolve()
+    if here == root or not here.is_relative_to(root):
+        return None
+
+    @functools.cache
+    def rebase(path: str) -> str:
+        if not path or Path(path).is_absolute():
+            return path
+        return Path(os.path.relpath(root / path, here)).as_posix()
+
+    return rebase
+
+
+def shown_path(path: str, root: Path | None) -> str:
+    """A root-relative ``path`` as a person in the cwd can open it.
+
+    Run from a folder below the project root, it is relative to that folder
+    (``../catalog/grpo.yaml``), so a terminal or editor can follow it; from the
+    root, from elsewhere, or for an absolute path, it stays as it is.
+    """
+    rebase = _rebase(root)
+    return path if rebase is None else rebase(path)
+
+
+def format_diagnostics(
+    diagnostics: Sequence[Diagnostic], fmt: str = "text", *, root: Path | None = None
+) -> str:
+    """Render diagnostics sorted by position, as ``text`` lines or a ``json`` array.
+
+    With the project ``root``, text names files relative to the cwd when it is
+    below the root (:func:`shown_path`); JSON keeps root-relative paths, the
+    report's stable field.
+    """
     ordered = sorted(diagnostics, key=Diagnostic.sort_key)
     if fmt == "json":
         return json.dumps([d.to_json() for d in ordered], indent=2)
-    lines = [d.format() for d in ordered]
+    rebase = _rebase(root)
+    shown = ordered
+    if rebase is not None:
+        shown = [
+            d
+            if d.position is None
+            else dataclasses.replace(
+                d, position=dataclasses.replace(d.position, path=rebase(d.position.path))
+            )
+            for d in ordered
+        ]
+    lines = [d.format() for d in shown]
     errors = sum(d.severity is Severity.ERROR for d in ordered)
     warnings = len(ordered) - errors
     if ordered:

@@ -199,7 +199,7 @@ def plan_or_report(
             diagnostics if warnings else [d for d in diagnostics if d.severity is Severity.ERROR]
         )
         if shown:
-            print(format_diagnostics(shown), file=sys.stderr)
+            print(format_diagnostics(shown, root=config.root), file=sys.stderr)
         if plan is None:
             print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
             return None

@@ -313,7 +313,11 @@ def load_text(text: str, display: str) -> LoadedFile:
             shown = f" #x{character:04x}"
         msg = f"YAML error: {reason} (character{shown}); remove it."
         return LoadedFile(display, None, (_error("YAML_SYNTAX", msg, where),))
-    if root is None:
+    # A document of only markers (`---`, `...`) composes to an empty null scalar: as
+    # empty as a comment-only file, so the same finding.
+    if root is None or (
+        isinstance(root, YScalar) and isinstance(root.value, NonString) and not root.value.text
+    ):
         msg = "the file holds no YAML document; write at least 'owner', 'module' and 'description'."
         return LoadedFile(display, None, (_error("EMPTY_FILE", msg, Position(display, 1, 1)),))
     diagnostics = list(composer.diagnostics)

@@ -104,3 +104,93 @@ def test_the_changelog_has_a_section_for_the_current_version_and_says_how_tags_a
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "rev: v" in readme
     assert "CHANGELOG.md" in readme
+
+
+@pytest.mark.parametrize(
+    ("series", "files", "expected"),
+    [(1, 1, "1 series from 1 catalog file."), (3, 2, "3 series from 2 catalog files.")],
+)
+def test_the_index_page_counts_catalog_files_in_the_right_number(
+    series: int, files: int, expected: str
+) -> None:
+    from metric_catalog.sphinx import index_intro
+
+    assert expected in index_intro(series, files)
+
+
+_DOCS = (
+    "README.md",
+    "docs/index.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs" / "guide").glob("*.md")),
+)
+
+
+@pytest.mark.parametrize("doc", _DOCS)
+def test_no_doc_calls_unit_1_dimensionless(doc: str) -> None:
+    """``""`` is a dimensionless value (a loss), ``"1"`` a ratio: the docs say so alike."""
+    text = (REPO / doc).read_text(encoding="utf-8")
+    wrong = re.findall(r'"1"\s+(?:if|for a|is)\s+dimensionless|"1"\s*\(dimensionless', text)
+    assert not wrong, wrong
+
+
+def test_init_example_logs_its_loss_as_dimensionless() -> None:
+    from codegen.commands.init import example_catalog
+
+    example = yaml.safe_load(example_catalog("catalog.schema.json", "rl.generated", "rl.train"))
+    (loss,) = example["teed"]
+    assert loss["logger_key"] == "loss"
+    assert loss["unit"] == ""
+
+
+@pytest.fixture
+def started(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A project after ``init`` and ``generate``, with a subfolder ``rl/algorithms``."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "rl"\n')
+    (tmp_path / "rl" / "algorithms").mkdir(parents=True)
+    assert main(["init", "--root", str(tmp_path)]) == 0
+    assert main(["generate", "--root", str(tmp_path)]) == 0
+    capsys.readouterr()
+    return tmp_path
+
+
+def test_from_a_subfolder_diagnostics_name_paths_relative_to_it(
+    started: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = started / "rl" / "telemetry" / "catalog" / "example.yaml"
+    example.write_text(example.read_text().replace("kind: gauge", "kind: gauges"))
+    monkeypatch.chdir(started / "rl" / "algorithms")
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^\.\./telemetry/catalog/example\.yaml:\d+:\d+: error\[", out, re.M), out
+    # The path opens from here.
+    assert (Path.cwd() / "../telemetry/catalog/example.yaml").resolve() == example.resolve()
+    assert main(["validate", "--format", "json"]) == 1
+    report = capsys.readouterr().out
+    assert '"path": "rl/telemetry/catalog/example.yaml"' in report  # JSON stays root-relative
+
+
+def test_from_a_subfolder_check_names_stale_files_relative_to_it(
+    started: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = started / "rl" / "telemetry" / "generated" / "example.py"
+    module.write_text(module.read_text() + "# edited\n")
+    monkeypatch.chdir(started / "rl" / "algorithms")
+    assert main(["check"]) == 1
+    assert "../telemetry/generated/example.py: stale or hand-edited" in capsys.readouterr().out
+    monkeypatch.chdir(started)
+    assert main(["check"]) == 1
+    assert "rl/telemetry/generated/example.py: stale or hand-edited" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["validate", "lint", "generate", "check", "resolve"])
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_root_that_is_not_a_folder_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, kind: str
+) -> None:
+    root = tmp_path / "nope"
+    if kind == "file":
+        root.write_text("")
+    assert main([command, "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    what = "does not exist" if kind == "missing" else "is not a folder"
+    assert f"error: --root {root.as_posix()} {what}; pass the folder" in err

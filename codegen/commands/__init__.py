@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import CONFIG_KEYS, Config, apply_overrides, load_config
+from ..config import CONFIG_KEYS, Config, ConfigError, apply_overrides, load_config
 
 if TYPE_CHECKING:
     from ..model import Catalog
@@ -72,7 +72,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
         ConfigError: The table or a flag has a bad value (:mod:`codegen.cli`
             prints it and exits 2).
     """
-    config = load_config(getattr(args, "root", None))
+    root: Path | None = getattr(args, "root", None)
+    if root is not None and not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        msg = (
+            f"--root {root.as_posix()} {what}; pass the folder of your project's "
+            "pyproject.toml, or leave --root out to use the nearest one above the cwd"
+        )
+        raise ConfigError(msg)
+    config = load_config(root)
     overrides: dict[str, object | None] = {
         key.name: getattr(args, key.attr, None)
         for key in CONFIG_KEYS
@@ -120,5 +128,5 @@ def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
     result = load_and_check(config.catalog_files(), root=config.root, lint=False)
     shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
     if shown:
-        print(format_diagnostics(shown), file=sys.stderr)
+        print(format_diagnostics(shown, root=config.root), file=sys.stderr)
     return result.catalog if result.ok else None

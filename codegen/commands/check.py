@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from ..commands import add_no_warnings_argument, add_root_argument, config_from_args
+from ..diagnostics import shown_path
 from ..generate import plan_or_report
 from ..writer import FileChange
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"check: {len(unchanged)} generated files are current")
         return 0
     for change in changes:
-        print(f"{change.path}: {_REASONS[change.action]}")
+        print(f"{shown_path(change.path, config.root)}: {_REASONS[change.action]}")
     limit = max(args.max_diff_lines, 0)
     shown = 0
     hidden = 0

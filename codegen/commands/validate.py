@@ -82,7 +82,7 @@ def run_check(args: argparse.Namespace, *, lint: bool) -> int:
     if args.format == "json":
         print(format_diagnostics(result.diagnostics, "json"))
     elif result.diagnostics:
-        print(format_diagnostics(result.diagnostics))
+        print(format_diagnostics(result.diagnostics, root=config.root))
     else:
         files = len(result.catalog.files)
         rows = sum(len(f.rows) for f in result.catalog.files)
