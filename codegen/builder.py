@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
+from metric_catalog.series_rules import adjacent_placeholders, placeholders
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .diagnostics import Diagnostic, Position, Severity
@@ -28,7 +29,6 @@ from .model import (
     MetricRow,
     Section,
 )
-from .patterns import adjacent_placeholders, placeholders
 from .schema_check import SchemaResult
 
 __all__ = ["BuiltFile", "build_file", "declared_names"]
@@ -610,6 +610,19 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
             )
         )
         return None
+    spans_node = values.get("spans_segments")
+    spans = _text(spans_node) == "true"
+    if spans and spans_node is not None and (enum or kind != "string"):
+        diagnostics.append(
+            _error(
+                "ATTRIBUTE_DOMAIN",
+                f"attribute {name!r} says 'spans_segments: \"true\"', but only an open "
+                "string attribute can span path segments (an enum's values already say "
+                "what it matches); drop 'spans_segments'.",
+                spans_node.position,
+            )
+        )
+        return None
     no_lint_node = values.get("no_lint")
     marks = {key: node.position for key, node in values.items()}
     return Attribute(
@@ -623,4 +636,5 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         max_cardinality=int(budget) if budget else None,
         no_lint=_texts(no_lint_node) or () if no_lint_node is not None else (),
         positions=marks,
+        spans_segments=spans,
     )

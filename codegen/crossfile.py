@@ -15,15 +15,15 @@ registry-key clash.
 from __future__ import annotations
 
 import difflib
-import math
-import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from metric_catalog.series_rules import INVALID, parse_value, placeholders, qualified_key, value_fits
+
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
-from .patterns import Domain, overlap, parse_pattern, placeholders
+from .precedence import meetings, renames
 
 __all__ = ["check_catalog"]
 
@@ -42,7 +42,7 @@ def _logged_as(row: MetricRow) -> object:
     """Every ``prefix/logger_key`` a teed row is logged as (one string when there is one)."""
     if row.logger_key is None:
         return None
-    keys = [f"{p}/{row.logger_key}" if p else row.logger_key for p in row.prefixes]
+    keys = list(row.logged_keys)
     return keys[0] if len(keys) == 1 else keys
 
 
@@ -173,14 +173,6 @@ def _modules(catalog: Catalog) -> Iterator[Diagnostic]:
             )
 
 
-def _renames(row: MetricRow, other: MetricRow) -> bool:
-    """True when one of the two rows is deprecated with ``replaced_by`` naming the other."""
-    return any(
-        old.deprecated is not None and old.deprecated.replaced_by == new.name
-        for old, new in ((row, other), (other, row))
-    )
-
-
 def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     """Each ``(prefix, logger_key)`` is teed once, except by a deprecated row and its replacement.
 
@@ -228,7 +220,7 @@ def _first_clash(
         if "{" in prefix:
             continue
         owners = claimed.setdefault((prefix, row.logger_key or ""), [])
-        earlier = next((other for other in owners if not _renames(row, other)), None)
+        earlier = next((other for other in owners if not renames(row, other)), None)
         if earlier is None and len(owners) >= 2:  # a pair at most
             earlier = owners[0]
         owners.append(row)
@@ -401,26 +393,8 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
 
 def accepts_text(attribute: Attribute, text: str) -> bool:
     """Whether ``text`` (a value as the catalog writes it) is a value ``attribute`` takes."""
-    if attribute.type == "bool":
-        ok = text in ("true", "false")
-    elif attribute.type == "int":
-        ok = _INT.fullmatch(text) is not None
-    elif attribute.type == "double":
-        try:
-            ok = math.isfinite(float(text))
-        except ValueError:
-            ok = False
-    else:
-        ok = True
-    if not ok or not attribute.values:
-        return ok
-    if attribute.type == "string":
-        return text in (v.value for v in attribute.values)
-    typed = int(text) if attribute.type == "int" else float(text)
-    return typed in attribute.typed_values()
-
-
-_INT: Final = re.compile(r"-?[0-9]+")
+    value = parse_value(attribute.type, text)
+    return value is not INVALID and value_fits(attribute.type, attribute.typed_values(), value)
 
 
 def _allowed(attribute: Attribute) -> str:
@@ -574,98 +548,28 @@ def _at(positions: tuple[Position, ...], index: int, fallback: Position) -> Posi
     return positions[index] if index < len(positions) else fallback
 
 
-def _head(text: str) -> str:
-    """Literal text before the first placeholder."""
-    return text.split("{", 1)[0]
-
-
-def _tail(text: str) -> str:
-    """Literal text after the last placeholder."""
-    return text.rsplit("}", 1)[-1]
-
-
-def _may_overlap(a: str, b: str) -> bool:
-    """Cheap necessary condition for two patterns to share a text (heads and tails agree)."""
-    head_a, head_b = _head(a), _head(b)
-    tail_a, tail_b = _tail(a), _tail(b)
-    heads = head_a.startswith(head_b) or head_b.startswith(head_a)
-    tails = tail_a.endswith(tail_b) or tail_b.endswith(tail_a)
-    return heads and tails
-
-
 def _key_overlaps(rows: list[MetricRow], known: dict[str, Attribute]) -> Iterator[Diagnostic]:
-    """A family whose keys could also be another row's keys, reported at the later row."""
-    teed = [row for row in rows if row.logger_key is not None]
-    families = [row for row in teed if row.is_family]
-    if not families:
-        return
-    domains: dict[str, Domain] = {name: a.domain for name, a in known.items()}
-    order = {id(row): index for index, row in enumerate(teed)}
-    reported: set[tuple[int, int]] = set()
-    for family in families:
-        if any(name not in known for name in _row_placeholders(family)):
-            continue  # reported as PLACEHOLDER_UNBOUND / UNKNOWN_ATTRIBUTE
-        for other in teed:
-            if other is family:
-                continue
-            pair = tuple(sorted((order[id(family)], order[id(other)])))
-            if pair in reported or any(n not in known for n in _row_placeholders(other)):
-                continue
-            if _renames(family, other):
-                continue  # a deprecated row and its replacement may share keys
-            witness = _row_overlap(family, other, domains)
-            if witness is None:
-                continue
-            reported.add((pair[0], pair[1]))
-            later, earlier = (
-                (family, other)
-                if order[id(family)] > order[id(other)]
-                else (
-                    other,
-                    family,
-                )
-            )
-            prefix, key = witness
-            logged = f"{prefix}/{key}" if prefix else key
-            yield _error(
-                "KEY_PATTERN_OVERLAP",
-                f"logger key {later.logger_key!r} of {later.name!r} and "
-                f"{earlier.logger_key!r} of {earlier.name!r} (declared at "
-                f"{earlier.position}) could both match the logged key {logged!r} "
-                f"(prefix {prefix!r}); make the placeholder's attribute an enum that "
-                "excludes that value, or give the keys or prefixes distinct literal text.",
-                later.where("logger_key"),
-            )
+    """Two rows sharing a logged key with neither more specific, reported at the later row.
 
-
-def _row_placeholders(row: MetricRow) -> tuple[str, ...]:
-    if not row.is_family:
-        return ()
-    return tuple(n for text in (row.logger_key or "", *row.prefixes) for n in placeholders(text))
-
-
-def _row_overlap(
-    first: MetricRow, second: MetricRow, domains: dict[str, Domain]
-) -> tuple[str, str] | None:
-    """A (prefix, key) both rows would tee, or ``None``."""
-    key_a, key_b = first.logger_key or "", second.logger_key or ""
-    if not _may_overlap(key_a, key_b):
-        return None
-    plain_keys = "{" not in key_a and "{" not in key_b
-    for prefix_a in first.prefixes:
-        for prefix_b in second.prefixes:
-            if plain_keys and "{" not in prefix_a and "{" not in prefix_b:
-                continue  # plain against plain: DUPLICATE_LOGGER_KEY
-            if not _may_overlap(prefix_a, prefix_b):
-                continue
-            prefix = overlap(parse_pattern(prefix_a), parse_pattern(prefix_b), domains)
-            if prefix is None:
-                continue
-            key = overlap(parse_pattern(key_a), parse_pattern(key_b), domains)
-            if key is not None:
-                return prefix, key
-            return None  # the keys never meet, whatever the prefix
-    return None
+    Where a literal key meets a family, or one family is more specific than
+    another, the more specific row takes the key (see :mod:`codegen.precedence`).
+    """
+    for meeting in meetings(rows, known):
+        if meeting.winner is not None:
+            continue
+        earlier, later = meeting.first, meeting.second
+        prefix, key = meeting.prefix, meeting.key
+        logged = qualified_key(prefix, key)
+        yield _error(
+            "KEY_PATTERN_OVERLAP",
+            f"logger key {later.logger_key!r} of {later.name!r} and "
+            f"{earlier.logger_key!r} of {earlier.name!r} (declared at "
+            f"{earlier.position}) could both match the logged key {logged!r} "
+            f"(prefix {prefix!r}), and neither is more specific (the same literal "
+            "text and placeholders of the same widths); make the placeholder's attribute "
+            "an enum that excludes that value, or give one key or prefix more literal text.",
+            later.where("logger_key"),
+        )
 
 
 # --- Presence: loops are declared once, and emitted_by names declared loops ---

@@ -526,21 +526,14 @@ def diff_catalogs(
     )
 
 
-def _logged_keys(row: MetricRow) -> tuple[str, ...]:
-    """Every ``prefix/logger_key`` the row is teed under, primary prefix first."""
-    if row.logger_key is None:
-        return ()
-    return tuple(f"{p}/{row.logger_key}" if p else row.logger_key for p in row.prefixes)
-
-
 def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
     """A kept teed row no longer teed under a key it had: code logging that key stops exporting."""
     if old.deprecated is not None:
         return
     if new.logger_key is not None and (old.is_family or new.is_family):
         return  # a key family: STABLE_PATTERN_CHANGED / BETA_PATTERN_CHANGED
-    after = _logged_keys(new)
-    lost = [key for key in _logged_keys(old) if key not in after]
+    after = new.logged_keys
+    lost = [key for key in old.logged_keys if key not in after]
     if not lost:
         return
     shown = ", ".join(repr(key) for key in lost)

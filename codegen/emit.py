@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metric_catalog.loggers import JsonlLogger, TeeLogger
+from metric_catalog.series_rules import parse_pattern, placeholders
 from metric_catalog.tee import record_metrics, tee_metrics
 
 from .model import Attribute, Catalog, MetricRow
-from .patterns import parse_pattern, placeholders
 
 if TYPE_CHECKING:
     from .config import Config

@@ -8,13 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
+from metric_catalog import series_rules
+from metric_catalog.series_rules import (
+    ATTRIBUTE_REQUIREMENT_LEVELS,
+    ATTRIBUTE_TYPES,
+    METRIC_KINDS,
+    PRESENCE_LEVELS,
+    STABILITY_LEVELS,
+    Capture,
+    is_literal,
+    parse_pattern,
+    qualified_key,
+)
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .diagnostics import Position
 from .naming import constant_name, prometheus_name
-from .patterns import KeyPattern, parse_pattern
+
+if TYPE_CHECKING:
+    from metric_catalog.series_rules import KeyPattern
 
 __all__ = [
     "ATTRIBUTE_TYPES",
@@ -38,13 +52,12 @@ __all__ = [
 
 Section = Literal["teed", "recorded"]
 
-KINDS: Final[tuple[str, ...]] = ("gauge", "counter", "histogram", "up_down_counter")
-STABILITY_LEVELS: Final[tuple[str, ...]] = ("development", "alpha", "beta", "stable")
+# The vocabularies are the series rules' (metric_catalog.series_rules); these names stay.
+KINDS: Final = METRIC_KINDS
+REQUIREMENT_LEVELS: Final = ATTRIBUTE_REQUIREMENT_LEVELS
+"""What a row may say of one of its attributes (not a row's presence: :data:`PRESENCE_LEVELS`)."""
 
-# --- attributes (model engineer) -------------------------------------------------
-
-ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
-REQUIREMENT_LEVELS: Final[tuple[str, ...]] = ("required", "recommended", "opt_in")
+# --- attributes -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +88,15 @@ class Attribute:
     max_cardinality: int | None = None
     no_lint: tuple[str, ...] = ()
     positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
+    spans_segments: bool = False
+    """A placeholder of it may capture several path segments (``openai/gsm8k``)."""
+
+    @property
+    def capture(self) -> Capture:
+        """What a placeholder of this attribute captures (the series rules)."""
+        return series_rules.capture(
+            self.type, (v.value for v in self.values), spans=self.spans_segments
+        )
 
     @property
     def label(self) -> str:
@@ -165,14 +187,6 @@ class AttributeRef:
     """Where ``requirement_level`` is written (``None`` when it is left to its default)."""
 
 
-# Presence in a run (Weaver's requirement levels), weakest first: raising a
-# row's level is a stronger promise (and breaks a producer that relied on it).
-PRESENCE_LEVELS: Final[tuple[str, ...]] = (
-    "opt_in",
-    "recommended",
-    "conditionally_required",
-    "required",
-)
 DEFAULT_REQUIREMENT_LEVEL: Final = "recommended"
 """A row's presence requirement level when it declares none (Weaver's default)."""
 
@@ -223,7 +237,7 @@ class MetricRow:
     deprecated: Deprecation | None = None
     no_lint: tuple[str, ...] = ()
     positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
-    # --- attributes and key families (model engineer) ---
+    # --- attributes and key families ---
     attributes: tuple[AttributeRef, ...] = ()
     other_prefixes: tuple[str, ...] = ()
     """Further prefixes a teed row is teed under (``prefixes: [train, ""]``)."""
@@ -240,14 +254,21 @@ class MetricRow:
         return None if self.logger_key is None else parse_pattern(self.logger_key)
 
     @property
+    def logged_keys(self) -> tuple[str, ...]:
+        """Every ``prefix/logger_key`` a teed row is logged as (patterns as written)."""
+        if self.logger_key is None:
+            return ()
+        return tuple(qualified_key(prefix, self.logger_key) for prefix in self.prefixes)
+
+    @property
     def is_family(self) -> bool:
         """True when the logger key or a prefix holds a ``{placeholder}``."""
         # Called for every row by the cross-file checks: no tuple built on the way.
-        if self.logger_key is not None and "{" in self.logger_key:
+        if self.logger_key is not None and not is_literal(self.logger_key):
             return True
-        if self.prefix is not None and "{" in self.prefix:
+        if self.prefix is not None and not is_literal(self.prefix):
             return True
-        return any("{" in prefix for prefix in self.other_prefixes)
+        return not all(is_literal(prefix) for prefix in self.other_prefixes)
 
     def attribute_names(self) -> tuple[str, ...]:
         """Names of the row's attributes in declaration order."""
@@ -283,7 +304,7 @@ class MetricRow:
         """``prefix/logger_key`` as the logging backends show it, ``""`` for recorded rows."""
         if self.logger_key is None:
             return ""
-        return f"{self.prefix}/{self.logger_key}" if self.prefix else self.logger_key
+        return qualified_key(self.prefix or "", self.logger_key)
 
     def where(self, field_name: str) -> Position:
         """Position of a field's value, or of the row when the field is absent."""

@@ -420,6 +420,8 @@ def _attribute_call(ref: AttributeRef, attributes: Mapping[str, Attribute], inde
             lines.append(_tuple_kwarg("values", values, inner))
         if attribute.max_cardinality is not None:
             lines.append(f"{' ' * inner}max_cardinality={attribute.max_cardinality},")
+        if attribute.spans_segments:
+            lines.append(f"{' ' * inner}spans_segments=True,")
     lines.append(py_kwarg("requirement", ref.requirement_level, inner))
     source = attributes.get(ref.derive.source) if ref.derive is not None else None
     if ref.derive is not None and attribute is not None and source is not None:
@@ -481,6 +483,8 @@ def _attribute_doc(attribute: Attribute) -> list[str]:
         domain = f"Values: {', '.join(v.value for v in attribute.values)}"
     elif attribute.max_cardinality is not None:
         domain = f"Values: open, at most {attribute.max_cardinality} distinct"
+        if attribute.spans_segments:
+            domain += " (a placeholder spans path segments)"
     else:
         domain = "Values: true, false"
     facts = [

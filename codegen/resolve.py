@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from metric_catalog.series_rules import placeholders
+
 from .config import Config
 from .model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
-from .patterns import placeholders
+from .precedence import shadowed_by
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
 
@@ -38,6 +40,7 @@ def _attribute(attribute: Attribute) -> dict[str, object]:
         "stability": attribute.stability,
         "values": [{"value": v.value, "description": v.description} for v in attribute.values],
         "max_cardinality": attribute.max_cardinality,
+        "spans_segments": attribute.spans_segments,
         "label": attribute.label,
         "constant_name": attribute.constant_name,
         "type_name": attribute.type_name if attribute.values else None,
@@ -77,6 +80,7 @@ def _row(
     row: MetricRow,
     package: str,
     attributes: dict[str, Attribute] | None = None,
+    shadowed: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, object]:
     prom = row.prometheus_name
     dep = row.deprecated
@@ -110,6 +114,7 @@ def _row(
         ),
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,
+        "shadowed_by": list((shadowed or {}).get(row.name, ())),
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
     } | _presence(row)
@@ -136,6 +141,7 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
     files = sorted(catalog.files, key=lambda f: f.path)
     rows = sorted(((f, r) for f in files for r in f.rows), key=lambda fr: fr[1].name)
     attributes = catalog.attributes()
+    shadowed = shadowed_by(catalog)
     return {
         "schema_version": RESOLVED_SCHEMA_VERSION,
         "files": [
@@ -152,7 +158,7 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
             }
             for f in files
         ],
-        "rows": [_row(f, r, package, attributes) for f, r in rows],
+        "rows": [_row(f, r, package, attributes, shadowed) for f, r in rows],
         "loops": [
             {
                 "name": loop.name,

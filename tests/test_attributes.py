@@ -8,6 +8,7 @@ import pytest
 
 from codegen.model import MetricRow
 from codegen.pipeline import load_and_check
+from codegen.precedence import shadowed_by
 
 ATTRIBUTES = """\
 owner: nemo_rl.telemetry
@@ -175,8 +176,9 @@ def test_unknown_attribute_in_another_file_is_suggested(tmp_path: Path) -> None:
     assert "did you mean 'rl.worker.rank'?" in finding.message
 
 
-def test_plain_key_inside_an_enum_family_is_an_overlap(tmp_path: Path) -> None:
-    """``efficiency/init/total_s`` is one of the family's keys, so declaring it too clashes."""
+def test_plain_key_inside_an_enum_family_is_taken_by_the_literal_row(tmp_path: Path) -> None:
+    """``efficiency/init/total_s`` is one of the family's keys; the literal row is more
+    specific, so it takes the key (no overlap) and the family lists it as shadowing."""
     write(tmp_path, "attributes", ATTRIBUTES)
     write(
         tmp_path,
@@ -184,19 +186,20 @@ def test_plain_key_inside_an_enum_family_is_an_overlap(tmp_path: Path) -> None:
         OWNER.replace("efficiency/total_waste_s", "efficiency/init/total_s"),
     )
     result = load_and_check(root=tmp_path)
-    (finding,) = result.diagnostics
-    assert finding.code == "KEY_PATTERN_OVERLAP"
-    assert "'efficiency/init/total_s' (prefix '')" in finding.message
+    assert list(result.diagnostics) == []
+    shadowed = shadowed_by(result.catalog)
+    assert list(shadowed.values()) == [("rl.efficiency.waste",)]
 
 
 @pytest.mark.parametrize(
-    ("second_prefix", "clash"),
+    ("second_prefix", "shadows"),
     [("timing/setup", True), ("timing/train", False), ('""', False)],
 )
-def test_open_family_overlaps_a_plain_key_only_under_a_shared_prefix(
-    tmp_path: Path, second_prefix: str, clash: bool
+def test_a_plain_key_shadows_an_open_family_only_under_a_shared_prefix(
+    tmp_path: Path, second_prefix: str, shadows: bool
 ) -> None:
-    """``{rl.setup.phase}_time_s`` takes any ``*_time_s`` key of its own prefix only."""
+    """``{rl.setup.phase}_time_s`` would take any ``*_time_s`` key of its own prefix; a
+    literal row there is more specific, which is no error."""
     write(tmp_path, "attributes", ATTRIBUTES)
     extra = (
         "  - logger_key: policy_init_time_s\n"
@@ -205,8 +208,27 @@ def test_open_family_overlaps_a_plain_key_only_under_a_shared_prefix(
         "    description: Wall clock spent building the policy workers.\n"
     )
     write(tmp_path, "efficiency", OWNER.replace("recorded:\n", extra + "recorded:\n"))
-    codes = [d.code for d in load_and_check(root=tmp_path).diagnostics]
-    assert codes == (["KEY_PATTERN_OVERLAP"] if clash else [])
+    result = load_and_check(root=tmp_path)
+    assert [d.code for d in result.diagnostics] == []
+    found = list(shadowed_by(result.catalog).values())
+    assert found == ([("rl.setup.policy_init",)] if shadows else [])
+
+
+def test_two_families_of_equal_rank_sharing_a_key_are_an_overlap(tmp_path: Path) -> None:
+    """Neither ``{phase}_time_s`` nor ``init_{phase}_s`` is more specific (the same literal
+    length, one open placeholder each), and ``init_x_time_s`` matches both."""
+    write(tmp_path, "attributes", ATTRIBUTES)
+    extra = (
+        '  - logger_key: "init_{rl.setup.phase}_s"\n'
+        "    prefix: timing/setup\n"
+        "    name: rl.setup.init\n    kind: gauge\n    unit: s\n"
+        "    description: Wall clock spent initialising one phase.\n"
+        "    attributes:\n      - ref: rl.setup.phase\n"
+    )
+    write(tmp_path, "efficiency", OWNER.replace("recorded:\n", extra + "recorded:\n"))
+    (finding,) = load_and_check(root=tmp_path).diagnostics
+    assert finding.code == "KEY_PATTERN_OVERLAP"
+    assert "neither is more specific" in finding.message
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from codegen.model import Catalog, MetricRow
-from codegen.patterns import compile_matcher, parse_pattern, placeholders
 from codegen.pipeline import load_and_check
 from codegen.resolve import resolve_catalog
+from metric_catalog.series_rules import SeriesMatcher
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN: tuple[str, ...] = ("train", "")
@@ -149,16 +149,12 @@ def test_real_upstream_keys_match_exactly_one_row(
     catalog: Catalog, prefix: str, key: str, name: str | None, attributes: dict[str, str]
 ) -> None:
     """Logged keys of real runs reach one series each, with the captured attributes."""
-    domains = {a.name: a.domain for a in catalog.attributes().values()}
-    matches: list[tuple[str, dict[str, str]]] = []
+    captures = {a.name: a.capture for a in catalog.attributes().values()}
+    matcher = SeriesMatcher()
     for _f, row in catalog.rows():
         for row_prefix in row.prefixes:
-            prefix_match = compile_matcher(parse_pattern(row_prefix), domains).fullmatch(prefix)
-            key_match = compile_matcher(parse_pattern(row.logger_key or ""), domains).fullmatch(key)
-            if prefix_match and key_match:
-                names = [*placeholders(row_prefix), *placeholders(row.logger_key or "")]
-                values = [*prefix_match.groups(), *key_match.groups()]
-                matches.append((row.name, dict(zip(names, values, strict=True))))
+            matcher.add(row_prefix, row.logger_key or "", captures, row.name)
+    matches = matcher.match(prefix, key)
     assert matches == ([] if name is None else [(name, attributes)])
 
 

@@ -11,6 +11,7 @@ import pytest
 PUBLIC_MODULES = [
     "metric_catalog",
     "metric_catalog.vocabulary",
+    "metric_catalog.series_rules",
     "metric_catalog.otel",
     "metric_catalog.tee",
     "metric_catalog.loggers",

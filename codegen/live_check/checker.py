@@ -96,7 +96,7 @@ class Checker:
             self.summaries[row.name] = summary
             self.report.rows.append(summary)
             teed.append(row)
-        self.matcher = KeyMatcher(teed, self.limits.max_family_keys)
+        self.matcher = KeyMatcher(teed, self.limits.max_family_keys, catalog.attributes())
         self.wire = WireJudge(catalog, promoted)
         """Live points (OTLP, scrapes): their series, kind, unit, name and identity."""
         self.report.rows.sort(key=lambda s: s.row.name)
@@ -312,7 +312,7 @@ class Checker:
         worker: Worker,
         row: MetricRow,
         given: Mapping[str, object],
-        captured: Mapping[str, str],
+        captured: Mapping[str, object],
         where: Where,
     ) -> None:
         for kind, attribute, text in self._budgets(worker).check(row, given, captured):

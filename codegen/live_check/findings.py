@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from metric_catalog.series_rules import qualified_key
+
 from ..diagnostics import Position, Severity
 
 __all__ = [
@@ -222,7 +224,7 @@ class Finding:
     @property
     def qualified_key(self) -> str:
         """``prefix/key``, or ``key`` when the prefix is empty."""
-        return f"{self.prefix}/{self.key}" if self.prefix else self.key
+        return qualified_key(self.prefix, self.key)
 
     def message(self) -> str:
         """One sentence saying what happened, how often, first where, and how to fix it."""

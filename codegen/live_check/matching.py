@@ -1,25 +1,28 @@
-"""Which teed rows a logged ``(prefix, key)`` belongs to, and what a key family captured.
+"""Which teed row a logged ``(prefix, key)`` belongs to, and what a key family captured.
 
-This is the one place live-check matches keys; :class:`KeyMatcher` is its
-seam (``match(prefix, key)``), so the shared series rules can replace the
-matching without touching the judges.
+This is the one place live-check matches keys, with the series rules the tee
+uses (:mod:`metric_catalog.series_rules`): a pair counts under its most
+specific row only. A literal row matches its exact ``(prefix, logger key)``
+pairs and beats every family (a deprecated row and its replacement may share a
+pair: both match); otherwise the most specific family whose prefix and key
+both match takes the pair, with what its placeholders captured (ints for an
+int attribute), exactly as :class:`metric_catalog.series_rules.SeriesMatcher`
+decides and the tee routes it (:meth:`KeyMatcher.route`).
 
-A literal row matches its exact ``(prefix, logger key)`` pairs (a deprecated
-row and its replacement may share one: both match). Only when no literal row
-matches, a row whose key or prefix is a family (``{attribute}`` placeholders)
-matches every pair of its shape, each placeholder open (any text), and says
-what each placeholder captured; a capture outside its attribute's values is
-then an ``attribute_value`` finding rather than an undeclared key.
+Only when no row takes a pair, :meth:`KeyMatcher.match` tries the families
+once more with every placeholder opened (an enum or int placeholder takes
+any segment), so a key of a family's shape with a value outside the enum is
+an ``attribute_value`` finding rather than an undeclared key.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from ..model import MetricRow
-from ..patterns import compile_matcher, parse_pattern, placeholders
+from metric_catalog.series_rules import Capture, SeriesMatcher, is_literal, literal_text
+
+from ..model import Attribute, MetricRow
 
 __all__ = ["KeyMatcher", "Match"]
 
@@ -28,64 +31,57 @@ class Match(NamedTuple):
     """A row a logged pair belongs to, and what its placeholders captured (empty: literal)."""
 
     row: MetricRow
-    captures: dict[str, str]
+    captures: dict[str, object]
 
 
 class KeyMatcher:
     """Teed rows by logged ``(prefix, key)``; family matches cached up to ``cache_limit`` pairs."""
 
-    def __init__(self, rows: Iterable[MetricRow], cache_limit: int) -> None:
+    def __init__(
+        self,
+        rows: Iterable[MetricRow],
+        cache_limit: int,
+        attributes: Mapping[str, Attribute] | None = None,
+    ) -> None:
+        known = attributes or {}
+        captures = {name: attribute.capture for name, attribute in known.items()}
+        # The shape of a family: every placeholder open (spanning where a value may hold '/').
+        shapes = {
+            name: Capture(spans=c.spans or any("/" in v for v in c.values or ()))
+            for name, c in captures.items()
+        }
         self.literal: dict[tuple[str, str], tuple[Match, ...]] = {}
         self.prefixes: dict[str, list[str]] = {}
-        self.families: list[
-            tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...], MetricRow]
-        ] = []
-        self.cache: dict[tuple[str, str], tuple[Match, ...]] = {}
-        self.cache_limit = cache_limit
+        self.families = SeriesMatcher(cache_limit)
+        self.shapes = SeriesMatcher(cache_limit)
         for row in rows:
             key = row.logger_key
             if key is None:
                 continue
             for prefix in row.prefixes or ("",):
-                if "{" in prefix or "{" in key:
-                    names = placeholders(prefix) + placeholders(key)
-                    prefix_re = compile_matcher(parse_pattern(prefix), {})
-                    key_re = compile_matcher(parse_pattern(key), {})
-                    self.families.append((prefix_re, key_re, names, row))
+                if not (is_literal(prefix) and is_literal(key)):
+                    self.families.add(prefix, key, captures, row)
+                    self.shapes.add(prefix, key, shapes, row)
                     continue
-                found = self.literal.get((prefix, key), ())
-                self.literal[(prefix, key)] = (*found, Match(row, {}))
-                self.prefixes.setdefault(key, []).append(prefix)
+                pair = (literal_text(prefix), literal_text(key))
+                self.literal[pair] = (*self.literal.get(pair, ()), Match(row, {}))
+                self.prefixes.setdefault(pair[1], []).append(pair[0])
 
-    def match(self, prefix: str, key: str) -> tuple[Match, ...]:
-        """Every row ``(prefix, key)`` belongs to (each once); empty when none declares it."""
+    def route(self, prefix: str, key: str) -> tuple[Match, ...]:
+        """The rows ``(prefix, key)`` counts under, as the tee routes it (empty: none)."""
         found = self.literal.get((prefix, key))
         if found is not None:
             return found
-        if not self.families:
+        if not len(self.families):
             return ()
-        slot = (prefix, key)
-        cached = self.cache.get(slot)
-        if cached is not None:
-            return cached
-        hits: list[Match] = []
-        seen: set[str] = set()
-        for prefix_re, key_re, names, row in self.families:
-            if row.name in seen:
-                continue
-            on_prefix = prefix_re.fullmatch(prefix)
-            if on_prefix is None:
-                continue
-            on_key = key_re.fullmatch(key)
-            if on_key is None:
-                continue
-            values = on_prefix.groups() + on_key.groups()
-            hits.append(Match(row, dict(zip(names, values, strict=True))))
-            seen.add(row.name)
-        result = tuple(hits)
-        if len(self.cache) < self.cache_limit:
-            self.cache[slot] = result
-        return result
+        return tuple(Match(row, captured) for row, captured in self.families.match(prefix, key))
+
+    def match(self, prefix: str, key: str) -> tuple[Match, ...]:
+        """:meth:`route`, else the families of the pair's shape (to judge their captures)."""
+        found = self.route(prefix, key)
+        if found or not len(self.shapes):
+            return found
+        return tuple(Match(row, captured) for row, captured in self.shapes.match(prefix, key))
 
     def declared_prefixes(self, key: str) -> list[str]:
         """The prefixes literal rows declare ``key`` under (for an undeclared pair's hint)."""

@@ -10,19 +10,21 @@ cached and reused, so a steady training loop pays a dict lookup per point.
 
 :class:`KeyPatterns` matches logged keys against ``{placeholder}`` patterns,
 indexed by their literal head and cached per key (bounded), so a family key
-costs about what a plain key does after its first step.
+costs about what a plain key does after its first step. The patterns are
+compiled and ranked by :mod:`metric_catalog.series_rules` (what a placeholder
+captures, which row is most specific), the rules validation and live-check use.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
+from metric_catalog import series_rules
 from metric_catalog._warn import warn_once
+from metric_catalog.series_rules import Capture, CompiledPattern
 from metric_catalog.vocabulary import (
-    DEFAULT_CARDINALITY_LIMIT,
     OVERFLOW_ATTRIBUTE,
     MetricAttribute,
     RecordedMetric,
@@ -36,6 +38,7 @@ __all__ = [
     "Derivation",
     "KeyPatterns",
     "SeriesPoints",
+    "captures",
     "compile_template",
     "derivations",
     "series_limit",
@@ -60,23 +63,14 @@ def series_limit(row: TeedMetric | RecordedMetric) -> int:
     The attribute-less set always holds one slot of it, so a series keeps at
     most this many points whatever it is handed.
 
-    The row's ``cardinality_limit`` (default :data:`DEFAULT_CARDINALITY_LIMIT`),
-    or less when the declaration bounds it: each enum attribute can be absent or
-    one of its values, each open attribute with ``max_cardinality`` absent or one
-    of that many values; an open attribute without a budget leaves the limit.
+    :func:`metric_catalog.series_rules.series_limit` of the row's
+    ``cardinality_limit`` and its attributes' bounds (an enum's size, an open
+    attribute's ``max_cardinality``).
     """
-    limit = row.cardinality_limit or DEFAULT_CARDINALITY_LIMIT
-    product = 1
-    for attribute in row.attributes:
-        if attribute.values:
-            product *= len(attribute.values) + 1
-        elif attribute.max_cardinality is not None:
-            product *= attribute.max_cardinality + 1
-        else:
-            return limit
-        if product >= limit:
-            return limit
-    return min(limit, product + 1)
+    return series_rules.series_limit(
+        row.cardinality_limit,
+        (len(a.values) if a.values else a.max_cardinality for a in row.attributes),
+    )
 
 
 Derivation = tuple[str, str, dict[tuple[type, Any], Any], Any]
@@ -289,71 +283,23 @@ class SeriesPoints:
         return len(self._sets)
 
 
-class CompiledTemplate:
-    """A ``{placeholder}`` template as an anchored regex plus its literal head."""
-
-    __slots__ = ("converters", "head", "names", "regex", "template")
-
-    def __init__(
-        self,
-        template: str,
-        regex: re.Pattern[str],
-        head: str,
-        names: tuple[str, ...],
-        converters: tuple[Any, ...],
-    ) -> None:
-        self.template = template
-        self.regex = regex
-        self.head = head
-        self.names = names
-        self.converters = converters
-
-    def match(self, text: str) -> Attrs | None:
-        """The captured attribute values when ``text`` matches, else None."""
-        found = self.regex.fullmatch(text)
-        if found is None:
-            return None
-        try:
-            return {
-                name: convert(part)
-                for name, convert, part in zip(
-                    self.names, self.converters, found.groups(), strict=True
-                )
-            }
-        except ValueError:  # pragma: no cover - the regex admits only what converts
-            return None
+CompiledTemplate = CompiledPattern
+"""A compiled ``{placeholder}`` template (the series rules' :class:`CompiledPattern`)."""
 
 
-_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+def captures(attributes: Mapping[str, MetricAttribute]) -> dict[str, Capture]:
+    """What a placeholder of each attribute captures (see :func:`series_rules.capture`)."""
+    return {
+        name: series_rules.capture(a.type, a.values, spans=a.spans_segments)
+        for name, a in attributes.items()
+    }
 
 
-def compile_template(template: str, attributes: Mapping[str, MetricAttribute]) -> CompiledTemplate:
-    """Compile a validated template: an enum placeholder matches only its values,
-    an int one an optionally signed integer, an open string one any non-empty text."""
-    parts: list[str] = []
-    names: list[str] = []
-    converters: list[Any] = []
-    position = 0
-    head: str | None = None
-    for found in _PLACEHOLDER.finditer(template):
-        literal = template[position : found.start()]
-        if head is None:
-            head = literal
-        parts.append(re.escape(literal))
-        attribute = attributes[found.group(1)]
-        if attribute.values:
-            choices = sorted((str(v) for v in attribute.values), key=len, reverse=True)
-            parts.append("(" + "|".join(re.escape(c) for c in choices) + ")")
-        elif attribute.type == "int":
-            parts.append(r"(-?[0-9]+)")
-        else:
-            parts.append("(.+?)")
-        names.append(attribute.name)
-        converters.append(int if attribute.type == "int" else str)
-        position = found.end()
-    parts.append(re.escape(template[position:]))
-    regex = re.compile("".join(parts), re.DOTALL)
-    return CompiledTemplate(template, regex, head or "", tuple(names), tuple(converters))
+def compile_template(template: str, attributes: Mapping[str, MetricAttribute]) -> CompiledPattern:
+    """Compile a validated template with the series rules (:func:`series_rules.compile_pattern`):
+    an enum placeholder matches only its values, an int one an optionally signed
+    integer, an open string one path segment (several when it spans segments)."""
+    return series_rules.compile_pattern(template, captures(attributes))
 
 
 Hit = tuple[Any, TeedMetric, SeriesPoints, "Attrs | None", "Attrs | None"]
@@ -368,40 +314,62 @@ class KeyPatterns:
     def __init__(self, cache_limit: int = KEY_CACHE_LIMIT) -> None:
         self.cache_limit = cache_limit
         """How many logged keys :attr:`cache` remembers at most."""
-        self._by_head: dict[int, dict[str, list[tuple[CompiledTemplate, Any, Attrs | None]]]] = {}
+        # head length -> head -> (pattern, target, captured prefix values, rank)
+        self._by_head: dict[int, dict[str, list[tuple[CompiledTemplate, Any, Any, Any]]]] = {}
         self._head_lengths: tuple[int, ...] = ()
         self.cache: dict[str, tuple[Hit, ...]] = {}
         """Logged key -> the series it feeds; read directly by the tee's loops."""
 
-    def add(self, compiled: CompiledTemplate, target: Any, captured: Attrs | None) -> None:
-        """Index ``compiled`` (``target`` is ``(recorder, row, points)``)."""
+    def add(
+        self,
+        compiled: CompiledTemplate,
+        target: Any,
+        captured: Attrs | None,
+        prefix_rank: series_rules.Specificity = (0, 0, 0, 0, 0),
+    ) -> None:
+        """Index ``compiled`` (``target`` is ``(recorder, row, points)``).
+
+        ``prefix_rank`` is the specificity of the prefix pattern the row was
+        matched by (a literal prefix: its own); with the key's it ranks the row.
+        """
         length = len(compiled.head)
+        rank = (compiled.rank, prefix_rank)
         self._by_head.setdefault(length, {}).setdefault(compiled.head, []).append(
-            (compiled, target, captured)
+            (compiled, target, captured, rank)
         )
         self._head_lengths = tuple(sorted(self._by_head))
 
     def lookup(self, key: str) -> tuple[Hit, ...]:
-        """Every series ``key`` feeds (normally zero or one), cached per key.
+        """The series ``key`` feeds, cached per key: the most specific matching row.
 
-        A key that is not a str (a caller's dict may hold anything) feeds none.
+        Normally zero or one; rows of equal rank that validation lets share
+        keys (a deprecated row and its replacement) all feed. A key that is not
+        a str (a caller's dict may hold anything) feeds none.
         """
         hits = self.cache.get(key)
         if hits is not None:
             return hits
         if type(key) is not str and not isinstance(key, str):
             return ()
-        found: list[Hit] = []
+        best: Any = None
+        winners: list[tuple[Any, Attrs, Attrs | None]] = []
         for length in self._head_lengths:
             candidates = self._by_head[length].get(key[:length])
             if candidates is None:
                 continue
-            for compiled, (record, row, points), captured in candidates:
+            for compiled, target, captured, rank in candidates:
+                if best is not None and rank < best:
+                    continue
                 values = compiled.match(key)
                 if values is None:
                     continue
-                merged = {**values, **captured} if captured else values
-                found.append((record, row, points, points.attributes(merged), merged))
+                if best is None or rank > best:
+                    best, winners = rank, []
+                winners.append((target, values, captured))
+        found: list[Hit] = []
+        for (record, row, points), values, captured in winners:
+            merged = {**values, **captured} if captured else values
+            found.append((record, row, points, points.attributes(merged), merged))
         result = tuple(found)
         if len(self.cache) < self.cache_limit:
             self.cache[key] = result

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from metric_catalog import exporters, vocabulary
+from metric_catalog import exporters, series_rules, vocabulary
 from metric_catalog._attributes import (
     KEY_CACHE_LIMIT,
     RUNTIME_PREFIX_KEY_CACHE_LIMIT,
@@ -29,6 +29,7 @@ from metric_catalog._attributes import (
     compile_template,
 )
 from metric_catalog._warn import warn_once
+from metric_catalog.series_rules import is_literal, literal_text
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 
 if TYPE_CHECKING:
@@ -279,11 +280,11 @@ def identity_labels() -> Mapping[str, Any]:
 def _declared() -> dict[str, frozenset[str]]:
     by_prefix: dict[str, set[str]] = {}
     for row in vocabulary.teed_metrics():
-        if "{" in row.logger_key:
+        if not is_literal(row.logger_key):
             continue
         for prefix in row.prefixes:
-            if "{" not in prefix:
-                by_prefix.setdefault(prefix, set()).add(row.logger_key)
+            if is_literal(prefix):
+                by_prefix.setdefault(literal_text(prefix), set()).add(literal_text(row.logger_key))
     return {prefix: frozenset(keys) for prefix, keys in by_prefix.items()}
 
 
@@ -419,13 +420,13 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         (compile_template(prefix, {a.name: a for a in row.attributes}), row)
         for row in teed
         for prefix in row.prefixes
-        if "{" in prefix
+        if not is_literal(prefix)
     )
     rows_by_prefix: dict[str, list[TeedMetric]] = {}
     for row in teed:
         for prefix in row.prefixes:
-            if "{" not in prefix:
-                rows_by_prefix.setdefault(prefix, []).append(row)
+            if is_literal(prefix):
+                rows_by_prefix.setdefault(literal_text(prefix), []).append(row)
     group = MetricGroup(
         enabled,
         rows_by_prefix={prefix: tuple(rows) for prefix, rows in rows_by_prefix.items()},
@@ -456,31 +457,40 @@ def _plan_for(
     prefix gets a smaller one, so the up to 1024 cached run-time plans hold
     at most a quarter million remembered keys between them.
     """
-    pairs: list[tuple[TeedMetric, dict[str, Any] | None]] = [
-        (row, None) for row in group.rows_by_prefix.get(prefix, ())
+    literal_rank = series_rules.specificity((prefix,), {})
+    pairs: list[tuple[TeedMetric, dict[str, Any] | None, series_rules.Specificity]] = [
+        (row, None, literal_rank) for row in group.rows_by_prefix.get(prefix, ())
     ]
     for compiled, row in group.prefix_patterns:
         captured = compiled.match(prefix)
         if captured is not None:
-            pairs.append((row, captured))
+            pairs.append((row, captured, compiled.rank))
     if not pairs:
         return None
+    # A plain key logged under this prefix goes to its most specific row (a literal
+    # prefix beats a prefix pattern; see series_rules); a key family never takes it.
+    plain_rank: dict[str, series_rules.Specificity] = {}
+    for row, _captured, rank in pairs:
+        if series_rules.is_literal(row.logger_key):
+            key = series_rules.literal_text(row.logger_key)
+            plain_rank[key] = max(rank, plain_rank.get(key, rank))
     entries: list[TeeEntry] = []
-    plain: set[str] = set()
     patterns: KeyPatterns | None = None
-    for row, captured in pairs:
+    for row, captured, rank in pairs:
         record, points = group.series[row.name]
-        if "{" in row.logger_key:
+        if not series_rules.is_literal(row.logger_key):
             patterns = patterns or KeyPatterns(key_cache_limit)
             declared = {a.name: a for a in row.attributes}
             compiled = compile_template(row.logger_key, declared)
-            patterns.add(compiled, (record, row, points), captured)
+            patterns.add(compiled, (record, row, points), captured, rank)
             continue
-        plain.add(row.logger_key)
+        key = series_rules.literal_text(row.logger_key)
+        if rank < plain_rank[key]:
+            continue  # shadowed here by a row under a more specific prefix
         if group.enabled and record is not None:
             base = points.attributes(captured) if captured else points.base
-            entries.append((row.logger_key, record, row, points, base, captured))
-    return PrefixPlan(tuple(entries), frozenset(plain), patterns)
+            entries.append((key, record, row, points, base, captured))
+    return PrefixPlan(tuple(entries), frozenset(plain_rank), patterns)
 
 
 def _create(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder]:

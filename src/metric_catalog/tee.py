@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 from metric_catalog import otel
 from metric_catalog import vocabulary as _vocabulary
 from metric_catalog._warn import MetricCatalogWarning, warn_once
+from metric_catalog.series_rules import qualified_key
 from metric_catalog.vocabulary import TeedMetric, as_scalar
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ _isfinite = math.isfinite
 
 
 def _where(prefix: str, key: object) -> str:
-    return f"{prefix}/{key}" if prefix else str(key)
+    return qualified_key(prefix, str(key))
 
 
 def tee_metrics(

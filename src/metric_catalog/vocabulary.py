@@ -23,15 +23,29 @@ import keyword
 import sys
 
 from ._records import frozen_record
+from .series_rules import (
+    ATTRIBUTE_TYPES,
+    DEFAULT_CARDINALITY_LIMIT,
+    METRIC_KINDS,
+    PLACEHOLDER_TYPES,
+    RUNTIME_REQUIREMENT_LEVELS,
+    adjacent_placeholders,
+    is_literal,
+    pattern_problem,
+    placeholders,
+    qualified_key,
+    type_accepts,
+    value_fits,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
 
 # Importing this module stays cheap (it runs before any generated row): no
 # dataclasses/inspect (see _records), typing, re, functools or threading at
-# import; re and numbers are imported on the rare paths that need them.
+# import; numbers is imported on the rare path that needs it. The series rules
+# (kinds, types, placeholders, values, budgets) live in series_rules.
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from re import Pattern
     from typing import Any, Final, Optional
 
 __all__ = [
@@ -68,9 +82,6 @@ INIT_TOTAL_CATEGORY: Final = "init/total"
 
 RUN_WINDOW_WALL_CLOCK_CATEGORIES: Final[frozenset[str]] = frozenset({INIT_TOTAL_CATEGORY})
 """Wall-clock categories measured once per run rather than once per step."""
-
-METRIC_KINDS: Final[tuple[str, ...]] = ("gauge", "counter", "histogram", "up_down_counter")
-"""The instrument kinds a row may declare."""
 
 DEFAULT_PREFIX: Final = "train"
 """The ``log_metrics`` prefix a teed row is matched under unless it says otherwise."""
@@ -201,35 +212,12 @@ def _check_common(row: TeedMetric | RecordedMetric) -> None:
 AttributeValue = str | int | float | bool
 """A value an attribute may take (OpenTelemetry's scalar attribute types)."""
 
-ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
-"""The types a :class:`MetricAttribute` may declare."""
-
-REQUIREMENT_LEVELS: Final[tuple[str, ...]] = (
-    "required",
-    "recommended",
-    "opt_in",
-    "conditionally_required",
-)
-"""Weaver's requirement levels for an attribute on a series."""
-
-DEFAULT_CARDINALITY_LIMIT: Final = 2000
-"""Attribute sets per series (overflow point included) unless the row says otherwise.
-
-The OpenTelemetry SDK's default, so the SDK never overflows before we do."""
+REQUIREMENT_LEVELS: Final = RUNTIME_REQUIREMENT_LEVELS
+"""Weaver's requirement levels for an attribute on a series (kept name of
+:data:`metric_catalog.series_rules.RUNTIME_REQUIREMENT_LEVELS`)."""
 
 OVERFLOW_ATTRIBUTE: Final = "otel.metric.overflow"
 """Attribute of the one point that absorbs attribute sets past a series' budget."""
-
-_PLACEHOLDER_PATTERN: Final = r"\{([^{}]*)\}"
-_PLACEHOLDER_RE: list[Pattern[str]] = []  # compiled on first use: re stays unimported
-
-
-def _placeholder_re() -> Pattern[str]:
-    if not _PLACEHOLDER_RE:
-        import re  # noqa: PLC0415 - only rows with placeholders or extensions get here
-
-        _PLACEHOLDER_RE.append(re.compile(_PLACEHOLDER_PATTERN))
-    return _PLACEHOLDER_RE[0]
 
 
 def _is_attribute_name(name: object) -> bool:
@@ -243,9 +231,6 @@ def _is_attribute_name(name: object) -> bool:
     return all(part.replace("_", "a").isalnum() for part in name.split("."))
 
 
-_PLACEHOLDER_TYPES: Final = frozenset({"string", "int"})
-
-
 class _AttributeNameMatcher:
     """``_ATTRIBUTE_NAME.fullmatch(name)`` as with the regex it replaces (truthy on a match)."""
 
@@ -256,18 +241,6 @@ class _AttributeNameMatcher:
 
 
 _ATTRIBUTE_NAME: Final = _AttributeNameMatcher()
-
-
-def _type_accepts(kind: str, value: object) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if kind == "int":
-        return isinstance(value, int)
-    return isinstance(value, (int, float))  # double
 
 
 @frozen_record
@@ -306,6 +279,9 @@ class MetricAttribute:
     """``(source value, value of this attribute)`` pairs of the derivation table."""
     derive_default: AttributeValue | None = None
     """The value for a source value the table lacks (``None``: leave the attribute unset)."""
+    spans_segments: bool = False
+    """Whether a placeholder of this (open string) attribute may capture several path
+    segments (``openai/gsm8k``); otherwise it captures exactly one (no ``/``)."""
 
     def __post_init__(self) -> None:
         what = f"MetricAttribute({self.name!r})"
@@ -322,7 +298,7 @@ class MetricAttribute:
             msg = f"{what}: values must be a tuple, got {type(self.values).__name__}"
             raise ValueError(msg)
         for value in self.values:
-            if not _type_accepts(self.type, value):
+            if not type_accepts(self.type, value):
                 msg = f"{what}: value {value!r} is not of the attribute's type {self.type!r}"
                 raise ValueError(msg)
         if len(set(self.values)) != len(self.values):
@@ -336,6 +312,14 @@ class MetricAttribute:
             msg = (
                 f"{what}: requirement {self.requirement!r} is not one of "
                 f"{', '.join(REQUIREMENT_LEVELS)}"
+            )
+            raise ValueError(msg)
+        if self.spans_segments is not False and (
+            self.spans_segments is not True or self.type != "string" or self.values
+        ):
+            msg = (
+                f"{what}: spans_segments must be a bool, and True only on an open string "
+                f"attribute (an enum's values say what it matches), got {self.spans_segments!r}"
             )
             raise ValueError(msg)
         if (
@@ -406,9 +390,7 @@ class MetricAttribute:
 
     def accepts(self, value: object) -> bool:
         """Whether ``value`` is of this attribute's type and, for an enum, one of its values."""
-        if not _type_accepts(self.type, value):
-            return False
-        return not self.values or value in self.values
+        return value_fits(self.type, self.values, value)
 
 
 def _check_attributes(what: str, attributes: object) -> None:
@@ -470,29 +452,19 @@ def _check_derivations(what: str, declared: dict[str, MetricAttribute]) -> None:
             step = declared.get(step.derived_from) if step.derived_from is not None else None
 
 
-def placeholders(template: str) -> tuple[str, ...]:
-    """The attribute names of the ``{placeholders}`` in a logger key or prefix, in order.
-
-    ``placeholders("setup/{rl.setup.phase}_time_s") == ("rl.setup.phase",)``.
-    """
-    if "{" not in template:
-        return ()
-    return tuple(_placeholder_re().findall(template))
-
-
 def _check_template(
     what: str, field_name: str, template: str, declared: dict[str, MetricAttribute]
 ) -> list[str]:
     """Validate the placeholders of one template; return the attribute names it captures."""
-    names = placeholders(template)
-    rest = _placeholder_re().sub("", template) if "{" in template else template
-    if "{" in rest or "}" in rest:
+    problem = pattern_problem(template)
+    if problem is not None:
         msg = (
-            f"{what}: {field_name} {template!r} has an unmatched brace; a placeholder is "
-            "written {attribute.name}, and logger keys and prefixes contain no other braces"
+            f"{what}: {field_name} {template!r} has an unmatched brace ({problem}); a "
+            "placeholder is written {attribute.name}, and a literal brace is doubled ({{ or }})"
         )
         raise ValueError(msg)
-    if "}{" in template:
+    names = placeholders(template)
+    if adjacent_placeholders(template) is not None:
         msg = (
             f"{what}: {field_name} {template!r} has two placeholders with nothing between "
             "them, so the split of a logged key between them is ambiguous; put literal "
@@ -509,7 +481,7 @@ def _check_template(
                 f"MetricAttribute({name!r}, ...) to its attributes or fix the placeholder"
             )
             raise ValueError(msg)
-        if attribute.type not in _PLACEHOLDER_TYPES:
+        if attribute.type not in PLACEHOLDER_TYPES:
             msg = (
                 f"{what}: {field_name} {template!r} captures attribute {name!r} of type "
                 f"{attribute.type!r}; a placeholder can capture only a string or int attribute"
@@ -676,7 +648,7 @@ class TeedMetric:
     @property
     def is_pattern(self) -> bool:
         """Whether the logger key or a prefix holds a ``{placeholder}``."""
-        return "{" in self.logger_key or any("{" in p for p in self.prefixes)
+        return not is_literal(self.logger_key) or not all(is_literal(p) for p in self.prefixes)
 
 
 # --- registry -----------------------------------------------------------------------
@@ -781,7 +753,7 @@ def _tee_slots(row: TeedMetric) -> list[_TeeSlot]:
 
 def _where(slot: _TeeSlot) -> str:
     prefix, logger_key = slot
-    return f"{prefix}/{logger_key}" if prefix else logger_key
+    return qualified_key(prefix, logger_key)
 
 
 def _describe(row: _Row, owner: str | None) -> str:

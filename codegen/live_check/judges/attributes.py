@@ -27,6 +27,8 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
+from metric_catalog.series_rules import DEFAULT_CARDINALITY_LIMIT, series_limit, value_fits
+
 from ...model import Attribute, AttributeRef, Catalog, MetricRow
 from ..limits import Limits
 
@@ -38,9 +40,6 @@ __all__ = [
     "series_budget",
 ]
 
-DEFAULT_CARDINALITY_LIMIT: Final = 2000
-"""The runtime's default budget of attribute sets per series (``metric_catalog.vocabulary``)."""
-
 _MISSING: Final = object()
 
 Problem = tuple[str, str, str]
@@ -50,46 +49,25 @@ Problem = tuple[str, str, str]
 def series_budget(row: MetricRow, attributes: Mapping[str, Attribute]) -> int:
     """The series' budget of attribute sets, overflow point included, as the runtime has it.
 
-    Mirrors ``metric_catalog._attributes.series_limit``: the row's
-    ``cardinality_limit`` (default :data:`DEFAULT_CARDINALITY_LIMIT`), or less
-    when its attributes bound it (each enum attribute absent or one of its
-    values, each open attribute with ``max_cardinality`` absent or one of
-    that many values), plus one for the overflow point.
+    :func:`metric_catalog.series_rules.series_limit` of the row's
+    ``cardinality_limit`` and its attributes' bounds (an enum's size, an open
+    attribute's ``max_cardinality``; an undeclared attribute is unbounded).
     """
-    limit = row.cardinality_limit or DEFAULT_CARDINALITY_LIMIT
-    product = 1
+    bounds: list[int | None] = []
     for name in row.attribute_names():
         attribute = attributes.get(name)
         if attribute is None:
-            return limit
-        domain = attribute.domain if attribute.values else None
-        if domain is not None:
-            product *= len(domain) + 1
-        elif attribute.max_cardinality is not None:
-            product *= attribute.max_cardinality + 1
+            bounds.append(None)
+        elif attribute.values:
+            bounds.append(len(attribute.values))
         else:
-            return limit
-        if product >= limit:
-            return limit
-    return min(limit, product + 1)
+            bounds.append(attribute.max_cardinality)
+    return series_limit(row.cardinality_limit, bounds)
 
 
 def accepts(attribute: Attribute, value: object) -> bool:
     """Whether a JSON ``value`` is of the attribute's type and, for an enum, one of its values."""
-    kind = attribute.type
-    if kind == "string":
-        ok = isinstance(value, str)
-    elif kind == "bool":
-        ok = isinstance(value, bool)
-    elif isinstance(value, bool):
-        ok = False
-    elif kind == "int":
-        ok = isinstance(value, int)
-    else:
-        ok = isinstance(value, (int, float))
-    if not ok or not attribute.values:
-        return ok
-    return value in attribute.typed_values()
+    return value_fits(attribute.type, attribute.typed_values(), value)
 
 
 def _first(item: tuple[str, object]) -> str:
@@ -116,12 +94,13 @@ class AttributeRules:
         self.derived: dict[str, tuple[AttributeRef, ...]] = {}
         self.required: dict[str, tuple[str, ...]] = {}
 
-    def judge_captures(self, captured: Mapping[str, str]) -> tuple[str, str] | None:
+    def judge_captures(self, captured: Mapping[str, object]) -> tuple[str, str] | None:
         """``(kind, text)`` when a key family's captured value is not allowed by its attribute."""
-        for name, value in captured.items():
+        for name, captured_value in captured.items():
             attribute = self.attributes.get(name)
             if attribute is None:
                 continue  # validate reports the unbound placeholder
+            value = _as_written(captured_value)
             domain = attribute.domain
             if domain is not None and value not in domain:
                 shown = ", ".join(domain[:8]) + (", ..." if len(domain) > 8 else "")
@@ -175,7 +154,7 @@ class AttributeRules:
         return found
 
     def checked(
-        self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, str]
+        self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, object]
     ) -> tuple[dict[str, object], list[Problem]]:
         """The point's attribute set as the tee records it, and what the tee drops."""
         problems: list[Problem] = []
@@ -244,11 +223,11 @@ class Budgets:
         self.values: dict[tuple[str, str], set[object]] = {}
         self.limits: dict[str, int] = {}
         self.over: set[tuple[str, str]] = set()
-        self.clean: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        self.clean: set[tuple[str, tuple[tuple[str, object], ...]]] = set()
         """(series, captures) whose point was admitted without a problem (up to a cap)."""
 
     def check(
-        self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, str]
+        self, row: MetricRow, given: Mapping[str, object], captured: Mapping[str, object]
     ) -> list[Problem]:
         """``(kind, attribute, text)`` of what the tee would drop or fold for this point."""
         if not given and not captured:

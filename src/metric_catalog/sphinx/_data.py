@@ -78,9 +78,11 @@ class CatalogData:
         for row in rows:
             deprecated = row.get("deprecated") or {}
             target = deprecated.get("replaced_by")
-            if target:
-                found = self.by_name.get(str(target))
-                targets[str(target)] = None if found is None else found.get("module")
+            # Rows linked to from this page: the replacement and the shadowing rows.
+            for linked in [target, *(row.get("shadowed_by") or [])]:
+                if linked:
+                    found = self.by_name.get(str(linked))
+                    targets[str(linked)] = None if found is None else found.get("file")
         declared = [self.attributes.get(str(n)) for n in entry.get("attributes") or []]
         # Series link each attribute to the file declaring it and show its label.
         used = sorted({str(a.get("name")) for row in rows for a in row.get("attributes") or []})

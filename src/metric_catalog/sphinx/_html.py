@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any, Final
 
+from metric_catalog.series_rules import qualified_key
+
 from ._data import CatalogData, series_anchor, source_line
 
 __all__ = [
@@ -163,7 +165,29 @@ def _prefixed_keys(row: Mapping[str, Any]) -> list[tuple[str, str]]:
     prefixes = row.get("prefixes")
     if not prefixes:
         prefixes = [row.get("prefix") or ""]
-    return [(str(p), f"{p}/{key}" if p else str(key)) for p in prefixes]
+    return [(str(p), qualified_key(str(p), str(key))) for p in prefixes]
+
+
+def _series_link(name: str, data: CatalogData, href: Href, path: str) -> str:
+    """A link to the entry of series ``name`` (plain text when it is not in the catalog)."""
+    found = data.by_name.get(name)
+    if found is None:
+        return ident(name)
+    target_file = str(found.get("file", ""))
+    page = "" if target_file == path else href(f"page:{target_file}")
+    return f'<a href="{escape(page + "#" + series_anchor(name))}">{ident(name)}</a>'
+
+
+def _shadowed(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
+    """The literal rows that take some of a family's keys (the most specific row wins)."""
+    names = [str(name) for name in row.get("shadowed_by") or []]
+    if not names:
+        return ""
+    links = ", ".join(_series_link(name, data, href, path) for name in names)
+    return (
+        f'<p class="mc-shadowed">Keys of this family that a literal row declares go to that '
+        f"row, the most specific: {links}.</p>"
+    )
 
 
 def _deprecation(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
@@ -221,7 +245,9 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
     )
     description = paragraphs(row.get("description", "")) or "<p><em>No description.</em></p>"
-    attributes = _attributes(row, data, href, path) + _presence(row)
+    attributes = (
+        _attributes(row, data, href, path) + _presence(row) + _shadowed(row, data, href, path)
+    )
     meta = (
         f'<p class="mc-meta">{ident(constant)} · registry key '
         f"{ident(row.get('registry_key', ''))} · {_source(row, href)}</p>"

@@ -1,0 +1,148 @@
+"""Which row takes a logged key: the series rules' precedence, over the catalog's rows.
+
+Two teed rows *meet* when some logged ``(prefix, key)`` pair matches both
+(decided exactly by :func:`metric_catalog.series_rules.overlap`, once for the
+prefixes and once for the keys). Where they meet, the more specific row takes
+the key (:func:`metric_catalog.series_rules.address_rank`: the key pattern's
+specificity, then the prefix's), so the other is *shadowed* there; rows of
+equal rank that meet are ambiguous, which validation reports as
+``KEY_PATTERN_OVERLAP`` with the shared key. A deprecated row and the row its
+``replaced_by`` names may share keys (the tee feeds both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from metric_catalog.series_rules import (
+    Capture,
+    address_rank,
+    overlap,
+    parse_pattern,
+    placeholders,
+)
+
+from .model import Attribute, Catalog, MetricRow
+
+__all__ = ["Meeting", "captures", "meetings", "renames", "shadowed_by"]
+
+
+@dataclass(frozen=True, slots=True)
+class Meeting:
+    """Two rows that both match the logged pair ``(prefix, key)``.
+
+    ``winner`` is the more specific of the two, or ``None`` when they rank equal.
+    """
+
+    first: MetricRow
+    second: MetricRow
+    prefix: str
+    key: str
+    winner: MetricRow | None
+
+
+def captures(known: Mapping[str, Attribute]) -> dict[str, Capture]:
+    """What a placeholder of each declared attribute captures."""
+    return {name: attribute.capture for name, attribute in known.items()}
+
+
+def renames(row: MetricRow, other: MetricRow) -> bool:
+    """Whether one row is deprecated with ``replaced_by`` naming the other."""
+    return any(
+        old.deprecated is not None and old.deprecated.replaced_by == new.name
+        for old, new in ((row, other), (other, row))
+    )
+
+
+def _head(text: str) -> str:
+    """Literal text before the first brace."""
+    return text.split("{", 1)[0]
+
+
+def _tail(text: str) -> str:
+    """Literal text after the last brace."""
+    return text.rsplit("}", 1)[-1]
+
+
+def _may_meet(a: str, b: str) -> bool:
+    """Cheap necessary condition for two patterns to share a text (heads and tails agree)."""
+    head_a, head_b = _head(a), _head(b)
+    tail_a, tail_b = _tail(a), _tail(b)
+    heads = head_a.startswith(head_b) or head_b.startswith(head_a)
+    tails = tail_a.endswith(tail_b) or tail_b.endswith(tail_a)
+    return heads and tails
+
+
+def _meeting(first: MetricRow, second: MetricRow, known: Mapping[str, Capture]) -> Meeting | None:
+    """Where ``first`` and ``second`` meet (most decisive prefix pair first), or ``None``."""
+    key_a, key_b = first.logger_key or "", second.logger_key or ""
+    if not _may_meet(key_a, key_b):
+        return None
+    key = overlap(parse_pattern(key_a), parse_pattern(key_b), known)
+    if key is None:
+        return None
+    found: Meeting | None = None
+    for prefix_a in first.prefixes:
+        for prefix_b in second.prefixes:
+            if not _may_meet(prefix_a, prefix_b):
+                continue
+            prefix = overlap(parse_pattern(prefix_a), parse_pattern(prefix_b), known)
+            if prefix is None:
+                continue
+            rank_a = address_rank(parse_pattern(prefix_a), parse_pattern(key_a), known)
+            rank_b = address_rank(parse_pattern(prefix_b), parse_pattern(key_b), known)
+            winner = first if rank_a > rank_b else second if rank_b > rank_a else None
+            meeting = Meeting(first, second, prefix, key, winner)
+            if winner is None:
+                return meeting  # an ambiguous pair decides: it is an error
+            found = found or meeting
+    return found
+
+
+def meetings(rows: list[MetricRow], known: Mapping[str, Attribute]) -> Iterator[Meeting]:
+    """Every pair of teed rows, a family among them, that meets; ``first`` declared first.
+
+    Rows using an undeclared attribute are skipped (validation reports it);
+    a deprecated row and its replacement are not a meeting.
+    """
+    teed = [row for row in rows if row.logger_key is not None]
+    if not any(row.is_family for row in teed):
+        return
+    table = captures(known)
+    usable = [row for row in teed if all(name in known for name in _placeholders(row))]
+    for index, family in enumerate(usable):
+        if not family.is_family:
+            continue
+        for other_index, other in enumerate(usable):
+            if other_index == index or (other.is_family and other_index < index):
+                continue  # itself, or a family pair already seen from the other side
+            if renames(family, other):
+                continue
+            first, second = (family, other) if index < other_index else (other, family)
+            found = _meeting(first, second, table)
+            if found is not None:
+                yield found
+
+
+def _placeholders(row: MetricRow) -> tuple[str, ...]:
+    if not row.is_family:
+        return ()
+    return tuple(n for text in (row.logger_key or "", *row.prefixes) for n in placeholders(text))
+
+
+def shadowed_by(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """Series name of a family -> the literal rows (no placeholder) that take some of its keys.
+
+    A literal row always wins where it meets a family; the docs and ``resolve``
+    list them on the family's entry, sorted.
+    """
+    rows = [row for _, row in catalog.rows()]
+    found: dict[str, set[str]] = {}
+    for meeting in meetings(rows, catalog.attributes()):
+        winner = meeting.winner
+        if winner is None or winner.is_family:
+            continue
+        loser = meeting.second if winner is meeting.first else meeting.first
+        found.setdefault(loser.name, set()).add(winner.name)
+    return {name: tuple(sorted(names)) for name, names in sorted(found.items())}

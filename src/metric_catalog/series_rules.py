@@ -1,0 +1,684 @@
+"""What a series is, defined once: the rules the catalog side and the runtime share.
+
+Validation (``codegen``), the docs, ``resolve``, ``live-check`` and the runtime
+tee all read these rules from here, so a logged key means the same series with
+the same captured attributes wherever it is judged:
+
+* **Vocabularies**: :data:`METRIC_KINDS`, :data:`ATTRIBUTE_TYPES`,
+  :data:`STABILITY_LEVELS` and the requirement levels
+  (:data:`ATTRIBUTE_REQUIREMENT_LEVELS` for an attribute of a catalog row,
+  :data:`RUNTIME_REQUIREMENT_LEVELS` for a runtime ``MetricAttribute``,
+  :data:`PRESENCE_LEVELS` for a row's presence in a run, weakest first).
+* **Placeholders**: a logger key or prefix is literal text with
+  ``{attribute.name}`` placeholders; ``{{`` and ``}}`` stand for literal braces
+  (:func:`parse_pattern`). What a placeholder captures depends on its
+  attribute (:class:`Capture`): one of an enum's values; an optionally signed
+  integer for an open ``int``; for an open ``string`` exactly one path segment
+  (non-empty, no ``/``) unless the attribute is declared with
+  ``spans_segments`` (a data source such as ``openai/gsm8k``), when it takes
+  any non-empty text. Where a key could split several ways, an earlier
+  placeholder takes the shortest text that lets the rest match.
+* **The matcher**: :func:`compile_pattern` turns a pattern into one anchored
+  regular expression; every consumer matches with it.
+* **Precedence** (:func:`specificity`): when several rows match one logged
+  ``(prefix, key)``, the most specific wins, decided per pattern and
+  therefore statically: the key pattern first, then the prefix pattern; a
+  pattern with more literal characters wins (so a literal key beats any
+  family), then the one with fewer spanning, then open, then int, then enum
+  placeholders. Two rows that share a logged pair with equal rank are an
+  error of validation (:func:`overlap` finds the shared text exactly).
+* **Qualified keys**: :func:`qualified_key` (``prefix/key``, the bare key under
+  the empty prefix).
+* **Values**: :func:`type_accepts`/:func:`value_fits` (a value of an
+  attribute) and :func:`parse_value` (a value as the catalog writes it).
+* **Budgets**: :data:`DEFAULT_CARDINALITY_LIMIT` and :func:`series_limit`.
+
+Only the standard library, and only ``re`` beyond builtins, imported when a
+pattern is first compiled: :mod:`metric_catalog.vocabulary` imports this
+module and stays cheap to import.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from re import Pattern as _Regex
+    from typing import Any, Final, TypeAlias
+
+__all__ = [
+    "ATTRIBUTE_REQUIREMENT_LEVELS",
+    "ATTRIBUTE_TYPES",
+    "DEFAULT_CARDINALITY_LIMIT",
+    "INVALID",
+    "METRIC_KINDS",
+    "OPEN_SEGMENT",
+    "PLACEHOLDER_TYPES",
+    "PRESENCE_LEVELS",
+    "RUNTIME_REQUIREMENT_LEVELS",
+    "STABILITY_LEVELS",
+    "Capture",
+    "CompiledPattern",
+    "PatternError",
+    "Placeholder",
+    "SeriesMatcher",
+    "address_rank",
+    "adjacent_placeholders",
+    "capture",
+    "compile_pattern",
+    "is_literal",
+    "literal_text",
+    "overlap",
+    "parse_pattern",
+    "parse_value",
+    "pattern_problem",
+    "placeholders",
+    "qualified_key",
+    "series_limit",
+    "specificity",
+    "type_accepts",
+    "value_fits",
+]
+
+# --- vocabularies -------------------------------------------------------------------
+
+METRIC_KINDS: Final[tuple[str, ...]] = ("gauge", "counter", "histogram", "up_down_counter")
+"""The instrument kinds a row may declare (the catalog schema's ``kind`` enum)."""
+
+ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
+"""The types an attribute may declare (the schema's ``attributeDef.type`` enum)."""
+
+PLACEHOLDER_TYPES: Final[tuple[str, ...]] = ("string", "int")
+"""The attribute types a placeholder may capture."""
+
+STABILITY_LEVELS: Final[tuple[str, ...]] = ("development", "alpha", "beta", "stable")
+"""A row's or attribute's stability, least stable first (the schema's ``stability`` enum)."""
+
+ATTRIBUTE_REQUIREMENT_LEVELS: Final[tuple[str, ...]] = ("required", "recommended", "opt_in")
+"""What a catalog row may say of one of its attributes (``attributeRef.requirement_level``)."""
+
+RUNTIME_REQUIREMENT_LEVELS: Final[tuple[str, ...]] = (
+    *ATTRIBUTE_REQUIREMENT_LEVELS,
+    "conditionally_required",
+)
+"""Weaver's four levels, which a runtime ``MetricAttribute.requirement`` accepts."""
+
+PRESENCE_LEVELS: Final[tuple[str, ...]] = (
+    "opt_in",
+    "recommended",
+    "conditionally_required",
+    "required",
+)
+"""A teed row's presence in a run (the schema's ``requirementLevel``), weakest first:
+raising a row's level is a stronger promise."""
+
+DEFAULT_CARDINALITY_LIMIT: Final = 2000
+"""Attribute sets per series (overflow point included) unless the row says otherwise.
+
+The OpenTelemetry SDK's default, so the SDK never overflows before we do."""
+
+
+# --- keys ---------------------------------------------------------------------------
+
+
+def qualified_key(prefix: str, key: str) -> str:
+    """The key as logging backends show it: ``prefix/key``, the bare key under ``""``."""
+    return f"{prefix}/{key}" if prefix else key
+
+
+# --- values -------------------------------------------------------------------------
+
+
+def type_accepts(kind: str, value: object) -> bool:
+    """Whether ``value`` is of attribute type ``kind`` (a bool is no int or double)."""
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind == "int":
+        return isinstance(value, int)
+    return isinstance(value, (int, float))  # double
+
+
+def value_fits(kind: str, values: tuple[object, ...], value: object) -> bool:
+    """Whether ``value`` fits an attribute of type ``kind`` whose enum is ``values``.
+
+    ``values`` holds the enum's values typed (``()``: an open attribute).
+    """
+    if not type_accepts(kind, value):
+        return False
+    return not values or value in values
+
+
+class _Invalid:
+    """The result of :func:`parse_value` for text that is no value of the type."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Final = _Invalid()
+
+
+def parse_value(kind: str, text: str) -> object:
+    """A value as the catalog writes it (a string) converted to attribute type ``kind``.
+
+    ``"true"``/``"false"`` for a bool, an optionally signed integer for an int,
+    a finite number for a double, any text for a string; :data:`INVALID` when
+    ``text`` is none of those.
+    """
+    if kind == "string":
+        return text
+    if kind == "bool":
+        return {"true": True, "false": False}.get(text, INVALID)
+    if kind == "int":
+        body = text[1:] if text[:1] == "-" else text
+        return int(text) if body.isascii() and body.isdigit() else INVALID
+    try:
+        number = float(text)
+    except ValueError:
+        return INVALID
+    return number if number - number == 0.0 else INVALID  # finite
+
+
+# --- budgets ------------------------------------------------------------------------
+
+
+def series_limit(cardinality_limit: int | None, bounds: Iterable[int | None]) -> int:
+    """A series' budget of attribute sets, overflow point included.
+
+    ``cardinality_limit`` is the row's (``None``: :data:`DEFAULT_CARDINALITY_LIMIT`);
+    ``bounds`` has one entry per attribute of the row: how many values it can
+    take (an enum's size, an open attribute's ``max_cardinality``), or
+    ``None`` when unbounded. Each bounded attribute can be absent or one of its
+    values, so the declaration bounds the sets to the product of
+    ``bound + 1``, plus one for the overflow point; an unbounded attribute
+    leaves the row's limit. The attribute-less set always holds one slot.
+    """
+    limit = cardinality_limit or DEFAULT_CARDINALITY_LIMIT
+    product = 1
+    for bound in bounds:
+        if bound is None:
+            return limit
+        product *= bound + 1
+        if product >= limit:
+            return limit
+    return min(limit, product + 1)
+
+
+# --- patterns -----------------------------------------------------------------------
+
+
+class PatternError(ValueError):
+    """A logger key or prefix whose braces do not form placeholders."""
+
+
+class Placeholder:
+    """A ``{name}`` in a pattern: captures the value of attribute ``name``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Placeholder) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("Placeholder", self.name))
+
+    def __repr__(self) -> str:
+        return f"Placeholder({self.name!r})"
+
+
+if TYPE_CHECKING:
+    KeyPattern: TypeAlias = tuple[str | Placeholder, ...]
+"""A pattern as literal text runs (braces unescaped) and placeholders, in order."""
+
+_PARSED: dict[str, tuple[str | Placeholder, ...] | str] = {}
+_PARSED_LIMIT: Final = 1 << 14
+
+
+def _parse(text: str) -> tuple[str | Placeholder, ...] | str:
+    """The parts of ``text``, or the reason it is malformed."""
+    parts: list[str | Placeholder] = []
+    literal: list[str] = []
+    index, end = 0, len(text)
+    while index < end:
+        char = text[index]
+        if char == "{":
+            if text.startswith("{{", index):
+                literal.append("{")
+                index += 2
+                continue
+            close = text.find("}", index + 1)
+            opener = text.find("{", index + 1)
+            if close < 0 or 0 <= opener < close:
+                return f"the '{{' at offset {index} has no matching '}}'"
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(Placeholder(text[index + 1 : close]))
+            index = close + 1
+            continue
+        if char == "}":
+            if text.startswith("}}", index):
+                literal.append("}")
+                index += 2
+                continue
+            return f"the '}}' at offset {index} closes no placeholder"
+        literal.append(char)
+        index += 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def _parsed(text: str) -> tuple[str | Placeholder, ...] | str:
+    found = _PARSED.get(text)
+    if found is None:
+        found = _parse(text)
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[text] = found
+    return found
+
+
+def parse_pattern(text: str) -> KeyPattern:
+    """``"a/{x}_s"`` -> ``("a/", Placeholder("x"), "_s")``; ``{{``/``}}`` are literal braces.
+
+    Raises:
+        PatternError: A brace that is neither doubled nor part of a ``{name}``.
+    """
+    found = _parsed(text)
+    if isinstance(found, str):
+        msg = (
+            f"{text!r}: {found}; a placeholder is written {{attribute.name}}, and a "
+            "literal brace is doubled ({{ or }})"
+        )
+        raise PatternError(msg)
+    return found
+
+
+def pattern_problem(text: str) -> str | None:
+    """Why ``text`` is no valid pattern (unmatched braces), or ``None``."""
+    found = _parsed(text)
+    return found if isinstance(found, str) else None
+
+
+def is_literal(text: str) -> bool:
+    """Whether ``text`` holds no placeholder (a plain key or prefix)."""
+    if "{" not in text and "}" not in text:
+        return True
+    found = _parsed(text)
+    return not isinstance(found, str) and not any(isinstance(p, Placeholder) for p in found)
+
+
+def literal_text(text: str) -> str:
+    """The text a literal pattern matches (``{{`` and ``}}`` unescaped)."""
+    if "{" not in text and "}" not in text:
+        return text
+    return "".join(p for p in parse_pattern(text) if isinstance(p, str))
+
+
+def placeholders(text: str) -> tuple[str, ...]:
+    """Attribute names of the placeholders in ``text``, in order (``()`` when malformed)."""
+    if "{" not in text:
+        return ()
+    found = _parsed(text)
+    if isinstance(found, str):
+        return ()
+    return tuple(p.name for p in found if isinstance(p, Placeholder))
+
+
+def adjacent_placeholders(text: str) -> tuple[str, str] | None:
+    """The first two placeholders with no literal text between them, if any.
+
+    ``{a}{b}`` cannot say where ``a``'s value ends, so a pattern must separate them.
+    """
+    if "{" not in text:
+        return None
+    found = _parsed(text)
+    if isinstance(found, str):
+        return None
+    for index in range(len(found) - 1):
+        left, right = found[index], found[index + 1]
+        if isinstance(left, Placeholder) and isinstance(right, Placeholder):
+            return left.name, right.name
+    return None
+
+
+class Capture:
+    """What one placeholder's attribute lets it capture.
+
+    ``values``: an enum's values as logged text (``None``: open); ``integer``:
+    an int attribute (open: an optionally signed integer; its captured text
+    becomes an int); ``spans``: an open string declared to span path
+    segments (else it takes exactly one segment).
+    """
+
+    __slots__ = ("integer", "spans", "values")
+
+    def __init__(
+        self,
+        values: tuple[str, ...] | None = None,
+        *,
+        integer: bool = False,
+        spans: bool = False,
+    ) -> None:
+        self.values = values
+        self.integer = integer
+        self.spans = spans
+
+    @property
+    def width(self) -> int:
+        """How wide a placeholder is, narrowest first: enum 0, int 1, segment 2, spanning 3."""
+        if self.values is not None:
+            return 0
+        if self.integer:
+            return 1  # open int
+        return 3 if self.spans else 2
+
+    def __repr__(self) -> str:
+        return f"Capture({self.values!r}, integer={self.integer}, spans={self.spans})"
+
+
+OPEN_SEGMENT: Final = Capture()
+"""An open string placeholder (one path segment); what an unknown attribute captures."""
+
+
+if TYPE_CHECKING:
+    Specificity: TypeAlias = tuple[int, int, int, int, int]
+"""How specific a pattern is; a larger tuple wins (see :func:`specificity`)."""
+
+
+def specificity(pattern: KeyPattern, captures: Mapping[str, Capture]) -> Specificity:
+    """``(literal characters, -spanning, -open, -int, -enum placeholders)``: larger wins.
+
+    A literal pattern always outranks a family matching the same text, since a
+    placeholder captures at least one character.
+    """
+    literal = 0
+    widths = [0, 0, 0, 0]
+    for part in pattern:
+        if isinstance(part, str):
+            literal += len(part)
+        else:
+            widths[captures.get(part.name, OPEN_SEGMENT).width] += 1
+    return (literal, -widths[3], -widths[2], -widths[1], -widths[0])
+
+
+def address_rank(
+    prefix: KeyPattern, key: KeyPattern, captures: Mapping[str, Capture]
+) -> tuple[Specificity, Specificity]:
+    """The rank of a row's ``(prefix, key)`` address: the key's specificity, then the prefix's."""
+    return specificity(key, captures), specificity(prefix, captures)
+
+
+class CompiledPattern:
+    """A pattern compiled once: an anchored regex, its literal head and its converters.
+
+    :meth:`match` returns the captured values (ints for an int attribute) or
+    ``None``; :attr:`rank` is the pattern's :func:`specificity`.
+    """
+
+    __slots__ = ("converters", "head", "names", "rank", "regex", "template")
+
+    def __init__(  # noqa: PLR0917 - built only by compile_pattern
+        self,
+        template: str,
+        regex: _Regex[str],
+        head: str,
+        names: tuple[str, ...],
+        converters: tuple[Callable[[str], Any], ...],
+        rank: Specificity,
+    ) -> None:
+        self.template = template
+        self.regex = regex
+        self.head = head
+        self.names = names
+        self.converters = converters
+        self.rank = rank
+
+    def match(self, text: str) -> dict[str, Any] | None:
+        """The captured attribute values when ``text`` matches, else ``None``."""
+        found = self.regex.fullmatch(text)
+        if found is None:
+            return None
+        try:
+            return {
+                name: convert(part)
+                for name, convert, part in zip(
+                    self.names, self.converters, found.groups(), strict=True
+                )
+            }
+        except ValueError:  # pragma: no cover - the regex admits only what converts
+            return None
+
+
+def _str(text: str) -> str:
+    return text
+
+
+def compile_pattern(text: str, captures: Mapping[str, Capture]) -> CompiledPattern:
+    """Compile ``text`` with each placeholder capturing what its :class:`Capture` allows.
+
+    A name missing from ``captures`` captures one open segment. An enum tries
+    its longer values first; open placeholders are lazy, so where a key could
+    split several ways an earlier placeholder takes the shortest text.
+
+    Raises:
+        PatternError: ``text`` has an unmatched brace.
+    """
+    import re  # noqa: PLC0415 - keeps importing vocabulary free of re
+
+    pattern = parse_pattern(text)
+    pieces: list[str] = []
+    names: list[str] = []
+    converters: list[Callable[[str], Any]] = []
+    for part in pattern:
+        if isinstance(part, str):
+            pieces.append(re.escape(part))
+            continue
+        capture = captures.get(part.name, OPEN_SEGMENT)
+        if capture.values is not None:
+            choices = sorted(capture.values, key=lambda value: (-len(value), value))
+            pieces.append("(" + "|".join(re.escape(value) for value in choices) + ")")
+        elif capture.integer:
+            pieces.append("(-?[0-9]+)")
+        elif capture.spans:
+            pieces.append("(.+?)")
+        else:
+            pieces.append("([^/]+?)")
+        names.append(part.name)
+        converters.append(int if capture.integer else _str)
+    head = "" if not pattern or isinstance(pattern[0], Placeholder) else pattern[0]
+    regex = re.compile("".join(pieces), re.DOTALL)
+    rank = specificity(pattern, captures)
+    return CompiledPattern(text, regex, head, tuple(names), tuple(converters), rank)
+
+
+# --- overlap: is there a text two patterns both match? ------------------------------
+
+# A character class on an automaton edge: (chars, negated). (frozenset("a"), False)
+# is the one character "a"; (frozenset("/"), True) any character but "/".
+_CharClass: TypeAlias = "tuple[frozenset[str], bool]"
+_ANY: Final[_CharClass] = (frozenset(), True)
+_SEGMENT: Final = (frozenset("/"), True)
+_DIGIT: Final = (frozenset("0123456789"), False)
+_MINUS: Final = (frozenset("-"), False)
+_SAMPLES: Final = "x0a_-."
+
+
+def _meet(first: _CharClass, second: _CharClass) -> str | None:
+    """A character both classes admit, or ``None``."""
+    chars_a, negated_a = first
+    chars_b, negated_b = second
+    if not negated_a and not negated_b:
+        common = chars_a & chars_b
+    elif not negated_a:
+        common = chars_a - chars_b
+    elif not negated_b:
+        common = chars_b - chars_a
+    else:
+        excluded = chars_a | chars_b
+        return next((c for c in _SAMPLES if c not in excluded), None)
+    return min(common) if common else None
+
+
+_Automaton: TypeAlias = "tuple[list[list[tuple[_CharClass, int]]], int]"
+
+
+def _automaton(pattern: KeyPattern, captures: Mapping[str, Capture]) -> _Automaton:
+    states: list[list[tuple[_CharClass, int]]] = [[]]
+    current = 0
+
+    def new_state() -> int:
+        states.append([])
+        return len(states) - 1
+
+    for part in pattern:
+        if isinstance(part, str):
+            for char in part:
+                target = new_state()
+                states[current].append(((frozenset(char), False), target))
+                current = target
+            continue
+        end = new_state()
+        capture = captures.get(part.name, OPEN_SEGMENT)
+        if capture.values is not None:
+            for value in capture.values:
+                source = current
+                for index, char in enumerate(value):
+                    target = end if index == len(value) - 1 else new_state()
+                    states[source].append(((frozenset(char), False), target))
+                    source = target
+        elif capture.integer:
+            signed = new_state()
+            states[current].append((_MINUS, signed))
+            states[current].append((_DIGIT, end))
+            states[signed].append((_DIGIT, end))
+            states[end].append((_DIGIT, end))
+        else:
+            label = _ANY if capture.spans else _SEGMENT
+            states[current].append((label, end))
+            states[end].append((label, end))
+        current = end
+    return states, current
+
+
+def overlap(first: KeyPattern, second: KeyPattern, captures: Mapping[str, Capture]) -> str | None:
+    """A text both patterns match, or ``None`` when none does; exact, shortest first.
+
+    Decided on the product of two small automata (one state per literal
+    character, an enum value a chain of states, an open placeholder a
+    looping state), so it never guesses.
+    """
+    from collections import deque  # noqa: PLC0415 - codegen-only path
+
+    states_a, final_a = _automaton(first, captures)
+    states_b, final_b = _automaton(second, captures)
+    start = (0, 0)
+    parents: dict[tuple[int, int], tuple[tuple[int, int], str] | None] = {start: None}
+    queue: deque[tuple[int, int]] = deque([start])
+    while queue:
+        pair = queue.popleft()
+        a, b = pair
+        if a == final_a and b == final_b:
+            chars: list[str] = []
+            step = parents[pair]
+            while step is not None:
+                previous, char = step
+                chars.append(char)
+                step = parents[previous]
+            return "".join(reversed(chars))
+        for label_a, target_a in states_a[a]:
+            for label_b, target_b in states_b[b]:
+                following = (target_a, target_b)
+                if following in parents:
+                    continue
+                met = _meet(label_a, label_b)
+                if met is None:
+                    continue
+                parents[following] = (pair, met)
+                queue.append(following)
+    return None
+
+
+def capture(kind: str, values: Iterable[object] = (), *, spans: bool = False) -> Capture:
+    """The :class:`Capture` of an attribute of type ``kind`` with enum ``values`` (typed or
+    as written; ``()`` for an open attribute) and its ``spans_segments`` declaration."""
+    texts = tuple(_as_text(value) for value in values)
+    if not texts and kind == "bool":
+        texts = ("true", "false")
+    return Capture(texts or None, integer=kind == "int", spans=spans and not texts)
+
+
+def _as_text(value: object) -> str:
+    """A value as it appears inside a logged key (``true``, ``3``, ``gen``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class SeriesMatcher:
+    """Rows addressed by a ``(prefix, key)`` pattern pair; a logged pair finds the most specific.
+
+    :meth:`match` returns every row of the highest :func:`address_rank` whose
+    prefix and key patterns both match, with the values their placeholders
+    captured (prefix first). Normally one row: rows of equal rank that share a
+    logged pair are a validation error, except a deprecated row and its
+    replacement, which both get the key. Results are cached per pair (bounded).
+    This is the whole-catalog view of what the tee's per-prefix tables compute.
+    """
+
+    __slots__ = ("_cache", "_entries", "cache_limit")
+
+    def __init__(self, cache_limit: int = 50_000) -> None:
+        self._entries: list[tuple[Any, CompiledPattern, CompiledPattern, Any]] = []
+        self._cache: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
+        self.cache_limit = cache_limit
+        """How many logged pairs are remembered at most."""
+
+    def add(self, prefix: str, key: str, captures: Mapping[str, Capture], target: Any) -> None:
+        """Add the row ``target`` under the prefix pattern ``prefix`` and key pattern ``key``."""
+        compiled_prefix = compile_pattern(prefix, captures)
+        compiled_key = compile_pattern(key, captures)
+        rank = (compiled_key.rank, compiled_prefix.rank)
+        self._entries.append((rank, compiled_prefix, compiled_key, target))
+        self._entries.sort(key=_by_rank, reverse=True)
+        self._cache.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def match(self, prefix: str, key: str) -> list[tuple[Any, dict[str, Any]]]:
+        """The most specific rows for the logged ``(prefix, key)`` and what each captured."""
+        slot = (prefix, key)
+        cached = self._cache.get(slot)
+        if cached is not None:
+            return cached
+        found: list[tuple[Any, dict[str, Any]]] = []
+        best: Any = None
+        for rank, compiled_prefix, compiled_key, target in self._entries:
+            if best is not None and rank < best:
+                break  # sorted by rank: nothing further can win
+            on_prefix = compiled_prefix.match(prefix)
+            if on_prefix is None:
+                continue
+            on_key = compiled_key.match(key)
+            if on_key is None:
+                continue
+            best = rank
+            found.append((target, {**on_prefix, **on_key}))
+        if len(self._cache) < self.cache_limit:
+            self._cache[slot] = found
+        return found
+
+
+def _by_rank(entry: tuple[Any, ...]) -> Any:
+    return entry[0]

@@ -1,0 +1,286 @@
+"""The series rules: placeholder parsing, matching, precedence, the exact overlap decision,
+values, budgets, and the vocabularies the JSON schema repeats."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metric_catalog.series_rules import (
+    Capture,
+    PatternError,
+    Placeholder,
+    adjacent_placeholders,
+    compile_pattern,
+    overlap,
+    parse_pattern,
+    placeholders,
+)
+
+DOMAINS: dict[str, Capture] = {
+    "rl.efficiency.category": Capture(("idle/refit_bubble", "init/total")),
+    "rl.setup.phase": Capture(),
+    "rl.dataset": Capture(),
+    "flag": Capture(("a", "ab")),
+}
+
+
+def _matches(
+    pattern: tuple[str | Placeholder, ...], text: str, captures: dict[str, Capture]
+) -> bool:
+    rebuilt = "".join(
+        p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.name + "}"
+        for p in pattern
+    )
+    return compile_pattern(rebuilt, captures).match(text) is not None
+
+
+def test_parse_pattern_splits_literals_and_placeholders() -> None:
+    """Literal runs and placeholders come back in order; plain text is one literal."""
+    assert parse_pattern("setup/{rl.setup.phase}_time_s") == (
+        "setup/",
+        Placeholder("rl.setup.phase"),
+        "_time_s",
+    )
+    assert parse_pattern("reward") == ("reward",)
+    assert parse_pattern("") == ()
+    assert placeholders("validation-{rl.dataset}/{x}") == ("rl.dataset", "x")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("{a}{b}_s", ("a", "b")), ("{a}/{b}", None), ("plain", None), ("x{a}{b}", ("a", "b"))],
+)
+def test_adjacent_placeholders_are_found(text: str, expected: tuple[str, str] | None) -> None:
+    """Two placeholders with nothing between them are reported; separated ones are not."""
+    assert adjacent_placeholders(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "witness"),
+    [
+        # an enum family and a plain key it does not contain
+        ("efficiency/{rl.efficiency.category}_s", "efficiency/efficiency_pct", None),
+        ("efficiency/{rl.efficiency.category}_s", "efficiency/total_waste_s", None),
+        (
+            "efficiency/{rl.efficiency.category}_s",
+            "efficiency/init/total_s",
+            "efficiency/init/total_s",
+        ),
+        # an open family swallows any plain key of its shape
+        ("{rl.setup.phase}_time_s", "policy_init_time_s", "policy_init_time_s"),
+        ("{rl.setup.phase}_time_s", "parallel_init_enabled", None),
+        ("{rl.setup.phase}_time_s", "_time_s", None),  # a placeholder is never empty
+        # an open placeholder takes one path segment
+        ("{rl.setup.phase}_time_s", "policy/init_time_s", None),
+        # two open families
+        ("a/{rl.dataset}", "{rl.setup.phase}/b", "a/b"),
+        ("a/{rl.dataset}", "b/{rl.setup.phase}", None),
+        ("validation-{rl.dataset}", "validation-main", "validation-main"),
+        ("validation-{rl.dataset}", "validation", None),
+        # enum values that are prefixes of each other
+        ("{flag}b", "ab", "ab"),
+        ("{flag}c", "abc", "abc"),
+        ("{flag}", "b", None),
+        ("", "", ""),
+    ],
+)
+def test_overlap_decides_exactly(first: str, second: str, witness: str | None) -> None:
+    """A shared text is found (shortest first) exactly when one exists, in both orders."""
+    a, b = parse_pattern(first), parse_pattern(second)
+    found = overlap(a, b, DOMAINS)
+    assert (found is None) is (witness is None)
+    if witness is not None:
+        assert found is not None
+        assert len(found) == len(witness)
+        for pattern in (first, second):
+            assert compile_pattern(pattern, DOMAINS).match(found) is not None
+    assert (overlap(b, a, DOMAINS) is None) is (witness is None)
+
+
+def test_matcher_captures_each_placeholder() -> None:
+    """The compiled matcher captures the attribute values of a logged key."""
+    matcher = compile_pattern("efficiency/{rl.efficiency.category}_s", DOMAINS)
+    assert matcher.match("efficiency/idle/refit_bubble_s") == {
+        "rl.efficiency.category": "idle/refit_bubble"
+    }
+    assert matcher.match("efficiency/total_waste_s") is None
+
+
+_ALPHABET = "a1/-"
+_part = st.one_of(
+    st.text(_ALPHABET, min_size=1, max_size=2),
+    st.sampled_from([Placeholder(n) for n in ("open", "enum", "span", "int")]),
+)
+_pattern = st.lists(_part, max_size=3).map(tuple)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_pattern, _pattern, st.lists(st.text(_ALPHABET, min_size=1, max_size=2), min_size=1))
+def test_overlap_agrees_with_brute_force(
+    first: tuple[str | Placeholder, ...],
+    second: tuple[str | Placeholder, ...],
+    enum: list[str],
+) -> None:
+    """The automaton finds a shared text iff one of length <= 5 exists (over a, 1, /, -, x),
+    for enum, one-segment, spanning and int placeholders alike."""
+    domains = {
+        "open": Capture(),
+        "span": Capture(spans=True),
+        "int": Capture(integer=True),
+        "enum": Capture(tuple(dict.fromkeys(enum))),
+    }
+    found = overlap(first, second, domains)
+    if found is not None:
+        assert _matches(first, found, domains)
+        assert _matches(second, found, domains)
+        return
+    for length in range(6):
+        for chars in itertools.product(_ALPHABET + "x", repeat=length):
+            text = "".join(chars)
+            assert not (_matches(first, text, domains) and _matches(second, text, domains)), text
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("a{{b}}", ("a{b}",)),
+        ("{{{x}}}", ("{", Placeholder("x"), "}")),
+        ("k/{x}/{{", ("k/", Placeholder("x"), "/{")),
+    ],
+)
+def test_doubled_braces_are_literal_braces(text: str, parts: tuple[object, ...]) -> None:
+    """``{{`` and ``}}`` stand for one literal brace; ``{name}`` stays a placeholder."""
+    assert parse_pattern(text) == parts
+
+
+@pytest.mark.parametrize("text", ["a{b", "a}b", "{a{b}}", "x}"])
+def test_an_unmatched_brace_is_refused(text: str) -> None:
+    """A single brace that closes or opens nothing is a PatternError (a ValueError)."""
+    with pytest.raises(PatternError, match="doubled"):
+        parse_pattern(text)
+    assert placeholders(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "key", "captured"),
+    [
+        ("timing_s/{stage}", "timing_s/gen", {"stage": "gen"}),
+        ("timing_s/{stage}", "timing_s/agent_loop/max", None),
+        ("val-core/{source}/{var}/mean", "val-core/openai/gsm8k/acc/mean", {
+            "source": "openai/gsm8k", "var": "acc"}),
+        ("val-core/{source}/{var}/mean", "val-core/gsm8k/acc/mean", {
+            "source": "gsm8k", "var": "acc"}),
+        ("step/{n}", "step/-3", {"n": -3}),
+        ("step/{n}", "step/x", None),
+    ],
+)  # fmt: skip
+def test_a_placeholder_takes_one_segment_unless_it_spans(
+    pattern: str, key: str, captured: dict[str, object] | None
+) -> None:
+    """Open strings take one segment, a spanning attribute several; ints convert."""
+    captures = {
+        "stage": Capture(),
+        "source": Capture(spans=True),
+        "var": Capture(),
+        "n": Capture(integer=True),
+    }
+    assert compile_pattern(pattern, captures).match(key) == captured
+
+
+@pytest.mark.parametrize(
+    ("stronger", "weaker"),
+    [
+        ("timing_s/agent_loop/generate_sequences/max", "timing_s/{stage}/{stat}/max"),
+        ("a/b", "a/{open}"),
+        ("a/{open}/c", "a/{span}"),
+        ("a/{enum}", "a/{open}"),
+        ("a/{int}", "a/{open}"),
+        ("a/{open}", "a/{span}"),
+        ("a/x{open}", "a/{open}"),
+    ],
+)
+def test_the_more_specific_pattern_ranks_higher(stronger: str, weaker: str) -> None:
+    """More literal text wins; then fewer spanning, open, int and enum placeholders."""
+    captures = {
+        "open": Capture(),
+        "stage": Capture(),
+        "stat": Capture(),
+        "span": Capture(spans=True),
+        "enum": Capture(("x", "y")),
+        "int": Capture(integer=True),
+    }
+    assert compile_pattern(stronger, captures).rank > compile_pattern(weaker, captures).rank
+
+
+def test_the_matcher_routes_a_pair_to_its_most_specific_row() -> None:
+    """A literal key beats a family; prefix specificity decides between equal keys."""
+    from metric_catalog.series_rules import SeriesMatcher
+
+    captures = {"stage": Capture(), "ds": Capture()}
+    matcher = SeriesMatcher()
+    matcher.add("", "timing_s/{stage}", captures, "family")
+    matcher.add("", "timing_s/gen", captures, "literal")
+    matcher.add("validation-{ds}", "loss", captures, "any-dataset")
+    matcher.add("validation-main", "loss", captures, "main")
+    assert matcher.match("", "timing_s/gen") == [("literal", {})]
+    assert matcher.match("", "timing_s/ref") == [("family", {"stage": "ref"})]
+    assert matcher.match("validation-main", "loss") == [("main", {})]
+    assert matcher.match("validation-math", "loss") == [("any-dataset", {"ds": "math"})]
+    assert matcher.match("", "timing_s/a/b") == []
+
+
+def test_the_schema_enums_are_the_series_rules_tuples() -> None:
+    """The JSON schema repeats the vocabularies; each enum is tied to its one tuple."""
+    import json
+    from pathlib import Path
+
+    from metric_catalog import series_rules
+
+    schema = json.loads(Path("codegen/schema/catalog.schema.json").read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    assert tuple(defs["kind"]["enum"]) == series_rules.METRIC_KINDS
+    assert tuple(defs["stability"]["enum"]) == series_rules.STABILITY_LEVELS
+    assert tuple(defs["attributeDef"]["properties"]["type"]["enum"]) == (
+        series_rules.ATTRIBUTE_TYPES
+    )
+    assert tuple(defs["attributeRef"]["properties"]["requirement_level"]["enum"]) == (
+        series_rules.ATTRIBUTE_REQUIREMENT_LEVELS
+    )
+    assert set(defs["requirementLevel"]["enum"]) == set(series_rules.PRESENCE_LEVELS)
+    assert set(series_rules.RUNTIME_REQUIREMENT_LEVELS) == set(series_rules.PRESENCE_LEVELS)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "fits"),
+    [
+        ("int", "-3", True),
+        ("int", "3.0", False),
+        ("bool", "true", True),
+        ("bool", "True", False),
+        ("double", "inf", False),
+        ("double", "1e3", True),
+        ("string", "", True),
+    ],
+)
+def test_a_written_value_parses_by_its_type(kind: str, text: str, fits: bool) -> None:
+    """parse_value reads a catalog string as the attribute's type, or INVALID."""
+    from metric_catalog.series_rules import INVALID, parse_value
+
+    assert (parse_value(kind, text) is not INVALID) is fits
+
+
+@pytest.mark.parametrize(
+    ("limit", "bounds", "expected"),
+    [(None, [], 2), (None, [None], 2000), (None, [2, 3], 13), (5, [2, 3], 5)],
+)
+def test_series_limit_is_bounded_by_the_declaration(
+    limit: int | None, bounds: list[int | None], expected: int
+) -> None:
+    """(bound + 1) per attribute, plus the overflow point, within the row's limit."""
+    from metric_catalog.series_rules import series_limit
+
+    assert series_limit(limit, bounds) == expected
