@@ -9,6 +9,7 @@ import pytest
 from codegen.model import MetricRow
 from codegen.pipeline import load_and_check
 from codegen.precedence import shadowed_by
+from codegen.resolve import resolve_catalog
 
 ATTRIBUTES = """\
 owner: nemo_rl.telemetry
@@ -189,6 +190,12 @@ def test_plain_key_inside_an_enum_family_is_taken_by_the_literal_row(tmp_path: P
     assert list(result.diagnostics) == []
     shadowed = shadowed_by(result.catalog)
     assert list(shadowed.values()) == [("rl.efficiency.waste",)]
+    (family,) = shadowed
+    rows = resolve_catalog(result.catalog)["rows"]
+    assert isinstance(rows, list)
+    by_name = {row["name"]: row for row in rows}
+    assert by_name[family]["shadowed_by"] == ["rl.efficiency.waste"]
+    assert by_name["rl.efficiency.waste"]["shadowed_by"] == []
 
 
 @pytest.mark.parametrize(

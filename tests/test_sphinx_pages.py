@@ -405,3 +405,45 @@ def test_a_derived_attribute_shows_its_source_and_table(
         assert "any other" not in body
     else:
         assert f"<tr><td><em>any other</em></td><td>{other_row}</td></tr>" in body
+
+
+SHADOWED = """\
+owner: verl.trainer
+module: timing
+description: Timers of the trainer.
+prefix: ""
+attributes:
+  - name: rl.stage
+    type: string
+    description: A timed stage.
+    max_cardinality: "64"
+teed:
+  - logger_key: "timing_s/{rl.stage}"
+    name: rl.timing.stage
+    kind: gauge
+    unit: s
+    description: Wall clock of one stage.
+    attributes:
+      - ref: rl.stage
+  - logger_key: timing_s/generate_max
+    name: rl.timing.generate_max
+    kind: gauge
+    unit: s
+    description: Slowest generation call.
+"""
+
+
+def test_a_family_entry_links_the_literal_rows_that_shadow_it(tmp_path: Path) -> None:
+    """The most specific row takes a key: the family's entry says which literal rows do."""
+    from codegen.pipeline import load_and_check
+
+    root = tmp_path / "project"
+    (root / "catalog").mkdir(parents=True)
+    (root / "catalog" / "timing.yaml").write_text(SHADOWED, encoding="utf-8")
+    result = load_and_check(root=root)
+    assert list(result.diagnostics) == []
+    page = _page(_load(tmp_path, result.catalog), "catalog/timing.yaml")
+    family = " ".join(page.paragraphs["rl-timing-stage"])
+    assert "the most specific: rl.timing.generate_max" in family
+    assert "#rl-timing-generate-max" in page.hrefs
+    assert not any("most specific" in p for p in page.paragraphs["rl-timing-generate-max"])
