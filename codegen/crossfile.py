@@ -19,7 +19,13 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from metric_catalog.series_rules import INVALID, parse_value, placeholders, qualified_key, value_fits
+from metric_catalog.series_rules import (
+    INVALID,
+    parse_value,
+    placeholders,
+    qualified_key,
+    value_fits,
+)
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
