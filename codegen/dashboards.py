@@ -277,6 +277,8 @@ def render_dashboards(catalog: Catalog, config: Config | None = None) -> dict[st
     out: dict[str, str] = {}
     owners: dict[str, str] = {}
     for catalog_file in catalog.files:
+        if not catalog_file.rows:
+            continue  # attributes only (or nothing yet): no series, so no panels to show
         path = f"{config.dashboards_dir}/{catalog_file.module}.json"
         if path in out:
             msg = (

@@ -592,6 +592,17 @@ def _attribute_name_clashes(catalog_file: CatalogFile, taken: set[str]) -> list[
 
 
 def _module_doc(catalog_file: CatalogFile, generate_command: str) -> str:
+    edit = f"Edit {catalog_file.path} and run {generate_command} to change it."
+    if not catalog_file.rows:
+        # Attributes only: nothing to register, so no "0 rows by importing" sentence.
+        return py_docstring(
+            [
+                f"Attributes declared by {catalog_file.owner}, and no metric rows.",
+                catalog_file.description,
+                "This module holds a constant per attribute name and a Literal type per "
+                f"enum, for code that records or checks these attributes. {edit}",
+            ]
+        )
     counts = f"{len(catalog_file.teed)} teed and {len(catalog_file.recorded)} recorded"
     return py_docstring(
         [
@@ -599,7 +610,7 @@ def _module_doc(catalog_file: CatalogFile, generate_command: str) -> str:
             catalog_file.description,
             f"Importing this module declares its {counts} rows with the process-wide "
             "registry in metric_catalog.vocabulary; an owner that is never imported "
-            f"declares nothing. Edit {catalog_file.path} and run {generate_command} to change it.",
+            f"declares nothing. {edit}",
         ]
     )
 

@@ -213,7 +213,8 @@ def test_each_panel_is_one_line(catalog: Catalog) -> None:
             assert json.loads(line.removesuffix(",")) == panel
 
 
-def test_owner_without_series_gets_an_empty_panel_list() -> None:
+def test_owner_without_series_gets_no_dashboard(catalog: Catalog) -> None:
+    """Issue 21: an attributes-only file (no rows) gets no empty dashboard; others still do."""
     empty = CatalogFile(
         path="catalog/empty.yaml",
         owner="examples.empty",
@@ -222,10 +223,9 @@ def test_owner_without_series_gets_an_empty_panel_list() -> None:
         teed=(),
         recorded=(),
     )
-    text = render_dashboards(Catalog((empty,)))["docs/dashboards/empty.json"]
-    assert json.loads(text)["panels"] == []
-    assert text == _expected_layout(json.loads(text))
-    assert '  "panels": [],\n' in text
+    assert render_dashboards(Catalog((empty,))) == {}
+    with_rows = render_dashboards(Catalog((catalog.files[0], empty)))
+    assert list(with_rows) == [f"docs/dashboards/{catalog.files[0].module}.json"]
 
 
 @pytest.mark.parametrize(
@@ -253,15 +253,9 @@ def test_uids_are_derived_from_the_import_path_and_fit_grafana(
 
 def test_two_files_with_one_module_are_refused(catalog: Catalog) -> None:
     grpo = catalog.files[0]
-    twin = CatalogFile("catalog/other.yaml", "pkg.other", grpo.module, "Other.", (), ())
+    twin = CatalogFile("catalog/other.yaml", "pkg.other", grpo.module, "Other.", grpo.teed, ())
     with pytest.raises(ValueError, match=r"catalog/other.yaml: module 'grpo' is also used by"):
         render_dashboards(Catalog((grpo, twin)))
-
-
-def test_owner_without_rows_gets_an_empty_dashboard() -> None:
-    empty = CatalogFile("catalog/empty.yaml", "pkg.empty", "empty", "Nothing yet.", (), ())
-    (text,) = render_dashboards(Catalog((empty,))).values()
-    assert json.loads(text)["panels"] == []
 
 
 def test_command_writes_checks_and_leaves_current_files_alone(

@@ -11,6 +11,9 @@ import pytest
 import yaml
 
 from codegen.cli import COMMANDS, main
+from codegen.config import Config
+from codegen.model import Catalog
+from codegen.pipeline import load_and_check
 from metric_catalog import exporters
 from metric_catalog.tee import tee_metrics
 from tests.otel_fixtures import caught_warnings, clean_otel, register_samples
@@ -194,3 +197,64 @@ def test_a_root_that_is_not_a_folder_says_so(
     err = capsys.readouterr().err
     what = "does not exist" if kind == "missing" else "is not a folder"
     assert f"error: --root {root.as_posix()} {what}; pass the folder" in err
+
+
+@pytest.fixture(scope="module")
+def repo_catalog() -> Catalog:
+    """This repository's catalog, whose attributes.yaml declares attributes and no rows."""
+    result = load_and_check(Config().catalog_paths(), root=REPO)
+    assert result.ok
+    return result.catalog
+
+
+def _attributes_page(catalog: Catalog, tmp_path: Path) -> str:
+    from codegen.render_docs import render_catalog_data
+    from metric_catalog.sphinx import _data, _html
+
+    path = tmp_path / "catalog.json"
+    path.write_text(render_catalog_data(catalog), encoding="utf-8")
+    return _html.owner_page_html(_data.load(path), "catalog/attributes.yaml", lambda t: t)
+
+
+def test_an_attributes_only_file_gets_no_dashboard(repo_catalog: Catalog) -> None:
+    from codegen.dashboards import render_dashboards
+
+    dashboards = render_dashboards(repo_catalog)
+    assert "docs/dashboards/attributes.json" not in dashboards
+    assert "docs/dashboards/grpo.json" in dashboards
+
+
+def test_an_attributes_only_file_is_not_described_as_zero_rows_to_import(
+    repo_catalog: Catalog, tmp_path: Path
+) -> None:
+    from codegen.render_python import render_python_modules
+
+    module = render_python_modules(repo_catalog, Config())[
+        "src/metric_catalog/generated/attributes.py"
+    ]
+    page = _attributes_page(repo_catalog, tmp_path)
+    for text in (module, page):
+        flat = " ".join(text.split())
+        assert "0 teed" not in flat
+        assert "by importing" not in flat
+        assert "Importing this module" not in flat
+    assert "Attributes declared by nemo_rl.telemetry, and no metric rows." in module
+    assert "and no series" in page
+    assert "This owner declares no series." not in page
+
+
+def test_the_attributes_page_shows_each_enum_as_a_table_of_values(
+    repo_catalog: Catalog, tmp_path: Path
+) -> None:
+    import html
+
+    page = _attributes_page(repo_catalog, tmp_path)
+    category = next(
+        a for f in repo_catalog.files for a in f.attributes if a.name == "rl.efficiency.category"
+    )
+    row = page.split('id="attr-rl-efficiency-category"', 1)[1].split('<tr id="attr-', 1)[0]
+    assert row.count('<table class="mc-enum-table">') == 1
+    cells = re.findall(r"<tr><td>(.*?)</td>", row.split('class="mc-enum-table"', 1)[1])
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in cells]
+    assert shown == [str(value.value) for value in category.values]
+    assert "<th>Attribute</th><th>Type</th><th>Description and values</th>" in page

@@ -267,38 +267,55 @@ def attribute_anchor(name: str) -> str:
     return "attr-" + series_anchor(name)
 
 
+def _enum_table(values: list[object]) -> str:
+    """An enum's values, one per row, with their meaning when any value has one."""
+    described = any(isinstance(v, Mapping) and v.get("description") for v in values)
+    head = "<tr><th>Value</th><th>Meaning</th></tr>" if described else "<tr><th>Value</th></tr>"
+    rows = []
+    for value in values:
+        if isinstance(value, Mapping):
+            cells = f"<td>{ident(value.get('value', ''))}</td>"
+            if described:
+                cells += f"<td>{text(value.get('description') or '')}</td>"
+        else:
+            cells = f"<td>{ident(value)}</td>" + ("<td></td>" if described else "")
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f'<table class="mc-enum-table"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
 def _declared_attributes(data: CatalogData, names: list[str]) -> str:
-    """The table of the attributes a file declares: type, values or budget, description."""
+    """The table of the attributes a file declares: type and budget, description, enum values.
+
+    An enum's values get a table of their own under the description (value and
+    meaning), wide enough to read, instead of a narrow column of their own.
+    """
     rows = []
     for name in names:
         attribute = data.attributes.get(name)
         if attribute is None:
             continue
         values = attribute.get("values") or []
+        kind = text(attribute.get("type") or "string")
         if values:
-            domain = "<br>".join(
-                ident(v.get("value", ""))
-                + (f" {text(v['description'])}" if v.get("description") else "")
-                if isinstance(v, Mapping)
-                else ident(v)
-                for v in values
-            )
+            domain = f"{kind}, one of {len(values)} values"
         elif attribute.get("max_cardinality"):
-            domain = f"open, at most {text(attribute['max_cardinality'])} values"
+            domain = f"{kind}, open, at most {text(attribute['max_cardinality'])} values"
         else:
-            domain = "open"
+            domain = f"{kind}, open"
+        description = text(attribute.get("description", ""))
         rows.append(
-            f'<tr id="{attribute_anchor(name)}"><td>{ident(name)}</td>'
-            f"<td>{text(attribute.get('type') or 'string')}</td><td>{domain}</td>"
-            f"<td>{text(attribute.get('description', ''))}</td></tr>"
+            f'<tr id="{attribute_anchor(name)}"><td>{ident(name)}</td><td>{domain}</td>'
+            f"<td>{description}{_enum_table(values) if values else ''}</td></tr>"
         )
     if not rows:
         return ""
     return (
         "<p>Attributes declared here, which series of any owner may carry:</p>"
         '<table class="mc-table mc-attribute-table"><colgroup><col class="mc-c-name">'
-        '<col class="mc-c-stability"><col class="mc-c-key"><col></colgroup><thead><tr>'
-        "<th>Attribute</th><th>Type</th><th>Values</th><th>Description</th></tr></thead>"
+        '<col class="mc-c-stability"><col></colgroup><thead><tr>'
+        "<th>Attribute</th><th>Type</th><th>Description and values</th></tr></thead>"
         "<tbody>" + "".join(rows) + "</tbody></table>"
     )
 
@@ -317,15 +334,24 @@ def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
     owner = ident(entry.get("owner", ""))
     source = f'<a href="{escape(href(f"source:{path}"))}">{ident(path)}</a>'
     module = ident(entry.get("python_module") or f"{data.package}.{entry.get('module', '')}")
-    parts = [
-        '<div class="mc-owner mc-wide">',
-        paragraphs(entry.get("description", "")),
-        f"<p>Series owned by {owner}, declared in {source}: {teed} teed (mirrored from a "
-        f"<code>Logger</code> key) and {len(rows) - teed} recorded directly. The owner declares "
-        f"them by importing its generated module, {module}.</p>",
-    ]
-    parts.append(_declared_attributes(data, [str(n) for n in entry.get("attributes") or []]))
-    if not rows:
+    declared = _declared_attributes(data, [str(n) for n in entry.get("attributes") or []])
+    if rows:
+        intro = (
+            f"<p>Series owned by {owner}, declared in {source}: {teed} teed (mirrored from a "
+            f"<code>Logger</code> key) and {len(rows) - teed} recorded directly. The owner "
+            f"declares them by importing its generated module, {module}.</p>"
+        )
+    elif declared:
+        intro = (
+            f"<p>Attributes declared by {owner} in {source}, and no series. Its generated "
+            f"module, {module}, holds a constant per attribute name and a <code>Literal</code> "
+            "type per enum, for code that records or checks them.</p>"
+        )
+    else:
+        intro = f"<p>Declared by {owner} in {source}.</p>"
+    parts = ['<div class="mc-owner mc-wide">', paragraphs(entry.get("description", "")), intro]
+    parts.append(declared)
+    if not rows and not declared:
         parts.append("<p>This owner declares no series.</p>")
     else:
         parts.append(
