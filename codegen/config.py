@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal, TypeVar, assert_never
 
+from .safe_text import describe, first_control, shown
+
 __all__ = [
     "CONFIG_KEYS",
     "KEYS",
@@ -433,7 +435,8 @@ def _where(source: Path, key: str | None = None) -> str:
     if key is None:
         return shown
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        # TOML lines end at "\n" only; a raw U+2028 inside a string is not a line break.
+        lines = source.read_text(encoding="utf-8").split("\n")
     except OSError:
         return shown
     inside = False
@@ -441,7 +444,10 @@ def _where(source: Path, key: str | None = None) -> str:
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if stripped.startswith("["):
-            inside = stripped.strip("[] ").startswith(TABLE)
+            header = stripped.strip("[] ")
+            if header == f"{TABLE}.{key}":  # [[tool.metric-catalog.outputs]]
+                return f"{shown}:{number}"
+            inside = header.startswith(TABLE)
         elif inside and pattern.match(line):
             return f"{shown}:{number}"
     return shown
@@ -482,10 +488,30 @@ def _error(source: Path | None, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{where} {key}: {problem}; expected {_BY_NAME[key].example}")
 
 
-def _relative(value: object, key: str, source: Path | None, *, glob: bool = False) -> str:
-    """A root-relative POSIX path from the table, or a ConfigError saying how to write it."""
+def _text(value: object, key: str, source: Path | None) -> str:
+    """A non-empty string without control characters, or a ConfigError naming the key and line.
+
+    Every string of the table can reach a generated file (the header names the
+    command and the catalog; titles, packages and paths land in pages, JSON and
+    modules) or a terminal, so a line break (any :meth:`str.splitlines` knows), a
+    C0/C1 control or a bidi control is refused where the table is read, not
+    blamed later on a generated file.
+    """
     if not isinstance(value, str) or not value.strip():
         raise _error(source, key, f"{value!r} is not a non-empty string")
+    char = first_control(value)
+    if char is not None:
+        problem = (
+            f"'{shown(value)}' holds the control character {describe(char)}, which would "
+            "break or disguise the lines of the generated files it reaches; remove it"
+        )
+        raise _error(source, key, problem)
+    return value
+
+
+def _relative(value: object, key: str, source: Path | None, *, glob: bool = False) -> str:
+    """A root-relative POSIX path from the table, or a ConfigError saying how to write it."""
+    value = _text(value, key, source)
     path = PurePosixPath(value.replace("\\", "/"))
     if path.is_absolute() or re.match(r"[A-Za-z]:", value):
         raise _error(source, key, f"{value!r} is absolute; paths are relative to {PYPROJECT}")
@@ -541,9 +567,7 @@ def _value(key: ConfigKey, value: object, source: Path | None) -> object:
         case "folder":
             return _relative(value, key.name, source)
         case "text":
-            if not isinstance(value, str) or not value.strip():
-                raise _error(source, key.name, f"{value!r} is not a non-empty string")
-            return value.strip()
+            return _text(value, key.name, source).strip()
         case "outputs":
             return _outputs(value, source)
         case _:  # pragma: no cover - every kind is handled above

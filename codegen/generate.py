@@ -27,6 +27,7 @@ from .render_docs import render_docs_pages
 from .render_python import python_name_diagnostics, render_python_modules
 from .render_templates import TemplateOutputError, render_template_outputs
 from .schema_file import render_schema_file, schema_file_path
+from .templating import TemplateSandboxError
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
@@ -154,6 +155,8 @@ def load_plan(config: Config | Path) -> tuple[dict[str, str] | None, list[Diagno
         return None, diagnostics
     try:
         return render_all(result.catalog, config), diagnostics
+    except TemplateSandboxError:
+        raise  # a ConfigError: refused with exit 2, not a finding about the catalog
     except TemplateOutputError as exc:
         return None, [*diagnostics, Diagnostic("TEMPLATE", Severity.ERROR, str(exc))]
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from .builder import build_file, declared_names
 from .crossfile import check_catalog
-from .diagnostics import Diagnostic, has_errors
+from .diagnostics import Diagnostic, Position, Severity, has_errors
 from .lints import lint_catalog
 from .loader import YMap, load_file
 from .model import Catalog, CatalogFile
+from .safe_text import describe, first_control, shown
 from .schema_check import check_schema
 
 __all__ = ["CheckResult", "default_paths", "display_path", "load_and_check"]
@@ -67,6 +68,25 @@ def _expand(paths: Iterable[Path], root: Path) -> list[Path]:
         else:
             expanded.append(path)
     return expanded
+
+
+def _file_name_problem(display: str) -> Diagnostic | None:
+    """A FILE_NAME error when the file's path holds a control character, else ``None``.
+
+    The path reaches generated files (their header line, docstrings, JSON) and
+    terminals; a line break there (a lone ``\\r`` is one to Python) would turn
+    the rest of the name into code. The file is not read: every message names
+    it with the character escaped.
+    """
+    char = first_control(display)
+    if char is None:
+        return None
+    message = (
+        f"the file's path holds the control character {describe(char)}, which would break "
+        "or disguise the header line of every file generated from it; rename the file (and "
+        "its folders) without it"
+    )
+    return Diagnostic("FILE_NAME", Severity.ERROR, message, Position(shown(display)))
 
 
 @contextlib.contextmanager
@@ -118,6 +138,10 @@ def _load_and_check(paths: Sequence[Path] | None, *, root: Path | None, lint: bo
         if display in seen:
             continue
         seen.add(display)
+        refused = _file_name_problem(display)
+        if refused is not None:
+            diagnostics.append(refused)
+            continue
         loaded = load_file(path if path.is_absolute() else base / path, display)
         diagnostics.extend(loaded.diagnostics)
         if not isinstance(loaded.root, YMap):

@@ -28,6 +28,8 @@ import jinja2
 from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
+from .templating import render, sandboxed_environment
+from .writer import marker_line
 
 __all__ = [
     "GENERATED_PACKAGE_DIR",
@@ -623,36 +625,38 @@ def _json_literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _autoescape(template_name: str | None) -> bool:
+    # Python output must never be HTML-escaped; markup targets always are.
+    name = (template_name or "").removesuffix(".j2")
+    return name.endswith((".html", ".htm", ".md", ".xml"))
+
+
 @functools.lru_cache(maxsize=8)
-def make_environment(overrides: Path | None, generate_command: str) -> jinja2.Environment:
-    """The templates, with a project's template folder (``overrides``) searched first.
+def make_environment(
+    overrides: Path | None, generate_command: str, root: Path | None = None
+) -> jinja2.Environment:
+    """The templates, sandboxed, with a project's template folder (``overrides``) searched first.
 
     One environment serves the built-in outputs and a project's added outputs, so
-    both see the same filters and helpers.
+    both see the same filters and helpers. A template of the project's must
+    resolve inside ``root`` (default: inside ``overrides``), links followed.
     """
     folders = [_TEMPLATES] if overrides is None else [overrides, _TEMPLATES]
-
-    def autoescape(template_name: str | None) -> bool:
-        # Python output must never be HTML-escaped; markup targets always are.
-        name = (template_name or "").removesuffix(".j2")
-        return name.endswith((".html", ".htm", ".md", ".xml"))
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folders),
-        undefined=jinja2.StrictUndefined,
-        autoescape=autoescape,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
+    project = root if root is not None else overrides
+    return sandboxed_environment(
+        folders,
+        within=[_TEMPLATES] if project is None else [_TEMPLATES, project],
+        autoescape=_autoescape,
+        filters={"pystr": py_str, "json": _json_literal},
+        globals_={
+            "py_kwarg": py_kwarg,
+            "py_docstring": py_docstring,
+            "py_assign": py_assign,
+            "py_tuple": py_tuple,
+            "marker_line": marker_line,
+            "generate_command": generate_command,
+        },
     )
-    env.filters["pystr"] = py_str
-    env.filters["json"] = _json_literal
-    env.globals["py_kwarg"] = py_kwarg
-    env.globals["py_docstring"] = py_docstring
-    env.globals["py_assign"] = py_assign
-    env.globals["py_tuple"] = py_tuple
-    env.globals["generate_command"] = generate_command
-    return env
 
 
 def render_python_module(
@@ -688,18 +692,18 @@ def render_python_module(
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
     config = config or _DEFAULT
-    template = make_environment(config.templates_path, config.generate_command).get_template(
-        "python/module.py.j2"
-    )
-    return template.render(
-        file=catalog_file,
-        package=config.package,
-        module_doc=_module_doc(catalog_file, config.generate_command),
-        rows="".join(rows),
-        all_names=sorted(all_names, key=_all_order),
-        typing_names=", ".join(typing_names),
-        uses_attributes=any(row.attributes for row in catalog_file.rows),
-    )
+    values = {
+        "header": marker_line(config.generate_command, catalog_file.path),
+        "file": catalog_file,
+        "package": config.package,
+        "module_doc": _module_doc(catalog_file, config.generate_command),
+        "rows": "".join(rows),
+        "all_names": sorted(all_names, key=_all_order),
+        "typing_names": ", ".join(typing_names),
+        "uses_attributes": any(row.attributes for row in catalog_file.rows),
+    }
+    env = make_environment(config.templates_path, config.generate_command, config.root)
+    return render(env, "python/module.py.j2", values, root=config.root, variables=values)
 
 
 def render_python_modules(catalog: Catalog, config: Config | None = None) -> dict[str, str]:

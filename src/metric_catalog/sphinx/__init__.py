@@ -224,6 +224,8 @@ class OwnerDirective(SphinxDirective):
     """``metric-catalog-owner <catalog file path>``: that file's summary table and entries."""
 
     required_arguments = 1
+    # A catalog file's path may hold spaces: the whole argument is the one path.
+    final_argument_whitespace = True
     has_content = False
 
     def run(self) -> list[nodes.Node]:
