@@ -32,6 +32,7 @@ from bench.report import (
     render_results,
     render_section,
 )
+from bench.sandbox_bench import bench_sandbox
 from bench.tee_bench import bench_tee
 from bench.workers_bench import bench_workers
 
@@ -46,6 +47,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "workers": ("6. Many workers", bench_workers),
     "docs": ("7. Docs site at 10,000 rows", bench_docs),
     "live": ("8. live-check throughput", bench_live),
+    "sandbox": ("9. Sandboxed templates", bench_sandbox),
 }
 """Benchmark name -> (title, function), in report order."""
 
