@@ -72,6 +72,13 @@ _W: Final = Severity.WARNING.value
 _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
     # --- load ---
     (
+        "FILE_NAME",
+        "load",
+        _E,
+        "The file's path holds a control character (a line break, a C0/C1 or bidi control).",
+        "Rename the file (and its folders) without it; the message shows it as an escape.",
+    ),
+    (
         "FILE_UNREADABLE",
         "load",
         _E,
