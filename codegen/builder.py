@@ -344,19 +344,11 @@ def _build_row(
     )
 
 
-# --- attributes, prefixes and key families (model engineer) -------------------------
+# --- attributes, prefixes and key families -------------------------------------------------
 
 
 def _error(code: str, message: str, position: Position) -> Diagnostic:
     return Diagnostic(code, Severity.ERROR, message, position)
-
-
-def _texts(node: YNode | None) -> tuple[str, ...] | None:
-    """The strings of a clean list node (``None`` when it is not one)."""
-    if not isinstance(node, YSeq) or subtree_bad(node):
-        return None
-    texts = tuple(t for item in node.items if (t := _text(item)) is not None)
-    return texts if len(texts) == len(node.items) else None
 
 
 def _file_prefixes(
@@ -366,7 +358,7 @@ def _file_prefixes(
     node = root.values.get("prefixes")
     if node is None:
         return (header.get("prefix", DEFAULT_PREFIX),)
-    texts = _texts(node)
+    texts = _strings(node)
     if texts is None or not texts or not schema.is_clean(("prefixes",)):
         return None
     if "prefix" in header:
@@ -406,7 +398,7 @@ def _row_extras(
             return _Extras(plain if section == "teed" else None, (), None)
     prefixes: tuple[str, ...] | None = None
     if section == "teed":
-        listed = _texts(values.get("prefixes"))
+        listed = _strings(values.get("prefixes"))
         single = _text(values.get("prefix"))
         if listed is not None and single is not None:
             diagnostics.append(
@@ -634,7 +626,7 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         path=display,
         values=tuple(enum),
         max_cardinality=int(budget) if budget else None,
-        no_lint=_texts(no_lint_node) or () if no_lint_node is not None else (),
+        no_lint=_strings(no_lint_node) or () if no_lint_node is not None else (),
         positions=marks,
         spans_segments=spans,
     )

@@ -303,7 +303,7 @@ def _namespaces(rows: list[MetricRow]) -> Iterator[Diagnostic]:
             )
 
 
-# --- attributes and key families (model engineer) ---------------------------------
+# --- attributes and key families ----------------------------------------------------------
 
 
 def check_attributes(catalog: Catalog, rows: list[MetricRow] | None = None) -> list[Diagnostic]:

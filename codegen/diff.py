@@ -152,7 +152,7 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.WARNING,
             "replaced_by names a series the catalog does not declare; add it or fix the name",
         ),
-        # --- attributes and key families (model engineer) ---
+        # Attributes, enum values, key families and derivations.
         _rule(
             "STABLE_ATTRIBUTE_REMOVED",
             Severity.ERROR,
@@ -665,7 +665,7 @@ def _check_replacement(
         )
 
 
-# --- attributes and key families (model engineer) ---------------------------------
+# --- attributes and key families ----------------------------------------------------------
 
 
 def _promise(row: MetricRow) -> str | None:

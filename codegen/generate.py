@@ -12,7 +12,6 @@ what to remove. ``generate`` and ``check`` share it, so they cannot disagree.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,23 +30,20 @@ from .templating import TemplateSandboxError
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
-    "FIX_COMMAND",
     "MANAGED_DIRS",
     "RENDERERS",
     "PlanError",
+    "PlanResult",
     "Planned",
     "generation_diagnostics",
     "load_plan",
     "plan_changes",
-    "plan_or_report",
+    "plan_project",
     "render_all",
 ]
 
 MANAGED_DIRS: Final[tuple[str, ...]] = Config().managed_dirs
 """The default configuration's generated folders (a project's: :attr:`Config.managed_dirs`)."""
-
-FIX_COMMAND: Final = Config().generate_command
-"""What to run when generated files are out of date, by default (``generate-command``)."""
 
 RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], ...]] = (
     ("render_python_modules", render_python_modules),
@@ -184,30 +180,31 @@ class Planned:
     """The diagnostics (warnings only) printed while planning."""
 
 
-def plan_or_report(
-    config: Config, command: str, refusal: str, *, warnings: bool = True
-) -> Planned | None:
-    """Load, render and diff against the project root, printing diagnostics to stderr.
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """What planning a project found; :func:`codegen.commands.plan_or_report` prints it.
 
-    Returns the :class:`Planned` result, or ``None`` after printing
-    ``"<command>: <refusal>"`` when the catalog has errors or the plan cannot be
-    applied (a renderer bug, or a hand-written file where output would go).
-    ``warnings=False`` prints errors only (``make check`` has shown the
-    warnings once already, through ``lint``).
+    ``planned`` is ``None`` when the plan cannot be applied: the catalog has
+    errors (among ``diagnostics``), or ``error`` says why (a renderer bug, or a
+    hand-written file where output would go).
     """
+
+    planned: Planned | None
+    diagnostics: tuple[Diagnostic, ...]
+    """The catalog's and the generation's diagnostics, warnings included."""
+    error: str | None = None
+    """Why the plan was refused, when it was not for the catalog's errors."""
+
+
+def plan_project(config: Config) -> PlanResult:
+    """Load, render and diff the project against its root; nothing is printed or written."""
+    diagnostics: list[Diagnostic] = []
     try:
         plan, diagnostics = load_plan(config)
-        report = format_diagnostics(diagnostics) if diagnostics else ""
-        shown = (
-            diagnostics if warnings else [d for d in diagnostics if d.severity is Severity.ERROR]
-        )
-        if shown:
-            print(format_diagnostics(shown, root=config.root), file=sys.stderr)
         if plan is None:
-            print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
-            return None
+            return PlanResult(None, tuple(diagnostics))
         changes, unchanged = plan_changes(config, plan)
     except (PlanError, HandWrittenFileError) as exc:
-        print(f"{command}: {refusal}: {exc}", file=sys.stderr)
-        return None
-    return Planned(plan, changes, unchanged, report)
+        return PlanResult(None, tuple(diagnostics), str(exc))
+    report = format_diagnostics(diagnostics) if diagnostics else ""
+    return PlanResult(Planned(plan, changes, unchanged, report), tuple(diagnostics))

@@ -191,7 +191,6 @@ _NAME_RE: Final = re.compile(r"^rl\.[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _ANNOTATION_RE: Final = re.compile(r"^\{([^{}]+)\}$")
 # Unprefixed UCUM units a metric may use; annotations and "1" are handled apart.
 _BASE_UNITS: Final = frozenset({"s", "By", "bit", "Hz", "W", "J", "Cel", "K", "V", "A", "m", "g"})
-# Common non-UCUM or prefixed spellings and the base unit to use instead.
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -206,6 +205,7 @@ _TIME_SPELLINGS: Final = _words(
 _BYTE_SPELLINGS: Final = _words(
     "b B byte bytes KB kB KiB MB MiB GB GiB TB TiB KBy kBy MBy GBy TBy KiBy MiBy GiBy TiBy"
 )
+# Common non-UCUM or prefixed spellings and the base unit to use instead.
 _UNIT_FIXES: Final[dict[str, str]] = {
     **dict.fromkeys(_TIME_SPELLINGS, "s"),
     **dict.fromkeys(_BYTE_SPELLINGS, "By"),

@@ -32,7 +32,6 @@ from .templating import render, sandboxed_environment
 from .writer import marker_line
 
 __all__ = [
-    "GENERATED_PACKAGE_DIR",
     "LINE_LENGTH",
     "make_environment",
     "py_assign",
@@ -45,8 +44,6 @@ __all__ = [
     "render_python_modules",
 ]
 
-GENERATED_PACKAGE_DIR: Final = Config().package_dir
-"""Default root-relative folder of the modules; a project sets ``package-dir``."""
 
 LINE_LENGTH: Final = 100
 """ruff's ``line-length`` in pyproject.toml; layout decisions are made against it."""

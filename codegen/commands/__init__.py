@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..config import CONFIG_KEYS, Config, ConfigError, apply_overrides, load_config
 
 if TYPE_CHECKING:
+    from ..generate import Planned
     from ..model import Catalog
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "add_root_argument",
     "config_from_args",
     "load_or_report",
+    "plan_or_report",
 ]
 
 
@@ -130,3 +132,29 @@ def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
     if shown:
         print(format_diagnostics(shown, root=config.root), file=sys.stderr)
     return result.catalog if result.ok else None
+
+
+def plan_or_report(
+    config: Config, command: str, refusal: str, *, warnings: bool = True
+) -> Planned | None:
+    """Plan the project (:func:`codegen.generate.plan_project`), printing diagnostics to stderr.
+
+    Returns the plan, or ``None`` after printing ``"<command>: <refusal>"`` and
+    why when the catalog has errors or the plan cannot be applied.
+    ``warnings=False`` prints errors only (``make check`` has shown the
+    warnings once already, through ``lint``).
+    """
+    # Imported here so ``--help`` and generate's no-op path do not load the renderers.
+    from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
+    from ..generate import plan_project  # noqa: PLC0415
+
+    result = plan_project(config)
+    shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
+    if shown:
+        print(format_diagnostics(shown, root=config.root), file=sys.stderr)
+    if result.error is not None:
+        print(f"{command}: {refusal}: {result.error}", file=sys.stderr)
+        return None
+    if result.planned is None:
+        print(f"{command}: {refusal}; fix the errors above first", file=sys.stderr)
+    return result.planned

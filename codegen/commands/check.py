@@ -12,9 +12,8 @@ import difflib
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from ..commands import add_no_warnings_argument, add_root_argument, config_from_args
+from ..commands import add_no_warnings_argument, add_root_argument, config_from_args, plan_or_report
 from ..diagnostics import shown_path
-from ..generate import plan_or_report
 from ..writer import FileChange
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]

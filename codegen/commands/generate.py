@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     # Imported here so the no-op path above never loads YAML, jsonschema or Jinja2.
-    from ..generate import plan_or_report  # noqa: PLC0415
+    from ..commands import plan_or_report  # noqa: PLC0415
     from ..writer import apply_changes  # noqa: PLC0415
 
     planned = plan_or_report(config, "generate", "nothing written")
