@@ -262,7 +262,7 @@ def _unit_terms(unit: str) -> tuple[str, ...]:
 
 
 @rule("NAME_SYNTAX", Severity.ERROR, "name")
-def name_syntax(row: MetricRow) -> Iterator[str]:
+def _name_syntax(row: MetricRow) -> Iterator[str]:
     """Series names are ``rl.`` then lowercase dot-separated snake_case components.
 
     Fix: Write the name as the message suggests (``rl.policy_entropy``).
@@ -278,7 +278,7 @@ def name_syntax(row: MetricRow) -> Iterator[str]:
 
 
 @rule("LOGGER_KEY_REPEATS_PREFIX", Severity.WARNING, "logger_key")
-def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
+def _logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
     """The logger key does not start with its own prefix (``train/x`` under ``train``).
 
     Fix: Write the key as the code passes it to ``log_metrics``, without the prefix.
@@ -305,7 +305,7 @@ def logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
 
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")
-def unit_not_ucum(row: MetricRow) -> Iterator[str]:
+def _unit_not_ucum(row: MetricRow) -> Iterator[str]:
     """Units are unprefixed UCUM (``s``, ``By``, ``1``, ``%``, ``{thing}``, quotients) or ``""``.
 
     Fix: Use the unit the message names (``s``, ``By``, ``1``, ``{token}``) and convert
@@ -329,7 +329,7 @@ def unit_not_ucum(row: MetricRow) -> Iterator[str]:
 
 
 @rule("UNIT_ANNOTATION_PLURAL", Severity.WARNING, "unit")
-def unit_annotation_plural(row: MetricRow) -> Iterator[str]:
+def _unit_annotation_plural(row: MetricRow) -> Iterator[str]:
     """Count annotations are singular: ``{token}``, not ``{tokens}``.
 
     Fix: Write the annotation singular: ``{token}``.
@@ -343,7 +343,7 @@ def unit_annotation_plural(row: MetricRow) -> Iterator[str]:
 
 
 @rule("UNIT_IN_NAME", Severity.ERROR, "name")
-def unit_in_name(row: MetricRow) -> Iterator[str]:
+def _unit_in_name(row: MetricRow) -> Iterator[str]:
     """The name does not spell a unit (``_ms``, ``_seconds``, ``_bytes``); ``unit`` does.
 
     Fix: Drop the unit word from the name; ``unit`` carries it.
@@ -363,7 +363,7 @@ def unit_in_name(row: MetricRow) -> Iterator[str]:
 
 
 @rule("COUNTER_SUFFIX", Severity.ERROR, "name")
-def counter_suffix(row: MetricRow) -> Iterator[str]:
+def _counter_suffix(row: MetricRow) -> Iterator[str]:
     """Counter names do not end in ``total`` or ``count``; the exporter appends ``_total``.
 
     Fix: Drop ``total``/``count`` from the counter's name; the exporter appends ``_total``.
@@ -378,7 +378,7 @@ def counter_suffix(row: MetricRow) -> Iterator[str]:
 
 
 @rule("RESERVED_SUFFIX", Severity.WARNING, "name")
-def reserved_suffix(row: MetricRow) -> Iterator[str]:
+def _reserved_suffix(row: MetricRow) -> Iterator[str]:
     """Only counters end in ``_total`` and only histograms in ``_bucket/_count/_sum``.
 
     Fix: Rename the series, e.g. ending in ``.active``, ``.size`` or ``.value``.
@@ -393,7 +393,7 @@ def reserved_suffix(row: MetricRow) -> Iterator[str]:
 
 
 @rule("TYPE_IN_NAME", Severity.ERROR, "name")
-def type_in_name(row: MetricRow) -> Iterator[str]:
+def _type_in_name(row: MetricRow) -> Iterator[str]:
     """The name does not repeat an instrument type (counter, gauge, histogram, summary).
 
     Fix: Drop the type word from the name; ``kind`` says it.
@@ -408,7 +408,7 @@ def type_in_name(row: MetricRow) -> Iterator[str]:
 
 
 @rule("DESCRIPTION_MISSING", Severity.ERROR, "description")
-def description_missing(row: MetricRow) -> Iterator[str]:
+def _description_missing(row: MetricRow) -> Iterator[str]:
     """Every row says what its value means.
 
     Fix: Say in one sentence what the value measures.
@@ -429,7 +429,7 @@ def _sentence_problems(text: str, *, show: bool = False) -> list[str]:
 
 
 @rule("DESCRIPTION_FORMAT", Severity.WARNING, "description")
-def description_format(row: MetricRow) -> Iterator[str]:
+def _description_format(row: MetricRow) -> Iterator[str]:
     """Descriptions are sentences: they start upper-case and end with a period.
 
     Fix: Start the description with a capital letter and end it with a period.
@@ -441,7 +441,7 @@ def description_format(row: MetricRow) -> Iterator[str]:
 
 
 @rule("DESCRIPTION_REPEATS_NAME", Severity.WARNING, "description")
-def description_repeats_name(row: MetricRow) -> Iterator[str]:
+def _description_repeats_name(row: MetricRow) -> Iterator[str]:
     """The description tells more than the name does.
 
     Fix: Say what is measured, over what, and when it is recorded.
@@ -455,7 +455,7 @@ def description_repeats_name(row: MetricRow) -> Iterator[str]:
 
 
 @rule("DURATION_UNIT", Severity.ERROR, "unit")
-def duration_unit(row: MetricRow) -> Iterator[str]:
+def _duration_unit(row: MetricRow) -> Iterator[str]:
     """Durations (``.duration``, ``.latency``, histograms of ``time``) are in ``s``.
 
     Fix: Use unit ``s`` and record seconds.
@@ -473,7 +473,7 @@ def duration_unit(row: MetricRow) -> Iterator[str]:
 
 
 @rule("RATIO_UNIT", Severity.WARNING, "unit")
-def ratio_unit(row: MetricRow) -> Iterator[str]:
+def _ratio_unit(row: MetricRow) -> Iterator[str]:
     """Ratios and utilizations are dimensionless: unit ``1``.
 
     Fix: Use unit ``"1"`` and record a fraction between 0 and 1.
@@ -497,7 +497,7 @@ _RESERVED_LABELS: Final = frozenset({"le", "quantile", "job", "instance"})
 
 
 @rule("ATTRIBUTE_NAME_SYNTAX", Severity.ERROR, "name", scope=Scope.ATTRIBUTE)
-def attribute_name_syntax(attribute: Attribute) -> Iterator[str]:
+def _attribute_name_syntax(attribute: Attribute) -> Iterator[str]:
     """Attribute names are lowercase dot-separated snake_case, no doubled separators.
 
     Fix: Write the name as the message suggests (``rl.setup.phase``).
@@ -511,7 +511,7 @@ def attribute_name_syntax(attribute: Attribute) -> Iterator[str]:
 
 
 @rule("ATTRIBUTE_RESERVED", Severity.ERROR, "name", scope=Scope.ATTRIBUTE)
-def attribute_reserved(attribute: Attribute) -> Iterator[str]:
+def _attribute_reserved(attribute: Attribute) -> Iterator[str]:
     """Names Prometheus or the SDK own: ``le``, ``quantile``, ``job``, ``instance``, ``otel.*``.
 
     Fix: Namespace the attribute, e.g. ``rl.instance``.
@@ -532,7 +532,7 @@ def _sentence(text: str) -> str | None:
 
 
 @rule("ATTRIBUTE_DESCRIPTION_FORMAT", Severity.WARNING, "description", scope=Scope.ATTRIBUTE)
-def attribute_description_format(attribute: Attribute) -> Iterator[str | Nit]:
+def _attribute_description_format(attribute: Attribute) -> Iterator[str | Nit]:
     """Attribute and enum-value descriptions are sentences (capital, period).
 
     Fix: Start the description with a capital letter and end it with a period.
@@ -576,7 +576,7 @@ def _clash(one: MetricRow, other: MetricRow) -> bool:
 
 
 @rule("NAME_TOO_SIMILAR", Severity.WARNING, "name", scope=Scope.CATALOG, targets=MetricRow)
-def name_too_similar(catalog: Catalog) -> Iterator[Nit]:
+def _name_too_similar(catalog: Catalog) -> Iterator[Nit]:
     """Series names differ by more than case, separators or a plural ``s``.
 
     Fix: Rename one of the two series so the difference is in a word, or add

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
+import re
 from types import ModuleType
 
 import pytest
@@ -24,6 +26,9 @@ PUBLIC_MODULES = [
     "codegen.naming",
     "codegen.pipeline",
     "codegen.generate",
+    "codegen.lints",
+    "codegen.config",
+    "codegen.codes",
 ]
 
 
@@ -59,3 +64,68 @@ def test_every_public_class_and_function_is_exported(name: str) -> None:
     module = importlib.import_module(name)
     missing = sorted(set(_defined_here(module)) - set(module.__all__))
     assert missing == [], f"{name} defines public names missing from __all__: {missing}"
+
+
+# --- the exception hierarchy, drawn once -----------------------------------------------------
+
+_DRAWN = re.compile(r"^(?P<indent>[\s│├└─]*)(?P<name>[A-Za-z_.]+)\b")
+
+
+def _drawing() -> list[tuple[int, str]]:
+    """(depth, dotted name) of each line of the drawing in ``codegen``'s docstring."""
+    import codegen
+
+    doc = codegen.__doc__ or ""
+    block = doc.split("::\n\n", 1)[1].split("\n\n", 1)[0]
+    entries = []
+    for line in block.splitlines():
+        match = _DRAWN.match(line)
+        assert match, line
+        entries.append((len(match.group("indent")), match.group("name")))
+    return entries
+
+
+def _codegen_exceptions() -> set[type[BaseException]]:
+    import codegen
+
+    found: set[type[BaseException]] = set()
+    for info in pkgutil.walk_packages(codegen.__path__, "codegen."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, Exception)
+                and value.__module__ == module.__name__
+            ):
+                found.add(value)
+    return found
+
+
+def test_codegens_docstring_draws_every_exception_under_its_base() -> None:
+    """httpx-style: one drawing of the hierarchy, checked against the classes themselves."""
+    entries = _drawing()
+    drawn: dict[str, str] = {}
+    for index, (depth, name) in enumerate(entries):
+        parents = [n for d, n in entries[:index] if d < depth]
+        if "." not in name:  # a built-in at the root
+            assert depth == entries[0][0]
+            continue
+        module, _, attr = name.rpartition(".")
+        cls = getattr(importlib.import_module(module), attr)
+        assert cls.__bases__[0].__name__ == parents[-1].rpartition(".")[2], name
+        drawn[cls.__qualname__] = name
+    missing = {cls.__name__ for cls in _codegen_exceptions()} - set(drawn)
+    assert not missing, f"draw these in codegen/__init__.py: {sorted(missing)}"
+
+
+def test_codegens_docstring_names_the_runtimes_exceptions_and_their_bases() -> None:
+    import codegen
+
+    named = re.findall(r":class:`~([\w.]+)` \(``(\w+)``\)", codegen.__doc__ or "")
+    assert len(named) == 3
+    for dotted, base in named:
+        module, _, attr = dotted.rpartition(".")
+        cls = getattr(importlib.import_module(module), attr)
+        assert cls.__bases__[0].__name__ == base, dotted
