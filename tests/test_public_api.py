@@ -123,7 +123,7 @@ def test_codegens_docstring_draws_every_exception_under_its_base() -> None:
 def test_codegens_docstring_names_the_runtimes_exceptions_and_their_bases() -> None:
     import codegen
 
-    named = re.findall(r":class:`~([\w.]+)` \(``(\w+)``\)", codegen.__doc__ or "")
+    named = re.findall(r":class:`~([\w.]+)`\s+\(``(\w+)``\)", codegen.__doc__ or "")
     assert len(named) == 3
     for dotted, base in named:
         module, _, attr = dotted.rpartition(".")
