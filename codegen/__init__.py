@@ -11,7 +11,8 @@ exit status (2, or 1)::
 
     ValueError
     ├── codegen.config.ConfigError            [tool.metric-catalog] or a flag is unusable
-    │   └── codegen.config.NoCatalogError     the catalog matches no file
+    │   ├── codegen.config.NoCatalogError     the catalog matches no file
+    │   └── codegen.commands.init.PyprojectError   init cannot add the table to pyproject.toml
     ├── codegen.generate.PlanError            a renderer's output cannot be planned
     ├── codegen.render_templates.TemplateOutputError   an adopter's template output is unusable
     ├── codegen.commands.diff.BaselineError   diff's baseline cannot be read
