@@ -15,6 +15,7 @@ exit status (2, or 1)::
     │   └── codegen.commands.init.PyprojectError   init cannot add the table to pyproject.toml
     ├── codegen.generate.PlanError            a renderer's output cannot be planned
     ├── codegen.render_templates.TemplateOutputError   an adopter's template output is unusable
+    │   └── codegen.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
     ├── codegen.commands.diff.BaselineError   diff's baseline cannot be read
     ├── codegen.live_check.LogInputError      live-check's log paths cannot be read
     └── codegen.emit.EmitError                emit cannot plan or send the sample run
@@ -24,6 +25,7 @@ exit status (2, or 1)::
     └── codegen.live_check.telemetry.ScrapeError   a live-check scrape endpoint cannot be read
 
 The runtime's own (``metric_catalog``) are
+:class:`~metric_catalog.series_rules.PatternError` (``ValueError``),
 :class:`~metric_catalog.exporters.ExporterConfigError` (``ValueError``),
 :class:`~metric_catalog.exporters.PrometheusPortsTakenError` (``OSError``) and
 the warning category :class:`~metric_catalog.tee.MetricCatalogWarning`

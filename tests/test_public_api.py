@@ -124,7 +124,7 @@ def test_codegens_docstring_names_the_runtimes_exceptions_and_their_bases() -> N
     import codegen
 
     named = re.findall(r":class:`~([\w.]+)`\s+\(``(\w+)``\)", codegen.__doc__ or "")
-    assert len(named) == 3
+    assert len(named) == 4
     for dotted, base in named:
         module, _, attr = dotted.rpartition(".")
         cls = getattr(importlib.import_module(module), attr)
