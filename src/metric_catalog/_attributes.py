@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from metric_catalog import series_rules
-from metric_catalog._warn import warn_once
+from metric_catalog._warn import safe_repr, safe_text, type_name, warn_once
 from metric_catalog.series_rules import Capture, CompiledPattern
 from metric_catalog.vocabulary import (
     OVERFLOW_ATTRIBUTE,
@@ -173,7 +173,17 @@ class SeriesPoints:
 
     def _resolve(self, items: tuple[tuple[str, Any], ...]) -> Attrs | None:
         checked: Attrs = {}
-        for key, value in items:
+        for raw_key, value in items:
+            key = raw_key if type(raw_key) is str else safe_text(raw_key)
+            if key is None:
+                warn_once(
+                    ("attribute-key-type", self.name, type_name(raw_key)),
+                    f"an attribute key on {self.name} is a {type_name(raw_key)} "
+                    f"({safe_repr(raw_key)}), not a str, so it is dropped from the point "
+                    "(warned once per series and type)",
+                    family="undeclared-attribute",
+                )
+                continue
             if key in checked:
                 continue  # a captured value comes first and wins
             attribute = self._declared.get(key)
@@ -194,7 +204,7 @@ class SeriesPoints:
                 )
                 warn_once(
                     ("attribute-value", self.name, key),
-                    f"attribute {key!r} on {self.name} got {value!r}, but the row allows "
+                    f"attribute {key!r} on {self.name} got {safe_repr(value)}, but the row allows "
                     f"values {allowed}; the attribute is dropped from the point (warned "
                     "once per series and attribute)",
                 )

@@ -35,14 +35,32 @@ wraps) writes them on its line as ``"attributes": {...}``, and
 Numbers are JSON numbers; NaN and infinities use Python's ``NaN``,
 ``Infinity`` and ``-Infinity`` tokens (``json.loads`` reads them back); bools,
 strings and ``None`` are written as-is; numpy and torch scalars (0-d) become
-numbers via :func:`~metric_catalog.vocabulary.as_scalar`; other values become
-lists when they have a ``tolist()``, and ``{"__type__": "<type name>"}``
-otherwise.
+numbers via :func:`~metric_catalog.vocabulary.as_scalar`; dicts (keys written
+as ``str(key)``), lists and tuples are walked; other values become lists when
+they have a ``tolist()``, and ``{"__type__": "<type name>"}`` otherwise.
+
+The logger never raises over what it is handed (only a closed logger raises).
+A value it cannot write becomes a *marker*, and each cause is warned once::
+
+    {"__type__": "<type name>", "__unserializable__": "<reason>"}
+
+with reason ``error`` (converting or walking it raised, e.g. a ``__float__``
+or ``items()`` that raises), ``cycle`` (a container holding itself, directly or
+deeper), ``too deep`` (nested past 32 levels) or ``too large`` (an int past
+4096 bits). A key whose ``str()`` raises is written as ``"<unserializable
+<type name>>"``, and so is a prefix; a step that is not an integer is written
+as ``null``. One line visits at most :data:`MAX_LINE_VALUES` values
+(containers and scalars alike), so shared references (a list holding the same
+list twice, 30 levels down) cost bounded work: past the bound, the rest of a
+dict becomes one ``"__truncated__": <entries left>`` entry and the rest of a
+list one ``{"__truncated__": <items left>}`` item.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import operator
 import os
 import re
 import socket
@@ -53,7 +71,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from metric_catalog import identity
-from metric_catalog._warn import warn_once
+from metric_catalog._warn import describe_error, safe_repr, safe_text, type_name, warn_once
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import RecordedMetric, as_scalar, recorded_metrics
 
@@ -62,6 +80,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_LOOP",
+    "MAX_LINE_VALUES",
     "PATH_PLACEHOLDERS",
     "JsonlLogger",
     "MetricsLogger",
@@ -71,6 +90,11 @@ __all__ = [
 ]
 
 _MAX_DEPTH: Final = 32
+_MAX_INT_BITS: Final = 4096  # well inside json's int-to-text limit (4300 digits)
+_MAX_STEP_BITS: Final = 64
+
+MAX_LINE_VALUES: Final = 100_000
+"""Values (containers and scalars) one JSONL line visits at most; see the module docstring."""
 
 ENV_LOOP: Final = "METRIC_CATALOG_LOOP"
 """Environment variable naming the run's training loop (``grpo_sync``) on every JSONL line."""
@@ -117,7 +141,7 @@ class TeeLogger:
     ) -> Any:
         """Call the wrapped ``log_metrics``, then tee ``metrics`` under ``prefix``."""
         try:
-            if self.attributes and isinstance(self.inner, JsonlLogger):
+            if self.attributes is not None and isinstance(self.inner, JsonlLogger):
                 # The JSONL line carries what the tee's points carry, for live-check.
                 kwargs = {"attributes": self.attributes, **kwargs}
             return self.inner.log_metrics(metrics, step, prefix=prefix, **kwargs)
@@ -134,34 +158,129 @@ class TeeLogger:
 
 
 def to_json_value(value: Any, _depth: int = 0) -> Any:
-    """``value`` as something ``json.dumps`` writes, following the module's rules."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if type(value) is int or type(value) is float:
-        return value
-    scalar = as_scalar(value)
-    if scalar is not None:
-        return scalar
-    if _depth >= _MAX_DEPTH:
-        return {"__type__": type(value).__name__}
-    if isinstance(value, Mapping):
-        return {str(k): to_json_value(v, _depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json_value(v, _depth + 1) for v in value]
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist):
+    """``value`` as something ``json.dumps`` writes, following the module's rules.
+
+    Never raises: what cannot be written becomes a marker (module docstring).
+    """
+    return _Encoder().value(value, _depth)
+
+
+class _Encoder:
+    """One line's walk: the visit budget, the containers on the path, the problems met."""
+
+    __slots__ = ("budget", "path", "problems", "truncated")
+
+    def __init__(self) -> None:
+        self.budget = MAX_LINE_VALUES
+        self.truncated = False
+        self.path: set[int] = set()  # ids of the containers being walked (cycle check)
+        self.problems: dict[tuple[str, str], str] = {}  # (type, reason) -> example
+
+    def marker(self, value: object, reason: str) -> dict[str, str]:
+        name = type_name(value)
+        self.problems.setdefault((name, reason), safe_repr(value))
+        return {"__type__": name, "__unserializable__": reason}
+
+    def key(self, key: object) -> str:
+        text = safe_text(key)
+        if text is not None:
+            return text
         try:
+            text = safe_text(str(key))
+        except Exception:  # noqa: BLE001 - a key whose __str__ raises
+            text = None
+        if text is None:
+            name = type_name(key)
+            self.problems.setdefault((name, "key"), f"<{name} object>")
+            return f"<unserializable {name}>"
+        return text
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        self.budget -= 1
+        kind = type(value)
+        if kind is float or kind is str or kind is bool or value is None:
+            return value
+        if kind is int:
+            return value if value.bit_length() <= _MAX_INT_BITS else self.marker(value, "too large")
+        try:
+            return self._compound(value, depth)
+        except Exception:  # noqa: BLE001 - any of value's methods may raise anything
+            return self.marker(value, "error")
+
+    def _compound(self, value: Any, depth: int) -> Any:
+        text = safe_text(value)
+        if text is not None:
+            return text
+        scalar = as_scalar(value)
+        if scalar is not None:
+            return scalar
+        if isinstance(value, (int, float)):  # a number subclass whose conversion raised
+            return self.marker(value, "error")
+        if isinstance(value, (Mapping, list, tuple)):
+            if depth >= _MAX_DEPTH:
+                return self.marker(value, "too deep")
+            if id(value) in self.path:
+                return self.marker(value, "cycle")
+            self.path.add(id(value))
+            try:
+                if isinstance(value, Mapping):
+                    return self._mapping(value, depth)
+                return self._sequence(value, depth)
+            finally:
+                self.path.discard(id(value))
+        tolist = getattr(value, "tolist", None)
+        if callable(tolist):
             converted = tolist()
-        except Exception:  # noqa: BLE001 - falls back to the type marker
-            converted = value
-        if converted is not value:
-            return to_json_value(converted, _depth + 1)
-    return {"__type__": type(value).__name__}
+            if converted is not value:
+                return self.value(converted, depth + 1)
+        return {"__type__": type_name(value)}
 
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        items = list(dict.items(value) if isinstance(value, dict) else value.items())
+        out: dict[str, Any] = {}
+        for index, (key, item) in enumerate(items):
+            if self.budget <= 0:
+                out["__truncated__"] = len(items) - index
+                self.truncated = True
+                break
+            out[self.key(key)] = self.value(item, depth + 1)
+        return out
 
-def _json_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """``attributes`` with string keys and JSON values (see :func:`to_json_value`)."""
-    return {str(k): to_json_value(v) for k, v in attributes.items()}
+    def _sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
+        items = list(value)
+        out: list[Any] = []
+        for index, item in enumerate(items):
+            if self.budget <= 0:
+                out.append({"__truncated__": len(items) - index})
+                self.truncated = True
+                break
+            out.append(self.value(item, depth + 1))
+        return out
+
+    def warn(self, path: Path) -> None:
+        """Warn once per file, type and reason for what this walk could not write."""
+        for (name, reason), example in self.problems.items():
+            what = {
+                "error": "raised while being converted",
+                "cycle": "holds itself (a cycle)",
+                "too deep": f"is nested past {_MAX_DEPTH} levels",
+                "too large": f"is an int past {_MAX_INT_BITS} bits",
+                "key": "is a key whose str() raised",
+            }.get(reason, reason)
+            warn_once(
+                ("jsonl-unserializable", str(path), name, reason),
+                f"JsonlLogger({str(path)!r}): a {name} value ({example}) {what}; it is "
+                "written as a marker (see metric_catalog.loggers) (warned once per file, "
+                "type and reason)",
+                family="jsonl-unserializable",
+            )
+        if self.truncated:
+            warn_once(
+                ("jsonl-truncated", str(path)),
+                f"JsonlLogger({str(path)!r}): a line held more than {MAX_LINE_VALUES} "
+                "values; the rest is written as '__truncated__' counts (warned once per file)",
+                family="jsonl-unserializable",
+            )
 
 
 PATH_PLACEHOLDERS: Final[tuple[str, ...]] = ("worker", "rank", "local_rank", "host", "pid")
@@ -273,11 +392,34 @@ class JsonlLogger:
         Raises:
             ValueError: The logger is closed.
         """
-        record = self._head(step, str(prefix))
-        record["metrics"] = {str(k): to_json_value(v) for k, v in metrics.items()}
-        if attributes:
-            record["attributes"] = _json_attributes(attributes)
+        encoder = _Encoder()
+        record = self._head(step, encoder.key(prefix))
+        written = encoder.value(metrics)
+        if not isinstance(written, dict):
+            warn_once(
+                ("jsonl-not-a-mapping", str(self.path), type_name(metrics)),
+                f"JsonlLogger({str(self.path)!r}).log_metrics got a {type_name(metrics)}, not "
+                "a mapping of key -> value; its line holds it under the key '' (warned once "
+                "per file and type)",
+                family="jsonl-unserializable",
+            )
+            written = {"": written}
+        record["metrics"] = written
+        if attributes is not None:
+            self._attributes(record, attributes, encoder)
+        encoder.warn(self.path)
         self._write(record)
+
+    @staticmethod
+    def _attributes(record: dict[str, Any], attributes: object, encoder: _Encoder) -> None:
+        """Write non-empty ``attributes`` on ``record`` (a hostile ``bool()`` counts as some)."""
+        try:
+            empty = not attributes
+        except Exception:  # noqa: BLE001 - its __len__/__bool__ raise: write what there is
+            empty = False
+        if not empty:
+            written = encoder.value(attributes)
+            record["attributes"] = written if isinstance(written, dict) else {"": written}
 
     def log_point(
         self,
@@ -295,11 +437,13 @@ class JsonlLogger:
         Raises:
             ValueError: The logger is closed.
         """
+        encoder = _Encoder()
         record = self._head(self._last_step if step is None else step, None)
-        record["series"] = str(series)
-        record["value"] = to_json_value(value)
-        if attributes:
-            record["attributes"] = _json_attributes(attributes)
+        record["series"] = encoder.key(series)
+        record["value"] = encoder.value(value)
+        if attributes is not None:
+            self._attributes(record, attributes, encoder)
+        encoder.warn(self.path)
         self._write(record)
 
     def record_metrics(
@@ -326,9 +470,9 @@ class JsonlLogger:
                 self.log_point(names.get(str(key), str(key)), value, step, attributes)
         except Exception as exc:  # noqa: BLE001 - a recording call never raises into training
             warn_once(
-                ("jsonl-record", str(self.path), type(exc).__name__),
+                ("jsonl-record", str(self.path), type_name(exc)),
                 f"JsonlLogger({str(self.path)!r}).record_metrics could not write its point "
-                f"lines: {type(exc).__name__}: {exc}; the values are still recorded (warned "
+                f"lines: {describe_error(exc)}; the values are still recorded (warned "
                 "once per file and error)",
             )
         record_metrics(values, attributes)
@@ -344,7 +488,7 @@ class JsonlLogger:
 
     def _head(self, step: int, prefix: str | None) -> dict[str, Any]:
         """The fields every line starts with: step, prefix (log_metrics lines), worker, loop."""
-        record: dict[str, Any] = {"step": int(step)}
+        record: dict[str, Any] = {"step": self._step(step)}
         if prefix is not None:
             record["prefix"] = prefix
         if self.worker is not None:
@@ -353,15 +497,58 @@ class JsonlLogger:
             record["loop"] = self.loop
         return record
 
+    def _step(self, step: object) -> int | None:
+        """``step`` as an int for the line, or None (written ``null``) after warning once."""
+        if type(step) is int and step.bit_length() <= _MAX_STEP_BITS:
+            return step
+        number: int | None = None
+        try:
+            if isinstance(step, int):  # bool, IntEnum, ...: its value, not its methods
+                number = int.__index__(step)
+            elif isinstance(step, float):
+                exact = float.__float__(step)
+                number = int(exact) if math.isfinite(exact) else None
+            else:
+                index = operator.index(step)  # type: ignore[arg-type] # numpy, torch ints
+                number = int.__index__(index) if isinstance(index, int) else None
+        except Exception:  # noqa: BLE001 - any of the step's methods may raise
+            number = None
+        if number is not None and number.bit_length() <= _MAX_STEP_BITS:
+            return number
+        warn_once(
+            ("jsonl-step", str(self.path), type_name(step)),
+            f"JsonlLogger({str(self.path)!r}): step {safe_repr(step)} is not an integer of at "
+            f'most {_MAX_STEP_BITS} bits; the line says "step": null (warned once per file '
+            "and type)",
+            family="jsonl-unserializable",
+        )
+        return None
+
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
+        failure: Exception | None = None
+        try:
+            line = json.dumps(record, allow_nan=True, separators=(",", ":")) + "\n"
+        except Exception as exc:  # noqa: BLE001 - the encoder leaves nothing json refuses
+            line, failure = "", exc
         with self._lock:
             if self._file is None:
                 msg = f"JsonlLogger({str(self.path)!r}) is closed"
                 raise ValueError(msg)
-            self._file.write(line)
-            self._file.flush()
-            self._last_step = record["step"]
+            if line:
+                try:
+                    self._file.write(line)
+                    self._file.flush()
+                except OSError as exc:  # disk full, file system gone: telemetry never raises
+                    failure = exc
+                else:
+                    if record["step"] is not None:
+                        self._last_step = record["step"]
+        if failure is not None:
+            warn_once(
+                ("jsonl-write", str(self.path), type_name(failure)),
+                f"JsonlLogger({str(self.path)!r}) could not write a line: "
+                f"{describe_error(failure)}; the line is lost (warned once per file and error)",
+            )
 
     def close(self) -> None:
         """Close the file; later calls are no-ops."""

@@ -21,6 +21,13 @@ dropped by the SDK), an SDK error, an unknown recorded key, and in strict mode
 a key logged under a teed prefix that no row declares. With no exporter
 configured (``OTEL_METRICS_EXPORTER`` unset or ``none``), both are no-ops apart
 from closing registration on first use.
+
+"Never raise" holds for hostile input too: a prefix that is not a ``str`` (the
+call is dropped, warned once per type), a ``metrics`` argument that is not a
+mapping, keys and values whose ``__hash__``, ``__eq__``, ``__float__`` or
+``__repr__`` raise (even with an exception that cannot be printed), and a dict
+another thread mutates during the call (the loops read a snapshot). Warnings
+show untrusted objects only through :func:`~metric_catalog._warn.safe_repr`.
 """
 
 from __future__ import annotations
@@ -31,9 +38,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
 from metric_catalog import vocabulary as _vocabulary
-from metric_catalog._warn import MetricCatalogWarning, warn_once
+from metric_catalog._warn import (
+    MetricCatalogWarning,
+    describe_error,
+    safe_repr,
+    safe_text,
+    type_name,
+    warn_once,
+)
 from metric_catalog.series_rules import qualified_key
-from metric_catalog.vocabulary import TeedMetric, as_scalar
+from metric_catalog.vocabulary import RecordedMetric, TeedMetric, as_scalar
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
@@ -45,8 +59,8 @@ _NONNEGATIVE_KINDS: Final = frozenset({"counter", "histogram"})
 _isfinite = math.isfinite
 
 
-def _where(prefix: str, key: object) -> str:
-    return qualified_key(prefix, str(key))
+def _where(prefix: str, key: str) -> str:
+    return qualified_key(prefix, key)
 
 
 def tee_metrics(
@@ -65,8 +79,11 @@ def tee_metrics(
             pattern (``setup/{rl.setup.phase}_time_s``) feeds that row's
             series with the captured value as attribute; under a prefix
             matching a prefix pattern (``validation-{rl.dataset}``) the
-            captured prefix part is an attribute too.
-        prefix: The ``log_metrics`` prefix (``"train"``, ``"timing/train"``, ``""``).
+            captured prefix part is an attribute too. Anything that is not a
+            mapping is warned once per type and ignored.
+        prefix: The ``log_metrics`` prefix (``"train"``, ``"timing/train"``,
+            ``""``). One that is not a ``str`` drops the call (warned once per
+            type, whether export is on or off).
         attributes: OpenTelemetry attributes for every point, e.g.
             ``{"rl.bucket": "gen"}``. Each series keeps only the attributes
             its row declares, with declared values (others are dropped,
@@ -91,8 +108,17 @@ def tee_metrics(
             or not _vocabulary._FROZEN
         ):
             group = otel.ensure_metric_group_registered()
+        if type(prefix) is not str:
+            prefix = _checked_prefix(prefix)  # type: ignore[assignment]
+            if prefix is None:
+                return
+        table: dict[Any, Any] | None = metrics if type(metrics) is dict else None
+        if table is None:
+            table = _snapshot(metrics, "tee")
+            if table is None:
+                return
         if strict or (strict is None and group.strict):
-            _report_undeclared(group, metrics, prefix)
+            _report_undeclared(group, table, prefix)
         if not group.enabled:
             return
         plan = group.tee_tables.get(prefix)
@@ -100,59 +126,99 @@ def tee_metrics(
             plan = group.plan(prefix)
             if plan is None:
                 return
-        get = metrics.get
+        get = table.get
         for logger_key, record, row, points, base, captured in plan.entries:
-            raw = get(logger_key, _MISSING)
+            try:
+                raw = get(logger_key, _MISSING)
+            except Exception:  # noqa: BLE001 - a key whose __eq__ raises shares the hash
+                raw = _find_by_text(table, logger_key)
             if raw is _MISSING:
                 continue
-            # Plain floats are the common case; skip the general coercion for them.
-            value = raw if type(raw) is float else as_scalar(raw)
-            if value is None:
-                warn_once(
-                    ("not-scalar", prefix, logger_key),
-                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) logged a "
-                    f"{type(raw).__name__}, not a number; skipped (warned once per key)",
-                    family=_prefix_family(group, prefix),
+            # _checked_value's fast path, inlined: a finite float the row's kind takes.
+            if (
+                type(raw) is float
+                and _isfinite(raw)
+                and (raw >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
+            ):
+                value: float | None = raw
+            else:
+                value = _checked_value(
+                    raw,
+                    row,
+                    ("tee", prefix, logger_key),
+                    f"tee: {_where(prefix, logger_key)!r}",
+                    _prefix_family(group, prefix),
                 )
-                continue
-            if not _isfinite(value):
-                warn_once(
-                    ("non-finite", prefix, logger_key),
-                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}; "
-                    "non-finite values are not exported (warned once per key)",
-                    family=_prefix_family(group, prefix),
-                )
-                continue
-            if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
-                warn_once(
-                    ("negative", prefix, logger_key),
-                    f"tee: {_where(prefix, logger_key)!r} ({row.name}) is {value}, but a "
-                    f"{row.kind} takes only non-negative values; skipped (warned once per "
-                    "key). Declare a gauge or up_down_counter for a signed series",
-                    family=_prefix_family(group, prefix),
-                )
-                continue
+                if value is None:
+                    continue
             try:
                 if attributes is None:
                     record(value, base)
                 else:
                     record(value, points.attributes(_merge(captured, attributes)))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
-                warn_once(
-                    ("sdk-error", prefix, logger_key, type(exc).__name__),
-                    f"tee: recording {_where(prefix, logger_key)!r} ({row.name}) raised "
-                    f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
-                    family=_prefix_family(group, prefix),
-                )
+                _warn_record_error(exc, prefix, logger_key, row, _prefix_family(group, prefix))
         if plan.patterns is not None:
-            _tee_families(plan, metrics, prefix, attributes)
-    except Exception as exc:  # noqa: BLE001 - e.g. metrics is not a mapping
+            _tee_families(plan, table, prefix, attributes)
+    except Exception as exc:  # noqa: BLE001 - e.g. a key whose __eq__ raises on a collision
+        shown = prefix if type(prefix) is str else f"<{type_name(prefix)}>"
         warn_once(
-            ("tee-error", prefix, type(exc).__name__),
-            f"tee: teeing prefix {prefix!r} failed: {type(exc).__name__}: {exc} "
+            ("tee-error", shown, type_name(exc)),
+            f"tee: teeing prefix {shown!r} failed: {describe_error(exc)} "
             "(warned once per prefix and error)",
             family="tee-error",  # prefixes are the caller's: bound what is remembered
         )
+
+
+def _checked_prefix(prefix: object) -> str | None:
+    """``prefix`` as an exact ``str`` (a subclass copied), or None after warning once per type."""
+    text = safe_text(prefix)
+    if text is None:
+        warn_once(
+            ("prefix-type", type_name(prefix)),
+            f"tee: the prefix is a {type_name(prefix)} ({safe_repr(prefix)}), not a str; "
+            "the call's metrics are not teed. Pass the log_metrics prefix as a str such "
+            "as 'train' (warned once per type)",
+            family="bad-prefix",
+        )
+    return text
+
+
+def _snapshot(values: object, who: str) -> dict[Any, Any] | None:
+    """A plain dict of the mapping ``values``, or None after warning once per type.
+
+    A ``dict`` subclass is copied through ``dict`` itself (its overrides are
+    not called); another mapping through its ``items()``, keeping only ``str``
+    keys (no other key can name a row).
+    """
+    try:
+        if isinstance(values, dict):
+            return dict.copy(values)
+        if isinstance(values, Mapping):
+            snapshot: dict[Any, Any] = {}
+            for key, value in list(values.items()):
+                text = safe_text(key)
+                if text is not None:
+                    snapshot[text] = value
+            return snapshot
+        problem = "is not a mapping"
+    except Exception as exc:  # noqa: BLE001 - a mapping whose methods raise
+        problem = f"could not be read ({describe_error(exc)})"
+    warn_once(
+        ("not-a-mapping", who, type_name(values)),
+        f"{who}: the metrics argument, a {type_name(values)}, {problem}; nothing is "
+        "recorded. Pass a dict of key -> number (warned once per type)",
+        family="not-a-mapping",
+    )
+    return None
+
+
+def _find_by_text(metrics: dict[Any, Any], logger_key: str) -> Any:
+    """The value of the key spelled ``logger_key`` (a ``str`` subclass by its characters)."""
+    for key, value in list(metrics.items()):
+        if safe_text(key) == logger_key:
+            return value
+    return _MISSING
 
 
 def _prefix_family(group: otel.MetricGroup, prefix: str) -> str | None:
@@ -169,8 +235,19 @@ def _merge(captured: Mapping[str, Any] | None, attributes: Mapping[str, Any]) ->
     return {**attributes, **captured} if captured else attributes  # the key's capture wins
 
 
+def _warn_record_error(
+    exc: Exception, prefix: str, key: str, row: TeedMetric, family: str | None
+) -> None:
+    warn_once(
+        ("sdk-error", prefix, key, type_name(exc)),
+        f"tee: recording {_where(prefix, key)!r} ({row.name}) raised "
+        f"{describe_error(exc)}; skipped (warned once per key and error)",
+        family=family,
+    )
+
+
 def _tee_families(
-    plan: otel.PrefixPlan, metrics: Mapping[str, Any], prefix: str, attributes: Attributes
+    plan: otel.PrefixPlan, metrics: dict[Any, Any], prefix: str, attributes: Attributes
 ) -> None:
     """Record the keys of ``metrics`` that match a key pattern of ``plan``."""
     patterns = plan.patterns
@@ -178,7 +255,12 @@ def _tee_families(
         return
     plain = plan.plain
     cache = patterns.cache
-    for key, raw in metrics.items():
+    # A snapshot: another thread may add keys while this loop runs.
+    for key, raw in list(metrics.items()):
+        if type(key) is not str:
+            key = safe_text(key)  # noqa: PLW2901 - a str subclass: its characters only
+            if key is None:
+                continue  # no row is named by anything but a str
         if key in plain:
             continue
         hits = cache.get(key)
@@ -187,7 +269,7 @@ def _tee_families(
         if not hits:
             continue
         for record, row, points, base, captured in hits:
-            value = _checked_value(raw, prefix, key, row)
+            value = _checked_value(raw, row, ("tee", prefix, key), f"tee: {_where(prefix, key)!r}")
             if value is None or record is None:
                 continue
             try:
@@ -196,64 +278,79 @@ def _tee_families(
                 else:
                     record(value, points.attributes(_merge(captured, attributes)))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
-                warn_once(
-                    ("sdk-error", prefix, key, type(exc).__name__),
-                    f"tee: recording {_where(prefix, key)!r} ({row.name}) raised "
-                    f"{type(exc).__name__}: {exc}; skipped (warned once per key and error)",
-                    family="family-key",
-                )
+                _warn_record_error(exc, prefix, key, row, "family-key")
 
 
-def _checked_value(raw: Any, prefix: str, key: str, row: TeedMetric) -> float | None:
-    """``raw`` as a finite float the row's kind accepts, or None after warning once."""
+def _checked_value(
+    raw: Any,
+    row: TeedMetric | RecordedMetric,
+    cause: tuple[str, ...],
+    label: str,
+    family: str | None = "family-key",
+) -> float | None:
+    """``raw`` as a finite float the row's kind takes, or None after warning once.
+
+    The one place the tee and ``record_metrics`` judge a value. ``cause``
+    identifies the key in the warn-once memory, ``label`` starts the message
+    (``tee: 'train/loss'``).
+    """
     value = raw if type(raw) is float else as_scalar(raw)
     if value is None:
         warn_once(
-            ("not-scalar", prefix, key),
-            f"tee: {_where(prefix, key)!r} ({row.name}) logged a {type(raw).__name__}, not a "
+            ("not-scalar", *cause),
+            f"{label} ({row.name}) logged a {type_name(raw)} ({safe_repr(raw)}), not a "
             "number; skipped (warned once per key)",
-            family="family-key",
+            family=family,
         )
         return None
     if not _isfinite(value):
         warn_once(
-            ("non-finite", prefix, key),
-            f"tee: {_where(prefix, key)!r} ({row.name}) is {value}; non-finite values are "
-            "not exported (warned once per key)",
-            family="family-key",
+            ("non-finite", *cause),
+            f"{label} ({row.name}) is {value}; non-finite values are not exported (warned "
+            "once per key)",
+            family=family,
         )
         return None
     if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
         warn_once(
-            ("negative", prefix, key),
-            f"tee: {_where(prefix, key)!r} ({row.name}) is {value}, but a {row.kind} takes "
-            "only non-negative values; skipped (warned once per key). Declare a gauge or "
-            "up_down_counter for a signed series",
-            family="family-key",
+            ("negative", *cause),
+            f"{label} ({row.name}) is {value}, but a {row.kind} takes only non-negative "
+            "values; skipped (warned once per key). Declare a gauge or up_down_counter "
+            "for a signed series",
+            family=family,
         )
         return None
     return value
 
 
-def _report_undeclared(group: otel.MetricGroup, metrics: Mapping[str, Any], prefix: str) -> None:
+def _report_undeclared(group: otel.MetricGroup, metrics: dict[Any, Any], prefix: str) -> None:
     plan = group.plan(prefix)
     if plan is None:
         return  # an untee'd prefix (e.g. "validation" with no rows) is not an omission
     plain = plan.plain
     patterns = plan.patterns
     cache = patterns.cache if patterns is not None else {}
-    for key in metrics:
-        if key in plain:
+    for key in list(metrics):  # a snapshot: another thread may add keys meanwhile
+        text = key if type(key) is str else safe_text(key)
+        if text is None:
+            warn_once(
+                ("undeclared-type", prefix, type_name(key)),
+                f"tee (strict): a {type_name(key)} key ({safe_repr(key)}) is logged under "
+                f"{prefix!r}; keys are str, so no row can declare it (warned once per type)",
+                family="undeclared-key",
+            )
+            continue
+        if text in plain:
             continue
         if patterns is not None:
-            hits = cache.get(key)
+            hits = cache.get(text)
             if hits is None:
-                hits = patterns.lookup(key)
+                hits = patterns.lookup(text)
             if hits:
                 continue
         warn_once(
-            ("undeclared", prefix, key),
-            f"tee (strict): {_where(prefix, key)!r} is logged under a teed prefix but no "
+            ("undeclared", prefix, text),
+            f"tee (strict): {_where(prefix, text)!r} is logged under a teed prefix but no "
             "row declares it (nor matches it with a key pattern), so it is not exported; "
             "declare a TeedMetric for it in its owner's catalog, or log it under another "
             "prefix (warned once per key)",
@@ -273,20 +370,14 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
         group = otel._GROUP
         if group is None or not group.is_current():
             group = otel.ensure_metric_group_registered()
+        snapshot = _snapshot(values, "record_metrics")
+        if snapshot is None:
+            return
         recorders = group.recorders
-        for key, raw in values.items():
-            if key not in group.recorded_keys:
-                hint = (
-                    "it is a teed row; log it through log_metrics instead"
-                    if key in group.teed_keys
-                    else "declare a RecordedMetric for it in its owner's catalog"
-                )
-                warn_once(
-                    ("unknown-recorded", key),
-                    f"record_metrics: no recorded row has registry key {key!r}; {hint} "
-                    "(warned once per key)",
-                    family="unknown-recorded-key",
-                )
+        for raw_key, raw in snapshot.items():
+            key = raw_key if type(raw_key) is str else safe_text(raw_key)
+            if key is None or key not in group.recorded_keys:
+                _warn_unknown_recorded(group, raw_key, key)
                 continue
             if raw is None or not group.enabled:
                 continue
@@ -294,31 +385,43 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
             if entry is None:
                 continue  # no instrument (refused at build time, warned then)
             record, row, points = entry
-            value = as_scalar(raw)
-            if value is None or not _isfinite(value):
-                warn_once(
-                    ("recorded-bad-value", key),
-                    f"record_metrics: {key!r} ({row.name}) got {raw!r}, not a finite "
-                    "number; skipped (warned once per key)",
-                )
-                continue
-            if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
-                warn_once(
-                    ("recorded-negative", key),
-                    f"record_metrics: {key!r} ({row.name}) got {value}, but a {row.kind} "
-                    "takes only non-negative values; skipped (warned once per key)",
-                )
+            value = _checked_value(
+                raw, row, ("record_metrics", key), f"record_metrics: {key!r}", None
+            )
+            if value is None:
                 continue
             try:
                 record(value, points.attributes(attributes))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
                 warn_once(
-                    ("recorded-sdk-error", key, type(exc).__name__),
+                    ("recorded-sdk-error", key, type_name(exc)),
                     f"record_metrics: recording {key!r} ({row.name}) raised "
-                    f"{type(exc).__name__}: {exc}; skipped",
+                    f"{describe_error(exc)}; skipped",
                 )
-    except Exception as exc:  # noqa: BLE001 - e.g. values is not a mapping
+    except Exception as exc:  # noqa: BLE001 - e.g. an attribute whose __hash__ raises
         warn_once(
-            ("record-error", type(exc).__name__),
-            f"record_metrics failed: {type(exc).__name__}: {exc} (warned once per error)",
+            ("record-error", type_name(exc)),
+            f"record_metrics failed: {describe_error(exc)} (warned once per error)",
         )
+
+
+def _warn_unknown_recorded(group: otel.MetricGroup, raw_key: object, key: str | None) -> None:
+    if key is None:
+        warn_once(
+            ("unknown-recorded-type", type_name(raw_key)),
+            f"record_metrics: a {type_name(raw_key)} key ({safe_repr(raw_key)}) names no "
+            "recorded row; keys are registry keys (str) such as 'vllm_batch_duration' "
+            "(warned once per type)",
+            family="unknown-recorded-key",
+        )
+        return
+    hint = (
+        "it is a teed row; log it through log_metrics instead"
+        if key in group.teed_keys
+        else "declare a RecordedMetric for it in its owner's catalog"
+    )
+    warn_once(
+        ("unknown-recorded", key),
+        f"record_metrics: no recorded row has registry key {key!r}; {hint} (warned once per key)",
+        family="unknown-recorded-key",
+    )

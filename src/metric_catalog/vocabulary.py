@@ -1047,18 +1047,23 @@ def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference sig
         return value  # type: ignore[no-any-return]
     if kind is int:
         return _int_to_float(value)
+    try:
+        return _coerce(value)
+    except Exception:  # noqa: BLE001 - a hostile __float__/__class__/item: not a scalar
+        return None
+
+
+def _coerce(value: Any) -> Optional[float]:  # noqa: UP045 - as as_scalar
+    """:func:`as_scalar` past its fast paths; may raise whatever ``value``'s methods raise."""
     if value is None or isinstance(value, (bool, str, bytes, bytearray, complex)):
         return None
     if isinstance(value, (int, float)):  # subclasses, e.g. np.float64
         return _int_to_float(value) if isinstance(value, int) else float(value)
     item = getattr(value, "item", None)
     if item is not None and callable(item):
-        try:
-            if tuple(getattr(value, "shape", ())) != ():
-                return None  # multi-element (or 1-element, 1-d) arrays are not scalars
-            inner = item()
-        except Exception:  # noqa: BLE001 - any failing conversion means "not a scalar"
-            return None
+        if tuple(getattr(value, "shape", ())) != ():
+            return None  # multi-element (or 1-element, 1-d) arrays are not scalars
+        inner = item()
         if inner is value or isinstance(inner, (bool, complex)):
             return None
         if isinstance(inner, (int, float)):
@@ -1067,10 +1072,7 @@ def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference sig
     import numbers  # noqa: PLC0415 - a rare path; keeps the import of this module cheap
 
     if isinstance(value, numbers.Real):  # Fraction and other registered reals
-        try:
-            return float(value)
-        except Exception:  # noqa: BLE001
-            return None
+        return float(value)
     return None
 
 
