@@ -110,9 +110,9 @@ def _dead_collector(calls: int, repeats: int) -> dict[str, Any]:
         )
         tee_metrics(metrics, prefix=PREFIX)
         deadline = time.monotonic() + 10.0
-        while exporters._IN_FLIGHT == 0 and time.monotonic() < deadline:
+        while exporters._PROCESS.in_flight == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
-        if exporters._IN_FLIGHT == 0:
+        if exporters._PROCESS.in_flight == 0:
             return {"error": "no export reached the dead collector within 10 s"}
         pairs = _floor(rows)
 
@@ -128,7 +128,7 @@ def _dead_collector(calls: int, repeats: int) -> dict[str, Any]:
             start = time.perf_counter_ns()
             tee_metrics(metrics, prefix=PREFIX)
             slowest = max(slowest, float(time.perf_counter_ns() - start))
-        hanging = exporters._IN_FLIGHT > 0
+        hanging = exporters._PROCESS.in_flight > 0
         began = time.perf_counter()
         exporters.shutdown()
         shutdown_s = time.perf_counter() - began

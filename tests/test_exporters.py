@@ -226,11 +226,11 @@ def test_shutdown_with_a_dead_collector_returns_within_the_bound(
         # here and its failure is not reported in a later test.
         attempts = _connections(blackhole)
         deadline = time.monotonic() + 5.0
-        while exporters._IN_FLIGHT and time.monotonic() < deadline:
+        while exporters._PROCESS.in_flight and time.monotonic() < deadline:
             time.sleep(0.02)
             attempts += _connections(blackhole)
     assert attempts >= 1  # the teed point was really being sent
-    assert exporters._IN_FLIGHT == 0
+    assert exporters._PROCESS.in_flight == 0
     assert elapsed < 2.0
     assert finished is False
     assert any("did not finish within 1 s" in m for m in caught.messages)
@@ -315,7 +315,7 @@ def test_a_forked_child_forgets_the_parents_provider_and_exports_nothing_for_it(
     pid = os.fork()
     if pid == 0:  # child: report, then leave without running the parent's atexit hooks
         try:
-            forgotten = [exporters._STATE, otel._GROUP, exporters.prometheus_address()]
+            forgotten = [exporters._PROCESS.state, otel._GROUP, exporters.prometheus_address()]
             bound.export(None)  # type: ignore[arg-type]
             report = f"{forgotten == [None, None, None]} {inner.exports}"
         except BaseException as exc:

@@ -444,9 +444,9 @@ def _drain(blackhole: socket.socket) -> None:
     """Hang up on exports abandoned on ``blackhole`` and wait (bounded) until they end."""
     blackhole.close()
     deadline = time.monotonic() + 10.0
-    while exporters._IN_FLIGHT and time.monotonic() < deadline:
+    while exporters._PROCESS.in_flight and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert exporters._IN_FLIGHT == 0
+    assert exporters._PROCESS.in_flight == 0
 
 
 # --- settings -----------------------------------------------------------------------------
@@ -516,13 +516,13 @@ def test_the_otlp_timeouts_bound_an_export_to_a_dead_collector(clean_otel: None)
         (reader,) = provider._metric_readers
         assert reader._export_timeout_millis == 1234.0
         tee_metrics({"loss": 1.0}, "train")
-        failures = exporters._FAILURES
+        failures = exporters._PROCESS.failures
         with caught_warnings() as caught:
             flusher = threading.Thread(target=provider.force_flush, daemon=True)
             flusher.start()
             flusher.join(timeout=5.0)
             assert not flusher.is_alive()
-            assert exporters._FAILURES - failures == 1
+            assert exporters._PROCESS.failures - failures == 1
             exporters.shutdown(timeout=0.1)
             _drain(blackhole)
         assert any("failed; training continues" in m for m in caught.messages)
@@ -553,13 +553,13 @@ def test_tee_calls_finish_while_an_export_hangs_on_a_dead_collector(clean_otel: 
         exporters.configure(config=config)
         tee_metrics({"loss": 1.0}, "train")
         deadline = time.monotonic() + 5.0
-        while exporters._IN_FLIGHT == 0 and time.monotonic() < deadline:
+        while exporters._PROCESS.in_flight == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
-        stuck_before = exporters._IN_FLIGHT == 1  # an export hangs on the collector
+        stuck_before = exporters._PROCESS.in_flight == 1  # an export hangs on the collector
         thread = threading.Thread(target=training, daemon=True)
         thread.start()
         thread.join(timeout=10.0)
-        stuck_after = exporters._IN_FLIGHT == 1
+        stuck_after = exporters._PROCESS.in_flight == 1
         exporters.shutdown()
         _drain(blackhole)
     assert stuck_before

@@ -99,6 +99,8 @@ __all__ = [
     "prometheus_ports",
     "prometheus_sd_file",
     "promoted_identity",
+    "provider_generation",
+    "provider_started",
     "reset_for_tests",
     "shutdown",
 ]
@@ -290,12 +292,58 @@ class _State:
     promoted: Mapping[str, Any] = field(default_factory=dict)  # identity on every point
 
 
-_LOCK = threading.RLock()
-_STATE: _State | None = None  # None: not resolved yet in this process
-_ATEXIT_REGISTERED = False
-# Bumped whenever the provider changes, so a metric group built concurrently on the
-# old provider is not cached (see otel.ensure_metric_group_registered).
-_GENERATION = 0
+class _Process:
+    """Everything this module remembers process-wide: the one instance is ``_PROCESS``.
+
+    Mutated in place (never rebound), so no function needs a ``global``; a
+    forked child resets it with :meth:`after_fork`.
+    """
+
+    __slots__ = (
+        "atexit_registered",
+        "bound_class",
+        "counter_lock",
+        "failures",
+        "generation",
+        "in_flight",
+        "lock",
+        "state",
+    )
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.state: _State | None = None  # None: not resolved yet in this process
+        self.atexit_registered = False
+        # Bumped whenever the provider changes, so a metric group built concurrently
+        # on the old provider is not cached (see otel.ensure_metric_group_registered).
+        self.generation = 0
+        # The exporter wrapper class, built lazily to keep the SDK import lazy.
+        self.bound_class: Callable[[MetricExporter, str], MetricExporter] | None = None
+        self.counter_lock = threading.Lock()  # guards in_flight and failures
+        self.in_flight = 0  # exports running now; one still running after shutdown was cut off
+        self.failures = 0  # failed exports so far; one during shutdown: the final flush was lost
+
+    def after_fork(self) -> _State | None:
+        """Reset what the parent's threads may hold; return the parent's state, forgotten."""
+        self.lock = threading.RLock()  # another thread may have held it at fork time
+        self.counter_lock = threading.Lock()
+        self.in_flight = 0  # the parent's exports are not the child's
+        state, self.state = self.state, None
+        return state
+
+
+_PROCESS = _Process()
+
+
+def provider_generation() -> int:
+    """A number that changes whenever the process's provider is replaced or shut down."""
+    return _PROCESS.generation
+
+
+def provider_started() -> bool:
+    """Whether this process has built (or been given) a live provider it exports through."""
+    state = _PROCESS.state
+    return state is not None and state.pid == os.getpid() and state.provider is not None
 
 
 def get_meter_provider() -> MeterProvider | None:
@@ -305,25 +353,24 @@ def get_meter_provider() -> MeterProvider | None:
     the default), misconfigured, or already shut down; the reason was warned
     once. Never raises.
     """
-    state = _STATE
+    state = _PROCESS.state
     if state is not None and state.pid == os.getpid():
         return state.provider
-    with _LOCK:
-        state = _STATE
+    with _PROCESS.lock:
+        state = _PROCESS.state
         if state is None or state.pid != os.getpid():
             state = _resolve_from_env()
         return state.provider
 
 
 def _resolve_from_env() -> _State:
-    global _STATE  # noqa: PLW0603 - the process-wide provider
     try:
         config = ExporterConfig.from_env()
     except ExporterConfigError as exc:
         warn_once(("exporter-config", str(exc)), f"metric export disabled: {exc}")
         config = ExporterConfig()
     state = _build(config)
-    _STATE = state
+    _PROCESS.state = state
     return state
 
 
@@ -541,22 +588,14 @@ def _stop_server(server: Any) -> None:
         return
 
 
-_BOUND_CLASS: Callable[[MetricExporter, str], MetricExporter] | None = None
-_IN_FLIGHT_LOCK = threading.Lock()
-_IN_FLIGHT = 0  # exports running right now; one still running after shutdown was cut off
-_FAILURES = 0  # failed exports so far; one during shutdown means the final flush was lost
-
-
 def _count_in_flight(delta: int) -> None:
-    global _IN_FLIGHT  # noqa: PLW0603
-    with _IN_FLIGHT_LOCK:
-        _IN_FLIGHT += delta
+    with _PROCESS.counter_lock:
+        _PROCESS.in_flight += delta
 
 
 def _count_failure() -> None:
-    global _FAILURES  # noqa: PLW0603
-    with _IN_FLIGHT_LOCK:
-        _FAILURES += 1
+    with _PROCESS.counter_lock:
+        _PROCESS.failures += 1
 
 
 def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
@@ -567,8 +606,7 @@ def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
     those exports into no-ops. It also turns an export failure (collector down)
     into one warning, on top of the SDK's own log line per failure.
     """
-    global _BOUND_CLASS  # noqa: PLW0603 - class built lazily to keep the SDK import lazy
-    if _BOUND_CLASS is None:
+    if _PROCESS.bound_class is None:
         from opentelemetry.sdk.metrics import export as sdk_export  # noqa: PLC0415
 
         class _ProcessBoundExporter(sdk_export.MetricExporter):
@@ -618,8 +656,8 @@ def _process_bound(inner: MetricExporter, label: str) -> MetricExporter:
                 if os.getpid() == self._pid:
                     self._inner.shutdown(timeout_millis=timeout_millis)
 
-        _BOUND_CLASS = _ProcessBoundExporter
-    return _BOUND_CLASS(inner, label)
+        _PROCESS.bound_class = _ProcessBoundExporter
+    return _PROCESS.bound_class(inner, label)
 
 
 def configure(
@@ -639,16 +677,16 @@ def configure(
     Raises:
         ExporterConfigError: ``config`` is ``None`` and the environment is invalid.
     """
-    global _STATE  # noqa: PLW0603 - the process-wide provider
-    with _LOCK:
+    with _PROCESS.lock:
         _shutdown_locked(None)
         if meter_provider is not None:
             promoted = identity.promoted_attributes()
-            _STATE = _State(os.getpid(), meter_provider, owned=False, promoted=promoted)
+            state = _State(os.getpid(), meter_provider, owned=False, promoted=promoted)
         else:
-            _STATE = _build(config if config is not None else ExporterConfig.from_env())
+            state = _build(config if config is not None else ExporterConfig.from_env())
+        _PROCESS.state = state
         _invalidate_instruments()
-        return _STATE.provider
+        return state.provider
 
 
 def shutdown(timeout: float | None = None) -> bool:
@@ -660,16 +698,15 @@ def shutdown(timeout: float | None = None) -> bool:
     afterwards (the tee is a no-op) until :func:`configure` is called. Runs at
     interpreter exit. Returns whether the flush finished in time. Never raises.
     """
-    global _STATE  # noqa: PLW0603 - the process-wide provider
-    with _LOCK:
+    with _PROCESS.lock:
         done = _shutdown_locked(timeout)
-        _STATE = _State(os.getpid(), None, owned=False)
+        _PROCESS.state = _State(os.getpid(), None, owned=False)
         _invalidate_instruments()
         return done
 
 
 def _shutdown_locked(timeout: float | None) -> bool:
-    state = _STATE
+    state = _PROCESS.state
     if state is None or state.pid != os.getpid() or not state.owned or state.provider is None:
         return True
     bound = state.shutdown_timeout if timeout is None else timeout
@@ -683,14 +720,14 @@ def _shutdown_locked(timeout: float | None) -> bool:
         except BaseException as exc:  # noqa: BLE001 - reported below
             outcome.append(exc)
 
-    failures_before = _FAILURES
+    failures_before = _PROCESS.failures
     worker = threading.Thread(target=flush, name="metric-catalog-shutdown", daemon=True)
     worker.start()
     _remove_sd_file(state.sd_file)  # first: Prometheus stops scraping a leaving worker
     worker.join(bound + 0.25)  # the SDK honours the bound loosely; this is the hard stop
     _stop_server(state.http_server)
     # The SDK abandons an export that outlives the bound and still reports success.
-    if not outcome or _IN_FLIGHT > 0:
+    if not outcome or _PROCESS.in_flight > 0:
         warn_once(
             ("shutdown-timeout",),
             f"metric export: the final flush did not finish within {bound:g} s "
@@ -703,7 +740,7 @@ def _shutdown_locked(timeout: float | None) -> bool:
             f"metric export: shutdown failed: {type(outcome[0]).__name__}: {outcome[0]}",
         )
         return False
-    if failures_before < _FAILURES:
+    if failures_before < _PROCESS.failures:
         warn_once(
             ("shutdown-export-failed",),
             "metric export: the final flush failed; the collector may be down, "
@@ -715,7 +752,7 @@ def _shutdown_locked(timeout: float | None) -> bool:
 
 def prometheus_address() -> tuple[str, int] | None:
     """``(host, port)`` the Prometheus endpoint listens on in this process, if one runs."""
-    state = _STATE
+    state = _PROCESS.state
     if state is None or state.http_server is None or state.pid != os.getpid():
         return None
     host, port = state.http_server.server_address[:2]
@@ -724,7 +761,7 @@ def prometheus_address() -> tuple[str, int] | None:
 
 def prometheus_sd_file() -> str | None:
     """The file-SD target file this process announced its endpoint in, if any."""
-    state = _STATE
+    state = _PROCESS.state
     if state is None or state.pid != os.getpid():
         return None
     return state.sd_file
@@ -736,10 +773,10 @@ def promoted_identity() -> Mapping[str, Any]:
     Resolved with the provider: from the environment on the first tee, or when
     :func:`configure` is called (with a caller's provider too).
     """
-    state = _STATE
+    state = _PROCESS.state
     if state is None or state.pid != os.getpid():
         get_meter_provider()
-        state = _STATE
+        state = _PROCESS.state
     return {} if state is None else state.promoted
 
 
@@ -749,33 +786,30 @@ def reset_for_tests() -> None:
     Also forgets which warnings were issued. For test isolation only: the next
     tee resolves the environment again.
     """
-    global _STATE  # noqa: PLW0603 - the process-wide provider
-    with _LOCK:
+    with _PROCESS.lock:
         _shutdown_locked(None)
-        _STATE = None
+        _PROCESS.state = None
         _invalidate_instruments()
     _warn_reset_for_tests()
 
 
 def _invalidate_instruments(*, after_fork: bool = False) -> None:
     # Instruments belong to a provider; the next tee rebuilds them on the new one.
-    global _GENERATION  # noqa: PLW0603
-    _GENERATION += 1
+    _PROCESS.generation += 1
     otel = sys.modules.get("metric_catalog.otel")
     if otel is not None:
         otel._invalidate_group(after_fork=after_fork)
 
 
 def _register_atexit() -> None:
-    global _ATEXIT_REGISTERED  # noqa: PLW0603
-    if not _ATEXIT_REGISTERED:
+    if not _PROCESS.atexit_registered:
         atexit.register(_shutdown_at_exit)
-        _ATEXIT_REGISTERED = True
+        _PROCESS.atexit_registered = True
 
 
 def _shutdown_at_exit() -> None:
     # A forked child inherits the handler but not the right to flush the parent's data.
-    state = _STATE
+    state = _PROCESS.state
     if state is not None and state.pid == os.getpid() and state.owned:
         shutdown()
 
@@ -783,12 +817,7 @@ def _shutdown_at_exit() -> None:
 def _after_fork_in_child() -> None:
     # Forget the parent's provider: the child builds its own on its first tee. The
     # listening socket is the parent's to serve; close our copy of the descriptor.
-    global _STATE, _LOCK, _IN_FLIGHT_LOCK, _IN_FLIGHT  # noqa: PLW0603
-    _LOCK = threading.RLock()  # another thread may have held it at fork time
-    _IN_FLIGHT_LOCK = threading.Lock()
-    _IN_FLIGHT = 0  # the parent's exports are not the child's
-    state = _STATE
-    _STATE = None
+    state = _PROCESS.after_fork()
     if state is not None and state.http_server is not None:
         with contextlib.suppress(Exception):  # nothing useful to do about it in a fork hook
             state.http_server.socket.close()

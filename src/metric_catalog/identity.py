@@ -201,8 +201,7 @@ def set_worker_identity(**attributes: AttributeValue | None) -> None:
             else:
                 _EXPLICIT[name] = value
     exporters = sys.modules.get("metric_catalog.exporters")
-    state = None if exporters is None else exporters._STATE
-    if state is not None and state.pid == os.getpid() and state.provider is not None:
+    if exporters is not None and exporters.provider_started():
         warn_once(
             ("identity-late", tuple(sorted(attributes))),
             f"set_worker_identity({', '.join(sorted(attributes))}) was called after this "

@@ -28,7 +28,7 @@ from metric_catalog._attributes import (
     SeriesPoints,
     compile_template,
 )
-from metric_catalog._warn import warn_once
+from metric_catalog._warn import describe_error, type_name, warn_once
 from metric_catalog.series_rules import is_literal, literal_text
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 
@@ -43,6 +43,7 @@ __all__ = [
     "PrefixPlan",
     "Recorder",
     "TeeEntry",
+    "current_group",
     "ensure_metric_group_registered",
     "histogram_boundaries",
     "identity_labels",
@@ -211,13 +212,10 @@ class MetricGroup:
         False once the registry globals were swapped (a test fixture's
         ``monkeypatch.setattr(vocabulary, "_REGISTERED", {})``) or reopened
         (``_FROZEN`` set back to False): the next tee then rebuilds the group.
-        The tee inlines this check, it runs on every call.
+        The tee runs this check on every call (through :func:`current_group`).
         """
-        return (
-            self.teed_source is vocabulary._REGISTERED
-            and self.recorded_source is vocabulary._RECORDED
-            and vocabulary._FROZEN
-        )
+        teed, recorded, frozen = vocabulary._registry_state()
+        return self.teed_source is teed and self.recorded_source is recorded and frozen
 
     def plan(self, prefix: str) -> PrefixPlan | None:
         """The plan of ``prefix`` (``None``: nothing is teed under it); cached, bounded."""
@@ -288,6 +286,21 @@ def _declared() -> dict[str, frozenset[str]]:
     return {prefix: frozenset(keys) for prefix, keys in by_prefix.items()}
 
 
+def current_group() -> MetricGroup:
+    """The process's metric group for the registry in place, built on first use.
+
+    What the tee calls on every ``log_metrics``: the cached group while it is
+    current (:meth:`MetricGroup.is_current`), else
+    :func:`ensure_metric_group_registered`. Never raises.
+    """
+    group = _GROUP
+    if group is not None:
+        teed, recorded, frozen = vocabulary._registry_state()  # is_current, inlined: hot
+        if group.teed_source is teed and group.recorded_source is recorded and frozen:
+            return group
+    return ensure_metric_group_registered()
+
+
 def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) -> MetricGroup:
     """Build the process's metric group once, on first use, and close registration.
 
@@ -325,10 +338,11 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
             return group
         # The registry the rows are read from, taken before reading them: a swap
         # meanwhile leaves the group stale, so the next tee rebuilds it.
-        sources = (vocabulary._REGISTERED, vocabulary._RECORDED)
+        teed, recorded, _frozen = vocabulary._registry_state()
+        sources = (teed, recorded)
         # Freeze first: rows registered from here on raise instead of being lost.
         vocabulary.freeze_metrics()
-        generation = exporters._GENERATION
+        generation = exporters.provider_generation()
         try:
             provider = (
                 meter_provider if meter_provider is not None else exporters.get_meter_provider()
@@ -336,13 +350,12 @@ def ensure_metric_group_registered(meter_provider: MeterProvider | None = None) 
             group = _build_group(provider, sources)
         except Exception as exc:  # noqa: BLE001 - a broken group disables the tee, never the run
             warn_once(
-                ("group-build", type(exc).__name__),
-                f"metric export disabled: building the metric group failed: "
-                f"{type(exc).__name__}: {exc}",
+                ("group-build", type_name(exc)),
+                f"metric export disabled: building the metric group failed: {describe_error(exc)}",
             )
             group = MetricGroup(False, teed_source=sources[0], recorded_source=sources[1])
-        if generation == exporters._GENERATION:  # else configure() raced us: rebuild next time
-            _GROUP = group
+        if generation == exporters.provider_generation():
+            _GROUP = group  # else configure() raced us: rebuild next time
         return group
 
 

@@ -37,7 +37,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
-from metric_catalog import vocabulary as _vocabulary
 from metric_catalog._warn import (
     MetricCatalogWarning,
     describe_error,
@@ -100,14 +99,7 @@ def tee_metrics(
     first call after the registry globals were swapped or reopened. Never raises.
     """
     try:
-        group = otel._GROUP
-        if (  # MetricGroup.is_current, inlined: it runs on every call
-            group is None
-            or group.teed_source is not _vocabulary._REGISTERED
-            or group.recorded_source is not _vocabulary._RECORDED
-            or not _vocabulary._FROZEN
-        ):
-            group = otel.ensure_metric_group_registered()
+        group = otel.current_group()
         if type(prefix) is not str:
             prefix = _checked_prefix(prefix)  # type: ignore[assignment]
             if prefix is None:
@@ -367,9 +359,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
     ``None`` value is skipped silently (nothing to record). Never raises.
     """
     try:
-        group = otel._GROUP
-        if group is None or not group.is_current():
-            group = otel.ensure_metric_group_registered()
+        group = otel.current_group()
         snapshot = _snapshot(values, "record_metrics")
         if snapshot is None:
             return

@@ -18,11 +18,14 @@ also the Prometheus-sanitised name stem, so ``rl.a.b`` and ``rl.a_b`` clash).
 
 from __future__ import annotations
 
-import _thread
+import dataclasses
 import keyword
+import numbers
 import sys
+import threading
+from collections.abc import Iterable
+from typing import Any, Final, Optional
 
-from ._records import frozen_record
 from .series_rules import (
     ATTRIBUTE_TYPES,
     DEFAULT_CARDINALITY_LIMIT,
@@ -37,16 +40,6 @@ from .series_rules import (
     type_accepts,
     value_fits,
 )
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
-
-# Importing this module stays cheap (it runs before any generated row): no
-# dataclasses/inspect (see _records), typing, re, functools or threading at
-# import; numbers is imported on the rare path that needs it. The series rules
-# (kinds, types, placeholders, values, budgets) live in series_rules.
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any, Final, Optional
 
 __all__ = [
     "ATTRIBUTE_TYPES",
@@ -243,7 +236,7 @@ class _AttributeNameMatcher:
 _ATTRIBUTE_NAME: Final = _AttributeNameMatcher()
 
 
-@frozen_record
+@dataclasses.dataclass(frozen=True, slots=True)
 class MetricAttribute:
     """An attribute a series may carry, and the values it may take.
 
@@ -282,6 +275,10 @@ class MetricAttribute:
     spans_segments: bool = False
     """Whether a placeholder of this (open string) attribute may capture several path
     segments (``openai/gsm8k``); otherwise it captures exactly one (no ``/``)."""
+
+    def __replace__(self, /, **changes: Any) -> MetricAttribute:
+        """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
+        return dataclasses.replace(self, **changes)
 
     def __post_init__(self) -> None:
         what = f"MetricAttribute({self.name!r})"
@@ -493,7 +490,7 @@ def _check_template(
 # --- rows ---------------------------------------------------------------------------
 
 
-@frozen_record
+@dataclasses.dataclass(frozen=True, slots=True)
 class RecordedMetric:
     """A series recorded directly, with no ``Logger`` key behind it.
 
@@ -516,6 +513,10 @@ class RecordedMetric:
     cardinality_limit: int | None = None
     """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
 
+    def __replace__(self, /, **changes: Any) -> RecordedMetric:
+        """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
+        return dataclasses.replace(self, **changes)
+
     def __post_init__(self) -> None:
         if not _common_fields_plain(self):
             _check_common(self)
@@ -526,7 +527,7 @@ class RecordedMetric:
         return registry_key(self.name)
 
 
-@frozen_record
+@dataclasses.dataclass(frozen=True, slots=True)
 class TeedMetric:
     """One ``Logger`` key mirrored into OpenTelemetry, and how it is declared.
 
@@ -559,6 +560,10 @@ class TeedMetric:
     """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
     replaced_by: str | None = None
     """On a deprecated row, the name of the row replacing it; the pair may share a logger key."""
+
+    def __replace__(self, /, **changes: Any) -> TeedMetric:
+        """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
+        return dataclasses.replace(self, **changes)
 
     def __post_init__(self) -> None:
         logger_key = self.logger_key
@@ -651,6 +656,22 @@ class TeedMetric:
         return not is_literal(self.logger_key) or not all(is_literal(p) for p in self.prefixes)
 
 
+def _refuse_assignment(self: object, name: str, value: object) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _refuse_deletion(self: object, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+# Python 3.11's frozen slotted dataclasses raise TypeError (super() on the pre-slots
+# class) instead of FrozenInstanceError when a name that is not a field is assigned.
+for _row_class in (MetricAttribute, RecordedMetric, TeedMetric):
+    type.__setattr__(_row_class, "__setattr__", _refuse_assignment)
+    type.__setattr__(_row_class, "__delattr__", _refuse_deletion)
+del _row_class
+
+
 # --- registry -----------------------------------------------------------------------
 
 # The registry's state is the three globals upstream keeps, under upstream's names,
@@ -659,7 +680,7 @@ class TeedMetric:
 # deprecated row and its replacement may share a logger key). Every other table
 # (folded names, registry keys, tee claims, owners, snapshots) is derived from
 # these dicts and re-derived whenever their identity or size changes.
-_LOCK = _thread.allocate_lock()  # what threading.Lock() returns, without importing threading
+_LOCK = threading.Lock()
 _REGISTERED: dict[str, TeedMetric] = {}
 _RECORDED: dict[str, RecordedMetric] = {}
 _FROZEN = False
@@ -1014,6 +1035,16 @@ def freeze_metrics() -> None:
         _FROZEN = True
 
 
+def _registry_state() -> tuple[dict[str, TeedMetric], dict[str, RecordedMetric], bool]:
+    """The registry in place, ``(_REGISTERED, _RECORDED, _FROZEN)``, read at call time.
+
+    The one door through which :mod:`metric_catalog.otel` (and so the tee)
+    reads the registry's globals: upstream's tests swap them by name, and a
+    swap is then seen at the next call.
+    """
+    return _REGISTERED, _RECORDED, _FROZEN
+
+
 def is_frozen() -> bool:
     """Whether :func:`freeze_metrics` has closed registration in this process."""
     return _FROZEN
@@ -1069,8 +1100,6 @@ def _coerce(value: Any) -> Optional[float]:  # noqa: UP045 - as as_scalar
         if isinstance(inner, (int, float)):
             return _int_to_float(inner) if isinstance(inner, int) else float(inner)
         return None
-    import numbers  # noqa: PLC0415 - a rare path; keeps the import of this module cheap
-
     if isinstance(value, numbers.Real):  # Fraction and other registered reals
         return float(value)
     return None
