@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -258,3 +259,23 @@ def test_the_attributes_page_shows_each_enum_as_a_table_of_values(
     shown = [html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in cells]
     assert shown == [str(value.value) for value in category.values]
     assert "<th>Attribute</th><th>Type</th><th>Description and values</th>" in page
+
+
+def test_live_check_hints_name_the_projects_catalog_folder_and_files(
+    started: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = started / "run.jsonl"
+    lines = [
+        {"step": 1, "prefix": "train", "loop": "nope", "metrics": {"loss": 0.5, "lr": 0.1}},
+        {"step": 1, "series": "rl.example.unknown", "value": 1.0},
+    ]
+    run.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.chdir(started)
+    main(["live-check", "run.jsonl", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    messages = {f["kind"]: f["message"] for f in report["findings"]}
+    where = "rl/telemetry/catalog/"
+    assert f"add a teed row to {where} if it should be exported" in messages["undeclared"]
+    assert f"declare a recorded row for it in {where}" in messages["undeclared_series"]
+    assert "(rl/telemetry/catalog/example.yaml)" in messages["unknown_loop"]
+    assert "catalog/common.yaml" not in " ".join(messages.values())

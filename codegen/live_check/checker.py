@@ -15,7 +15,7 @@ from typing import Final
 
 from ..diagnostics import Position
 from ..model import Catalog, MetricRow
-from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding
+from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, catalog_hints
 from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import LoopJudge
@@ -70,6 +70,9 @@ class Checker:
     ) -> None:
         self.limits = limits or Limits()
         self.report = LiveCheckReport(source, limits=self.limits)
+        self.report.hints = catalog_hints(
+            [f.path for f in catalog.files], [f.path for f in catalog.files if f.loops]
+        )
         self.all_owners = all_owners
         self.multi = multi
         self.loops = LoopJudge(catalog, loop)

@@ -6,6 +6,7 @@ attribute), aggregated: a count, the first occurrence and the last.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
@@ -16,6 +17,7 @@ from ..diagnostics import Position, Severity
 __all__ = [
     "ATTRIBUTE_KINDS",
     "CAPPED_KINDS",
+    "DEFAULT_HINTS",
     "FINDING_KINDS",
     "KINDS",
     "LOOP_KINDS",
@@ -23,6 +25,7 @@ __all__ = [
     "Finding",
     "Kind",
     "Notice",
+    "catalog_hints",
 ]
 
 
@@ -31,8 +34,9 @@ class Kind(NamedTuple):
 
     ``message`` is a :meth:`str.format` template over a finding's fields:
     ``what`` (the logged key and its series), ``key``, ``count``, ``step``,
-    ``first`` (the first value and its step), ``example`` (what the judge said)
-    and, for ``missing``, ``required`` and ``fix``.
+    ``first`` (the first value and its step), ``example`` (what the judge said),
+    ``catalog`` (the catalog's folder) and ``loops_file`` (the file declaring the
+    loops), and, for ``missing``, ``required`` and ``fix``.
     """
 
     severity: Severity
@@ -40,12 +44,38 @@ class Kind(NamedTuple):
     message: str
 
 
+DEFAULT_HINTS: Final[dict[str, str]] = {
+    "catalog": "catalog/",
+    "loops_file": "catalog/common.yaml",
+}
+"""Where fixes point when the report knows no catalog (this repository's layout)."""
+
+
+def catalog_hints(paths: list[str], loop_paths: list[str]) -> dict[str, str]:
+    """``catalog`` and ``loops_file`` hints for a catalog of files at ``paths``.
+
+    The catalog's folder is the deepest one holding every file (``./`` for the
+    project root; ``catalog/`` in this repository, as before); the loops file is
+    the first that declares loops, else the first file.
+    """
+    if not paths:
+        return dict(DEFAULT_HINTS)
+    folders = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for parts in zip(*folders, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    folder = "/".join(common) + "/" if common else "./"
+    return {"catalog": folder, "loops_file": (loop_paths or sorted(paths))[0]}
+
+
 KINDS: Final[dict[str, Kind]] = {
     "undeclared": Kind(
         Severity.WARNING,
         "A logged key no teed row declares.",
         "{what} was logged {count} time(s), first at step {step}, but no teed row declares "
-        "it{example}; add a teed row to catalog/ if it should be exported",
+        "it{example}; add a teed row to {catalog} if it should be exported",
     ),
     "missing": Kind(
         Severity.WARNING,
@@ -91,7 +121,7 @@ KINDS: Final[dict[str, Kind]] = {
         "{count} line(s) name loop {key!r}, first at step {step}, but the catalog declares "
         "no such loop ({example}); the loop was chosen without it: name a declared loop "
         "(JsonlLogger(loop=...) or METRIC_CATALOG_LOOP), or declare it under 'loops:' "
-        "(catalog/common.yaml)",
+        "({loops_file})",
     ),
     "loop_conflict": Kind(
         Severity.WARNING,
@@ -105,7 +135,7 @@ KINDS: Final[dict[str, Kind]] = {
         "A point names a series no row declares.",
         "{count} point line(s) name series {key!r}, first at step {step}, but no teed or "
         "recorded row declares it (as a name or a registry key); declare a recorded row for "
-        "it in catalog/, or fix the name",
+        "it in {catalog}, or fix the name",
     ),
     "undeclared_attribute": Kind(
         Severity.WARNING,
@@ -226,11 +256,17 @@ class Finding:
         """``prefix/key``, or ``key`` when the prefix is empty."""
         return qualified_key(self.prefix, self.key)
 
-    def message(self) -> str:
-        """One sentence saying what happened, how often, first where, and how to fix it."""
+    def message(self, hints: Mapping[str, str] | None = None) -> str:
+        """One sentence saying what happened, how often, first where, and how to fix it.
+
+        ``hints`` name the project's catalog folder (``catalog``) and the file
+        declaring its loops (``loops_file``), as the fixes point there.
+        """
         shown_series = self.series and self.series != self.key
         what = self.qualified_key + (f" ({self.series})" if shown_series else "")
         fields = {
+            **DEFAULT_HINTS,
+            **(hints or {}),
             "what": what,
             "key": self.key,
             "count": self.count,
@@ -247,8 +283,8 @@ class Finding:
         kind = KINDS.get(self.kind)
         return self.example if kind is None else kind.message.format(**fields)
 
-    def to_json(self) -> dict[str, object]:
-        """A JSON-ready dict with stable keys."""
+    def to_json(self, hints: Mapping[str, str] | None = None) -> dict[str, object]:
+        """A JSON-ready dict with stable keys (``hints``: see :meth:`message`)."""
         line_only = self.kind == "malformed"
         return {
             "kind": self.kind,
@@ -259,7 +295,7 @@ class Finding:
             "first_line": self.line or None,
             "first_step": self.step,
             "attribute": self.attribute,
-            "message": self.message(),
+            "message": self.message(hints),
         }
 
 

@@ -28,7 +28,8 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     findings = []
     for f in sorted(report.findings, key=report.where):
         severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
-        findings.append(f.to_json() | {"severity": severity.value, "source": str(report.where(f))})
+        shown = f.to_json(report.hints)
+        findings.append(shown | {"severity": severity.value, "source": str(report.where(f))})
     notes = [note for _, note in report.cap_notes()]
     doc = {
         "source": report.source,

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Position, Severity
-from .findings import FINDING_KINDS, Finding, Notice
+from .findings import DEFAULT_HINTS, FINDING_KINDS, Finding, Notice
 from .judges.loops import LoopChoice
 from .limits import Limits
 from .render import render_json, render_text
@@ -49,6 +49,8 @@ class LiveCheckReport:
     """Inputs given up part-way, each ``path: why`` (an endless line, too many overlong lines)."""
     skipped_inputs: list[str] = field(default_factory=list)
     """Inputs not read because an earlier input was the same file (by real path)."""
+    hints: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_HINTS))
+    """Where the fixes point: the catalog's folder and files, the file declaring loops."""
 
     def kinds(self) -> set[str]:
         """The finding kinds that occurred."""
@@ -71,7 +73,7 @@ class LiveCheckReport:
         out = []
         for f in self.findings:
             severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
-            out.append(Diagnostic(f.kind.upper(), severity, f.message(), self.where(f)))
+            out.append(Diagnostic(f.kind.upper(), severity, f.message(self.hints), self.where(f)))
         for kind, note in self.cap_notes():
             severity = Severity.ERROR if kind in wanted else Severity.WARNING
             out.append(Diagnostic(kind.upper(), severity, note, Position(self.source)))
