@@ -279,3 +279,22 @@ def test_live_check_hints_name_the_projects_catalog_folder_and_files(
     assert f"declare a recorded row for it in {where}" in messages["undeclared_series"]
     assert "(rl/telemetry/catalog/example.yaml)" in messages["unknown_loop"]
     assert "catalog/common.yaml" not in " ".join(messages.values())
+
+
+def test_check_summarises_a_json_output_by_row_not_by_long_lines(
+    started: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog_json = started / "docs" / "metrics" / "catalog.json"
+    text = catalog_json.read_text()
+    assert "Training loss of the example loop for the step." in text
+    catalog_json.write_text(text.replace("for the step.", "for the batch."))
+    monkeypatch.chdir(started)
+    assert main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "@@ docs/metrics/catalog.json: 1 row(s) changed, 0 added, 0 removed" in out
+    assert "~ name rl.example.loss: description" in out
+    assert (
+        '    description: "Training loss of the example loop for the batch." -> '
+        '"Training loss of the example loop for the step."'
+    ) in out
+    assert max(len(line) for line in out.splitlines()) <= 200
