@@ -6,7 +6,8 @@ every step lands as a JSON line and, teed, on OpenTelemetry instruments exported
 by a Prometheus scrape endpoint on 127.0.0.1, port 9464 (the documented default;
 ``METRIC_CATALOG_PROMETHEUS_PORT`` or ``--port`` choose another, ``0`` a free
 one). The run also records the vLLM batch-duration histogram directly, the way
-an engine would. At the end the demo scrapes its own endpoint over HTTP and
+an engine would, through ``JsonlLogger.record_metrics``, so the log carries those
+points too. At the end the demo scrapes its own endpoint over HTTP and
 prints the series as Prometheus sees them, then the JSONL path
 (``python -m codegen live-check <path>`` checks it). With ``--serve`` (``make
 demo SERVE=1``) the endpoint then stays up until Ctrl-C (SIGINT) or SIGTERM, so
@@ -40,7 +41,6 @@ from metric_catalog.exporters import (
 )
 from metric_catalog.generated import common, grpo, timing, vllm
 from metric_catalog.loggers import JsonlLogger, TeeLogger
-from metric_catalog.tee import record_metrics
 
 __all__ = ["DemoResult", "default_port", "main", "parse_exposition", "run", "scrape", "serve"]
 
@@ -136,9 +136,11 @@ def run(
             for step in range(steps):
                 for prefix, metrics in step_metrics(step, rng).items():
                     logger.log_metrics(metrics, step, prefix=prefix)
-                # An engine records its own series directly, per generate() batch.
+                # An engine records its own series directly, per generate() batch; through
+                # the JSONL backend each point also lands in the log, so live-check sees it.
                 for _ in range(4):
-                    record_metrics({vllm.VLLM_BATCH_DURATION.key: rng.uniform(2.0, 9.0)})
+                    duration = rng.uniform(2.0, 9.0)
+                    backend.record_metrics({vllm.VLLM_BATCH_DURATION.key: duration}, step=step)
         samples = scrape(*address)
     finally:
         if not keep_serving:

@@ -29,8 +29,14 @@ def test_run_scrapes_every_logged_series_with_its_last_value(
     clean_otel: None, tmp_path: Path
 ) -> None:
     result = demo.run(12, jsonl_path=tmp_path / "run.jsonl")
-    lines = [json.loads(line) for line in result.jsonl_path.read_text().splitlines()]
+    every = [json.loads(line) for line in result.jsonl_path.read_text().splitlines()]
+    lines = [line for line in every if "metrics" in line]
+    points = [line for line in every if "series" in line]
     assert {line["step"] for line in lines} == set(range(12))
+    # The recorded series is in the log too, one point line per recorded value.
+    assert len(points) == 4 * 12
+    assert {p["series"] for p in points} == {"rl.vllm.batch.duration"}
+    assert {p["step"] for p in points} == set(range(12))
     assert {line["prefix"] for line in lines} >= {"train", "timing/train", "validation"}
     assert sum(line["prefix"] == "validation" for line in lines) == len(
         range(0, 12, VALIDATION_EVERY)
