@@ -35,6 +35,7 @@ COMMANDS: Final[dict[str, str]] = {
     "dashboards": ".commands.dashboards",
     "init": ".commands.init",
     "emit": ".commands.emit",
+    "scan": ".commands.scan",
 }
 """Command name -> module implementing it."""
 

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final, Literal, TypeVar, assert_never
 
 from .safe_text import describe, first_control, shown
+from .scan.calls import ScanCall, parse_scan_call
 
 __all__ = [
     "CONFIG_KEYS",
@@ -102,10 +103,11 @@ class Output:
         return PurePosixPath(self.path).parent.as_posix()
 
 
-KeyKind = Literal["globs", "folder", "text", "outputs"]
+KeyKind = Literal["globs", "folder", "text", "outputs", "calls"]
 """How a key's value is read: ``globs`` (a list of root-relative files, folders
 or patterns), ``folder`` (one root-relative folder), ``text`` (a non-empty
-string, not a path) or ``outputs`` (an array of ``template``/``path`` tables)."""
+string, not a path), ``outputs`` (an array of ``template``/``path`` tables) or
+``calls`` (an array of ``scan`` call tables, see :mod:`codegen.scan.calls`)."""
 
 _KEY: Final = "metric-catalog key"
 
@@ -248,6 +250,21 @@ class Config:
         ),
     )
     """Extra files rendered from templates in :attr:`templates_dir`."""
+    scan_calls: tuple[ScanCall, ...] = _key(
+        (),
+        kind="calls",
+        help=(
+            "calls `scan` reads as logging metrics, added to its defaults (an entry with the "
+            'same `call` replaces one): `[{call = "Tracking.log", metrics = "data"}]`'
+        ),
+        example=(
+            'a list of tables such as {call = "Tracking.log", metrics = "data"} or '
+            '{call = "log_metrics", metrics = 0, prefix = "prefix"} (metrics, key and prefix: '
+            "an argument position, a keyword name, or [position, keyword])"
+        ),
+        shown_default="`log_metrics`, `Tracking.log`, `wandb.log`, ... (see scan)",
+    )
+    """Calls ``scan`` reads as logging metrics, besides (or replacing) the default ones."""
     catalog_flag: bool = False
     """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
 
@@ -316,6 +333,7 @@ class Config:
         doc.pop("root")
         doc.pop("source")
         doc.pop("catalog_flag")
+        doc.pop("scan_calls")  # read by scan only; changes no generated output
         return repr(sorted(doc.items()))
 
 
@@ -413,8 +431,8 @@ def table_lines(values: Mapping[str, object]) -> list[str]:
         if key.name not in values:
             continue
         value = values[key.name]
-        if key.kind == "outputs":
-            raise ConfigError("outputs is an array of tables; write it by hand")
+        if key.kind in ("outputs", "calls"):
+            raise ConfigError(f"{key.name} is an array of tables; write it by hand")
         if key.kind == "globs" and isinstance(value, str):
             value = (value,)
         line = f"{key.name} = {_toml(value)}"
@@ -541,6 +559,18 @@ def _outputs(value: object, source: Path | None) -> tuple[Output, ...]:
     return tuple(outputs)
 
 
+def _scan_calls(value: object, source: Path | None) -> tuple[ScanCall, ...]:
+    if not isinstance(value, list):
+        raise _error(source, "scan-calls", f"{value!r} is not an array of tables")
+    calls = []
+    for index, item in enumerate(value):
+        try:
+            calls.append(parse_scan_call(item))
+        except ValueError as exc:
+            raise _error(source, "scan-calls", f"entry {index + 1}: {exc}") from None
+    return tuple(calls)
+
+
 def _check_package(config: Config) -> None:
     """The package's import path must match the tail of its folder."""
     where = config.source
@@ -570,6 +600,8 @@ def _value(key: ConfigKey, value: object, source: Path | None) -> object:
             return _text(value, key.name, source).strip()
         case "outputs":
             return _outputs(value, source)
+        case "calls":
+            return _scan_calls(value, source)
         case _:  # pragma: no cover - every kind is handled above
             assert_never(key.kind)
 

@@ -144,6 +144,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
         "templates-dir": '"tpl"',
         "generate-command": '"make gen"',
         "outputs": '[{template = "ts.j2", path = "web/{module}.ts"}]',
+        "scan-calls": '[{call = "Tracking.log", metrics = "data"}]',
     }
     assert set(values) == set(KEYS)
     body = "\n".join(f"{k} = {v}" for k, v in values.items())

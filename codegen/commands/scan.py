@@ -1,0 +1,82 @@
+"""``metric-catalog scan [PATHS]``: what the source code logs, against the catalog.
+
+Reads Python files statically (see :mod:`codegen.scan`): keys the code logs
+that no row declares are errors, what cannot be resolved statically and rows
+no scanned code logs are warnings. Without PATHS it scans the project root
+(the generated package too: its ``*_KEY`` constants resolve keys written with
+them). Exit status: 0 without errors (1 with ``--warnings-as-errors`` and a
+warning), 1 on errors, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Final
+
+from ..commands import add_catalog_arguments, add_format_argument, config_from_args, load_or_report
+from ..scan.calls import merge_calls
+
+__all__ = ["HELP", "configure", "run"]
+
+HELP: Final = (
+    "Compare the keys the source code logs (read statically, never run) with the catalog; "
+    "exit 1 on undeclared keys."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add PATHS, ``--format``, ``--warnings-as-errors``, ``--no-unlogged`` and the catalog."""
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATHS",
+        help="Python files or folders to scan (default: the project root)",
+    )
+    add_format_argument(parser)
+    parser.add_argument(
+        "--warnings-as-errors",
+        action="store_true",
+        help="exit 1 on warnings too (unresolved logging, rows no scanned code logs)",
+    )
+    parser.add_argument(
+        "--no-unlogged",
+        action="store_true",
+        help="do not warn about rows no scanned code logs (when scanning part of the code)",
+    )
+    add_catalog_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Scan, print the findings, return the exit code."""
+    from ..scan.scanner import scan  # noqa: PLC0415 - keeps --help fast
+
+    config = config_from_args(args)
+    paths: list[Path] = list(args.paths) or [config.root]
+    missing = [path for path in paths if not path.exists() and not path.is_symlink()]
+    if missing:
+        shown = ", ".join(str(path) for path in missing)
+        print(f"error: no such file or folder: {shown}", file=sys.stderr)
+        return 2
+    catalog = load_or_report(config, warnings=False)
+    if catalog is None:
+        print("error: the catalog has errors; fix them before scanning", file=sys.stderr)
+        return 1
+    report = scan(
+        paths,
+        catalog,
+        merge_calls(config.scan_calls),
+        root=config.root,
+        unlogged=not args.no_unlogged,
+    )
+    if args.format == "json":
+        print(report.to_json())
+    else:
+        if report.diagnostics:
+            print(report.to_text())
+        print(report.summary(), file=sys.stderr)
+    if report.errors:
+        return 1
+    return 1 if args.warnings_as_errors and report.diagnostics else 0

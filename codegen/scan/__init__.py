@@ -1,0 +1,25 @@
+"""``metric-catalog scan``: compare what the source code logs with the catalog, statically.
+
+:func:`codegen.scan.scanner.scan` walks the given files and folders for Python sources, parses each
+with :mod:`ast` (never importing or running it), finds the calls that log
+metrics (:mod:`codegen.scan.calls`), follows the dict each one logs back to
+the keys written in the code (:mod:`codegen.scan.extract`), and judges them
+against the catalog's teed rows (:mod:`codegen.scan.compare`):
+
+* ``SCAN_UNDECLARED`` (error): a key the code logs that no row declares;
+* ``SCAN_UNRESOLVED`` (warning): something logged the scanner cannot follow,
+  with what it is (``a dict built by a call to `reduce_metrics(...)```);
+* ``SCAN_UNLOGGED`` (warning): a row whose key no scanned code logs;
+* ``SCAN_SYNTAX`` (error): a file that does not parse; the others are scanned;
+* ``SCAN_UNREADABLE`` (warning): a file that cannot be read or is too large.
+
+A finding on a line holding ``# metric-catalog: ignore`` is dropped. The walk
+follows symbolic links but enters each real folder once (a link loop cannot
+hang it) and reads each real file once.
+"""
+
+from __future__ import annotations
+
+from .calls import DEFAULT_SCAN_CALLS, Argument, ScanCall, merge_calls, parse_scan_call
+
+__all__ = ["DEFAULT_SCAN_CALLS", "Argument", "ScanCall", "merge_calls", "parse_scan_call"]

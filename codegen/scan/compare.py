@@ -1,0 +1,259 @@
+"""Judge what the code logs against the catalog's teed rows.
+
+A call that takes a prefix (``log_metrics(metrics, step, prefix="train")``)
+logs ``(prefix, key)`` pairs, matched the way the tee matches them: a row's
+prefix (any of its ``prefixes``) and its logger key. A call without one
+(``Tracking.log(data)``, ``wandb.log``) logs flat keys such as ``actor/pg_loss``,
+matched against each row's ``prefix/logger_key``.
+
+A key with holes (``f"timing_s/{name}"``) is declared when a key family holds
+every key of its shape (``timing_s/{stage}``); a shape that only shares keys
+with some rows cannot be judged statically (:data:`UNRESOLVED`). Matching uses
+:mod:`codegen.patterns`, the matcher validate and live-check use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from ..diagnostics import Diagnostic, Position, Severity
+from ..model import Catalog, MetricRow
+from ..patterns import KeyPattern, Placeholder, compile_matcher, overlap, parse_pattern
+from .extract import Hole, Key, Logged, Shape, Unresolved, Where, shape_text
+
+__all__ = [
+    "CODES",
+    "SYNTAX",
+    "UNDECLARED",
+    "UNLOGGED",
+    "UNREADABLE",
+    "UNRESOLVED",
+    "Judge",
+]
+
+UNDECLARED: Final = "SCAN_UNDECLARED"
+"""The code logs a key no teed row declares (error)."""
+UNRESOLVED: Final = "SCAN_UNRESOLVED"
+"""The scanner cannot tell statically what a call logs there (warning)."""
+UNLOGGED: Final = "SCAN_UNLOGGED"
+"""A teed row whose key no scanned code logs (warning)."""
+SYNTAX: Final = "SCAN_SYNTAX"
+"""A file that does not parse as Python (error; the rest is scanned)."""
+UNREADABLE: Final = "SCAN_UNREADABLE"
+"""A file that cannot be read, or is too large to scan (warning)."""
+CODES: Final = (UNDECLARED, UNRESOLVED, UNLOGGED, SYNTAX, UNREADABLE)
+
+_SENTINEL: Final = "\x00"
+"""Stands for a hole when testing whether a family holds every key of a shape."""
+
+
+def _sample(shape: Shape) -> str:
+    return "".join(part if isinstance(part, str) else _SENTINEL for part in shape)
+
+
+def _as_pattern(shape: Shape) -> KeyPattern:
+    return tuple(
+        part if isinstance(part, str) else Placeholder(f"\x00{index}")
+        for index, part in enumerate(shape)
+    )
+
+
+def _qualify(prefix: str, key: str) -> str:
+    return f"{prefix}/{key}" if prefix else key
+
+
+@dataclass(slots=True)
+class _Family:
+    row: MetricRow
+    prefix: str
+    prefix_re: re.Pattern[str]
+    key_re: re.Pattern[str]
+    flat_re: re.Pattern[str]
+    flat: KeyPattern
+
+
+@dataclass(slots=True)
+class Judge:
+    """The catalog's teed rows indexed for matching, and which of them were seen logged."""
+
+    catalog: Catalog
+    pairs: dict[tuple[str, str], list[MetricRow]] = field(default_factory=dict)
+    flat: dict[str, list[MetricRow]] = field(default_factory=dict)
+    keys: dict[str, list[MetricRow]] = field(default_factory=dict)
+    families: list[_Family] = field(default_factory=list)
+    logged: set[str] = field(default_factory=set)
+    """Names of rows some scanned call logs (or may log)."""
+
+    def __post_init__(self) -> None:
+        for _, row in self.catalog.rows():
+            key = row.logger_key
+            if row.section != "teed" or key is None:
+                continue
+            for prefix in row.prefixes or ("",):
+                if "{" in prefix or "{" in key:
+                    flat = parse_pattern(_qualify(prefix, key))
+                    self.families.append(
+                        _Family(
+                            row,
+                            prefix,
+                            compile_matcher(parse_pattern(prefix), {}),
+                            compile_matcher(parse_pattern(key), {}),
+                            compile_matcher(flat, {}),
+                            flat,
+                        )
+                    )
+                    continue
+                self.pairs.setdefault((prefix, key), []).append(row)
+                self.flat.setdefault(_qualify(prefix, key), []).append(row)
+                self.keys.setdefault(key, []).append(row)
+
+    # --- matching ---------------------------------------------------------------
+
+    def _holding(self, prefix: Shape | None, key: Shape, flat: bool) -> list[MetricRow]:
+        """Rows declaring every key of the shape (with ``prefix``; ``None``: any prefix)."""
+        key_text = _sample(key)
+        rows: list[MetricRow] = []
+        if flat:
+            rows += self.flat.get(key_text, [])
+            rows += [f.row for f in self.families if f.flat_re.fullmatch(key_text)]
+        elif prefix is None:
+            rows += self.keys.get(key_text, [])
+            rows += [f.row for f in self.families if f.key_re.fullmatch(key_text)]
+        else:
+            prefix_text = _sample(prefix)
+            rows += self.pairs.get((prefix_text, key_text), [])
+            rows += [
+                f.row
+                for f in self.families
+                if f.prefix_re.fullmatch(prefix_text) and f.key_re.fullmatch(key_text)
+            ]
+        return rows
+
+    def _sharing(self, prefix: Shape | None, key: Shape, flat: bool) -> list[MetricRow]:
+        """Rows declaring some key of a shape with holes (which ones, the code decides)."""
+        rows: list[MetricRow] = []
+        for _, row in self.catalog.rows():
+            if row.section != "teed" or row.logger_key is None:
+                continue
+            row_key = parse_pattern(row.logger_key)
+            for row_prefix in row.prefixes or ("",):
+                if flat:
+                    hit = overlap(
+                        _as_pattern(key), parse_pattern(_qualify(row_prefix, row.logger_key)), {}
+                    )
+                else:
+                    hit = overlap(_as_pattern(key), row_key, {})
+                    if hit is not None and prefix is not None:
+                        hit = overlap(_as_pattern(prefix), parse_pattern(row_prefix), {})
+                if hit is not None:
+                    rows.append(row)
+                    break
+        return rows
+
+    def judge(self, logged: Logged) -> Iterable[Diagnostic]:
+        """Findings for one logging call; marks the rows it logs."""
+        for item in logged.unresolved:
+            yield self._unresolved(logged, item)
+        prefixes: tuple[Shape | None, ...] = (None,) if logged.prefixes is None else logged.prefixes
+        for key in logged.keys:
+            for prefix in prefixes:
+                yield from self._judge_key(logged, prefix, key)
+
+    def _judge_key(self, logged: Logged, prefix: Shape | None, key: Key) -> Iterable[Diagnostic]:
+        flat = logged.flat
+        holding = self._holding(prefix, key.shape, flat)
+        if holding:
+            self.logged.update(row.name for row in holding)
+            return
+        shown = self._shown(prefix, key.shape, flat)
+        open_parts = any(isinstance(p, Hole) for p in (*key.shape, *(prefix or ())))
+        sharing = self._sharing(prefix, key.shape, flat) if open_parts else []
+        via = self._via(logged, key.where)
+        if sharing:
+            self.logged.update(row.name for row in sharing)
+            names = ", ".join(sorted(row.qualified_logger_key for row in sharing)[:5])
+            more = ", ..." if len(sharing) > 5 else ""
+            yield _diagnostic(
+                UNRESOLVED,
+                Severity.WARNING,
+                f"cannot resolve statically which keys {shown}{via} logs: no key family holds "
+                f"every key of that shape, while the rows {names}{more} declare some; declare a "
+                "family with a placeholder there (logger_key with {attribute}) or log literal keys",
+                key.where,
+            )
+            return
+        fix = self._fix(prefix, key.shape, flat)
+        yield _diagnostic(
+            UNDECLARED,
+            Severity.ERROR,
+            f"{shown}{via} is declared by no teed row; {fix}",
+            key.where,
+        )
+
+    @staticmethod
+    def _shown(prefix: Shape | None, key: Shape, flat: bool) -> str:
+        if flat:
+            return f"key {shape_text(key)!r}"
+        if prefix is None:
+            return f"key {shape_text(key)!r} (prefix unknown)"
+        return f"key {shape_text(key)!r} with prefix {shape_text(prefix)!r}"
+
+    @staticmethod
+    def _fix(prefix: Shape | None, key: Shape, flat: bool) -> str:
+        if any(isinstance(part, Hole) for part in (*key, *(prefix or ()))):
+            return (
+                "declare a key family whose {attribute} placeholders stand for the parts in "
+                "braces, or run `metric-catalog infer` on a run's log to draft rows"
+            )
+        if flat:
+            return (
+                f"add a teed row for it (its prefix and logger_key joined by '/' give "
+                f"{shape_text(key)!r}), or run `metric-catalog infer` on a run's log"
+            )
+        where = "" if prefix is None else f" under prefix {shape_text(prefix)!r}"
+        return (
+            f"add a teed row with logger_key {shape_text(key)!r}{where}, or run "
+            "`metric-catalog infer` on a run's log to draft rows"
+        )
+
+    @staticmethod
+    def _via(logged: Logged, where: Where) -> str:
+        if where.path == logged.where.path and where.line == logged.where.line:
+            return f" (logged by `{logged.call}`)"
+        return f" (logged by `{logged.call}` at {logged.where})"
+
+    def _unresolved(self, logged: Logged, item: Unresolved) -> Diagnostic:
+        via = self._via(logged, item.where)
+        return _diagnostic(
+            UNRESOLVED,
+            Severity.WARNING,
+            f"cannot resolve statically what is logged here{via}: {item.what}; its keys are not "
+            "checked (build the dict from literal keys or module constants where it is logged, "
+            "or mark the line `# metric-catalog: ignore`)",
+            item.where,
+        )
+
+    def unlogged(self) -> list[Diagnostic]:
+        """A warning per teed row no scanned call logs."""
+        found = []
+        for _, row in self.catalog.rows():
+            if row.section != "teed" or row.logger_key is None or row.name in self.logged:
+                continue
+            keys = ", ".join(repr(_qualify(p, row.logger_key)) for p in row.prefixes or ("",))
+            found.append(
+                Diagnostic(
+                    UNLOGGED,
+                    Severity.WARNING,
+                    f"no scanned code logs {keys} (row {row.name}); scan the code that logs it, "
+                    "or remove the row if nothing does",
+                    row.where("logger_key"),
+                )
+            )
+        return found
+
+
+def _diagnostic(code: str, severity: Severity, message: str, where: Where) -> Diagnostic:
+    return Diagnostic(code, severity, message, Position(where.path, where.line, where.column))

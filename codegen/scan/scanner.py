@@ -1,0 +1,266 @@
+"""Scan source files and judge what they log: the engine behind ``metric-catalog scan``.
+
+See :mod:`codegen.scan` for what is read and reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import gc
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from ..diagnostics import Diagnostic, Position, Severity, format_diagnostics
+from ..model import Catalog
+from .calls import DEFAULT_SCAN_CALLS, ScanCall, merge_calls, parse_scan_call
+from .compare import CODES, SYNTAX, UNREADABLE, Judge
+from .extract import Module, Project
+
+__all__ = [
+    "CODES",
+    "DEFAULT_SCAN_CALLS",
+    "IGNORE_COMMENT",
+    "MAX_FILE_BYTES",
+    "SKIPPED_DIRS",
+    "ScanCall",
+    "ScanReport",
+    "iter_sources",
+    "merge_calls",
+    "parse_scan_call",
+    "scan",
+]
+
+MAX_FILE_BYTES: Final = 8 * 1024 * 1024
+"""Larger files are reported (``SCAN_UNREADABLE``) and skipped: generated data, not code."""
+
+IGNORE_COMMENT: Final = b"metric-catalog: ignore"
+"""A finding on a line holding this text is dropped."""
+
+SKIPPED_DIRS: Final = frozenset(
+    {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+)
+"""Folders a walk never enters (besides hidden ones such as ``.git`` and ``.venv``)."""
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """``path`` relative to the working directory when below it (clickable), else absolute."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[tuple[Path, str]]:
+    """``(path as walked, real path)`` of each Python file under ``paths``, each real file once.
+
+    A file named directly is scanned whatever its suffix; folders give their
+    ``*.py`` files, sorted, without hidden folders, :data:`SKIPPED_DIRS` and
+    ``skip`` (the generated package). Symbolic links are followed; a folder
+    already entered (by its real path) is not entered again.
+    """
+    seen_files: set[str] = set()
+    seen_dirs: set[str] = {os.path.realpath(p) for p in skip}
+    for given in paths:
+        if not given.is_dir():
+            real = os.path.realpath(given)
+            if real not in seen_files:
+                seen_files.add(real)
+                yield given, real
+            continue
+        real_top = os.path.realpath(given)
+        if real_top in seen_dirs:
+            continue
+        seen_dirs.add(real_top)
+        for folder, dirs, files in os.walk(given, followlinks=True):
+            kept = []
+            for name in sorted(dirs):
+                if name.startswith(".") or name in SKIPPED_DIRS:
+                    continue
+                real = os.path.realpath(os.path.join(folder, name))
+                if real in seen_dirs:
+                    continue  # a link loop, or a folder reached twice
+                seen_dirs.add(real)
+                kept.append(name)
+            dirs[:] = kept
+            for name in sorted(files):
+                if not name.endswith(".py"):
+                    continue
+                path = Path(folder, name)
+                real = os.path.realpath(path)
+                if real not in seen_files:
+                    seen_files.add(real)
+                    yield path, real
+
+
+@dataclass(slots=True)
+class ScanReport:
+    """What a scan found: findings plus counts of what it looked at."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    calls: int = 0
+    keys: int = 0
+
+    @property
+    def errors(self) -> int:
+        """Number of error findings."""
+        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def summary(self) -> str:
+        """``12 file(s), 4 logging call(s), 80 key(s): 1 error(s), 3 warning(s)``."""
+        warnings = len(self.diagnostics) - self.errors
+        return (
+            f"{self.files} file(s), {self.calls} logging call(s), {self.keys} key(s): "
+            f"{self.errors} error(s), {warnings} warning(s)"
+        )
+
+    def to_text(self) -> str:
+        """Findings as ``path:line:col: severity[CODE]: message`` lines."""
+        return format_diagnostics(self.diagnostics)
+
+    def to_json(self) -> str:
+        """A JSON object: counts and the findings (validate's fields)."""
+        ordered = sorted(self.diagnostics, key=Diagnostic.sort_key)
+        return json.dumps(
+            {
+                "files": self.files,
+                "calls": self.calls,
+                "keys": self.keys,
+                "errors": self.errors,
+                "warnings": len(ordered) - self.errors,
+                "findings": [d.to_json() for d in ordered],
+            },
+            indent=2,
+        )
+
+
+def _read(path: Path, shown: str, report: ScanReport) -> bytes | None:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            message = (
+                f"{size} bytes, over the {MAX_FILE_BYTES}-byte limit of a source file; "
+                "it was not scanned (pass it by name after splitting it, or leave it out)"
+            )
+            report.diagnostics.append(
+                Diagnostic(UNREADABLE, Severity.WARNING, message, Position(shown))
+            )
+            return None
+        return path.read_bytes()
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror or exc}; it was not scanned"
+        report.diagnostics.append(
+            Diagnostic(UNREADABLE, Severity.WARNING, message, Position(shown))
+        )
+        return None
+
+
+def _parse(source: bytes, shown: str, report: ScanReport) -> ast.Module | None:
+    try:
+        # Bytes: the parser honours a PEP 263 coding line and rejects bad UTF-8 itself.
+        return ast.parse(source, filename=shown)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        column = exc.offset or 1
+        why = exc.msg
+    except (ValueError, RecursionError, MemoryError) as exc:
+        line, column, why = 1, 1, str(exc) or type(exc).__name__
+    message = f"does not parse as Python: {why}; the file was not scanned (the others were)"
+    report.diagnostics.append(
+        Diagnostic(SYNTAX, Severity.ERROR, message, Position(shown, line, column))
+    )
+    return None
+
+
+def scan(
+    paths: Sequence[Path],
+    catalog: Catalog,
+    calls: Sequence[ScanCall] = DEFAULT_SCAN_CALLS,
+    *,
+    skip: Sequence[Path] = (),
+    cwd: Path | None = None,
+    root: Path | None = None,
+    unlogged: bool = True,
+) -> ScanReport:
+    """Scan the Python files under ``paths`` and judge what they log against ``catalog``.
+
+    ``skip`` lists folders not to enter (the generated package); paths in
+    findings are relative to ``cwd`` (default: the working directory) when
+    below it, and so are catalog rows (their paths are relative to ``root``,
+    the project root). ``unlogged=False`` leaves out the ``SCAN_UNLOGGED`` warnings.
+    """
+    with _gc_paused():
+        return _scan(
+            paths,
+            catalog,
+            calls,
+            skip=skip,
+            here=(cwd or Path.cwd()).resolve(),
+            root=root,
+            unlogged=unlogged,
+        )
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while syntax trees pile up (they hold no cycles to free)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan(
+    paths: Sequence[Path],
+    catalog: Catalog,
+    calls: Sequence[ScanCall],
+    *,
+    skip: Sequence[Path],
+    here: Path,
+    root: Path | None,
+    unlogged: bool,
+) -> ScanReport:
+    report = ScanReport()
+    project = Project(calls)
+    for path, real in iter_sources(paths, skip):
+        shown = _shown(Path(os.path.abspath(path)), here)
+        source = _read(path, shown, report)
+        if source is None:
+            continue
+        tree = _parse(source, shown, report)
+        report.files += 1
+        if tree is not None:
+            project.add(Module(shown, real, source, tree))
+    judge = Judge(catalog)
+    by_path = {module.shown: module for module in project.modules}
+    found: dict[tuple[str, str, int, int, str], Diagnostic] = {}
+    for logged in project.logged():
+        report.calls += 1
+        report.keys += len(logged.keys)
+        for diagnostic in judge.judge(logged):
+            pos = diagnostic.position or Position("")
+            module = by_path.get(pos.path)
+            if module is not None and IGNORE_COMMENT in module.line_text(pos.line):
+                continue
+            # The same key reached by two calls (a shared helper) is one finding.
+            what = diagnostic.message.split(" (logged by", 1)[0]
+            slot = (diagnostic.code, pos.path, pos.line, pos.column, what)
+            found.setdefault(slot, diagnostic)
+    report.diagnostics.extend(found.values())
+    if unlogged:
+        for row_finding in judge.unlogged():
+            at = row_finding.position
+            if root is not None and at is not None:
+                moved = Position(_shown(root / at.path, here), at.line, at.column)
+                row_finding = dataclasses.replace(row_finding, position=moved)  # noqa: PLW2901
+            report.diagnostics.append(row_finding)
+    return report
