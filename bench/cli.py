@@ -33,6 +33,7 @@ from bench.report import (
     render_section,
 )
 from bench.sandbox_bench import bench_sandbox
+from bench.scan_bench import bench_scan
 from bench.tee_bench import bench_tee
 from bench.workers_bench import bench_workers
 
@@ -48,6 +49,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "docs": ("7. Docs site at 10,000 rows", bench_docs),
     "live": ("8. live-check throughput", bench_live),
     "sandbox": ("9. Sandboxed templates", bench_sandbox),
+    "scan": ("10. Source scan vs a bare ast.parse pass", bench_scan),
 }
 """Benchmark name -> (title, function), in report order."""
 

@@ -1,0 +1,232 @@
+"""Benchmark 10: ``metric-catalog scan`` against a bare ``ast.parse`` pass over the same files.
+
+A synthetic RL code base (trainer modules in the shape of NeMo-RL's and verl's:
+metrics dicts built over a function and handed to ``log_metrics`` with a
+prefix, helpers returning dict literals, f-string timing keys, module constants,
+and mostly code that logs nothing) is written once per run. Both commands run
+as child processes from a cold interpreter: the baseline walks the folder and
+parses every file with :func:`ast.parse`; ``scan`` also loads this repo's
+catalog and judges every key. Median of ``runs`` interleaved runs each.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Final
+
+from bench.config import Config, roots_dir
+from bench.measure import REPO, Sample, child_env, fmt_ms, fmt_ratio, median, python, run_checked
+from bench.report import Section, Target
+
+__all__ = ["bench_scan", "write_corpus"]
+
+_GOAL: Final = 2.0
+
+_PARSE: Final = """
+import ast, os, sys
+count = 0
+for folder, dirs, files in os.walk(sys.argv[1]):
+    dirs.sort()
+    for name in sorted(files):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as f:
+                ast.parse(f.read())
+            count += 1
+print(count)
+"""
+
+_HELPERS: Final = '''\
+"""Synthetic metric helpers of package {p}: dicts built over a function, no logging call."""
+
+import numpy as np
+
+LOSS_KEY = "loss"
+ROLLOUT_KEYS = ("truncation_rate", "natural_termination_rate")
+
+
+def compute_rollout_metrics(batch):
+    metrics = {{}}
+    for key in ROLLOUT_KEYS:
+        metrics[key] = float(np.mean(batch[key]))
+    metrics["avg_turns_per_sample"] = float(np.mean(batch["turns"]))
+    return metrics
+
+
+def compute_policy_metrics(results, use_kl=True):
+    return {{
+        LOSS_KEY: float(results["loss"]),
+        "grad_norm": float(results["grad_norm"]),
+        **({{"kl_penalty": float(results["kl"])}} if use_kl else {{}}),
+        "lr": float(results["lr"]),
+    }}
+'''
+
+_LOGGING: Final = '''\
+"""Synthetic trainer module {i}: a training loop handing its metrics to the logger."""
+
+import math
+
+import numpy as np
+
+from pkg{p}.metric_utils import compute_policy_metrics, compute_rollout_metrics
+
+TRAIN_PREFIX = "train"
+TIMING_PREFIX = "timing" + "/train"
+
+
+class Trainer{i}:
+    def __init__(self, logger, timer):
+        self.logger = logger
+        self.timer = timer
+
+    def step(self, batch, step):
+        metrics = compute_policy_metrics(self.policy.train(batch))
+        metrics.update(compute_rollout_metrics(batch))
+        metrics["mean_gen_tokens_per_sample"] = float(np.mean(batch["lengths"]))
+        for k, v in metrics.items():
+            metrics[k] = float(v)
+        self.logger.log_metrics(metrics, step, prefix=TRAIN_PREFIX)
+        timing = self.timer.get_timing_metrics(reduction_op="sum")
+        self.logger.log_metrics(timing, step, prefix=TIMING_PREFIX)
+        setup = {{f"{{phase}}_time_s": t for phase, t in self.setup_times.items()}}
+        self.logger.log_metrics(setup, step, prefix="timing/setup")
+'''
+
+_PLAIN: Final = '''\
+"""Synthetic module {i}: code that logs nothing, as most of a code base."""
+
+import math
+'''
+
+_FILLER: Final = '''
+
+def helper_{i}_{k}(values, scale=1.0, *, clip=None):
+    """Plain numeric code ({k}): np.log(x) here is not a logging call."""
+    total = 0.0
+    out = []
+    for index, value in enumerate(values):
+        if clip is not None and value > clip:
+            value = clip
+        elif value < -scale:
+            value = -scale * (index % 3 + 1)
+        total += value * scale + math.log(1.0 + abs(value))
+        out.append({{"index": index, "value": value, "running": total}})
+    table = {{row["index"]: row["value"] ** 2 for row in out if row["value"]}}
+    try:
+        ratio = total / max(len(values), 1)
+    except ZeroDivisionError:
+        ratio = float("nan")
+    return sorted(table.items(), key=lambda item: (item[1], item[0]))[:10], ratio
+
+
+class Buffer{i}_{k}:
+    """A small container with methods, as real modules have."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.items: list[tuple[int, float]] = []
+
+    def push(self, step: int, value: float) -> None:
+        self.items.append((step, value))
+        while len(self.items) > self.capacity:
+            self.items.pop(0)
+
+    def mean(self) -> float:
+        return sum(value for _, value in self.items) / max(len(self.items), 1)
+'''
+
+
+def write_corpus(folder: Path, files: int, fillers: int) -> int:
+    """Write ``files`` modules of ``fillers`` helper blocks each; return the bytes.
+
+    One module in ten is a trainer that logs, with a metric-helper module per
+    package whose dicts it logs; the rest log nothing, as in a real code base.
+    """
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    total = 0
+    for i in range(files):
+        p = i % 10
+        package = folder / f"pkg{p}"
+        if not package.is_dir():
+            package.mkdir()
+            (package / "__init__.py").write_text("", encoding="utf-8")
+            helpers = _HELPERS.format(p=p)
+            (package / "metric_utils.py").write_text(helpers, encoding="utf-8")
+            total += len(helpers)
+        head = _LOGGING if i % 10 == 0 else _PLAIN
+        text = head.format(i=i, p=p) + "".join(_FILLER.format(i=i, k=k) for k in range(fillers))
+        (package / f"module_{i}.py").write_text(text, encoding="utf-8")
+        total += len(text)
+    return total
+
+
+def _root(cfg: Config) -> tuple[Path, int]:
+    root = roots_dir(cfg) / "scan"
+    files, fillers = (10, 4) if cfg.smoke else (400, 30)
+    size = write_corpus(root / "src", files, fillers)
+    shutil.rmtree(root / "catalog", ignore_errors=True)
+    shutil.copytree(REPO / "catalog", root / "catalog")
+    (root / "pyproject.toml").write_text(
+        '[tool.metric-catalog]\ncatalog = ["catalog/*.yaml"]\n', encoding="utf-8"
+    )
+    return root, size
+
+
+def bench_scan(cfg: Config) -> Section:
+    """Time ``scan`` and the bare parse pass, interleaved; one target (scan <= 2x parse)."""
+    root, size = _root(cfg)
+    env = child_env()
+    parse_argv = [python(), "-c", _PARSE, str(root / "src")]
+    scan_argv = [python(), "-m", "codegen", "scan", "--format", "json", str(root / "src")]
+    parses: list[Sample] = []
+    scans: list[Sample] = []
+    for _ in range(cfg.runs):
+        parses.append(run_checked(parse_argv, cwd=root, env=env))
+        # Exit 1: the corpus logs keys the catalog does not declare, on purpose.
+        scans.append(run_checked(scan_argv, cwd=root, env=env, ok=lambda s: s.returncode in (0, 1)))
+    parse_wall = median([s.wall_s for s in parses])
+    scan_wall = median([s.wall_s for s in scans])
+    parse_cpu = median([s.cpu_s for s in parses])
+    scan_cpu = median([s.cpu_s for s in scans])
+    files = int(parses[0].stdout.strip() or 0)
+    ratio = scan_wall / parse_wall
+    section = Section(
+        key="scan",
+        title="10. Source scan vs a bare ast.parse pass",
+        intro=(
+            f"`python -m codegen scan --format json SRC` (walk, parse, follow every logging call's "
+            f"dict, judge each key against this repo's catalog) vs a cold interpreter that walks "
+            f"SRC and calls `ast.parse` on every file. SRC: {files} synthetic modules (one in ten "
+            "a trainer that logs metrics built by helpers of another module), "
+            f"{size / 1_000_000:.1f} MB. Median of {cfg.runs} interleaved runs each."
+        ),
+        headers=["command", "wall", "CPU", "peak RSS", "ratio to parse (wall)"],
+        rows=[
+            [
+                "bare ast.parse pass",
+                fmt_ms(parse_wall),
+                fmt_ms(parse_cpu),
+                f"{median([s.max_rss_mib for s in parses]):.0f} MiB",
+                "-",
+            ],
+            [
+                "metric-catalog scan",
+                fmt_ms(scan_wall),
+                fmt_ms(scan_cpu),
+                f"{median([s.max_rss_mib for s in scans]):.0f} MiB",
+                fmt_ratio(ratio),
+            ],
+        ],
+    )
+    section.targets.append(
+        Target(
+            name="scan vs a bare ast.parse pass over the same files",
+            goal=f"<= {_GOAL:g}x",
+            measured=f"{fmt_ratio(ratio)} ({fmt_ms(scan_wall)} vs {fmt_ms(parse_wall)} wall)",
+            met=None if cfg.smoke else ratio <= _GOAL,
+            why="issue 21: only functions that mention a logging call are analysed",
+        )
+    )
+    return section
