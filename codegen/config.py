@@ -262,7 +262,7 @@ class Config:
             '{call = "log_metrics", metrics = 0, prefix = "prefix"} (metrics, key and prefix: '
             "an argument position, a keyword name, or [position, keyword])"
         ),
-        shown_default="`log_metrics`, `Tracking.log`, `wandb.log`, ... (see scan)",
+        shown_default="see below",
     )
     """Calls ``scan`` reads as logging metrics, besides (or replacing) the default ones."""
     catalog_flag: bool = False

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from ..commands import add_catalog_arguments, add_format_argument, config_from_args, load_or_report
+from ..commands import add_format_argument, add_root_argument, config_from_args, load_or_report
 from ..scan.calls import merge_calls
 
 __all__ = ["HELP", "configure", "run"]
@@ -46,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not warn about rows no scanned code logs (when scanning part of the code)",
     )
-    add_catalog_arguments(parser)
+    add_root_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
