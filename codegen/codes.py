@@ -62,6 +62,7 @@ STAGES: Final[dict[str, str]] = {
     "generate": "rendering the outputs (`generate`, `check`)",
     "diff": "breaking changes against a baseline (`diff`)",
     "live-check": "comparing a run's log with the catalog (`live-check`)",
+    "scan": "comparing what the source code logs with the catalog, statically (`scan`)",
 }
 """Every stage, in pipeline order, and what it is."""
 
@@ -427,6 +428,43 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         _E,
         "A template failed to render or rendered an unusable file.",
         "Fix the template named in the message.",
+    ),
+    # --- scan ---
+    (
+        "SCAN_UNDECLARED",
+        "scan",
+        _E,
+        "The code logs a key (or a key shape with unknown parts) no teed row declares.",
+        "Add a row (or a key family) for it, or draft rows with `metric-catalog infer`.",
+    ),
+    (
+        "SCAN_UNRESOLVED",
+        "scan",
+        _W,
+        "What a logging call logs there cannot be resolved statically (the message says what).",
+        "Build the dict from literal keys or constants, or mark the line "
+        "`# metric-catalog: ignore`.",
+    ),
+    (
+        "SCAN_UNLOGGED",
+        "scan",
+        _W,
+        "No scanned code logs a teed row's key.",
+        "Scan the code that logs it (`--no-unlogged` when scanning part of it), or remove the row.",
+    ),
+    (
+        "SCAN_SYNTAX",
+        "scan",
+        _E,
+        "A source file does not parse as Python; the other files are still scanned.",
+        "Fix the file, or leave it out of the scanned paths.",
+    ),
+    (
+        "SCAN_UNREADABLE",
+        "scan",
+        _W,
+        "A source file cannot be read, or is larger than a source file is scanned.",
+        "Check its permissions, or leave it out of the scanned paths.",
     ),
 )
 

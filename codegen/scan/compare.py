@@ -9,19 +9,34 @@ matched against each row's ``prefix/logger_key``.
 A key with holes (``f"timing_s/{name}"``) is declared when a key family holds
 every key of its shape (``timing_s/{stage}``); a shape that only shares keys
 with some rows cannot be judged statically (:data:`UNRESOLVED`). Matching uses
-:mod:`codegen.patterns`, the matcher validate and live-check use.
+:mod:`metric_catalog.series_rules`, the rules validate, the tee and live-check use:
+a literal key must fit the family's attributes; a hole may stand for any value.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from metric_catalog.series_rules import (
+    Capture,
+    CompiledPattern,
+    Placeholder,
+    compile_pattern,
+    is_literal,
+    literal_text,
+    overlap,
+    parse_pattern,
+    qualified_key,
+)
 
 from ..diagnostics import Diagnostic, Position, Severity
 from ..model import Catalog, MetricRow
-from ..patterns import KeyPattern, Placeholder, compile_matcher, overlap, parse_pattern
+from ..precedence import captures
+
+if TYPE_CHECKING:
+    from metric_catalog.series_rules import KeyPattern
 from .extract import Hole, Key, Logged, Shape, Unresolved, Where, shape_text
 
 __all__ = [
@@ -61,18 +76,20 @@ def _as_pattern(shape: Shape) -> KeyPattern:
     )
 
 
-def _qualify(prefix: str, key: str) -> str:
-    return f"{prefix}/{key}" if prefix else key
+_qualify = qualified_key
 
 
 @dataclass(slots=True)
 class _Family:
+    """A family row under one prefix, compiled with its attributes' captures and opened up."""
+
     row: MetricRow
-    prefix: str
-    prefix_re: re.Pattern[str]
-    key_re: re.Pattern[str]
-    flat_re: re.Pattern[str]
-    flat: KeyPattern
+    prefix: CompiledPattern
+    key: CompiledPattern
+    flat: CompiledPattern
+    open_prefix: CompiledPattern
+    open_key: CompiledPattern
+    open_flat: CompiledPattern
 
 
 @dataclass(slots=True)
@@ -86,50 +103,65 @@ class Judge:
     families: list[_Family] = field(default_factory=list)
     logged: set[str] = field(default_factory=set)
     """Names of rows some scanned call logs (or may log)."""
+    captures: dict[str, Capture] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.captures = captures(self.catalog.attributes())
+        # A hole of the code may stand for any value: every placeholder opened up.
+        opened = {name: Capture(spans=c.spans) for name, c in self.captures.items()}
         for _, row in self.catalog.rows():
             key = row.logger_key
             if row.section != "teed" or key is None:
                 continue
             for prefix in row.prefixes or ("",):
-                if "{" in prefix or "{" in key:
-                    flat = parse_pattern(_qualify(prefix, key))
+                if not (is_literal(prefix) and is_literal(key)):
+                    flat = _qualify(prefix, key)
                     self.families.append(
                         _Family(
                             row,
-                            prefix,
-                            compile_matcher(parse_pattern(prefix), {}),
-                            compile_matcher(parse_pattern(key), {}),
-                            compile_matcher(flat, {}),
-                            flat,
+                            compile_pattern(prefix, self.captures),
+                            compile_pattern(key, self.captures),
+                            compile_pattern(flat, self.captures),
+                            compile_pattern(prefix, opened),
+                            compile_pattern(key, opened),
+                            compile_pattern(flat, opened),
                         )
                     )
                     continue
-                self.pairs.setdefault((prefix, key), []).append(row)
-                self.flat.setdefault(_qualify(prefix, key), []).append(row)
-                self.keys.setdefault(key, []).append(row)
+                plain_prefix, plain_key = literal_text(prefix), literal_text(key)
+                self.pairs.setdefault((plain_prefix, plain_key), []).append(row)
+                self.flat.setdefault(_qualify(plain_prefix, plain_key), []).append(row)
+                self.keys.setdefault(plain_key, []).append(row)
 
     # --- matching ---------------------------------------------------------------
 
     def _holding(self, prefix: Shape | None, key: Shape, flat: bool) -> list[MetricRow]:
         """Rows declaring every key of the shape (with ``prefix``; ``None``: any prefix)."""
         key_text = _sample(key)
+        holes = _SENTINEL in key_text or (prefix is not None and _SENTINEL in _sample(prefix))
         rows: list[MetricRow] = []
         if flat:
             rows += self.flat.get(key_text, [])
-            rows += [f.row for f in self.families if f.flat_re.fullmatch(key_text)]
-        elif prefix is None:
-            rows += self.keys.get(key_text, [])
-            rows += [f.row for f in self.families if f.key_re.fullmatch(key_text)]
-        else:
-            prefix_text = _sample(prefix)
-            rows += self.pairs.get((prefix_text, key_text), [])
             rows += [
                 f.row
                 for f in self.families
-                if f.prefix_re.fullmatch(prefix_text) and f.key_re.fullmatch(key_text)
+                if (f.open_flat if holes else f.flat).match(key_text) is not None
             ]
+        elif prefix is None:
+            rows += self.keys.get(key_text, [])
+            rows += [
+                f.row
+                for f in self.families
+                if (f.open_key if holes else f.key).match(key_text) is not None
+            ]
+        else:
+            prefix_text = _sample(prefix)
+            rows += self.pairs.get((prefix_text, key_text), [])
+            for f in self.families:
+                on_prefix = (f.open_prefix if holes else f.prefix).match(prefix_text)
+                on_key = (f.open_key if holes else f.key).match(key_text)
+                if on_prefix is not None and on_key is not None:
+                    rows.append(f.row)
         return rows
 
     def _sharing(self, prefix: Shape | None, key: Shape, flat: bool) -> list[MetricRow]:
@@ -140,14 +172,14 @@ class Judge:
                 continue
             row_key = parse_pattern(row.logger_key)
             for row_prefix in row.prefixes or ("",):
+                pattern = parse_pattern(_qualify(row_prefix, row.logger_key))
                 if flat:
-                    hit = overlap(
-                        _as_pattern(key), parse_pattern(_qualify(row_prefix, row.logger_key)), {}
-                    )
+                    hit = overlap(_as_pattern(key), pattern, self.captures)
                 else:
-                    hit = overlap(_as_pattern(key), row_key, {})
+                    hit = overlap(_as_pattern(key), row_key, self.captures)
                     if hit is not None and prefix is not None:
-                        hit = overlap(_as_pattern(prefix), parse_pattern(row_prefix), {})
+                        theirs = parse_pattern(row_prefix)
+                        hit = overlap(_as_pattern(prefix), theirs, self.captures)
                 if hit is not None:
                     rows.append(row)
                     break
