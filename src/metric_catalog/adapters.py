@@ -1,0 +1,234 @@
+"""Tee from loggers of other shapes: flat keys split against the catalog.
+
+NeMo-RL logs ``log_metrics(metrics, step, prefix)``; most other stacks log one
+flat dict whose keys carry the prefix inside them (``actor/pg_loss``,
+``timing_s/gen``, ``train/loss``). :func:`tee_flat` splits each flat key
+against the declared rows, the way the tee itself routes: the **longest
+declared prefix that fits** wins (``val-core/openai/gsm8k/acc/mean@4`` under a
+row declared with prefix ``val-core`` and a family key), else the key is teed
+bare under the empty prefix. A split is decided by the tee's own tables
+(:meth:`metric_catalog.otel.MetricGroup.plan`), so it can never disagree with
+where the tee would send the key. Splits are cached per key, bounded.
+
+Adapters for the common logging calls, each a thin wrapper that calls the
+wrapped logger first (its exceptions are the caller's) and then tees, never
+raising:
+
+- :class:`TrackingTee`: verl's ``Tracking.log(data, step, backend=None)``;
+- :func:`tee_wandb_log`: a ``wandb.log(data, step=None, commit=None, ...)``
+  replacement around a run (or the ``wandb`` module);
+- :class:`TrainerCallbackTee`: a Hugging Face ``TrainerCallback`` whose
+  ``on_log(args, state, control, logs=None, **kwargs)`` tees ``logs``;
+- :class:`LightningTeeMixin`: put it before a Lightning logger class
+  (``class TeedCSV(LightningTeeMixin, CSVLogger)``) so every
+  ``log_metrics(metrics, step)`` (what ``self.log_dict`` reaches) is teed.
+
+Like the tee, nothing here imports those libraries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from metric_catalog import otel
+from metric_catalog._warn import warn_once
+from metric_catalog.tee import tee_metrics
+
+if TYPE_CHECKING:
+    from opentelemetry.util.types import Attributes
+
+__all__ = [
+    "SPLIT_CACHE_LIMIT",
+    "LightningTeeMixin",
+    "TrackingTee",
+    "TrainerCallbackTee",
+    "split_flat",
+    "split_key",
+    "tee_flat",
+    "tee_wandb_log",
+]
+
+SPLIT_CACHE_LIMIT: Final = 4096
+"""Flat keys whose split is remembered (per registry); later keys are split each time."""
+
+_LOCK = threading.Lock()
+_CACHE: dict[str, tuple[str, str]] = {}
+_CACHE_GROUP: list[object] = [None]
+
+
+def _routes(group: otel.MetricGroup, prefix: str, key: str) -> bool:
+    """Whether the tee sends ``key`` logged under ``prefix`` to a declared row."""
+    plan = group.plan(prefix)
+    if plan is None:
+        return False
+    if key in plan.plain:
+        return True
+    return plan.patterns is not None and bool(plan.patterns.lookup(key))
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``(prefix, logger key)`` of a flat key: the longest declared prefix that fits.
+
+    ``"actor/pg_loss"`` -> ``("actor", "pg_loss")`` when a row declares
+    ``pg_loss`` under prefix ``actor``; ``("", key)`` when no split routes
+    (the key is then teed bare, as logged).
+    """
+    group = otel.ensure_metric_group_registered()
+    with _LOCK:
+        if _CACHE_GROUP[0] is not group:
+            _CACHE.clear()
+            _CACHE_GROUP[0] = group
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    found = ("", key)
+    end = len(key)
+    while (cut := key.rfind("/", 0, end)) > 0:
+        prefix, rest = key[:cut], key[cut + 1 :]
+        if rest and _routes(group, prefix, rest):
+            found = (prefix, rest)
+            break
+        end = cut
+    with _LOCK:
+        if len(_CACHE) < SPLIT_CACHE_LIMIT:
+            _CACHE[key] = found
+    return found
+
+
+def split_flat(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Flat ``metrics`` grouped by the prefix each key splits into (see :func:`split_key`).
+
+    Keys that are not strings are kept under the empty prefix, as logged.
+    """
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, value in metrics.items():
+        prefix, rest = split_key(key) if type(key) is str else ("", key)
+        bucket = grouped.get(prefix)
+        if bucket is None:
+            bucket = grouped[prefix] = {}
+        bucket[rest] = value
+    return grouped
+
+
+def tee_flat(
+    metrics: Mapping[str, Any], *, attributes: Attributes = None, strict: bool | None = None
+) -> None:
+    """Tee a flat dict: each key under the prefix it splits into. Never raises."""
+    try:
+        grouped = split_flat(metrics)
+    except Exception as exc:  # noqa: BLE001 - telemetry never crashes a training loop
+        warn_once(
+            ("tee-flat", type(exc).__name__),
+            f"tee: splitting flat keys failed: {type(exc).__name__}; nothing was teed "
+            "(warned once per error type)",
+            family="tee-error",
+        )
+        return
+    for prefix, sub in grouped.items():
+        tee_metrics(sub, prefix, attributes=attributes, strict=strict)
+
+
+class TrackingTee:
+    """verl's ``Tracking`` (or anything with ``log(data, step, ...)``), teed.
+
+    ``TrackingTee(Tracking(...)).log(data=metrics, step=step)`` calls the
+    wrapped ``log`` first, then tees ``data`` with :func:`tee_flat`. Other
+    attributes are the wrapped object's.
+    """
+
+    def __init__(self, inner: Any, *, attributes: Attributes = None) -> None:
+        """Wrap ``inner``; ``attributes`` are put on every teed point."""
+        if not callable(getattr(inner, "log", None)):
+            msg = f"TrackingTee needs an object with a log method, got {type(inner).__name__}"
+            raise TypeError(msg)
+        self.inner = inner
+        """The wrapped tracker."""
+        self.attributes = attributes
+        """OpenTelemetry attributes put on every teed point."""
+
+    def log(self, data: Mapping[str, Any], step: int, *args: Any, **kwargs: Any) -> Any:
+        """``Tracking.log(data, step, backend=None)``, then the tee."""
+        try:
+            return self.inner.log(data, step, *args, **kwargs)
+        finally:
+            tee_flat(data, attributes=self.attributes)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner" or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def tee_wandb_log(run: Any, *, attributes: Attributes = None) -> Callable[..., Any]:
+    """A ``log(data, step=None, commit=None, ...)`` that calls ``run.log`` and then tees.
+
+    ``run`` is a ``wandb`` run or the ``wandb`` module: ``log = tee_wandb_log(wandb)``,
+    then ``log({"train/loss": 0.4}, step=3)`` wherever ``wandb.log`` was called.
+    """
+    inner = run.log
+
+    def log(data: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(data, *args, **kwargs)
+        finally:
+            tee_flat(data, attributes=attributes)
+
+    return log
+
+
+class TrainerCallbackTee:
+    """A Hugging Face ``TrainerCallback`` that tees every ``logs`` dict the Trainer logs.
+
+    ``trainer.add_callback(TrainerCallbackTee())``: the Trainer calls each
+    callback's ``on_log(args, state, control, logs=...)``; the other events
+    are no-ops, as on ``transformers.TrainerCallback``.
+    """
+
+    def __init__(self, *, attributes: Attributes = None) -> None:
+        """``attributes`` are put on every teed point."""
+        self.attributes = attributes
+        """OpenTelemetry attributes put on every teed point."""
+
+    def on_log(
+        self,
+        args: Any,
+        state: Any,
+        control: Any,
+        logs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Tee ``logs`` (flat keys: ``loss``, ``learning_rate``, ``eval_loss`` ...)."""
+        if logs:
+            tee_flat(logs, attributes=self.attributes)
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        # Every other TrainerCallback event (on_step_end, on_train_begin, ...) does nothing.
+        if name.startswith("on_"):
+            return _no_event
+        raise AttributeError(name)
+
+
+def _no_event(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+class LightningTeeMixin:
+    """Put before a Lightning logger class so its ``log_metrics`` calls are teed.
+
+    ``class TeedTensorBoard(LightningTeeMixin, TensorBoardLogger): pass``; what a
+    ``LightningModule`` logs with ``self.log``/``self.log_dict`` reaches the
+    logger's ``log_metrics(metrics, step=None)``, which then also tees.
+    """
+
+    tee_attributes: Attributes = None
+    """OpenTelemetry attributes put on every teed point (set on the class or instance)."""
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> Any:
+        """The logger's own ``log_metrics``, then the tee."""
+        try:
+            parent: Any = super()
+            return parent.log_metrics(metrics, step)
+        finally:
+            tee_flat(metrics, attributes=self.tee_attributes)

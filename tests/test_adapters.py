@@ -1,0 +1,201 @@
+"""Teeing from loggers of other shapes: flat keys split against the declared rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from metric_catalog import vocabulary
+from metric_catalog.adapters import (
+    LightningTeeMixin,
+    TrackingTee,
+    TrainerCallbackTee,
+    split_flat,
+    split_key,
+    tee_flat,
+    tee_wandb_log,
+)
+from metric_catalog.vocabulary import MetricAttribute, TeedMetric
+from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
+
+__all__ = ["clean_otel"]  # fixture used by name
+
+STAGE = MetricAttribute("verl.stage")
+SOURCE = MetricAttribute("verl.data_source")
+
+# verl-shaped rows: prefixes carry '/', a family under a prefix, a bare key with '/'.
+ROWS = (
+    TeedMetric("pg_loss", "rl.verl.actor.pg_loss", "gauge", "1", "Policy loss", prefix="actor"),
+    TeedMetric("grad_norm", "rl.verl.actor.grad_norm", "gauge", "1", "Grad norm", prefix="actor"),
+    TeedMetric(
+        "{verl.stage}",
+        "rl.verl.timing",
+        "gauge",
+        "s",
+        "Stage time",
+        prefix="timing_s",
+        attributes=(STAGE,),
+    ),
+    TeedMetric("score/mean", "rl.verl.score.mean", "gauge", "1", "Score", prefix="critic"),
+    TeedMetric("training/global_step", "rl.verl.global_step", "gauge", "1", "Step", prefix=""),
+    TeedMetric("loss", "rl.hf.loss", "gauge", "1", "HF loss", prefix=""),
+)
+
+
+@pytest.fixture
+def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
+    vocabulary.register_teed_metrics(ROWS)
+    with installed_reader() as installed:
+        yield installed
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("actor/pg_loss", ("actor", "pg_loss")),
+        ("timing_s/gen", ("timing_s", "gen")),
+        ("critic/score/mean", ("critic", "score/mean")),
+        ("training/global_step", ("", "training/global_step")),
+        ("loss", ("", "loss")),
+        ("actor/unknown", ("", "actor/unknown")),
+        ("", ("", "")),
+        ("/leading", ("", "/leading")),
+    ],
+)
+def test_a_flat_key_splits_at_the_longest_declared_prefix_that_routes(
+    reader: InMemoryMetricReader, key: str, expected: tuple[str, str]
+) -> None:
+    assert split_key(key) == expected
+
+
+def test_split_flat_groups_keys_by_prefix(reader: InMemoryMetricReader) -> None:
+    assert split_flat({"actor/pg_loss": 1, "actor/grad_norm": 2, "loss": 3, 7: 4}) == {
+        "actor": {"pg_loss": 1, "grad_norm": 2},
+        "": {"loss": 3, 7: 4},
+    }
+
+
+def test_tee_flat_records_each_key_on_its_series_with_captures(
+    reader: InMemoryMetricReader,
+) -> None:
+    tee_flat({"actor/pg_loss": 0.5, "timing_s/gen": 2.0, "training/global_step": 3.0})
+    series = collect(reader)
+    assert series["rl.verl.actor.pg_loss"].value == 0.5
+    assert series["rl.verl.global_step"].value == 3.0
+    (point,) = series["rl.verl.timing"].points
+    assert dict(point.attributes) == {"verl.stage": "gen"}
+
+
+class FakeTracking:
+    """verl's Tracking.log(data, step, backend=None), recording its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], int, Any]] = []
+        self.project = "p"
+
+    def log(self, data: dict[str, Any], step: int, backend: Any = None) -> None:
+        self.calls.append((data, step, backend))
+
+
+def test_tracking_tee_logs_then_tees_and_passes_other_attributes(
+    reader: InMemoryMetricReader,
+) -> None:
+    inner = FakeTracking()
+    tracking = TrackingTee(inner)
+    tracking.log(data={"actor/pg_loss": 0.25}, step=4)
+    tracking.log({"actor/grad_norm": 1.5}, 5, backend=["console"])
+    assert inner.calls == [
+        ({"actor/pg_loss": 0.25}, 4, None),
+        ({"actor/grad_norm": 1.5}, 5, ["console"]),
+    ]
+    assert tracking.project == "p"
+    series = collect(reader)
+    assert series["rl.verl.actor.pg_loss"].value == 0.25
+    assert series["rl.verl.actor.grad_norm"].value == 1.5
+
+
+def test_tracking_tee_tees_even_when_the_wrapped_logger_raises(
+    reader: InMemoryMetricReader,
+) -> None:
+    class Broken:
+        def log(self, data: dict[str, Any], step: int) -> None:
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        TrackingTee(Broken()).log({"actor/pg_loss": 0.75}, 1)
+    assert collect(reader)["rl.verl.actor.pg_loss"].value == 0.75
+
+
+def test_tracking_tee_refuses_an_object_without_log() -> None:
+    with pytest.raises(TypeError, match="needs an object with a log method"):
+        TrackingTee(object())
+
+
+def test_wandb_log_wrapper_keeps_wandbs_signature(reader: InMemoryMetricReader) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    class Run:
+        def log(
+            self, data: dict[str, Any], step: int | None = None, commit: bool | None = None
+        ) -> None:
+            seen.append((data, step, commit))
+
+    log = tee_wandb_log(Run())
+    log({"loss": 0.4}, step=3, commit=False)
+    assert seen == [({"loss": 0.4}, 3, False)]
+    assert collect(reader)["rl.hf.loss"].value == 0.4
+
+
+def test_trainer_callback_tees_on_log_and_ignores_other_events(
+    reader: InMemoryMetricReader,
+) -> None:
+    callback = TrainerCallbackTee()
+    # The Trainer's CallbackHandler calls getattr(callback, event)(args, state, control, **kw).
+    callback.on_train_begin(None, None, None)
+    callback.on_log(None, None, None, logs={"loss": 1.25, "epoch": 0.5})
+    callback.on_log(None, None, None, logs=None)
+    assert collect(reader)["rl.hf.loss"].value == 1.25
+    with pytest.raises(AttributeError):
+        callback.not_an_event  # noqa: B018
+
+
+def test_lightning_mixin_tees_what_log_metrics_receives(reader: InMemoryMetricReader) -> None:
+    class CSVLogger:
+        def __init__(self) -> None:
+            self.rows: list[tuple[dict[str, float], int | None]] = []
+
+        def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+            self.rows.append((metrics, step))
+
+    class TeedCSV(LightningTeeMixin, CSVLogger):
+        pass
+
+    logger = TeedCSV()
+    logger.log_metrics({"loss": 2.0, "actor/pg_loss": 0.1}, step=9)
+    assert logger.rows == [({"loss": 2.0, "actor/pg_loss": 0.1}, 9)]
+    series = collect(reader)
+    assert series["rl.hf.loss"].value == 2.0
+    assert series["rl.verl.actor.pg_loss"].value == 0.1
+
+
+class Hostile:
+    """A key that hashes but refuses every comparison."""
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparison")
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [None, [("actor/pg_loss", 1.0)], {Hostile(): 1.0}, {"actor/pg_loss": object()}],
+    ids=["none", "list", "hostile-key", "object-value"],
+)
+def test_tee_flat_never_raises(reader: InMemoryMetricReader, metrics: Any) -> None:
+    with caught_warnings():
+        tee_flat(metrics)
