@@ -16,6 +16,7 @@ from typing import Final
 from metric_catalog.series_rules import adjacent_placeholders, placeholders
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
+from .conditions import ConditionError, parse_condition
 from .diagnostics import Diagnostic, Position, Severity
 from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
 from .model import (
@@ -193,6 +194,21 @@ def _presence_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]
             )
         )
         return False
+    if level == "conditionally_required" and "condition" in texts:
+        try:
+            parse_condition(texts["condition"])
+        except ConditionError as exc:
+            diagnostics.append(
+                Diagnostic(
+                    "CONDITION_INVALID",
+                    Severity.ERROR,
+                    f"condition {texts['condition']!r} is an expression over the run's "
+                    f"configuration but {exc}; allowed: config.<path>, literals, == != < <= "
+                    "> >= in, and/or/not (or write the condition as prose, naming no config)",
+                    row.values["condition"].position,
+                )
+            )
+            return False
     if "condition" in texts and level != "conditionally_required":
         diagnostics.append(
             Diagnostic(
@@ -222,7 +238,10 @@ def _with_presence(
         requirement_level=level or built.requirement_level,
         condition=texts.get("condition"),
         emitted_by=file_emitted_by if emitted_by is None else emitted_by,
-        first_step=None if first_step is None else int(first_step),
+        first_step=None if first_step is None or not first_step.isdigit() else int(first_step),
+        first_step_config=(
+            None if first_step is None or first_step.isdigit() else first_step.strip()
+        ),
     )
 
 

@@ -245,6 +245,13 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Say when it is logged, or use `required` or `recommended`.",
     ),
     (
+        "CONDITION_INVALID",
+        "build",
+        _E,
+        "A `condition` over `config.<path>` uses something the expression language forbids.",
+        "Use config.<path>, literals, comparisons and and/or/not only, or write prose.",
+    ),
+    (
         "CONDITION_UNUSED",
         "build",
         _E,

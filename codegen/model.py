@@ -283,6 +283,9 @@ class MetricRow:
     """Loops that log the row (row, else file default); empty: any loop may."""
     first_step: int | None = None
     """First step the row can be logged at; a run that stopped earlier is not missing it."""
+    first_step_config: str | None = None
+    """``first_step`` as a configuration value (``config.trainer.test_freq``), read from the
+    configuration a run logged; ``first_step`` is then ``None``."""
 
     @property
     def registry_key(self) -> str:

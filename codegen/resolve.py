@@ -128,6 +128,7 @@ def _presence(row: MetricRow) -> dict[str, object]:
         "condition": row.condition,
         "emitted_by": list(row.emitted_by) if teed else None,
         "first_step": row.first_step,
+        "first_step_config": row.first_step_config,
     }
 
 

@@ -88,7 +88,7 @@ from .limits import (
     MAX_UNDECLARED_KEYS,
     Limits,
 )
-from .records import Malformed, Record, Source
+from .records import Malformed, Record, RunConfig, Source
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
 from .workers import LogInputError, check_sources, expand_inputs
@@ -121,6 +121,7 @@ __all__ = [
     "Notice",
     "Record",
     "RowSummary",
+    "RunConfig",
     "Source",
     "bounded_lines",
     "check_file",
@@ -151,7 +152,7 @@ def current_limits() -> Limits:
 
 
 def check_records(
-    records: Iterable[Record | Malformed],
+    records: Iterable[Record | RunConfig | Malformed],
     catalog: Catalog,
     *,
     source: str = "<records>",

@@ -24,7 +24,7 @@ from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
 from .matching import KeyMatcher
-from .records import Malformed, Record
+from .records import Malformed, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
@@ -100,6 +100,8 @@ class Checker:
             self.report.rows.append(summary)
             teed.append(row)
         self.matcher = KeyMatcher(teed, self.limits.max_family_keys, catalog.attributes())
+        self.run_config: Mapping[str, object] | None = None
+        """The configuration the run's header line logged, if any."""
         self.wire = WireJudge(catalog, promoted)
         """Live points (OTLP, scrapes): their series, kind, unit, name and identity."""
         self.report.rows.sort(key=lambda s: s.row.name)
@@ -129,10 +131,15 @@ class Checker:
             worker.budgets = Budgets(self.rules, self.limits)
         return worker.budgets
 
-    def take(self, item: Record | Malformed) -> None:
-        """Judge one record, or count one malformed part of an input."""
+    def take(self, item: Record | RunConfig | Malformed) -> None:
+        """Judge one record, note the run's configuration, or count a malformed part."""
         if isinstance(item, Malformed):
             self.malformed(item)
+            return
+        if isinstance(item, RunConfig):
+            # The first header wins: every worker of one run logs the same configuration.
+            if self.run_config is None:
+                self.run_config = item.config
             return
         worker = self.worker(item.path, item.worker)
         self.report.records += 1
@@ -376,7 +383,12 @@ class Checker:
                     f"(the run was judged as {report.loop.name!r})"
                 )
         outcome = judge_presence(
-            report.rows, loops, report.loop.name, self.owner_of, all_owners=self.all_owners
+            report.rows,
+            loops,
+            report.loop.name,
+            self.owner_of,
+            all_owners=self.all_owners,
+            config=self.run_config,
         )
         for finding in outcome.findings:
             self.findings[("missing", finding.prefix, finding.key)] = finding

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import BinaryIO, Final, NamedTuple
 
-__all__ = ["NO_ATTRIBUTES", "Malformed", "Record", "Source"]
+__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Record", "RunConfig", "Source"]
 
 NO_ATTRIBUTES: Final[Mapping[str, object]] = MappingProxyType({})
 """The attributes of a record that has none (shared, read-only)."""
@@ -51,6 +51,20 @@ class Record(NamedTuple):
     exposed_as: str | None = None
 
 
+class RunConfig(NamedTuple):
+    """The run's configuration, as a header line logged it (``JsonlLogger(config=...)``).
+
+    Conditions of ``conditionally_required`` rows and ``first_step`` values that
+    name ``config.<path>`` are judged against it (see :mod:`codegen.conditions`).
+    """
+
+    config: Mapping[str, object]
+    path: str
+    line: int
+    loop: str | None = None
+    worker: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Malformed:
     """A part of an input that is not a record, and why (``fatal``: the input was abandoned)."""
@@ -72,3 +86,7 @@ class Source:
     lines: int = 0
     format: str | None = None
     """The ingester's name, once chosen (``--input-format`` or detected)."""
+
+
+Item = Record | RunConfig | Malformed
+"""What an ingester yields."""

@@ -19,6 +19,7 @@ PRESENCE_STATES: Final[tuple[str, ...]] = (
     "missing",
     "not_due",
     "conditional",
+    "not_applicable",
     "not_logged",
     "not_emitted",
     "undecided",

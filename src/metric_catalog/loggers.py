@@ -18,7 +18,9 @@ A run names its training loop (a loop the catalog declares under ``loops:``,
 e.g. ``grpo_sync``) with ``JsonlLogger(..., loop="grpo_sync")`` or the
 ``METRIC_CATALOG_LOOP`` environment variable; every line then carries
 ``"loop": "grpo_sync"`` and live-check judges the run as that loop instead of
-inferring it from the logged keys.
+inferring it from the logged keys. ``JsonlLogger(..., config=cfg)`` writes the
+run's configuration first, as a header line ``{"config": {...}}``, for
+presence conditions over it (``config.trainer.test_freq > 0``).
 
 Attributes reach the log too, so live-check can judge their keys, values and
 cardinality: a ``log_metrics`` call given ``attributes=`` (a
@@ -337,6 +339,7 @@ class JsonlLogger:
         append: bool = False,
         worker: str | None = None,
         loop: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         """Open ``path`` for writing (truncating unless ``append``), creating parent dirs.
 
@@ -347,6 +350,11 @@ class JsonlLogger:
         in the catalog, e.g. ``"grpo_sync"``); default: the
         ``METRIC_CATALOG_LOOP`` environment variable, else no field (``""``
         writes none either). live-check judges the run as the logged loop.
+        ``config`` is the run's configuration (a dict, or an OmegaConf/Hydra
+        config as a mapping): written first as a header line
+        ``{"config": {...}, "loop": ..., "worker": ...}``, so live-check can
+        decide the presence of rows whose condition or ``first_step`` names a
+        configuration value (``config.trainer.test_freq > 0``).
 
         Raises:
             ValueError: ``path`` holds an unknown placeholder.
@@ -373,6 +381,8 @@ class JsonlLogger:
         self._file: IO[str] | None = self.path.open(
             "a" if append else "w", encoding="utf-8", newline="\n"
         )
+        if config is not None:
+            self._write_config(config)
 
     def log_metrics(
         self,
@@ -523,6 +533,21 @@ class JsonlLogger:
             family="jsonl-unserializable",
         )
         return None
+
+    def _write_config(self, config: Mapping[str, Any]) -> None:
+        """The header line: the run's configuration, with the loop and worker when known."""
+        header: dict[str, Any] = {"config": to_json_value(config)}
+        if not isinstance(header["config"], dict):
+            header["config"] = {}  # not a mapping: an empty configuration decides nothing
+        if self.worker is not None:
+            header["worker"] = self.worker
+        if self.loop is not None:
+            header["loop"] = self.loop
+        line = json.dumps(header, allow_nan=True, separators=(",", ":")) + "\n"
+        with self._lock:
+            if self._file is not None:
+                self._file.write(line)
+                self._file.flush()
 
     def _write(self, record: dict[str, Any]) -> None:
         failure: Exception | None = None

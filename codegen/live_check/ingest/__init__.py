@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, Source
+from ..records import Item, Source
 from . import jsonl, otlp, prometheus
 
 __all__ = [
@@ -52,7 +52,7 @@ class Ingester:
     name: str
     description: str
     detect: Callable[[str, bytes], bool]
-    read: Callable[[Source, BinaryIO | None, Limits], Iterator[Record | Malformed]]
+    read: Callable[[Source, BinaryIO | None, Limits], Iterator[Item]]
 
 
 INGESTERS: Final[dict[str, Ingester]] = {}
@@ -113,9 +113,7 @@ def choose(path: str, head: bytes, name: str | None = None) -> Ingester:
     return INGESTERS[jsonl.INGESTER_NAME]
 
 
-def read_source(
-    source: Source, limits: Limits, input_format: str | None = None
-) -> Iterator[Record | Malformed]:
+def read_source(source: Source, limits: Limits, input_format: str | None = None) -> Iterator[Item]:
     """The records of one input, read by its ingester; the file is closed when done.
 
     Raises:

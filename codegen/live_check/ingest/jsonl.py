@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, Source
+from ..records import Item, Malformed, Record, RunConfig, Source
 
 __all__ = ["INGESTER_NAME", "LineReader", "bounded_lines", "detect", "parse", "read"]
 
@@ -99,7 +99,7 @@ def bounded_lines(
     yield from LineReader(stream, limits or Limits())
 
 
-def parse(raw: bytes, path: str, line: int) -> Record | str:
+def parse(raw: bytes, path: str, line: int) -> Record | RunConfig | str:
     """A record, or why the line is not one.
 
     A ``log_metrics`` line has ``step``, ``prefix`` and ``metrics``; a point line
@@ -112,6 +112,18 @@ def parse(raw: bytes, path: str, line: int) -> Record | str:
         return f"invalid JSON ({exc})"
     if not isinstance(doc, dict):
         return f"expected an object, got a JSON {type(doc).__name__}"
+    if "config" in doc and "step" not in doc:
+        config, loop = doc["config"], doc.get("loop")
+        if not isinstance(config, dict):
+            return '"config" (the run\'s configuration header) must be an object'
+        worker = doc.get("worker")
+        return RunConfig(
+            config,
+            path,
+            line,
+            loop if isinstance(loop, str) else None,
+            worker if isinstance(worker, str) else None,
+        )
     step = doc.get("step")
     if isinstance(step, bool) or not isinstance(step, int):
         return '"step" must be an integer'
@@ -146,7 +158,7 @@ def detect(path: str, head: bytes) -> bool:
     return True
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
     """The records of one JSONL input, malformed lines included, in order."""
     if stream is None:
         msg = f"{source.path} is not a file; the jsonl format reads a file or stdin"

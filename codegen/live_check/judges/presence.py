@@ -14,13 +14,24 @@ the row's ``first_step``; ``conditionally_required`` rows are
 ``conditional`` (information, with their condition); ``recommended`` and
 ``opt_in`` rows are ``not_logged``. A logged row whose ``emitted_by`` does
 not list the run's loop is noted as information too.
+
+When the run logged its configuration (a ``config`` header line), a
+``conditionally_required`` row whose condition is an expression over it
+(:mod:`codegen.conditions`) is judged as ``required`` when the condition
+holds, and is ``not_applicable`` (nothing to report) when it does not; a prose
+condition, or a configuration value the run did not log, keeps it
+``conditional``. A ``first_step`` naming a configuration value is read from it
+(unknown: the row is ``undecided``, never missing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from ...conditions import Condition, ConditionError, parse_condition, parse_config_path
+from ...model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import LoopJudge
@@ -50,11 +61,49 @@ def _candidates(rows: Sequence[RowSummary], loops: LoopJudge, loop: str | None) 
     return frozenset(candidates)
 
 
+@lru_cache(maxsize=4096)
+def _condition(text: str) -> Condition | None:
+    """The row's condition as an expression (``None``: prose, or refused by validate)."""
+    try:
+        return parse_condition(text)
+    except ConditionError:
+        return None
+
+
+def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | str | None:
+    """The row's first step; ``"unknown"`` when it names a configuration value not logged."""
+    if row.first_step_config is None:
+        return row.first_step
+    path = parse_config_path(row.first_step_config)
+    if path is None or config is None:
+        return "unknown"
+    try:
+        value = path.lookup(config)
+    except KeyError:
+        return "unknown"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return "unknown"
+    return int(value)
+
+
+def _level(row: MetricRow, config: Mapping[str, object] | None) -> str:
+    """The requirement level the run is judged by (a condition decided by the config)."""
+    level = row.requirement_level
+    if level != "conditionally_required" or config is None or row.condition is None:
+        return level
+    condition = _condition(row.condition)
+    holds = None if condition is None else condition.holds(config)
+    if holds is None:
+        return level
+    return "required" if holds else "not_applicable"
+
+
 def _unlogged_state(
     summary: RowSummary,
     loops: LoopJudge,
     candidates: frozenset[str],
     inactive: bool,
+    config: Mapping[str, object] | None = None,
 ) -> str:
     """The presence state of a row the log never showed."""
     row = summary.row
@@ -67,12 +116,17 @@ def _unlogged_state(
             return "undecided"
     elif inactive:
         return "inactive_owner"
-    level = row.requirement_level
+    level = _level(row, config)
     if level == "required":
+        first = _first_step(row, config)
+        if first == "unknown":
+            return "undecided"
         last = loops.last_step
-        if row.first_step is not None and (last is None or last < row.first_step):
+        if isinstance(first, int) and (last is None or last < first):
             return "not_due"
         return "missing"
+    if level == "not_applicable":
+        return "not_applicable"
     if level == "conditionally_required":
         return "conditional"
     return "not_logged"
@@ -85,8 +139,12 @@ def judge_presence(
     owner_of: Mapping[str, str],
     *,
     all_owners: bool,
+    config: Mapping[str, object] | None = None,
 ) -> PresenceOutcome:
-    """Set every row's presence state; the findings and information it gives."""
+    """Set every row's presence state; the findings and information it gives.
+
+    ``config`` is the configuration the run logged (its header line), if any.
+    """
     out = PresenceOutcome()
     active = {owner_of[s.row.name] for s in rows if s.logged}
     candidates = _candidates(rows, loops, loop)
@@ -107,7 +165,7 @@ def judge_presence(
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
-        summary.presence = _unlogged_state(summary, loops, candidates, inactive)
+        summary.presence = _unlogged_state(summary, loops, candidates, inactive, config)
         prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
             judged_as = loop if loop is not None and row.emitted_by else ""
@@ -131,7 +189,7 @@ def judge_presence(
                 Notice(
                     "not_due",
                     f"{row.qualified_logger_key} ({row.name}) was not logged; it is first "
-                    f"logged at step {row.first_step} and the run's last step is "
+                    f"logged at step {_first_step(row, config)} and the run's last step is "
                     f"{loops.last_step}",
                     row.name,
                     row.where("first_step"),

@@ -1,0 +1,254 @@
+"""Presence conditions over a run's configuration: parsed, checked, never ``eval``-ed.
+
+A ``conditionally_required`` row says when it is logged. Written as prose
+(``"when validation runs"``) that stays information for a reader; written as
+a small expression over the run's configuration it is checked::
+
+    condition: config.algorithm.use_kl_in_reward
+    condition: config.trainer.test_freq > 0 and not config.trainer.val_before_train
+    condition: config.actor_rollout_ref.rollout.multi_turn.enable == true
+
+The language: ``config.<path>`` (dotted names, ``config.a["b-c"]`` for a key
+that is not a name), literals (numbers, strings, ``true``/``false``/``null``
+and Python's ``True``/``False``/``None``), comparisons (``== != < <= > >=``,
+``in``/``not in`` against a literal list), ``and``, ``or``, ``not`` and
+parentheses. Anything else (calls, attribute access on other names,
+arithmetic, subscripts with non-literal keys) is refused. A text that does not
+parse as such an expression, or names no ``config``, is prose.
+
+A value is looked up in the configuration a run logged
+(``JsonlLogger(config=...)``); a missing path makes the condition
+*undecided* (the row stays information), never an error at check time.
+``first_step`` may name a configuration value the same way
+(``first_step: config.trainer.test_freq``).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "MAX_CONDITION_LENGTH",
+    "Condition",
+    "ConditionError",
+    "ConfigPath",
+    "parse_condition",
+    "parse_config_path",
+]
+
+MAX_CONDITION_LENGTH: Final = 500
+"""Longest expression parsed (a longer text is prose): bounds parsing hostile input."""
+
+_LITERAL_NAMES: Final[Mapping[str, object]] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_COMPARE: Final[Mapping[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+class ConditionError(ValueError):
+    """An expression over ``config`` that uses something the language does not allow."""
+
+
+class _UndecidedError(Exception):
+    """A configuration path the run did not log, or values that do not compare."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPath:
+    """``config.a.b`` as its keys, ``("a", "b")``."""
+
+    keys: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "config." + ".".join(self.keys)
+
+    def lookup(self, config: Mapping[str, Any]) -> Any:
+        """The value at the path; raises :class:`KeyError` when the run did not log it."""
+        value: Any = config
+        for key in self.keys:
+            if not isinstance(value, Mapping) or key not in value:
+                raise KeyError(str(self))
+            value = value[key]
+        return value
+
+
+def _path(node: ast.expr) -> ConfigPath | None:
+    """The config path a node spells (``config.a.b``, ``config["a"]``), else ``None``."""
+    keys: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            keys.append(node.attr)
+            node = node.value
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            keys.append(node.slice.value)
+            node = node.value
+        else:
+            break
+    if isinstance(node, ast.Name) and node.id == "config" and keys:
+        return ConfigPath(tuple(reversed(keys)))
+    return None
+
+
+def _mentions_config(tree: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "config" for n in ast.walk(tree))
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A parsed expression; :meth:`holds` evaluates it against a run's configuration."""
+
+    text: str
+    tree: ast.expr
+    paths: tuple[ConfigPath, ...]
+
+    def holds(self, config: Mapping[str, Any]) -> bool | None:
+        """Whether the condition holds; ``None`` when a path is missing or values do not compare."""
+        try:
+            return bool(_evaluate(self.tree, config))
+        except _UndecidedError:
+            return None
+
+
+def _literal(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
+        return node.value
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
+        return _LITERAL_NAMES[node.id]
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+        and not isinstance(node.operand.value, bool)
+    ):
+        return -node.operand.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return tuple(_literal(item) for item in node.elts)
+    raise ConditionError(
+        f"{ast.unparse(node)!r} is not allowed: use config.<path>, a literal, a comparison, "
+        "and/or/not"
+    )
+
+
+def _check(node: ast.expr) -> None:
+    """Refuse every construct outside the language (before anything is evaluated)."""
+    if _path(node) is not None:
+        return
+    if isinstance(node, ast.BoolOp):
+        for value in node.values:
+            _check(value)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        _check(node.operand)
+    elif isinstance(node, ast.Compare):
+        if any(type(op) not in _COMPARE for op in node.ops):
+            raise ConditionError(f"{ast.unparse(node)!r}: only == != < <= > >= in, not in")
+        for operand in (node.left, *node.comparators):
+            _check(operand)
+    else:
+        _literal(node)
+
+
+def _evaluate(node: ast.expr, config: Mapping[str, Any]) -> Any:
+    path = _path(node)
+    if path is not None:
+        try:
+            return path.lookup(config)
+        except KeyError as exc:
+            raise _UndecidedError(str(exc)) from exc
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_evaluate(v, config) for v in node.values)
+        return any(_evaluate(v, config) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _evaluate(node.operand, config)
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, config)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _evaluate(right_node, config)
+            try:
+                if not _COMPARE[type(op)](left, right):
+                    return False
+            except TypeError as exc:  # 3 < "a": the run's value has another type
+                raise _UndecidedError(str(exc)) from exc
+            left = right
+        return True
+    return _literal(node)
+
+
+def parse_condition(text: str) -> Condition | None:
+    """The expression ``text`` spells, or ``None`` for prose.
+
+    Raises:
+        ConditionError: ``text`` is an expression over ``config`` that uses
+            something the language does not allow (a call, arithmetic, another
+            name); the message names it.
+    """
+    if len(text) > MAX_CONDITION_LENGTH:
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not _mentions_config(tree):
+        return None
+    others = sorted(
+        {
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id != "config" and n.id not in _LITERAL_NAMES
+        }
+    )
+    if others:
+        raise ConditionError(
+            f"{', '.join(others)} is not a configuration value: write config.<path> "
+            "(the run's configuration as JsonlLogger(config=...) logged it)"
+        )
+    _check(tree)
+    return Condition(text, tree, tuple(_paths(tree)))
+
+
+def _paths(node: ast.expr) -> list[ConfigPath]:
+    """Every whole ``config.<path>`` of the expression, in order (not their parts)."""
+    path = _path(node)
+    if path is not None:
+        return [path]
+    found: list[ConfigPath] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            found.extend(_paths(child))
+    return found
+
+
+def parse_config_path(text: str) -> ConfigPath | None:
+    """``config.a.b`` as a path (``first_step`` may name one), else ``None``."""
+    if not text.startswith("config") or len(text) > MAX_CONDITION_LENGTH:
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _path(tree)

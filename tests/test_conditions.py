@@ -1,0 +1,224 @@
+"""Presence that depends on the run's configuration: the expression language and live-check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codegen.conditions import (
+    ConditionError,
+    ConfigPath,
+    parse_condition,
+    parse_config_path,
+)
+from codegen.live_check import check_file
+from codegen.model import Catalog
+from codegen.pipeline import load_and_check
+from metric_catalog.loggers import JsonlLogger
+
+CONFIG = {
+    "trainer": {"test_freq": 5, "critic_warmup": 0, "name": "ppo"},
+    "algorithm": {"use_kl_in_reward": False, "kl-ctrl": {"type": "fixed"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("config.trainer.test_freq > 0", True),
+        ("config.trainer.test_freq > 0 and not config.algorithm.use_kl_in_reward", True),
+        ("config.algorithm.use_kl_in_reward", False),
+        ("config.algorithm.use_kl_in_reward == false", True),
+        ("config.trainer.name in ['ppo', 'grpo']", True),
+        ("config.trainer.name not in ('ppo',)", False),
+        ('config.algorithm["kl-ctrl"].type == "fixed"', True),
+        ("0 < config.trainer.test_freq <= 10", True),
+        ("config.trainer.critic_warmup > -1 or config.nothing", True),
+        ("config.trainer.missing > 0", None),  # not logged: undecided
+        ("config.trainer.name > 3", None),  # values that do not compare: undecided
+    ],
+)
+def test_an_expression_over_config_is_evaluated_without_eval(text: str, holds: bool | None) -> None:
+    condition = parse_condition(text)
+    assert condition is not None
+    assert condition.holds(CONFIG) is holds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "when validation runs (val_period > 0)",
+        "only with use_kl_loss",
+        "val_period > 0",  # names no config: prose, as before
+        "x" * 600,
+        "",
+    ],
+)
+def test_text_that_names_no_config_is_prose(text: str) -> None:
+    assert parse_condition(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("config.trainer.freq() > 0", "is not allowed"),
+        ("config.a + 1 > 2", "is not allowed"),
+        ("__import__('os').system('id') or config.a", "__import__ is not a configuration value"),
+        ("config.a > val_period", "val_period is not a configuration value"),
+        ("config.a @ config.b", "is not allowed"),
+        ("[c for c in config.a]", "c is not a configuration value"),
+        ("config.a if config.b else config.c", "is not allowed"),
+    ],
+)
+def test_anything_else_over_config_is_refused_naming_it(text: str, message: str) -> None:
+    with pytest.raises(ConditionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_condition(text)
+
+
+@given(st.text(max_size=80))
+def test_any_text_is_prose_an_expression_or_refused_never_anything_else(text: str) -> None:
+    try:
+        condition = parse_condition(text)
+    except ConditionError:
+        return
+    if condition is not None:
+        assert condition.holds(CONFIG) in (True, False, None)
+
+
+def test_config_paths_are_the_whole_paths_in_order() -> None:
+    condition = parse_condition("config.trainer.test_freq > 0 and config.algorithm.x")
+    assert condition is not None
+    assert [str(p) for p in condition.paths] == [
+        "config.trainer.test_freq",
+        "config.algorithm.x",
+    ]
+    assert parse_config_path("config.trainer.test_freq") == ConfigPath(("trainer", "test_freq"))
+    assert parse_config_path("10") is None
+
+
+# --- live-check judges presence by the logged configuration ------------------------------
+
+CATALOG = """\
+owner: verl.trainer.ppo.ray_trainer
+module: verl_trainer
+description: Metrics logged by verl's PPO trainer.
+prefix: ""
+teed:
+  - logger_key: actor/pg_loss
+    name: rl.verl.actor.pg_loss
+    kind: gauge
+    unit: "1"
+    description: Policy-gradient loss of the actor.
+    requirement_level: required
+  - logger_key: actor/kl_loss
+    name: rl.verl.actor.kl_loss
+    kind: gauge
+    unit: "1"
+    description: KL loss against the reference policy.
+    requirement_level: conditionally_required
+    condition: "config.actor_rollout_ref.actor.use_kl_loss"
+  - logger_key: val-core/acc
+    name: rl.verl.validation.accuracy
+    kind: gauge
+    unit: "1"
+    description: Validation accuracy.
+    requirement_level: conditionally_required
+    condition: "config.trainer.test_freq > 0"
+    first_step: "config.trainer.test_freq"
+  - logger_key: critic/vf_loss
+    name: rl.verl.critic.vf_loss
+    kind: gauge
+    unit: "1"
+    description: Value-function loss.
+    requirement_level: conditionally_required
+    condition: "when a critic is trained"
+"""
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    root = tmp_path_factory.mktemp("conditions")
+    (root / "catalog").mkdir()
+    (root / "catalog" / "verl.yaml").write_text(CATALOG, encoding="utf-8")
+    result = load_and_check(root=root)
+    assert result.catalog is not None, result.diagnostics
+    return result.catalog
+
+
+def _run(path: Path, config: dict[str, Any] | None, steps: int) -> Path:
+    with JsonlLogger(path, config=config) as log:
+        for step in range(1, steps + 1):
+            log.log_metrics({"actor/pg_loss": 0.5}, step)
+    return path
+
+
+def _presence(catalog: Catalog, path: Path) -> tuple[dict[str, str], list[str]]:
+    report = check_file(str(path), catalog)
+    states = {summary.row.name: summary.presence for summary in report.rows}
+    return states, sorted(f"{f.kind}:{f.series}" for f in report.findings)
+
+
+def _config(use_kl: bool, test_freq: int) -> dict[str, Any]:
+    return {
+        "actor_rollout_ref": {"actor": {"use_kl_loss": use_kl}},
+        "trainer": {"test_freq": test_freq},
+    }
+
+
+def test_the_header_line_carries_the_configuration(tmp_path: Path) -> None:
+    path = _run(tmp_path / "run.jsonl", _config(True, 5), 1)
+    header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert header == {"config": _config(True, 5)}
+
+
+def test_a_condition_that_holds_makes_the_row_required(catalog: Catalog, tmp_path: Path) -> None:
+    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8))
+    assert states["rl.verl.actor.kl_loss"] == "missing"
+    assert states["rl.verl.validation.accuracy"] == "missing"
+    assert findings == ["missing:rl.verl.actor.kl_loss", "missing:rl.verl.validation.accuracy"]
+
+
+def test_a_condition_that_does_not_hold_makes_the_row_not_applicable(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(False, -1), 8))
+    assert states["rl.verl.actor.kl_loss"] == "not_applicable"
+    assert states["rl.verl.validation.accuracy"] == "not_applicable"
+    assert findings == []
+
+
+def test_first_step_read_from_the_configuration(catalog: Catalog, tmp_path: Path) -> None:
+    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(False, 10), 4))
+    assert states["rl.verl.validation.accuracy"] == "not_due"
+    assert findings == []
+
+
+def test_without_a_configuration_conditions_stay_information(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", None, 8))
+    assert states["rl.verl.actor.kl_loss"] == "conditional"
+    assert states["rl.verl.critic.vf_loss"] == "conditional"
+    assert findings == []
+
+
+def test_a_prose_condition_stays_information_with_a_configuration(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    states, _ = _presence(catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8))
+    assert states["rl.verl.critic.vf_loss"] == "conditional"
+
+
+def test_a_header_whose_config_is_not_an_object_is_malformed(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"config": [1, 2]}\n{"step": 1, "prefix": "", "metrics": {}}\n')
+    report = check_file(str(path), catalog)
+    (finding,) = [f for f in report.findings if f.kind == "malformed"]
+    assert "configuration header" in finding.message()
