@@ -33,6 +33,7 @@ from .writer import marker_line
 
 __all__ = [
     "LINE_LENGTH",
+    "ROWS_TEMPLATE_SHA256",
     "make_environment",
     "py_assign",
     "py_docstring",
@@ -42,6 +43,7 @@ __all__ = [
     "python_name_diagnostics",
     "render_python_module",
     "render_python_modules",
+    "render_rows",
 ]
 
 
@@ -317,12 +319,29 @@ def _key_constant(row: MetricRow) -> str:
     return f"{row.constant_name}_KEY"
 
 
+def _key_doc(row: MetricRow) -> str:
+    """The docstring text of a teed row's ``<CONSTANT>_KEY``."""
+    prefix = _prefix_text(row.prefix or "")
+    return f"Logger key of {row.constant_name}; log its value under prefix {prefix}."
+
+
+# --- the compiled form of templates/python/_rows.j2 -----------------------------------------
+# The built-in row layout is the macros of python/_rows.j2 (a project may replace that file to
+# restyle rows). Rendering a macro per row costs more than the rest of generate's module
+# rendering, so the built-in layout renders from this compiled form: the same blocks as plain
+# f-strings. tests/test_rows_template.py renders every block both ways and pins the template's
+# hash (ROWS_TEMPLATE_SHA256): edit both together.
+
+ROWS_TEMPLATE_SHA256: Final = "f7079279ef08130cf3ebbf63a043595987446da540ab1e244c11593a735240f0"
+"""SHA-256 of ``templates/python/_rows.j2`` that the compiled blocks below were written from."""
+
+
 def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     """A teed row's constant, docstring and ``<CONSTANT>_KEY``, after a blank line."""
     constant = row.constant_name
     logger_key = row.logger_key or ""  # always set on teed rows
     prefix = row.prefix or ""  # the effective prefix, always set on teed rows
-    key_doc = f"Logger key of {constant}; log its value under prefix {_prefix_text(prefix)}."
+    key_doc = _key_doc(row)
     # A deprecated row names its replacement, so the tee records a shared key into both.
     replaced_by = row.deprecated.replaced_by if row.deprecated is not None else None
     replacement = f"{py_kwarg('replaced_by', replaced_by)}\n" if replaced_by else ""
@@ -511,6 +530,19 @@ def _attribute_block(attribute: Attribute) -> str:
     return out
 
 
+def _values_doc(attribute: Attribute) -> str:
+    """One ``value: description`` line per enum value."""
+    return "\n".join(f"{v.value}: {v.description}" for v in attribute.values)
+
+
+def _py_values(attribute: Attribute) -> list[str]:
+    """The enum values as Python literals of the attribute's type."""
+    return [_py_value(attribute, v.value) for v in attribute.values]
+
+
+# --- end of the compiled form ---------------------------------------------------------------
+
+
 def _attribute_names(attribute: Attribute) -> list[str]:
     """The module-level names an attribute generates."""
     if attribute.values and attribute.type in ("string", "int"):
@@ -652,6 +684,14 @@ def make_environment(
             "py_tuple": py_tuple,
             "marker_line": marker_line,
             "generate_command": generate_command,
+            # The pieces the row macros of python/_rows.j2 are laid out from.
+            "py_extras": _extras,
+            "row_doc": _row_doc,
+            "key_doc": _key_doc,
+            "attribute_doc": _attribute_doc,
+            "literal_alias": _literal_alias,
+            "values_doc": _values_doc,
+            "py_values": _py_values,
         },
     )
 
@@ -680,27 +720,53 @@ def render_python_module(
     all_names += [_key_constant(row) for row in catalog_file.teed]
     for attribute in catalog_file.attributes:
         all_names += _attribute_names(attribute)
-    # The rows are laid out in Python: a template call per field was most of this
-    # renderer's time at 10,000 rows.
-    rows = [_attribute_block(attribute) for attribute in catalog_file.attributes]
-    rows += [_teed_block(row, known) for row in catalog_file.teed]
-    rows += [_recorded_block(row, known) for row in catalog_file.recorded]
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
     config = config or _DEFAULT
+    env = make_environment(config.templates_path, config.generate_command, config.root)
     values = {
         "header": marker_line(config.generate_command, catalog_file.path),
         "file": catalog_file,
         "package": config.package,
         "module_doc": _module_doc(catalog_file, config.generate_command),
-        "rows": "".join(rows),
+        "rows": render_rows(catalog_file, known, config, env=env),
         "all_names": sorted(all_names, key=_all_order),
         "typing_names": ", ".join(typing_names),
         "uses_attributes": any(row.attributes for row in catalog_file.rows),
     }
-    env = make_environment(config.templates_path, config.generate_command, config.root)
     return render(env, "python/module.py.j2", values, root=config.root, variables=values)
+
+
+def render_rows(
+    catalog_file: CatalogFile,
+    attributes: Mapping[str, Attribute],
+    config: Config,
+    *,
+    env: jinja2.Environment | None = None,
+    template: bool | None = None,
+) -> str:
+    """Every block of a module (attributes, teed rows, recorded rows) laid out by ``_rows.j2``.
+
+    ``template=None`` renders the macros of ``python/_rows.j2`` when the project
+    replaces that file, else their compiled form (the same text, much faster);
+    ``True`` or ``False`` forces one (the tests compare both).
+
+    Raises:
+        TemplateOutputError: The project's ``_rows.j2`` failed (file and line named).
+    """
+    if template is None:
+        folder = config.templates_path
+        template = folder is not None and (folder / "python" / "_rows.j2").is_file()
+    if not template:
+        blocks = [_attribute_block(attribute) for attribute in catalog_file.attributes]
+        blocks += [_teed_block(row, attributes) for row in catalog_file.teed]
+        blocks += [_recorded_block(row, attributes) for row in catalog_file.recorded]
+        return "".join(blocks)
+    if env is None:
+        env = make_environment(config.templates_path, config.generate_command, config.root)
+    values = {"file": catalog_file, "attributes": attributes}
+    return render(env, "python/_module_rows.j2", values, root=config.root, variables=values)
 
 
 def render_python_modules(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
