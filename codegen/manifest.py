@@ -9,7 +9,9 @@ generator's own sources, templates and schema, a project's template folder,
 and the versions of the libraries it renders with) and a digest of every file it
 owns. The next run hashes the same inputs and outputs; when all match, and no
 stray generated file has appeared in a managed folder, it is done. Anything
-else, including an unreadable or foreign manifest, falls back to a full run.
+else, including an unreadable, corrupt, oversized or foreign manifest (wrong
+types, paths outside the managed folders), falls back to a full run: the
+manifest is read as untrusted input, and only regular files are read.
 
 This module imports only the standard library, :mod:`codegen.config` and
 :mod:`codegen.writer`, so
@@ -24,6 +26,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +35,17 @@ from typing import Final
 from metric_catalog import vocabulary
 
 from .config import Config, config_for_root
-from .writer import stale_generated_files, write_atomic
+from .safe_fs import is_within, read_regular
+from .writer import scratch_files, stale_generated_files, write_atomic
 
-__all__ = ["MANIFEST_PATH", "CachedRun", "fingerprint_inputs", "load_if_current", "record"]
+__all__ = [
+    "MANIFEST_PATH",
+    "CachedRun",
+    "fingerprint_inputs",
+    "fingerprint_or_none",
+    "load_if_current",
+    "record",
+]
 
 MANIFEST_PATH: Final = Config().manifest_path
 """Where the manifest lives by default, relative to the project root (``cache-dir``)."""
@@ -42,6 +53,10 @@ MANIFEST_PATH: Final = Config().manifest_path
 _FORMAT: Final = 1
 _GENERATOR_SUFFIXES: Final = frozenset({".py", ".j2", ".json"})
 _RENDER_LIBRARIES: Final = ("yaml", "jsonschema", "jinja2", "markupsafe")
+# A manifest holds a digest per output file: a few hundred bytes each. Anything larger
+# than this is not one of ours and is not parsed.
+_MAX_MANIFEST_BYTES: Final = 16 * 1024 * 1024
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,37 +124,79 @@ def fingerprint_inputs(config: Config | Path) -> str:
     for label, paths in sources:
         for path in paths:
             digest.update(f"{label}\0{path.as_posix()}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+            digest.update(hashlib.sha256(read_regular(path)).digest())
     return digest.hexdigest()
 
 
-def _file_digest(path: Path) -> str | None:
+def fingerprint_or_none(config: Config | Path) -> str | None:
+    """:func:`fingerprint_inputs`, or ``None`` when an input cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return fingerprint_inputs(config)
     except OSError:
         return None
 
 
-def load_if_current(config: Config | Path) -> CachedRun | None:
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(read_regular(path)).hexdigest()
+    except OSError:
+        return None
+
+
+def _owned(rel: object, managed: list[str], root_real: str, root: Path) -> bool:
+    """Whether a manifest's output path is one generate could own: inside a managed folder."""
+    if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel:
+        return False
+    parts = rel.split("/")
+    if rel.startswith("/") or ".." in parts or "." in parts or "" in parts:
+        return False
+    if not any(rel.startswith(f"{folder}/") for folder in managed):
+        return False
+    return is_within(os.path.realpath(root / rel), root_real)
+
+
+def _read_manifest(path: Path) -> dict[str, object] | None:
+    """The manifest object, or ``None`` when it is missing, special, huge or not JSON."""
+    try:
+        doc = json.loads(read_regular(path, _MAX_MANIFEST_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def load_if_current(config: Config | Path, *, inputs: str | None = None) -> CachedRun | None:
     """The last run, if its inputs and every output are unchanged; else ``None``.
 
-    Never raises: a missing, corrupt or stale manifest just means a full run.
+    ``inputs`` is this run's :func:`fingerprint_inputs`, when already computed.
+    Never raises: a missing, corrupt, hostile or stale manifest just means a
+    full run. Its paths must lie in the configured managed folders, inside the
+    root, and only regular files are read.
     """
     config = _config(config)
     root = config.root
-    try:
-        doc = json.loads((root / config.manifest_path).read_text(encoding="utf-8"))
-        if doc.get("format") != _FORMAT or doc.get("inputs") != fingerprint_inputs(config):
+    doc = _read_manifest(root / config.manifest_path)
+    if doc is None or doc.get("format") != _FORMAT:
+        return None
+    managed = sorted(config.managed_dirs)
+    outputs = doc.get("outputs")
+    report = doc.get("report", "")
+    if doc.get("managed_dirs") != managed or not isinstance(outputs, dict):
+        return None
+    if not isinstance(report, str):
+        return None
+    root_real = os.path.realpath(root)
+    for rel, expected in outputs.items():
+        if not _owned(rel, managed, root_real, root):
             return None
-        outputs: dict[str, str] = doc["outputs"]
-        managed: list[str] = doc["managed_dirs"]
-        report: str = doc.get("report", "")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if not isinstance(expected, str) or not _DIGEST.match(expected):
+            return None
+    current = fingerprint_or_none(config) if inputs is None else inputs
+    if current is None or doc.get("inputs") != current:
         return None
     for rel, expected in outputs.items():
         if _file_digest(root / rel) != expected:
             return None
-    if stale_generated_files(root, outputs, managed):
+    if stale_generated_files(root, outputs, managed) or scratch_files(root, managed):
         return None
     return CachedRun(tuple(sorted(outputs)), report)
 
@@ -149,12 +206,19 @@ def record(
     plan: Mapping[str, str],
     managed_dirs: Iterable[str] | None = None,
     report: str = "",
+    *,
+    inputs: str | None = None,
 ) -> None:
-    """Remember a successful run whose outputs are ``plan``. Best effort: a cache never fails."""
+    """Remember a successful run whose outputs are ``plan``. Best effort: a cache never fails.
+
+    ``inputs`` is the :func:`fingerprint_inputs` taken *before* the catalog was
+    read: a catalog file changed during the run then makes the next run render
+    again. Without it, the inputs are fingerprinted now.
+    """
     config = _config(config)
-    try:
-        inputs = fingerprint_inputs(config)
-    except OSError:
+    if inputs is None:
+        inputs = fingerprint_or_none(config)
+    if inputs is None:
         return
     doc = {
         "format": _FORMAT,

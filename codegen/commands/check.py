@@ -15,7 +15,8 @@ from typing import Final
 
 from ..commands import add_no_warnings_argument, add_root_argument, config_from_args, plan_or_report
 from ..diagnostics import shown_path
-from ..writer import FileChange
+from ..safe_fs import check_output_locations
+from ..writer import FileChange, is_scratch
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]
 
@@ -135,6 +136,7 @@ def diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     """0 when every generated file is current, 1 otherwise (or when the catalog has errors)."""
     config = config_from_args(args)
+    check_output_locations(config)
     planned = plan_or_report(config, "check", "cannot compare", warnings=not args.no_warnings)
     if planned is None:
         return 1
@@ -143,7 +145,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"check: {len(unchanged)} generated files are current")
         return 0
     for change in changes:
-        print(f"{shown_path(change.path, config.root)}: {_REASONS[change.action]}")
+        reason = _REASONS[change.action]
+        if change.action == "delete" and is_scratch(change.path):
+            reason = "should be removed (left over from an interrupted generate)"
+        print(f"{shown_path(change.path, config.root)}: {reason}")
     limit = max(args.max_diff_lines, 0)
     shown = 0
     hidden = 0

@@ -15,7 +15,14 @@ from pathlib import Path
 
 from ..commands import add_root_argument, config_from_args, load_or_report
 from ..dashboards import render_dashboards
-from ..writer import HandWrittenFileError, apply_changes, compute_changes, write_atomic
+from ..safe_fs import check_output_locations
+from ..writer import (
+    HandWrittenFileError,
+    WriteError,
+    apply_changes,
+    compute_changes,
+    write_atomic,
+)
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -41,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write (or check) the dashboards; 1 on catalog errors or stale files."""
     config = config_from_args(args)
+    if args.out is None:
+        check_output_locations(config)
     catalog = load_or_report(config)
     if catalog is None:
         return 1
@@ -51,7 +60,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.out is not None:
         for rel, text in rendered.items():
-            write_atomic(args.out / Path(rel).name, text)
+            try:
+                write_atomic(args.out / Path(rel).name, text)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                print(f"error: cannot write {args.out / Path(rel).name}: {reason}", file=sys.stderr)
+                return 2
             print(f"wrote {args.out / Path(rel).name}")
         return 0
     root = config.root
@@ -64,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
         for change in changes:
             print(f"{change.path}: out of date ({change.action}); run {config.generate_command}")
         return 1 if changes else 0
-    apply_changes(root, changes)
+    try:
+        apply_changes(root, changes)
+    except WriteError as exc:
+        print(f"error: {exc.strerror}", file=sys.stderr)
+        return 2
     for change in changes:
         print(f"{change.action} {change.path}")
     if not changes:
