@@ -299,11 +299,12 @@ class Config:
                     matches = (Path(p) for p in glob.glob(entry, recursive=True))
                 else:
                     matches = self.root.glob(entry)
-                found.update(p for p in matches if p.is_file())
+                # Not is_file(): a FIFO or a symlink loop is kept, so loading it says why.
+                found.update(p for p in matches if not p.is_dir())
                 continue
             path = self.root / entry
             if path.is_dir():
-                found.update(p for p in path.glob("*.yaml") if p.is_file())
+                found.update(p for p in path.glob("*.yaml") if not p.is_dir())
             else:
                 found.add(path)
         return sorted(found)

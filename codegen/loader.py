@@ -21,6 +21,7 @@ is iterative, so no input can exhaust the Python stack.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import yaml
 
 from .diagnostics import Diagnostic, Position, Severity
+from .safe_fs import NotRegularFileError, read_head
 from .yaml_errors import explain_syntax_error
 
 __all__ = [
@@ -255,11 +257,20 @@ def load_file(path: Path, display: str) -> LoadedFile:
     come back as diagnostics.
     """
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        # Never blocks: a FIFO or a device is refused before anything is read.
+        data = read_head(path, MAX_FILE_BYTES + 1)
+    except NotRegularFileError as exc:
+        msg = (
+            f"the catalog path {exc.strerror}; a catalog file must be a regular file: "
+            "remove it, or rename it so it does not end in .yaml."
+        )
+        return LoadedFile(display, None, (_error("FILE_UNREADABLE", msg, Position(display)),))
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        msg = f"cannot read the file ({reason}); check the path and its permissions."
+        if exc.errno == errno.ELOOP:
+            msg = "the file is a symlink loop; point the link at a catalog file or remove it."
+        else:
+            reason = exc.strerror or type(exc).__name__
+            msg = f"cannot read the file ({reason}); check the path and its permissions."
         return LoadedFile(display, None, (_error("FILE_UNREADABLE", msg, Position(display)),))
     return load_bytes(data, display)
 

@@ -78,13 +78,16 @@ def _open_regular(path: Path) -> BinaryIO:
     except IsADirectoryError:
         msg = "is a directory, not a regular file"
         raise NotRegularFileError(errno.EISDIR, msg, str(path)) from None
-    handle = os.fdopen(fd, "rb")
-    mode = os.fstat(fd).st_mode
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
     if not stat.S_ISREG(mode):
-        handle.close()
+        os.close(fd)
         kind = file_kind(mode)
         raise NotRegularFileError(errno.EINVAL, f"is {kind}, not a regular file", str(path))
-    return handle
+    return os.fdopen(fd, "rb")
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:

@@ -5,14 +5,18 @@ The baseline is a git ref (``main``, ``origin/main``, ``v0.3.0``, a commit, or
 ``catalog/*.yaml`` are read with ``git ls-tree`` and ``git cat-file``, or a
 directory: a checkout holding ``catalog/``, or a catalog directory itself.
 Either way the files are copied into a temporary directory and loaded like the
-working tree, so both sides go through the same loader.
+working tree, so both sides go through the same loader. From a directory only
+regular files are copied: a FIFO is never opened, and a device, a folder named
+``x.yaml``, a symlink loop or a symlink leading outside the directory is skipped
+with one warning line each.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import itertools
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,7 +34,9 @@ from ..commands import (
 from ..config import Config
 from ..diagnostics import Position, Severity, format_diagnostics
 from ..diff import diff_catalogs
+from ..loader import MAX_FILE_BYTES
 from ..pipeline import load_and_check
+from ..safe_fs import is_within, read_regular
 
 __all__ = [
     "HELP",
@@ -102,36 +108,78 @@ def _from_git(
     return lambda p: replace(p, path=f"{ref}:{p.path}")
 
 
+def _baseline_bytes(path: Path, source: Path) -> bytes | None:
+    """The bytes of a baseline catalog file, or ``None`` after a warning saying why it is skipped.
+
+    Only a regular file inside ``source`` (following symlinks) is read; a FIFO
+    is never opened for reading (it would block), a device never read.
+    """
+    shown = path.as_posix()
+    try:
+        real = os.path.realpath(path, strict=True)
+    except OSError as exc:
+        reason = "a symlink loop" if exc.errno == errno.ELOOP else "a dangling symlink"
+        print(f"warning: --against: {shown} is {reason}; skipped", file=sys.stderr)
+        return None
+    if not is_within(real, os.path.realpath(source)):
+        print(
+            f"warning: --against: {shown} is a symlink to {real}, outside {source}; refused",
+            file=sys.stderr,
+        )
+        return None
+    try:
+        return read_regular(path, MAX_FILE_BYTES)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        print(f"warning: --against: {shown} {_as_clause(reason)}; skipped", file=sys.stderr)
+        return None
+
+
+def _as_clause(reason: str) -> str:
+    """``is a FIFO ...`` stays; an OS message becomes ``cannot be read (<reason>)``."""
+    return reason if reason.startswith("is ") else f"cannot be read ({reason})"
+
+
+def _copy_folder(folder: Path, source: Path, target: Path) -> int:
+    """Copy ``folder``'s readable ``*.yaml`` files into ``target``; how many were copied."""
+    copied = 0
+    for path in sorted(folder.glob("*.yaml")):
+        data = _baseline_bytes(path, source)
+        if data is None:
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        (target / path.name).write_bytes(data)
+        copied += 1
+    return copied
+
+
+def _nothing_to_compare(source: Path, where: str) -> BaselineError:
+    msg = (
+        f"--against {source}: the directory holds {where}, so there is nothing to "
+        "compare with (every row would look added); pass a checkout root or its "
+        "catalog/ directory"
+    )
+    return BaselineError(msg)
+
+
 def _from_directory(
     source: Path, dest: Path, catalog_dirs: Sequence[str]
 ) -> Callable[[Position], Position]:
     first = catalog_dirs[0] if catalog_dirs else "catalog"
     checkout = all((source / d).is_dir() for d in catalog_dirs)
     if checkout and any(any((source / d).glob("*.yaml")) for d in catalog_dirs):
-        for folder in catalog_dirs:
-            for path in sorted((source / folder).glob("*.yaml")):
-                target = dest / folder / path.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
+        copied = sum(_copy_folder(source / d, source, dest / d) for d in catalog_dirs)
+        if not copied:
+            raise _nothing_to_compare(source, "catalog folders without a readable *.yaml file")
         return lambda p: replace(p, path=(source / p.path).as_posix())
     catalog_dir = source / first if (source / first).is_dir() else source
-    files = sorted(catalog_dir.glob("*.yaml"))
-    if not files:
+    if not _copy_folder(catalog_dir, source, dest / first):
         where = (
             "neither catalog/ nor *.yaml files"
             if catalog_dir == source
             else ("a catalog/ directory without *.yaml files")
         )
-        msg = (
-            f"--against {source}: the directory holds {where}, so there is nothing to "
-            "compare with (every row would look added); pass a checkout root or its "
-            "catalog/ directory"
-        )
-        raise BaselineError(msg)
-    target = dest / first
-    target.mkdir(parents=True, exist_ok=True)
-    for path in files:
-        shutil.copyfile(path, target / path.name)
+        raise _nothing_to_compare(source, where)
     return lambda p: replace(p, path=(catalog_dir / Path(p.path).name).as_posix())
 
 
