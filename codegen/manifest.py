@@ -13,8 +13,8 @@ else, including an unreadable, corrupt, oversized or foreign manifest (wrong
 types, paths outside the managed folders), falls back to a full run: the
 manifest is read as untrusted input, and only regular files are read.
 
-This module imports only the standard library, :mod:`codegen.config` and
-:mod:`codegen.writer`, so
+This module imports only the standard library and light codegen modules
+(:mod:`codegen.config`, :mod:`codegen.writer`, :mod:`codegen.schema_file`), so
 the no-op path never pays for YAML, jsonschema or Jinja2. ``check`` never uses
 the manifest: it always renders, so CI proves the committed files itself.
 """
@@ -35,7 +35,8 @@ from typing import Final
 from metric_catalog import vocabulary
 
 from .config import Config, config_for_root
-from .safe_fs import is_within, read_regular
+from .safe_fs import check_output_path, is_within, read_regular
+from .schema_file import schema_file_path
 from .writer import scratch_files, stale_generated_files, write_atomic
 
 __all__ = [
@@ -143,22 +144,25 @@ def _file_digest(path: Path) -> str | None:
         return None
 
 
-def _owned(rel: object, managed: list[str], root_real: str, root: Path) -> bool:
-    """Whether a manifest's output path is one generate could own: inside a managed folder."""
+def _owned(rel: object, config: Config, managed: list[str], root_real: str) -> bool:
+    """Whether a manifest's output path is one generate could own (a managed folder's file,
+    or the schema copy), inside the root."""
     if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel:
         return False
     parts = rel.split("/")
     if rel.startswith("/") or ".." in parts or "." in parts or "" in parts:
         return False
-    if not any(rel.startswith(f"{folder}/") for folder in managed):
+    inside = any(rel.startswith(f"{folder}/") for folder in managed)
+    if not inside and rel != schema_file_path(config):
         return False
-    return is_within(os.path.realpath(root / rel), root_real)
+    return is_within(os.path.realpath(config.root / rel), root_real)
 
 
-def _read_manifest(path: Path) -> dict[str, object] | None:
-    """The manifest object, or ``None`` when it is missing, special, huge or not JSON."""
+def _read_manifest(root: Path, rel: str) -> dict[str, object] | None:
+    """The manifest object; ``None`` if missing, special, linked out, huge or not JSON."""
     try:
-        doc = json.loads(read_regular(path, _MAX_MANIFEST_BYTES).decode("utf-8"))
+        check_output_path(root, rel)
+        doc = json.loads(read_regular(root / rel, _MAX_MANIFEST_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
@@ -174,7 +178,7 @@ def load_if_current(config: Config | Path, *, inputs: str | None = None) -> Cach
     """
     config = _config(config)
     root = config.root
-    doc = _read_manifest(root / config.manifest_path)
+    doc = _read_manifest(root, config.manifest_path)
     if doc is None or doc.get("format") != _FORMAT:
         return None
     managed = sorted(config.managed_dirs)
@@ -186,7 +190,7 @@ def load_if_current(config: Config | Path, *, inputs: str | None = None) -> Cach
         return None
     root_real = os.path.realpath(root)
     for rel, expected in outputs.items():
-        if not _owned(rel, managed, root_real, root):
+        if not _owned(rel, config, managed, root_real):
             return None
         if not isinstance(expected, str) or not _DIGEST.match(expected):
             return None
