@@ -27,6 +27,8 @@ NOT_CODES = frozenset(
         "RECORDED",
         "DIR",  # config: the metavar of a folder key's flag
         "HELP",  # cli: the constant naming each command module's one-line description
+        "O_NONBLOCK",  # safe_fs, writer: os flags looked up where the platform has them
+        "O_CLOEXEC",
     }
 )
 
