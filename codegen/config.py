@@ -164,6 +164,20 @@ class Config:
         comment="catalog files, folders or globs",
     )
     """Catalog files, folders (their ``*.yaml``) or glob patterns, root-relative."""
+    schema_file: str | None = _key(
+        None,
+        kind="folder",
+        help=(
+            "the project's copy of the catalog's JSON schema, which catalog files name in "
+            "`# yaml-language-server: $schema=...`; `generate` keeps it current"
+        ),
+        example='a JSON file inside the project, e.g. "myrl/telemetry/catalog/catalog.schema.json"',
+        flag="the project's copy of the catalog schema",
+        metavar="FILE",
+        comment="the catalog schema editors read",
+        shown_default="`catalog.schema.json` in the first `catalog` entry's folder",
+    )
+    """Root-relative path of the schema copy; ``None``: beside the first catalog entry."""
     package: str = _key(
         "metric_catalog.generated",
         kind="text",
@@ -196,7 +210,7 @@ class Config:
     dashboards_dir: str = _key(
         "docs/dashboards",
         kind="folder",
-        help="one Grafana dashboard per catalog file",
+        help="one Grafana dashboard per catalog file with series",
         example='the folder for the Grafana dashboards, e.g. "docs/dashboards"',
         flag="folder of the generated Grafana dashboards",
         comment="Grafana dashboards",
@@ -539,7 +553,7 @@ def _relative(value: object, key: str, source: Path | None, *, glob: bool = Fals
             source, key, f"{value!r} leaves the project root; keep it inside {PYPROJECT}'s folder"
         )
     if not glob and any(ch in value for ch in "*?["):
-        raise _error(source, key, f"{value!r} is a pattern; give one folder")
+        raise _error(source, key, f"{value!r} is a pattern; give one path")
     text = path.as_posix()
     return "" if text == "." else text
 

@@ -4,7 +4,8 @@ Catalog files start with ``# yaml-language-server: $schema=catalog.schema.json``
 so editors complete and check rows as they are typed. That line must work in
 every checkout, offline: a path into a virtual environment or a URL does not.
 So the schema is a generated file of the project, ``catalog.schema.json`` in
-the folder of the first ``catalog`` entry of ``[tool.metric-catalog]``;
+the folder of the first ``catalog`` entry of ``[tool.metric-catalog]`` (or
+where its ``schema-file`` key says);
 ``init`` writes it, ``generate`` keeps it current (a newer metric-catalog may
 add fields) and ``check`` fails when it is stale, like any generated file.
 
@@ -55,11 +56,14 @@ def catalog_folder(entry: str) -> str:
 
 
 def schema_file_path(config: Config) -> str | None:
-    """Root-relative path of the project's schema copy; ``None`` for a ``--catalog`` run.
+    """Root-relative path of the project's schema copy; ``None`` when there is none to keep.
 
-    A catalog given on the command line is a one-off input, not the project's
-    layout, so it moves no generated file.
+    The ``schema-file`` key when set; else ``catalog.schema.json`` in the first
+    catalog entry's folder, unless the catalog was given on the command line
+    (a one-off input, not the project's layout, moves no generated file).
     """
+    if config.schema_file:
+        return config.schema_file
     if config.catalog_flag or not config.catalog:
         return None
     folder = catalog_folder(config.catalog[0])

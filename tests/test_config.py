@@ -135,6 +135,7 @@ def test_the_cli_exits_2_with_the_config_error(
 def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
     values = {
         "catalog": '["cat/*.yaml"]',
+        "schema-file": '"cat/schema.json"',
         "package": '"p.gen"',
         "package-dir": '"src/p/gen"',
         "docs-dir": '"d/m"',

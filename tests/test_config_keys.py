@@ -65,6 +65,7 @@ def test_only_globs_and_folders_are_paths() -> None:
     paths = {key.name for key in CONFIG_KEYS if key.is_path}
     assert paths == {
         "catalog",
+        "schema-file",
         "package-dir",
         "docs-dir",
         "dashboards-dir",
@@ -115,6 +116,7 @@ def test_the_flags_are_the_declared_keys_and_override_them(tmp_path: Path) -> No
 def test_inits_table_reads_back_to_the_values_it_was_given(tmp_path: Path) -> None:
     values: dict[str, object] = {
         "catalog": ["cat/*.yaml", "more"],
+        "schema-file": "cat/schema.json",
         "package": "p.gen",
         "package-dir": "src/p/gen",
         "docs-dir": "d/m",

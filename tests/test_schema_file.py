@@ -99,3 +99,35 @@ def test_generate_refuses_to_replace_a_hand_written_schema_file(
     assert main(["generate", "--root", str(project), "--no-cache"]) == 1
     assert "refusing to overwrite" in capsys.readouterr().err
     assert copy.read_text() == '{"mine": true}\n'
+
+
+def test_the_schema_file_key_moves_the_copy_and_the_example_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "rl"\n')
+    flags = ["--root", str(tmp_path), "--schema-file", "schemas/catalog.json"]
+    assert main(["init", *flags]) == 0
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert 'schema-file = "schemas/catalog.json"' in text
+    example = tmp_path / "rl" / "telemetry" / "catalog" / "example.yaml"
+    first = example.read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../../schemas/catalog.json"
+    assert (example.parent / "../../../schemas/catalog.json").resolve().is_file()
+    assert not (example.parent / "catalog.schema.json").exists()
+    assert main(["generate", "--root", str(tmp_path)]) == 0
+    assert main(["check", "--root", str(tmp_path)]) == 0
+    capsys.readouterr()
+    copy = tmp_path / "schemas" / "catalog.json"
+    copy.write_text(copy.read_text().replace('"additionalProperties": false', '"x": 1', 1))
+    assert main(["check", "--root", str(tmp_path)]) == 1
+    assert "schemas/catalog.json: stale or hand-edited" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["../out.json", "/abs.json", "a/*.json"])
+def test_a_schema_file_outside_the_project_or_a_pattern_is_refused(
+    tmp_path: Path, value: str
+) -> None:
+    from codegen.config import ConfigError, parse_table
+
+    with pytest.raises(ConfigError, match="schema-file"):
+        parse_table({"schema-file": value}, tmp_path / "pyproject.toml")

@@ -129,6 +129,8 @@ def _layout(root: Path, project: Mapping[str, object], args: argparse.Namespace)
         "dashboards-dir": args.dashboards_dir or "docs/dashboards",
         "title": args.title or f"{name} metrics",
         "cache-dir": args.cache_dir or ".cache/metric-catalog",
+        # Only when asked: the default (beside the catalog) needs no line in the table.
+        **({"schema-file": args.schema_file} if getattr(args, "schema_file", None) else {}),
     }
 
 
@@ -287,7 +289,12 @@ def _start_catalog(config: Config, writes: list[_Write]) -> None:
         print(f"kept the catalog: {names}{more}")
     else:
         folder = config.root / catalog_folder(config.catalog[0])
-        schema_ref = PurePosixPath(schema).name if schema else SCHEMA_SOURCE.as_uri()
+        # Relative to the example file, so it resolves in every checkout of the project.
+        schema_ref = (
+            Path(os.path.relpath(config.root / schema, folder)).as_posix()
+            if schema
+            else SCHEMA_SOURCE.as_uri()
+        )
         owner = config.package.split(".")[0] + ".train"
         example = example_catalog(schema_ref, config.package, owner)
         _new_file(folder / _EXAMPLE_NAME, example, writes)
