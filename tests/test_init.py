@@ -348,3 +348,16 @@ def test_add_table_keeps_any_valid_file_as_its_prefix(lines: list[str], newline:
     if not after["tool"] and "tool" not in before:
         del after["tool"]
     assert after == before
+
+
+def test_init_refuses_a_pyproject_that_is_not_utf8_with_its_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = b'[project]\nname = "r\xe9l"\n'
+    (tmp_path / "pyproject.toml").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: pyproject.toml:2:10: not UTF-8 (byte 0xe9)"), err
+    assert (tmp_path / "pyproject.toml").read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml"]

@@ -203,6 +203,21 @@ def _parse(text: str, path: Path) -> dict[str, object]:
     return document
 
 
+def _read_text(path: Path) -> str:
+    """The file's text, every byte kept (no newline translation), or a PyprojectError."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        msg = (
+            f"{_shown(path)}:{line}:{column}: not UTF-8 (byte {data[exc.start]:#04x}); TOML "
+            "files are UTF-8: re-save it as UTF-8 and run init again (nothing was written)"
+        )
+        raise PyprojectError(msg) from None
+
+
 def add_table(text: str, table: str, path: Path) -> str:
     """``text`` (a pyproject.toml) with ``table`` appended; every byte of ``text`` kept.
 
@@ -357,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{_shown(configured)} already has [{TABLE}]; init leaves it as it is")
     else:
         pyproject = nearest or start / PYPROJECT
-        old = pyproject.read_bytes().decode("utf-8") if nearest is not None else None
+        old = _read_text(pyproject) if nearest is not None else None
         project = _parse(old, pyproject).get("project", {}) if old is not None else {}
         keys = _layout(pyproject.parent, project if isinstance(project, dict) else {}, args)
         table = table_text(keys)
