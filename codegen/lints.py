@@ -428,6 +428,40 @@ def _sentence_problems(text: str, *, show: bool = False) -> list[str]:
     return problems
 
 
+_TODO_RE: Final = re.compile(r"\s*TODO\b")
+
+
+@rule("DESCRIPTION_TODO", Severity.ERROR, "description")
+def _description_todo(row: MetricRow) -> Iterator[str]:
+    """A description is not a draft's ``TODO`` (``metric-catalog infer`` writes them).
+
+    Fix: Replace the TODO with one sentence saying what the value measures.
+    """
+    if _TODO_RE.match(row.description):
+        yield (
+            f"description of {row.name!r} is a draft's TODO ({row.description.strip()!r}); "
+            "say in one sentence what the value measures before committing the row."
+        )
+
+
+@rule("ATTRIBUTE_DESCRIPTION_TODO", Severity.ERROR, "description", scope=Scope.ATTRIBUTE)
+def _attribute_description_todo(attribute: Attribute) -> Iterator[str | Nit]:
+    """An attribute's or enum value's description is not a draft's ``TODO``.
+
+    Fix: Replace the TODO with one sentence saying what the attribute or value means.
+    """
+    if _TODO_RE.match(attribute.description):
+        yield f"description of attribute {attribute.name!r} is a draft's TODO; say what it means."
+    for value in attribute.values:
+        if _TODO_RE.match(value.description):
+            yield Nit(
+                attribute,
+                f"description of value {value.value!r} of attribute {attribute.name!r} is a "
+                "draft's TODO; say what the value means.",
+                position=value.position,
+            )
+
+
 @rule("DESCRIPTION_FORMAT", Severity.WARNING, "description")
 def _description_format(row: MetricRow) -> Iterator[str]:
     """Descriptions are sentences: they start upper-case and end with a period.

@@ -97,6 +97,11 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("TYPE_IN_NAME", {"name": "rl.reward.gauge"}, {"name": "rl.reward.gauged"}),
     ("TYPE_IN_NAME", {"name": "rl.step_counter"}, {"name": "rl.step.index"}),
     ("DESCRIPTION_MISSING", {"description": "  "}, {"description": "Reward."}),
+    (
+        "DESCRIPTION_TODO",
+        {"description": "TODO: say what this measures."},
+        {"description": "Todo items the agent finished."},
+    ),
     ("DESCRIPTION_FORMAT", {"description": "mean reward."}, {"description": "Mean reward."}),
     ("DESCRIPTION_FORMAT", {"description": "Mean reward"}, {"description": "99th percentile."}),
     (
