@@ -36,6 +36,7 @@ COMMANDS: Final[dict[str, str]] = {
     "init": ".commands.init",
     "emit": ".commands.emit",
     "scan": ".commands.scan",
+    "infer": ".commands.infer",
 }
 """Command name -> module implementing it."""
 
