@@ -23,6 +23,7 @@ from bench.docs_bench import bench_docs
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
+from bench.infer_bench import bench_infer
 from bench.live_bench import bench_live
 from bench.measure import REPO, BenchError
 from bench.report import (
@@ -50,6 +51,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "live": ("8. live-check throughput", bench_live),
     "sandbox": ("9. Sandboxed templates", bench_sandbox),
     "scan": ("10. Source scan vs a bare ast.parse pass", bench_scan),
+    "infer": ("11. infer vs live-check over the same log", bench_infer),
 }
 """Benchmark name -> (title, function), in report order."""
 
