@@ -269,6 +269,8 @@ def observe(
                 if isinstance(item, Malformed):
                     seen.malformed += 1
                     continue
+                if not isinstance(item, Record):
+                    continue  # a run's header (its configuration): no keys
                 _take(
                     seen,
                     run,
