@@ -18,6 +18,7 @@ exit status (2, or 1)::
     │   └── codegen.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
     ├── codegen.commands.diff.BaselineError   diff's baseline cannot be read
     ├── codegen.live_check.LogInputError      live-check's log paths cannot be read
+    ├── codegen.conditions.ConditionError     a condition over config uses what the language forbids
     └── codegen.emit.EmitError                emit cannot plan or send the sample run
     FileExistsError
     └── codegen.writer.HandWrittenFileError   generated output would replace a hand-written file

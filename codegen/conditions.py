@@ -67,8 +67,8 @@ class ConditionError(ValueError):
     """An expression over ``config`` that uses something the language does not allow."""
 
 
-class _UndecidedError(Exception):
-    """A configuration path the run did not log, or values that do not compare."""
+_UNDECIDED: Final = object()
+"""What an expression is when a path is missing or values do not compare."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +125,8 @@ class Condition:
 
     def holds(self, config: Mapping[str, Any]) -> bool | None:
         """Whether the condition holds; ``None`` when a path is missing or values do not compare."""
-        try:
-            return bool(_evaluate(self.tree, config))
-        except _UndecidedError:
-            return None
+        value = _evaluate(self.tree, config)
+        return None if value is _UNDECIDED else bool(value)
 
 
 def _literal(node: ast.expr) -> object:
@@ -173,27 +171,36 @@ def _check(node: ast.expr) -> None:
 
 
 def _evaluate(node: ast.expr, config: Mapping[str, Any]) -> Any:
+    """The node's value, or :data:`_UNDECIDED` (which every operator passes on)."""
     path = _path(node)
     if path is not None:
         try:
             return path.lookup(config)
-        except KeyError as exc:
-            raise _UndecidedError(str(exc)) from exc
+        except KeyError:
+            return _UNDECIDED
     if isinstance(node, ast.BoolOp):
-        if isinstance(node.op, ast.And):
-            return all(_evaluate(v, config) for v in node.values)
-        return any(_evaluate(v, config) for v in node.values)
+        want = isinstance(node.op, ast.Or)  # the value that decides: True for or, False for and
+        for item in node.values:
+            value = _evaluate(item, config)
+            if value is _UNDECIDED:
+                return _UNDECIDED
+            if bool(value) is want:
+                return want
+        return not want
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return not _evaluate(node.operand, config)
+        value = _evaluate(node.operand, config)
+        return value if value is _UNDECIDED else not value
     if isinstance(node, ast.Compare):
         left = _evaluate(node.left, config)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = _evaluate(right_node, config)
+            if left is _UNDECIDED or right is _UNDECIDED:
+                return _UNDECIDED
             try:
                 if not _COMPARE[type(op)](left, right):
                     return False
-            except TypeError as exc:  # 3 < "a": the run's value has another type
-                raise _UndecidedError(str(exc)) from exc
+            except TypeError:  # 3 < "a": the run's value has another type
+                return _UNDECIDED
             left = right
         return True
     return _literal(node)
