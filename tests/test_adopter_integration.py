@@ -1,10 +1,13 @@
 """metric-catalog as another codebase adopts it: a real wheel in a fresh venv, then its workflow.
 
 Builds this repository's sdist and wheel (``python -m build``), installs the
-wheel with the ``codegen`` and ``docs`` extras into a new virtual environment,
-and in a copy of ``examples/adopter`` (package ``myrl``, catalog in
-``myrl/telemetry/catalog/``) runs what an adopter runs: ``metric-catalog
-init`` in an empty project, ``generate``, a non-editable install of the
+wheel with the ``codegen``, ``otel`` and ``docs`` extras into a new virtual
+environment, and runs what an adopter runs: in a project that already has a
+``pyproject.toml``, ``metric-catalog init`` (from a subfolder), then
+:data:`ADOPTION_FLOW` (``generate``, ``check``, ``scan``, ``validate``,
+``lint``), a run of its own code and ``live-check`` of that run; ``init`` in an
+empty project; and in a copy of ``examples/adopter`` (package ``myrl``, catalog
+in ``myrl/telemetry/catalog/``) ``generate``, a non-editable install of the
 project, imports and ``mypy --strict`` of its generated modules, ``check``
 (passing, then failing after a YAML edit) and a Sphinx build with the shipped
 ``metric_catalog.sphinx`` extension under ``-W``.
@@ -76,14 +79,37 @@ def run(
 ADOPTION_FLOW: tuple[tuple[str, ...], ...] = (
     ("generate",),
     ("check",),
+    ("scan", "--warnings-as-errors"),
     ("validate",),
     ("lint", "--warnings-as-errors"),
 )
 """The adopter's commands after ``init``, in order, each of which must pass.
 
-Hook point: issue 21's ``scan`` and ``infer`` commands join here once they are
-on main (``("scan",)``, then ``("infer", "run.jsonl")`` before ``validate``).
+Hook point: issue 21's ``infer`` joins here once it is on main
+(``("infer", "run.jsonl")`` after the run below, then ``validate`` again).
 """
+
+TRAIN_PY = '''"""A training loop of the project: logs through the tee into a JSONL run log."""
+
+import sys
+
+from metric_catalog.loggers import JsonlLogger, TeeLogger
+
+from other_rl.telemetry.generated import example
+
+
+def main(path: str) -> None:
+    with JsonlLogger(path) as backend:
+        logger = TeeLogger(backend)
+        for step in range(3):
+            logger.log_metrics({"loss": 1.0 / (step + 1)}, step, prefix="train")
+            backend.record_metrics({example.EXAMPLE_STEP_DURATION.key: 0.5}, step=step)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
+'''
+"""The project's own code, which ``scan`` reads and whose run ``live-check`` judges."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +247,7 @@ def test_init_generate_check_in_a_project_with_a_pyproject(venv: Env, tmp_path: 
     pyproject.write_bytes(original)
     (tmp_path / "other_rl").mkdir()
     (tmp_path / "other_rl" / "__init__.py").write_text("")
+    (tmp_path / "other_rl" / "train.py").write_text(TRAIN_PY)
     sub = tmp_path / "other_rl"
     command = venv.bin("metric-catalog")
     # From a subfolder: the nearest pyproject.toml is the project.
@@ -231,19 +258,7 @@ def test_init_generate_check_in_a_project_with_a_pyproject(venv: Env, tmp_path: 
     for step in ADOPTION_FLOW:
         run([command, *step], cwd=tmp_path, venv=venv.root)
     # A run of the project's own code: its generated module, the tee and the JSONL log.
-    code = (
-        "import sys\n"
-        "from metric_catalog.loggers import JsonlLogger, TeeLogger\n"
-        "import other_rl.telemetry.generated.example as m\n"
-        "with JsonlLogger(sys.argv[1]) as backend:\n"
-        "    logger = TeeLogger(backend)\n"
-        "    for step in range(3):\n"
-        "        logger.log_metrics({m.EXAMPLE_LOSS.logger_key: 1.0 / (step + 1)}, step,"
-        " prefix=m.EXAMPLE_LOSS.prefix)\n"
-        "        backend.record_metrics({m.EXAMPLE_STEP_DURATION.key: 0.5}, step=step)\n"
-    )
-    python = venv.bin("python")
-    run([python, "-c", code, "run.jsonl"], cwd=tmp_path, venv=venv.root)
+    run([venv.bin("python"), "-m", "other_rl.train", "run.jsonl"], cwd=tmp_path, venv=venv.root)
     out = run(
         [command, "live-check", "run.jsonl", "--fail-on", "all"], cwd=tmp_path, venv=venv.root
     )
