@@ -108,6 +108,8 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             parts = _row_parts(row)
             if parts is None or not _presence_ok(row, parts[0], diagnostics):
                 continue
+            if not _temporality_ok(row, parts[0], diagnostics):
+                continue
             extras = _row_extras(row, section, file_prefixes, diagnostics)
             if extras is None:
                 continue
@@ -222,6 +224,23 @@ def _presence_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]
         )
         return False
     return True
+
+
+def _temporality_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]) -> bool:
+    """``temporality: cumulative`` only on a counter; else report where it is written."""
+    if texts.get("temporality", "delta") == "delta" or texts.get("kind") == "counter":
+        return True
+    diagnostics.append(
+        Diagnostic(
+            "TEMPORALITY_NOT_COUNTER",
+            Severity.ERROR,
+            f"temporality: cumulative says the code logs a running total, which the tee "
+            f"turns into a counter's increments; this row is a {texts.get('kind')}. Declare "
+            "kind: counter, or drop temporality (a gauge shows the running total as logged).",
+            row.values["temporality"].position,
+        )
+    )
+    return False
 
 
 def _with_presence(
@@ -360,6 +379,7 @@ def _build_row(
         attributes=extras.attributes,
         other_prefixes=prefixes[1:] if teed and prefixes else (),
         cardinality_limit=extras.cardinality_limit,
+        temporality=texts.get("temporality", "delta") if teed else "delta",
     )
 
 

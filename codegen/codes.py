@@ -258,6 +258,13 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "A row has a `condition` but is not `conditionally_required`.",
         "Set `requirement_level: conditionally_required` or drop the condition.",
     ),
+    (
+        "TEMPORALITY_NOT_COUNTER",
+        "build",
+        _E,
+        "A row that is not a counter says `temporality: cumulative` (a running total).",
+        "Declare `kind: counter`, or drop `temporality` (a gauge shows the total as logged).",
+    ),
     # --- catalog ---
     (
         "DUPLICATE_NAME",

@@ -64,6 +64,7 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "other_prefixes",
     "attributes",
     "cardinality_limit",
+    "temporality",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -106,6 +107,13 @@ RULES: Final[dict[str, Rule]] = dict(
             "a stable series never changes unit; add a new series and deprecate this one",
         ),
         _rule(
+            "STABLE_TEMPORALITY_CHANGED",
+            Severity.ERROR,
+            "a stable series never changes temporality: a running total read as deltas "
+            "(or the other way round) makes the exported counter wrong; add a new series "
+            "and deprecate this one",
+        ),
+        _rule(
             "STABILITY_DOWNGRADED",
             Severity.ERROR,
             "stability never goes down from stable; deprecate the series instead",
@@ -128,6 +136,12 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.ERROR,
             "a beta series changes unit only while deprecated; add a deprecated: block "
             "saying why (or add a new series)",
+        ),
+        _rule(
+            "BETA_TEMPORALITY_CHANGED",
+            Severity.ERROR,
+            "a beta series changes temporality only while deprecated; add a deprecated: "
+            "block saying why (or add a new series)",
         ),
         _rule(
             "BETA_LOGGER_KEY_CHANGED",
@@ -604,6 +618,12 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
                 f"stable series {name} changed unit {old.unit!r} -> {new.unit!r}",
                 new.where("unit"),
             )
+        if new.temporality != old.temporality:
+            findings.add(
+                "STABLE_TEMPORALITY_CHANGED",
+                f"stable series {name} changed temporality {old.temporality} -> {new.temporality}",
+                new.where("temporality"),
+            )
         if _level(new.stability) < _level(old.stability):
             findings.add(
                 "STABILITY_DOWNGRADED",
@@ -630,6 +650,13 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
                 f"beta series {name} changed unit {old.unit!r} -> {new.unit!r} "
                 "without a deprecation",
                 new.where("unit"),
+            )
+        if new.temporality != old.temporality:
+            findings.add(
+                "BETA_TEMPORALITY_CHANGED",
+                f"beta series {name} changed temporality {old.temporality} -> "
+                f"{new.temporality} without a deprecation",
+                new.where("temporality"),
             )
 
 

@@ -286,6 +286,9 @@ class MetricRow:
     first_step_config: str | None = None
     """``first_step`` as a configuration value (``config.trainer.test_freq``), read from the
     configuration a run logged; ``first_step`` is then ``None``."""
+    temporality: str = "delta"
+    """A counter's logged value: ``delta`` (this step's amount) or ``cumulative`` (a running
+    total whose growth the tee adds)."""
 
     @property
     def registry_key(self) -> str:

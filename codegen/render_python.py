@@ -480,6 +480,8 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         lines.append(_tuple_kwarg("other_prefixes", prefixes, _INDENT))
     if row.cardinality_limit is not None:
         lines.append(f"{' ' * _INDENT}cardinality_limit={row.cardinality_limit},")
+    if row.temporality != "delta":  # the default is not written: existing modules stay as they are
+        lines.append(py_kwarg("temporality", row.temporality, _INDENT))
     return "".join(f"{line}\n" for line in lines)
 
 

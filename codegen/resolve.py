@@ -114,6 +114,7 @@ def _row(
         ),
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,
+        "temporality": row.temporality if row.section == "teed" else None,
         "shadowed_by": list((shadowed or {}).get(row.name, ())),
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},

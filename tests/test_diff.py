@@ -185,6 +185,32 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         True,
     ),
     (
+        "stable temporality changed",
+        [row("rl.a", stability=S, kind="counter")],
+        [replace(row("rl.a", stability=S, kind="counter"), temporality="cumulative")],
+        ["STABLE_TEMPORALITY_CHANGED"],
+        True,
+    ),
+    (
+        "beta temporality changed without deprecation",
+        [replace(row("rl.a", stability=B, kind="counter"), temporality="cumulative")],
+        [row("rl.a", stability=B, kind="counter")],
+        ["BETA_TEMPORALITY_CHANGED"],
+        True,
+    ),
+    (
+        "beta temporality changed with a deprecation is allowed",
+        [row("rl.a", stability=B, kind="counter")],
+        [
+            replace(
+                row("rl.a", stability=B, kind="counter", deprecated=dep()),
+                temporality="cumulative",
+            )
+        ],
+        [],
+        False,
+    ),
+    (
         "beta unit changed with a deprecation is allowed",
         [row("rl.a", stability=B, unit="s")],
         [row("rl.a", stability=B, unit="ms", deprecated=dep())],

@@ -66,6 +66,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "placeholders": [],
         "attributes": [],
         "cardinality_limit": None,
+        "temporality": "delta",
         "shadowed_by": [],
         "source": "catalog/grpo.yaml:18:5",
         "field_sources": {

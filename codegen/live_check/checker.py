@@ -88,6 +88,8 @@ class Checker:
         self.series: dict[str, tuple[MetricRow, RowSummary]] = {}
         self.summaries: dict[str, RowSummary] = {}
         self.owner_of: dict[str, str] = {}
+        # Last value of each running total (temporality: cumulative), per worker and key.
+        self.totals: dict[tuple[int, str, str, str], float] = {}
         teed: list[MetricRow] = []
         for catalog_file, row in catalog.rows():
             summary = RowSummary(row)
@@ -352,9 +354,24 @@ class Checker:
                 if counter is not None:
                     summary.negative += 1
                     kind, example = "counter_decrease", counter
+                elif row.temporality == "cumulative":
+                    self._running_total(worker, summary, where, number)
         if kind is not None and kind not in noted:
             noted.add(kind)
             self.note(kind, where, row.name, example, worker)
+
+    def _running_total(
+        self, worker: Worker, summary: RowSummary, where: Where, total: float
+    ) -> None:
+        """A running total that went down restarted its count: a reset, counted (not an error).
+
+        The tee adds the new value whole then; the report counts resets per row.
+        """
+        key = (id(worker), summary.row.name, where[0], where[1])
+        previous = self.totals.get(key)
+        self.totals[key] = total
+        if previous is not None and total < previous:
+            summary.resets += 1
 
     # --- the end -------------------------------------------------------------------------
 

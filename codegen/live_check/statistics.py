@@ -37,14 +37,19 @@ class RowSummary:
     non_finite: int = 0
     non_scalar: int = 0
     negative: int = 0
+    resets: int = 0
+    """Times a running total (``temporality: cumulative``) went down: restarts, not errors."""
     last_value: float | None = None
     last_step: int | None = None
     presence: str = "logged"
     """One of :data:`PRESENCE_STATES`, set when the log is finished."""
 
     def to_json(self) -> dict[str, object]:
-        """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``."""
-        return {
+        """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``.
+
+        A running total's row (``temporality: cumulative``) also has ``resets``.
+        """
+        found: dict[str, object] = {
             "presence": self.presence,
             "requirement_level": self.row.requirement_level,
             "emitted_by": list(self.row.emitted_by),
@@ -58,6 +63,9 @@ class RowSummary:
             "last_value": json_number(self.last_value),
             "last_step": self.last_step,
         }
+        if self.row.temporality == "cumulative":
+            found["resets"] = self.resets
+        return found
 
 
 def number_text(value: float) -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "MetricSpec",
     "PrefixPlan",
     "Recorder",
+    "RunningTotal",
     "TeeEntry",
     "current_group",
     "ensure_metric_group_registered",
@@ -428,7 +429,13 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
                 f"{type(exc).__name__}: {exc}",
             )
             enabled, instruments, recorders = False, {}, {}
-    series = {row.name: (recorders.get(row.key), SeriesPoints(row, labels)) for row in teed}
+    series: dict[str, tuple[Recorder | None, SeriesPoints]] = {}
+    for row in teed:
+        points = SeriesPoints(row, labels)
+        record = recorders.get(row.key)
+        if record is not None and row.temporality == "cumulative":
+            record = RunningTotal(record, row.name, points.limit)
+        series[row.name] = (record, points)
     prefix_patterns = tuple(
         (compile_template(prefix, {a.name: a for a in row.attributes}), row)
         for row in teed
@@ -504,6 +511,66 @@ def _plan_for(
             base = points.attributes(captured) if captured else points.base
             entries.append((key, record, row, points, base, captured))
     return PrefixPlan(tuple(entries), frozenset(plain_rank), patterns)
+
+
+class RunningTotal:
+    """A counter's recorder for a running total (``temporality="cumulative"``).
+
+    Called like the counter's ``add`` with the logged total; it adds what the
+    total grew by since the previous value of the same attribute set in this
+    process. The first value is added whole. A decrease means the producer
+    restarted its count: the new value is added whole and the restart is
+    warned once per series. Thread-safe. It remembers one previous value per
+    attribute set, at most ``limit`` of them (the series' budget of sets, so
+    never more than the series can have); a set past that is dropped, warned
+    once.
+    """
+
+    __slots__ = ("_add", "_last", "_limit", "_lock", "name")
+
+    def __init__(self, add: Recorder, name: str, limit: int) -> None:
+        """Wrap the counter's ``add`` of series ``name``; keep at most ``limit`` totals."""
+        self._add = add
+        self.name = name
+        """The series' name (for warnings)."""
+        self._limit = limit
+        self._last: dict[frozenset[tuple[str, Any]] | None, float] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many attribute sets' previous totals are remembered."""
+        return len(self._last)
+
+    def __call__(self, total: float, attributes: Mapping[str, Any] | None = None) -> None:
+        """Add the growth of ``total`` (checked finite and non-negative) under ``attributes``."""
+        key = frozenset(attributes.items()) if attributes else None
+        with self._lock:
+            previous = self._last.get(key)
+            if previous is None and len(self._last) >= self._limit:
+                full = True
+            else:
+                full = False
+                self._last[key] = total
+        if full:
+            warn_once(
+                ("running-total-full", self.name),
+                f"{self.name}: running totals of more than {self._limit} attribute sets; "
+                "points of further sets are dropped (warned once per series)",
+            )
+            return
+        if previous is None:
+            increment = total  # the first value of a running total counts whole
+        elif total >= previous:
+            increment = total - previous
+        else:
+            increment = total
+            warn_once(
+                ("running-total-restart", self.name),
+                f"{self.name} is a running total (temporality: cumulative) but went down "
+                f"from {previous:g} to {total:g}: counted as a restart, the new value is "
+                "added whole (warned once per series)",
+            )
+        self._add(increment, attributes)
 
 
 def _create(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder]:

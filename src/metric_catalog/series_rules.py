@@ -4,7 +4,7 @@ Validation (``codegen``), the docs, ``resolve``, ``live-check`` and the runtime
 tee all read these rules from here, so a logged key means the same series with
 the same captured attributes wherever it is judged:
 
-* **Vocabularies**: :data:`METRIC_KINDS`, :data:`ATTRIBUTE_TYPES`,
+* **Vocabularies**: :data:`METRIC_KINDS`, :data:`TEMPORALITIES`, :data:`ATTRIBUTE_TYPES`,
   :data:`STABILITY_LEVELS` and the requirement levels
   (:data:`ATTRIBUTE_REQUIREMENT_LEVELS` for an attribute of a catalog row,
   :data:`RUNTIME_REQUIREMENT_LEVELS` for a runtime ``MetricAttribute``,
@@ -57,6 +57,7 @@ __all__ = [
     "PRESENCE_LEVELS",
     "RUNTIME_REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
+    "TEMPORALITIES",
     "Capture",
     "CompiledPattern",
     "PatternError",
@@ -84,6 +85,9 @@ __all__ = [
 
 METRIC_KINDS: Final[tuple[str, ...]] = ("gauge", "counter", "histogram", "up_down_counter")
 """The instrument kinds a row may declare (the catalog schema's ``kind`` enum)."""
+
+TEMPORALITIES: Final[tuple[str, ...]] = ("delta", "cumulative")
+"""What a counter's logged value is: this step's amount (default) or a running total."""
 
 ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
 """The types an attribute may declare (the schema's ``attributeDef.type`` enum)."""

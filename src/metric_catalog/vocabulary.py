@@ -32,6 +32,7 @@ from .series_rules import (
     METRIC_KINDS,
     PLACEHOLDER_TYPES,
     RUNTIME_REQUIREMENT_LEVELS,
+    TEMPORALITIES,
     adjacent_placeholders,
     is_literal,
     pattern_problem,
@@ -51,6 +52,7 @@ __all__ = [
     "OVERFLOW_ATTRIBUTE",
     "REQUIREMENT_LEVELS",
     "RUN_WINDOW_WALL_CLOCK_CATEGORIES",
+    "TEMPORALITIES",
     "AttributeValue",
     "MetricAttribute",
     "RecordedMetric",
@@ -560,6 +562,10 @@ class TeedMetric:
     """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
     replaced_by: str | None = None
     """On a deprecated row, the name of the row replacing it; the pair may share a logger key."""
+    temporality: str = "delta"
+    """What a counter's logged value is: ``delta``, this step's amount (the default), or
+    ``cumulative``, a running total (``training/global_step``, consumed tokens) whose growth
+    since the previous value the tee adds. Only a counter may be cumulative."""
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -575,6 +581,7 @@ class TeedMetric:
             and logger_key
             and self.other_prefixes == ()
             and self.replaced_by is None
+            and self.temporality == "delta"
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -583,6 +590,8 @@ class TeedMetric:
             return  # the common row, every check below passes (import of 10k rows)
         _check_common(self)
         what = f"TeedMetric({self.name!r})"
+        if self.temporality != "delta":
+            _check_temporality(what, self.kind, self.temporality)
         _check_text(what, "logger_key", self.logger_key)
         _check_text(what, "prefix", self.prefix)
         if not self.logger_key:
@@ -654,6 +663,23 @@ class TeedMetric:
     def is_pattern(self) -> bool:
         """Whether the logger key or a prefix holds a ``{placeholder}``."""
         return not is_literal(self.logger_key) or not all(is_literal(p) for p in self.prefixes)
+
+
+def _check_temporality(what: str, kind: str, temporality: object) -> None:
+    if temporality not in TEMPORALITIES:
+        msg = (
+            f"{what}: temporality {temporality!r} is not one of {', '.join(TEMPORALITIES)}; "
+            "'delta' (the default) when each value is this step's amount, 'cumulative' when "
+            "it is a running total"
+        )
+        raise ValueError(msg)
+    if temporality == "cumulative" and kind != "counter":
+        msg = (
+            f"{what}: temporality 'cumulative' (a running total the tee turns into "
+            f"increments) fits only a counter, not a {kind}; declare kind='counter', or "
+            "drop temporality (a gauge shows the running total as it is)"
+        )
+        raise ValueError(msg)
 
 
 def _refuse_assignment(self: object, name: str, value: object) -> None:

@@ -241,6 +241,8 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         or "<em>recorded</em>"
     )
     unit = ident(row["unit"]) if row.get("unit") else "—"
+    if row.get("temporality") == "cumulative":  # logged as a running total; the tee adds growth
+        unit += '<br><span class="mc-temporality">running total</span>'
     constant = row.get("python_constant") or (
         f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
     )
