@@ -134,13 +134,7 @@ def tee_metrics(
             ):
                 value: float | None = raw
             else:
-                value = _checked_value(
-                    raw,
-                    row,
-                    ("tee", prefix, logger_key),
-                    f"tee: {_where(prefix, logger_key)!r}",
-                    _prefix_family(group, prefix),
-                )
+                value = _checked_value(raw, row, prefix, logger_key, _prefix_family(group, prefix))
                 if value is None:
                     continue
             try:
@@ -261,7 +255,7 @@ def _tee_families(
         if not hits:
             continue
         for record, row, points, base, captured in hits:
-            value = _checked_value(raw, row, ("tee", prefix, key), f"tee: {_where(prefix, key)!r}")
+            value = _checked_value(raw, row, prefix, key)
             if value is None or record is None:
                 continue
             try:
@@ -276,17 +270,28 @@ def _tee_families(
 def _checked_value(
     raw: Any,
     row: TeedMetric | RecordedMetric,
-    cause: tuple[str, ...],
-    label: str,
+    prefix: str | None,
+    key: str,
     family: str | None = "family-key",
 ) -> float | None:
     """``raw`` as a finite float the row's kind takes, or None after warning once.
 
-    The one place the tee and ``record_metrics`` judge a value. ``cause``
-    identifies the key in the warn-once memory, ``label`` starts the message
-    (``tee: 'train/loss'``).
+    The one place the tee and ``record_metrics`` judge a value: ``prefix`` is
+    the ``log_metrics`` prefix of a teed key, ``None`` for a registry key of
+    ``record_metrics``. Nothing is formatted unless a warning is due.
     """
     value = raw if type(raw) is float else as_scalar(raw)
+    if (
+        value is not None
+        and _isfinite(value)
+        and (value >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
+    ):
+        return value
+    if prefix is None:
+        cause: tuple[str, ...] = ("record_metrics", key)
+        label = f"record_metrics: {key!r}"
+    else:
+        cause, label = ("tee", prefix, key), f"tee: {_where(prefix, key)!r}"
     if value is None:
         warn_once(
             ("not-scalar", *cause),
@@ -294,16 +299,14 @@ def _checked_value(
             "number; skipped (warned once per key)",
             family=family,
         )
-        return None
-    if not _isfinite(value):
+    elif not _isfinite(value):
         warn_once(
             ("non-finite", *cause),
             f"{label} ({row.name}) is {value}; non-finite values are not exported (warned "
             "once per key)",
             family=family,
         )
-        return None
-    if value < 0.0 and row.kind in _NONNEGATIVE_KINDS:
+    else:
         warn_once(
             ("negative", *cause),
             f"{label} ({row.name}) is {value}, but a {row.kind} takes only non-negative "
@@ -311,8 +314,7 @@ def _checked_value(
             "for a signed series",
             family=family,
         )
-        return None
-    return value
+    return None
 
 
 def _report_undeclared(group: otel.MetricGroup, metrics: dict[Any, Any], prefix: str) -> None:
@@ -375,9 +377,7 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
             if entry is None:
                 continue  # no instrument (refused at build time, warned then)
             record, row, points = entry
-            value = _checked_value(
-                raw, row, ("record_metrics", key), f"record_metrics: {key!r}", None
-            )
+            value = _checked_value(raw, row, None, key, None)
             if value is None:
                 continue
             try:
