@@ -85,8 +85,7 @@ ADOPTION_FLOW: tuple[tuple[str, ...], ...] = (
 )
 """The adopter's commands after ``init``, in order, each of which must pass.
 
-Hook point: issue 21's ``infer`` joins here once it is on main
-(``("infer", "run.jsonl")`` after the run below, then ``validate`` again).
+``infer`` follows once the project has logged a run (see the test below).
 """
 
 TRAIN_PY = '''"""A training loop of the project: logs through the tee into a JSONL run log."""
@@ -263,6 +262,25 @@ def test_init_generate_check_in_a_project_with_a_pyproject(venv: Env, tmp_path: 
         [command, "live-check", "run.jsonl", "--fail-on", "all"], cwd=tmp_path, venv=venv.root
     )
     assert "rl.example.loss" in out.stdout
+    # The code logs more than the catalog declares: infer drafts it, and then
+    # validate passes and live-check finds nothing undeclared.
+    more = (
+        "import sys\n"
+        "from metric_catalog.loggers import JsonlLogger\n"
+        "with JsonlLogger(sys.argv[1]) as backend:\n"
+        "    for step in range(1, 6):\n"
+        "        backend.log_metrics({'grad_norm': 0.5, 'num_samples': 64}, step, prefix='train')\n"
+        "        backend.log_metrics({f'timing_s/{s}': 1.0 for s in ('gen', 'ref')}, step)\n"
+    )
+    run([venv.bin("python"), "-c", more, "run2.jsonl"], cwd=tmp_path, venv=venv.root)
+    catalog = tmp_path / "other_rl" / "telemetry" / "catalog"
+    run([command, "infer", "run2.jsonl", "--out-dir", catalog], cwd=tmp_path, venv=venv.root)
+    run([command, "validate"], cwd=tmp_path, venv=venv.root)
+    run(
+        [command, "live-check", "run2.jsonl", "--fail-on", "undeclared"],
+        cwd=tmp_path,
+        venv=venv.root,
+    )
 
 
 def test_the_installed_project_imports_its_generated_modules(venv: Env, project: Path) -> None:
