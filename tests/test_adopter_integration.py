@@ -5,7 +5,8 @@ wheel with the ``codegen``, ``otel`` and ``docs`` extras into a new virtual
 environment, and runs what an adopter runs: in a project that already has a
 ``pyproject.toml``, ``metric-catalog init`` (from a subfolder), then
 :data:`ADOPTION_FLOW` (``generate``, ``check``, ``scan``, ``validate``,
-``lint``), a run of its own code and ``live-check`` of that run; ``init`` in an
+``lint``), a run of its own code and ``live-check`` of that run, ``infer`` on a
+later run with new keys, ``validate`` and ``live-check`` again; ``init`` in an
 empty project; and in a copy of ``examples/adopter`` (package ``myrl``, catalog
 in ``myrl/telemetry/catalog/``) ``generate``, a non-editable install of the
 project, imports and ``mypy --strict`` of its generated modules, ``check``
