@@ -102,10 +102,19 @@ def test_infer_kinds_running_totals_per_step_counts_and_gauges(tmp_path: Path) -
         for f in infer([[_write_run(tmp_path / "r.jsonl", records, None)]], EMPTY).files
         for row in f.rows
     }
-    assert rows["consumed_tokens"].kind == "gauge"  # no temporality in the schema yet
+    # The schema has counter temporality: a running total is a cumulative counter.
+    assert rows["consumed_tokens"].kind == "counter"
+    assert rows["consumed_tokens"].temporality == "cumulative"
     assert any("running total" in note for note in rows["consumed_tokens"].notes)
     assert rows["num_samples"].kind == "counter"
     assert rows["loss"].kind == "gauge"
+    out = tmp_path / "draft"
+    out.mkdir()
+    draft = infer([[str(tmp_path / "r.jsonl")]], EMPTY)
+    for f in draft.files:
+        (out / f.file_name).write_text(render(f, ["r.jsonl"]), encoding="utf-8")
+    assert "temporality: cumulative" in (out / "train.yaml").read_text(encoding="utf-8")
+    assert load_and_check(sorted(out.glob("*.yaml")), root=out, lint=False).ok
 
 
 def test_infer_turns_label_like_segments_into_families_and_keeps_metric_names_literal(
