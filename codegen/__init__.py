@@ -12,6 +12,7 @@ exit status (2, or 1)::
     ValueError
     ├── codegen.config.ConfigError            [tool.metric-catalog] or a flag is unusable
     │   ├── codegen.config.NoCatalogError     the catalog matches no file
+    │   ├── codegen.safe_fs.UnsafeOutputError  an output location resolves outside the project
     │   └── codegen.commands.init.PyprojectError   init cannot add the table to pyproject.toml
     ├── codegen.generate.PlanError            a renderer's output cannot be planned
     ├── codegen.render_templates.TemplateOutputError   an adopter's template output is unusable
@@ -23,6 +24,8 @@ exit status (2, or 1)::
     FileExistsError
     └── codegen.writer.HandWrittenFileError   generated output would replace a hand-written file
     OSError
+    ├── codegen.safe_fs.NotRegularFileError   an input is a FIFO, device or link loop: not read
+    ├── codegen.writer.WriteError             generate could not write; nothing was changed
     └── codegen.live_check.telemetry.ScrapeError   a live-check scrape endpoint cannot be read
 
 The runtime's own (``metric_catalog``) are
