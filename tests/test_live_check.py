@@ -261,6 +261,9 @@ def test_json_findings_carry_count_first_occurrence_severity_and_source(
         "source": f"{RUN}:3:1",
         "message": "train/reward (rl.reward.mean) was logged 2 time(s) as NaN or infinity, "
         "first NaN at step 2",
+        # Added with the CI reports: where the last occurrence was.
+        "last_line": 9,
+        "last_source": f"{RUN}:9:1",
     }
     assert by_key[("missing", "val_loss")]["source"] == "catalog/sft.yaml:10:5"
     malformed = [f for f in doc["findings"] if f["kind"] == "malformed"]

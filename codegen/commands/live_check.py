@@ -14,10 +14,9 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..commands import (
-    add_format_argument,
     add_root_argument,
     config_from_args,
     load_or_report,
@@ -65,6 +64,22 @@ def parse_fail_on(values: list[str] | None) -> list[str]:
     return sorted(set(kinds), key=FINDING_KINDS.index)
 
 
+REPORT_FORMATS: Final = ("text", "json", "sarif", "github")
+"""What ``--format`` takes."""
+
+
+def _percent(text: str) -> float:
+    """``--min-coverage``'s value: a number from 0 to 100 (a trailing ``%`` is allowed)."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 100:
+        msg = f"expected a percentage from 0 to 100, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
     parser.add_argument(
@@ -86,7 +101,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
             f"{', '.join(FINDING_KINDS)}, or all (default: none; report only)"
         ),
     )
-    add_format_argument(parser)
+    parser.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        default="text",
+        help=(
+            "report format (default: text): json for dashboards, sarif (SARIF 2.1.0, for "
+            "code scanning), github (workflow-command annotations in a GitHub Actions log)"
+        ),
+    )
+    parser.add_argument(
+        "--min-coverage",
+        type=_percent,
+        metavar="PERCENT",
+        help=(
+            "fail (exit 1) when fewer than PERCENT %% of the teed rows that apply to the run's "
+            "loop were logged (see coverage in the report)"
+        ),
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="show_all",
+        help="list every teed row in the text report, also those the run was not judged on",
+    )
     parser.add_argument(
         "--loop",
         metavar="NAME",
@@ -153,7 +191,10 @@ def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report; 1 when a ``--fail-on`` kind occurred, 2 on bad arguments or input.
+    """Print the report; 1 when it fails, 2 on bad arguments or input.
+
+    The report fails when a ``--fail-on`` kind occurred, when the input showed
+    nothing the catalog declares, or when coverage is below ``--min-coverage``.
 
     An input abandoned part-way (an endless line, too many overlong lines) is
     bad input: the report is printed, then one error line per such input.
@@ -233,9 +274,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    print(report.to_json(fail_on) if args.format == "json" else report.to_text(fail_on))
+    if args.min_coverage is not None:
+        report.coverage.minimum = args.min_coverage / 100
+    print(report.render(args.format, fail_on, show_all=args.show_all))
     for abandoned in report.abandoned:
         print(f"error: {abandoned}", file=sys.stderr)
     if report.abandoned:
         return 2
-    return 1 if report.failed(fail_on) else 0
+    return 0 if report.ok(fail_on) else 1

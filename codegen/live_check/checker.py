@@ -15,6 +15,7 @@ from typing import Final
 
 from ..diagnostics import Position
 from ..model import Catalog, MetricRow
+from .coverage import ValueTracker, compute_coverage
 from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, catalog_hints
 from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
@@ -90,6 +91,8 @@ class Checker:
         self.owner_of: dict[str, str] = {}
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
+        self.owners: dict[str, str] = {}
+        """Teed row name -> its catalog file's owner (coverage is given per owner)."""
         teed: list[MetricRow] = []
         for catalog_file, row in catalog.rows():
             summary = RowSummary(row)
@@ -98,12 +101,15 @@ class Checker:
             if row.section != "teed" or row.logger_key is None:
                 continue
             self.owner_of[row.name] = catalog_file.path
+            self.owners[row.name] = catalog_file.owner
             self.summaries[row.name] = summary
             self.report.rows.append(summary)
             teed.append(row)
         self.matcher = KeyMatcher(teed, self.limits.max_family_keys, catalog.attributes())
         self.run_config: Mapping[str, object] | None = None
         """The configuration the run's header line logged, if any."""
+        self.values = ValueTracker(catalog)
+        """Enum values seen per key family and required attribute, for the coverage."""
         self.wire = WireJudge(catalog, promoted)
         """Live points (OTLP, scrapes): their series, kind, unit, name and identity."""
         self.report.rows.sort(key=lambda s: s.row.name)
@@ -329,6 +335,8 @@ class Checker:
     ) -> None:
         for kind, attribute, text in self._budgets(worker).check(row, given, captured):
             self.note(kind, where, row.name, text, worker, detail=attribute)
+        if row.name in self.values.tracked:
+            self.values.see(row, {**given, **captured})
 
     def _record_row(
         self,
@@ -421,4 +429,7 @@ class Checker:
         else:
             findings.sort(key=lambda f: (f.line, f.kind, f.prefix, f.key))
         report.findings = findings
+        minimum = report.coverage.minimum
+        report.coverage = compute_coverage(report.rows, self.owners, self.values)
+        report.coverage.minimum = minimum
         return report

@@ -1,12 +1,15 @@
-"""Report renderings: ``text`` for people, ``json`` for dashboards and CI."""
+"""Report renderings: ``text`` for people, ``json`` for dashboards and CI.
+
+SARIF and GitHub workflow commands are in :mod:`.render_ci`.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from ..diagnostics import Severity
+from ..diagnostics import Position, Severity
 from .findings import FINDING_KINDS
 from .statistics import PRESENCE_STATES
 
@@ -15,28 +18,46 @@ if TYPE_CHECKING:
 
 __all__ = ["render_json", "render_text"]
 
+_NOT_JUDGED: Final = frozenset({"not_emitted", "undecided", "inactive_owner", "not_applicable"})
+
 
 def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     """The report as indented JSON with sorted keys.
 
-    ``findings`` holds one object per finding (kind, key, count, first line
-    and step, the attribute of an attribute finding, severity, source);
-    ``notes`` says what the caps left uncounted by key.
+    ``summary`` holds the verdict and the numbers; ``findings`` one object per
+    finding (kind, key, count, first line and step, last line and source, the
+    attribute of an attribute finding, severity, source), at most
+    ``MAX_REPORTED_FINDINGS`` of them (``findings_unlisted`` counts the rest);
+    ``notes`` says what the caps left uncounted by key; ``coverage`` which
+    applicable rows and enum values were seen. ``ok`` is false when a
+    ``fail_on`` kind occurred, nothing was seen (``saw_nothing``) or coverage
+    is below ``--min-coverage``.
     """
     wanted = sorted(set(fail_on))
     failed = report.failed(wanted)
     findings = []
-    for f in sorted(report.findings, key=report.where):
+    listed = report.listed_findings()
+    for f in listed:
         severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
-        shown = f.to_json(report.hints)
-        findings.append(shown | {"severity": severity.value, "source": str(report.where(f))})
+        last = Position(f.last_path or report.source, f.last_line, 1) if f.last_line else None
+        findings.append(
+            f.to_json(report.hints)
+            | {
+                "severity": severity.value,
+                "source": str(report.where(f)),
+                "last_line": f.last_line or None,
+                "last_source": str(last or report.where(f)),
+            }
+        )
     notes = [note for _, note in report.cap_notes()]
     doc = {
+        "summary": report.summary(wanted),
         "source": report.source,
         "lines": report.lines,
         "records": report.records,
         "rows": [r.to_json() for r in report.rows],
         "findings": findings,
+        "findings_unlisted": len(report.findings) - len(listed),
         "inactive_owners": dict(sorted(report.inactive_owners.items())),
         "loop": report.loop.to_json(),
         "last_step": report.last_step,
@@ -46,19 +67,30 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         },
         "notes": notes,
         "counts": {k: report.count(k) for k in FINDING_KINDS},
+        "coverage": report.coverage.to_json(),
+        "saw_nothing": report.saw_nothing(),
+        "abandoned": list(report.abandoned),
+        "skipped_inputs": list(report.skipped_inputs),
         "fail_on": wanted,
         "failed": failed,
-        "ok": not failed,
+        "ok": report.ok(wanted),
     }
     return json.dumps(doc, indent=2, sort_keys=True)
 
 
-def render_text(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
-    """A summary table per teed row, then the findings, then the verdict."""
+def render_text(
+    report: LiveCheckReport, fail_on: Iterable[str] = (), *, show_all: bool = False
+) -> str:
+    """A table of the judged rows, the summary, the findings, then the verdict.
+
+    Rows the run was not judged on (not emitted by its loop, undecided, of an
+    inactive owner) are left out of the table unless ``show_all``.
+    """
     wanted = set(fail_on)
     header = ("series", "logged as", "kind", "logged", "non-finite", "last value")
     table = [header]
-    for r in report.rows:
+    shown = [r for r in report.rows if show_all or r.presence not in _NOT_JUDGED]
+    for r in shown:
         last = "-" if r.last_value is None else f"{r.last_value:.6g}"
         table.append(
             (
@@ -84,8 +116,16 @@ def render_text(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         lines.append(text.rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-    diagnostics = report.diagnostics(wanted)
+    hidden = len(report.rows) - len(shown)
+    if hidden:
+        lines.append(f"({hidden} row(s) the run was not judged on are hidden; --all shows them)")
+    lines.append(f"summary: {report.summary_text(wanted)}")
+    lines.extend(f"error: {reason}" for reason, _ in report.verdict_reasons())
+    diagnostics = report.diagnostics(wanted, listed=True)
     lines.extend(d.format() for d in diagnostics)
+    unlisted = report.unlisted_note()
+    if unlisted is not None:
+        lines.append(f"note: {unlisted}")
     lines.extend(f"info[{n.kind.upper()}]: {n.message}" for n in report.notices)
     not_emitted = sum(r.presence == "not_emitted" for r in report.rows)
     undecided = sum(r.presence == "undecided" for r in report.rows)
@@ -105,4 +145,6 @@ def render_text(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     failed = report.failed(wanted)
     if failed:
         lines.append(f"FAILED: --fail-on {','.join(failed)}")
+    elif report.verdict_reasons():
+        lines.append("FAILED: " + "; ".join(rule for _, rule in report.verdict_reasons()))
     return "\n".join(lines)

@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Position, Severity
+from .coverage import Coverage
 from .findings import DEFAULT_HINTS, FINDING_KINDS, Finding, Notice
 from .judges.loops import LoopChoice
 from .limits import Limits
 from .render import render_json, render_text
+from .render_ci import render_github, render_sarif
 from .statistics import RowSummary
 
 __all__ = ["LiveCheckReport"]
@@ -51,6 +53,87 @@ class LiveCheckReport:
     """Inputs not read because an earlier input was the same file (by real path)."""
     hints: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_HINTS))
     """Where the fixes point: the catalog's folder and files, the file declaring loops."""
+    coverage: Coverage = field(default_factory=Coverage)
+    """Which applicable rows, and which enum values, the run showed."""
+
+    def saw_nothing(self) -> str | None:
+        """Why the input held no record at all, or ``None`` when it held one.
+
+        A log whose records are all undeclared did show something: its keys are
+        ``undeclared`` findings and its coverage is 0 (``--min-coverage`` gates it).
+        """
+        if self.records:
+            return None
+        if self.abandoned:
+            return f"nothing was seen: {self.abandoned[0]}"
+        if not self.lines:
+            return "nothing was seen: the input is empty; pass the log the run wrote"
+        return f"nothing was seen: none of the input's {self.lines} line(s) is a record"
+
+    def verdict_reasons(self) -> list[tuple[str, str]]:
+        """``(reason, rule)`` of what fails the run in every mode: saw nothing, low coverage."""
+        reasons = []
+        nothing = self.saw_nothing()
+        if nothing is not None:
+            reasons.append((nothing, "saw_nothing"))
+        cover = self.coverage
+        if cover.minimum is not None and cover.below_minimum:
+            reasons.append(
+                (
+                    f"coverage {cover.overall:.1%} ({cover.seen} of {cover.applicable} "
+                    f"applicable rows logged) is below --min-coverage {cover.minimum:.1%}",
+                    "min_coverage",
+                )
+            )
+        return reasons
+
+    def ok(self, fail_on: Iterable[str] = ()) -> bool:
+        """Whether the run passes: no ``fail_on`` kind occurred and no verdict reason."""
+        return not self.failed(fail_on) and not self.verdict_reasons()
+
+    def listed_findings(self) -> list[Finding]:
+        """The findings a rendered report lists, by position, at most the cap of them."""
+        ordered = sorted(self.findings, key=self.where)
+        return ordered[: self.limits.max_reported_findings]
+
+    def unlisted_note(self) -> str | None:
+        """What the rendered findings leave out, or ``None`` when they list every one."""
+        left = len(self.findings) - min(len(self.findings), self.limits.max_reported_findings)
+        if not left:
+            return None
+        return (
+            f"{left} more finding(s) were counted, not listed (the report lists the first "
+            f"{self.limits.max_reported_findings} by position; counts has them all)"
+        )
+
+    def summary(self, fail_on: Iterable[str] = ()) -> dict[str, object]:
+        """The verdict and the numbers, for the top of every report."""
+        wanted = sorted(set(fail_on))
+        listed = min(len(self.findings), self.limits.max_reported_findings)
+        return {
+            "ok": self.ok(wanted),
+            "failed": self.failed(wanted),
+            "reasons": [reason for reason, _ in self.verdict_reasons()],
+            "records": self.records,
+            "coverage": self.coverage.overall,
+            "findings": sum(self.count(k) for k in FINDING_KINDS),
+            "distinct_findings": len(self.findings),
+            "listed_findings": listed,
+            "kinds": {k: self.count(k) for k in FINDING_KINDS if self.count(k)},
+        }
+
+    def summary_text(self, fail_on: Iterable[str] = ()) -> str:
+        """The summary as one line."""
+        doc = self.summary(fail_on)
+        cover = self.coverage
+        kinds = doc["kinds"]
+        shown = ", ".join(f"{k} {n}" for k, n in kinds.items()) if isinstance(kinds, dict) else ""
+        verdict = "ok" if doc["ok"] else "failed"
+        return (
+            f"{verdict}: {self.records} record(s); coverage {cover.overall:.1%} "
+            f"({cover.seen} of {cover.applicable} applicable rows logged); "
+            f"{doc['distinct_findings']} distinct finding(s){': ' + shown if shown else ''}"
+        )
 
     def kinds(self) -> set[str]:
         """The finding kinds that occurred."""
@@ -67,11 +150,16 @@ class LiveCheckReport:
         wanted, found = set(fail_on), self.kinds()
         return [k for k in FINDING_KINDS if k in wanted and k in found]
 
-    def diagnostics(self, fail_on: Iterable[str] = ()) -> list[Diagnostic]:
-        """Findings as diagnostics: errors for kinds in ``fail_on``, warnings otherwise."""
+    def diagnostics(self, fail_on: Iterable[str] = (), *, listed: bool = False) -> list[Diagnostic]:
+        """Findings as diagnostics: errors for kinds in ``fail_on``, warnings otherwise.
+
+        ``listed`` keeps only the findings a rendered report lists (the first
+        ``max_reported_findings`` by position); :meth:`unlisted_note` counts the rest.
+        """
         wanted = set(fail_on)
         out = []
-        for f in self.findings:
+        chosen = self.listed_findings() if listed else self.findings
+        for f in chosen:
             severity = Severity.ERROR if f.kind in wanted else Severity.WARNING
             out.append(Diagnostic(f.kind.upper(), severity, f.message(self.hints), self.where(f)))
         for kind, note in self.cap_notes():
@@ -129,10 +217,21 @@ class LiveCheckReport:
     _where = where
     _cap_notes = cap_notes
 
+    def render(self, fmt: str, fail_on: Iterable[str] = (), *, show_all: bool = False) -> str:
+        """The report as ``text``, ``json``, ``sarif`` or ``github`` (workflow commands)."""
+        if fmt == "json":
+            return render_json(self, fail_on)
+        if fmt == "sarif":
+            return render_sarif(self, fail_on)
+        if fmt == "github":
+            return render_github(self, fail_on)
+        return render_text(self, fail_on, show_all=show_all)
+
     def to_json(self, fail_on: Iterable[str] = ()) -> str:
         """The report as indented JSON with sorted keys (see :func:`.render.render_json`)."""
         return render_json(self, fail_on)
 
-    def to_text(self, fail_on: Iterable[str] = ()) -> str:
-        """A summary table per teed row, then the findings, then the verdict."""
-        return render_text(self, fail_on)
+    def to_text(self, fail_on: Iterable[str] = (), *, show_all: bool = False) -> str:
+        """A table of the judged teed rows (``show_all``: every row), the summary, the
+        findings, then the verdict."""
+        return render_text(self, fail_on, show_all=show_all)
