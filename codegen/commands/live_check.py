@@ -23,6 +23,7 @@ from ..commands import (
 )
 from ..live_check import (
     FINDING_KINDS,
+    INGESTERS,
     LogInputError,
     check_file,
     check_paths,
@@ -108,6 +109,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=(
             "report format (default: text): json for dashboards, sarif (SARIF 2.1.0, for "
             "code scanning), github (workflow-command annotations in a GitHub Actions log)"
+        ),
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=tuple(INGESTERS),
+        metavar="FORMAT",
+        help=(
+            "read every input as this format instead of detecting it per input: "
+            + "; ".join(f"{name}: {ingester.description}" for name, ingester in INGESTERS.items())
         ),
     )
     parser.add_argument(
@@ -249,9 +259,16 @@ def run(args: argparse.Namespace) -> int:
                 source="<stdin>",
                 all_owners=args.all_owners,
                 loop=args.loop,
+                input_format=args.input_format,
             )
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
-            report = check_file(logs[0], catalog, all_owners=args.all_owners, loop=args.loop)
+            report = check_file(
+                logs[0],
+                catalog,
+                all_owners=args.all_owners,
+                loop=args.loop,
+                input_format=args.input_format,
+            )
         else:
             inputs = expand_inputs(logs)
             report = check_paths(
@@ -259,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
                 catalog,
                 all_owners=args.all_owners,
                 loop=args.loop,
+                input_format=args.input_format,
                 duplicates=inputs.duplicates,
             )
     except LogInputError as exc:

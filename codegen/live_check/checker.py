@@ -41,10 +41,12 @@ _ABANDONED: Final = "\x00abandoned"
 class Worker:
     """What one worker's lines alone decide: per-worker findings, malformed lines, budgets."""
 
-    __slots__ = ("budgets", "findings", "label", "malformed", "unreported")
+    __slots__ = ("budgets", "findings", "label", "malformed", "named", "unreported")
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, named: bool = False) -> None:
         self.label = label
+        self.named = named
+        """Whether the worker is a ``"worker"`` field's value within an input."""
         self.findings: dict[Slot, Finding] | None = None
         self.malformed = 0
         self.unreported = 0
@@ -126,13 +128,17 @@ class Checker:
         found = self.workers.get(key)
         if found is None:
             label = path if key[1] is None else f"{path}[worker {name}]"
-            found = self.workers[key] = Worker(label)
+            found = self.workers[key] = Worker(label, named=key[1] is not None)
         return found
 
     @property
     def budgets(self) -> Budgets:
         """The attribute budgets of the report's own source (a single input)."""
         return self._budgets(self.worker(self.report.source))
+
+    def _position(self, path: str, line: int) -> Position | None:
+        """Where an occurrence is reported: ``None`` means the report's source at ``line``."""
+        return Position(path, line, 1) if self.multi or path != self.report.source else None
 
     def _budgets(self, worker: Worker) -> Budgets:
         if worker.budgets is None:
@@ -149,7 +155,7 @@ class Checker:
             if self.run_config is None:
                 self.run_config = item.config
             return
-        worker = self.worker(item.path, item.worker)
+        worker = self.worker(item.input or item.path, item.worker)
         self.report.records += 1
         self._see(item)
         if item.series is None:
@@ -159,8 +165,8 @@ class Checker:
 
     def malformed(self, item: Malformed) -> None:
         """A line that is not a record (or the reason an input was abandoned)."""
-        worker = self.worker(item.path)
-        position = Position(worker.label, item.line, 1) if self.multi else None
+        worker = self.worker(item.input or item.path)
+        position = self._position(item.path, item.line)
         findings = worker.findings
         if findings is None:
             findings = worker.findings = {}
@@ -202,7 +208,8 @@ class Checker:
             findings = worker.findings
             if findings is None:
                 findings = worker.findings = {}
-            path = worker.label
+            if worker.named:
+                path = worker.label
         else:
             findings = self.findings
         existing = findings.get(slot)
@@ -228,7 +235,7 @@ class Checker:
             line,
             step,
             example,
-            position=Position(path, line, 1) if self.multi else None,
+            position=self._position(path, line),
             attribute=detail or None,
             last_line=line,
             last_path=path,
@@ -295,13 +302,16 @@ class Checker:
     def record(self, record: Record, worker: Worker) -> None:
         """One logging call: match each key, count it, check its value and attributes."""
         loops = self.loops
-        prefix, given = record.prefix, record.attributes
+        given, split = record.attributes, record.split
         path, line, step = record.path, record.line, record.step
         signature = loops.signature_keys
         match = self.matcher.match
-        for key, value in record.metrics.items():
+        for logged, value in record.metrics.items():
+            prefix, key = record.prefix, logged
             if signature and (prefix, key) in signature:
                 loops.seen_signature(prefix, key)
+            if split:
+                prefix, key = self.matcher.split(logged)
             where = (prefix, key, path, line, step)
             matches = match(prefix, key)
             if not matches:

@@ -51,6 +51,8 @@ class KeyMatcher:
             for name, c in captures.items()
         }
         self.literal: dict[tuple[str, str], tuple[Match, ...]] = {}
+        self.splits: dict[str, tuple[str, str]] = {}
+        self.cache_limit = cache_limit
         self.prefixes: dict[str, list[str]] = {}
         self.families = SeriesMatcher(cache_limit)
         self.shapes = SeriesMatcher(cache_limit)
@@ -82,6 +84,26 @@ class KeyMatcher:
         if found or not len(self.shapes):
             return found
         return tuple(Match(row, captured) for row, captured in self.shapes.match(prefix, key))
+
+    def split(self, logged: str) -> tuple[str, str]:
+        """``(prefix, key)`` of a key logged without a prefix (``timing/train/generation``).
+
+        The longest declared prefix wins under which a row takes the rest (cut at a
+        ``/``; the empty prefix last); a key no row takes stays ``("", logged)``.
+        Results are cached up to the cache limit.
+        """
+        found = self.splits.get(logged)
+        if found is not None:
+            return found
+        found = ("", logged)
+        cut = len(logged)
+        while (cut := logged.rfind("/", 0, cut)) > 0:
+            if self.match(logged[:cut], logged[cut + 1 :]):
+                found = (logged[:cut], logged[cut + 1 :])
+                break
+        if len(self.splits) < self.cache_limit:
+            self.splits[logged] = found
+        return found
 
     def declared_prefixes(self, key: str) -> list[str]:
         """The prefixes literal rows declare ``key`` under (for an undeclared pair's hint)."""

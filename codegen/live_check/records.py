@@ -49,6 +49,12 @@ class Record(NamedTuple):
     unit: str | None = None
     transport: str | None = None
     exposed_as: str | None = None
+    split: bool = False
+    """The ``metrics`` keys are whole keys logged without a prefix (flat JSONL, MLflow):
+    each is split against the catalog (the longest declared prefix that fits)."""
+    input: str | None = None
+    """The input the record belongs to when it is not ``path`` (an MLflow run folder of
+    which ``path`` is one metric file): its worker."""
 
 
 class RunConfig(NamedTuple):
@@ -74,6 +80,8 @@ class Malformed:
     why: str
     fatal: bool = False
     expected: str = "a JSONL record"
+    input: str | None = None
+    """The input it belongs to when it is not ``path`` (see :attr:`Record.input`)."""
     """What the input should have held there (``a JSONL record``, ``an MLflow metric line``)."""
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from ..model import Catalog
 from .checker import Checker
 from .findings import Notice
-from .ingest import read_source
+from .ingest import INGESTERS, jsonl, read_source
 from .limits import Limits
 from .records import Source
 from .report import LiveCheckReport
@@ -76,7 +76,8 @@ def unique_inputs(paths: Iterable[str]) -> Inputs:
 def expand_inputs(patterns: Sequence[str], *, folders: bool = False) -> Inputs:
     """The files ``patterns`` name: globs expanded (sorted), plain paths kept, one per file.
 
-    ``folders`` accepts a folder as an input (a run folder an ingester reads).
+    ``folders`` accepts any folder as an input; without it only a folder an
+    ingester recognises (an MLflow run folder) is one.
 
     Raises:
         LogInputError: A glob matches no file, or a path is a folder; the
@@ -88,7 +89,7 @@ def expand_inputs(patterns: Sequence[str], *, folders: bool = False) -> Inputs:
             matches = sorted(
                 m
                 for m in glob.iglob(pattern, recursive=True)
-                if os.path.isfile(m) or (folders and os.path.isdir(m))
+                if os.path.isfile(m) or (os.path.isdir(m) and (folders or _run_folder(m)))
             )
             if not matches:
                 msg = (
@@ -97,12 +98,21 @@ def expand_inputs(patterns: Sequence[str], *, folders: bool = False) -> Inputs:
                 )
                 raise LogInputError(msg)
             found.extend(matches)
-        elif os.path.isdir(pattern) and not folders:
+        elif os.path.isdir(pattern) and not (folders or _run_folder(pattern)):
             msg = f"{pattern!r} is a folder; pass its JSONL files, e.g. '{pattern}/*.jsonl'"
             raise LogInputError(msg)
         else:
             found.append(pattern)
     return unique_inputs(found)
+
+
+def _run_folder(path: str) -> bool:
+    """Whether an ingester reads the folder ``path`` as one input (an MLflow run folder)."""
+    return any(
+        ingester.detect(path, b"")
+        for name, ingester in INGESTERS.items()
+        if name != jsonl.INGESTER_NAME  # the default: it accepts anything
+    )
 
 
 def _source(paths: Sequence[str], workers: int) -> str:

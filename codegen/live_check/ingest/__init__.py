@@ -30,7 +30,7 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Source
-from . import jsonl, otlp, prometheus
+from . import flat, jsonl, mlflow, otlp, prometheus
 
 __all__ = [
     "HEAD_BYTES",
@@ -88,6 +88,18 @@ _BUILTIN: Final = (
         "a Prometheus text exposition saved to a file (curl .../metrics > scrape.prom)",
         prometheus.detect,
         prometheus.read,
+    ),
+    Ingester(
+        flat.INGESTER_NAME,
+        "flat per-step JSONL: {'step': N, 'data': {...}} (verl's file logger) or a bare dict",
+        flat.detect,
+        flat.read,
+    ),
+    Ingester(
+        mlflow.INGESTER_NAME,
+        "an MLflow file-store run folder (mlruns/<experiment>/<run>, metrics/<key path>)",
+        mlflow.detect,
+        mlflow.read,
     ),
 )
 for _ingester in _BUILTIN:

@@ -1,0 +1,96 @@
+"""Flat per-step JSONL: one object per step, keys without prefixes.
+
+Two shapes, one per line:
+
+- verl's file logger: ``{"step": 3, "data": {"actor/pg_loss": 0.1, "timing_s/gen": 2.5}}``;
+- a bare dict with a step key: ``{"step": 3, "actor/pg_loss": 0.1, "timing_s/gen": 2.5}``.
+
+A key carries no separate prefix: the checker splits it against the catalog
+(the longest declared prefix under which a row matches the rest). Detected
+when the first line is an object with an integer ``step`` and neither
+``prefix``, ``metrics`` nor ``series`` (this project's JSONL); ``--input-format
+flat-jsonl`` forces it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import BinaryIO, Final
+
+from ..limits import Limits
+from ..records import Malformed, Record, Source
+from .jsonl import LineReader
+
+__all__ = ["INGESTER_NAME", "detect", "parse", "read"]
+
+INGESTER_NAME: Final = "flat-jsonl"
+_EXPECTED: Final = "a flat JSONL record"
+_OURS: Final = frozenset({"prefix", "metrics", "series"})
+
+
+def _first_line(head: bytes) -> bytes | None:
+    for raw in head.splitlines(keepends=True):
+        if raw.strip():
+            return raw if raw.endswith(b"\n") else None
+    return None
+
+
+def detect(path: str, head: bytes) -> bool:
+    """Whether the input's first line is a flat per-step object."""
+    del path
+    first = _first_line(head)
+    if first is None:
+        return False
+    try:
+        doc = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(doc, dict) or _OURS & doc.keys():
+        return False
+    step = doc.get("step")
+    return isinstance(step, int) and not isinstance(step, bool) and len(doc) > 1
+
+
+def parse(raw: bytes, path: str, line: int) -> Record | str:
+    """A record (its keys to be split against the catalog), or why the line is not one."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return f"invalid JSON ({exc})"
+    if not isinstance(doc, dict):
+        return f"expected an object, got a JSON {type(doc).__name__}"
+    step = doc.get("step")
+    if isinstance(step, bool) or not isinstance(step, int):
+        return '"step" must be an integer'
+    data = doc.get("data")
+    if isinstance(data, dict) and doc.keys() <= {"step", "data"}:
+        metrics = data
+    else:
+        metrics = {key: value for key, value in doc.items() if key != "step"}
+    return Record(step, "", metrics, path, line, split=True)
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+    """The records of one flat JSONL input, malformed lines included, in order."""
+    if stream is None:
+        msg = f"{source.path} is not a file; the {INGESTER_NAME} format reads a file or stdin"
+        raise IsADirectoryError(msg)
+    lines = LineReader(stream, limits)
+    path = source.path
+    for line_no, raw in lines:
+        source.lines = line_no
+        if raw is None:
+            why = f"longer than {limits.max_line_bytes} bytes"
+            yield Malformed(path, line_no, why, expected=_EXPECTED)
+            continue
+        if not raw.strip():
+            continue
+        parsed = parse(raw, path, line_no)
+        if isinstance(parsed, str):
+            yield Malformed(path, line_no, parsed, expected=_EXPECTED)
+        else:
+            yield parsed
+    source.lines = lines.line
+    if lines.abandoned is not None:
+        yield Malformed(path, lines.line, lines.abandoned, fatal=True, expected=_EXPECTED)
