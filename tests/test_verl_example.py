@@ -346,3 +346,25 @@ def test_a_row_the_run_configuration_rules_out_is_not_applicable(
     report = check_file(str(path), verl.catalog)
     (summary,) = [s for s in report.rows if s.row.name == absent]
     assert (summary.logged, summary.presence) == (0, "not_applicable")
+
+
+@pytest.mark.usefixtures("clean_otel")
+def test_global_step_is_exported_as_the_running_total_verl_logs(verl: Verl, tmp_path: Path) -> None:
+    """``training/global_step`` is a cumulative counter: its sum is the last step, not 1+2+..."""
+    from opentelemetry.sdk.metrics.export import Sum
+
+    spec = verl.spec("ppo_gae_critic")
+    verl.register()
+    with installed_reader() as reader:
+        verl.runs.write_run(spec, tmp_path / "run.jsonl")
+        collected = reader.get_metrics_data()
+    (metric,) = [
+        metric
+        for resource in (collected.resource_metrics if collected else ())
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "rl.verl.training.global_step"
+    ]
+    assert isinstance(metric.data, Sum)
+    assert metric.data.is_monotonic
+    assert [point.value for point in metric.data.data_points] == [spec.steps]
