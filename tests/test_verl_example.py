@@ -368,3 +368,20 @@ def test_global_step_is_exported_as_the_running_total_verl_logs(verl: Verl, tmp_
     assert isinstance(metric.data, Sum)
     assert metric.data.is_monotonic
     assert [point.value for point in metric.data.data_points] == [spec.steps]
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_reads_a_run_in_verls_own_file_logger_format_cleanly(
+    verl: Verl, tmp_path: Path, name: str
+) -> None:
+    """``{"step": N, "data": {...}}`` lines: detected, split against the catalog, no finding."""
+    path = tmp_path / f"{name}.jsonl"
+    logged = verl.runs.write_file_log(verl.spec(name), path)
+    report = check_file(str(path), verl.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    counts: dict[str, int] = {}
+    for _step, metrics in logged:
+        for key in metrics:
+            series = _route(verl.matcher, key)[0]
+            counts[series] = counts.get(series, 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts

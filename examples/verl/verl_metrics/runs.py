@@ -21,6 +21,7 @@ Values are random but shaped like real ones (seeded, so a run is reproducible).
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import random
 import sys
@@ -32,7 +33,7 @@ from typing import Any
 from metric_catalog.adapters import TrackingTee, split_flat
 from metric_catalog.loggers import JsonlLogger
 
-__all__ = ["RUNS", "RunSpec", "Tracking", "main", "step_metrics", "write_run"]
+__all__ = ["RUNS", "RunSpec", "Tracking", "main", "step_metrics", "write_file_log", "write_run"]
 
 STATS = ("mean", "max", "min")
 
@@ -296,6 +297,24 @@ def write_run(spec: RunSpec, path: Path) -> list[tuple[int, dict[str, float]]]:
     return logged
 
 
+def write_file_log(spec: RunSpec, path: Path) -> list[tuple[int, dict[str, float]]]:
+    """Write ``spec``'s run in verl's own file-logger format, ``{"step": N, "data": {...}}`` a line.
+
+    That format carries no configuration: live-check reads it (its flat per-step
+    JSONL input) with every key split against the catalog, and judges rows whose
+    presence depends on the configuration as conditional information.
+    """
+    rng = random.Random(spec.seed)
+    logged = []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for step in range(1, spec.steps + 1):
+            metrics = step_metrics(rng, spec, step)
+            out.write(json.dumps({"step": step, "data": metrics}) + "\n")
+            logged.append((step, metrics))
+    return logged
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write every run of :data:`RUNS` as ``<name>.jsonl`` into a folder (default ``runs``).
 
@@ -308,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(f"{generated.__name__}.{module.name}")
     for spec in RUNS:
         write_run(spec, folder / f"{spec.name}.jsonl")
+        write_file_log(spec, folder / "verl_file_logger" / f"{spec.name}.jsonl")
         print(folder / f"{spec.name}.jsonl")
     return 0
 
