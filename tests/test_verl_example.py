@@ -43,6 +43,10 @@ MODULES = ("actor", "critic", "common", "data", "timing", "trainer", "validation
 
 Point = tuple[str, frozenset[tuple[str, Any]]]
 
+# What one logged unit is in the exported base unit: a row that states the unit verl
+# logs (milliseconds, GiB) is exported in seconds and bytes, each value scaled.
+LOGGED_UNIT_SCALE = {"ms": 1e-3, "GiBy": 1024**3}
+
 
 def _catalog_paths(root: Path) -> list[Path]:
     return sorted((root / CATALOG).glob("*.yaml"))
@@ -106,6 +110,13 @@ class Verl:
     rows: list[TeedMetric]
     catalog: Catalog
     matcher: KeyMatcher
+
+    @property
+    def units(self) -> dict[str, str]:
+        """Each series' unit as the catalog states it: the unit verl logs."""
+        return {
+            row.name: getattr(row, "logged_unit", "") or row.unit for _f, row in self.catalog.rows()
+        }
 
     def spec(self, name: str) -> Any:
         """The run named ``name``."""
@@ -238,7 +249,8 @@ def test_a_tricky_verl_key_is_teed_to_its_series(
     with installed_reader() as reader:
         TrackingTee(verl.runs.Tracking(_NullWriter())).log(data={key: 0.5}, step=3)
         recorded = _recorded(reader.get_metrics_data())
-    assert recorded == {(series, frozenset(attributes.items())): 0.5}
+    scale = LOGGED_UNIT_SCALE.get(verl.units[series], 1)
+    assert recorded == {(series, frozenset(attributes.items())): pytest.approx(0.5 * scale)}
     assert _route(verl.matcher, key) == (series, attributes)
 
 
@@ -270,7 +282,8 @@ def test_every_key_of_a_verl_run_is_teed_to_its_series(
     for _step, metrics in logged:
         for key, value in metrics.items():
             series, captured = _route(verl.matcher, key)
-            expected[(series, frozenset(captured.items()))] = value
+            scale = LOGGED_UNIT_SCALE.get(verl.units[series], 1)
+            expected[(series, frozenset(captured.items()))] = pytest.approx(value * scale)
     assert recorded == expected
     assert min(len(metrics) for _step, metrics in logged) >= 40
 
