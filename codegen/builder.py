@@ -9,6 +9,7 @@ keys (``deprecated.since``) and list items an index (``no_lint[0]``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
@@ -423,11 +424,36 @@ class _Extras:
     cardinality_limit: int | None
 
 
+def _printable_key(node: YNode | None, diagnostics: list[Diagnostic]) -> bool:
+    """Whether a logger key is printable text (what the schema's pattern cannot say exactly).
+
+    The pattern refuses control and format characters of the Basic Multilingual
+    Plane; this catches the rest (a trailing line break, which ``$`` lets
+    through, and characters beyond U+FFFF such as the invisible tag characters).
+    """
+    key = _text(node)
+    if node is None or key is None or key.isprintable():
+        return True
+    bad = next(ch for ch in key if not ch.isprintable())
+    what = unicodedata.name(bad, "a control character")
+    diagnostics.append(
+        _error(
+            "INVALID_FORMAT",
+            f"logger key {key!r} holds U+{ord(bad):04X} ({what}), which is not printable; "
+            "a logger key is printable text: remove the character.",
+            node.position,
+        )
+    )
+    return False
+
+
 def _row_extras(
     row: YMap, section: Section, file_prefixes: tuple[str, ...], diagnostics: list[Diagnostic]
 ) -> _Extras | None:
     """A row's prefixes, attribute refs and budget; ``None`` (and a finding) when invalid."""
     values = row.values
+    if section == "teed" and not _printable_key(values.get("logger_key"), diagnostics):
+        return None
     if values.keys().isdisjoint(_EXTRA_FIELDS):
         # The common row: one prefix, no attributes, no budget.
         single = _text(values.get("prefix")) if section == "teed" else None

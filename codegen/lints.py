@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from metric_catalog.series_rules import parse_pattern
+
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
 
@@ -302,6 +304,65 @@ def _logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
             f"'logger_key: {fixed}' (the key as the code passes it, without the prefix)."
         )
         return
+
+
+# A logger key's characters beyond the classic set ``[A-Za-z0-9_./-]``, judged against each
+# logging backend's own rule (each cited in docs/guide/catalog-format.md):
+# (backend, what it does with such a character, the characters it keeps).
+_CLASSIC_KEY_CHARACTERS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-"
+)
+_BACKENDS: Final = (
+    # mlflow/utils/validation.py: _VALID_PARAM_AND_METRIC_NAMES, ^[/\w.\- :]*$
+    # (':' since MLflow 2.16, and not on Windows); log_metric raises.
+    ("MLflow", "rejects", re.compile(r"[/\w.\- :]")),
+    # TensorFlow's summary ops (tensorflow/python/ops/summary_op_util.py) and tensorboardX
+    # (tensorboardX/summary.py): _clean_tag replaces [^-/\w\.] with '_'.
+    ("TensorBoard (TensorFlow, tensorboardX)", "replaces with '_'", re.compile(r"[-/\w.]")),
+    # W&B docs, metric naming constraints: only [_a-zA-Z0-9] names sort and filter in the UI.
+    ("W&B", "cannot sort or filter keys with", re.compile(r"[_a-zA-Z0-9/.-]")),
+    # prometheus/common model/metric.go, the legacy metric name rule [a-zA-Z_:][a-zA-Z0-9_:]*.
+    ("a Prometheus metric name made from the key", "cannot hold", re.compile(r"[a-zA-Z0-9_:]")),
+)
+
+
+def _literal_text(key: str) -> str:
+    """``key`` without its placeholders (what they capture is not known here), braces unescaped."""
+    try:
+        parts = parse_pattern(key)
+    except ValueError:  # malformed braces are a validation error already
+        return key
+    return "".join(part for part in parts if isinstance(part, str))
+
+
+@rule("LOGGER_KEY_BACKEND_UNSAFE", Severity.WARNING, "logger_key")
+def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
+    """A logger key holds only characters every logging backend keeps (``[A-Za-z0-9_./-]``).
+
+    Fix: The warning names each backend that would reject or rewrite the key
+    (MLflow, TensorBoard, W&B, a Prometheus name made from it). Log a key without
+    those characters if the run uses one of them; else keep the key as the code
+    logs it and add ``no_lint: [LOGGER_KEY_BACKEND_UNSAFE]`` to the row.
+    """
+    key = row.logger_key
+    if not key:
+        return
+    extra = sorted({ch for ch in _literal_text(key) if ch not in _CLASSIC_KEY_CHARACTERS})
+    if not extra:
+        return
+    verdicts = []
+    for backend, effect, keeps in _BACKENDS:
+        bad = [ch for ch in extra if not keeps.fullmatch(ch)]
+        if bad:
+            shown = " ".join(repr(ch) for ch in bad)
+            verdicts.append(f"{backend} {effect} {shown}")
+    if not verdicts:
+        return
+    yield (
+        f"logger key {key!r} holds {' '.join(repr(ch) for ch in extra)}: "
+        f"{'; '.join(verdicts)}; if the run logs to one of them, log a key without them, "
+        "else add 'no_lint: [LOGGER_KEY_BACKEND_UNSAFE]' to the row."
+    )
 
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")

@@ -60,8 +60,9 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "module": "a module name is lowercase letters, digits and '_', starting with a letter, "
     "e.g. 'grpo'",
     "owner": "an owner is a dotted Python module path, e.g. 'nemo_rl.algorithms.grpo'",
-    "logger_key": "a logger key is letters, digits and '_' joined by '/', '.' or '-', "
-    "e.g. 'reward' or 'advantages/mean'",
+    "logger_key": "a logger key is printable text (no control characters) in non-empty "
+    "segments joined by '/'; braces hold a placeholder such as {rl.dataset}, and a literal "
+    "brace is doubled ({{ or }}), e.g. 'reward', 'advantages/mean' or 'acc/mean@4'",
     "prefix": "a prefix is empty or letters, digits and '_' joined by '/', '.' or '-', "
     "e.g. 'train' or 'timing/train'",
     "since": "'since' is a quoted release version, e.g. \"0.2.0\"",

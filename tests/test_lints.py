@@ -76,6 +76,12 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"logger_key": "validation/reward", "prefix": "validation"},
         {"logger_key": "train", "prefix": "train"},
     ),
+    (
+        "LOGGER_KEY_BACKEND_UNSAFE",
+        {"logger_key": "val-core/gsm8k/acc/mean@4"},
+        {"logger_key": "val-core/gsm8k/acc/mean_at_4"},
+    ),
+    ("LOGGER_KEY_BACKEND_UNSAFE", {"logger_key": "timing s"}, {"logger_key": "timing.s"}),
     ("UNIT_NOT_UCUM", {"unit": "ms"}, {"unit": "s"}),
     ("UNIT_NOT_UCUM", {"unit": "sec"}, {"unit": "1"}),
     ("UNIT_NOT_UCUM", {"unit": "MiBy"}, {"unit": "By"}),

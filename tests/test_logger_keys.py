@@ -1,0 +1,142 @@
+"""Any key real code logs: printable text with ``@ : = %``, spaces, quotes and backslashes.
+
+A logger key may hold every printable character; braces form placeholders
+(``{{``/``}}`` are literal braces), and control or format characters stay refused (the bad-input
+corpus holds those cases). Such a key survives generate -> import -> tee
+unchanged, and ``LOGGER_KEY_BACKEND_UNSAFE`` names the logging backends that
+would reject or rewrite it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codegen.cli import main
+from codegen.lints import lint_row
+from codegen.pipeline import load_and_check
+from metric_catalog.series_rules import literal_text
+from metric_catalog.tee import tee_metrics
+from tests.otel_fixtures import clean_otel, collect, installed_reader
+from tests.test_lints import make_row
+
+__all__ = ["clean_otel"]  # fixture used by name
+
+# Keys verl and other stacks log, and the hardest text for the generated module's escaping.
+KEYS = {
+    "rl.keys.val_acc": "val-core/openai~gsm8k/acc/mean@4",
+    "rl.keys.quoted": 'it\'s "quoted"',
+    "rl.keys.backslash": "back\\slash\\n",
+    "rl.keys.assign": "lr=3e-4:warmup %",
+    "rl.keys.unicode": "débit/gpu №1",
+    "rl.keys.triple": "'''\"\"\"",
+    "rl.keys.brace": "lit{{x}}/y",  # logged as lit{x}/y
+}
+
+
+def catalog_text() -> str:
+    """A catalog file teeing one gauge per key of :data:`KEYS` (YAML-escaped by ``yaml``)."""
+    rows = [
+        {
+            "logger_key": key,
+            "name": name,
+            "kind": "gauge",
+            "unit": "1",
+            "description": f"Value logged under a key with unusual characters, {name[8:]}.",
+            "no_lint": ["LOGGER_KEY_BACKEND_UNSAFE"],
+        }
+        for name, key in KEYS.items()
+    ]
+    doc = {
+        "owner": "myrl.keys",
+        "module": "keys",
+        "description": "Keys with every printable character.",
+        "prefix": "train",
+        "teed": rows,
+    }
+    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+
+
+def test_printable_keys_validate_clean(tmp_path: Path) -> None:
+    """No error and, with the lint silenced, no warning for any of the keys."""
+    path = tmp_path / "catalog" / "keys.yaml"
+    path.parent.mkdir()
+    path.write_text(catalog_text(), encoding="utf-8")
+    result = load_and_check([path], root=tmp_path)
+    assert result.diagnostics == ()
+    assert [row.logger_key for _file, row in result.catalog.rows()] == list(KEYS.values())
+
+
+def test_printable_keys_round_trip_through_generate_import_and_tee(
+    tmp_path: Path, clean_otel: None
+) -> None:
+    """The generated module holds each key exactly, and a log under it reaches its series."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "keys.yaml").write_text(catalog_text(), encoding="utf-8")
+    assert main(["generate", "--root", str(tmp_path)]) == 0
+    source = tmp_path / "src" / "metric_catalog" / "generated" / "keys.py"
+    spec = importlib.util.spec_from_file_location("generated_printable_keys", source)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        assert [row.logger_key for row in module.TEED] == list(KEYS.values())
+        logged = {
+            literal_text(key): float(index) for index, key in enumerate(KEYS.values(), start=1)
+        }
+        with installed_reader() as reader:
+            tee_metrics(logged, prefix="train")
+            series = collect(reader)
+    finally:
+        del sys.modules[spec.name]
+    assert {name: series[name].value for name in KEYS} == {
+        name: logged[literal_text(key)] for name, key in KEYS.items()
+    }
+    # resolve shows the same keys, as JSON data.
+    assert main(["resolve", "--root", str(tmp_path), "--format", "json"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("key", "backends"),
+    [
+        ("acc/mean@4", ["MLflow", "TensorBoard", "W&B", "Prometheus"]),
+        ("lr:warmup", ["TensorBoard", "W&B"]),
+        ("timing s", ["TensorBoard", "W&B", "Prometheus"]),
+        ("débit", ["W&B", "Prometheus"]),
+        ("set{{x}}", ["MLflow", "TensorBoard", "W&B", "Prometheus"]),
+        ("val/{rl.dataset}/acc=1", ["MLflow", "TensorBoard", "W&B", "Prometheus"]),
+    ],
+)
+def test_backend_unsafe_lint_names_each_backend_that_rejects_or_rewrites_the_key(
+    key: str, backends: list[str]
+) -> None:
+    """The warning names exactly the backends whose rule the key's characters break."""
+    (finding,) = [
+        d for d in lint_row(make_row(logger_key=key)) if d.code == "LOGGER_KEY_BACKEND_UNSAFE"
+    ]
+    named = [b for b in ("MLflow", "TensorBoard", "W&B", "Prometheus") if b in finding.message]
+    assert named == backends
+    assert "no_lint: [LOGGER_KEY_BACKEND_UNSAFE]" in finding.message
+
+
+@pytest.mark.parametrize(
+    "key", ["reward", "advantages/mean", "timing/train-step.x", "setup/{rl.setup.phase}_time_s"]
+)
+def test_backend_unsafe_lint_is_silent_on_classic_keys_and_placeholders(key: str) -> None:
+    """Letters, digits, '_', '.', '-', '/' and placeholders: every backend keeps them."""
+    assert "LOGGER_KEY_BACKEND_UNSAFE" not in [d.code for d in lint_row(make_row(logger_key=key))]
+
+
+def test_the_schema_copy_names_the_printable_key_rule() -> None:
+    """Editors get the same rule: the schema's description says what a key may hold."""
+    schema = json.loads(
+        (Path(__file__).parent.parent / "codegen/schema/catalog.schema.json").read_text("utf-8")
+    )
+    assert "any printable text" in schema["$defs"]["loggerKey"]["description"]
