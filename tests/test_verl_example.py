@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import re
 import shutil
 import sys
 from collections.abc import Iterator, Mapping
@@ -135,11 +136,13 @@ def verl(package: dict[str, ModuleType], rows: list[TeedMetric], catalog: Catalo
 
 
 def test_example_catalog_validates_and_lints_clean() -> None:
-    """No error and no warning: the catalog needs no no_lint escape either."""
+    """No error and no warning; no rule silenced but the backend warning on verl's '@' keys."""
     result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
     assert [str(d) for d in result.diagnostics] == []
+    # The one escape: verl logs '@' (mean@4), which MLflow would refuse; verl's own
+    # MLflow adapter rewrites it, so the rows keep verl's key and silence that rule alone.
     text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
-    assert "no_lint" not in text
+    assert set(re.findall(r"no_lint: \[(.*)\]", text)) <= {"LOGGER_KEY_BACKEND_UNSAFE"}
 
 
 def test_generate_into_a_copy_is_current(project: Path, rows: list[TeedMetric]) -> None:
@@ -200,12 +203,17 @@ TRICKY = [
     (
         "val-core/openai/gsm8k/acc/mean@4",
         "rl.verl.val.core",
-        {"verl.data_source": "openai/gsm8k", "verl.variable": "acc", "verl.val_metric": "mean@4"},
+        {"verl.data_source": "openai/gsm8k", "verl.variable": "acc", "verl.n": 4},
     ),
     (
         "val-core/openai/gsm8k/acc/best@4/std",
         "rl.verl.val.core_bootstrap_std",
-        {"verl.data_source": "openai/gsm8k", "verl.variable": "acc", "verl.val_metric": "best@4"},
+        {
+            "verl.data_source": "openai/gsm8k",
+            "verl.variable": "acc",
+            "verl.val_kind": "best",
+            "verl.n": 4,
+        },
     ),
     (
         "val-aux/lighteval/MATH/reward/worst@2/mean",
@@ -213,7 +221,8 @@ TRICKY = [
         {
             "verl.data_source": "lighteval/MATH",
             "verl.variable": "reward",
-            "verl.val_metric": "worst@2",
+            "verl.val_kind": "worst",
+            "verl.n": 2,
         },
     ),
     ("val-aux/num_turns/max", "rl.verl.val.num_turns", {"verl.stat": "max"}),
