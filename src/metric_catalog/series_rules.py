@@ -32,6 +32,11 @@ the same captured attributes wherever it is judged:
 * **Values**: :func:`type_accepts`/:func:`value_fits` (a value of an
   attribute) and :func:`parse_value` (a value as the catalog writes it).
 * **Budgets**: :data:`DEFAULT_CARDINALITY_LIMIT` and :func:`series_limit`.
+* **Units**: :data:`UNIT_SCALES` (a prefixed UCUM unit the code logs -> the
+  base unit the series is exported in, with the exact factor as a ratio of
+  ints), :func:`unit_scale` (the same for a compound unit such as
+  ``ms/{token}``) and :func:`scale_value` (a logged value in the exported
+  unit, correctly rounded).
 
 Only the standard library, and only ``re`` beyond builtins, imported when a
 pattern is first compiled: :mod:`metric_catalog.vocabulary` imports this
@@ -58,6 +63,7 @@ __all__ = [
     "RUNTIME_REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
     "TEMPORALITIES",
+    "UNIT_SCALES",
     "Capture",
     "CompiledPattern",
     "PatternError",
@@ -75,9 +81,11 @@ __all__ = [
     "pattern_problem",
     "placeholders",
     "qualified_key",
+    "scale_value",
     "series_limit",
     "specificity",
     "type_accepts",
+    "unit_scale",
     "value_fits",
 ]
 
@@ -120,6 +128,109 @@ DEFAULT_CARDINALITY_LIMIT: Final = 2000
 """Attribute sets per series (overflow point included) unless the row says otherwise.
 
 The OpenTelemetry SDK's default, so the SDK never overflows before we do."""
+
+
+# --- units --------------------------------------------------------------------------
+
+
+def _prefixed(base: str, prefixes: Mapping[str, int]) -> dict[str, tuple[str, int, int]]:
+    return {f"{prefix}{base}": (base, factor, 1) for prefix, factor in prefixes.items()}
+
+
+_DECIMAL: Final = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+UNIT_SCALES: Final[Mapping[str, tuple[str, int, int]]] = {
+    "ms": ("s", 1, 10**3),
+    "us": ("s", 1, 10**6),
+    "ns": ("s", 1, 10**9),
+    "min": ("s", 60, 1),
+    "h": ("s", 3600, 1),
+    "d": ("s", 86400, 1),
+    **_prefixed("By", {**_DECIMAL, **_BINARY}),
+    **_prefixed("bit", {**_DECIMAL, **_BINARY}),
+}
+"""A prefixed UCUM unit code may log -> ``(base unit, numerator, denominator)``.
+
+One logged unit is ``numerator / denominator`` of the base unit the series is
+exported in (``ms`` -> ``("s", 1, 1000)``, ``GiBy`` -> ``("By", 2**30, 1)``).
+Units not listed (``s``, ``By``, ``1``, ``{token}``) are exported as logged."""
+
+
+def _unit_terms(unit: str) -> list[str]:
+    """``unit`` split into terms and the ``/`` and ``.`` between them (not inside braces)."""
+    parts: list[str] = []
+    start = depth = 0
+    for index, char in enumerate(unit):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(depth - 1, 0)
+        elif char in "/." and depth == 0:
+            parts += (unit[start:index], char)
+            start = index + 1
+    parts.append(unit[start:])
+    return parts
+
+
+def _gcd(first: int, second: int) -> int:
+    while second:
+        first, second = second, first % second
+    return first
+
+
+def unit_scale(unit: str) -> tuple[str, int, int]:
+    """The base unit ``unit`` is exported in and the exact factor, as ``(base, num, den)``.
+
+    Each term of a compound unit is replaced by its base unit (``ms/{token}``
+    -> ``s/{token}``, factor 1/1000; a term after ``/`` divides, after ``.``
+    multiplies, as UCUM reads them left to right). A unit with no prefixed term
+    is its own base, factor ``1/1``. The factor is reduced.
+    """
+    cached = _SCALE_CACHE.get(unit)
+    if cached is not None:
+        return cached
+    parts = _unit_terms(unit)
+    numerator = denominator = 1
+    divide = False
+    for index, part in enumerate(parts):
+        if index % 2:
+            divide = part == "/"
+            continue
+        base, num, den = UNIT_SCALES.get(part, (part, 1, 1))
+        parts[index] = base
+        if divide:
+            num, den = den, num
+        numerator *= num
+        denominator *= den
+    common = _gcd(numerator, denominator)
+    result = ("".join(parts), numerator // common, denominator // common)
+    if len(_SCALE_CACHE) < _SCALE_CACHE_SIZE:
+        _SCALE_CACHE[unit] = result
+    return result
+
+
+_SCALE_CACHE: dict[str, tuple[str, int, int]] = {}
+_SCALE_CACHE_SIZE: Final = 4096
+
+
+def scale_value(value: float, numerator: int, denominator: int) -> float:
+    """``value * numerator / denominator``, correctly rounded (one rounding, not two).
+
+    A factor ``n/1`` or ``1/d`` is one IEEE multiplication or division by an
+    exactly representable int (factors here are far below 2**53); any other
+    ratio divides exact integers (``int / int`` rounds correctly). A result
+    beyond the float range is an infinity, as a float operation gives.
+    """
+    if denominator == 1:
+        return value * numerator
+    if numerator == 1:
+        return value / denominator
+    top, bottom = value.as_integer_ratio()
+    try:
+        return (top * numerator) / (bottom * denominator)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
 
 
 # --- keys ---------------------------------------------------------------------------

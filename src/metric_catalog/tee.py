@@ -12,12 +12,16 @@ against its row (undeclared keys and values outside the enum or type are
 dropped), kept within the series' cardinality budget (new sets past it go to
 one ``otel.metric.overflow="true"`` point) and joined by the process's identity
 labels (the private module ``metric_catalog._attributes`` does that work).
+A row whose code logs another unit than the series is exported in
+(``logged_unit="ms"``, ``unit="s"``) has each value scaled exactly, correctly
+rounded, by the factor :func:`~metric_catalog.series_rules.unit_scale` gives.
 
 Both never raise into the caller. Each failure becomes one
 :class:`~metric_catalog._warn.MetricCatalogWarning` per cause per process,
 naming the key: a value that is not a scalar, NaN or an infinity (the SDK would
 drop it and log a line per step), a negative counter or histogram value (also
-dropped by the SDK), an SDK error, an unknown recorded key, and in strict mode
+dropped by the SDK), a value that overflows when scaled from the row's
+``logged_unit`` to its ``unit``, an SDK error, an unknown recorded key, and in strict mode
 a key logged under a teed prefix that no row declares. With no exporter
 configured (``OTEL_METRICS_EXPORTER`` unset or ``none``), both are no-ops apart
 from closing registration on first use.
@@ -45,7 +49,7 @@ from metric_catalog._warn import (
     type_name,
     warn_once,
 )
-from metric_catalog.series_rules import qualified_key
+from metric_catalog.series_rules import qualified_key, scale_value, unit_scale
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric, as_scalar
 
 if TYPE_CHECKING:
@@ -131,6 +135,7 @@ def tee_metrics(
                 type(raw) is float
                 and _isfinite(raw)
                 and (raw >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
+                and not row.logged_unit  # a row logged in another unit scales below
             ):
                 value: float | None = raw
             else:
@@ -286,12 +291,10 @@ def _checked_value(
         and _isfinite(value)
         and (value >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
     ):
+        if row.logged_unit:
+            return _scaled(value, row, prefix, key, family)
         return value
-    if prefix is None:
-        cause: tuple[str, ...] = ("record_metrics", key)
-        label = f"record_metrics: {key!r}"
-    else:
-        cause, label = ("tee", prefix, key), f"tee: {_where(prefix, key)!r}"
+    cause, label = _cause(prefix, key)
     if value is None:
         warn_once(
             ("not-scalar", *cause),
@@ -314,6 +317,35 @@ def _checked_value(
             "for a signed series",
             family=family,
         )
+    return None
+
+
+def _cause(prefix: str | None, key: str) -> tuple[tuple[str, ...], str]:
+    """The warn-once cause and the message label of a key (teed under ``prefix``, or recorded)."""
+    if prefix is None:
+        return ("record_metrics", key), f"record_metrics: {key!r}"
+    return ("tee", prefix, key), f"tee: {_where(prefix, key)!r}"
+
+
+def _scaled(
+    value: float,
+    row: TeedMetric | RecordedMetric,
+    prefix: str | None,
+    key: str,
+    family: str | None,
+) -> float | None:
+    """``value`` as logged (in ``row.logged_unit``) in the exported ``row.unit``, exactly."""
+    _, numerator, denominator = unit_scale(row.logged_unit)
+    scaled = scale_value(value, numerator, denominator)
+    if _isfinite(scaled):
+        return scaled
+    cause, label = _cause(prefix, key)
+    warn_once(
+        ("scaled-overflow", *cause),
+        f"{label} ({row.name}) is {value} {row.logged_unit}, beyond the float range in "
+        f"{row.unit}; skipped (warned once per key)",
+        family=family,
+    )
     return None
 
 

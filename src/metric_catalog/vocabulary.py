@@ -39,6 +39,7 @@ from .series_rules import (
     placeholders,
     qualified_key,
     type_accepts,
+    unit_scale,
     value_fits,
 )
 
@@ -175,6 +176,7 @@ def _common_fields_plain(row: TeedMetric | RecordedMetric) -> bool:
         and type(row.description) is str
         and row.attributes == ()
         and row.cardinality_limit is None
+        and row.logged_unit == ""
     )
 
 
@@ -193,11 +195,30 @@ def _check_common(row: TeedMetric | RecordedMetric) -> None:
         raise ValueError(msg)
     _check_text(what, "description", row.description)
     _check_attributes(what, row.attributes)
+    _check_logged_unit(what, row.unit, row.logged_unit)
     limit = row.cardinality_limit
     if limit is not None and (type(limit) is not int or limit < 2):
         msg = (
             f"{what}: cardinality_limit must be an int of at least 2 (one attribute set "
             f"plus the overflow point) or None for the default, got {limit!r}"
+        )
+        raise ValueError(msg)
+
+
+def _check_logged_unit(what: str, unit: str, logged_unit: object) -> None:
+    """``logged_unit`` is ``""`` or a unit that scales to ``unit`` (``ms`` to ``s``)."""
+    if logged_unit == "" and type(logged_unit) is str:
+        return
+    if type(logged_unit) is not str:
+        msg = f"{what}: logged_unit must be a str, got {logged_unit!r}"
+        raise ValueError(msg)
+    _check_text(what, "logged_unit", logged_unit)
+    base = unit_scale(logged_unit)[0]
+    if base != unit:
+        msg = (
+            f"{what}: logged_unit {logged_unit!r} is exported in {base!r}, not in the row's "
+            f"unit {unit!r}; set unit={base!r} (the exported unit) or drop logged_unit "
+            "when the code logs the exported unit"
         )
         raise ValueError(msg)
 
@@ -514,6 +535,9 @@ class RecordedMetric:
     """The attributes the series may carry; any other attribute key is dropped."""
     cardinality_limit: int | None = None
     """Budget of distinct attribute sets, overflow point included (``None``: the default)."""
+    logged_unit: str = ""
+    """Unit the code logs values in when it differs from ``unit`` (``ms`` for ``unit="s"``);
+    values are scaled exactly to ``unit`` before recording. ``""``: logged in ``unit``."""
 
     def __replace__(self, /, **changes: Any) -> RecordedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -566,6 +590,9 @@ class TeedMetric:
     """What a counter's logged value is: ``delta``, this step's amount (the default), or
     ``cumulative``, a running total (``training/global_step``, consumed tokens) whose growth
     since the previous value the tee adds. Only a counter may be cumulative."""
+    logged_unit: str = ""
+    """Unit the code logs values in when it differs from ``unit`` (``ms`` for ``unit="s"``);
+    values are scaled exactly to ``unit`` before recording. ``""``: logged in ``unit``."""
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
