@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
-from metric_catalog.series_rules import adjacent_placeholders, placeholders
+from metric_catalog.series_rules import adjacent_placeholders, placeholders, unit_scale
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .conditions import ConditionError, parse_condition
@@ -364,11 +364,15 @@ def _build_row(
     )
     teed = section == "teed"
     prefixes = extras.prefixes
+    # A prefixed unit (ms) states what the code logs; the series is exported in its base (s).
+    declared_unit = texts.get("unit", "")
+    exported_unit = unit_scale(declared_unit)[0]
     return MetricRow(
         section=section,
         name=texts.get("name", ""),
         kind=texts.get("kind", ""),
-        unit=texts.get("unit", ""),
+        unit=exported_unit,
+        logged_unit=declared_unit if declared_unit != exported_unit else "",
         description=texts.get("description", ""),
         stability=texts.get("stability") or "development",
         position=row.position,

@@ -61,7 +61,7 @@ def _short(text: object) -> object:
 _COMPARED: Final[tuple[tuple[str, Callable[[MetricRow], object]], ...]] = (
     ("section", lambda row: row.section),
     ("kind", lambda row: row.kind),
-    ("unit", lambda row: row.unit),
+    ("unit", lambda row: row.declared_unit),
     ("logger_key", _logged_as),
     ("attributes", lambda row: list(row.attribute_names())),
     ("cardinality_limit", lambda row: row.cardinality_limit),

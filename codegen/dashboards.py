@@ -192,6 +192,9 @@ def _panel(row: MetricRow, index: int) -> dict[str, object]:
     if row.deprecated is not None:
         replacement = row.deprecated.replaced_by
         description += f" Deprecated: use {replacement}." if replacement else " Deprecated."
+    if row.logged_unit:
+        # The panel plots the exported series; say what the code logs.
+        description += f" Exported in {row.unit}, logged in {row.logged_unit}."
     return {
         "datasource": dict(_DATASOURCE),
         "description": description,

@@ -65,6 +65,7 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "attributes",
     "cardinality_limit",
     "temporality",
+    "logged_unit",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -124,6 +125,20 @@ RULES: Final[dict[str, Rule]] = dict(
             "a stable series keeps its logger key and prefix: code that logs the old key "
             "stops exporting it; add a new series under the new key and deprecate this one "
             "with replaced_by",
+        ),
+        _rule(
+            "STABLE_LOGGED_UNIT_CHANGED",
+            Severity.ERROR,
+            "a stable series keeps the unit its code logs (unit: ms, exported in s): the "
+            "generated row scales by it, so code still logging the old unit exports values "
+            "off by the ratio; add a new series and deprecate this one",
+        ),
+        _rule(
+            "BETA_LOGGED_UNIT_CHANGED",
+            Severity.ERROR,
+            "a beta series changes the unit its code logs only while deprecated (code still "
+            "logging the old unit exports values off by the ratio); add a deprecated: block "
+            "saying why (or add a new series)",
         ),
         _rule(
             "BETA_KIND_CHANGED",
@@ -313,6 +328,7 @@ def _row_json(row: MetricRow, position: Position) -> dict[str, object]:
         "section": row.section,
         "kind": row.kind,
         "unit": row.unit,
+        "logged_unit": row.declared_unit,
         "stability": row.stability,
         "logger_key": row.qualified_logger_key or None,
         "source": str(position),
@@ -410,6 +426,8 @@ def _field_value(row: MetricRow, field_name: str) -> str | None:
         return ", ".join(repr(p) for p in row.other_prefixes) or None
     if field_name == "attributes":
         return ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes) or None
+    if field_name == "logged_unit":
+        return row.declared_unit if row.logged_unit else None
     value = getattr(row, field_name)
     return None if value is None else str(value)
 
@@ -624,6 +642,13 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
                 f"stable series {name} changed temporality {old.temporality} -> {new.temporality}",
                 new.where("temporality"),
             )
+        if new.unit == old.unit and new.declared_unit != old.declared_unit:
+            findings.add(
+                "STABLE_LOGGED_UNIT_CHANGED",
+                f"stable series {name} changed the unit its code logs "
+                f"{old.declared_unit!r} -> {new.declared_unit!r} (exported in {new.unit!r})",
+                new.where("unit"),
+            )
         if _level(new.stability) < _level(old.stability):
             findings.add(
                 "STABILITY_DOWNGRADED",
@@ -657,6 +682,13 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
                 f"beta series {name} changed temporality {old.temporality} -> "
                 f"{new.temporality} without a deprecation",
                 new.where("temporality"),
+            )
+        if new.unit == old.unit and new.declared_unit != old.declared_unit:
+            findings.add(
+                "BETA_LOGGED_UNIT_CHANGED",
+                f"beta series {name} changed the unit its code logs {old.declared_unit!r} -> "
+                f"{new.declared_unit!r} (exported in {new.unit!r}) without a deprecation",
+                new.where("unit"),
             )
 
 

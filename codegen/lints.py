@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from metric_catalog.series_rules import parse_pattern
+from metric_catalog.series_rules import UNIT_SCALES, parse_pattern
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
@@ -200,19 +200,24 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-_TIME_SPELLINGS: Final = _words(
-    "ms us ns msec usec sec secs second seconds min mins minute minutes h hr hrs hour hours "
-    "d day days"
-)
-_BYTE_SPELLINGS: Final = _words(
-    "b B byte bytes KB kB KiB MB MiB GB GiB TB TiB KBy kBy MBy GBy TBy KiBy MiBy GiBy TiBy"
-)
-# Common non-UCUM or prefixed spellings and the base unit to use instead.
+# Common non-UCUM spellings and the UCUM unit for the same quantity (prefixed units
+# such as ms and GiBy are UCUM: the code may log them and the tee scales to s, By).
 _UNIT_FIXES: Final[dict[str, str]] = {
-    **dict.fromkeys(_TIME_SPELLINGS, "s"),
-    **dict.fromkeys(_BYTE_SPELLINGS, "By"),
-    **dict.fromkeys(_words("% percent pct ratio ratios fraction"), "1"),
-    **dict.fromkeys(_words("bits Kibit Mibit kbit Mbit Gbit"), "bit"),
+    **dict.fromkeys(_words("sec secs second seconds"), "s"),
+    **dict.fromkeys(_words("msec msecs millis millisecond milliseconds"), "ms"),
+    **dict.fromkeys(_words("usec usecs microsecond microseconds"), "us"),
+    **dict.fromkeys(_words("nsec nsecs nanosecond nanoseconds"), "ns"),
+    **dict.fromkeys(_words("mins minute minutes"), "min"),
+    **dict.fromkeys(_words("hr hrs hour hours"), "h"),
+    **dict.fromkeys(_words("day days"), "d"),
+    **dict.fromkeys(_words("b B byte bytes"), "By"),
+    **dict.fromkeys(_words("KB kB KBy"), "kBy"),
+    **{f"{p}B": f"{p}By" for p in _words("M G T Ki Mi Gi Ti")},
+    **dict.fromkeys(_words("% percent pct"), "%"),
+    **dict.fromkeys(_words("ratio ratios fraction"), "1"),
+    **dict.fromkeys(_words("bits"), "bit"),
+    **{f"{p}b": f"{p}bit" for p in _words("k M G Ki Mi Gi")},
+    "Kbit": "kbit",
 }
 # Name components that spell a unit; the unit belongs in ``unit`` instead. Not
 # "min" (minimum) nor single letters other than "s".
@@ -367,24 +372,32 @@ def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
 
 @rule("UNIT_NOT_UCUM", Severity.ERROR, "unit")
 def _unit_not_ucum(row: MetricRow) -> Iterator[str]:
-    """Units are unprefixed UCUM (``s``, ``By``, ``1``, ``%``, ``{thing}``, quotients) or ``""``.
+    """Units are UCUM (``s``, ``ms``, ``By``, ``GiBy``, ``1``, ``%``, ``{token}``, ...) or ``""``.
 
-    Fix: Use the unit the message names (``s``, ``By``, ``1``, ``{token}``) and convert
-    the values to it.
+    A prefixed unit (``ms``, ``us``, ``min``, ``h``, ``KiBy``, ``GBy``, ``kbit``)
+    states what the code logs; the series is exported in the base unit (``s``,
+    ``By``, ``bit``) and the tee scales each value exactly.
+
+    Fix: Write the UCUM spelling the message names (``ms`` for ``msec``, ``s``
+    for ``sec``, ``GiBy`` for ``GiB``) or a braced count such as ``{token}``.
     """
-    for term in _unit_terms(row.unit):
-        if term in ("1", "%") or term in _BASE_UNITS or _ANNOTATION_RE.match(term):
+    unit = row.declared_unit
+    for term in _unit_terms(unit):
+        if term in ("1", "%") or term in _BASE_UNITS or term in UNIT_SCALES:
+            continue
+        if _ANNOTATION_RE.match(term):
             continue
         fix = _UNIT_FIXES.get(term)
         if fix is not None:
             yield (
-                f"unit {row.unit!r} uses {term!r}, which is not an unprefixed UCUM unit; "
-                f"use {fix!r} and convert the values to it."
+                f"unit {unit!r} uses {term!r}, which is not a UCUM unit; write {fix!r} "
+                "(the code may log a prefixed unit such as 'ms' or 'GiBy': the series is "
+                "exported in 's' or 'By' and the tee scales the values)."
             )
         else:
             yield (
-                f"unit {row.unit!r} uses {term!r}, which is not a UCUM unit; use 's', 'By', "
-                f"'1' or a braced count such as '{{{term.lower().rstrip('s')}}}'."
+                f"unit {unit!r} uses {term!r}, which is not a UCUM unit; use 's', 'ms', "
+                f"'By', '1' or a braced count such as '{{{term.lower().rstrip('s')}}}'."
             )
         return
 
@@ -395,7 +408,7 @@ def _unit_annotation_plural(row: MetricRow) -> Iterator[str]:
 
     Fix: Write the annotation singular: ``{token}``.
     """
-    for term in _unit_terms(row.unit):
+    for term in _unit_terms(row.declared_unit):
         match = _ANNOTATION_RE.match(term)
         word = match.group(1) if match else ""
         if word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -418,7 +431,7 @@ def _unit_in_name(row: MetricRow) -> Iterator[str]:
         if token in _UNIT_WORDS and not ordinal:
             yield (
                 f"series name {row.name!r} spells the unit {token!r}; drop it from the name "
-                f"and keep the unit in 'unit' (now {row.unit!r})."
+                f"and keep the unit in 'unit' (now {row.declared_unit!r})."
             )
             return
 
@@ -551,9 +564,11 @@ def _description_repeats_name(row: MetricRow) -> Iterator[str]:
 
 @rule("DURATION_UNIT", Severity.ERROR, "unit")
 def _duration_unit(row: MetricRow) -> Iterator[str]:
-    """Durations (``.duration``, ``.latency``, histograms of ``time``) are in ``s``.
+    """Durations (``.duration``, ``.latency``, histograms of ``time``) are exported in ``s``.
 
-    Fix: Use unit ``s`` and record seconds.
+    A time unit the code logs (``ms``, ``us``, ``min``) is fine: it is exported in ``s``.
+
+    Fix: Use a time unit: ``s``, or the one the code logs (``ms``, ``us``, ``min``).
     """
     last = _last_tokens(row.name)
     word = last[-1] if last else ""
@@ -562,8 +577,8 @@ def _duration_unit(row: MetricRow) -> Iterator[str]:
     )
     if is_duration and row.unit != "s":
         yield (
-            f"{row.name!r} is a duration but its unit is {row.unit!r}; use unit 's' and "
-            "record seconds."
+            f"{row.name!r} is a duration but its unit is {row.declared_unit!r}; use unit "
+            "'s', or the time unit the code logs ('ms', 'us', 'min')."
         )
 
 

@@ -289,6 +289,15 @@ class MetricRow:
     temporality: str = "delta"
     """A counter's logged value: ``delta`` (this step's amount) or ``cumulative`` (a running
     total whose growth the tee adds)."""
+    logged_unit: str = ""
+    """Unit the code logs values in when the row's ``unit:`` is a prefixed one (``ms``);
+    ``unit`` is then the base unit the series is exported in (``s``). ``""``: logged as
+    exported."""
+
+    @property
+    def declared_unit(self) -> str:
+        """The unit as the catalog writes it: what the code logs (``ms``)."""
+        return self.logged_unit or self.unit
 
     @property
     def registry_key(self) -> str:

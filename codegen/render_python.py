@@ -268,7 +268,10 @@ def py_docstring(paragraphs: Iterable[str], indent: int = 0) -> str:
 
 
 def _row_doc(row: MetricRow) -> list[str]:
-    facts = [f"Kind: {row.kind}", f"Unit: {row.unit or '(dimensionless)'}"]
+    unit = row.unit or "(dimensionless)"
+    if row.logged_unit:
+        unit = f"{unit} (logged in {row.logged_unit}, scaled by the tee)"
+    facts = [f"Kind: {row.kind}", f"Unit: {unit}"]
     if row.logger_key is not None:
         facts.append(f"Logger key: {row.qualified_logger_key}")
     if row.other_prefixes:
@@ -355,6 +358,7 @@ def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         f"{py_kwarg('prefix', prefix)}\n"
         f"{_extras(row, attributes)}"
         f"{replacement}"
+        f"{_logged_unit(row)}"
         f")\n{py_docstring(_row_doc(row))}\n"
         f"\n{py_assign(_key_constant(row), logger_key)}\n"
         f"{py_docstring([key_doc])}\n"
@@ -370,8 +374,17 @@ def _recorded_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         f"{py_kwarg('unit', row.unit)}\n"
         f"{py_kwarg('description', row.description)}\n"
         f"{_extras(row, attributes)}"
+        f"{_logged_unit(row)}"
         f")\n{py_docstring(_row_doc(row))}\n"
     )
+
+
+def _logged_unit(row: MetricRow) -> str:
+    """The ``logged_unit=`` line of a row declared in a prefixed unit (``ms``), else nothing.
+
+    Only such rows carry it, so rows declared in their exported unit render as before.
+    """
+    return f"{py_kwarg('logged_unit', row.logged_unit)}\n" if row.logged_unit else ""
 
 
 # --- attributes (model engineer) ----------------------------------------------------

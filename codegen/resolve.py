@@ -92,6 +92,7 @@ def _row(
         "section": row.section,
         "kind": row.kind,
         "unit": row.unit,
+        "logged_unit": row.declared_unit,
         "description": row.description,
         "stability": row.stability,
         "deprecated": None
@@ -188,7 +189,7 @@ def render_resolved(catalog: Catalog, fmt: str = "json", *, package: str = _DEFA
             (
                 row.name,
                 row.kind,
-                row.unit or "-",
+                (row.unit or "-") + (f" (logged {row.logged_unit})" if row.logged_unit else ""),
                 stability,
                 row.prometheus_name,
                 row.qualified_logger_key or "-",

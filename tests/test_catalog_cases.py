@@ -93,3 +93,27 @@ def test_whole_corpus_at_once_reports_all_sorted(capsys: pytest.CaptureFixture[s
     records = json.loads(capsys.readouterr().out)
     # Across files, rows meet each other: 'rl.reward.avg' exists in another case.
     assert {r["path"] for r in records} == {f"tests/cases/{case}.yaml" for case in EXPECTED}
+
+
+@pytest.mark.parametrize(
+    ("case", "unit"),
+    [
+        ("lint_unit_ms", "ms"),
+        ("lint_unit_mib", "MiBy"),
+        ("lint_unit_sec", "s"),
+        ("lint_unit_tokens", "'{token}'"),
+        ("lint_duration_prefixed_bytes", "ms"),
+        ("lint_duration_unit", "min"),
+    ],
+)
+def test_a_unit_case_written_in_the_ucum_unit_the_code_logs_is_clean(
+    case: str, unit: str, tmp_path: Path
+) -> None:
+    """The near miss of each unit case: its unit line in UCUM (prefixed or not) lints clean."""
+    lines = (CASES / f"{case}.yaml").read_text(encoding="utf-8").splitlines(keepends=True)
+    line = EXPECTED[case]["line"] - 1
+    lines[line] = lines[line].split("unit:")[0] + f"unit: {unit}\n"
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "grpo.yaml").write_text("".join(lines), encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=True)
+    assert result.diagnostics == ()

@@ -43,6 +43,7 @@ def row(
     line: int = 1,
     attributes: tuple[AttributeRef, ...] = (),
     other_prefixes: tuple[str, ...] = (),
+    logged_unit: str = "",
 ) -> MetricRow:
     """A teed row (recorded when ``key`` is ``""``)."""
     logger_key = name.removeprefix("rl.").replace(".", "_") if key is None else key
@@ -59,6 +60,7 @@ def row(
         deprecated=deprecated,
         attributes=attributes,
         other_prefixes=other_prefixes if logger_key else (),
+        logged_unit=logged_unit,
     )
 
 
@@ -160,6 +162,48 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         "stable unit changed even when deprecated in the same change",
         [row("rl.a", stability=S, unit="s")],
         [row("rl.a", stability=S, unit="ms", deprecated=dep())],
+        ["STABLE_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "stable logged unit changed",
+        [row("rl.a", stability=S, unit="s", logged_unit="ms")],
+        [row("rl.a", stability=S, unit="s", logged_unit="us")],
+        ["STABLE_LOGGED_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "stable row starting to log another unit",
+        [row("rl.a", stability=S, unit="s")],
+        [row("rl.a", stability=S, unit="s", logged_unit="ms")],
+        ["STABLE_LOGGED_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "beta logged unit changed without a deprecation",
+        [row("rl.a", stability=B, unit="By", logged_unit="GiBy")],
+        [row("rl.a", stability=B, unit="By")],
+        ["BETA_LOGGED_UNIT_CHANGED"],
+        True,
+    ),
+    (
+        "beta logged unit changed while deprecated is allowed",
+        [row("rl.a", stability=B, unit="By", logged_unit="GiBy")],
+        [row("rl.a", stability=B, unit="By", deprecated=dep())],
+        [],
+        False,
+    ),
+    (
+        "alpha logged unit changed is allowed",
+        [row("rl.a", stability=A, unit="s", logged_unit="ms")],
+        [row("rl.a", stability=A, unit="s")],
+        [],
+        False,
+    ),
+    (
+        "stable unit changed with its logged unit reports the unit only",
+        [row("rl.a", stability=S, unit="s", logged_unit="ms")],
+        [row("rl.a", stability=S, unit="By", logged_unit="GiBy")],
         ["STABLE_UNIT_CHANGED"],
         True,
     ),

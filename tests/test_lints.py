@@ -82,9 +82,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"logger_key": "val-core/gsm8k/acc/mean_at_4"},
     ),
     ("LOGGER_KEY_BACKEND_UNSAFE", {"logger_key": "timing s"}, {"logger_key": "timing.s"}),
-    ("UNIT_NOT_UCUM", {"unit": "ms"}, {"unit": "s"}),
+    ("UNIT_NOT_UCUM", {"unit": "msec"}, {"unit": "ms"}),
+    ("UNIT_NOT_UCUM", {"unit": "sec"}, {"unit": "s", "logged_unit": "ms"}),
+    ("UNIT_NOT_UCUM", {"unit": "GiB"}, {"unit": "By", "logged_unit": "GiBy"}),
+    ("UNIT_NOT_UCUM", {"unit": "KBy"}, {"unit": "kBy"}),
+    ("UNIT_NOT_UCUM", {"unit": "tokens"}, {"unit": "s/{token}", "logged_unit": "ms/{token}"}),
     ("UNIT_NOT_UCUM", {"unit": "sec"}, {"unit": "1"}),
-    ("UNIT_NOT_UCUM", {"unit": "MiBy"}, {"unit": "By"}),
+    ("UNIT_NOT_UCUM", {"unit": "MiB"}, {"unit": "MiBy"}),
     ("UNIT_NOT_UCUM", {"unit": "bytes"}, {"unit": "By/s"}),
     ("UNIT_NOT_UCUM", {"unit": "percent"}, {"unit": "%"}),
     ("UNIT_NOT_UCUM", {"unit": "pct"}, {"unit": ""}),
@@ -188,13 +192,13 @@ def test_meta_rules_cannot_be_silenced() -> None:
 
 def test_messages_name_the_fix() -> None:
     """Messages say what is wrong, then what to write instead."""
-    (finding,) = lint_row(make_row(unit="ms"))
-    assert "use 's'" in finding.message
+    (finding,) = lint_row(make_row(unit="msec"))
+    assert "write 'ms'" in finding.message
 
 
 def test_lint_catalog_covers_every_row() -> None:
     """Linting a catalog lints each row of each file."""
-    rows = (make_row(unit="ms"), make_row(name="rl.reward.gauge", logger_key="r2"))
+    rows = (make_row(unit="msec"), make_row(name="rl.reward.gauge", logger_key="r2"))
     catalog = Catalog(
         (CatalogFile("catalog/grpo.yaml", "nemo_rl.grpo", "grpo", "GRPO metrics.", rows, ()),)
     )

@@ -48,6 +48,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "section": "teed",
         "kind": "counter",
         "unit": "{token}",
+        "logged_unit": "{token}",
         "description": "Valid (unmasked) tokens trained this step.",
         "stability": "development",
         "deprecated": None,

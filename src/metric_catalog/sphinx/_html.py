@@ -241,6 +241,10 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         or "<em>recorded</em>"
     )
     unit = ident(row["unit"]) if row.get("unit") else "—"
+    logged_unit = row.get("logged_unit")
+    if logged_unit and logged_unit != row.get("unit"):
+        # The code logs a prefixed unit (ms); the series is exported in its base (s).
+        unit = f"exported in {unit}, logged in {ident(str(logged_unit))}"
     if row.get("temporality") == "cumulative":  # logged as a running total; the tee adds growth
         unit += '<br><span class="mc-temporality">running total</span>'
     constant = row.get("python_constant") or (
