@@ -26,7 +26,7 @@ teed:
 """
 WARNING_ONLY = CLEAN.replace("over the batch.", "over the batch")
 ERROR = CLEAN.replace('unit: "1"', "unit: no")
-LINT_ERROR = CLEAN.replace('unit: "1"', "unit: ms")
+LINT_ERROR = CLEAN.replace('unit: "1"', "unit: msec")
 
 
 @pytest.fixture

@@ -210,9 +210,16 @@ _TEXTS = st.one_of(
     description=_TEXTS,
     attributes=st.sampled_from([(), (PHASE,), ("x",)]),
     limit=st.sampled_from([None, 1, 2, 10, "3"]),
+    logged_unit=st.sampled_from(["", "ms", "s", "GiBy", "msec", 3]),
 )
 def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - hypothesis
-    name: object, kind: str, unit: object, description: object, attributes: object, limit: object
+    name: object,
+    kind: str,
+    unit: object,
+    description: object,
+    attributes: object,
+    limit: object,
+    logged_unit: object,
 ) -> None:
     """Property: whenever the import fast path passes a row, the full checks pass it too."""
     row: Any = SimpleNamespace(
@@ -222,6 +229,7 @@ def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - 
         description=description,
         attributes=attributes,
         cardinality_limit=limit,
+        logged_unit=logged_unit,
     )
     try:
         plain = vocabulary._common_fields_plain(row)
