@@ -11,7 +11,7 @@ count and, once it logs attributes, its attribute budgets.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from ..diagnostics import Position
 from ..model import Catalog, MetricRow
@@ -24,7 +24,7 @@ from .judges.presence import judge_presence
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
-from .matching import KeyMatcher
+from .matching import KeyMatcher, Match
 from .records import Malformed, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
@@ -41,7 +41,7 @@ _ABANDONED: Final = "\x00abandoned"
 class Worker:
     """What one worker's lines alone decide: per-worker findings, malformed lines, budgets."""
 
-    __slots__ = ("budgets", "findings", "label", "malformed", "named", "unreported")
+    __slots__ = ("budgets", "checked", "findings", "label", "malformed", "named", "unreported")
 
     def __init__(self, label: str, *, named: bool = False) -> None:
         self.label = label
@@ -51,6 +51,24 @@ class Worker:
         self.malformed = 0
         self.unreported = 0
         self.budgets: Budgets | None = None
+        self.checked: set[tuple[str, str, bool]] = set()
+        """Family keys logged without attributes whose captured set this worker already
+        judged: judging the same set again changes nothing (bounded by the plan cache)."""
+
+
+class _KeyPlan(NamedTuple):
+    """A logged key's meaning, decided once: where it splits, the rows it counts under, the
+    captured values' problems (one per match), the rows' summaries, whether it is a loop's
+    signature key, and whether it takes the plain path (literal rows, no required attribute).
+    """
+
+    prefix: str
+    key: str
+    matches: tuple[Match, ...]
+    problems: tuple[tuple[str, str] | None, ...]
+    summaries: tuple[RowSummary, ...]
+    signature: bool
+    plain: bool
 
 
 class Checker:
@@ -93,6 +111,8 @@ class Checker:
         self.owner_of: dict[str, str] = {}
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
+        self.plans: dict[tuple[str, str, bool], _KeyPlan] = {}
+        """What each logged ``(prefix, key, split)`` means, decided once (bounded)."""
         self.owners: dict[str, str] = {}
         """Teed row name -> its catalog file's owner (coverage is given per owner)."""
         teed: list[MetricRow] = []
@@ -299,21 +319,55 @@ class Checker:
         self._check_attributes(worker, row, attributes, {}, where)
         self._record_row(worker, summary, where, record.value, set())
 
+    def _plan(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
+        """What a logged key means, decided once per ``(prefix, key)``: see :class:`_KeyPlan`."""
+        loops = self.loops
+        signature = bool(loops.signature_keys) and (prefix, logged) in loops.signature_keys
+        key = logged
+        if split:
+            prefix, key = self.matcher.split(logged)
+        matches = self.matcher.match(prefix, key)
+        problems = tuple(
+            self.rules.judge_captures(captures) if captures else None for _, captures in matches
+        )
+        # The plain path: literal rows only, no attribute the row requires on every point.
+        plain = all(not captures for _, captures in matches) and not any(
+            row.name in self.with_required for row, _ in matches
+        )
+        summaries = tuple(self.summaries[row.name] for row, _ in matches)
+        return _KeyPlan(prefix, key, matches, problems, summaries, signature, plain)
+
     def record(self, record: Record, worker: Worker) -> None:
         """One logging call: match each key, count it, check its value and attributes."""
         loops = self.loops
         given, split = record.attributes, record.split
         path, line, step = record.path, record.line, record.step
-        signature = loops.signature_keys
-        match = self.matcher.match
+        plans = self.plans
         for logged, value in record.metrics.items():
-            prefix, key = record.prefix, logged
-            if signature and (prefix, key) in signature:
-                loops.seen_signature(prefix, key)
-            if split:
-                prefix, key = self.matcher.split(logged)
+            plan = plans.get((record.prefix, logged, split))
+            if plan is None:
+                plan = self._plan(record.prefix, logged, split)
+                if len(plans) < self.limits.max_family_keys:
+                    plans[(record.prefix, logged, split)] = plan
+            if plan.signature:
+                loops.seen_signature(record.prefix, logged)
+            matches = plan.matches
+            if (
+                not given
+                and len(matches) == 1
+                and type(value) is float
+                and value - value == 0.0  # finite
+                and self._take_float(
+                    worker,
+                    plan,
+                    (record.prefix, logged, split),
+                    value,
+                    (plan.prefix, plan.key, path, line, step),
+                )
+            ):
+                continue
+            prefix, key = plan.prefix, plan.key
             where = (prefix, key, path, line, step)
-            matches = match(prefix, key)
             if not matches:
                 elsewhere = self.matcher.declared_prefixes(key)
                 hint = ""
@@ -322,9 +376,8 @@ class Checker:
                     hint = f" (a row declares it under prefix {shown})"
                 self.note("undeclared", where, None, hint, worker)
                 continue
-            for row, captures in matches:
+            for (row, captures), problem in zip(matches, plan.problems, strict=True):
                 if captures:
-                    problem = self.rules.judge_captures(captures)
                     if problem is not None:
                         self.note(problem[0], where, row.name, problem[1], worker)
                     else:
@@ -332,8 +385,43 @@ class Checker:
                 elif given or row.name in self.with_required:
                     self._check_attributes(worker, row, given, {}, where)
             noted: set[str] = set()  # a value shared by two rows is one occurrence
-            for row, _ in matches:
-                self._record_row(worker, self.summaries[row.name], where, value, noted)
+            for summary in plan.summaries:
+                self._record_row(worker, summary, where, value, noted)
+
+    def _take_float(
+        self,
+        worker: Worker,
+        plan: _KeyPlan,
+        memo: tuple[str, str, bool],
+        value: float,
+        where: Where,
+    ) -> bool:
+        """The common case inline: a finite float under one row, no call attributes.
+
+        ``False`` leaves it to the general path (a captured value with a problem). A
+        family key's captured set is judged once per worker while it gives nothing to
+        note; judging the same set again would change nothing.
+        """
+        row, captures = plan.matches[0]
+        summary = plan.summaries[0]
+        if not plan.plain:
+            if plan.problems[0] is not None:
+                return False
+            if memo not in worker.checked:
+                noted = self._check_attributes(worker, row, {}, captures, where)
+                if noted or len(worker.checked) >= self.limits.max_family_keys:
+                    self._record_row(worker, summary, where, value, set())
+                    return True
+                worker.checked.add(memo)
+        if value < 0.0 and row.kind == "counter":
+            self._record_row(worker, summary, where, value, set())
+            return True
+        summary.logged += 1
+        summary.last_step = where[4]
+        summary.last_value = value
+        if row.temporality == "cumulative":
+            self._running_total(worker, summary, where, value)
+        return True
 
     def _check_attributes(
         self,
@@ -342,11 +430,15 @@ class Checker:
         given: Mapping[str, object],
         captured: Mapping[str, object],
         where: Where,
-    ) -> None:
+    ) -> bool:
+        """Judge a point's attributes; whether anything was noted."""
+        noted = False
         for kind, attribute, text in self._budgets(worker).check(row, given, captured):
             self.note(kind, where, row.name, text, worker, detail=attribute)
+            noted = True
         if row.name in self.values.tracked:
             self.values.see(row, {**given, **captured})
+        return noted
 
     def _record_row(
         self,
