@@ -100,7 +100,7 @@ def _one_line(text: str) -> str:
 
 
 def _md(text: str) -> str:
-    """:func:`escape_markdown` as a plain ``str``, for the page builders."""
+    """:func:`escape_markdown` as a plain ``str``, for the docs templates' text filters."""
     flat = _one_line(text)
     escaped = flat.translate(_ESCAPES) if _NEEDS_ESCAPE.search(flat) else flat
     if flat[:1] in _ESCAPE_AT_START:

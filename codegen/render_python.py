@@ -387,7 +387,7 @@ def _logged_unit(row: MetricRow) -> str:
     return f"{py_kwarg('logged_unit', row.logged_unit)}\n" if row.logged_unit else ""
 
 
-# --- attributes (model engineer) ----------------------------------------------------
+# --- attributes -----------------------------------------------------------------------
 
 
 def _py_value(attribute: Attribute, text: str) -> str:
