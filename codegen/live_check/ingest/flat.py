@@ -14,12 +14,12 @@ flat-jsonl`` forces it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Malformed, Record, Source
+from ._json import loads
 from .jsonl import LineReader
 
 __all__ = ["INGESTER_NAME", "detect", "parse", "read"]
@@ -43,7 +43,7 @@ def detect(path: str, head: bytes) -> bool:
     if first is None:
         return False
     try:
-        doc = json.loads(first)
+        doc = loads(first)
     except (ValueError, RecursionError):
         return False
     if not isinstance(doc, dict) or _OURS & doc.keys():
@@ -55,7 +55,7 @@ def detect(path: str, head: bytes) -> bool:
 def parse(raw: bytes, path: str, line: int) -> Record | str:
     """A record (its keys to be split against the catalog), or why the line is not one."""
     try:
-        doc = json.loads(raw)
+        doc = loads(raw)
     except (ValueError, RecursionError) as exc:
         return f"invalid JSON ({exc})"
     if not isinstance(doc, dict):

@@ -22,12 +22,12 @@ its ``max_overlong_lines``-th such line, or when one line runs on past
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Malformed, Record, RunConfig, Source
+from ._json import loads
 
 __all__ = ["INGESTER_NAME", "LineReader", "bounded_lines", "detect", "parse", "read"]
 
@@ -107,7 +107,7 @@ def parse(raw: bytes, path: str, line: int) -> Record | RunConfig | str:
     (the training loop's name), ``"worker"`` and ``"attributes"`` (an object).
     """
     try:
-        doc = json.loads(raw)
+        doc = loads(raw)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return f"invalid JSON ({exc})"
     if not isinstance(doc, dict):
