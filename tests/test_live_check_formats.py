@@ -218,3 +218,24 @@ def test_a_malformed_mlflow_line_is_reported_in_its_file(catalog: Catalog, tmp_p
     (bad,) = [f for f in report.findings if f.kind == "malformed"]
     assert str(report.where(bad)) == f"{run}/metrics/train/reward:2:1"
     assert "is not an MLflow metric line" in bad.message()
+
+
+def test_flat_keys_logged_under_the_empty_prefix_split_as_the_adapter_does(
+    tmp_path: Path,
+) -> None:
+    """A tracker's flat dict teed through adapters.tee_flat and written by a JsonlLogger under
+    prefix "" is judged where the tee sends each key: the longest declared prefix that fits."""
+    from codegen.live_check import check_file
+    from codegen.pipeline import load_and_check
+
+    root = Path(__file__).resolve().parent.parent
+    catalog = load_and_check(root=root).catalog
+    assert catalog is not None
+    path = tmp_path / "flat.jsonl"
+    metrics = {"timing/train/generation": 1.5, "train/loss": 0.25, "nowhere/declared": 1.0}
+    path.write_text(json.dumps({"step": 1, "prefix": "", "metrics": metrics}) + "\n")
+    report = check_file(str(path), catalog)
+    logged = {s.row.name for s in report.rows if s.logged}
+    assert {"rl.generation.duration", "rl.policy.loss"} <= logged
+    undeclared = [f.qualified_key for f in report.findings if f.kind == "undeclared"]
+    assert undeclared == ["nowhere/declared"]

@@ -327,6 +327,11 @@ class Checker:
         if split:
             prefix, key = self.matcher.split(logged)
         matches = self.matcher.match(prefix, key)
+        if not matches and not prefix and "/" in logged:
+            # A flat key logged bare (a tracker's dict through adapters.tee_flat, written
+            # under the empty prefix): split as the adapter does, at the longest prefix.
+            prefix, key = self.matcher.split(logged)
+            matches = self.matcher.match(prefix, key)
         problems = tuple(
             self.rules.judge_captures(captures) if captures else None for _, captures in matches
         )
