@@ -140,6 +140,7 @@ def test_emit_jsonl_round_trip_is_clean_in_live_check(
     }
     logged = {summary.row.name for summary in report.rows if summary.logged}
     assert applicable <= logged
+    assert report.coverage.overall == 1.0, report.coverage.to_json()
 
 
 # --- transports ----------------------------------------------------------------------

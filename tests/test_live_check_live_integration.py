@@ -139,6 +139,7 @@ def test_emit_over_otlp_is_clean_in_live_check_otlp(catalog: Catalog) -> None:
     report = json.loads(out)
     assert _problems(report) == [], err
     assert _applicable(catalog) <= _logged(report)
+    assert report["coverage"]["overall"] == 1.0, report["coverage"]
 
 
 def test_emit_over_prometheus_is_clean_in_live_check_scrape(
@@ -160,6 +161,7 @@ def test_emit_over_prometheus_is_clean_in_live_check_scrape(
     report = json.loads(done.stdout)
     assert _problems(report) == []
     assert _applicable(catalog) <= _logged(report)
+    assert report["coverage"]["overall"] == 1.0, report["coverage"]
 
 
 def _series_names(server: PrometheusServer, deadline: float) -> set[str]:
