@@ -58,6 +58,21 @@ def _env() -> dict[str, str]:
     return {**os.environ, "OTEL_METRICS_EXPORTER": "none", "METRIC_CATALOG_PROMOTE": ""}
 
 
+def _report(*args: str) -> dict[str, Any]:
+    """``live-check ARGS --format json`` run as a user runs it; its JSON report."""
+    done = subprocess.run(
+        _python("codegen", "live-check", *args, "--format", "json"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        check=False,
+    )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
 def _applicable(catalog: Catalog) -> set[str]:
     """The teed rows a sample run of LOOP logs (the report's rows are the teed ones)."""
     return {
@@ -145,20 +160,7 @@ def test_emit_over_otlp_is_clean_in_live_check_otlp(catalog: Catalog) -> None:
 def test_emit_over_prometheus_is_clean_in_live_check_scrape(
     catalog: Catalog, emitting_endpoint: str
 ) -> None:
-    done = subprocess.run(
-        [
-            *_python("codegen", "live-check", "--scrape", emitting_endpoint, "--loop", LOOP),
-            "--format",
-            "json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(),
-        check=False,
-    )
-    report = json.loads(done.stdout)
+    report = _report("--scrape", emitting_endpoint, "--loop", LOOP)
     assert _problems(report) == []
     assert _applicable(catalog) <= _logged(report)
     assert report["coverage"]["overall"] == 1.0, report["coverage"]
@@ -192,20 +194,7 @@ def test_a_real_prometheus_sees_exactly_the_series_live_check_saw(
     workdir.mkdir()
     server = PrometheusServer(prometheus_binary, int(target.rsplit(":", 1)[1]), workdir)
     try:
-        done = subprocess.run(
-            [
-                *_python("codegen", "live-check", "--scrape", emitting_endpoint, "--loop", LOOP),
-                "--format",
-                "json",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=_env(),
-            check=False,
-        )
-        report = json.loads(done.stdout)
+        report = _report("--scrape", emitting_endpoint, "--loop", LOOP)
         # What live-check judged: every family of the same endpoint, through its parser.
         seen = {
             point.name
@@ -260,39 +249,15 @@ def test_the_demo_a_real_teeing_process_is_clean_over_otlp_and_over_a_scrape(
         for line in demo.stdout:
             if "Ctrl-C" in line or "serving" in line.lower():
                 break
-        scraped = subprocess.run(
-            [
-                *_python(
-                    "codegen", "live-check", "--scrape", f"http://127.0.0.1:{prometheus_port}"
-                ),
-                "--loop",
-                LOOP,
-                "--format",
-                "json",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=_env(),
-            check=False,
-        )
+        over_scrape = _report("--scrape", f"http://127.0.0.1:{prometheus_port}", "--loop", LOOP)
     finally:
         demo.terminate()  # SIGTERM: the demo stops serving and flushes its OTLP export
         demo.wait(timeout=30)
     receiver.send_signal(signal.SIGINT)
     out, _ = receiver.communicate(timeout=60)
-    over_otlp, over_scrape = json.loads(out), json.loads(scraped.stdout)
+    over_otlp = json.loads(out)
     assert _problems(over_otlp) == []
     assert _problems(over_scrape) == []
-    from_log = subprocess.run(
-        _python("codegen", "live-check", str(tmp_path / "demo.jsonl"), "--format", "json"),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    logged = _logged(json.loads(from_log.stdout))
+    logged = _logged(_report(str(tmp_path / "demo.jsonl")))
     assert logged
     assert _logged(over_otlp) == _logged(over_scrape) == logged

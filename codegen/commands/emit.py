@@ -17,38 +17,15 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from urllib.parse import urlsplit
 
 from ..commands import add_root_argument, config_from_args, load_or_report
+from ..live_check.live import parse_host_port, parse_otlp_url
 
-__all__ = ["HELP", "configure", "parse_host_port", "run"]
+__all__ = ["HELP", "configure", "run"]
 
 HELP = "Emit a sample run of one loop through the real tee (JSONL, OTLP, Prometheus)."
 
 _DEFAULT_STEPS = 10
-
-
-def parse_host_port(text: str) -> tuple[str, int]:
-    """``127.0.0.1:9464`` -> ``("127.0.0.1", 9464)``; ``[::1]:9464`` for IPv6.
-
-    Raises:
-        argparse.ArgumentTypeError: not ``HOST:PORT`` with a port 0-65535.
-    """
-    host, sep, port = text.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        msg = f"{text!r}: expected HOST:PORT with a port 0-65535, e.g. 127.0.0.1:9464"
-        raise argparse.ArgumentTypeError(msg)
-    return host, int(port)
-
-
-def _otlp_url(text: str) -> str:
-    """The OTLP/HTTP metrics URL: ``/v1/metrics`` is added to a URL without a path."""
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        msg = f"{text!r}: expected an http(s) URL, e.g. http://127.0.0.1:4318"
-        raise argparse.ArgumentTypeError(msg)
-    return text if parts.path not in ("", "/") else text.rstrip("/") + "/v1/metrics"
 
 
 def _positive(text: str) -> float:
@@ -80,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--otlp",
-        type=_otlp_url,
+        type=parse_otlp_url,
         metavar="URL",
         help="push to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
     )

@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 from .records import Malformed, Record
 from .telemetry import OtlpReceiver, ScrapeError, parse_exposition, records_from_points, scrape
 
-__all__ = ["add_live_arguments", "gather", "parse_host_port", "parse_scrape_url"]
+__all__ = [
+    "add_live_arguments",
+    "gather",
+    "parse_host_port",
+    "parse_otlp_url",
+    "parse_scrape_url",
+]
 
 _POLL_SECONDS = 0.2
 """How often received OTLP requests are handed to the checker."""
@@ -39,17 +45,31 @@ def parse_host_port(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _http_url(text: str, default_path: str, example: str) -> str:
+    """An http(s) URL, with ``default_path`` added when it has no path."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        msg = f"{text!r}: expected an http(s) URL, e.g. {example}"
+        raise argparse.ArgumentTypeError(msg)
+    return text if parts.path not in ("", "/") else text.rstrip("/") + default_path
+
+
 def parse_scrape_url(text: str) -> str:
     """An http(s) URL of a scrape endpoint (``/metrics`` added when it has no path).
 
     Raises:
         argparse.ArgumentTypeError: not an http(s) URL.
     """
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        msg = f"{text!r}: expected an http(s) URL, e.g. http://127.0.0.1:9464/metrics"
-        raise argparse.ArgumentTypeError(msg)
-    return text if parts.path not in ("", "/") else text.rstrip("/") + "/metrics"
+    return _http_url(text, "/metrics", "http://127.0.0.1:9464/metrics")
+
+
+def parse_otlp_url(text: str) -> str:
+    """An OTLP/HTTP metrics URL (``/v1/metrics`` added when it has no path).
+
+    Raises:
+        argparse.ArgumentTypeError: not an http(s) URL.
+    """
+    return _http_url(text, "/v1/metrics", "http://127.0.0.1:4318")
 
 
 def _seconds(text: str) -> float:

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, Source
+from ..records import Item, Record, Source
 from ._json import loads
-from .jsonl import LineReader
+from .jsonl import read_lines
 
 __all__ = ["INGESTER_NAME", "detect", "parse", "read"]
 
@@ -71,26 +71,6 @@ def parse(raw: bytes, path: str, line: int) -> Record | str:
     return Record(step, "", metrics, path, line, split=True)
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
     """The records of one flat JSONL input, malformed lines included, in order."""
-    if stream is None:
-        msg = f"{source.path} is not a file; the {INGESTER_NAME} format reads a file or stdin"
-        raise IsADirectoryError(msg)
-    lines = LineReader(stream, limits)
-    path = source.path
-    for line_no, raw in lines:
-        source.lines = line_no
-        if raw is None:
-            why = f"longer than {limits.max_line_bytes} bytes"
-            yield Malformed(path, line_no, why, expected=_EXPECTED)
-            continue
-        if not raw.strip():
-            continue
-        parsed = parse(raw, path, line_no)
-        if isinstance(parsed, str):
-            yield Malformed(path, line_no, parsed, expected=_EXPECTED)
-        else:
-            yield parsed
-    source.lines = lines.line
-    if lines.abandoned is not None:
-        yield Malformed(path, lines.line, lines.abandoned, fatal=True, expected=_EXPECTED)
+    return read_lines(source, stream, limits, parse, _EXPECTED)

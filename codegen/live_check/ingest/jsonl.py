@@ -22,14 +22,22 @@ its ``max_overlong_lines``-th such line, or when one line runs on past
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Malformed, Record, RunConfig, Source
 from ._json import loads
 
-__all__ = ["INGESTER_NAME", "LineReader", "bounded_lines", "detect", "parse", "read"]
+__all__ = [
+    "INGESTER_NAME",
+    "LineReader",
+    "bounded_lines",
+    "detect",
+    "parse",
+    "read",
+    "read_lines",
+]
 
 INGESTER_NAME: Final = "jsonl"
 
@@ -158,22 +166,45 @@ def detect(path: str, head: bytes) -> bool:
     return True
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
-    """The records of one JSONL input, malformed lines included, in order."""
+def read_lines(
+    source: Source,
+    stream: BinaryIO | None,
+    limits: Limits,
+    parse_line: Callable[[bytes, str, int], Item | Iterable[Item] | str],
+    expected: str = "a JSONL record",
+) -> Iterator[Item]:
+    """The items of a line-based input, each line given to ``parse_line``, in order.
+
+    ``parse_line(raw, path, line)`` returns an item, several (a request of many
+    points), or why the line is not one (a ``malformed`` item naming ``expected``).
+    Overlong lines and an abandoned input are reported the same way for every
+    line-based format.
+    """
     if stream is None:
-        msg = f"{source.path} is not a file; the jsonl format reads a file or stdin"
+        msg = f"{source.path} is not a file; the {source.format} format reads a file or stdin"
         raise IsADirectoryError(msg)
     lines = LineReader(stream, limits)
     path = source.path
     for line_no, raw in lines:
         source.lines = line_no
         if raw is None:
-            yield Malformed(path, line_no, f"longer than {limits.max_line_bytes} bytes")
+            why = f"longer than {limits.max_line_bytes} bytes"
+            yield Malformed(path, line_no, why, expected=expected)
             continue
         if not raw.strip():
             continue
-        parsed = parse(raw, path, line_no)
-        yield Malformed(path, line_no, parsed) if isinstance(parsed, str) else parsed
+        parsed = parse_line(raw, path, line_no)
+        if isinstance(parsed, str):
+            yield Malformed(path, line_no, parsed, expected=expected)
+        elif isinstance(parsed, (Record, RunConfig, Malformed)):
+            yield parsed
+        else:
+            yield from parsed
     source.lines = lines.line
     if lines.abandoned is not None:
-        yield Malformed(path, lines.line, lines.abandoned, fatal=True)
+        yield Malformed(path, lines.line, lines.abandoned, fatal=True, expected=expected)
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
+    """The records of one JSONL input, malformed lines included, in order."""
+    return read_lines(source, stream, limits, parse)

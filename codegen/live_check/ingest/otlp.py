@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, Source
+from ..records import Item, Record, Source
 from ..telemetry import decode_request_body, records_from_points
-from .jsonl import LineReader
+from .jsonl import read_lines
 
 __all__ = ["INGESTER_NAME", "detect", "read"]
 
@@ -30,27 +30,15 @@ def detect(path: str, head: bytes) -> bool:
     return head.lstrip()[:40].replace(b" ", b"").startswith(b'{"resourceMetrics"')
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+def _parse(raw: bytes, path: str, line: int) -> list[Record] | str:
+    """The points of one request line as records, or why the line is not a request."""
+    try:
+        points = decode_request_body(raw, "application/json", f"{path}:{line}")
+    except ValueError as exc:
+        return str(exc)
+    return list(records_from_points(points, line, path=path))
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
     """The points of every request line, malformed lines included, in order."""
-    if stream is None:
-        msg = f"{source.path} is not a file; the {INGESTER_NAME} format reads a file or stdin"
-        raise IsADirectoryError(msg)
-    lines = LineReader(stream, limits)
-    path = source.path
-    for line_no, raw in lines:
-        source.lines = line_no
-        if raw is None:
-            why = f"longer than {limits.max_line_bytes} bytes"
-            yield Malformed(path, line_no, why, expected=_EXPECTED)
-            continue
-        if not raw.strip():
-            continue
-        try:
-            points = decode_request_body(raw, "application/json", f"{path}:{line_no}")
-        except ValueError as exc:
-            yield Malformed(path, line_no, str(exc), expected=_EXPECTED)
-            continue
-        yield from records_from_points(points, line_no, path=path)
-    source.lines = lines.line
-    if lines.abandoned is not None:
-        yield Malformed(path, lines.line, lines.abandoned, fatal=True, expected=_EXPECTED)
+    return read_lines(source, stream, limits, _parse, _EXPECTED)
