@@ -331,8 +331,8 @@ def test_text_report_hides_rows_it_did_not_judge_unless_all(tmp_path: Path) -> N
     assert hidden
     short, full = report.to_text(), report.to_text(show_all=True)
     name = hidden[0].row.name
-    assert f"{name} " not in short.split("summary:")[0]
-    assert f"{name} " in full.split("summary:")[0]
+    assert f"{name} " not in short.split("findings:")[0]
+    assert f"{name} " in full.split("findings:")[0]
     assert f"({len(hidden)} row(s) the run was not judged on are hidden; --all shows them)" in short
 
 

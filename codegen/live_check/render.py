@@ -81,7 +81,7 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
 def render_text(
     report: LiveCheckReport, fail_on: Iterable[str] = (), *, show_all: bool = False
 ) -> str:
-    """A table of the judged rows, the summary, the findings, then the verdict.
+    """The summary, a table of the judged rows, the findings, then the verdict.
 
     Rows the run was not judged on (not emitted by its loop, undecided, of an
     inactive owner) are left out of the table unless ``show_all``.
@@ -107,6 +107,7 @@ def render_text(
         f"live-check {report.source}: {report.lines} line(s), {report.records} record(s), "
         f"{len(report.rows)} teed row(s) declared",
         f"loop: {report.loop.describe()}",
+        f"summary: {report.summary_text(wanted)}",
     ]
     for i, cells in enumerate(table):
         text = "  ".join(
@@ -119,7 +120,6 @@ def render_text(
     hidden = len(report.rows) - len(shown)
     if hidden:
         lines.append(f"({hidden} row(s) the run was not judged on are hidden; --all shows them)")
-    lines.append(f"summary: {report.summary_text(wanted)}")
     lines.extend(f"error: {reason}" for reason, _ in report.verdict_reasons())
     diagnostics = report.diagnostics(wanted, listed=True)
     lines.extend(d.format() for d in diagnostics)
