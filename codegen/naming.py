@@ -14,7 +14,7 @@ from typing import Final
 
 from metric_catalog.vocabulary import registry_key
 
-__all__ = ["constant_name", "prometheus_name", "prometheus_unit"]
+__all__ = ["constant_name", "prometheus_base", "prometheus_name", "prometheus_unit"]
 
 _INVALID_NAME_CHARS: Final = re.compile(r"[^a-zA-Z0-9:]+")
 _ANNOTATION: Final = re.compile(r"\{.*\}")
@@ -99,11 +99,15 @@ def prometheus_name(series_name: str, kind: str, unit: str) -> str:
     return _prometheus_name(series_name, kind, unit)
 
 
+def prometheus_base(series_name: str) -> str:
+    """A series name as a Prometheus name, before the unit and ``_total`` suffixes."""
+    name = _sanitize(series_name.lower())
+    return "_" + name[1:] if name[:1].isdigit() else name
+
+
 @functools.lru_cache(maxsize=_NAME_CACHE_SIZE)
 def _prometheus_name(series_name: str, kind: str, unit: str) -> str:
-    name = _sanitize(series_name.lower())
-    if name[:1].isdigit():
-        name = "_" + name[1:]
+    name = prometheus_base(series_name)
     suffix = prometheus_unit(unit)
     if suffix and not name.endswith("_" + suffix):
         name = f"{name}_{suffix}"

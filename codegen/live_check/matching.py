@@ -20,7 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from metric_catalog.series_rules import Capture, SeriesMatcher, is_literal, literal_text
+from metric_catalog.series_rules import (
+    Capture,
+    SeriesMatcher,
+    is_literal,
+    literal_text,
+    split_flat_key,
+)
 
 from ..model import Attribute, MetricRow
 
@@ -95,12 +101,7 @@ class KeyMatcher:
         found = self.splits.get(logged)
         if found is not None:
             return found
-        found = ("", logged)
-        cut = len(logged)
-        while (cut := logged.rfind("/", 0, cut)) > 0:
-            if self.match(logged[:cut], logged[cut + 1 :]):
-                found = (logged[:cut], logged[cut + 1 :])
-                break
+        found = split_flat_key(logged, self.match)
         if len(self.splits) < self.cache_limit:
             self.splits[logged] = found
         return found

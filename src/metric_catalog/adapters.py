@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
 from metric_catalog._warn import warn_once
+from metric_catalog.series_rules import split_flat_key
 from metric_catalog.tee import tee_metrics
 
 if TYPE_CHECKING:
@@ -83,14 +84,7 @@ def split_key(key: str) -> tuple[str, str]:
         cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    found = ("", key)
-    end = len(key)
-    while (cut := key.rfind("/", 0, end)) > 0:
-        prefix, rest = key[:cut], key[cut + 1 :]
-        if rest and _routes(group, prefix, rest):
-            found = (prefix, rest)
-            break
-        end = cut
+    found = split_flat_key(key, lambda prefix, rest: _routes(group, prefix, rest))
     with _LOCK:
         if len(_CACHE) < SPLIT_CACHE_LIMIT:
             _CACHE[key] = found

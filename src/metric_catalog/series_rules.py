@@ -84,6 +84,7 @@ __all__ = [
     "scale_value",
     "series_limit",
     "specificity",
+    "split_flat_key",
     "type_accepts",
     "unit_scale",
     "value_fits",
@@ -234,6 +235,22 @@ def scale_value(value: float, numerator: int, denominator: int) -> float:
 
 
 # --- keys ---------------------------------------------------------------------------
+
+
+def split_flat_key(logged: str, routes: Callable[[str, str], object]) -> tuple[str, str]:
+    """``(prefix, key)`` of a key logged with its prefix inside it (``actor/pg_loss``).
+
+    The longest prefix wins, cut at a ``/``, under which ``routes(prefix, rest)``
+    takes the rest (a row declares it); ``("", logged)`` when no cut does. The
+    inverse of :func:`qualified_key`, used by the tee's adapters and by live-check.
+    """
+    end = len(logged)
+    while (cut := logged.rfind("/", 0, end)) > 0:
+        rest = logged[cut + 1 :]
+        if rest and routes(logged[:cut], rest):
+            return logged[:cut], rest
+        end = cut
+    return "", logged
 
 
 def qualified_key(prefix: str, key: str) -> str:

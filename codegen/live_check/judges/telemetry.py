@@ -27,10 +27,12 @@ Prometheus labels are mapped back to attribute names and typed values.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
+from metric_catalog.series_rules import INVALID, parse_value
+
 from ...model import Attribute, Catalog, MetricRow, attribute_label
+from ...naming import prometheus_base
 from ..records import Record
 
 __all__ = ["EXPORTER_LABELS", "OVERFLOW_ATTRIBUTE", "WireJudge"]
@@ -40,27 +42,13 @@ OVERFLOW_ATTRIBUTE: Final = "otel.metric.overflow"
 EXPORTER_LABELS: Final = frozenset({"job", "instance"})
 """Labels Prometheus or its exporter add to every sample (besides ``otel_scope_*``)."""
 
-_SANITIZE: Final = re.compile(r"[^a-zA-Z0-9_]")
-
-
-def _base(name: str) -> str:
-    return _SANITIZE.sub("_", name.lower())
-
 
 def _typed(text: object, attribute: Attribute | None) -> object:
-    """A label's text as the attribute's type (kept as text when it does not convert)."""
+    """A label's text as the attribute's type (kept as text when it is no value of it)."""
     if attribute is None or not isinstance(text, str):
         return text
-    try:
-        if attribute.type == "int":
-            return int(text)
-        if attribute.type == "double":
-            return float(text)
-    except ValueError:
-        return text
-    if attribute.type == "bool" and text in ("true", "false"):
-        return text == "true"
-    return text
+    value = parse_value(attribute.type, text)
+    return text if value is INVALID else value
 
 
 class WireJudge:
@@ -73,7 +61,7 @@ class WireJudge:
         for _, row in catalog.rows():
             self.rows.setdefault(row.name, row)
             self.exposed.setdefault(row.prometheus_name, row)
-            self.bases.append((_base(row.name), row))
+            self.bases.append((prometheus_base(row.name), row))
         # Longest base first, so rl_value_loss wins over rl_value for rl_value_loss_seconds.
         self.bases.sort(key=lambda item: -len(item[0]))
         self.attributes = catalog.attributes()
