@@ -24,6 +24,7 @@ from codegen.config import Config
 from codegen.model import Catalog, Deprecation
 from codegen.pipeline import load_and_check
 from codegen.render_python import ROWS_TEMPLATE_SHA256, render_rows
+from tests.adopter_project import ROW as ADOPTER_ROW
 from tests.docs_fixtures import HOSTILE_DESCRIPTIONS, fixture_catalog, row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,18 +109,7 @@ def test_hostile_descriptions_stay_strings_in_the_template_layout(key: str) -> N
     ]
 
 
-ROW = """\
-owner: myrl.ppo
-module: ppo
-description: Metrics logged by the PPO loop.
-prefix: train
-teed:
-  - logger_key: value_loss
-    name: rl.value.loss
-    kind: gauge
-    unit: "1"
-    description: Value-function loss over the batch.
-"""
+ROW = ADOPTER_ROW
 
 TABLE = """\
 [tool.metric-catalog]

@@ -16,19 +16,9 @@ import pytest
 
 from codegen.cli import main
 from codegen.config import ConfigError, apply_overrides, load_config
+from tests.adopter_project import ROW as ADOPTER_ROW
 
-ROW = """\
-owner: myrl.ppo
-module: ppo
-description: Metrics logged by the PPO loop.
-prefix: train
-teed:
-  - logger_key: value_loss
-    name: rl.value.loss
-    kind: gauge
-    unit: "1"
-    description: Value-function loss over the batch.
-"""
+ROW = ADOPTER_ROW
 
 BASE = {
     "catalog": ["catalog/*.yaml"],

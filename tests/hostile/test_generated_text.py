@@ -23,24 +23,18 @@ from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.writer import is_generated, marker_line
+from tests.adopter_project import ROW as ADOPTER_ROW
 
-ROW = """\
-owner: myrl.ppo
-module: ppo
-description: Metrics logged by the PPO loop.
-prefix: train
-teed:
-  - logger_key: value_loss
-    name: rl.value.loss
-    kind: gauge
-    unit: "1"
-    description: Value-function loss over the batch.
+ROW = (
+    ADOPTER_ROW
+    + """\
 recorded:
   - name: rl.value.step.duration
     kind: histogram
     unit: s
     description: Time spent in the value step.
 """
+)
 
 TABLE = """\
 [tool.metric-catalog]
