@@ -19,7 +19,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["CONTROL_CHARACTERS", "describe", "escape_char", "first_control", "shown"]
+__all__ = ["CONTROL_CHARACTERS", "describe", "escape_char", "first_control", "printable", "shown"]
 
 CONTROL_CHARACTERS: Final = re.compile(
     "["
@@ -70,3 +70,15 @@ def shown(text: str) -> str:
     return "".join(
         char if char.isprintable() and char != "\\" else escape_char(char) for char in text
     )
+
+
+def printable(text: str) -> str:
+    """``text`` with only its unprintable characters escaped (a backslash stays as it is).
+
+    For a line of a report that quotes what a log or the network sent (a logged
+    key, a series name): it cannot break the line or redraw the terminal, and
+    ordinary text, backslashes included, reads as written.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else escape_char(char) for char in text)

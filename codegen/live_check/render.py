@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 from ..diagnostics import Position, Severity
+from ..safe_text import printable
 from .findings import FINDING_KINDS
 from .statistics import PRESENCE_STATES
 
@@ -147,4 +148,5 @@ def render_text(
         lines.append(f"FAILED: --fail-on {','.join(failed)}")
     elif report.verdict_reasons():
         lines.append("FAILED: " + "; ".join(rule for _, rule in report.verdict_reasons()))
-    return "\n".join(lines)
+    # Keys, series and loop names come from the log or the network: one safe line each.
+    return "\n".join(printable(line) for line in lines)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
 
 from ..diagnostics import Position
+from ..safe_text import printable
 from .findings import FINDING_KINDS, KINDS, Finding
 
 if TYPE_CHECKING:
@@ -121,8 +122,13 @@ def render_sarif(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
 
 
 def github_escape(text: str, *, prop: bool = False) -> str:
-    """Text as a workflow command's message (``prop``: a property value) carries it."""
+    """Text as a workflow command's message (``prop``: a property value) carries it.
+
+    Other unprintable characters (an escape sequence in a logged key) are shown
+    escaped, so an annotation cannot colour or redraw the job's log.
+    """
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = printable(text)
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

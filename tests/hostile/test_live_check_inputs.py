@@ -308,3 +308,24 @@ def test_a_file_removed_before_it_is_read_is_an_error_naming_it(
 def test_a_folder_given_as_a_log_is_an_error_naming_it(catalog: Catalog, tmp_path: Path) -> None:
     with pytest.raises(OSError, match="is not a file"):
         check_file(str(tmp_path), catalog)
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_logged_key_cannot_redraw_the_terminal_or_the_job_log(
+    catalog: Catalog, tmp_path: Path, fmt: str
+) -> None:
+    """Keys come from the log (or the network): the text and GitHub reports escape what is
+    not printable, so a key holding \\r or an ANSI escape shows as text."""
+    from codegen.live_check.render import render_text
+    from codegen.live_check.render_ci import render_github
+
+    path = tmp_path / "evil.jsonl"
+    key = "evil\r\x1b[2J\u202ekey"
+    path.write_text(json.dumps({"step": 1, "prefix": "train", "metrics": {key: 1.0}}) + "\n")
+    report = check_file(str(path), catalog)
+    out = render_text(report) if fmt == "text" else render_github(report)
+    assert "\x1b" not in out
+    assert "\u202e" not in out
+    assert "\r" not in out
+    assert "evil" in out
+    assert "\\x1b[2J" in out
