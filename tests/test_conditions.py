@@ -222,3 +222,75 @@ def test_a_header_whose_config_is_not_an_object_is_malformed(
     report = check_file(str(path), catalog)
     (finding,) = [f for f in report.findings if f.kind == "malformed"]
     assert "configuration header" in finding.message()
+
+
+# --- a condition the configuration decides outranks the idle-owner rule ------------------
+
+VALIDATION = """\
+owner: verl.trainer.ppo.ray_trainer
+module: verl_validation
+description: Validation metrics, in their own catalog file (an owner of their own).
+prefix: val-core
+teed:
+  - logger_key: acc
+    name: rl.verl.val.acc
+    kind: gauge
+    unit: "1"
+    description: Validation accuracy.
+    requirement_level: conditionally_required
+    condition: "config.trainer.test_freq > 0"
+  - logger_key: reward
+    name: rl.verl.val.reward
+    kind: gauge
+    unit: "1"
+    description: Validation reward.
+    requirement_level: conditionally_required
+    condition: "when validation runs"
+"""
+
+
+@pytest.fixture(scope="module")
+def two_owners(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    root = tmp_path_factory.mktemp("owners")
+    (root / "catalog").mkdir()
+    (root / "catalog" / "verl.yaml").write_text(CATALOG, encoding="utf-8")
+    (root / "catalog" / "validation.yaml").write_text(VALIDATION, encoding="utf-8")
+    result = load_and_check(root=root)
+    assert result.catalog is not None, result.diagnostics
+    return result.catalog
+
+
+Judged = tuple[str, list[str], int]
+"""A row's presence state, the run's findings and its applicable rows."""
+
+
+@pytest.mark.parametrize(
+    ("test_freq", "judged"),
+    [
+        pytest.param(-1, ("not_applicable", [], 3), id="condition-false"),
+        pytest.param(
+            5,
+            (
+                "missing",
+                ["missing:rl.verl.val.acc", "missing:rl.verl.validation.accuracy"],
+                5,
+            ),
+            id="condition-holds",
+        ),
+    ],
+)
+def test_a_decided_condition_judges_a_row_whose_file_logged_nothing(
+    two_owners: Catalog, tmp_path: Path, test_freq: int, judged: Judged
+) -> None:
+    """The configuration decides, not which files logged: a row it rules out is not
+    applicable (and not counted in the coverage), a row it requires is missing."""
+    state, findings, applicable = judged
+    path = _run(tmp_path / "run.jsonl", _config(False, test_freq), 8)
+    report = check_file(str(path), two_owners)
+    states = {summary.row.name: summary.presence for summary in report.rows}
+    assert states["rl.verl.val.acc"] == state
+    # A prose condition cannot be decided: the idle-owner rule still holds for it.
+    assert states["rl.verl.val.reward"] == "inactive_owner"
+    assert sorted(f"{f.kind}:{f.series}" for f in report.findings) == findings
+    # pg_loss, vf_loss (prose) and val.reward always; both test_freq rows when it holds.
+    assert report.coverage.applicable == applicable

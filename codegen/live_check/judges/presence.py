@@ -8,7 +8,8 @@ of them emits is ``not_emitted``, one only some of them emit is
 ``undecided`` (never missing), one all of them emit is judged by its level.
 ``inactive_owner`` when the row lists no loops and its owner logged none of
 its rows, so it was not imported in this run (``all_owners`` judges those
-rows anyway); otherwise by requirement level: ``required`` rows are
+rows anyway), unless the run's configuration decides its condition (below);
+otherwise by requirement level: ``required`` rows are
 ``missing`` (a finding), or ``not_due`` when the run's last step is before
 the row's ``first_step``; ``conditionally_required`` rows are
 ``conditional`` (information, with their condition); ``recommended`` and
@@ -86,15 +87,19 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
     return int(value)
 
 
+def _decided(row: MetricRow, config: Mapping[str, object] | None) -> bool | None:
+    """Whether the row's condition holds for ``config``; ``None`` when nothing decides it."""
+    if row.requirement_level != "conditionally_required" or config is None:
+        return None
+    condition = None if row.condition is None else _condition(row.condition)
+    return None if condition is None else condition.holds(config)
+
+
 def _level(row: MetricRow, config: Mapping[str, object] | None) -> str:
     """The requirement level the run is judged by (a condition decided by the config)."""
-    level = row.requirement_level
-    if level != "conditionally_required" or config is None or row.condition is None:
-        return level
-    condition = _condition(row.condition)
-    holds = None if condition is None else condition.holds(config)
+    holds = _decided(row, config)
     if holds is None:
-        return level
+        return row.requirement_level
     return "required" if holds else "not_applicable"
 
 
@@ -114,7 +119,9 @@ def _unlogged_state(
             return "not_emitted"
         if emitting != candidates:
             return "undecided"
-    elif inactive:
+    elif inactive and _decided(row, config) is None:
+        # The configuration outranks the file rule: a row it rules out is not applicable
+        # and one it requires is due even when nothing of its file was logged.
         return "inactive_owner"
     level = _level(row, config)
     if level == "required":
