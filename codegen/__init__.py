@@ -19,6 +19,7 @@ exit status (2, or 1)::
     │   └── codegen.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
     ├── codegen.commands.diff.BaselineError   diff's baseline cannot be read
     ├── codegen.live_check.LogInputError      live-check's log paths cannot be read
+    ├── codegen.live_check.ingest.trainer_state.TrainerStateError   caught: malformed
     ├── codegen.conditions.ConditionError     a condition over config uses what the language forbids
     └── codegen.emit.EmitError                emit cannot plan or send the sample run
     FileExistsError

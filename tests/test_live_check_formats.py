@@ -40,6 +40,7 @@ RUN = FORMATS / "mlruns" / "1" / "5f0c3e2a9b8d4c61a7e2f1d0c9b8a7e6"
 INPUTS = {
     "flat-jsonl": [FORMATS / "verl_file.jsonl", FORMATS / "bare.jsonl"],
     "mlflow": [RUN],
+    "hf-trainer-state": [FORMATS / "trainer_state.json"],
 }
 
 

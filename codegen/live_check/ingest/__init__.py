@@ -30,7 +30,7 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Source
-from . import flat, jsonl, mlflow, otlp, prometheus
+from . import flat, jsonl, mlflow, otlp, prometheus, trainer_state
 
 __all__ = [
     "HEAD_BYTES",
@@ -100,6 +100,12 @@ _BUILTIN: Final = (
         "an MLflow file-store run folder (mlruns/<experiment>/<run>, metrics/<key path>)",
         mlflow.detect,
         mlflow.read,
+    ),
+    Ingester(
+        trainer_state.INGESTER_NAME,
+        "a Hugging Face trainer_state.json (a transformers Trainer's log_history)",
+        trainer_state.detect,
+        trainer_state.read,
     ),
 )
 for _ingester in _BUILTIN:
