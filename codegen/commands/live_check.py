@@ -279,7 +279,9 @@ def run(args: argparse.Namespace) -> int:
                 input_format=args.input_format,
                 duplicates=inputs.duplicates,
             )
-    except LogInputError as exc:
+    except (LogInputError, ModuleNotFoundError) as exc:
+        # ModuleNotFoundError: an input format's optional extra is missing (the message
+        # names the extra to install), e.g. tensorboard for event files.
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

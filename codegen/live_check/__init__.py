@@ -88,7 +88,7 @@ from .limits import (
     MAX_UNDECLARED_KEYS,
     Limits,
 )
-from .records import Malformed, Record, RunConfig, Source
+from .records import Malformed, Note, Record, RunConfig, Source
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
 from .workers import LogInputError, check_sources, expand_inputs
@@ -118,6 +118,7 @@ __all__ = [
     "LogInputError",
     "LoopChoice",
     "Malformed",
+    "Note",
     "Notice",
     "Record",
     "RowSummary",
@@ -152,7 +153,7 @@ def current_limits() -> Limits:
 
 
 def check_records(
-    records: Iterable[Record | RunConfig | Malformed],
+    records: Iterable[Record | RunConfig | Malformed | Note],
     catalog: Catalog,
     *,
     source: str = "<records>",

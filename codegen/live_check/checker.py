@@ -16,7 +16,7 @@ from typing import Final, NamedTuple
 from ..diagnostics import Position
 from ..model import Catalog, MetricRow
 from .coverage import ValueTracker, compute_coverage
-from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, catalog_hints
+from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, Notice, catalog_hints
 from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import LoopJudge
@@ -25,7 +25,7 @@ from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
 from .matching import KeyMatcher, Match
-from .records import Malformed, Record, RunConfig
+from .records import Malformed, Note, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
@@ -165,10 +165,14 @@ class Checker:
             worker.budgets = Budgets(self.rules, self.limits)
         return worker.budgets
 
-    def take(self, item: Record | RunConfig | Malformed) -> None:
-        """Judge one record, note the run's configuration, or count a malformed part."""
+    def take(self, item: Record | RunConfig | Malformed | Note) -> None:
+        """Judge one record, note the run's configuration, count a malformed part or keep a note."""
         if isinstance(item, Malformed):
             self.malformed(item)
+            return
+        if isinstance(item, Note):
+            position = Position(item.path, item.line, 1) if item.line else None
+            self.report.notices.append(Notice(item.kind, item.message, position=position))
             return
         if isinstance(item, RunConfig):
             # The first header wins: every worker of one run logs the same configuration.

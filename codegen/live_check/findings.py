@@ -307,7 +307,10 @@ class Notice:
     its condition), ``not_due`` (a required row whose first step the run never
     reached), ``unexpected_loop`` (a row logged although its ``emitted_by``
     does not list the run's loop), ``duplicate_input`` (inputs that were the
-    same file, read once).
+    same file, read once); an ingester's :class:`~.records.Note` keeps its own
+    kind (``incomplete_record``: a TensorBoard event file's last record is cut
+    short, as while the run still writes it; ``skipped_summaries``: summaries
+    that are not scalars, counted).
     """
 
     kind: str

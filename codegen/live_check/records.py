@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import BinaryIO, Final, NamedTuple
 
-__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Record", "RunConfig", "Source"]
+__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Note", "Record", "RunConfig", "Source"]
 
 NO_ATTRIBUTES: Final[Mapping[str, object]] = MappingProxyType({})
 """The attributes of a record that has none (shared, read-only)."""
@@ -85,6 +85,20 @@ class Malformed:
     """What the input should have held there (``a JSONL record``, ``an MLflow metric line``)."""
 
 
+class Note(NamedTuple):
+    """Information about an input that is neither a record nor malformed: it never fails a run.
+
+    The report lists it as a notice of ``kind`` (for example a run still writing
+    its last record, or summaries of a kind live-check does not judge); ``path``
+    and ``line`` say where (``line`` 0: the input as a whole).
+    """
+
+    kind: str
+    message: str
+    path: str
+    line: int = 0
+
+
 @dataclass(slots=True)
 class Source:
     """One input being read: its name, an open stream (stdin) if any, and lines read so far."""
@@ -96,5 +110,5 @@ class Source:
     """The ingester's name, once chosen (``--input-format`` or detected)."""
 
 
-Item = Record | RunConfig | Malformed
+Item = Record | RunConfig | Malformed | Note
 """What an ingester yields."""

@@ -30,7 +30,7 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Source
-from . import flat, jsonl, mlflow, otlp, prometheus, trainer_state
+from . import flat, jsonl, mlflow, otlp, prometheus, tensorboard, trainer_state
 
 __all__ = [
     "HEAD_BYTES",
@@ -94,6 +94,12 @@ _BUILTIN: Final = (
         "flat per-step JSONL: {'step': N, 'data': {...}} (verl's file logger) or a bare dict",
         flat.detect,
         flat.read,
+    ),
+    Ingester(
+        tensorboard.INGESTER_NAME,
+        "TensorBoard event files (events.out.tfevents.*) or a log folder of them: the scalars",
+        tensorboard.detect,
+        tensorboard.read,
     ),
     Ingester(
         mlflow.INGESTER_NAME,

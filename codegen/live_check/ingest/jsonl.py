@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Malformed, Record, RunConfig, Source
+from ..records import Item, Malformed, Note, Record, RunConfig, Source
 from ._json import loads
 
 __all__ = [
@@ -196,7 +196,7 @@ def read_lines(
         parsed = parse_line(raw, path, line_no)
         if isinstance(parsed, str):
             yield Malformed(path, line_no, parsed, expected=expected)
-        elif isinstance(parsed, (Record, RunConfig, Malformed)):
+        elif isinstance(parsed, (Record, RunConfig, Malformed, Note)):
             yield parsed
         else:
             yield from parsed
