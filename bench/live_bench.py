@@ -5,6 +5,10 @@ Two inputs, each measured against the cheapest thing that could read it:
 - a JSONL log of this repo's catalog (a sample ``grpo_sync`` run, written the
   way ``JsonlLogger`` writes it, about 30 MB in a full run): ``check_file``
   against a bare ``json.loads`` of every line;
+- a TensorBoard event file of the same sample run (one scalar per event, as
+  ``SummaryWriter.add_scalar`` writes them; 1M scalars in a full run):
+  ``check_file`` against tensorboard's own ``LegacyEventFileLoader`` parsing
+  every event (skipped, and said so, without the ``tensorboard`` extra);
 - OTLP requests (one per step, every teed series of the run as a point):
   live-check's ingest (decode plus records) against the bare protobuf classes
   on the same bodies (``ParseFromString``, then reading each point's name,
@@ -72,6 +76,84 @@ def _write_log(path: Path, target_bytes: int) -> int:
                     lines += 1
             step += 50
     return lines
+
+
+def _write_events(path: Path, scalars: int) -> int:
+    """An event file of the sample run's numeric keys, one scalar per event; the scalar count."""
+    import struct
+
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c as masked
+
+    from codegen.emit import plan_steps
+
+    catalog = _catalog()
+
+    def frame(payload: bytes) -> bytes:
+        header = struct.pack("<Q", len(payload))
+        crcs = struct.pack("<I", masked(header)), struct.pack("<I", masked(payload))
+        return header + crcs[0] + payload + crcs[1]
+
+    written = 0
+    with path.open("wb") as out:
+        out.write(
+            frame(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())
+        )
+        step = 0
+        while written < scalars:
+            for sample in plan_steps(catalog, _LOOP, 50, seed=step):
+                for call in sample.logged:
+                    for key, value in call.metrics.items():
+                        if isinstance(value, bool) or not isinstance(value, int | float):
+                            continue
+                        event = event_pb2.Event(wall_time=1.0, step=step + sample.step)
+                        tag = f"{call.prefix}/{key}" if call.prefix else key
+                        event.summary.value.add(tag=tag, simple_value=float(value))
+                        out.write(frame(event.SerializeToString()))
+                        written += 1
+            step += 50
+    return written
+
+
+def _tensorboard_rows(cfg: Config, catalog: Catalog, work: Path) -> list[list[str]]:
+    """check_file of an event file vs tensorboard's loader, or why it was not measured."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        return [["TensorBoard events", "not measured: the tensorboard extra is missing"] + [""] * 4]
+    from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
+
+    from codegen.live_check import check_file
+
+    path = work / "events.out.tfevents.bench"
+    scalars = _write_events(path, 20_000 if cfg.smoke else 1_000_000)
+    runs = 1 if cfg.smoke else 3
+
+    def loader() -> None:
+        for event in LegacyEventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                _ = (value.tag, value.simple_value)
+
+    def live_check() -> None:
+        check_file(str(path), catalog)
+
+    timings: dict[str, list[float]] = {}
+    for _ in range(runs):
+        for name, fn in (("loader", loader), ("live", live_check)):
+            timings.setdefault(name, []).append(_cpu(fn, 1))
+    cpu = {name: median(values) for name, values in timings.items()}
+    size_mb = path.stat().st_size / 1e6
+    path.unlink(missing_ok=True)
+    return [
+        [
+            f"TensorBoard events ({scalars:,} scalars, {size_mb:.0f} MB)",
+            "tensorboard's `LegacyEventFileLoader`",
+            fmt_ms(cpu["loader"]),
+            "`check_file`",
+            fmt_ms(cpu["live"]),
+            fmt_ratio(cpu["live"] / cpu["loader"]),
+        ]
+    ]
 
 
 def _requests(steps: int) -> list[bytes]:
@@ -216,6 +298,7 @@ def bench_live(cfg: Config) -> Section:
                 fmt_ms(cpu["otlp-check"]),
                 fmt_ratio(cpu["otlp-check"] / cpu["protobuf"]),
             ],
+            *_tensorboard_rows(cfg, catalog, work),
         ],
     )
     jsonl_ratio = cpu["live"] / cpu["json"]

@@ -34,7 +34,8 @@ whatever length a record claims in one allocation. Here every problem has a
 position (the file, the 1-based record number as the line, the byte offset):
 
 - a record longer than ``max_line_bytes`` is reported and skipped (sought
-  past, never read); an input is abandoned at its ``max_overlong_lines``-th;
+  past, never read; one claiming more than the file holds ends the file); an
+  input is abandoned at its ``max_overlong_lines``-th;
 - a payload whose checksum does not match, or that is not an ``Event``, is
   malformed and skipped (its length was verified, so framing resumes after it);
 - a length field whose checksum does not match cannot be framed past: the file
@@ -290,8 +291,11 @@ class _FileReader:
                 overlong += 1
                 why = f"{where}, the record claims {length} bytes, over {limit}; not read"
                 if not _skip(stream, length + _CRC.size, self.limits):
-                    why = f"{where}, the record claims {length} bytes, more than the file holds"
-                    yield Malformed(path, index, why, True, _EXPECTED, self.run)
+                    why = (
+                        f"{where}, the record claims {length} bytes, over {limit} and more than "
+                        "the file holds; not read"
+                    )
+                    yield Malformed(path, index, why, expected=_EXPECTED, input=self.run)
                     return
                 if overlong >= self.limits.max_overlong_lines:
                     why = (
