@@ -51,6 +51,7 @@ __all__ = [
     "find_pyproject",
     "load_config",
     "no_catalog_message",
+    "parse_rewrite",
     "parse_table",
     "read_config",
     "table_lines",
@@ -103,11 +104,12 @@ class Output:
         return PurePosixPath(self.path).parent.as_posix()
 
 
-KeyKind = Literal["globs", "folder", "text", "outputs", "calls"]
+KeyKind = Literal["globs", "folder", "text", "outputs", "calls", "rewrites"]
 """How a key's value is read: ``globs`` (a list of root-relative files, folders
 or patterns), ``folder`` (one root-relative folder), ``text`` (a non-empty
-string, not a path), ``outputs`` (an array of ``template``/``path`` tables) or
-``calls`` (an array of ``scan`` call tables, see :mod:`codegen.scan.calls`)."""
+string, not a path), ``outputs`` (an array of ``template``/``path`` tables),
+``calls`` (an array of ``scan`` call tables, see :mod:`codegen.scan.calls`) or
+``rewrites`` (a list of ``"FROM=TO"`` strings, see :func:`parse_rewrite`)."""
 
 _KEY: Final = "metric-catalog key"
 
@@ -279,8 +281,29 @@ class Config:
         shown_default="see below",
     )
     """Calls ``scan`` reads as logging metrics, besides (or replacing) the default ones."""
+    key_rewrite: tuple[str, ...] = _key(
+        (),
+        kind="rewrites",
+        help=(
+            "`live-check`: literal substring rewrites (`FROM=TO`, in order) of every key read "
+            "from a run before it is matched, for a backend that mangles keys: "
+            '`["_at_=@"]` reads verl\'s MLflow spelling `mean_at_4` as `mean@4`; '
+            "`--key-rewrite` adds more"
+        ),
+        example=(
+            'a list of "FROM=TO" strings, e.g. ["_at_=@"] (FROM: the text as the backend '
+            "wrote it, non-empty and without '='; TO: the text the catalog's keys hold)"
+        ),
+        comment="live-check: rewrite logged keys before matching",
+    )
+    """``FROM=TO`` rewrites live-check applies to every logged key (see :attr:`key_rewrites`)."""
     catalog_flag: bool = False
     """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
+
+    @property
+    def key_rewrites(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`key_rewrite` as ``(from, to)`` pairs, in order."""
+        return tuple(parse_rewrite(rule) for rule in self.key_rewrite)
 
     @property
     def managed_dirs(self) -> tuple[str, ...]:
@@ -349,6 +372,7 @@ class Config:
         doc.pop("source")
         doc.pop("catalog_flag")
         doc.pop("scan_calls")  # read by scan only; changes no generated output
+        doc.pop("key_rewrite")  # read by live-check only
         return repr(sorted(doc.items()))
 
 
@@ -448,7 +472,7 @@ def table_lines(values: Mapping[str, object]) -> list[str]:
         value = values[key.name]
         if key.kind in ("outputs", "calls"):
             raise ConfigError(f"{key.name} is an array of tables; write it by hand")
-        if key.kind == "globs" and isinstance(value, str):
+        if key.kind in ("globs", "rewrites") and isinstance(value, str):
             value = (value,)
         line = f"{key.name} = {_toml(value)}"
         lines.append(line.ljust(56) + f"# {key.comment}" if key.comment else line)
@@ -558,6 +582,38 @@ def _relative(value: object, key: str, source: Path | None, *, glob: bool = Fals
     return "" if text == "." else text
 
 
+def parse_rewrite(rule: str) -> tuple[str, str]:
+    """``"FROM=TO"`` as ``(from, to)``: split at the first ``=``; ``FROM`` must not be empty.
+
+    Raises:
+        ValueError: ``rule`` has no ``=`` or nothing before it; the message says how to
+            write one.
+    """
+    old, sep, new = rule.partition("=")
+    if not sep or not old:
+        msg = (
+            f"{rule!r} is not FROM=TO (the text as the backend wrote it, '=', the text the "
+            "catalog's keys hold; FROM non-empty)"
+        )
+        raise ValueError(msg)
+    return old, new
+
+
+def _rewrites(value: object, key: str, source: Path | None) -> tuple[str, ...]:
+    entries = [value] if isinstance(value, str) else value
+    if not isinstance(entries, list):
+        raise _error(source, key, f"{value!r} is not a list of strings")
+    rules = []
+    for index, entry in enumerate(entries):
+        rule = _text(entry, key, source)
+        try:
+            parse_rewrite(rule)
+        except ValueError as exc:
+            raise _error(source, key, f"entry {index + 1}: {exc}") from None
+        rules.append(rule)
+    return tuple(rules)
+
+
 def _outputs(value: object, source: Path | None) -> tuple[Output, ...]:
     if not isinstance(value, list):
         raise _error(source, "outputs", f"{value!r} is not an array of tables")
@@ -617,6 +673,8 @@ def _value(key: ConfigKey, value: object, source: Path | None) -> object:
             return _outputs(value, source)
         case "calls":
             return _scan_calls(value, source)
+        case "rewrites":
+            return _rewrites(value, key.name, source)
         case _:  # pragma: no cover - every kind is handled above
             assert_never(key.kind)
 

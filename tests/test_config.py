@@ -146,6 +146,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
         "generate-command": '"make gen"',
         "outputs": '[{template = "ts.j2", path = "web/{module}.ts"}]',
         "scan-calls": '[{call = "Tracking.log", metrics = "data"}]',
+        "key-rewrite": '["_at_=@"]',
     }
     assert set(values) == set(KEYS)
     body = "\n".join(f"{k} = {v}" for k, v in values.items())
@@ -154,6 +155,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
     assert config.managed_dirs == ("src/p/gen", "d/m", "d/dash", "web")
     assert config.manifest_path == ".cache/mc/manifest.json"
     assert config.outputs[0].per_file
+    assert config.key_rewrites == (("_at_", "@"),)
 
 
 # --- flags ----------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def test_every_key_is_a_config_field_with_its_declared_default() -> None:
 
 
 def test_only_globs_and_folders_are_paths() -> None:
-    assert set(get_args(KeyKind)) == {"globs", "folder", "text", "outputs", "calls"}
+    assert set(get_args(KeyKind)) == {"globs", "folder", "text", "outputs", "calls", "rewrites"}
     paths = {key.name for key in CONFIG_KEYS if key.is_path}
     assert paths == {
         "catalog",
@@ -125,6 +125,7 @@ def test_inits_table_reads_back_to_the_values_it_was_given(tmp_path: Path) -> No
         "cache-dir": ".cache/x",
         "templates-dir": "tpl",
         "generate-command": "make gen",
+        "key-rewrite": ["_at_=@", "__=/"],
     }
     assert set(values) == set(KEYS) - {"outputs", "scan-calls"}  # arrays of tables
     text = "[tool.metric-catalog]\n" + "\n".join(table_lines(values)) + "\n"

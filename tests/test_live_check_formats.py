@@ -240,3 +240,33 @@ def test_flat_keys_logged_under_the_empty_prefix_split_as_the_adapter_does(
     assert {"rl.generation.duration", "rl.policy.loss"} <= logged
     undeclared = [f.qualified_key for f in report.findings if f.kind == "undeclared"]
     assert undeclared == ["nowhere/declared"]
+
+
+@pytest.mark.parametrize(
+    ("bare_row", "counted_under"),
+    [(True, "rl.t.bare"), (False, "rl.t.prefixed")],
+)
+def test_a_row_declared_under_the_empty_prefix_wins_over_the_split(
+    tmp_path: Path, bare_row: bool, counted_under: str
+) -> None:
+    """In this project's JSONL, ``train/loss`` under prefix "" is the row declared with prefix
+    "" when there is one; only a key no such row takes is split at the longest prefix."""
+    rows = (
+        "  - logger_key: loss\n    name: rl.t.prefixed\n    kind: gauge\n    unit: '1'\n"
+        "    description: The loss under train.\n"
+    )
+    if bare_row:
+        rows += (
+            "  - logger_key: train/loss\n    prefix: ''\n    name: rl.t.bare\n    kind: gauge\n"
+            "    unit: '1'\n    description: The same text logged bare.\n"
+        )
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "t.yaml").write_text(
+        f"owner: t\nmodule: t\ndescription: Loss.\nprefix: train\nteed:\n{rows}", encoding="utf-8"
+    )
+    result = load_and_check(root=tmp_path, lint=False)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    raw = b'{"step": 1, "prefix": "", "metrics": {"train/loss": 0.5}}\n'
+    report = check_stream(io.BytesIO(raw), result.catalog)
+    assert report.findings == []
+    assert {r.row.name for r in report.rows if r.logged} == {counted_under}

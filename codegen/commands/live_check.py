@@ -21,6 +21,7 @@ from ..commands import (
     config_from_args,
     load_or_report,
 )
+from ..config import parse_rewrite
 from ..live_check import (
     FINDING_KINDS,
     INGESTERS,
@@ -153,6 +154,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "imported declares nothing)"
         ),
     )
+    parser.add_argument(
+        "--key-rewrite",
+        action="append",
+        metavar="FROM=TO",
+        help=(
+            "replace the literal text FROM with TO in every key read from the inputs before "
+            "matching it (repeatable, applied in order, after the key-rewrite rules of "
+            "[tool.metric-catalog]), for a logging backend that mangles keys: verl's MLflow "
+            "adapter logs mean@4 as mean_at_4, so --key-rewrite _at_=@; a key only its "
+            "spelling as read matches keeps it"
+        ),
+    )
     add_live_arguments(parser)
     add_root_argument(parser)
 
@@ -214,7 +227,15 @@ def run(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         print(f"error: --fail-on: {exc}", file=sys.stderr)
         return 2
-    catalog = load_or_report(config_from_args(args))
+    config = config_from_args(args)
+    try:
+        rewrites = config.key_rewrites + tuple(
+            parse_rewrite(rule) for rule in args.key_rewrite or ()
+        )
+    except ValueError as exc:
+        print(f"error: --key-rewrite: {exc}", file=sys.stderr)
+        return 2
+    catalog = load_or_report(config)
     if catalog is None:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
@@ -260,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
                 all_owners=args.all_owners,
                 loop=args.loop,
                 input_format=args.input_format,
+                key_rewrites=rewrites,
             )
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
             report = check_file(
@@ -268,6 +290,7 @@ def run(args: argparse.Namespace) -> int:
                 all_owners=args.all_owners,
                 loop=args.loop,
                 input_format=args.input_format,
+                key_rewrites=rewrites,
             )
         else:
             inputs = expand_inputs(logs)
@@ -278,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
                 loop=args.loop,
                 input_format=args.input_format,
                 duplicates=inputs.duplicates,
+                key_rewrites=rewrites,
             )
     except (LogInputError, ModuleNotFoundError) as exc:
         # ModuleNotFoundError: an input format's optional extra is missing (the message

@@ -161,6 +161,7 @@ def check_records(
     loop: str | None = None,
     promoted: tuple[str, ...] = (),
     multi: bool = False,
+    key_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Judge ``records`` (from any ingester) against ``catalog``'s rows as one input.
 
@@ -170,7 +171,10 @@ def check_records(
     inactive. ``lines`` in the report is the last line a record came from.
     ``promoted`` names the identity attributes every live point must carry;
     ``multi`` positions findings by the record's source (many inputs, such
-    as live telemetry from several processes).
+    as live telemetry from several processes). ``key_rewrites`` are
+    ``(from, to)`` literal substring replacements applied, in order, to every
+    logged key before it is matched (``("_at_", "@")`` undoes verl's MLflow
+    spelling of ``mean@4``); a key only its spelling as read matches keeps it.
     """
     checker = Checker(
         catalog,
@@ -180,6 +184,7 @@ def check_records(
         limits=current_limits(),
         promoted=promoted,
         multi=multi,
+        key_rewrites=key_rewrites,
     )
     last = 0
     for item in records:
@@ -197,6 +202,7 @@ def check_stream(
     all_owners: bool = False,
     loop: str | None = None,
     input_format: str | None = None,
+    key_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check a stream (JSONL unless ``input_format`` or its first bytes say otherwise).
 
@@ -208,11 +214,19 @@ def check_stream(
         ValueError: ``input_format`` is not a registered format.
     """
     limits = current_limits()
-    checker = Checker(catalog, source, all_owners=all_owners, loop=loop, limits=limits)
+    checker = Checker(
+        catalog,
+        source,
+        all_owners=all_owners,
+        loop=loop,
+        limits=limits,
+        key_rewrites=key_rewrites,
+    )
     read = Source(source, stream)
     for item in read_source(read, limits, input_format):
         checker.take(item)
     checker.report.lines = read.lines
+    checker.report.inputs.append(read)
     return checker.finish()
 
 
@@ -223,14 +237,18 @@ def check_file(
     all_owners: bool = False,
     loop: str | None = None,
     input_format: str | None = None,
+    key_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the log at ``path``; raises :class:`OSError` when it cannot be read."""
     limits = current_limits()
-    checker = Checker(catalog, path, all_owners=all_owners, loop=loop, limits=limits)
+    checker = Checker(
+        catalog, path, all_owners=all_owners, loop=loop, limits=limits, key_rewrites=key_rewrites
+    )
     read = Source(path)
     for item in read_source(read, limits, input_format):
         checker.take(item)
     checker.report.lines = read.lines
+    checker.report.inputs.append(read)
     return checker.finish()
 
 
@@ -251,6 +269,7 @@ def check_paths(
     loop: str | None = None,
     input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
+    key_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the logs at ``paths`` (already expanded) together, per worker.
 
@@ -270,4 +289,5 @@ def check_paths(
         loop=loop,
         input_format=input_format,
         duplicates=duplicates,
+        key_rewrites=key_rewrites,
     )

@@ -59,7 +59,8 @@ class Worker:
 class _KeyPlan(NamedTuple):
     """A logged key's meaning, decided once: where it splits, the rows it counts under, the
     captured values' problems (one per match), the rows' summaries, whether it is a loop's
-    signature key, and whether it takes the plain path (literal rows, no required attribute).
+    signature key, whether it takes the plain path (literal rows, no required attribute),
+    and the key as read when a key rewrite changed it.
     """
 
     prefix: str
@@ -69,6 +70,14 @@ class _KeyPlan(NamedTuple):
     summaries: tuple[RowSummary, ...]
     signature: bool
     plain: bool
+    read_as: str | None = None
+
+
+def rewrite_key(key: str, rewrites: tuple[tuple[str, str], ...]) -> str:
+    """``key`` with each ``(from, to)`` literal substring replaced, in the order given."""
+    for old, new in rewrites:
+        key = key.replace(old, new)
+    return key
 
 
 class Checker:
@@ -88,9 +97,15 @@ class Checker:
         limits: Limits | None = None,
         multi: bool = False,
         promoted: tuple[str, ...] = (),
+        key_rewrites: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.limits = limits or Limits()
         self.report = LiveCheckReport(source, limits=self.limits)
+        self.rewrites = tuple((old, new) for old, new in key_rewrites if old)
+        """``--key-rewrite`` rules: applied to every logged key before it is matched."""
+        self.report.key_rewrites = self.rewrites
+        self.rewritten: set[tuple[str, str]] = set()
+        """Distinct ``(prefix, key)`` a rewrite changed (bounded by the plan cache)."""
         self.report.hints = catalog_hints(
             [f.path for f in catalog.files], [f.path for f in catalog.files if f.loops]
         )
@@ -324,7 +339,25 @@ class Checker:
         self._record_row(worker, summary, where, record.value, set())
 
     def _plan(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
-        """What a logged key means, decided once per ``(prefix, key)``: see :class:`_KeyPlan`."""
+        """What a logged key means, decided once per ``(prefix, key)``: see :class:`_KeyPlan`.
+
+        A key a rewrite changes is judged as rewritten, unless only the key as
+        read is declared (a key that merely contains the rewritten text, such as
+        ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning).
+        """
+        if self.rewrites:
+            rewritten = rewrite_key(logged, self.rewrites)
+            if rewritten != logged:
+                plan = self._plan_key(prefix, rewritten, split)
+                if not plan.matches:
+                    kept = self._plan_key(prefix, logged, split)
+                    if kept.matches:
+                        return kept
+                return plan._replace(read_as=logged)
+        return self._plan_key(prefix, logged, split)
+
+    def _plan_key(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
+        """:meth:`_plan` of a key as given (no rewrite)."""
         loops = self.loops
         signature = bool(loops.signature_keys) and (prefix, logged) in loops.signature_keys
         key = logged
@@ -358,8 +391,11 @@ class Checker:
                 plan = self._plan(record.prefix, logged, split)
                 if len(plans) < self.limits.max_family_keys:
                     plans[(record.prefix, logged, split)] = plan
+            if plan.read_as is not None:
+                self._note_rewrite(record.prefix, logged)
             if plan.signature:
-                loops.seen_signature(record.prefix, logged)
+                used = logged if plan.read_as is None else rewrite_key(logged, self.rewrites)
+                loops.seen_signature(record.prefix, used)
             matches = plan.matches
             if (
                 not given
@@ -383,6 +419,8 @@ class Checker:
                 if elsewhere:
                     shown = ", ".join(repr(p) for p in sorted(elsewhere))
                     hint = f" (a row declares it under prefix {shown})"
+                if plan.read_as is not None:
+                    hint += f" (read as {plan.read_as!r}, before the key rewrites)"
                 self.note("undeclared", where, None, hint, worker)
                 continue
             for (row, captures), problem in zip(matches, plan.problems, strict=True):
@@ -396,6 +434,14 @@ class Checker:
             noted: set[str] = set()  # a value shared by two rows is one occurrence
             for summary in plan.summaries:
                 self._record_row(worker, summary, where, value, noted)
+
+    def _note_rewrite(self, prefix: str, logged: str) -> None:
+        """Count a value whose key a rewrite changed (and the key, once)."""
+        self.report.rewritten_values += 1
+        pair = (prefix, logged)
+        if pair not in self.rewritten and len(self.rewritten) < self.limits.max_family_keys:
+            self.rewritten.add(pair)
+            self.report.rewritten_keys += 1
 
     def _take_float(
         self,

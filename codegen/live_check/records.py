@@ -7,11 +7,11 @@ with its source position, so the judges never see a format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import BinaryIO, Final, NamedTuple
 
-__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Note", "Record", "RunConfig", "Source"]
+__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Note", "Record", "RunConfig", "RunInfo", "Source"]
 
 NO_ATTRIBUTES: Final[Mapping[str, object]] = MappingProxyType({})
 """The attributes of a record that has none (shared, read-only)."""
@@ -99,6 +99,29 @@ class Note(NamedTuple):
     line: int = 0
 
 
+class RunInfo(NamedTuple):
+    """One run a store input holds (an MLflow run folder, a run in an MLflow database).
+
+    ``input`` is the label its records carry as :attr:`Record.input` (the
+    worker the check judges it as); ``run_id``, ``name`` and ``experiment`` are
+    what the store says about it (``None`` when it does not say).
+    """
+
+    input: str
+    run_id: str
+    name: str | None = None
+    experiment: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        """The run as the JSON report's ``inputs`` list shows it."""
+        return {
+            "input": self.input,
+            "run_id": self.run_id,
+            "run_name": self.name,
+            "experiment": self.experiment,
+        }
+
+
 @dataclass(slots=True)
 class Source:
     """One input being read: its name, an open stream (stdin) if any, and lines read so far."""
@@ -108,6 +131,8 @@ class Source:
     lines: int = 0
     format: str | None = None
     """The ingester's name, once chosen (``--input-format`` or detected)."""
+    runs: list[RunInfo] = field(default_factory=list)
+    """The runs a store input held (MLflow), in the order they were read."""
 
 
 Item = Record | RunConfig | Malformed | Note

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 from ..diagnostics import Position, Severity
 from ..safe_text import printable
 from .findings import FINDING_KINDS
+from .records import RunInfo
 from .statistics import PRESENCE_STATES
 
 if TYPE_CHECKING:
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
 __all__ = ["render_json", "render_text"]
 
 _NOT_JUDGED: Final = frozenset({"not_emitted", "undecided", "inactive_owner", "not_applicable"})
+_RUNS_SHOWN: Final = 10
+"""Runs of a store the text report names one by one (the JSON report lists every one)."""
+
+
+def _run_text(run: RunInfo) -> str:
+    named = f"{run.name!r} " if run.name else ""
+    where = f" in experiment {run.experiment!r}" if run.experiment else ""
+    return f"{named}({run.run_id}){where}"
 
 
 def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
@@ -30,7 +39,10 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     attribute of an attribute finding, severity, source), at most
     ``MAX_REPORTED_FINDINGS`` of them (``findings_unlisted`` counts the rest);
     ``notes`` says what the caps left uncounted by key; ``coverage`` which
-    applicable rows and enum values were seen. ``ok`` is false when a
+    applicable rows and enum values were seen; ``inputs`` each input read
+    (path, format, lines, and the runs of an MLflow store: id, name,
+    experiment); ``key_rewrites`` the ``--key-rewrite`` rules and how many
+    distinct keys and values they changed. ``ok`` is false when a
     ``fail_on`` kind occurred, nothing was seen (``saw_nothing``) or coverage
     is below ``--min-coverage``.
     """
@@ -72,6 +84,8 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         "saw_nothing": report.saw_nothing(),
         "abandoned": list(report.abandoned),
         "skipped_inputs": list(report.skipped_inputs),
+        "inputs": report.inputs_json(),
+        "key_rewrites": report.rewrites_json(),
         "fail_on": wanted,
         "failed": failed,
         "ok": report.ok(wanted),
@@ -110,6 +124,17 @@ def render_text(
         f"loop: {report.loop.describe()}",
         f"summary: {report.summary_text(wanted)}",
     ]
+    runs = [run for source in report.inputs for run in source.runs]
+    if runs:
+        named = [_run_text(run) for run in runs[:_RUNS_SHOWN]]
+        more = f", and {len(runs) - _RUNS_SHOWN} more" if len(runs) > _RUNS_SHOWN else ""
+        lines.append(f"runs ({len(runs)}, each an input): {', '.join(named)}{more}")
+    if report.key_rewrites:
+        rules = ", ".join(f"{old!r} -> {new!r}" for old, new in report.key_rewrites)
+        lines.append(
+            f"key rewrites: {rules}: {report.rewritten_keys} distinct key(s), "
+            f"{report.rewritten_values} value(s) rewritten"
+        )
     for i, cells in enumerate(table):
         text = "  ".join(
             c.rjust(w) if 3 <= n < 5 else c.ljust(w)

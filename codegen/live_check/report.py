@@ -14,6 +14,7 @@ from .coverage import Coverage
 from .findings import DEFAULT_HINTS, FINDING_KINDS, Finding, Notice
 from .judges.loops import LoopChoice
 from .limits import Limits
+from .records import Source
 from .render import render_json, render_text
 from .render_ci import render_github, render_sarif
 from .statistics import RowSummary
@@ -55,6 +56,34 @@ class LiveCheckReport:
     """Where the fixes point: the catalog's folder and files, the file declaring loops."""
     coverage: Coverage = field(default_factory=Coverage)
     """Which applicable rows, and which enum values, the run showed."""
+    inputs: list[Source] = field(default_factory=list)
+    """The inputs read, in order: each one's path, format, lines and (a store) runs."""
+    key_rewrites: tuple[tuple[str, str], ...] = ()
+    """The ``(from, to)`` substring rewrites applied to every logged key before matching."""
+    rewritten_keys: int = 0
+    """Distinct logged keys a rewrite changed and that were judged as rewritten."""
+    rewritten_values: int = 0
+    """Values logged under such keys."""
+
+    def inputs_json(self) -> list[dict[str, object]]:
+        """The inputs as the JSON report lists them."""
+        return [
+            {
+                "path": source.path,
+                "format": source.format,
+                "lines": source.lines,
+                "runs": [run.to_json() for run in source.runs],
+            }
+            for source in self.inputs
+        ]
+
+    def rewrites_json(self) -> dict[str, object]:
+        """The key rewrites and what they changed, for the JSON report."""
+        return {
+            "rules": [{"from": old, "to": new} for old, new in self.key_rewrites],
+            "keys": self.rewritten_keys,
+            "values": self.rewritten_values,
+        }
 
     def saw_nothing(self) -> str | None:
         """Why the input held no record at all, or ``None`` when it held one.

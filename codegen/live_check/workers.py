@@ -142,6 +142,7 @@ def check_sources(
     loop: str | None = None,
     input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
+    key_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the inputs at ``paths`` (already expanded) together, per worker.
 
@@ -159,6 +160,7 @@ def check_sources(
         loop=loop,
         limits=limits,
         multi=True,
+        key_rewrites=key_rewrites,
     )
     lines = 0
     for path in ordered:
@@ -166,6 +168,7 @@ def check_sources(
         for item in read_source(source, limits, input_format):
             checker.take(item)
         lines += source.lines
+        checker.report.inputs.append(source)
     checker.report.lines = lines
     report = checker.finish()
     report.source = _source(ordered, checker.worker_count())

@@ -30,7 +30,7 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Source
-from . import flat, jsonl, mlflow, otlp, prometheus, tensorboard, trainer_state
+from . import flat, jsonl, mlflow, mlflow_sqlite, otlp, prometheus, tensorboard, trainer_state
 
 __all__ = [
     "HEAD_BYTES",
@@ -103,9 +103,17 @@ _BUILTIN: Final = (
     ),
     Ingester(
         mlflow.INGESTER_NAME,
-        "an MLflow file-store run folder (mlruns/<experiment>/<run>, metrics/<key path>)",
+        "MLflow's file store: a run folder (mlruns/<experiment>/<run>, metrics/<key path>), "
+        "an experiment folder or the mlruns/ root (each run an input)",
         mlflow.detect,
         mlflow.read,
+    ),
+    Ingester(
+        mlflow_sqlite.INGESTER_NAME,
+        "MLflow's SQLite tracking store (mlflow.db, MLflow 3's default): each run an input, "
+        "read-only",
+        mlflow_sqlite.detect,
+        mlflow_sqlite.read,
     ),
     Ingester(
         trainer_state.INGESTER_NAME,

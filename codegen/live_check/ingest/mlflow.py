@@ -1,13 +1,28 @@
-"""An MLflow file-store run folder: ``mlruns/<experiment>/<run>/metrics/<key path>``.
+"""MLflow's file store: a run folder, an experiment folder or the whole ``mlruns/`` root.
 
 MLflow's file store keeps one file per metric key under the run's
 ``metrics/`` folder (a key ``actor/pg_loss`` is the file
 ``metrics/actor/pg_loss``); each logged value is one line, ``"<timestamp>
 <value> <step>"`` (timestamp in milliseconds; files of old MLflow versions
-have no step, read as step 0). Keys carry no separate prefix: the checker
-splits them against the catalog. The input is the run folder (detected by its
-``metrics/`` folder); files are read one at a time, in sorted key order, in
-bounded memory.
+have no step, read as step 0). MLflow writes a NaN as ``nan`` and the
+infinities as ``inf`` and ``-inf``; a key keeps its spaces, ``:`` and ``.``
+(MLflow's metric-name rule allows them) and its ``/`` becomes a sub-folder.
+Keys carry no separate prefix: the checker splits them against the catalog.
+
+The input may be:
+
+- a run folder (``mlruns/<experiment id>/<run id>``, detected by its ``metrics/``
+  folder): read as it is, even when its ``meta.yaml`` says it was deleted;
+- an experiment folder (``meta.yaml`` with an ``experiment_id``) or the store's
+  root (``mlruns/``, whose folders are experiments): every run in it, each its
+  own input (a worker of the check), in folder-name order. ``.trash`` (deleted
+  experiments), folders holding only a ``meta.yaml`` (an experiment without
+  runs), and runs or experiments whose ``meta.yaml`` says ``lifecycle_stage:
+  deleted`` are skipped.
+
+Files are read one at a time, in sorted key order, in bounded memory. MLflow 3
+refuses to write this store unless ``MLFLOW_ALLOW_FILE_STORE=true`` (its
+default is now a SQLite database, read by :mod:`.mlflow_sqlite`).
 """
 
 from __future__ import annotations
@@ -17,19 +32,101 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, Source
+from ..records import Malformed, Record, RunInfo, Source
 from .jsonl import LineReader
 
-__all__ = ["INGESTER_NAME", "detect", "metric_files", "parse", "read"]
+__all__ = [
+    "INGESTER_NAME",
+    "detect",
+    "metric_files",
+    "parse",
+    "read",
+    "read_meta",
+    "run_folders",
+]
 
 INGESTER_NAME: Final = "mlflow"
 _EXPECTED: Final = "an MLflow metric line ('<timestamp> <value> <step>')"
+_META: Final = "meta.yaml"
+_TRASH: Final = ".trash"
+_META_BYTES: Final = 64 * 1024
+"""A meta.yaml is a few hundred bytes; more is not MLflow's (read no further)."""
+
+
+def read_meta(folder: str) -> dict[str, str]:
+    """The top-level ``key: value`` scalars of ``folder/meta.yaml`` (empty when unreadable).
+
+    MLflow writes these files with flat scalar keys (``run_id``, ``run_name``,
+    ``experiment_id``, ``name``, ``lifecycle_stage``); quotes around a value are
+    removed. Only the first 64 KiB are read.
+    """
+    path = os.path.join(folder, _META)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, "rb") as meta:
+            text = meta.read(_META_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t-#" or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        found[key.strip()] = value
+    return found
+
+
+def _is_run(path: str) -> bool:
+    return os.path.isdir(os.path.join(path, "metrics"))
+
+
+def _is_experiment(path: str) -> bool:
+    return not _is_run(path) and "experiment_id" in read_meta(path)
+
+
+def _deleted(folder: str) -> bool:
+    return read_meta(folder).get("lifecycle_stage") == "deleted"
+
+
+def _children(folder: str) -> list[str]:
+    """Sub-folders of ``folder`` (not links, not ``.trash``), sorted by name."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    paths = (os.path.join(folder, name) for name in names if name != _TRASH)
+    return [p for p in paths if os.path.isdir(p) and not os.path.islink(p)]
+
+
+def _runs_of(experiment: str) -> list[str]:
+    return [p for p in _children(experiment) if _is_run(p) and not _deleted(p)]
+
+
+def run_folders(path: str) -> list[str] | None:
+    """The run folders ``path`` stands for, or ``None`` when it is no part of a file store.
+
+    A run folder stands for itself; an experiment folder for its runs; the
+    store's root for the runs of its experiments (see the module docstring for
+    what is skipped). An experiment or root without runs gives ``[]``.
+    """
+    if _is_run(path):
+        return [path]
+    if _is_experiment(path):
+        return [] if _deleted(path) else _runs_of(path)
+    experiments = [p for p in _children(path) if _is_experiment(p)]
+    if not experiments and not os.path.isdir(os.path.join(path, _TRASH)):
+        return None
+    return [run for e in experiments if not _deleted(e) for run in _runs_of(e)]
 
 
 def detect(path: str, head: bytes) -> bool:
-    """Whether ``path`` is a run folder of MLflow's file store (it holds ``metrics/``)."""
+    """Whether ``path`` is a run folder, an experiment folder or the root of a file store."""
     del head
-    return os.path.isdir(os.path.join(path, "metrics"))
+    return os.path.isdir(path) and run_folders(path) is not None
 
 
 def metric_files(run: str) -> list[tuple[str, str]]:
@@ -57,15 +154,26 @@ def parse(raw: bytes, key: str, path: str, line: int, run: str | None = None) ->
         return f"expected '<timestamp> <value> <step>', got {len(fields)} field(s)"
     try:
         int(fields[0])
-        value = float(fields[1])
+        value = float(fields[1])  # MLflow writes NaN as "nan", the infinities as "inf", "-inf"
         step = int(fields[2]) if len(fields) == 3 else 0
     except ValueError:
         return "the timestamp and step must be integers and the value a number"
     return Record(step, "", {key: value}, path, line, split=True, input=run)
 
 
+def _run_info(run: str) -> RunInfo:
+    meta = read_meta(run)
+    experiment = read_meta(os.path.dirname(os.path.normpath(run)))
+    return RunInfo(
+        run,
+        meta.get("run_id") or os.path.basename(os.path.normpath(run)),
+        meta.get("run_name") or None,
+        experiment.get("name") or meta.get("experiment_id") or None,
+    )
+
+
 def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
-    """The values of every metric of one run folder, one file open at a time.
+    """The values of every metric of every run the folder stands for, one file open at a time.
 
     Raises:
         OSError: a metric file cannot be read (``filename`` names it).
@@ -74,24 +182,24 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Re
         msg = f"{source.path}: the {INGESTER_NAME} format reads a run folder, not a stream"
         raise IsADirectoryError(msg)
     total = 0
-    for key, path in metric_files(source.path):
-        with open(path, "rb") as metric:
-            lines = LineReader(metric, limits)
-            for line_no, raw in lines:
-                if raw is None:
-                    why = f"longer than {limits.max_line_bytes} bytes"
-                    yield Malformed(path, line_no, why, expected=_EXPECTED, input=source.path)
-                    continue
-                if not raw.strip():
-                    continue
-                parsed = parse(raw, key, path, line_no, source.path)
-                if isinstance(parsed, str):
-                    yield Malformed(path, line_no, parsed, expected=_EXPECTED, input=source.path)
-                else:
-                    yield parsed
-            total += lines.line
-            source.lines = total
-            if lines.abandoned is not None:
-                yield Malformed(
-                    path, lines.line, lines.abandoned, True, _EXPECTED, input=source.path
-                )
+    for run in run_folders(source.path) or ():
+        source.runs.append(_run_info(run))
+        for key, path in metric_files(run):
+            with open(path, "rb") as metric:
+                lines = LineReader(metric, limits)
+                for line_no, raw in lines:
+                    if raw is None:
+                        why = f"longer than {limits.max_line_bytes} bytes"
+                        yield Malformed(path, line_no, why, expected=_EXPECTED, input=run)
+                        continue
+                    if not raw.strip():
+                        continue
+                    parsed = parse(raw, key, path, line_no, run)
+                    if isinstance(parsed, str):
+                        yield Malformed(path, line_no, parsed, expected=_EXPECTED, input=run)
+                    else:
+                        yield parsed
+                total += lines.line
+                source.lines = total
+                if lines.abandoned is not None:
+                    yield Malformed(path, lines.line, lines.abandoned, True, _EXPECTED, input=run)

@@ -1,0 +1,174 @@
+"""MLflow's SQLite tracking store (``mlflow.db``, MLflow 3's default backend).
+
+MLflow 3 writes runs to a SQLite database by default (``sqlite:///mlflow.db``;
+its file store is in maintenance mode). Its ``metrics`` table holds one row per
+logged value: ``(key, value, timestamp, run_uuid, step, is_nan)``; ``runs``
+names each run (``run_uuid``, ``name``, ``experiment_id``,
+``lifecycle_stage``) and ``experiments`` each experiment. MLflow stores a NaN
+as ``value = 0`` with ``is_nan = 1`` and an infinity as the largest double
+(``±1.7976931348623157e308``, as SQL has no infinity): both are read back as
+what was logged (a NaN, an infinity). Keys carry no separate prefix: the
+checker splits them against the catalog.
+
+Detected by the SQLite file header; a SQLite file without MLflow's ``metrics``
+and ``runs`` tables, or one SQLite cannot read (corrupt, encrypted), is
+abandoned with a message saying so. Every run that is not deleted (neither it
+nor its experiment has ``lifecycle_stage = 'deleted'``) is its own input (a
+worker of the check), in run-id order; its values are streamed ordered by
+step, then timestamp, one run's query at a time, in bounded memory, and the
+values of one step are one record (like one ``log_metrics`` call).
+
+The database is opened read-only (``mode=ro``): nothing is written and no
+journal is created. A database a running job is writing to stays readable
+(a write locks it only while committing); when it stays locked longer than
+:data:`BUSY_TIMEOUT_S` the input is abandoned with a message saying so.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import closing
+from typing import BinaryIO, Final
+
+from ..limits import Limits
+from ..records import Malformed, Record, RunInfo, Source
+
+__all__ = ["BUSY_TIMEOUT_S", "HEADER", "INGESTER_NAME", "MAX_STEP_KEYS", "detect", "read"]
+
+INGESTER_NAME: Final = "mlflow-sqlite"
+HEADER: Final = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+BUSY_TIMEOUT_S: Final = 10.0
+"""How long a read waits for a writer's lock before the input is abandoned."""
+
+MAX_STEP_KEYS: Final = 10_000
+"""Most keys one record holds: a step with more is split into several records."""
+
+_EXPECTED: Final = "an MLflow tracking database (the metrics and runs tables of mlflow.db)"
+_LARGEST: Final = 1.7976931348623157e308
+_RUNS: Final = (
+    "SELECT r.run_uuid, r.name, e.name FROM runs AS r "
+    "LEFT JOIN experiments AS e ON e.experiment_id = r.experiment_id "
+    "WHERE coalesce(r.lifecycle_stage, 'active') != 'deleted' "
+    "AND coalesce(e.lifecycle_stage, 'active') != 'deleted' ORDER BY r.run_uuid"
+)
+_RUNS_NO_EXPERIMENTS: Final = (
+    "SELECT run_uuid, name, NULL FROM runs "
+    "WHERE coalesce(lifecycle_stage, 'active') != 'deleted' ORDER BY run_uuid"
+)
+_METRICS: Final = (
+    "SELECT key, value, step, is_nan FROM metrics WHERE run_uuid = ? "
+    "ORDER BY step, timestamp, key, value"
+)
+
+
+def detect(path: str, head: bytes) -> bool:
+    """Whether the input is a SQLite database (its tables are checked when it is read)."""
+    del path
+    return head.startswith(HEADER)
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    """``path`` opened read-only: no write, no journal, no database created when missing."""
+    uri = "file:" + urllib.parse.quote(path) + "?mode=ro"
+    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+    connection.execute("PRAGMA query_only = ON")
+    return connection
+
+
+def value_of(value: object, is_nan: object) -> object:
+    """The value MLflow was given: NaN for ``is_nan``, an infinity for the stored largest double."""
+    if is_nan:
+        return math.nan
+    if isinstance(value, float) and abs(value) == _LARGEST:
+        return math.copysign(math.inf, value)
+    return value
+
+
+def _why(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return (
+            f"the database stayed locked by a writer for over {BUSY_TIMEOUT_S:g} s ({text}); "
+            "check it again when the job that writes it is between steps, or check a copy"
+        )
+    return f"SQLite cannot read it ({text}): a corrupt, truncated or encrypted database?"
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {str(name) for (name,) in rows}
+
+
+def _runs(connection: sqlite3.Connection, path: str, tables: set[str]) -> list[RunInfo]:
+    query = _RUNS if "experiments" in tables else _RUNS_NO_EXPERIMENTS
+    runs = []
+    for run_id, name, experiment in connection.execute(query):
+        named = f" {name!r}" if name else ""
+        label = f"{path} run{named} ({run_id})"
+        if experiment is not None:
+            label += f" in experiment {experiment!r}"
+        runs.append(
+            RunInfo(
+                label,
+                str(run_id),
+                None if name is None else str(name),
+                None if experiment is None else str(experiment),
+            )
+        )
+    return runs
+
+
+def _values(connection: sqlite3.Connection, source: Source, run: RunInfo) -> Iterator[Record]:
+    """The values of one run, one record per step (split past :data:`MAX_STEP_KEYS` keys).
+
+    A record's ``line`` is the number of its first row among the rows read from
+    the database; ``source.lines`` counts them.
+    """
+    path = source.path
+    metrics: dict[str, object] = {}
+    step = line = 0
+    with closing(connection.execute(_METRICS, (run.run_id,))) as cursor:
+        for key, value, at, is_nan in cursor:
+            source.lines += 1
+            name = str(key)
+            if metrics and (at != step or name in metrics or len(metrics) >= MAX_STEP_KEYS):
+                yield Record(step, "", metrics, path, line, split=True, input=run.input)
+                metrics = {}
+            if not metrics:
+                step, line = int(at), source.lines
+            metrics[name] = value_of(value, is_nan)
+    if metrics:
+        yield Record(step, "", metrics, path, line, split=True, input=run.input)
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
+    """The values of every run of the database, run by run; ``line`` counts the rows read.
+
+    A database SQLite cannot read, or that holds no MLflow tables, is
+    abandoned (a fatal :class:`~codegen.live_check.records.Malformed` saying why).
+    """
+    del limits
+    path = source.path
+    if stream is not None and getattr(stream, "name", None) != path:
+        msg = f"{path}: the {INGESTER_NAME} format reads a database file, not a stream"
+        raise IsADirectoryError(msg)
+    try:
+        with closing(_connect(path)) as connection:
+            tables = _tables(connection)
+            if not {"metrics", "runs"} <= tables:
+                why = (
+                    "a SQLite database without MLflow's metrics and runs tables; pass the "
+                    "mlflow.db an MLflow tracking URI (sqlite:///...) names"
+                )
+                yield Malformed(path, 0, why, fatal=True, expected=_EXPECTED)
+                return
+            for run in _runs(connection, path, tables):
+                source.runs.append(run)
+                yield from _values(connection, source, run)
+    except sqlite3.Error as exc:
+        yield Malformed(path, source.lines, _why(exc), fatal=True, expected=_EXPECTED)
