@@ -14,8 +14,13 @@ counts it under, with the same captured attributes.
 
 from __future__ import annotations
 
+import importlib
 import random
+import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -28,9 +33,10 @@ from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.tee import tee_metrics
 from metric_catalog.vocabulary import MetricAttribute, TeedMetric
+from tests.mlflow_stores import mlflow_template, sqlite_store, write_runs
 from tests.otel_fixtures import clean_otel, installed_reader
 
-__all__ = ["clean_otel"]  # fixture used by name
+__all__ = ["clean_otel", "mlflow_template"]  # fixtures used by name
 
 CATALOG = """\
 owner: verl.trainer.ppo.ray_trainer
@@ -249,3 +255,61 @@ def test_the_tee_routes_each_verl_key_as_live_check_counts_it(
                     attributes = frozenset((point.attributes or {}).items())
                     recorded[(metric.name, attributes)] = point.value
     assert recorded == expected
+
+
+# --- verl's MLflow runs -------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "verl"
+_REFUSED = re.compile(r"[^/\w.\- :]")
+
+
+def verl_mlflow_key(key: str) -> str:
+    """The key verl's MLflow adapter hands to ``mlflow.log_metrics``.
+
+    ``_MlflowLoggingAdapter`` in ``verl/utils/tracking.py`` (volcengine/verl): ``@`` becomes
+    ``_at_``, a run of ``/`` one ``/``, then every character outside MLflow's metric-name
+    rule (``/``, word characters, ``.``, ``-``, space, ``:``) becomes ``_``.
+    """
+    return _REFUSED.sub("_", re.sub("/+", "/", key.replace("@", "_at_")))
+
+
+@pytest.fixture(scope="module")
+def verl_example() -> Iterator[tuple[Catalog, ModuleType]]:
+    """examples/verl's catalog and its run generator (``verl_metrics.runs``)."""
+    result = load_and_check(sorted((EXAMPLE / "verl_metrics/telemetry/catalog").glob("*.yaml")))
+    assert result.catalog is not None
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        yield result.catalog, importlib.import_module("verl_metrics.runs")
+    finally:
+        sys.path.remove(str(EXAMPLE))
+        for name in [name for name in sys.modules if name.split(".")[0] == "verl_metrics"]:
+            del sys.modules[name]
+
+
+@pytest.mark.integration
+def test_a_verl_mlflow_run_is_clean_with_the_at_rewrite(
+    verl_example: tuple[Catalog, ModuleType], mlflow_template: Path, tmp_path: Path
+) -> None:
+    """verl's validation keys reach MLflow's SQLite store (verl's default backend) as
+    ``mean_at_4``; ``--key-rewrite _at_=@`` checks the run against the catalog's ``mean@4``
+    rows, unedited, with no finding. Without it, those keys are undeclared."""
+    catalog, runs = verl_example
+    (spec,) = [spec for spec in runs.RUNS if spec.name == "grpo_validation"]
+    rng = random.Random(spec.seed)
+    steps = [(step, runs.step_metrics(rng, spec, step)) for step in range(1, spec.steps + 1)]
+    mangled = {verl_mlflow_key(k) for _, metrics in steps for k in metrics} - {
+        k for _, metrics in steps for k in metrics
+    }
+    assert mangled
+    assert all("_at_" in key for key in mangled)
+    db = tmp_path / "mlruns.db"
+    write_runs(sqlite_store(mlflow_template, db), {spec.name: steps}, keys=verl_mlflow_key)
+    report = check_file(str(db), catalog, key_rewrites=(("_at_", "@"),))
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert report.rewritten_keys == len(mangled)
+    logged = sum(len(metrics) for _, metrics in steps)
+    assert sum(r.logged for r in report.rows) == logged
+    bare = check_file(str(db), catalog)
+    undeclared = {f.qualified_key for f in bare.findings if f.kind == "undeclared"}
+    assert undeclared == mangled
