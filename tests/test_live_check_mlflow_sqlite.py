@@ -197,3 +197,38 @@ def test_a_missing_database_named_with_the_format_is_not_created(tmp_path: Path)
     with pytest.raises(OSError, match="No such file"):
         list(read_source(source, current_limits(), "mlflow-sqlite"))
     assert not missing.exists()
+
+
+def test_an_idle_wal_database_is_read_without_creating_its_wal_files(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0)])
+    with sqlite3.connect(db) as made:
+        made.execute("PRAGMA journal_mode = wal")
+    before = sorted(os.listdir(tmp_path))
+    report = check_file(str(db), catalog)
+    assert judged(report)[1] == {"rl.policy.loss": 1}
+    assert sorted(os.listdir(tmp_path)) == before == ["mlflow.db"]
+
+
+def test_a_row_mlflow_would_not_write_is_malformed_and_the_rest_is_read(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0), ("train/loss", 0.25, 3, 0)])
+    with sqlite3.connect(db) as made:
+        made.execute("INSERT INTO metrics VALUES ('train/loss', 1.0, 0, 'r1', 'two', 0)")
+    report = check_file(str(db), catalog)  # text sorts after numbers: the 3rd row
+    assert judged(report) == ({("malformed", "#3", 1)}, {"rl.policy.loss": 2})
+    (bad,) = report.findings
+    assert "the key must be text and the step an integer" in bad.message()
+
+
+def test_tables_without_mlflows_columns_are_abandoned_saying_so(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    db = tmp_path / "mlflow.db"
+    with sqlite3.connect(db) as made:
+        made.execute("CREATE TABLE runs (id TEXT)")
+        made.execute("CREATE TABLE metrics (name TEXT)")
+    (why,) = check_file(str(db), catalog).abandoned
+    assert "its tables are not MLflow's (no such column" in why

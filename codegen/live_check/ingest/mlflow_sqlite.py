@@ -19,7 +19,9 @@ step, then timestamp, one run's query at a time, in bounded memory, and the
 values of one step are one record (like one ``log_metrics`` call).
 
 The database is opened read-only (``mode=ro``): nothing is written and no
-journal is created. A database a running job is writing to stays readable
+journal is created (a WAL-mode database no writer has open is opened
+``immutable``, since even a read-only open would create its ``-wal`` and
+``-shm`` files). A database a running job is writing to stays readable
 (a write locks it only while committing); when it stays locked longer than
 :data:`BUSY_TIMEOUT_S` the input is abandoned with a message saying so.
 """
@@ -27,6 +29,7 @@ journal is created. A database a running job is writing to stays readable
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
@@ -49,6 +52,7 @@ MAX_STEP_KEYS: Final = 10_000
 """Most keys one record holds: a step with more is split into several records."""
 
 _EXPECTED: Final = "an MLflow tracking database (the metrics and runs tables of mlflow.db)"
+_ROW: Final = "an MLflow metric row (a text key, a numeric value, an integer step)"
 _LARGEST: Final = 1.7976931348623157e308
 _RUNS: Final = (
     "SELECT r.run_uuid, r.name, e.name FROM runs AS r "
@@ -72,9 +76,24 @@ def detect(path: str, head: bytes) -> bool:
     return head.startswith(HEADER)
 
 
+def _idle_wal(path: str) -> bool:
+    """Whether ``path`` is a WAL-mode database with no ``-wal`` file (no writer has it open).
+
+    Opening such a database, even read-only, creates its ``-wal`` and ``-shm`` files;
+    it is opened ``immutable`` instead (nothing is writing it).
+    """
+    try:
+        with open(path, "rb") as db:
+            header = db.read(20)
+    except OSError:
+        return False
+    return header[18:20] == b"\x02\x02" and not os.path.exists(path + "-wal")
+
+
 def _connect(path: str) -> sqlite3.Connection:
     """``path`` opened read-only: no write, no journal, no database created when missing."""
-    uri = "file:" + urllib.parse.quote(path) + "?mode=ro"
+    mode = "mode=ro&immutable=1" if _idle_wal(path) else "mode=ro"
+    uri = "file:" + urllib.parse.quote(path) + "?" + mode
     connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
     connection.execute("PRAGMA query_only = ON")
     return connection
@@ -95,6 +114,11 @@ def _why(exc: sqlite3.Error) -> str:
         return (
             f"the database stayed locked by a writer for over {BUSY_TIMEOUT_S:g} s ({text}); "
             "check it again when the job that writes it is between steps, or check a copy"
+        )
+    if "no such column" in text:
+        return (
+            f"its tables are not MLflow's ({text}); pass the mlflow.db an MLflow tracking URI "
+            "(sqlite:///...) names"
         )
     return f"SQLite cannot read it ({text}): a corrupt, truncated or encrypted database?"
 
@@ -123,11 +147,14 @@ def _runs(connection: sqlite3.Connection, path: str, tables: set[str]) -> list[R
     return runs
 
 
-def _values(connection: sqlite3.Connection, source: Source, run: RunInfo) -> Iterator[Record]:
+def _values(
+    connection: sqlite3.Connection, source: Source, run: RunInfo
+) -> Iterator[Record | Malformed]:
     """The values of one run, one record per step (split past :data:`MAX_STEP_KEYS` keys).
 
     A record's ``line`` is the number of its first row among the rows read from
-    the database; ``source.lines`` counts them.
+    the database; ``source.lines`` counts them. A row whose key is not text or
+    whose step is not an integer (not a database MLflow wrote) is malformed.
     """
     path = source.path
     metrics: dict[str, object] = {}
@@ -135,12 +162,16 @@ def _values(connection: sqlite3.Connection, source: Source, run: RunInfo) -> Ite
     with closing(connection.execute(_METRICS, (run.run_id,))) as cursor:
         for key, value, at, is_nan in cursor:
             source.lines += 1
-            name = str(key)
+            if not isinstance(key, str) or type(at) is not int:
+                why = f"key {key!r} at step {at!r}: the key must be text and the step an integer"
+                yield Malformed(path, source.lines, why, expected=_ROW, input=run.input)
+                continue
+            name = key
             if metrics and (at != step or name in metrics or len(metrics) >= MAX_STEP_KEYS):
                 yield Record(step, "", metrics, path, line, split=True, input=run.input)
                 metrics = {}
             if not metrics:
-                step, line = int(at), source.lines
+                step, line = at, source.lines
             metrics[name] = value_of(value, is_nan)
     if metrics:
         yield Record(step, "", metrics, path, line, split=True, input=run.input)
