@@ -488,7 +488,13 @@ def _row_extras(
     key = _text(values.get("logger_key")) or ""
     texts = (key, *(prefixes or ()))
     family = any("{" in text for text in texts)
-    wanted = {name for text in texts for name in placeholders(text)} if family else set()
+    # An attribute every point carries: a placeholder of the key or of every prefix (one
+    # captured by some prefixes only, eval_ of ["", "{hf.split}_"], is absent on the rest).
+    wanted: set[str] = set()
+    if family:
+        wanted = set(placeholders(key))
+        if prefixes:
+            wanted |= set.intersection(*(set(placeholders(prefix)) for prefix in prefixes))
     for field_name, text in (("logger_key", key), *(("prefix", p) for p in prefixes or ())):
         pair = adjacent_placeholders(text) if family else None
         if pair is not None:
@@ -529,8 +535,9 @@ def _row_extras(
             diagnostics.append(
                 _error(
                     "PLACEHOLDER_NOT_REQUIRED",
-                    f"attribute {name!r} is a placeholder of this row's key, so every point "
-                    f"carries it, but its requirement_level is {level!r}; write "
+                    f"attribute {name!r} is a placeholder of this row's key (or of each of "
+                    f"its prefixes), so every point carries it, but its requirement_level is "
+                    f"{level!r}; write "
                     "'requirement_level: required' or leave it out.",
                     level_node.position,
                 )
