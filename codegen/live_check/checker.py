@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, NamedTuple
 
+from metric_catalog.series_rules import PREFIX_GLUE
+
 from ..diagnostics import Position
 from ..model import Catalog, MetricRow
 from .coverage import ValueTracker, compute_coverage
@@ -364,7 +366,7 @@ class Checker:
         if split:
             prefix, key = self.matcher.split(logged)
         matches = self.matcher.match(prefix, key)
-        if not matches and not prefix and "/" in logged:
+        if not matches and not prefix and ("/" in logged or PREFIX_GLUE in logged):
             # A flat key logged bare (a tracker's dict through adapters.tee_flat, written
             # under the empty prefix): split as the adapter does, at the longest prefix.
             prefix, key = self.matcher.split(logged)

@@ -22,7 +22,10 @@ from typing import NamedTuple
 
 from metric_catalog.series_rules import (
     Capture,
+    CompiledPattern,
     SeriesMatcher,
+    compile_pattern,
+    is_glued,
     is_literal,
     literal_text,
     split_flat_key,
@@ -60,6 +63,8 @@ class KeyMatcher:
         self.splits: dict[str, tuple[str, str]] = {}
         self.cache_limit = cache_limit
         self.prefixes: dict[str, list[str]] = {}
+        self.glued: set[str] = set()
+        self.glued_patterns: list[CompiledPattern] = []
         self.families = SeriesMatcher(cache_limit)
         self.shapes = SeriesMatcher(cache_limit)
         for row in rows:
@@ -67,6 +72,11 @@ class KeyMatcher:
             if key is None:
                 continue
             for prefix in row.prefixes or ("",):
+                if is_glued(prefix):
+                    if is_literal(prefix):
+                        self.glued.add(literal_text(prefix))
+                    else:
+                        self.glued_patterns.append(compile_pattern(prefix, captures))
                 if not (is_literal(prefix) and is_literal(key)):
                     self.families.add(prefix, key, captures, row)
                     self.shapes.add(prefix, key, shapes, row)
@@ -95,16 +105,27 @@ class KeyMatcher:
         """``(prefix, key)`` of a key logged without a prefix (``timing/train/generation``).
 
         The longest declared prefix wins under which a row takes the rest (cut at a
-        ``/``; the empty prefix last); a key no row takes stays ``("", logged)``.
-        Results are cached up to the cache limit.
+        ``/``, or after the ``_`` of a declared prefix ending in one: ``eval_loss``;
+        the empty prefix last), a literal row's pair before any family's; a key no
+        row takes stays ``("", logged)``. Results are cached up to the cache limit.
         """
         found = self.splits.get(logged)
         if found is not None:
             return found
-        found = split_flat_key(logged, self.match)
+        found = split_flat_key(logged, self.match, self.is_literal, self.is_glued)
         if len(self.splits) < self.cache_limit:
             self.splits[logged] = found
         return found
+
+    def is_literal(self, prefix: str, key: str) -> bool:
+        """Whether ``(prefix, key)`` is a literal row's pair (it beats any family's split)."""
+        return (prefix, key) in self.literal
+
+    def is_glued(self, prefix: str) -> bool:
+        """Whether a declared prefix ending in ``_`` (``eval_``) takes the text ``prefix``."""
+        if prefix in self.glued:
+            return True
+        return any(pattern.match(prefix) is not None for pattern in self.glued_patterns)
 
     def declared_prefixes(self, key: str) -> list[str]:
         """The prefixes literal rows declare ``key`` under (for an undeclared pair's hint)."""

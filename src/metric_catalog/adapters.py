@@ -33,8 +33,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import otel
+from metric_catalog._attributes import compile_template
 from metric_catalog._warn import warn_once
-from metric_catalog.series_rules import split_flat_key
+from metric_catalog.series_rules import is_glued, is_literal, literal_text, split_flat_key
 from metric_catalog.tee import tee_metrics
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ SPLIT_CACHE_LIMIT: Final = 4096
 _LOCK = threading.Lock()
 _CACHE: dict[str, tuple[str, str]] = {}
 _CACHE_GROUP: list[object] = [None]
+_ROWS: list[_Rows | None] = [None]
 
 
 def _routes(group: otel.MetricGroup, prefix: str, key: str) -> bool:
@@ -69,22 +71,62 @@ def _routes(group: otel.MetricGroup, prefix: str, key: str) -> bool:
     return plan.patterns is not None and bool(plan.patterns.lookup(key))
 
 
+class _Rows:
+    """What a flat split asks of one registry: its literal rows and glued prefixes."""
+
+    def __init__(self, group: otel.MetricGroup) -> None:
+        self.literal = frozenset(
+            (prefix, literal_text(row.logger_key))
+            for prefix, rows in group.rows_by_prefix.items()
+            for row in rows
+            if is_literal(row.logger_key)
+        )
+        self.glued = frozenset(prefix for prefix in group.rows_by_prefix if is_glued(prefix))
+        self.glued_patterns = tuple(
+            compile_template(prefix, {a.name: a for a in row.attributes})
+            for row in {id(row): row for _compiled, row in group.prefix_patterns}.values()
+            for prefix in row.prefixes
+            if is_glued(prefix) and not is_literal(prefix)
+        )
+
+    def is_literal(self, prefix: str, key: str) -> bool:
+        """Whether ``(prefix, key)`` is a literal row's pair."""
+        return (prefix, key) in self.literal
+
+    def is_glued(self, prefix: str) -> bool:
+        """Whether a declared prefix ending in ``_`` takes ``prefix`` (``eval_``)."""
+        if prefix in self.glued:
+            return True
+        return any(pattern.match(prefix) is not None for pattern in self.glued_patterns)
+
+
 def split_key(key: str) -> tuple[str, str]:
     """``(prefix, logger key)`` of a flat key: the longest declared prefix that fits.
 
     ``"actor/pg_loss"`` -> ``("actor", "pg_loss")`` when a row declares
-    ``pg_loss`` under prefix ``actor``; ``("", key)`` when no split routes
-    (the key is then teed bare, as logged).
+    ``pg_loss`` under prefix ``actor``; ``"eval_loss"`` -> ``("eval_", "loss")``
+    under a declared prefix ending in ``_``; a literal row's pair beats a family
+    (:func:`metric_catalog.series_rules.split_flat_key`); ``("", key)`` when no
+    split routes (the key is then teed bare, as logged).
     """
     group = otel.ensure_metric_group_registered()
     with _LOCK:
         if _CACHE_GROUP[0] is not group:
             _CACHE.clear()
             _CACHE_GROUP[0] = group
+            _ROWS[0] = None
         cached = _CACHE.get(key)
+        rows = _ROWS[0]
     if cached is not None:
         return cached
-    found = split_flat_key(key, lambda prefix, rest: _routes(group, prefix, rest))
+    if rows is None:
+        rows = _Rows(group)
+        with _LOCK:
+            if _CACHE_GROUP[0] is group:
+                _ROWS[0] = rows
+    found = split_flat_key(
+        key, lambda prefix, rest: _routes(group, prefix, rest), rows.is_literal, rows.is_glued
+    )
     with _LOCK:
         if len(_CACHE) < SPLIT_CACHE_LIMIT:
             _CACHE[key] = found

@@ -28,7 +28,8 @@ the same captured attributes wherever it is judged:
   placeholders. Two rows that share a logged pair with equal rank are an
   error of validation (:func:`overlap` finds the shared text exactly).
 * **Qualified keys**: :func:`qualified_key` (``prefix/key``, the bare key under
-  the empty prefix).
+  the empty prefix, ``eval_loss`` for a prefix ending in ``_``) and its inverse for
+  a key logged with its prefix inside it, :func:`split_flat_key`.
 * **Values**: :func:`type_accepts`/:func:`value_fits` (a value of an
   attribute) and :func:`parse_value` (a value as the catalog writes it).
 * **Budgets**: :data:`DEFAULT_CARDINALITY_LIMIT` and :func:`series_limit`.
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from re import Pattern as _Regex
     from typing import Any, Final, TypeAlias
 
@@ -59,6 +60,7 @@ __all__ = [
     "METRIC_KINDS",
     "OPEN_SEGMENT",
     "PLACEHOLDER_TYPES",
+    "PREFIX_GLUE",
     "PRESENCE_LEVELS",
     "RUNTIME_REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
@@ -73,6 +75,7 @@ __all__ = [
     "adjacent_placeholders",
     "capture",
     "compile_pattern",
+    "is_glued",
     "is_literal",
     "literal_text",
     "overlap",
@@ -237,25 +240,70 @@ def scale_value(value: float, numerator: int, denominator: int) -> float:
 # --- keys ---------------------------------------------------------------------------
 
 
-def split_flat_key(logged: str, routes: Callable[[str, str], object]) -> tuple[str, str]:
+PREFIX_GLUE: Final = "_"
+"""A prefix that ends in this character is joined to its key as written, without ``/``:
+``eval_`` and ``loss`` are logged as ``eval_loss`` (Hugging Face's ``eval_``/``train_``,
+Keras's ``val_``)."""
+
+
+def is_glued(prefix: str) -> bool:
+    """Whether ``prefix`` (a declared prefix or pattern) joins its key without ``/``."""
+    return prefix.endswith(PREFIX_GLUE)
+
+
+def _cuts(logged: str, glued: Callable[[str], bool] | None) -> Iterator[tuple[str, str]]:
+    """Every ``(prefix, rest)`` a flat key may be cut into, the longest prefix first."""
+    for index in range(len(logged) - 2, 0, -1):
+        char = logged[index]
+        if char == "/":
+            prefix = logged[:index]
+            if glued is None or not glued(prefix):
+                yield prefix, logged[index + 1 :]
+        elif char == PREFIX_GLUE and glued is not None:
+            prefix = logged[: index + 1]
+            if glued(prefix):
+                yield prefix, logged[index + 1 :]
+
+
+def split_flat_key(
+    logged: str,
+    routes: Callable[[str, str], object],
+    literal: Callable[[str, str], bool] | None = None,
+    glued: Callable[[str], bool] | None = None,
+) -> tuple[str, str]:
     """``(prefix, key)`` of a key logged with its prefix inside it (``actor/pg_loss``).
 
-    The longest prefix wins, cut at a ``/``, under which ``routes(prefix, rest)``
-    takes the rest (a row declares it); ``("", logged)`` when no cut does. The
-    inverse of :func:`qualified_key`, used by the tee's adapters and by live-check.
+    A cut is made at a ``/`` (the prefix before it), or after a ``_`` when
+    ``glued(prefix)`` says a declared prefix ending in ``_`` takes that text
+    (``eval_loss`` -> ``("eval_", "loss")``; a ``/`` cut is skipped where the
+    prefix is such a glued one). A cut whose pair is a literal row
+    (``literal(prefix, rest)``; the whole key under ``""`` included) beats every
+    family, as a literal key beats a family; else the longest prefix wins under
+    which ``routes(prefix, rest)`` takes the rest; ``("", logged)`` when no cut
+    does. The inverse of :func:`qualified_key`, used by the tee's adapters and by
+    live-check.
     """
-    end = len(logged)
-    while (cut := logged.rfind("/", 0, end)) > 0:
-        rest = logged[cut + 1 :]
-        if rest and routes(logged[:cut], rest):
-            return logged[:cut], rest
-        end = cut
+    cuts = list(_cuts(logged, glued))
+    if literal is not None:
+        if literal("", logged):
+            return "", logged
+        for prefix, rest in cuts:
+            if literal(prefix, rest):
+                return prefix, rest
+    for prefix, rest in cuts:
+        if routes(prefix, rest):
+            return prefix, rest
     return "", logged
 
 
 def qualified_key(prefix: str, key: str) -> str:
-    """The key as logging backends show it: ``prefix/key``, the bare key under ``""``."""
-    return f"{prefix}/{key}" if prefix else key
+    """The key as logging backends show it: ``prefix/key``, the bare key under ``""``.
+
+    A prefix ending in ``_`` is joined as written (``eval_`` + ``loss`` = ``eval_loss``).
+    """
+    if not prefix:
+        return key
+    return prefix + key if is_glued(prefix) else f"{prefix}/{key}"
 
 
 # --- values -------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from metric_catalog.series_rules import PREFIX_GLUE
+
 from ...model import Catalog
 
 __all__ = ["LoopChoice", "LoopJudge"]
@@ -69,7 +71,8 @@ class LoopJudge:
         """Where the first declared loop was named: (path, line)."""
         self.last_step: int | None = None
         # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
-        # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/'.
+        # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/' (and a
+        # prefix ending in '_' as written: eval_loss is ("eval_", "loss")).
         self.signature_keys: dict[tuple[str, str], str] = {}
         for declared in self.loops:
             for qualified in declared.signature:
@@ -77,6 +80,9 @@ class LoopJudge:
                 for cut, char in enumerate(qualified):
                     if char == "/":
                         split = (qualified[:cut], qualified[cut + 1 :])
+                        self.signature_keys[split] = qualified
+                    elif char == PREFIX_GLUE:  # a prefix ending in '_' (eval_) is glued
+                        split = (qualified[: cut + 1], qualified[cut + 1 :])
                         self.signature_keys[split] = qualified
         self.seen: set[str] = set()
 
