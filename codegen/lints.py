@@ -313,21 +313,25 @@ def _logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
 
 # A logger key's characters beyond the classic set ``[A-Za-z0-9_./-]``, judged against each
 # logging backend's own rule (each cited in docs/guide/catalog-format.md):
-# (backend, what it does with such a character, the characters it keeps).
+# (backend, what it does with such characters ({chars} names them), the characters it keeps).
 _CLASSIC_KEY_CHARACTERS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-"
 )
 _BACKENDS: Final = (
     # mlflow/utils/validation.py: _VALID_PARAM_AND_METRIC_NAMES, ^[/\w.\- :]*$
     # (':' since MLflow 2.16, and not on Windows); log_metric raises.
-    ("MLflow", "rejects", re.compile(r"[/\w.\- :]")),
+    ("MLflow", "rejects {chars}", re.compile(r"[/\w.\- :]")),
     # TensorFlow's summary ops (tensorflow/python/ops/summary_op_util.py) and tensorboardX
     # (tensorboardX/summary.py): _clean_tag replaces [^-/\w\.] with '_'.
-    ("TensorBoard (TensorFlow, tensorboardX)", "replaces with '_'", re.compile(r"[-/\w.]")),
+    ("TensorBoard (TensorFlow, tensorboardX)", "replaces {chars} with '_'", re.compile(r"[-/\w.]")),
     # W&B docs, metric naming constraints: only [_a-zA-Z0-9] names sort and filter in the UI.
-    ("W&B", "cannot sort or filter keys with", re.compile(r"[_a-zA-Z0-9/.-]")),
+    ("W&B", "cannot sort or filter keys with {chars}", re.compile(r"[_a-zA-Z0-9/.-]")),
     # prometheus/common model/metric.go, the legacy metric name rule [a-zA-Z_:][a-zA-Z0-9_:]*.
-    ("a Prometheus metric name made from the key", "cannot hold", re.compile(r"[a-zA-Z0-9_:]")),
+    (
+        "a Prometheus metric name made from the key",
+        "cannot hold {chars}",
+        re.compile(r"[a-zA-Z0-9_:]"),
+    ),
 )
 
 
@@ -360,7 +364,7 @@ def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
         bad = [ch for ch in extra if not keeps.fullmatch(ch)]
         if bad:
             shown = " ".join(repr(ch) for ch in bad)
-            verdicts.append(f"{backend} {effect} {shown}")
+            verdicts.append(f"{backend} {effect.format(chars=shown)}")
     if not verdicts:
         return
     yield (
@@ -395,9 +399,12 @@ def _unit_not_ucum(row: MetricRow) -> Iterator[str]:
                 "exported in 's' or 'By' and the tee scales the values)."
             )
         else:
+            # Braces inside the suggestion would nest ('T{FLOP}' -> '{t{flop}}', not UCUM):
+            # the count is the term's text without them, a prefix kept inside ('{tflop}').
+            count = term.replace("{", "").replace("}", "").lower().rstrip("s") or "count"
             yield (
                 f"unit {unit!r} uses {term!r}, which is not a UCUM unit; use 's', 'ms', "
-                f"'By', '1' or a braced count such as '{{{term.lower().rstrip('s')}}}'."
+                f"'By', '1' or a braced count such as '{{{count}}}'."
             )
         return
 

@@ -257,3 +257,39 @@ def test_name_syntax_suggestion_is_itself_a_valid_name(components: list[str]) ->
     suggestion = found[0].message.rsplit("write it as ", 1)[1].rstrip(".").strip("'")
     assert "NAME_SYNTAX" not in codes(make_row(name=suggestion))
     assert suggestion.replace("_", "") == name.lower().replace("_", "")
+
+
+def _suggested_count(unit: str) -> str | None:
+    """The braced count UNIT_NOT_UCUM suggests for ``unit`` (``None``: it names a fix instead)."""
+    found = [d for d in lint_row(make_row(unit=unit)) if d.code == "UNIT_NOT_UCUM"]
+    assert found, f"{unit!r} should be refused"
+    _head, sep, rest = found[0].message.partition("a braced count such as '")
+    return rest[: rest.rindex("'")] if sep else None
+
+
+@pytest.mark.parametrize(
+    ("unit", "count"),
+    [
+        ("T{FLOP}/s", "{tflop}"),  # torchtitan's tflops: a prefix on an annotation
+        ("{tok}s", "{tok}"),
+        ("samples", "{sample}"),
+        ("k{token}", "{ktoken}"),
+    ],
+)
+def test_unit_not_ucum_suggests_a_count_without_nested_braces(unit: str, count: str) -> None:
+    """A term holding braces is suggested as one flat count, not '{t{flop}}' (not UCUM)."""
+    assert _suggested_count(unit) == count
+
+
+_UNIT_TERMS = st.from_regex(r"[A-Za-z{}]{1,8}", fullmatch=True)
+
+
+@given(_UNIT_TERMS)
+def test_unit_not_ucum_suggestion_is_itself_a_valid_unit(term: str) -> None:
+    """Whatever term a unit holds, the braced count the message suggests passes UNIT_NOT_UCUM."""
+    found = [d for d in lint_row(make_row(unit=term)) if d.code == "UNIT_NOT_UCUM"]
+    if not found or "a braced count such as '" not in found[0].message:
+        return
+    suggestion = _suggested_count(term)
+    assert suggestion is not None
+    assert "UNIT_NOT_UCUM" not in codes(make_row(unit=suggestion))

@@ -126,6 +126,18 @@ def test_backend_unsafe_lint_names_each_backend_that_rejects_or_rewrites_the_key
     assert "no_lint: [LOGGER_KEY_BACKEND_UNSAFE]" in finding.message
 
 
+def test_backend_unsafe_lint_says_what_each_backend_does_with_which_characters() -> None:
+    """Each verdict reads as a sentence: torchtitan's 'mfu(%)' names the characters in place."""
+    (finding,) = [
+        d for d in lint_row(make_row(logger_key="mfu(%)")) if d.code == "LOGGER_KEY_BACKEND_UNSAFE"
+    ]
+    chars = "'%' '(' ')'"
+    assert f"MLflow rejects {chars};" in finding.message
+    assert f"TensorBoard (TensorFlow, tensorboardX) replaces {chars} with '_';" in finding.message
+    assert f"W&B cannot sort or filter keys with {chars};" in finding.message
+    assert f"a Prometheus metric name made from the key cannot hold {chars};" in finding.message
+
+
 @pytest.mark.parametrize(
     "key", ["reward", "advantages/mean", "timing/train-step.x", "setup/{rl.setup.phase}_time_s"]
 )
