@@ -113,7 +113,7 @@ def test_random_valid_catalogs_load_clean(files: tuple[dict[str, Any], ...], flo
             rows = getattr(loaded, section)
             assert [r.name for r in rows] == [r["name"] for r in data.get(section, [])]
             for got, want in zip(rows, data.get(section, []), strict=True):
-                assert (got.kind, got.unit, got.description) == (
+                assert (got.kind, got.declared_unit, got.description) == (
                     want["kind"],
                     want["unit"],
                     want["description"],
