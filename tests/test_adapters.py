@@ -16,6 +16,7 @@ from metric_catalog.adapters import (
     split_flat,
     split_key,
     tee_flat,
+    tee_summary_writer,
     tee_wandb_log,
 )
 from metric_catalog.vocabulary import MetricAttribute, TeedMetric
@@ -42,6 +43,17 @@ ROWS = (
     TeedMetric("score/mean", "rl.verl.score.mean", "gauge", "1", "Score", prefix="critic"),
     TeedMetric("training/global_step", "rl.verl.global_step", "gauge", "1", "Step", prefix=""),
     TeedMetric("loss", "rl.hf.loss", "gauge", "1", "HF loss", prefix=""),
+    # Megatron-LM's TensorBoard tags: spaces and hyphens, a timer family under a prefix.
+    TeedMetric("lm loss", "rl.megatron.lm_loss", "gauge", "1", "LM loss", prefix=""),
+    TeedMetric(
+        "{verl.stage}-time",
+        "rl.megatron.timer",
+        "gauge",
+        "s",
+        "Timer",
+        prefix="timers",
+        attributes=(STAGE,),
+    ),
 )
 
 
@@ -179,6 +191,91 @@ def test_lightning_mixin_tees_what_log_metrics_receives(reader: InMemoryMetricRe
     series = collect(reader)
     assert series["rl.hf.loss"].value == 2.0
     assert series["rl.verl.actor.pg_loss"].value == 0.1
+
+
+class FakeSummaryWriter:
+    """torch.utils.tensorboard.SummaryWriter's add_scalar signature, recording its calls."""
+
+    def __init__(self) -> None:
+        self.scalars: list[tuple[str, Any, int | None]] = []
+        self.log_dir = "runs/x"
+
+    def add_scalar(  # noqa: PLR0917 - torch's signature
+        self,
+        tag: str,
+        scalar_value: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        new_style: bool = False,
+        double_precision: bool = False,
+    ) -> None:
+        self.scalars.append((tag, scalar_value, global_step))
+
+
+def test_summary_writer_tee_writes_then_tees_each_scalar(reader: InMemoryMetricReader) -> None:
+    """Megatron-LM's add_scalar calls: a tag with a space, a timer under a prefix, vs samples."""
+    inner = FakeSummaryWriter()
+    writer = tee_summary_writer(inner)
+    assert writer is inner
+    writer.add_scalar("lm loss", 2.5, 10)
+    writer.add_scalar("lm loss vs samples", 2.5, 5120)  # undeclared here: written, not teed
+    writer.add_scalar("timers/forward-backward-time", 0.75, global_step=10, walltime=1.0)
+    assert inner.scalars == [
+        ("lm loss", 2.5, 10),
+        ("lm loss vs samples", 2.5, 5120),
+        ("timers/forward-backward-time", 0.75, 10),
+    ]
+    series = collect(reader)
+    assert series["rl.megatron.lm_loss"].value == 2.5
+    assert series["rl.megatron.timer"].value == 0.75
+    (point,) = series["rl.megatron.timer"].points
+    assert dict(point.attributes) == {"verl.stage": "forward-backward"}
+
+
+def test_a_teed_summary_writer_is_still_a_summary_writer(reader: InMemoryMetricReader) -> None:
+    """Megatron-LM's Timers.write only writes to ``isinstance(writer, SummaryWriter)``."""
+    writer = tee_summary_writer(FakeSummaryWriter())
+    tee_summary_writer(writer)  # a second call changes nothing: one write, one tee
+
+    def timers_write(names: dict[str, float], writer: object, iteration: int) -> None:
+        for name, value in names.items():
+            if isinstance(writer, FakeSummaryWriter):
+                writer.add_scalar(name + "-time", value, iteration)
+
+    timers_write({"timers/forward-backward": 0.5}, writer, 20)
+    assert writer.scalars == [("timers/forward-backward-time", 0.5, 20)]
+    (point,) = collect(reader)["rl.megatron.timer"].points
+    assert point.value == 0.5
+
+
+def test_summary_writer_tee_tees_even_when_the_writer_raises(
+    reader: InMemoryMetricReader,
+) -> None:
+    class Broken:
+        def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None) -> None:
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        tee_summary_writer(Broken()).add_scalar("lm loss", 3.0, 1)
+    assert collect(reader)["rl.megatron.lm_loss"].value == 3.0
+
+
+def test_summary_writer_tee_refuses_an_object_without_add_scalar() -> None:
+    with pytest.raises(TypeError, match="needs a writer with an add_scalar method"):
+        tee_summary_writer(object())
+
+
+def test_summary_writer_tee_around_a_real_tensorboardx_writer(
+    reader: InMemoryMetricReader, tmp_path: Any
+) -> None:
+    """With tensorboardX installed: the real writer writes its event file, the tee records."""
+    tensorboardx = pytest.importorskip("tensorboardX")
+    writer = tee_summary_writer(tensorboardx.SummaryWriter(str(tmp_path)))
+    assert isinstance(writer, tensorboardx.SummaryWriter)
+    writer.add_scalar("lm loss", 1.75, 3)
+    writer.close()
+    assert list(tmp_path.glob("events.out.tfevents.*"))
+    assert collect(reader)["rl.megatron.lm_loss"].value == 1.75
 
 
 class Hostile:

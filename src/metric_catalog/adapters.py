@@ -21,7 +21,11 @@ raising:
   ``on_log(args, state, control, logs=None, **kwargs)`` tees ``logs``;
 - :class:`LightningTeeMixin`: put it before a Lightning logger class
   (``class TeedCSV(LightningTeeMixin, CSVLogger)``) so every
-  ``log_metrics(metrics, step)`` (what ``self.log_dict`` reaches) is teed.
+  ``log_metrics(metrics, step)`` (what ``self.log_dict`` reaches) is teed;
+- :func:`tee_summary_writer`: a TensorBoard ``SummaryWriter`` (torch's or
+  tensorboardX's) whose ``add_scalar(tag, scalar_value, global_step=None, ...)``
+  then tees ``{tag: scalar_value}`` too (Megatron-LM's ``training_log``,
+  torchtitan's ``TensorBoardLogger``).
 
 Like the tee, nothing here imports those libraries.
 """
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from metric_catalog import otel
 from metric_catalog._attributes import compile_template
@@ -49,6 +53,7 @@ __all__ = [
     "split_flat",
     "split_key",
     "tee_flat",
+    "tee_summary_writer",
     "tee_wandb_log",
 ]
 
@@ -59,6 +64,8 @@ _LOCK = threading.Lock()
 _CACHE: dict[str, tuple[str, str]] = {}
 _CACHE_GROUP: list[object] = [None]
 _ROWS: list[_Rows | None] = [None]
+_TEED_MARK: Final = "__metric_catalog_teed__"
+_W = TypeVar("_W")
 
 
 def _routes(group: otel.MetricGroup, prefix: str, key: str) -> bool:
@@ -268,3 +275,38 @@ class LightningTeeMixin:
             return parent.log_metrics(metrics, step)
         finally:
             tee_flat(metrics, attributes=self.tee_attributes)
+
+
+def tee_summary_writer(writer: _W, *, attributes: Attributes = None) -> _W:
+    """Make a TensorBoard ``SummaryWriter``'s ``add_scalar`` tee too; return the same writer.
+
+    ``tee_summary_writer(get_tensorboard_writer())``: from then on each
+    ``add_scalar(tag, scalar_value, global_step=None, walltime=None, ...)`` calls
+    the writer's own method first, then tees ``{tag: scalar_value}`` as a flat
+    key (:func:`tee_flat`: ``timers/forward-backward-time`` splits at the longest
+    declared prefix, ``lm loss`` is teed bare). The method is replaced on the
+    instance, not wrapped in another object, so code that checks
+    ``isinstance(writer, SummaryWriter)`` (Megatron-LM's ``Timers.write``) or holds
+    the writer in a global keeps working. The tag is teed as given, which is what
+    torch's ``SummaryWriter`` writes (tensorboardX rewrites characters outside
+    ``[-/\\w.]`` in its file, not in the tee). Teeing a writer twice tees once.
+    """
+    inner = getattr(writer, "add_scalar", None)
+    if not callable(inner):
+        msg = (
+            "tee_summary_writer needs a writer with an add_scalar method, "
+            f"got {type(writer).__name__}"
+        )
+        raise TypeError(msg)
+    if getattr(inner, _TEED_MARK, False):
+        return writer
+
+    def add_scalar(tag: str, scalar_value: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(tag, scalar_value, *args, **kwargs)
+        finally:
+            tee_flat({tag: scalar_value}, attributes=attributes)
+
+    setattr(add_scalar, _TEED_MARK, True)
+    writer.add_scalar = add_scalar  # type: ignore[attr-defined]
+    return writer
