@@ -75,10 +75,21 @@ def findings(report: LiveCheckReport) -> set[tuple[str, str]]:
     return {(f.kind, f.qualified_key) for f in report.findings}
 
 
-def test_without_a_rewrite_the_mangled_keys_are_undeclared(catalog: Catalog) -> None:
+def test_without_a_rewrite_the_mangled_keys_are_undeclared_with_the_rewrite_to_pass(
+    catalog: Catalog,
+) -> None:
     report = check_stream(io.BytesIO(RUN), catalog, input_format="flat-jsonl")
-    assert ("undeclared", "val-core/gsm8k/acc/mean_at_4") in findings(report)
+    assert findings(report) == {
+        ("undeclared", "val-core/gsm8k/acc/mean_at_4"),
+        ("undeclared", "made/up_at_x"),
+    }
     assert report.rewritten_keys == 0
+    hinted = {f.key: f.message(report.hints) for f in report.findings}
+    assert (
+        "(verl's MLflow adapter writes '@' as '_at_': --key-rewrite _at_=@ reads it as "
+        "'val-core/gsm8k/acc/mean@4', which a row declares)"
+    ) in hinted["val-core/gsm8k/acc/mean_at_4"]
+    assert "--key-rewrite" not in hinted["made/up_at_x"]  # no row would take it either
 
 
 def test_a_rewrite_matches_the_keys_the_catalog_declares(catalog: Catalog) -> None:
@@ -184,3 +195,11 @@ def test_a_bad_flag_rewrite_exits_2_saying_how_to_write_one(
 def test_a_rewrite_splits_at_the_first_equals_sign() -> None:
     assert parse_rewrite("a=b=c") == ("a", "b=c")
     assert parse_rewrite("_at_=") == ("_at_", "")
+
+
+def test_a_key_rewrite_with_live_telemetry_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["live-check", "--scrape", "http://127.0.0.1:9/metrics", "--root", str(project)]
+    assert main([*args, "--key-rewrite", "_at_=@"]) == 2
+    assert "--key-rewrite applies to logged keys" in capsys.readouterr().err

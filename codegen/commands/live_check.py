@@ -247,6 +247,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if live and args.key_rewrite:
+        print(
+            "error: --key-rewrite applies to logged keys (log inputs), not to the series "
+            "--otlp and --scrape receive",
+            file=sys.stderr,
+        )
+        return 2
     if not live and (args.interval or args.duration):
         print("error: --interval and --duration apply to --otlp and --scrape", file=sys.stderr)
         return 2

@@ -31,7 +31,7 @@ from .records import Malformed, Note, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
-__all__ = ["Checker", "Worker"]
+__all__ = ["KNOWN_SPELLINGS", "Checker", "Worker", "rewrite_key"]
 
 Slot = tuple[str, str, str]
 Where = tuple[str, str, str, int, int]
@@ -73,6 +73,12 @@ class _KeyPlan(NamedTuple):
     signature: bool
     plain: bool
     read_as: str | None = None
+    hint: str = ""
+
+
+KNOWN_SPELLINGS: Final = ((("_at_", "@"), "verl's MLflow adapter writes '@' as '_at_'"),)
+"""Key spellings logging backends are known to write: an undeclared key that a row would
+take under one of these rewrites gets a hint naming the ``--key-rewrite`` to pass."""
 
 
 def rewrite_key(key: str, rewrites: tuple[tuple[str, str], ...]) -> str:
@@ -347,6 +353,7 @@ class Checker:
         read is declared (a key that merely contains the rewritten text, such as
         ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning).
         """
+        plan = None
         if self.rewrites:
             rewritten = rewrite_key(logged, self.rewrites)
             if rewritten != logged:
@@ -355,8 +362,23 @@ class Checker:
                     kept = self._plan_key(prefix, logged, split)
                     if kept.matches:
                         return kept
-                return plan._replace(read_as=logged)
-        return self._plan_key(prefix, logged, split)
+                plan = plan._replace(read_as=logged)
+        if plan is None:
+            plan = self._plan_key(prefix, logged, split)
+        if plan.matches:
+            return plan
+        for rule, why in KNOWN_SPELLINGS:
+            if rule in self.rewrites or rule[0] not in logged:
+                continue
+            known = rewrite_key(rewrite_key(logged, self.rewrites), (rule,))
+            other = self._plan_key(prefix, known, split)
+            if other.matches:
+                shown = f"{other.prefix}/{other.key}" if other.prefix else other.key
+                return plan._replace(
+                    hint=f" ({why}: --key-rewrite {rule[0]}={rule[1]} reads it as {shown!r}, "
+                    "which a row declares)"
+                )
+        return plan
 
     def _plan_key(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
         """:meth:`_plan` of a key as given (no rewrite)."""
@@ -423,6 +445,7 @@ class Checker:
                     hint = f" (a row declares it under prefix {shown})"
                 if plan.read_as is not None:
                     hint += f" (read as {plan.read_as!r}, before the key rewrites)"
+                hint += plan.hint
                 self.note("undeclared", where, None, hint, worker)
                 continue
             for (row, captures), problem in zip(matches, plan.problems, strict=True):
