@@ -29,7 +29,7 @@ from codegen.live_check import (
     expand_inputs,
 )
 from codegen.live_check.checker import Checker
-from codegen.live_check.ingest import choose, flat, mlflow, read_source
+from codegen.live_check.ingest import HEAD_BYTES, choose, flat, mlflow, read_source
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 
@@ -270,3 +270,33 @@ def test_a_row_declared_under_the_empty_prefix_wins_over_the_split(
     report = check_stream(io.BytesIO(raw), result.catalog)
     assert report.findings == []
     assert {r.row.name for r in report.rows if r.logged} == {counted_under}
+
+
+def _padded(line: dict[str, object], width: int) -> str:
+    """``line`` as JSON padded with whitespace (still the same object) to ``width`` bytes."""
+    text = json.dumps(line)
+    cut = text.index('"data"')
+    return text[:cut] + " " * max(0, width - len(text)) + text[cut:]
+
+
+@pytest.mark.parametrize("width", [HEAD_BYTES // 2, HEAD_BYTES * 3, 300_000])
+def test_a_first_record_longer_than_the_head_is_still_detected(
+    catalog: Catalog, tmp_path: Path, width: int
+) -> None:
+    """A verl step logs hundreds of keys: a first line past the sniffed head keeps its format."""
+    lines = [json.loads(raw) for raw in (FORMATS / "verl_file.jsonl").read_text().splitlines()]
+    path = tmp_path / "verl.jsonl"
+    path.write_text("\n" + "".join(_padded(line, width) + "\n" for line in lines))
+    source = Source(str(path))
+    list(read_source(source, current_limits()))
+    assert source.format == "flat-jsonl"
+    assert judged(check_file(str(path), catalog)) == EXPECTED
+
+
+def test_this_projects_jsonl_with_a_long_first_line_is_still_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    metrics = {f"k{i}": 0.5 for i in range(2000)}
+    path.write_text(json.dumps({"step": 1, "prefix": "train", "metrics": metrics}) + "\n")
+    source = Source(str(path))
+    list(read_source(source, current_limits()))
+    assert source.format == "jsonl"

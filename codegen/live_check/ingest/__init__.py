@@ -2,7 +2,8 @@
 
 An ingester is an :class:`Ingester`: a ``name`` (what ``--input-format``
 takes), a ``detect(path, head)`` hook (``head``: the input's first bytes,
-empty for a folder) and a ``read(source, stream, limits)`` generator yielding
+through its first non-blank line for a file, empty for a folder) and a
+``read(source, stream, limits)`` generator yielding
 :class:`~codegen.live_check.records.Record` and
 :class:`~codegen.live_check.records.Malformed` items with their positions.
 :func:`read_source` picks the ingester (the one named, else the first
@@ -43,6 +44,33 @@ __all__ = [
 
 HEAD_BYTES: Final = 4096
 """Bytes of a file's start ``detect`` sees (peeked, not consumed: stdin works too)."""
+
+_HEAD_CHUNK: Final = 64 * 1024
+"""How much more of a file is read while its first record is longer than the head."""
+
+
+def _has_whole_line(head: bytes) -> bool:
+    """Whether ``head`` holds a whole non-blank line (one a line-based ``detect`` can parse)."""
+    return any(line.strip() and line.endswith(b"\n") for line in head.splitlines(keepends=True))
+
+
+def _file_head(stream: BinaryIO, limit: int) -> bytes:
+    """A file's first bytes for ``detect``: ``HEAD_BYTES``, or through its first non-blank
+    line when that line is longer (a tracker's step with hundreds of keys), up to ``limit``.
+
+    A file that cannot seek (a named pipe) gets what can be peeked, as stdin does.
+    """
+    if not stream.seekable():
+        peek = getattr(stream, "peek", None)
+        return peek(HEAD_BYTES)[:HEAD_BYTES] if callable(peek) else b""
+    head = stream.read(HEAD_BYTES)
+    while not _has_whole_line(head) and len(head) < limit:
+        more = stream.read(min(_HEAD_CHUNK, limit - len(head)))
+        if not more:
+            break
+        head += more
+    stream.seek(0)
+    return head
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +194,7 @@ def read_source(source: Source, limits: Limits, input_format: str | None = None)
         yield from ingester.read(source, None, limits)
         return
     with open(source.path, "rb") as stream:
-        head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
+        head = _file_head(stream, limits.max_line_bytes + 1)
         ingester = choose(source.path, head, input_format)
         source.format = ingester.name
         yield from ingester.read(source, stream, limits)
