@@ -40,7 +40,7 @@ __all__ = ["clean_otel"]  # fixture used by name
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "verl"
 CATALOG = "verl_metrics/telemetry/catalog"
-MODULES = ("actor", "critic", "common", "data", "timing", "trainer", "validation")
+MODULES = ("actor", "critic", "common", "data", "mismatch", "timing", "trainer", "validation")
 
 Point = tuple[str, frozenset[tuple[str, Any]]]
 
@@ -226,6 +226,35 @@ TRICKY = [
         },
     ),
     ("val-aux/num_turns/max", "rl.verl.val.num_turns", {"verl.stat": "max"}),
+    (
+        "val-aux/openai/gsm8k/reward/std@4",
+        "rl.verl.val.aux",
+        {
+            "verl.data_source": "openai/gsm8k",
+            "verl.variable": "reward",
+            "verl.val_stat": "std",
+            "verl.n": 4,
+        },
+    ),
+    # Under timing_s but two segments deep, and a ratio beside the seconds.
+    (
+        "timing_s/generation_timing/max",
+        "rl.verl.timing.generation_rank",
+        {"verl.stat": "max"},
+    ),
+    ("timing_s/generation_timing/topk_ratio", "rl.verl.timing.generation_topk_ratio", {}),
+    ("timing_s/generate_sequences", "rl.verl.timing.stage", {"verl.stage": "generate_sequences"}),
+    # A family and literal rows sharing their start (rollout_is_{stat}, rollout_is_seq_{stat}).
+    ("mismatch/rollout_is_max", "rl.verl.mismatch.is_weight", {"verl.stat": "max"}),
+    ("mismatch/rollout_is_seq_min", "rl.verl.mismatch.is_weight_seq", {"verl.stat": "min"}),
+    ("mismatch/rollout_is_seq_max_deviation", "rl.verl.mismatch.is_weight_seq_max_deviation", {}),
+    ("mismatch/mismatch_kl", "rl.verl.mismatch.kl", {}),
+    ("global_seqlen/mean", "rl.verl.balance.seqlen", {"verl.stat": "mean"}),
+    ("global_seqlen/balanced_max", "rl.verl.balance.seqlen_balanced_max", {}),
+    ("training/rollout_probs_diff_mean", "rl.verl.debug.rollout_probs_diff_mean", {}),
+    ("perf/mfu/critic", "rl.verl.perf.mfu_critic", {}),
+    ("critic/lr", "rl.verl.critic.lr", {}),
+    ("tool_call_counts/mean", "rl.verl.batch.tool_call_counts", {"verl.stat": "mean"}),
 ]
 
 
@@ -300,13 +329,16 @@ def test_every_key_of_a_verl_run_is_teed_to_its_series(
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reports_no_finding_on_a_verl_run(verl: Verl, tmp_path: Path, name: str) -> None:
-    """Every finding would be false: the runs log exactly what their configuration implies."""
+    """Every finding would be false: the runs log exactly what their configuration implies,
+    every row the configuration does not rule out (coverage 100%)."""
     verl.register()
     path = tmp_path / f"{name}.jsonl"
     with installed_reader():
         logged = verl.runs.write_run(verl.spec(name), path)
     report = check_file(str(path), verl.catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    unseen = [s.row.name for s in report.rows if not s.logged and s.presence != "not_applicable"]
+    assert (unseen, report.coverage.overall) == ([], 1.0)
     counts: dict[str, int] = {}
     for _step, metrics in logged:
         for key in metrics:
@@ -322,6 +354,22 @@ DROPPED = [
     ("ppo_gae_critic", "critic/vf_loss", "rl.verl.critic.vf_loss"),
     ("ppo_gae_critic", "actor/pg_loss", "rl.verl.actor.pg_loss"),
     ("grpo_multiturn", "num_turns", "rl.verl.batch.num_turns"),
+    ("grpo_multiturn", "tool_call_counts", "rl.verl.batch.tool_call_counts"),
+    ("ppo_gae_critic", "critic/lr", "rl.verl.critic.lr"),
+    ("ppo_gae_critic", "perf/mfu/critic", "rl.verl.perf.mfu_critic"),
+    ("ppo_gae_critic", "global_seqlen/balanced_min", "rl.verl.balance.seqlen_balanced_min"),
+    (
+        "grpo_kl_loss",
+        "timing_s/generation_timing/topk_ratio",
+        "rl.verl.timing.generation_topk_ratio",
+    ),
+    ("grpo_rollout_is", "mismatch/mismatch_kl", "rl.verl.mismatch.kl"),
+    (
+        "grpo_rollout_is",
+        "mismatch/rollout_is_masked_fraction",
+        "rl.verl.mismatch.is_masked_fraction",
+    ),
+    ("grpo_rollout_is", "training/rollout_probs_diff_max", "rl.verl.debug.rollout_probs_diff_max"),
 ]
 
 
@@ -355,6 +403,14 @@ def test_a_key_the_run_configuration_requires_is_reported_missing(
         ("ppo_gae_critic", "rl.verl.actor.kl_loss"),
         ("grpo_validation", "rl.verl.batch.num_turns"),
         ("grpo_validation", "rl.verl.val.num_turns"),
+        ("grpo_kl_loss", "rl.verl.critic.lr"),
+        ("grpo_kl_loss", "rl.verl.perf.mfu_critic"),
+        ("grpo_kl_loss", "rl.verl.mismatch.kl"),
+        ("grpo_kl_loss", "rl.verl.debug.rollout_probs_diff_valid"),
+        ("grpo_kl_loss", "rl.verl.val.aux"),
+        ("grpo_rollout_is", "rl.verl.balance.seqlen"),
+        ("grpo_validation", "rl.verl.batch.tool_call_counts"),
+        ("grpo_multiturn", "rl.verl.timing.generation_rank"),
     ],
 )
 def test_a_row_the_run_configuration_rules_out_is_not_applicable(

@@ -10,10 +10,12 @@ here a stub :class:`Tracking` hands it to a :class:`~metric_catalog.loggers.Json
 (opened with the run's configuration, so live-check can judge conditional rows),
 wrapped in :class:`~metric_catalog.adapters.TrackingTee` so every key is teed too.
 
-Four runs (:data:`RUNS`): PPO with a critic and an in-reward KL penalty (critic
+Five runs (:data:`RUNS`): PPO with a critic and an in-reward KL penalty (critic
 warm-up 2 steps), GRPO with a KL loss and no critic, GRPO validating every 5
-steps on two data sources (one nested, ``openai/gsm8k``), and a multi-turn
-agent-loop GRPO run that validates too.
+steps on two data sources (one nested, ``openai/gsm8k``), a multi-turn
+agent-loop GRPO run with tools that validates too, and GRPO with rollout
+importance sampling (the rollout's log-probabilities, ``mismatch/*``) and no
+batch balancing.
 
 Values are random but shaped like real ones (seeded, so a run is reproducible).
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import pkgutil
 import random
 import sys
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metric_catalog.adapters import TrackingTee, split_flat
+from metric_catalog.adapters import TrackingTee
 from metric_catalog.loggers import JsonlLogger
 
 __all__ = ["RUNS", "RunSpec", "Tracking", "main", "step_metrics", "write_file_log", "write_run"]
@@ -67,12 +70,21 @@ def _config(
     critic_warmup: int = 0,
     multi_turn: bool = False,
     val_n: int = 1,
+    balance_batch: bool = True,
+    rollout_is_threshold: float | None = None,
 ) -> dict[str, Any]:
     return {
         "algorithm": {
             "adv_estimator": adv_estimator,
             "use_kl_in_reward": use_kl_in_reward,
             "kl_ctrl": {"type": "fixed", "kl_coef": 0.001},
+            # Rollout importance sampling: the threshold switches it (and its mismatch/* keys) on.
+            "rollout_is_threshold": rollout_is_threshold,
+            "rollout_is_threshold_lower": None,
+            "rollout_is_level": "token",
+            "rollout_is_mode": "mask",
+            "rollout_is_veto_threshold": 1e-4,
+            "rollout_is": rollout_is_threshold is not None,
         },
         "actor_rollout_ref": {
             "actor": {
@@ -85,6 +97,8 @@ def _config(
                 "name": "sglang" if multi_turn else "vllm",
                 "mode": "async" if multi_turn else "sync",
                 "n": 1 if adv_estimator == "gae" else 5,
+                # The rollout returns its log-probabilities (debug and mismatch metrics).
+                "calculate_log_probs": rollout_is_threshold is not None,
                 "multi_turn": {"enable": multi_turn, "max_assistant_turns": 8},
                 "val_kwargs": {"n": val_n, "do_sample": val_n > 1},
             },
@@ -93,6 +107,7 @@ def _config(
             "project_name": "verl_examples",
             "test_freq": test_freq,
             "critic_warmup": critic_warmup,
+            "balance_batch": balance_batch,
             "save_freq": -1,
             "val_before_train": False,
             "n_gpus_per_node": 8,
@@ -126,6 +141,12 @@ RUNS: tuple[RunSpec, ...] = (
         seed=4,
         data_sources=("searchR1_nq",),
     ),
+    RunSpec(
+        "grpo_rollout_is",
+        _config(adv_estimator="grpo", rollout_is_threshold=2.0, balance_batch=False),
+        steps=6,
+        seed=5,
+    ),
 )
 """The runs the example writes and its tests check."""
 
@@ -158,9 +179,65 @@ def _validation(rng: random.Random, spec: RunSpec) -> dict[str, float]:
                 headline = name.startswith(("mean", "maj", "best")) and f"@{n}" in name
                 section = "val-core" if var == core and headline else "val-aux"
                 metrics[f"{section}/{source}/{var}/{name}"] = rng.random()
-    if spec.config["actor_rollout_ref"]["rollout"]["multi_turn"]["enable"]:
+    rollout = spec.config["actor_rollout_ref"]["rollout"]
+    if rollout["mode"] == "async" or rollout["multi_turn"]["enable"]:
         metrics |= _family("val-aux/num_turns", _stats(rng, 2, 8))
     return metrics
+
+
+def _debug_and_mismatch(rng: random.Random, config: Mapping[str, Any]) -> dict[str, float]:
+    """The keys of a step whose rollout returned its log-probabilities.
+
+    ``calculate_debug_metrics`` compares the rollout's and the actor's token
+    probabilities; with ``algorithm.rollout_is_threshold`` set the trainer adds
+    the importance-sampling and mismatch metrics (``mismatch/*``), the two
+    masked fractions only in ``rollout_is_mode: mask``.
+    """
+    metrics: dict[str, float] = {
+        "training/rollout_probs_diff_valid": 1,
+        "training/rollout_probs_diff_max": rng.uniform(0.2, 0.6),
+        "training/rollout_probs_diff_mean": rng.uniform(1e-3, 5e-3),
+        "training/rollout_probs_diff_std": rng.uniform(5e-3, 2e-2),
+        "training/rollout_actor_probs_pearson_corr": rng.uniform(0.98, 0.999),
+    }
+    algorithm = config["algorithm"]
+    if algorithm["rollout_is_threshold"] is None:
+        return metrics
+    weights = {"min": rng.uniform(0.05, 0.5), "max": rng.uniform(2, 6)}
+    weights["mean"] = rng.uniform(0.98, 1.02)
+    seq = {"min": rng.uniform(0.7, 0.95), "max": rng.uniform(1.05, 1.4)}
+    seq["mean"] = rng.uniform(0.99, 1.01)
+    training_log_ppl, rollout_log_ppl = rng.uniform(0.3, 0.6), rng.uniform(0.3, 0.6)
+    diff = rollout_log_ppl - training_log_ppl
+    mismatch = {
+        "rollout_is_veto_fraction": rng.uniform(0, 0.01),
+        "rollout_is_catastrophic_token_fraction": rng.uniform(0, 1e-4),
+        **{f"rollout_is_{stat}": value for stat, value in weights.items()},
+        "rollout_is_ratio_fraction_high": rng.uniform(0, 0.01),
+        "rollout_is_ratio_fraction_low": rng.uniform(0, 0.01),
+        "rollout_is_std": rng.uniform(0.02, 0.1),
+        "rollout_is_eff_sample_size": rng.uniform(0.9, 0.999),
+        **{f"rollout_is_seq_{stat}": value for stat, value in seq.items()},
+        "rollout_is_seq_std": rng.uniform(0.01, 0.05),
+        "rollout_is_seq_max_deviation": max(seq["max"] - 1, 1 - seq["min"]),
+        "rollout_is_seq_fraction_high": 0.0,
+        "rollout_is_seq_fraction_low": 0.0,
+        "mismatch_training_ppl": math.exp(training_log_ppl),
+        "mismatch_training_log_ppl": training_log_ppl,
+        "mismatch_kl": rng.uniform(-1e-3, 1e-3),
+        "mismatch_k3_kl": rng.uniform(0, 1e-3),
+        "mismatch_rollout_ppl": math.exp(rollout_log_ppl),
+        "mismatch_rollout_log_ppl": rollout_log_ppl,
+        "mismatch_log_ppl_diff": diff,
+        "mismatch_log_ppl_abs_diff": abs(diff),
+        "mismatch_log_ppl_diff_max": abs(diff) + rng.uniform(0.01, 0.1),
+        "mismatch_log_ppl_diff_min": -abs(diff) - rng.uniform(0.01, 0.1),
+        "mismatch_ppl_ratio": math.exp(diff),
+    }
+    if algorithm["rollout_is_mode"] == "mask":
+        mismatch["rollout_is_masked_fraction"] = rng.uniform(0, 0.02)
+        mismatch["rollout_is_seq_masked_fraction"] = rng.uniform(0, 0.1)
+    return metrics | _family("mismatch", mismatch)
 
 
 def step_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, float]:
@@ -176,6 +253,17 @@ def step_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, floa
 
     timing = {"start_profile": rng.uniform(1e-5, 1e-4), "gen": rng.uniform(20, 90)}
     timing |= {"reward": rng.uniform(0.1, 2), "adv": rng.uniform(0.1, 1)}
+    # The sync rollout worker's own timing, merged into timing_raw inside gen.
+    rollout_timing: dict[str, float] = {}
+    if rollout["mode"] != "async":
+        generate = timing["gen"] * rng.uniform(0.85, 0.97)
+        rollout_timing = {
+            "generate_sequences": generate,
+            "reshard": rng.uniform(0.1, 0.5),
+            "generation_timing/max": generate,
+            "generation_timing/min": generate * rng.uniform(0.7, 1.0),
+            "generation_timing/topk_ratio": rng.choice((0.0, 0.125, 0.25)),
+        }
     timing["old_log_prob"] = rng.uniform(3, 12)
     if use_ref:
         timing["ref"] = rng.uniform(3, 12)
@@ -188,11 +276,29 @@ def step_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, floa
         timing["testing"] = rng.uniform(30, 120)
     timing["step"] = sum(timing.values()) + rng.uniform(0.5, 2)
     timing["stop_profile"] = rng.uniform(1e-5, 1e-4)
+    timing |= rollout_timing
 
+    tokens = rng.randint(200_000, 900_000)
+    gpus = trainer["n_gpus_per_node"] * trainer["nnodes"]
     metrics: dict[str, float] = {}
+    if trainer["balance_batch"]:
+        # _balance_batch: tokens per data-parallel rank before and after balancing.
+        ranks = sorted(rng.uniform(0.8, 1.2) for _ in range(gpus))
+        before = [tokens * share / sum(ranks) for share in ranks]
+        after = [tokens / gpus * rng.uniform(0.995, 1.005) for _ in range(gpus)]
+        metrics |= {
+            "global_seqlen/min": min(before),
+            "global_seqlen/max": max(before),
+            "global_seqlen/minmax_diff": max(before) - min(before),
+            "global_seqlen/balanced_min": min(after),
+            "global_seqlen/balanced_max": max(after),
+            "global_seqlen/mean": tokens / gpus,
+        }
     if validate:
         metrics |= _validation(rng, spec)
     metrics["actor/entropy"] = rng.uniform(0.2, 1.5)
+    if rollout["calculate_log_probs"]:
+        metrics |= _debug_and_mismatch(rng, config)
     if config["algorithm"]["use_kl_in_reward"]:
         metrics["actor/reward_kl_penalty"] = rng.uniform(0, 0.05)
         metrics["actor/reward_kl_penalty_coeff"] = config["algorithm"]["kl_ctrl"]["kl_coef"]
@@ -202,6 +308,8 @@ def step_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, floa
             "critic/vf_clipfrac": rng.uniform(0, 0.2),
             "critic/vpred_mean": rng.uniform(-1, 1),
             "critic/grad_norm": rng.uniform(0.1, 5),
+            "critic/lr": 1e-5,
+            "perf/mfu/critic": rng.uniform(0.2, 0.5),
         }
     if update_actor:
         metrics |= {
@@ -242,19 +350,19 @@ def step_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, floa
     metrics["response/aborted_ratio"] = rng.uniform(0, 0.05)
     metrics |= _family("prompt_length", _stats(rng, 20, 1024))
     metrics["prompt_length/clip_ratio"] = rng.uniform(0, 0.01)
-    if rollout["multi_turn"]["enable"]:
+    if rollout["mode"] == "async" or rollout["multi_turn"]["enable"]:
         metrics |= _family("num_turns", _stats(rng, 2, 8))
+    if rollout["mode"] == "async" and rollout["multi_turn"]["enable"]:
+        metrics |= _family("tool_call_counts", _stats(rng, 0, 6))
 
     # compute_timing_metrics, then compute_throughout_metrics
     metrics |= _family("timing_s", timing)
     per_token = ("gen", "ref", "values", "adv", "update_critic", "update_actor")
-    tokens = rng.randint(200_000, 900_000)
     metrics |= {
         f"timing_per_token_ms/{name}": timing[name] * 1000 / tokens
         for name in per_token
         if name in timing
     }
-    gpus = trainer["n_gpus_per_node"] * trainer["nnodes"]
     metrics |= {
         "perf/total_num_tokens": tokens,
         "perf/time_per_step": timing["step"],
@@ -267,10 +375,9 @@ class Tracking:
     """A stub of verl's ``verl.utils.tracking.Tracking``: ``log(data, step)`` to a JSONL file.
 
     verl's own ``Tracking.log(data, step, backend=None)`` hands the flat dict to
-    each backend; this one hands it to a :class:`JsonlLogger`, one record per
-    prefix the keys split into (:func:`metric_catalog.adapters.split_flat`, the
-    split the tee makes): live-check reads this project's JSONL keys under their
-    record's prefix and does not split a flat key logged under ``""``.
+    each backend; this one hands it whole to a :class:`JsonlLogger`, one record
+    under the empty prefix: live-check splits each key at the longest declared
+    prefix, as the tee does.
     """
 
     def __init__(self, writer: JsonlLogger) -> None:
@@ -280,8 +387,7 @@ class Tracking:
 
     def log(self, data: Mapping[str, Any], step: int, backend: Any = None) -> None:
         """Write ``data`` as one record of ``step``."""
-        for prefix, bucket in split_flat(data).items():
-            self.writer.log_metrics(bucket, step, prefix)
+        self.writer.log_metrics(dict(data), step)
 
 
 def write_run(spec: RunSpec, path: Path) -> list[tuple[int, dict[str, float]]]:
