@@ -385,7 +385,14 @@ def _build_row(
         other_prefixes=prefixes[1:] if teed and prefixes else (),
         cardinality_limit=extras.cardinality_limit,
         temporality=texts.get("temporality", "delta") if teed else "delta",
+        # "step" is the default axis, spelled out.
+        step_axis=_step_axis(texts.get("step_axis", "")) if teed else "",
     )
+
+
+def _step_axis(text: str) -> str:
+    """A row's ``step_axis``, ``""`` for the training step (absent, or ``step``)."""
+    return "" if text == "step" else text
 
 
 # --- attributes, prefixes and key families -------------------------------------------------

@@ -289,6 +289,9 @@ class MetricRow:
     temporality: str = "delta"
     """A counter's logged value: ``delta`` (this step's amount) or ``cumulative`` (a running
     total whose growth the tee adds)."""
+    step_axis: str = ""
+    """What the step a teed key is logged at counts when it is not the training step
+    (``samples`` for Megatron-LM's ``... vs samples`` keys); ``""``: the training step."""
     logged_unit: str = ""
     """Unit the code logs values in when the row's ``unit:`` is a prefixed one (``ms``);
     ``unit`` is then the base unit the series is exported in (``s``). ``""``: logged as

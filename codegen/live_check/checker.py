@@ -58,6 +58,10 @@ class Worker:
         judged: judging the same set again changes nothing (bounded by the plan cache)."""
 
 
+_TRAINING_AXIS: Final[frozenset[str]] = frozenset({""})
+"""The step axes of a key on the training step (``""``), or of a key no row takes."""
+
+
 class _KeyPlan(NamedTuple):
     """A logged key's meaning, decided once: where it splits, the rows it counts under, the
     captured values' problems (one per match), the rows' summaries, whether it is a loop's
@@ -72,6 +76,9 @@ class _KeyPlan(NamedTuple):
     summaries: tuple[RowSummary, ...]
     signature: bool
     plain: bool
+    axes: frozenset[str]
+    """The step axes of the rows it counts under: ``_TRAINING_AXIS`` when all are on the
+    training step (also for a key no row takes), else their ``step_axis`` values."""
     read_as: str | None = None
     hint: str = ""
 
@@ -297,8 +304,8 @@ class Checker:
             kind = loops.name(record.loop, record.path, record.line)
             if kind is not None:
                 self._note_loop(kind, record)
-        if loops.last_step is None or record.step > loops.last_step:
-            loops.last_step = record.step
+        if record.series is not None or not record.metrics:
+            loops.see_step(record.step)
 
     def _note_loop(self, kind: str, record: Record) -> None:
         """Count a record naming an undeclared loop, or a loop other than the run's."""
@@ -401,7 +408,10 @@ class Checker:
             row.name in self.with_required for row, _ in matches
         )
         summaries = tuple(self.summaries[row.name] for row, _ in matches)
-        return _KeyPlan(prefix, key, matches, problems, summaries, signature, plain)
+        axes = frozenset(row.step_axis for row, _ in matches)
+        if not axes or axes == _TRAINING_AXIS:
+            axes = _TRAINING_AXIS  # one shared object: the record loop tests it by identity
+        return _KeyPlan(prefix, key, matches, problems, summaries, signature, plain, axes)
 
     def record(self, record: Record, worker: Worker) -> None:
         """One logging call: match each key, count it, check its value and attributes."""
@@ -409,6 +419,8 @@ class Checker:
         given, split = record.attributes, record.split
         path, line, step = record.path, record.line, record.step
         plans = self.plans
+        on_training = False  # a key on the training step's axis (or no row's)
+        off_axes: set[str] = set()
         for logged, value in record.metrics.items():
             plan = plans.get((record.prefix, logged, split))
             if plan is None:
@@ -417,6 +429,10 @@ class Checker:
                     plans[(record.prefix, logged, split)] = plan
             if plan.read_as is not None:
                 self._note_rewrite(record.prefix, logged)
+            if plan.axes is _TRAINING_AXIS:
+                on_training = True
+            else:
+                off_axes.update(plan.axes)
             if plan.signature:
                 used = logged if plan.read_as is None else rewrite_key(logged, self.rewrites)
                 loops.seen_signature(record.prefix, used)
@@ -459,6 +475,10 @@ class Checker:
             noted: set[str] = set()  # a value shared by two rows is one occurrence
             for summary in plan.summaries:
                 self._record_row(worker, summary, where, value, noted)
+        # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
+        # far training got: a record of only such keys leaves the run's last step alone.
+        if on_training or not off_axes:
+            loops.see_step(step)
 
     def _note_rewrite(self, prefix: str, logged: str) -> None:
         """Count a value whose key a rewrite changed (and the key, once)."""

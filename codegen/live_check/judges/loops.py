@@ -70,6 +70,8 @@ class LoopJudge:
         self.named_at: tuple[str, int] = ("", 0)
         """Where the first declared loop was named: (path, line)."""
         self.last_step: int | None = None
+        """The last training step a record was logged at (a record whose keys all belong
+        to rows with a ``step_axis``, such as ``lm loss vs samples``, does not count)."""
         # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
         # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/' (and a
         # prefix ending in '_' as written: eval_loss is ("eval_", "loss")).
@@ -85,6 +87,11 @@ class LoopJudge:
                         split = (qualified[: cut + 1], qualified[cut + 1 :])
                         self.signature_keys[split] = qualified
         self.seen: set[str] = set()
+
+    def see_step(self, step: int) -> None:
+        """A record logged at training step ``step``."""
+        if self.last_step is None or step > self.last_step:
+            self.last_step = step
 
     def seen_signature(self, prefix: str, key: str) -> None:
         """A logged pair is a declared loop's signature key."""
