@@ -1,0 +1,209 @@
+"""Megatron-LM-shaped runs: the TensorBoard tags ``training_log`` writes, written as it writes them.
+
+Each iteration's ``add_scalar`` calls follow ``training_log``
+(``megatron/training/training.py``; see README.md for the source of every tag):
+every ``tensorboard_log_interval`` iterations the learning rate, the batch size, each
+loss term, the loss scale, the gradient norm (and, with their flags, the zero count,
+the parameter norm and the allocator's memory), each tag twice, once at the
+iteration and once, ``"<tag> vs samples"``, at the consumed sample count; every
+``log_interval`` iterations, with ``--log-timers-to-tensorboard``, the iteration
+time, the TFLOP/s per GPU and each step timer (``Timers.write``, ``<name>-time``);
+every ``eval_interval`` iterations ``evaluate_and_print_results``'s validation loss
+and perplexity, again twice.
+
+Megatron-LM hands the tags to a TensorBoard ``SummaryWriter``. Here the writer is
+:class:`JsonlSummaryWriter`, whose ``add_scalar(tag, scalar_value, global_step)``
+writes one record of this project's JSONL (the run's arguments in its header), made
+to tee as well by :func:`~metric_catalog.adapters.tee_summary_writer`.
+
+Values are random but shaped like a GPT pre-training run (seeded, reproducible).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import random
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from metric_catalog.adapters import tee_summary_writer
+from metric_catalog.loggers import JsonlLogger
+
+__all__ = ["RUNS", "JsonlSummaryWriter", "RunSpec", "main", "run_scalars", "write_run"]
+
+LEVEL_1_TIMERS = (
+    "forward-backward",
+    "layernorm-grads-all-reduce",
+    "embedding-grads-all-reduce",
+    "all-grads-sync",
+    "params-all-gather",
+    "optimizer-copy-to-main-grad",
+    "optimizer-unscale-and-check-inf",
+    "optimizer-clip-main-grad",
+    "optimizer-count-zeros",
+    "optimizer-inner-step",
+    "optimizer-copy-main-to-model-params",
+    "optimizer",
+)
+"""``training_log``'s timers at ``--timing-log-level 1``."""
+
+Scalar = tuple[str, float, int]
+"""One ``add_scalar(tag, value, global_step)`` call."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One Megatron-LM run: its arguments (what decides what is written) and its length."""
+
+    name: str
+    """Short name, also the log's file stem."""
+    args: Mapping[str, Any]
+    """Megatron-LM's parsed arguments, only the ones that matter here."""
+    seed: int = 0
+    """Seed of the values."""
+
+
+def _args(*, train_iters: int, eval_interval: int, detailed: bool) -> dict[str, Any]:
+    return {
+        "train_iters": train_iters,
+        "global_batch_size": 256,
+        "micro_batch_size": 2,
+        "data_parallel_size": 8,
+        "seq_length": 4096,
+        "lr": 3e-4,
+        "lr_warmup_iters": 20,
+        "bf16": True,
+        "log_interval": 10,
+        "tensorboard_log_interval": 1,
+        "eval_interval": eval_interval,
+        "eval_iters": 10,
+        "timing_log_level": 1 if detailed else 0,
+        "log_timers_to_tensorboard": detailed,
+        "log_throughput": detailed,
+        "log_memory_to_tensorboard": detailed,
+        "log_validation_ppl_to_tensorboard": detailed,
+        "log_loss_scale_to_tensorboard": True,
+        "log_num_zeros_in_grad": False,
+        "log_params_norm": detailed,
+    }
+
+
+RUNS: tuple[RunSpec, ...] = (
+    # Every flag on; validation at iterations 50 and 100.
+    RunSpec("gpt_detailed", _args(train_iters=100, eval_interval=50, detailed=True), seed=1),
+    # The defaults; validation every 1000 iterations, never reached in 60. The sample
+    # counts (up to 15,360) pass 1000 long before: only the iterations say it is not due.
+    RunSpec("gpt_defaults", _args(train_iters=60, eval_interval=1000, detailed=False), seed=2),
+)
+"""The example runs."""
+
+
+def run_scalars(spec: RunSpec) -> list[Scalar]:
+    """Every ``add_scalar`` call of the run, in order."""
+    rng = random.Random(spec.seed)
+    args = spec.args
+    calls: list[Scalar] = []
+    samples = 0
+    for iteration in range(1, args["train_iters"] + 1):
+        samples += args["global_batch_size"]
+        loss = 2.2 + 8.0 * 0.96**iteration + rng.uniform(-0.03, 0.03)
+        if iteration % args["tensorboard_log_interval"] == 0:
+            lr = args["lr"] * min(1.0, iteration / args["lr_warmup_iters"])
+            grad_norm = rng.uniform(0.2, 1.5)
+            twice: list[tuple[str, float]] = [
+                ("learning-rate", lr),
+                ("batch-size", args["global_batch_size"]),
+                ("lm loss", loss),
+            ]
+            if args["log_loss_scale_to_tensorboard"]:
+                twice.append(("loss-scale", 1.0))
+            twice.append(("grad-norm", grad_norm))
+            if args["log_params_norm"]:
+                twice.append(("params-norm", 310.0 + 0.01 * iteration))
+            for tag, value in twice:
+                calls += [(tag, value, iteration), (f"{tag} vs samples", value, samples)]
+            if args["log_memory_to_tensorboard"]:
+                reserved = rng.randint(60, 64) * 2**30
+                calls += [
+                    ("mem-reserved-bytes", reserved, iteration),
+                    ("mem-allocated-bytes", reserved - rng.randint(4, 8) * 2**30, iteration),
+                    ("mem-max-allocated-bytes", reserved - 2**30, iteration),
+                    ("mem-allocated-count", rng.randint(9000, 9500), iteration),
+                ]
+        if iteration % args["log_interval"] == 0 and args["log_timers_to_tensorboard"]:
+            step_time = rng.uniform(3.9, 4.2)
+            calls.append(("iteration-time", step_time, iteration))
+            if args["log_throughput"]:
+                calls.append(("throughput", rng.uniform(380.0, 420.0), iteration))
+            for share, timer in enumerate(LEVEL_1_TIMERS, start=2):
+                calls.append((f"{timer}-time", step_time / share, iteration))
+        if args["eval_interval"] and iteration % args["eval_interval"] == 0:
+            val = loss + rng.uniform(0.01, 0.05)
+            calls += [
+                ("lm loss validation", val, iteration),
+                ("lm loss validation vs samples", val, samples),
+            ]
+            if args["log_validation_ppl_to_tensorboard"]:
+                ppl = math.exp(min(20.0, val))
+                calls += [
+                    ("lm loss validation ppl", ppl, iteration),
+                    ("lm loss validation ppl vs samples", ppl, samples),
+                ]
+    return calls
+
+
+class JsonlSummaryWriter:
+    """A ``SummaryWriter`` stand-in: each ``add_scalar`` is one record of this project's JSONL."""
+
+    def __init__(self, writer: JsonlLogger) -> None:
+        """Write to ``writer``."""
+        self.writer = writer
+        """Where each scalar goes."""
+
+    def add_scalar(
+        self, tag: str, scalar_value: float, global_step: int | None = None, walltime: Any = None
+    ) -> None:
+        """``SummaryWriter.add_scalar``: the tag under the empty prefix, at ``global_step``."""
+        self.writer.log_metrics({tag: scalar_value}, global_step or 0, "")
+
+    def close(self) -> None:
+        """Close the writer."""
+        self.writer.close()
+
+
+def write_run(spec: RunSpec, path: Path) -> list[Scalar]:
+    """Write ``spec``'s run to ``path`` through a teed :class:`JsonlSummaryWriter`; return it."""
+    calls = run_scalars(spec)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = tee_summary_writer(JsonlSummaryWriter(JsonlLogger(path, config=spec.args)))
+    try:
+        for tag, value, step in calls:
+            writer.add_scalar(tag, value, step)
+    finally:
+        writer.close()
+    return calls
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write every run of :data:`RUNS` as ``<name>.jsonl`` into a folder (default ``runs``).
+
+    Imports the generated modules first, so the tee and the split know the rows.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    folder = Path(args[0] if args else "runs")
+    generated = importlib.import_module("megatron_metrics.telemetry.generated")
+    for module in pkgutil.iter_modules(generated.__path__):
+        importlib.import_module(f"{generated.__name__}.{module.name}")
+    for spec in RUNS:
+        write_run(spec, folder / f"{spec.name}.jsonl")
+        print(folder / f"{spec.name}.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,275 @@
+"""examples/megatron, end to end: TensorBoard tags with spaces, hyphens and a second step axis.
+
+Megatron-LM's ``training_log`` writes tags such as ``lm loss``, ``learning-rate`` and
+``{timer}-time``, and each value again as ``"<tag> vs samples"`` at the consumed sample
+count (README.md there cites the source of every tag). The example's catalog must
+validate, and lint with no finding but the (true) backend warning on the keys with
+spaces; every ``add_scalar`` of its runs, made to tee by ``tee_summary_writer``, must land
+on the series the table below names with its attributes; live-check must find nothing,
+at full coverage, though the sample counts pass the iteration at which validation is
+first due; and a run that drops or breaks a tag must be reported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from codegen.cli import main
+from codegen.live_check import check_file
+from codegen.model import Catalog
+from codegen.pipeline import load_and_check
+from metric_catalog import vocabulary
+from metric_catalog.adapters import tee_summary_writer
+from metric_catalog.loggers import JsonlLogger
+from metric_catalog.vocabulary import TeedMetric
+from tests.otel_fixtures import clean_otel, installed_reader
+
+__all__ = ["clean_otel"]  # fixture used by name
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "megatron"
+CATALOG = "megatron_metrics/telemetry/catalog"
+MODULES = ("common", "timing", "training", "validation")
+
+Point = tuple[str, frozenset[tuple[str, Any]]]
+
+# Literal tags -> series, written out by hand rather than derived from the matcher.
+LITERAL = {
+    "learning-rate": "rl.megatron.learning_rate",
+    "learning-rate vs samples": "rl.megatron.learning_rate_vs_samples",
+    "batch-size": "rl.megatron.batch_size",
+    "batch-size vs samples": "rl.megatron.batch_size_vs_samples",
+    "grad-norm": "rl.megatron.grad_norm",
+    "grad-norm vs samples": "rl.megatron.grad_norm_vs_samples",
+    "loss-scale": "rl.megatron.loss_scale",
+    "loss-scale vs samples": "rl.megatron.loss_scale_vs_samples",
+    "params-norm": "rl.megatron.params_norm",
+    "params-norm vs samples": "rl.megatron.params_norm_vs_samples",
+    "mem-reserved-bytes": "rl.megatron.memory.reserved",
+    "mem-allocated-bytes": "rl.megatron.memory.allocated",
+    "mem-max-allocated-bytes": "rl.megatron.memory.max_allocated",
+    "mem-allocated-count": "rl.megatron.memory.allocations",
+    "iteration-time": "rl.megatron.iteration.duration",
+    "throughput": "rl.megatron.throughput",
+}
+# The loss families, longest suffix first: "lm loss validation ppl vs samples" is not
+# "lm loss validation" with a loss named "... ppl vs samples".
+LOSS_SUFFIXES = (
+    (" validation ppl vs samples", "rl.megatron.validation.perplexity_vs_samples"),
+    (" validation ppl", "rl.megatron.validation.perplexity"),
+    (" validation vs samples", "rl.megatron.validation.loss_vs_samples"),
+    (" validation", "rl.megatron.validation.loss"),
+    (" vs samples", "rl.megatron.loss_vs_samples"),
+    ("", "rl.megatron.loss"),
+)
+LOSSES = ("lm loss", "sop loss")
+
+
+def expected_series(tag: str) -> tuple[str, dict[str, str]]:
+    """The series and attributes a Megatron-LM tag belongs to."""
+    if tag in LITERAL:
+        return LITERAL[tag], {}
+    if tag.endswith("-time"):
+        return "rl.megatron.timer.duration", {"megatron.timer": tag.removesuffix("-time")}
+    for loss in LOSSES:
+        for suffix, series in LOSS_SUFFIXES:
+            if tag == loss + suffix:
+                return series, {"megatron.loss": loss}
+    raise AssertionError(f"no series for {tag!r}")
+
+
+def _catalog_paths(root: Path) -> list[Path]:
+    return sorted((root / CATALOG).glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of examples/megatron with its package generated."""
+    root = tmp_path_factory.mktemp("megatron") / "megatron"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
+    for module in MODULES:
+        (root / "megatron_metrics" / "telemetry" / "generated" / f"{module}.py").unlink(
+            missing_ok=True
+        )
+    assert main(["generate", "--root", str(root)]) == 0
+    return root
+
+
+@dataclass(frozen=True)
+class Megatron:
+    """The example as the tests use it: its runs module, generated rows and catalog."""
+
+    runs: ModuleType
+    rows: list[TeedMetric]
+    catalog: Catalog
+
+    def spec(self, name: str) -> Any:
+        """The run named ``name``."""
+        return next(spec for spec in self.runs.RUNS if spec.name == name)
+
+    def register(self) -> None:
+        """Declare the generated rows (the registry is emptied between tests)."""
+        vocabulary.register_teed_metrics(self.rows)
+
+
+@pytest.fixture(scope="module")
+def megatron(project: Path) -> Iterator[Megatron]:
+    """The generated modules and ``megatron_metrics.runs``, imported from the copy."""
+    sys.path.insert(0, str(project))
+    try:
+        modules = [
+            importlib.import_module(f"megatron_metrics.telemetry.generated.{name}")
+            for name in MODULES
+        ]
+        runs = importlib.import_module("megatron_metrics.runs")
+        rows = [
+            value
+            for module in modules
+            for value in vars(module).values()
+            if isinstance(value, TeedMetric)
+        ]
+        vocabulary._reset_for_tests()
+        result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+        assert result.catalog is not None
+        yield Megatron(runs, rows, result.catalog)
+    finally:
+        sys.path.remove(str(project))
+        for name in [name for name in sys.modules if name.split(".")[0] == "megatron_metrics"]:
+            del sys.modules[name]
+        vocabulary._reset_for_tests()
+
+
+RUN_NAMES = ["gpt_detailed", "gpt_defaults"]
+UNSEEN = {
+    "gpt_detailed": {"rl.megatron.skipped_train_samples": "not_logged"},
+    "gpt_defaults": {
+        "rl.megatron.skipped_train_samples": "not_logged",
+        # Validation every 1000 iterations: the run's 60 are short of it, though its
+        # vs-samples records reach 15,360.
+        "rl.megatron.validation.loss": "not_due",
+        "rl.megatron.validation.loss_vs_samples": "not_due",
+    },
+}
+
+
+def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning() -> None:
+    """No error; LOGGER_KEY_BACKEND_UNSAFE exactly on the keys with a space, nothing silenced."""
+    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    assert result.catalog is not None
+    assert [d for d in result.diagnostics if d.code != "LOGGER_KEY_BACKEND_UNSAFE"] == []
+    warned = sorted(d.message.split("'")[1] for d in result.diagnostics)
+    spaced = sorted(
+        row.logger_key
+        for _f, row in result.catalog.rows()
+        if row.logger_key and " " in row.logger_key.replace("{megatron.loss}", "")
+    )
+    assert warned == spaced
+    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    assert "no_lint" not in text
+
+
+def test_generate_into_a_copy_is_current(project: Path, megatron: Megatron) -> None:
+    """``check`` finds the copy's generated files current."""
+    assert main(["check", "--root", str(project)]) == 0
+    assert len(megatron.rows) == len(list(megatron.catalog.rows()))
+
+
+def _collected(reader: Any) -> dict[Point, Any]:
+    collected = reader.get_metrics_data()
+    recorded: dict[Point, Any] = {}
+    for resource in collected.resource_metrics if collected else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    attributes = frozenset((point.attributes or {}).items())
+                    recorded[(metric.name, attributes)] = point.value
+    return recorded
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_every_tag_of_a_megatron_run_is_teed_to_its_series(
+    megatron: Megatron, tmp_path: Path, name: str
+) -> None:
+    """Through ``tee_summary_writer`` around the run's SummaryWriter."""
+    megatron.register()
+    with installed_reader() as reader:
+        calls = megatron.runs.write_run(megatron.spec(name), tmp_path / "run.jsonl")
+        recorded = _collected(reader)
+    expected: dict[Point, Any] = {}
+    for tag, value, _step in calls:
+        series, attributes = expected_series(tag)
+        expected[(series, frozenset(attributes.items()))] = pytest.approx(value)
+    assert recorded == expected
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_on_a_megatron_run(
+    megatron: Megatron, tmp_path: Path, name: str
+) -> None:
+    """No finding; ``gpt_defaults`` logs 15,360 samples but only 60 of 1000 iterations."""
+    megatron.register()
+    path = tmp_path / f"{name}.jsonl"
+    with installed_reader():
+        calls = megatron.runs.write_run(megatron.spec(name), path)
+    report = check_file(str(path), megatron.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    # Every row the arguments enable is logged, but the ones not yet due and the
+    # recommended skipped-sample count (written only once a sample was skipped).
+    unseen = {s.row.name: s.presence for s in report.rows if not s.logged}
+    assert {row: state for row, state in unseen.items() if state != "not_applicable"} == (
+        UNSEEN[name]
+    )
+    assert report.last_step == megatron.spec(name).args["train_iters"]
+    counts: dict[str, int] = {}
+    for tag, _value, _step in calls:
+        series = expected_series(tag)[0]
+        counts[series] = counts.get(series, 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+
+
+def _write(megatron: Megatron, path: Path, spec: Any, calls: list[Any]) -> None:
+    megatron.register()
+    with installed_reader():
+        writer = tee_summary_writer(
+            megatron.runs.JsonlSummaryWriter(JsonlLogger(path, config=spec.args))
+        )
+        for tag, value, step in calls:
+            writer.add_scalar(tag, value, step)
+        writer.close()
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ("grad-norm", [("missing", "rl.megatron.grad_norm")]),
+        ("lm loss validation", [("missing", "rl.megatron.validation.loss")]),
+        ("nan", [("non_finite", "rl.megatron.loss")]),
+    ],
+)
+def test_a_broken_megatron_run_is_reported(
+    megatron: Megatron, tmp_path: Path, fault: str, expected: list[tuple[str, str]]
+) -> None:
+    """A dropped tag the arguments require is missing; a NaN loss is non-finite."""
+    spec = megatron.spec("gpt_detailed")
+    calls = megatron.runs.run_scalars(spec)
+    if fault == "nan":
+        last = max(i for i, (tag, _v, _s) in enumerate(calls) if tag == "lm loss")
+        calls[last] = ("lm loss", math.nan, calls[last][2])
+    else:
+        calls = [call for call in calls if call[0] != fault]
+    path = tmp_path / "run.jsonl"
+    _write(megatron, path, spec, calls)
+    report = check_file(str(path), megatron.catalog)
+    assert [(f.kind, f.series) for f in report.findings] == expected
