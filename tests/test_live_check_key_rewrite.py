@@ -203,3 +203,16 @@ def test_a_key_rewrite_with_live_telemetry_is_refused(
     args = ["live-check", "--scrape", "http://127.0.0.1:9/metrics", "--root", str(project)]
     assert main([*args, "--key-rewrite", "_at_=@"]) == 2
     assert "--key-rewrite applies to logged keys" in capsys.readouterr().err
+
+
+def test_a_rewrite_undoes_tensorboardx_spelling(catalog: Catalog) -> None:
+    """tensorboardX writes ``mean@4`` as ``mean_4``; ``mean_=mean@`` reads it back."""
+    raw = b'{"step": 1, "data": {"val-core/gsm8k/acc/mean_4": 0.5, "actor/entropy_at_end": 1}}\n'
+    report = check_stream(
+        io.BytesIO(raw), catalog, input_format="flat-jsonl", key_rewrites=(("mean_", "mean@"),)
+    )
+    assert report.findings == []
+    assert {r.row.name for r in report.rows if r.logged} == {
+        "rl.val.mean",
+        "rl.actor.entropy_at_end",
+    }
