@@ -7,7 +7,8 @@ the backend warning (true: W&B, MLflow and tensorboardX would mangle those keys)
 key must be teed to the series the table below names, with its attributes and its value
 in the exported unit (GiB scaled to bytes, running totals exported as their last value);
 live-check must find nothing, at full coverage, on each run in each format torchtitan's
-runs come in (this project's JSONL with the configuration, flat JSONL); and a run that
+runs come in (this project's JSONL with the configuration, flat JSONL, TensorBoard event
+files as torch's SummaryWriter writes them); and a run that
 drops or breaks a key must be reported in each format, so "clean" is not "saw nothing".
 """
 
@@ -284,6 +285,27 @@ def test_live_check_is_clean_at_full_coverage_on_a_jsonl_run(
 
 
 @pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_on_a_tensorboard_run(titan: Titan, tmp_path: Path, name: str) -> None:
+    """Event files as torch's SummaryWriter writes them: every tag split against the catalog.
+
+    Like flat JSONL, an event file holds no configuration.
+    """
+    pytest.importorskip("tensorboardX")
+    records = titan.runs.write_tensorboard_log(titan.spec(name), tmp_path / "tb")
+    report = check_file(str(tmp_path / "tb"), titan.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    keys = {key for _step, metrics in records for key in metrics}
+    assert {s.row.name for s in report.rows if s.logged} == {EXPECTED[k][0] for k in keys}
+    counts: dict[str, int] = {}
+    for _step, metrics in records:
+        for key in metrics:
+            counts[EXPECTED[key][0]] = counts.get(EXPECTED[key][0], 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    if any(key.startswith("validation_metrics/") for key in keys):
+        assert report.coverage.overall == 1.0
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_flat_jsonl_run(titan: Titan, tmp_path: Path, name: str) -> None:
     """One bare object a logged dict, ``step`` inside: every key split against the catalog.
 
@@ -320,7 +342,7 @@ FAULTS = [
 
 
 @pytest.mark.usefixtures("clean_otel")
-@pytest.mark.parametrize("run_format", ["jsonl", "flat-jsonl"])
+@pytest.mark.parametrize("run_format", ["jsonl", "flat-jsonl", "tensorboard"])
 @pytest.mark.parametrize(("fault", "what"), FAULTS)
 def test_a_broken_torchtitan_run_is_reported_in_each_format(
     titan: Titan, tmp_path: Path, run_format: str, fault: str, what: str
@@ -339,6 +361,10 @@ def test_a_broken_torchtitan_run_is_reported_in_each_format(
             for step, metrics in records:
                 backend.log(metrics, step)
             backend.close()
+    elif run_format == "tensorboard":
+        pytest.importorskip("tensorboardX")
+        path = tmp_path / "tb"
+        titan.runs.write_tensorboard_events(records, path)
     else:
         with path.open("w", encoding="utf-8") as out:
             for step, metrics in records:

@@ -15,7 +15,10 @@ torchtitan hands each dict to one backend, ``BaseLogger.log(metrics, step)``
 ``BaseLogger`` writing this project's JSONL (the run's configuration in its header),
 wrapped in :class:`~metric_catalog.adapters.TrackingTee` so every key is teed too.
 :func:`write_flat_log` writes the same runs as one bare JSON object a line
-(``{"step": 10, "loss_metrics/global_avg_loss": ...}``).
+(``{"step": 10, "loss_metrics/global_avg_loss": ...}``), and :func:`write_tensorboard_log`
+as TensorBoard event files, one scalar event per key, as torchtitan's
+``TensorBoardLogger`` writes them through torch's ``SummaryWriter`` (which keeps
+``throughput(tps)`` as given).
 
 Values are random but shaped like a Llama 3 8B run on H100s (seeded, reproducible).
 """
@@ -44,6 +47,8 @@ __all__ = [
     "run_records",
     "write_flat_log",
     "write_run",
+    "write_tensorboard_events",
+    "write_tensorboard_log",
 ]
 
 GIB = 1024**3
@@ -214,6 +219,35 @@ def write_flat_log(spec: RunSpec, path: Path) -> list[tuple[int, dict[str, float
     return records
 
 
+def write_tensorboard_log(spec: RunSpec, logdir: Path) -> list[tuple[int, dict[str, float]]]:
+    """Write ``spec``'s run as TensorBoard event files in ``logdir``; return its records."""
+    records = run_records(spec)
+    write_tensorboard_events(records, logdir)
+    return records
+
+
+def write_tensorboard_events(records: list[tuple[int, dict[str, float]]], logdir: Path) -> None:
+    """Write ``records`` as the event file torchtitan's ``TensorBoardLogger`` writes in ``logdir``.
+
+    Its ``log`` calls ``SummaryWriter.add_scalar(tag, value, step)`` for each key, with
+    torch's ``SummaryWriter``, which writes the tag as given. This writes the same events
+    with tensorboardX's file writer (tensorboardX's own ``add_scalar`` would rewrite ``(``,
+    ``)`` and ``%`` to ``_``); it needs tensorboardX.
+    """
+    from tensorboardX import SummaryWriter  # noqa: PLC0415 - optional, only for this format
+    from tensorboardX.proto.summary_pb2 import Summary  # noqa: PLC0415
+
+    writer = SummaryWriter(str(logdir))
+    file_writer = writer._get_file_writer()
+    try:
+        for step, metrics in records:
+            for tag, value in metrics.items():
+                summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+                file_writer.add_summary(summary, step)
+    finally:
+        writer.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write every run of :data:`RUNS` into a folder (default ``runs``), in each format.
 
@@ -227,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     for spec in RUNS:
         write_run(spec, folder / f"{spec.name}.jsonl")
         write_flat_log(spec, folder / "flat" / f"{spec.name}.jsonl")
+        try:
+            write_tensorboard_log(spec, folder / "tensorboard" / spec.name)
+        except ImportError:
+            print("tensorboardX is not installed: no TensorBoard event files written")
         print(folder / f"{spec.name}.jsonl")
     return 0
 
