@@ -238,6 +238,42 @@ def test_live_check_is_clean_on_a_megatron_run(
     assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
 
 
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_on_a_megatron_tensorboard_run(
+    megatron: Megatron, tmp_path: Path, name: str
+) -> None:
+    """The event file torch's SummaryWriter writes: each tag once per add_scalar, steps as given.
+
+    An event file holds no arguments, so rows whose flag decides them are conditional
+    information; the sample-count steps still leave the run's last step at its iterations.
+    """
+    pytest.importorskip("tensorboardX")
+    calls = megatron.runs.run_scalars(megatron.spec(name))
+    megatron.runs.write_tensorboard_events(calls, tmp_path / "tb")
+    report = check_file(str(tmp_path / "tb"), megatron.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert report.last_step == megatron.spec(name).args["train_iters"]
+    counts: dict[str, int] = {}
+    for tag, _value, _step in calls:
+        series = expected_series(tag)[0]
+        counts[series] = counts.get(series, 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+
+
+def test_a_tensorboard_run_missing_a_required_tag_is_reported(
+    megatron: Megatron, tmp_path: Path
+) -> None:
+    """Required rows need no arguments to be judged: a dropped tag is missing."""
+    pytest.importorskip("tensorboardX")
+    calls = megatron.runs.run_scalars(megatron.spec("gpt_defaults"))
+    calls = [c for c in calls if c[0] != "grad-norm vs samples"]
+    megatron.runs.write_tensorboard_events(calls, tmp_path / "tb")
+    report = check_file(str(tmp_path / "tb"), megatron.catalog)
+    assert [(f.kind, f.series) for f in report.findings] == [
+        ("missing", "rl.megatron.grad_norm_vs_samples")
+    ]
+
+
 def _write(megatron: Megatron, path: Path, spec: Any, calls: list[Any]) -> None:
     megatron.register()
     with installed_reader():

@@ -15,6 +15,8 @@ Megatron-LM hands the tags to a TensorBoard ``SummaryWriter``. Here the writer i
 :class:`JsonlSummaryWriter`, whose ``add_scalar(tag, scalar_value, global_step)``
 writes one record of this project's JSONL (the run's arguments in its header), made
 to tee as well by :func:`~metric_catalog.adapters.tee_summary_writer`.
+:func:`write_tensorboard_events` writes the same calls as the event file torch's
+``SummaryWriter`` writes (tags kept as given, spaces included).
 
 Values are random but shaped like a GPT pre-training run (seeded, reproducible).
 """
@@ -34,7 +36,15 @@ from typing import Any
 from metric_catalog.adapters import tee_summary_writer
 from metric_catalog.loggers import JsonlLogger
 
-__all__ = ["RUNS", "JsonlSummaryWriter", "RunSpec", "main", "run_scalars", "write_run"]
+__all__ = [
+    "RUNS",
+    "JsonlSummaryWriter",
+    "RunSpec",
+    "main",
+    "run_scalars",
+    "write_run",
+    "write_tensorboard_events",
+]
 
 LEVEL_1_TIMERS = (
     "forward-backward",
@@ -189,6 +199,27 @@ def write_run(spec: RunSpec, path: Path) -> list[Scalar]:
     return calls
 
 
+def write_tensorboard_events(calls: list[Scalar], logdir: Path) -> None:
+    """Write ``calls`` into ``logdir`` as the event file Megatron-LM's writer would.
+
+    Megatron-LM writes with torch's ``SummaryWriter``, which keeps each tag as given
+    (``lm loss vs samples``); this writes the same scalar events with tensorboardX's
+    file writer (its own ``add_scalar`` would rewrite the spaces to ``_``). It needs
+    tensorboardX.
+    """
+    from tensorboardX import SummaryWriter  # noqa: PLC0415 - optional, only for this format
+    from tensorboardX.proto.summary_pb2 import Summary  # noqa: PLC0415
+
+    writer = SummaryWriter(str(logdir))
+    file_writer = writer._get_file_writer()
+    try:
+        for tag, value, step in calls:
+            summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+            file_writer.add_summary(summary, step)
+    finally:
+        writer.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write every run of :data:`RUNS` as ``<name>.jsonl`` into a folder (default ``runs``).
 
@@ -200,8 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     for module in pkgutil.iter_modules(generated.__path__):
         importlib.import_module(f"{generated.__name__}.{module.name}")
     for spec in RUNS:
-        write_run(spec, folder / f"{spec.name}.jsonl")
+        calls = write_run(spec, folder / f"{spec.name}.jsonl")
         print(folder / f"{spec.name}.jsonl")
+        try:
+            write_tensorboard_events(calls, folder / "tensorboard" / spec.name)
+        except ImportError:
+            print("tensorboardX is not installed: no TensorBoard event files written")
     return 0
 
 
