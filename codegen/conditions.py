@@ -20,7 +20,9 @@ A value is looked up in the configuration a run logged
 (``JsonlLogger(config=...)``); a missing path makes the condition
 *undecided* (the row stays information), never an error at check time.
 ``first_step`` may name a configuration value the same way
-(``first_step: config.trainer.test_freq``).
+(``first_step: config.trainer.test_freq``), plus or minus a whole number when
+the code counts from it (OpenRLHF trains the actor once ``global_step >
+freezing_actor_steps``: ``first_step: config.freezing_actor_steps + 1``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "ConfigPath",
     "parse_condition",
     "parse_config_path",
+    "parse_first_step",
 ]
 
 MAX_CONDITION_LENGTH: Final = 500
@@ -259,3 +262,27 @@ def parse_config_path(text: str) -> ConfigPath | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return _path(tree)
+
+
+def parse_first_step(text: str) -> tuple[ConfigPath, int] | None:
+    """``config.a.b`` or ``config.a.b + 1`` / ``- 2`` as ``(path, offset)``, else ``None``.
+
+    The offset is a whole number added to the configuration value: code that
+    starts logging the step *after* a configured one (``step > freeze``) says
+    ``config.freeze + 1``.
+    """
+    if not text.startswith("config") or len(text) > MAX_CONDITION_LENGTH:
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    offset = 0
+    if isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Add, ast.Sub)):
+        right = tree.right
+        if not (isinstance(right, ast.Constant) and type(right.value) is int and right.value >= 0):
+            return None
+        offset = right.value if isinstance(tree.op, ast.Add) else -right.value
+        tree = tree.left
+    path = _path(tree)
+    return None if path is None else (path, offset)

@@ -15,6 +15,7 @@ from codegen.conditions import (
     ConfigPath,
     parse_condition,
     parse_config_path,
+    parse_first_step,
 )
 from codegen.live_check import check_file
 from codegen.model import Catalog
@@ -101,6 +102,30 @@ def test_config_paths_are_the_whole_paths_in_order() -> None:
     assert parse_config_path("10") is None
 
 
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("config.trainer.test_freq", (("trainer", "test_freq"), 0)),
+        ("config.freezing_actor_steps + 1", (("freezing_actor_steps",), 1)),
+        ("config.freezing_actor_steps+1", (("freezing_actor_steps",), 1)),
+        ("config.trainer.critic_warmup - 2", (("trainer", "critic_warmup"), -2)),
+        ("config.a + 1.5", None),
+        ("config.a + config.b", None),
+        ("config.a * 2", None),
+        ("1 + config.a", None),
+        ("config.a + -1", None),
+        ("config.a + True", None),
+        ("10", None),
+    ],
+)
+def test_first_step_is_a_configuration_value_plus_a_whole_number(
+    text: str, parsed: tuple[tuple[str, ...], int] | None
+) -> None:
+    """``config.x + N`` / ``- N``: code that starts the step after a configured one."""
+    expected = None if parsed is None else (ConfigPath(parsed[0]), parsed[1])
+    assert parse_first_step(text) == expected
+
+
 # --- live-check judges presence by the logged configuration ------------------------------
 
 CATALOG = """\
@@ -130,6 +155,13 @@ teed:
     requirement_level: conditionally_required
     condition: "config.trainer.test_freq > 0"
     first_step: "config.trainer.test_freq"
+  - logger_key: actor/policy_loss
+    name: rl.openrlhf.actor.policy_loss
+    kind: gauge
+    unit: ""
+    description: Policy loss, logged once global_step > freezing_actor_steps.
+    requirement_level: required
+    first_step: "config.freezing_actor_steps + 1"
   - logger_key: critic/vf_loss
     name: rl.verl.critic.vf_loss
     kind: gauge
@@ -196,6 +228,19 @@ def test_first_step_read_from_the_configuration(catalog: Catalog, tmp_path: Path
     states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(False, 10), 4))
     assert states["rl.verl.validation.accuracy"] == "not_due"
     assert findings == []
+
+
+@pytest.mark.parametrize(
+    ("freeze", "steps", "presence"),
+    [(3, 3, "not_due"), (3, 4, "missing"), (-1, 1, "missing"), (0, 1, "missing")],
+)
+def test_first_step_adds_its_offset_to_the_configuration_value(
+    catalog: Catalog, tmp_path: Path, freeze: int, steps: int, presence: str
+) -> None:
+    """``config.freezing_actor_steps + 1``: frozen 3 steps, a run that stops at 3 lacks nothing."""
+    config = _config(False, -1) | {"freezing_actor_steps": freeze}
+    states, _ = _presence(catalog, _run(tmp_path / "run.jsonl", config, steps))
+    assert states["rl.openrlhf.actor.policy_loss"] == presence
 
 
 def test_without_a_configuration_conditions_stay_information(

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...conditions import Condition, ConditionError, parse_condition, parse_config_path
+from ...conditions import Condition, ConditionError, parse_condition, parse_first_step
 from ...model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
@@ -75,16 +75,17 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
     """The row's first step; ``"unknown"`` when it names a configuration value not logged."""
     if row.first_step_config is None:
         return row.first_step
-    path = parse_config_path(row.first_step_config)
-    if path is None or config is None:
+    parsed = parse_first_step(row.first_step_config)
+    if parsed is None or config is None:
         return "unknown"
+    path, offset = parsed
     try:
         value = path.lookup(config)
     except KeyError:
         return "unknown"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
         return "unknown"
-    return int(value)
+    return int(value) + offset
 
 
 def _decided(row: MetricRow, config: Mapping[str, object] | None) -> bool | None:
