@@ -454,6 +454,10 @@ class Checker:
             prefix, key = plan.prefix, plan.key
             where = (prefix, key, path, line, step)
             if not matches:
+                if _is_media(value):
+                    # A backend's media object (a W&B table, image or histogram reference)
+                    # is no metric: nothing a teed row could declare, so not undeclared.
+                    continue
                 elsewhere = self.matcher.declared_prefixes(key)
                 hint = ""
                 if elsewhere:
@@ -635,3 +639,12 @@ class Checker:
         report.coverage = compute_coverage(report.rows, self.owners, self.values)
         report.coverage.minimum = minimum
         return report
+
+
+def _is_media(value: object) -> bool:
+    """Whether a logged value is a logging backend's media object, not a number.
+
+    W&B writes a table, image, histogram, audio or other media value into a run's
+    history as an object with a ``_type`` (``{"_type": "table-file", "path": ...}``).
+    """
+    return isinstance(value, dict) and isinstance(value.get("_type"), str)
