@@ -1,0 +1,3 @@
+"""openrlhf_metrics: OpenRLHF's PPO trainer metrics, declared with metric-catalog."""
+
+__all__: list[str] = []
