@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from metric_catalog.adapters import (
     tee_summary_writer,
     tee_wandb_log,
 )
+from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import MetricAttribute, TeedMetric
 from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
@@ -172,6 +175,47 @@ def test_trainer_callback_tees_on_log_and_ignores_other_events(
     assert collect(reader)["rl.hf.loss"].value == 1.25
     with pytest.raises(AttributeError):
         callback.not_an_event  # noqa: B018
+
+
+def test_trainer_callback_runs_under_transformers_own_callback_handler(
+    reader: InMemoryMetricReader, tmp_path: Path
+) -> None:
+    """The real CallbackHandler dispatches every event; on_log tees and writes the dict."""
+    trainer_callback = pytest.importorskip("transformers.trainer_callback")
+    state = trainer_callback.TrainerState(global_step=7)
+    control = trainer_callback.TrainerControl()
+    with JsonlLogger(tmp_path / "run.jsonl") as writer:
+        callback = TrainerCallbackTee(logger=writer)
+        handler = trainer_callback.CallbackHandler([callback], None, None, None, None)
+        handler.on_train_begin(None, state, control)
+        handler.on_step_end(None, state, control)
+        handler.on_log(None, state, control, {"loss": 1.25, "actor/pg_loss": 0.5, "epoch": 0.5})
+        handler.on_train_end(None, state, control)
+    assert collect(reader)["rl.hf.loss"].value == 1.25
+    assert collect(reader)["rl.verl.actor.pg_loss"].value == 0.5
+    (line,) = [json.loads(text) for text in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert line == {
+        "step": 7,
+        "prefix": "",
+        "metrics": {"loss": 1.25, "actor/pg_loss": 0.5, "epoch": 0.5},
+    }
+    # Every event transformers' TrainerCallback declares is answered.
+    for name in dir(trainer_callback.TrainerCallback):
+        if name.startswith("on_"):
+            assert getattr(callback, name)(None, state, control) is None
+
+
+def test_trainer_callback_tees_even_when_its_logger_raises(reader: InMemoryMetricReader) -> None:
+    class Broken:
+        def log_metrics(self, metrics: dict[str, Any], step: int, prefix: str = "") -> None:
+            raise OSError("disk full")
+
+    callback = TrainerCallbackTee(logger=Broken())
+    with pytest.raises(OSError, match="disk full"):
+        callback.on_log(None, None, None, logs={"loss": 0.75})
+    assert collect(reader)["rl.hf.loss"].value == 0.75
+    with pytest.raises(TypeError, match="log_metrics"):
+        TrainerCallbackTee(logger=object())
 
 
 def test_lightning_mixin_tees_what_log_metrics_receives(reader: InMemoryMetricReader) -> None:

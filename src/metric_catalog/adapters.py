@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from metric_catalog import otel
 from metric_catalog._attributes import compile_template
 from metric_catalog._warn import warn_once
+from metric_catalog.loggers import JsonlLogger
 from metric_catalog.series_rules import is_glued, is_literal, literal_text, split_flat_key
 from metric_catalog.tee import tee_metrics
 
@@ -226,13 +227,29 @@ class TrainerCallbackTee:
 
     ``trainer.add_callback(TrainerCallbackTee())``: the Trainer calls each
     callback's ``on_log(args, state, control, logs=...)``; the other events
-    are no-ops, as on ``transformers.TrainerCallback``.
+    are no-ops, as on ``transformers.TrainerCallback``. With ``logger`` (a
+    :class:`~metric_catalog.loggers.JsonlLogger`, or anything with
+    ``log_metrics(metrics, step, prefix="")``), each dict is also written there
+    first, at ``state.global_step``, as the Trainer logged it: a log live-check
+    reads, splitting its flat keys as the tee does.
     """
 
-    def __init__(self, *, attributes: Attributes = None) -> None:
-        """``attributes`` are put on every teed point."""
+    def __init__(self, *, attributes: Attributes = None, logger: Any = None) -> None:
+        """``attributes`` are put on every teed point; ``logger`` also gets each dict.
+
+        Raises:
+            TypeError: ``logger`` has no ``log_metrics`` method.
+        """
+        if logger is not None and not callable(getattr(logger, "log_metrics", None)):
+            msg = (
+                "TrainerCallbackTee(logger=...) needs an object with a log_metrics method "
+                f"(a JsonlLogger), got {type(logger).__name__}"
+            )
+            raise TypeError(msg)
         self.attributes = attributes
         """OpenTelemetry attributes put on every teed point."""
+        self.logger = logger
+        """Where each ``logs`` dict is also written (``None``: nowhere)."""
 
     def on_log(
         self,
@@ -242,9 +259,24 @@ class TrainerCallbackTee:
         logs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Tee ``logs`` (flat keys: ``loss``, ``learning_rate``, ``eval_loss`` ...)."""
-        if logs:
+        """Tee ``logs`` (flat keys: ``loss``, ``learning_rate``, ``eval_loss`` ...).
+
+        The ``logger``, when given, writes them first (its exceptions are the caller's).
+        """
+        if not logs:
+            return
+        try:
+            if self.logger is not None:
+                self._write(state, logs)
+        finally:
             tee_flat(logs, attributes=self.attributes)
+
+    def _write(self, state: Any, logs: Mapping[str, Any]) -> None:
+        step = getattr(state, "global_step", None)
+        extra: dict[str, Any] = {}
+        if self.attributes is not None and isinstance(self.logger, JsonlLogger):
+            extra["attributes"] = self.attributes  # the lines carry what the points carry
+        self.logger.log_metrics(dict(logs), step if isinstance(step, int) else 0, **extra)
 
     def __getattr__(self, name: str) -> Callable[..., None]:
         # Every other TrainerCallback event (on_step_end, on_train_begin, ...) does nothing.
