@@ -28,7 +28,7 @@ from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee, split_key
 from metric_catalog.series_rules import qualified_key, split_flat_key
 from metric_catalog.vocabulary import MetricAttribute, TeedMetric
-from tests.otel_fixtures import clean_otel, collect, installed_reader
+from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
@@ -282,3 +282,38 @@ def test_live_check_reads_glued_keys_of_a_flat_log_cleanly(
         "rl.trl.reward.group_std": 2,
         "rl.verl.actor.pg_loss": 1,
     }
+
+
+def test_the_prefixes_a_split_only_tries_cost_no_attribute_budget(clean_otel: None) -> None:
+    """``eval_math_500_steps_per_second`` tries ``eval_math_500_steps_per_``, ``eval_math_``...:
+    none of those datasets may count against ``hf.eval_dataset``'s budget of 2 values, or
+    the two real sets overflow (a warning, and points on the overflow point)."""
+    budgeted = MetricAttribute("hf.eval_dataset", max_cardinality=2)
+    vocabulary.register_teed_metrics(
+        [
+            TeedMetric(
+                key,
+                f"rl.hf.{key}",
+                "gauge",
+                "",
+                key,
+                prefix="{hf.split}_{hf.eval_dataset}_",
+                attributes=(SPLIT, budgeted),
+            )
+            for key in ("runtime", "samples_per_second", "steps_per_second", "loss")
+        ]
+    )
+    logs = {
+        f"eval_{name}_{key}": 1.0
+        for name in ("gsm8k", "math_500")
+        for key in ("runtime", "samples_per_second", "steps_per_second", "loss")
+    }
+    with installed_reader() as reader, caught_warnings() as caught:
+        TrainerCallbackTee().on_log(None, None, None, logs=logs)
+        series = collect(reader)
+    assert caught.messages == []
+    for key in ("runtime", "samples_per_second", "steps_per_second", "loss"):
+        assert {frozenset(point.attributes.items()) for point in series[f"rl.hf.{key}"].points} == {
+            frozenset({("hf.split", "eval"), ("hf.eval_dataset", "gsm8k")}),
+            frozenset({("hf.split", "eval"), ("hf.eval_dataset", "math_500")}),
+        }

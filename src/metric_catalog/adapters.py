@@ -69,14 +69,20 @@ _TEED_MARK: Final = "__metric_catalog_teed__"
 _W = TypeVar("_W")
 
 
-def _routes(group: otel.MetricGroup, prefix: str, key: str) -> bool:
-    """Whether the tee sends ``key`` logged under ``prefix`` to a declared row."""
-    plan = group.plan(prefix)
-    if plan is None:
-        return False
-    if key in plan.plain:
-        return True
-    return plan.patterns is not None and bool(plan.patterns.lookup(key))
+def _routes(group: otel.MetricGroup, rows: _Rows, prefix: str, key: str) -> bool:
+    """Whether the tee sends ``key`` logged under ``prefix`` to a declared row.
+
+    A prefix with literal rows has its plan already; any other is matched against the
+    prefix patterns without building its plan, which would count the values its
+    placeholders capture against their series' budgets for a prefix the split only
+    tried (``eval_math_`` of ``eval_math_500_loss``).
+    """
+    plan = group.tee_tables.get(prefix)
+    if plan is not None:
+        if key in plan.plain:
+            return True
+        return plan.patterns is not None and bool(plan.patterns.lookup(key))
+    return rows.pattern_routes(prefix, key)
 
 
 class _Rows:
@@ -96,6 +102,26 @@ class _Rows:
             for prefix in row.prefixes
             if is_glued(prefix) and not is_literal(prefix)
         )
+        # Rows under a prefix pattern: the prefix, and the literal key or the key pattern.
+        self.pattern_rows = tuple(
+            (
+                compiled,
+                literal_text(row.logger_key) if is_literal(row.logger_key) else None,
+                None
+                if is_literal(row.logger_key)
+                else compile_template(row.logger_key, {a.name: a for a in row.attributes}),
+            )
+            for compiled, row in group.prefix_patterns
+        )
+
+    def pattern_routes(self, prefix: str, key: str) -> bool:
+        """Whether a row under a prefix pattern takes ``key`` logged under ``prefix``."""
+        for compiled, literal, pattern in self.pattern_rows:
+            if compiled.match(prefix) is None:
+                continue
+            if key == literal or (pattern is not None and pattern.match(key) is not None):
+                return True
+        return False
 
     def is_literal(self, prefix: str, key: str) -> bool:
         """Whether ``(prefix, key)`` is a literal row's pair."""
@@ -133,7 +159,7 @@ def split_key(key: str) -> tuple[str, str]:
             if _CACHE_GROUP[0] is group:
                 _ROWS[0] = rows
     found = split_flat_key(
-        key, lambda prefix, rest: _routes(group, prefix, rest), rows.is_literal, rows.is_glued
+        key, lambda prefix, rest: _routes(group, rows, prefix, rest), rows.is_literal, rows.is_glued
     )
     with _LOCK:
         if len(_CACHE) < SPLIT_CACHE_LIMIT:
