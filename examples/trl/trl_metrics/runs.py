@@ -1,0 +1,370 @@
+"""TRL-shaped runs: what ``GRPOTrainer`` logs at each logging step and evaluation.
+
+Each logged dict is built the way TRL and transformers assemble it (see README.md
+for the source of every key): ``Trainer._maybe_log_save_evaluate`` starts a
+training log with ``loss``, ``grad_norm`` (when ``max_grad_norm > 0``) and
+``learning_rate``; ``GRPOTrainer.log`` adds the averages of ``self._metrics[mode]``
+(``num_tokens``, ``completions/*``, ``rewards/<reward function>/{mean,std}``,
+``reward``, ``reward_std``, ``frac_reward_zero_std``, ``kl`` when ``beta != 0``,
+``entropy``, ``clip_ratio/*``), prefixed ``eval_`` in evaluation;
+``Trainer.evaluate`` logs ``eval_loss`` and its speed metrics (``eval_<name>_``
+per set when ``eval_dataset`` is a dict; TRL's own keys stay ``eval_``), and
+``Trainer.train`` ends with ``train_runtime``, ``train_samples_per_second``,
+``train_steps_per_second``, ``total_flos`` and ``train_loss``. ``Trainer.log``
+adds ``epoch`` to every dict, appends ``{**logs, "step": global_step}`` to
+``state.log_history`` and calls each callback's ``on_log(args, state, control,
+logs=logs)``.
+
+Two formats per run, each as the real code writes it:
+
+- :func:`write_trainer_state`: the ``trainer_state.json`` ``TrainerState.save_to_json``
+  writes (``json.dumps(..., indent=2, sort_keys=True)``), at the end of the run or,
+  for a run that stops early, in its last ``checkpoint-N/`` folder;
+- :func:`write_callback_log`: what ``on_log`` receives, through
+  :class:`~metric_catalog.adapters.TrainerCallbackTee`, which tees it and hands it
+  to a :class:`~metric_catalog.loggers.JsonlLogger` opened with the run's
+  configuration (``GRPOConfig.to_dict()``), so live-check judges the conditional rows.
+
+Values are random but shaped like real ones (seeded, so a run is reproducible).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from metric_catalog.adapters import TrainerCallbackTee
+from metric_catalog.loggers import JsonlLogger
+
+__all__ = [
+    "RUNS",
+    "CallbackDispatch",
+    "RunSpec",
+    "main",
+    "run_logs",
+    "trainer_state",
+    "write_callback_log",
+    "write_trainer_state",
+]
+
+Logs = dict[str, float]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One GRPO run: its configuration (the parts that decide what is logged) and shape."""
+
+    name: str
+    """Short name, also the stem of its files."""
+    config: Mapping[str, Any]
+    """The run's configuration, shaped like ``GRPOConfig.to_dict()`` (only what matters)."""
+    max_steps: int
+    """Optimizer steps the run is configured for."""
+    reward_funcs: tuple[str, ...]
+    """The reward functions' names (``__name__``, or a reward model's last name part)."""
+    eval_datasets: tuple[str, ...] = ()
+    """Evaluation sets: none, ``("",)`` for one dataset, or the names of a dict's sets."""
+    stop_at: int | None = None
+    """The step of the last checkpoint when the run stops early (no end-of-training log)."""
+    seed: int = 0
+    """Seed of the values."""
+    train_samples: int = field(default=256)
+    """Prompts in the training set (for the speed metrics)."""
+
+
+def _config(
+    *,
+    beta: float,
+    logging_steps: int,
+    eval_steps: int | None = None,
+    max_grad_norm: float = 1.0,
+) -> dict[str, Any]:
+    return {
+        "output_dir": "Qwen2-0.5B-GRPO",
+        "learning_rate": 1e-6,
+        "lr_scheduler_type": "linear",
+        "max_grad_norm": max_grad_norm,
+        "logging_steps": logging_steps,
+        "eval_strategy": "no" if eval_steps is None else "steps",
+        "eval_steps": eval_steps,
+        "include_num_input_tokens_seen": "no",
+        "per_device_train_batch_size": 8,
+        "gradient_accumulation_steps": 1,
+        "num_generations": 8,
+        "max_completion_length": 256,
+        "beta": beta,
+        "loss_type": "dapo",
+        "epsilon": 0.2,
+        "scale_rewards": "group",
+        "report_to": [],
+    }
+
+
+RUNS: tuple[RunSpec, ...] = (
+    RunSpec(
+        "grpo_two_rewards",
+        _config(beta=0.0, logging_steps=1),
+        max_steps=12,
+        reward_funcs=("accuracy_reward", "format_reward"),
+        seed=1,
+    ),
+    RunSpec(
+        "grpo_kl_eval",
+        _config(beta=0.04, logging_steps=2, eval_steps=4),
+        max_steps=12,
+        reward_funcs=("Qwen2.5-0.5B-Reward",),
+        eval_datasets=("",),
+        seed=2,
+    ),
+    RunSpec(
+        "grpo_eval_sets_no_clip",
+        _config(beta=0.04, logging_steps=1, eval_steps=5, max_grad_norm=0.0),
+        max_steps=10,
+        reward_funcs=("think_format_reward", "accuracy_reward"),
+        eval_datasets=("gsm8k", "math_500"),
+        seed=3,
+    ),
+    RunSpec(
+        "grpo_checkpoint",
+        _config(beta=0.0, logging_steps=2, eval_steps=4),
+        max_steps=20,
+        reward_funcs=("accuracy_reward",),
+        eval_datasets=("",),
+        stop_at=8,
+        seed=4,
+    ),
+)
+"""The runs the example writes and its tests check."""
+
+
+def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int) -> Logs:
+    """``GRPOTrainer``'s ``self._metrics[mode]`` averaged over one logging window."""
+    lengths = sorted(rng.uniform(20, 256) for _ in range(3))
+    terminated = sorted(rng.uniform(20, 250) for _ in range(3))
+    metrics: Logs = {
+        "num_tokens": float(tokens),
+        "completions/mean_length": lengths[1],
+        "completions/min_length": lengths[0],
+        "completions/max_length": lengths[2],
+        "completions/clipped_ratio": rng.uniform(0, 0.3),
+        "completions/mean_terminated_length": terminated[1],
+        "completions/min_terminated_length": terminated[0],
+        "completions/max_terminated_length": terminated[2],
+    }
+    total = 0.0
+    for name in spec.reward_funcs:
+        mean = rng.uniform(0, 1)
+        metrics[f"rewards/{name}/mean"] = mean
+        metrics[f"rewards/{name}/std"] = rng.uniform(0, 0.5)
+        total += mean
+    metrics |= {
+        "reward": total,
+        "reward_std": rng.uniform(0, 0.5),
+        "frac_reward_zero_std": rng.choice([0.0, 0.125, 0.25, 0.5]),
+    }
+    if spec.config["beta"] != 0.0:
+        metrics["kl"] = rng.uniform(0, 0.02)
+    metrics["entropy"] = rng.uniform(0.2, 1.2)
+    low, high = rng.uniform(0, 0.01), rng.uniform(0, 0.01)
+    metrics |= {
+        "clip_ratio/low_mean": low,
+        "clip_ratio/low_min": low * 0.5,
+        "clip_ratio/high_mean": high,
+        "clip_ratio/high_max": high * 1.5,
+        "clip_ratio/region_mean": low + high,
+    }
+    return metrics
+
+
+def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
+    """Every ``logs`` dict ``Trainer.log`` gets in the run, with the global step, in order.
+
+    The dicts are what ``on_log`` receives (``epoch`` included, ``step`` not);
+    ``state.log_history`` holds each with its ``step`` added.
+    """
+    rng = random.Random(spec.seed)
+    config = spec.config
+    steps_per_epoch = spec.train_samples // config["per_device_train_batch_size"]
+    last = spec.stop_at or spec.max_steps
+    tokens = 0
+    losses: list[float] = []
+    logged: list[tuple[int, Logs]] = []
+    for step in range(1, last + 1):
+        tokens += rng.randint(9_000, 15_000)
+        losses.append(rng.uniform(-0.05, 0.05))
+        epoch = step / steps_per_epoch
+        if step % config["logging_steps"] == 0:
+            window = losses[-config["logging_steps"] :]
+            logs: Logs = {"loss": sum(window) / len(window)}
+            if config["max_grad_norm"] > 0:
+                logs["grad_norm"] = rng.uniform(0.05, 2.0)
+            logs["learning_rate"] = config["learning_rate"] * (1 - (step - 1) / spec.max_steps)
+            logs |= _grpo_metrics(rng, spec, tokens)
+            logs["epoch"] = epoch
+            logged.append((step, logs))
+        eval_steps = config["eval_steps"]
+        if config["eval_strategy"] == "steps" and eval_steps and step % eval_steps == 0:
+            for name in spec.eval_datasets:
+                key = f"eval_{name}_" if name else "eval_"
+                runtime = rng.uniform(20, 60)
+                logs = {
+                    f"{key}loss": rng.uniform(-0.05, 0.05),
+                    f"{key}runtime": round(runtime, 4),
+                    f"{key}samples_per_second": round(64 / runtime, 3),
+                    f"{key}steps_per_second": round(8 / runtime, 3),
+                }
+                # GRPOTrainer.log prefixes its own metrics with "eval_" whatever the set.
+                metrics = _grpo_metrics(rng, spec, tokens)
+                logs |= {f"eval_{metric}": value for metric, value in metrics.items()}
+                logs["epoch"] = epoch
+                logged.append((step, logs))
+    if spec.stop_at is None:
+        runtime = rng.uniform(600, 1800)
+        logged.append(
+            (
+                last,
+                {
+                    "train_runtime": round(runtime, 4),
+                    "train_samples_per_second": round(last * 8 / runtime, 3),
+                    "train_steps_per_second": round(last / runtime, 3),
+                    "total_flos": 0.0,
+                    "train_loss": sum(losses) / len(losses),
+                    "epoch": last / steps_per_epoch,
+                },
+            )
+        )
+    return logged
+
+
+def trainer_state(spec: RunSpec) -> dict[str, Any]:
+    """The run's ``TrainerState`` as ``dataclasses.asdict`` gives it (transformers 5)."""
+    config = spec.config
+    steps_per_epoch = spec.train_samples // config["per_device_train_batch_size"]
+    last = spec.stop_at or spec.max_steps
+    return {
+        "best_global_step": None,
+        "best_metric": None,
+        "best_model_checkpoint": None,
+        "epoch": last / steps_per_epoch,
+        "eval_steps": config["eval_steps"] or 500,
+        "global_step": last,
+        "is_hyper_param_search": False,
+        "is_local_process_zero": True,
+        "is_world_process_zero": True,
+        "log_history": [{**logs, "step": step} for step, logs in run_logs(spec)],
+        "logging_steps": config["logging_steps"],
+        "max_steps": spec.max_steps,
+        "num_input_tokens_seen": 0,
+        "num_train_epochs": 1,
+        "save_steps": spec.stop_at or 500,
+        "stateful_callbacks": {
+            "TrainerControl": {
+                "args": {
+                    "should_epoch_stop": False,
+                    "should_evaluate": False,
+                    "should_log": False,
+                    "should_save": True,
+                    "should_training_stop": spec.stop_at is None,
+                },
+                "attributes": {},
+            }
+        },
+        "total_flos": 0.0,
+        "train_batch_size": config["per_device_train_batch_size"],
+        "trial_name": None,
+        "trial_params": None,
+    }
+
+
+def write_trainer_state(spec: RunSpec, folder: Path) -> Path:
+    """Write the run's ``trainer_state.json`` as ``TrainerState.save_to_json`` does; its path.
+
+    A finished run's state goes in ``folder`` (``trainer.save_state()``); a run that
+    stops early leaves it in its last checkpoint, ``folder/checkpoint-N/``.
+    """
+    if spec.stop_at is not None:
+        folder = folder / f"checkpoint-{spec.stop_at}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "trainer_state.json"
+    text = json.dumps(trainer_state(spec), indent=2, sort_keys=True) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class CallbackDispatch:
+    """The part of transformers' ``CallbackHandler`` a log goes through: ``on_log`` to each.
+
+    ``CallbackHandler.on_log(args, state, control, logs)`` calls every callback's
+    ``on_log(args, state, control, model=..., ..., logs=logs)``; the tests use the
+    real handler when transformers is installed.
+    """
+
+    def __init__(self, callbacks: Sequence[Any]) -> None:
+        """Dispatch to ``callbacks`` in order."""
+        self.callbacks = list(callbacks)
+        """The callbacks, in the order the Trainer added them."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Logs) -> Any:
+        """Hand ``logs`` to each callback's ``on_log``; return ``control``."""
+        for callback in self.callbacks:
+            callback.on_log(args, state, control, model=None, logs=logs)
+        return control
+
+
+def write_callback_log(
+    spec: RunSpec,
+    path: Path,
+    dispatch: Callable[[Sequence[Any]], Any] = CallbackDispatch,
+    *,
+    state: Any = None,
+    args: Any = None,
+    control: Any = None,
+) -> list[tuple[int, Logs]]:
+    """Log the run through ``TrainerCallbackTee(logger=JsonlLogger(path, config=...))``.
+
+    Each dict goes where ``Trainer.log`` sends it: ``state.log_history`` (with its
+    step) and every callback's ``on_log``. ``dispatch`` builds the callback handler
+    (transformers' ``CallbackHandler`` in the tests); ``state``, ``args`` and
+    ``control`` default to stand-ins with the fields a callback reads.
+    """
+    state = state if state is not None else SimpleNamespace(global_step=0, log_history=[])
+    args = args if args is not None else SimpleNamespace(**spec.config)
+    control = control if control is not None else SimpleNamespace(should_log=False)
+    logged = run_logs(spec)
+    with JsonlLogger(path, config=dict(spec.config)) as writer:
+        handler = dispatch([TrainerCallbackTee(logger=writer)])
+        for step, logs in logged:
+            state.global_step = step
+            state.log_history.append({**logs, "step": step})
+            handler.on_log(args, state, control, dict(logs))
+    return logged
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write every run of :data:`RUNS` into a folder (default ``runs``): both formats.
+
+    ``runs/<name>/trainer_state.json`` (or ``checkpoint-N/``) and ``runs/<name>.jsonl``.
+    Imports the generated modules first, so the tee and the split know the rows.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    folder = Path(args[0] if args else "runs")
+    generated = importlib.import_module("trl_metrics.telemetry.generated")
+    for module in pkgutil.iter_modules(generated.__path__):
+        importlib.import_module(f"{generated.__name__}.{module.name}")
+    for spec in RUNS:
+        print(write_trainer_state(spec, folder / spec.name))
+        write_callback_log(spec, folder / f"{spec.name}.jsonl")
+        print(folder / f"{spec.name}.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+"""TRL's telemetry: the metric catalog (``catalog/``) and its generated modules."""
+
+__all__: list[str] = []
