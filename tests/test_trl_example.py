@@ -424,3 +424,30 @@ def test_num_tokens_is_exported_as_the_running_total_trl_logs(trl: Trl, tmp_path
     assert isinstance(metric.data, Sum)
     last = [logs["num_tokens"] for _step, logs in logged if "num_tokens" in logs][-1]
     assert [point.value for point in metric.data.data_points] == [last]
+
+
+# transformers' TensorBoard and W&B callbacks log every key through rewrite_logs:
+# loss -> train/loss, eval_loss -> eval/loss. Two rules read them back as the code logs them.
+BACKEND_REWRITES = (("train/", ""), ("eval/", "eval_"))
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_two_key_rewrites(
+    trl: Trl, tmp_path: Path, name: str
+) -> None:
+    """Scalars as TensorBoardCallback writes them: rewritten keys, read back by --key-rewrite."""
+    pytest.importorskip("tensorboard")
+    writer_module = pytest.importorskip("tensorboardX")
+    integrations = pytest.importorskip("transformers.integrations.integration_utils")
+    spec = trl.spec(name)
+    logged = trl.runs.run_logs(spec)
+    writer = writer_module.SummaryWriter(str(tmp_path / name))
+    for step, logs in logged:
+        for tag, value in integrations.rewrite_logs(logs).items():
+            writer.add_scalar(tag, value, step)
+    writer.close()
+    plain = check_file(str(tmp_path / name), trl.catalog)
+    assert {f.kind for f in plain.findings} >= {"undeclared"}  # train/loss, eval/loss as read
+    report = check_file(str(tmp_path / name), trl.catalog, key_rewrites=BACKEND_REWRITES)
+    assert _findings(report) == []
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == _counts(trl, logged)
