@@ -21,7 +21,9 @@ What is sampled, per step ``1..steps``:
   attributes are left to the tee, which fills them from their source;
 - every recorded row, with its required attributes;
 - values plausible for the kind and unit: ratios in ``[0, 1]``, percentages in
-  ``[0, 100]``, positive durations and sizes, small positive counter increments.
+  ``[0, 100]``, positive durations and sizes, small positive counter increments,
+  each written in the unit the code logs (a row declared in ``ms`` gets
+  millisecond values, one in ``GiBy`` gibibytes).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metric_catalog.loggers import JsonlLogger, TeeLogger
-from metric_catalog.series_rules import parse_pattern, placeholders
+from metric_catalog.series_rules import parse_pattern, placeholders, scale_value, unit_scale
 from metric_catalog.tee import record_metrics, tee_metrics
 
 from .model import Attribute, Catalog, MetricRow
@@ -154,7 +156,22 @@ def _combinations(
 
 
 def _value(row: MetricRow, rng: random.Random, step: int) -> float:
-    """A plausible value for the row's kind and unit."""
+    """A plausible value for the row's kind and unit, in the unit the code logs.
+
+    The size is chosen in the exported (base) unit, then expressed in the logged one:
+    a row logged in ``ms`` gets millisecond values (a few hundred), one in ``GiBy``
+    gibibytes, as the code writing the log would.
+    """
+    value = _base_value(row, rng, step)
+    if row.logged_unit:
+        _base, numerator, denominator = unit_scale(row.logged_unit)
+        # One logged unit is numerator/denominator base units: divide to express it.
+        value = scale_value(value, denominator, numerator)
+    return value
+
+
+def _base_value(row: MetricRow, rng: random.Random, step: int) -> float:
+    """A plausible value for the row's kind in its exported unit (``s``, ``By``, ``1``)."""
     unit = row.unit
     if row.kind == "up_down_counter":
         return float(rng.choice((-1, 1)) * rng.randint(1, 5))

@@ -253,3 +253,65 @@ def test_emit_prometheus_serves_the_catalogs_prometheus_names(catalog: Catalog) 
         and (row.first_step or 0) <= 2
     }
     assert expected <= families
+
+
+UNIT_CATALOG = """\
+owner: timing
+module: timing
+description: Durations and sizes in the units the code logs.
+prefix: perf
+teed:
+  - logger_key: step_ms
+    name: rl.perf.step_ms
+    kind: gauge
+    unit: ms
+    description: Step time, logged in milliseconds.
+  - logger_key: step_s
+    name: rl.perf.step_s
+    kind: gauge
+    unit: s
+    description: Step time, logged in seconds.
+  - logger_key: step_min
+    name: rl.perf.step_min
+    kind: gauge
+    unit: min
+    description: Step time, logged in minutes.
+  - logger_key: peak_gb
+    name: rl.perf.peak_gb
+    kind: gauge
+    unit: GiBy
+    description: Peak memory, logged in GiB.
+  - logger_key: peak_bytes
+    name: rl.perf.peak_bytes
+    kind: gauge
+    unit: By
+    description: Peak memory, logged in bytes.
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "low", "high"),
+    [
+        ("step_ms", 50.0, 5000.0),  # 0.05 s to 5 s, in ms
+        ("step_s", 0.05, 5.0),
+        ("step_min", 0.05 / 60, 5.0 / 60),
+        ("peak_gb", 1 / 1024, 1.0),  # 1 MiB to 1 GiB, in GiB
+        ("peak_bytes", float(1 << 20), float(1 << 30)),
+    ],
+)
+def test_emitted_values_are_sized_for_the_unit_the_code_logs(
+    tmp_path: Path, key: str, low: float, high: float
+) -> None:
+    """A row logged in ms gets millisecond-sized values: the base-unit size, in that unit."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "timing.yaml").write_text(UNIT_CATALOG, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert result.catalog is not None, result.diagnostics
+    values = [
+        call.metrics[key]
+        for step in plan_steps(result.catalog, None, 20, seed=3)
+        for call in step.logged
+        if key in call.metrics
+    ]
+    assert len(values) == 20
+    assert all(low <= value <= high for value in values), (min(values), max(values))
