@@ -40,7 +40,13 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from metric_catalog.series_rules import Capture, address_rank, overlap, parse_pattern
+from metric_catalog.series_rules import (
+    Capture,
+    address_rank,
+    overlap,
+    parse_pattern,
+    unit_scale,
+)
 from metric_catalog.vocabulary import registry_key
 
 from .live_check import current_limits
@@ -821,8 +827,11 @@ def _row(
         bound.append(_attribute(group, index, values, attributes, declared))
     key = _pattern_text(group, bound)
     components = _name_words(group.prefix, group.parts)
-    if unit != "s" and components and components[-1].split("_")[-1] in _DURATION_WORDS:
-        components[-1] += "_value"  # the duration lint wants seconds for such names
+    exported = unit_scale(unit)[0]
+    if exported != "s" and components and components[-1].split("_")[-1] in _DURATION_WORDS:
+        # The duration lint wants such names exported in seconds: a time unit the code
+        # logs (ms, min) is, so only a name whose unit is no time gets "_value".
+        components[-1] += "_value"
     name = _unique(_series_name(components, kind), names)
     loops = sorted(stats.loops)
     level, condition, first_step, more = _presence(stats, group.prefix, seen, loops)

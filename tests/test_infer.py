@@ -325,3 +325,26 @@ def test_description_todo_passes_validate_and_fails_lint(tmp_path: Path) -> None
     assert [d.code for d in linted.diagnostics if d.severity.value == "error"] == [
         "DESCRIPTION_TODO"
     ]
+
+
+@pytest.mark.parametrize(
+    ("key", "name", "unit"),
+    [
+        ("gen_latency_ms", "rl.train.gen_latency", "ms"),
+        ("step_duration_ms", "rl.train.step_duration", "ms"),
+        ("gen_latency", "rl.train.gen_latency", "s"),
+        ("rollout_latency_pct", "rl.train.rollout_latency_value", "%"),  # no time: renamed
+    ],
+)
+def test_a_duration_logged_in_a_prefixed_time_unit_keeps_its_name(
+    tmp_path: Path, key: str, name: str, unit: str
+) -> None:
+    """ms is exported in s, so the duration lint accepts the plain name: no "_value"."""
+    run = _write_run(tmp_path / "r.jsonl", [(s, "train", {key: 120.0 + s}) for s in (1, 2)], None)
+    ((row,),) = [f.rows for f in infer([[run]], EMPTY).files]
+    assert (row.name, row.unit) == (name, unit)
+    out = tmp_path / "draft"
+    out.mkdir()
+    (out / "train.yaml").write_text(render(infer([[run]], EMPTY).files[0], [run]), "utf-8")
+    result = load_and_check(sorted(out.glob("*.yaml")), root=out)
+    assert [d.code for d in result.diagnostics if d.code == "DURATION_UNIT"] == []
