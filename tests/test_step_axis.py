@@ -129,3 +129,13 @@ def test_step_axis_is_loaded_and_step_is_the_default(
     axes = {row.name: row.step_axis for _f, row in result.catalog.rows()}
     assert axes["rl.megatron.lm_loss_vs_samples"] == loaded
     assert axes["rl.megatron.lm_loss"] == ""
+
+
+def test_resolve_shows_each_rows_step_axis(catalog: Catalog) -> None:
+    """``resolve`` names the axis live-check judges a row's steps by (``step`` by default)."""
+    from codegen.resolve import resolve_catalog
+
+    resolved = resolve_catalog(catalog)
+    axes = {row["name"]: row["step_axis"] for row in resolved["rows"]}  # type: ignore[index]
+    assert axes["rl.megatron.lm_loss"] == "step"
+    assert axes["rl.megatron.lm_loss_vs_samples"] == "samples"
