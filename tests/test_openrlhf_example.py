@@ -8,7 +8,8 @@ its generator writes (PPO with a critic and a frozen actor, GRPO evaluating on t
 data sources, REINFORCE++-baseline with dynamic filtering) must be teed key by key to
 the right series with the right attributes, through the generated package and
 ``tee_wandb_log``, and live-check clean in this project's JSONL (full coverage of what
-the configuration implies) and in flat per-step JSONL. A missing key, a value of the
+the configuration implies), in flat per-step JSONL and in TensorBoard event files
+written by tensorboardX. A missing key, a value of the
 wrong kind and an undeclared key must each fire, so "clean" is not live-check seeing
 nothing.
 """
@@ -26,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tensorboardX import SummaryWriter
 
 from codegen.cli import main
 from codegen.live_check import check_file
@@ -363,3 +365,41 @@ def test_a_frozen_actors_rows_are_not_due_before_freezing_actor_steps_plus_one(
     states = {s.row.name: s.presence for s in report.rows}
     # Not missing: not yet due (or its owner, the actor, logged nothing at all).
     assert states["rl.openrlhf.actor.policy_loss"] in {"not_due", "inactive_owner"}
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_reads_an_openrlhf_run_as_tensorboard_event_files_cleanly(
+    orlhf: OpenRLHF, tmp_path: Path, name: str
+) -> None:
+    """Event files tensorboardX wrote as OpenRLHF's TensorboardLogger does: no finding.
+
+    The samples preview is text (not judged); ``train/global_step`` is the event's step,
+    not a key, and its row (``config.use_wandb``) is conditional information here.
+    """
+    logged = orlhf.runs.write_tensorboard(orlhf.spec(name), tmp_path)
+    report = check_file(str(tmp_path / name), orlhf.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == _counts(orlhf, logged)
+    assert "rl.openrlhf.train.global_step" not in _counts(orlhf, logged)
+
+
+@pytest.mark.parametrize(
+    ("tag", "value", "finding"),
+    [
+        ("train/ppo_loss", 0.25, ("undeclared", "train/ppo_loss")),
+        ("train/policy_loss", float("nan"), ("non_finite", "train/policy_loss")),
+    ],
+    ids=["undeclared", "non-finite"],
+)
+def test_a_fault_in_an_openrlhf_tensorboard_run_fires(
+    orlhf: OpenRLHF, tmp_path: Path, tag: str, value: float, finding: tuple[str, str]
+) -> None:
+    """One bad scalar among a clean run's is the one finding (event files hold no
+    configuration, so an absent row whose first step is a configuration value is undecided)."""
+    spec = orlhf.spec("reinforce_dynamic_filtering")
+    orlhf.runs.write_tensorboard(spec, tmp_path)
+    writer = SummaryWriter(logdir=str(tmp_path / spec.name / "extra"))
+    writer.add_scalar(tag, value, spec.steps)
+    writer.close()
+    report = check_file(str(tmp_path / spec.name), orlhf.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == [finding]

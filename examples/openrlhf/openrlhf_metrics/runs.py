@@ -16,7 +16,9 @@ writes each call to a :class:`~metric_catalog.loggers.JsonlLogger` opened with t
 run's configuration (OpenRLHF passes ``args.__dict__`` to ``wandb.init``), and the
 logger calls it through :func:`~metric_catalog.adapters.tee_wandb_log`, so every
 key is teed too. :func:`write_flat_log` writes the same calls as flat per-step
-JSONL (``{"step": N, "data": {...}}``, what a W&B history row holds).
+JSONL (``{"step": N, "data": {...}}``, what a W&B history row holds), and
+:func:`write_tensorboard` as TensorBoard event files through tensorboardX, as
+OpenRLHF's ``TensorboardLogger`` writes them.
 
 Values are random but shaped like real ones (seeded, so a run is reproducible).
 """
@@ -24,6 +26,7 @@ Values are random but shaped like real ones (seeded, so a run is reproducible).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
 import random
@@ -31,7 +34,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from metric_catalog.adapters import tee_wandb_log
 from metric_catalog.loggers import JsonlLogger
@@ -41,12 +44,14 @@ __all__ = [
     "OfflineWandb",
     "RunSpec",
     "SamplesTable",
+    "TensorboardLogger",
     "WandbLogger",
     "eval_metrics",
     "main",
     "status_metrics",
     "write_flat_log",
     "write_run",
+    "write_tensorboard",
 ]
 
 
@@ -298,7 +303,15 @@ class WandbLogger:
         self.log({f"eval/{k}": v for k, v in {**metrics, "global_step": global_step}.items()})
 
 
-def _play(spec: RunSpec, logger: WandbLogger) -> None:
+class _Logger(Protocol):
+    """What the trainer's loop calls: OpenRLHF's ``log_train`` and ``log_eval``."""
+
+    def log_train(self, global_step: int, logs_dict: Mapping[str, Any]) -> None: ...
+
+    def log_eval(self, global_step: int, logs_dict: Mapping[str, Any]) -> None: ...
+
+
+def _play(spec: RunSpec, logger: _Logger) -> None:
     """The trainer's loop: a train record every step, an eval record every ``eval_steps``."""
     rng = random.Random(spec.seed)
     eval_steps = int(spec.config["eval_steps"])
@@ -318,6 +331,58 @@ def write_run(spec: RunSpec, path: Path) -> Logged:
     with JsonlLogger(path, config=spec.config) as writer:
         handle = OfflineWandb(writer, lambda step, data: logged.append((step, data)))
         _play(spec, WandbLogger(handle))
+    return logged
+
+
+class TensorboardLogger:
+    """OpenRLHF's ``TensorboardLogger`` (``log_train``/``log_eval``) over a ``SummaryWriter``."""
+
+    def __init__(self, writer: Any, on_log: Callable[[int, dict[str, Any]], None]) -> None:
+        """Write through ``writer``; ``on_log(step, scalars)`` sees the scalars of each call."""
+        self.writer = writer
+        """A ``SummaryWriter`` (tensorboardX or ``torch.utils.tensorboard``)."""
+        self.on_log = on_log
+        """Called with each call's step and the scalars it wrote, by tag."""
+
+    def log_train(self, global_step: int, logs_dict: Mapping[str, Any]) -> None:
+        """``add_scalar(f"train/{k}", v, global_step)``; the samples preview as text."""
+        scalars: dict[str, Any] = {}
+        for key, value in logs_dict.items():
+            if key == "generated_samples" and value is not None:
+                text, reward = value
+                self.writer.add_text(
+                    "train/generated_samples",
+                    f"Sample:\n{text}\n\nReward: {reward:.4f}",
+                    global_step,
+                )
+            elif value is not None:
+                self.writer.add_scalar(f"train/{key}", value, global_step)
+                scalars[f"train/{key}"] = value
+        self.on_log(global_step, scalars)
+
+    def log_eval(self, global_step: int, logs_dict: Mapping[str, Any]) -> None:
+        """``add_scalar(f"eval/{k}", v, global_step)`` for every non-``None`` value."""
+        scalars = {f"eval/{k}": v for k, v in logs_dict.items() if v is not None}
+        for tag, value in scalars.items():
+            self.writer.add_scalar(tag, value, global_step)
+        self.on_log(global_step, scalars)
+
+
+def write_tensorboard(spec: RunSpec, folder: Path) -> Logged:
+    """Write ``spec``'s run as TensorBoard event files under ``folder`` (tensorboardX).
+
+    OpenRLHF writes to ``<use_tensorboard>/<wandb_run_name>``; the scalars' tags are
+    the logged keys (``train/policy_loss``), the event's step the global step. Event
+    files carry no configuration, like flat JSONL.
+    """
+    from tensorboardX import SummaryWriter  # noqa: PLC0415 - optional, only for this format
+
+    logged: Logged = []
+    writer = SummaryWriter(logdir=str(folder / spec.name))
+    try:
+        _play(spec, TensorboardLogger(writer, lambda step, data: logged.append((step, data))))
+    finally:
+        writer.close()
     return logged
 
 
@@ -352,6 +417,9 @@ def write_flat_log(spec: RunSpec, path: Path) -> Logged:
 def main(argv: list[str] | None = None) -> int:
     """Write every run of :data:`RUNS` as ``<name>.jsonl`` into a folder (default ``runs``).
 
+    Also as flat JSONL (``flat/``) and, with tensorboardX installed, as event files
+    (``tensorboard/<name>/``).
+
     Imports the generated modules first, so the tee and the split know the rows.
     """
     args = sys.argv[1:] if argv is None else argv
@@ -362,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     for spec in RUNS:
         write_run(spec, folder / f"{spec.name}.jsonl")
         write_flat_log(spec, folder / "flat" / f"{spec.name}.jsonl")
+        if importlib.util.find_spec("tensorboardX") is not None:
+            write_tensorboard(spec, folder / "tensorboard")
         print(folder / f"{spec.name}.jsonl")
     return 0
 
