@@ -2,7 +2,8 @@
 
 ``overall`` is the share of the rows that apply to the run's loop that were
 logged. A teed row applies unless its ``emitted_by`` rules the run's loop
-out (presence ``not_emitted``, or ``undecided`` when the loop is unknown);
+out (presence ``not_emitted``, or ``undecided`` when the loop is unknown) or
+the run's configuration rules its condition out (``not_applicable``); other
 rows of owners that logged nothing count as unseen. The same share is given
 per owner (the catalog file's ``owner``). For every applicable key family
 (a row whose logger key or prefix holds placeholders) and every applicable
