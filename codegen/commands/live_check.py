@@ -166,8 +166,45 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "spelling as read matches keeps it"
         ),
     )
+    parser.add_argument(
+        "--run-config",
+        metavar="FILE",
+        help=(
+            "the run's configuration, a JSON or YAML mapping (torchtitan's saved job config, "
+            "Hydra's .hydra/config.yaml), for inputs that do not log it (flat JSONL, "
+            "TensorBoard, MLflow, trainer_state.json): rows whose condition or first_step "
+            "names config.<path> are judged against it; it wins over a header line the log holds"
+        ),
+    )
     add_live_arguments(parser)
     add_root_argument(parser)
+
+
+def load_run_config(path: str) -> dict[str, object]:
+    """The mapping at ``path`` (JSON, or YAML when it does not parse as JSON).
+
+    Raises:
+        OSError: The file cannot be read.
+        ValueError: It is neither JSON nor YAML, or not a mapping.
+    """
+    import json  # noqa: PLC0415 - only for this flag
+
+    import yaml  # noqa: PLC0415
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    try:
+        value: object = json.loads(text)
+    except ValueError:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            msg = f"{path} is neither JSON nor YAML ({exc.__class__.__name__})"
+            raise ValueError(msg) from None
+    if not isinstance(value, dict):
+        msg = f"{path} holds a {type(value).__name__}, not a mapping of configuration values"
+        raise ValueError(msg)
+    return {str(key): item for key, item in value.items()}
 
 
 def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
@@ -247,6 +284,25 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    run_config: dict[str, object] | None = None
+    if args.run_config is not None:
+        if live:
+            print(
+                "error: --run-config applies to log inputs, not to --otlp or --scrape",
+                file=sys.stderr,
+            )
+            return 2
+        try:
+            run_config = load_run_config(args.run_config)
+        except OSError as exc:
+            print(
+                f"error: --run-config: cannot read {args.run_config}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return 2
+        except ValueError as exc:
+            print(f"error: --run-config: {exc}", file=sys.stderr)
+            return 2
     if live and args.key_rewrite:
         print(
             "error: --key-rewrite applies to logged keys (log inputs), not to the series "
@@ -289,6 +345,7 @@ def run(args: argparse.Namespace) -> int:
                 loop=args.loop,
                 input_format=args.input_format,
                 key_rewrites=rewrites,
+                run_config=run_config,
             )
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
             report = check_file(
@@ -298,6 +355,7 @@ def run(args: argparse.Namespace) -> int:
                 loop=args.loop,
                 input_format=args.input_format,
                 key_rewrites=rewrites,
+                run_config=run_config,
             )
         else:
             inputs = expand_inputs(logs)
@@ -309,6 +367,7 @@ def run(args: argparse.Namespace) -> int:
                 input_format=args.input_format,
                 duplicates=inputs.duplicates,
                 key_rewrites=rewrites,
+                run_config=run_config,
             )
     except (LogInputError, ModuleNotFoundError) as exc:
         # ModuleNotFoundError: an input format's optional extra is missing (the message

@@ -66,7 +66,7 @@ series up to the series' budget).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import BinaryIO
 
 from ..model import Catalog
@@ -203,12 +203,15 @@ def check_stream(
     loop: str | None = None,
     input_format: str | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
+    run_config: Mapping[str, object] | None = None,
 ) -> LiveCheckReport:
     """Check a stream (JSONL unless ``input_format`` or its first bytes say otherwise).
 
     ``loop`` judges the run as that declared loop instead of the one the log
     names or its keys suggest. ``all_owners`` judges unlogged rows of owners
     that logged nothing too, instead of listing those owners as inactive.
+    ``run_config`` is the run's configuration for an input that does not log
+    it (flat JSONL, TensorBoard, MLflow); it wins over a header the log holds.
 
     Raises:
         ValueError: ``input_format`` is not a registered format.
@@ -222,6 +225,7 @@ def check_stream(
         limits=limits,
         key_rewrites=key_rewrites,
     )
+    checker.run_config = run_config
     read = Source(source, stream)
     for item in read_source(read, limits, input_format):
         checker.take(item)
@@ -238,12 +242,17 @@ def check_file(
     loop: str | None = None,
     input_format: str | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
+    run_config: Mapping[str, object] | None = None,
 ) -> LiveCheckReport:
-    """Check the log at ``path``; raises :class:`OSError` when it cannot be read."""
+    """Check the log at ``path``; raises :class:`OSError` when it cannot be read.
+
+    ``run_config``: as for :func:`check_stream`.
+    """
     limits = current_limits()
     checker = Checker(
         catalog, path, all_owners=all_owners, loop=loop, limits=limits, key_rewrites=key_rewrites
     )
+    checker.run_config = run_config
     read = Source(path)
     for item in read_source(read, limits, input_format):
         checker.take(item)
@@ -270,6 +279,7 @@ def check_paths(
     input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
+    run_config: Mapping[str, object] | None = None,
 ) -> LiveCheckReport:
     """Check the logs at ``paths`` (already expanded) together, per worker.
 
@@ -290,4 +300,5 @@ def check_paths(
         input_format=input_format,
         duplicates=duplicates,
         key_rewrites=key_rewrites,
+        run_config=run_config,
     )

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model import Catalog
@@ -143,8 +143,11 @@ def check_sources(
     input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
+    run_config: Mapping[str, object] | None = None,
 ) -> LiveCheckReport:
     """Check the inputs at ``paths`` (already expanded) together, per worker.
+
+    ``run_config`` is the run's configuration for inputs that do not log it.
 
     Raises:
         OSError: An input cannot be read; ``filename`` names it.
@@ -162,6 +165,7 @@ def check_sources(
         multi=True,
         key_rewrites=key_rewrites,
     )
+    checker.run_config = run_config
     lines = 0
     for path in ordered:
         source = Source(path)
