@@ -41,6 +41,7 @@ from codegen.live_check import (
     expand_inputs,
 )
 from codegen.live_check.ingest import choose, read_source, tensorboard
+from codegen.live_check.matching import rewrite_pattern, tensorboard_tag
 from codegen.live_check.records import Item, Malformed, Note, Record
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
@@ -308,16 +309,69 @@ def test_tensor_scalars_with_odd_keys_match_their_rows(
     assert _logged(report) == ODD_LOGGED
 
 
-def test_what_tensorboardx_add_scalar_rewrites_is_reported_as_the_file_holds_it(
+def test_tags_tensorboardx_add_scalar_rewrote_count_under_their_rows(
     odd_catalog: Catalog, tmp_path: Path
 ) -> None:
-    """add_scalar replaces '@', spaces, '(' and '%' with '_' (the LOGGER_KEY_BACKEND_UNSAFE
-    lint's TensorBoard rule): the file holds the rewritten tag, and live-check says so."""
-    path = write_tensorboardx(tmp_path / "run", {1: {"val-core/math/acc/mean@16": 0.5}})
+    """add_scalar writes '@', spaces, '(' and '%' as '_' (the LOGGER_KEY_BACKEND_UNSAFE
+    lint's TensorBoard rule): each rewritten tag counts under the row of the key the code
+    logged."""
+    path = write_tensorboardx(tmp_path / "run", ODD_STEPS)
+    assert "val-core/math/acc/mean_16" in path.read_bytes().decode("latin-1")
     report = check_file(str(path), odd_catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert _logged(report) == ODD_LOGGED
+
+
+@pytest.mark.parametrize(
+    ("tag", "finding"),
+    [
+        ("val-core/math/acc/mean@16", None),
+        ("val-core/math/acc/mean_16", None),
+        ("val-core/math/acc/median@16", ("undeclared", "val-core/math/acc/median_16")),
+        ("actor/clip frac %", None),
+        ("actor/clip_frac__", None),
+        ("actor/clip_frac_", ("undeclared", "actor/clip_frac_")),
+    ],
+)
+def test_a_rewritten_tag_counts_only_under_a_row_whose_key_rewrites_to_it(
+    odd_catalog: Catalog, tmp_path: Path, tag: str, finding: tuple[str, str] | None
+) -> None:
+    steps = {1: {"actor/clip frac %": 1.0, "perf/throughput (tokens per s)": 2.0, tag: 3.0}}
+    path = write_tensorboardx(tmp_path / "run", steps)
+    report = check_file(str(path), odd_catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == ([finding] if finding else [])
+
+
+def test_a_key_in_a_jsonl_log_is_never_matched_as_rewritten(odd_catalog: Catalog) -> None:
+    """Only a backend that rewrites keys gets the rewritten match: a JSONL key is as logged."""
+    line = {"step": 1, "prefix": "actor", "metrics": {"clip frac %": 1.0, "clip_frac__": 2.0}}
+    report = check_stream(io.BytesIO(json.dumps(line).encode() + b"\n"), odd_catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == [
-        ("undeclared", "val-core/math/acc/mean_16")
+        ("undeclared", "actor/clip_frac__")
     ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rewritten"),
+    [
+        ("loss", "loss"),
+        ("mean@4", "mean_4"),
+        ("{source}/acc/mean@{n}", "{source}/acc/mean_{n}"),
+        ("throughput (tokens/s) %", "throughput__tokens/s___"),
+        ("a-b.c/d_e", "a-b.c/d_e"),
+        ("{{literal}}", "_literal_"),
+        ("key:v=1", "key_v_1"),
+    ],
+)
+def test_a_pattern_is_rewritten_in_its_literal_text_only(pattern: str, rewritten: str) -> None:
+    assert rewrite_pattern(pattern, tensorboard_tag) == rewritten
+
+
+def test_tensorboard_tag_is_what_tensorboardx_writes() -> None:
+    from tensorboardX.summary import _clean_tag
+
+    for tag in ("mean@4", "a b(c)%", "x/y.z-w_v", "é/ß@", "{t}", "/lead"):
+        assert tensorboard_tag(tag).lstrip("/") == _clean_tag(tag)
 
 
 # -- findings fire and stay quiet -----------------------------------------------------------
@@ -681,8 +735,12 @@ def verl_runs() -> Iterator[ModuleType]:
             del sys.modules[name]
 
 
-def test_a_verl_run_logged_to_tensorboard_is_clean(verl_runs: ModuleType, tmp_path: Path) -> None:
-    """verl's Tracking logs to torch's SummaryWriter, which keeps tags: every key lands."""
+@pytest.mark.parametrize("writer", [write_raw_tags, write_tensorboardx], ids=["kept", "rewritten"])
+def test_a_verl_run_logged_to_tensorboard_is_clean(
+    verl_runs: ModuleType, tmp_path: Path, writer: Any
+) -> None:
+    """verl's Tracking logs to torch's SummaryWriter, which keeps tags, and tensorboardX's
+    add_scalar rewrites '@' to '_': either way every key lands on its row."""
     import random
 
     result = load_and_check(
@@ -692,7 +750,7 @@ def test_a_verl_run_logged_to_tensorboard_is_clean(verl_runs: ModuleType, tmp_pa
     for spec in verl_runs.RUNS:
         rng = random.Random(spec.seed)
         steps = {s: verl_runs.step_metrics(rng, spec, s) for s in range(1, spec.steps + 1)}
-        path = write_raw_tags(tmp_path / spec.name, steps)
+        path = writer(tmp_path / spec.name, steps)
         report = check_file(str(path), result.catalog)
         assert [(f.kind, f.qualified_key) for f in report.findings] == [], spec.name
         assert sum(r.logged for r in report.rows) == sum(len(m) for m in steps.values())

@@ -53,7 +53,7 @@ class Worker:
         self.malformed = 0
         self.unreported = 0
         self.budgets: Budgets | None = None
-        self.checked: set[tuple[str, str, bool]] = set()
+        self.checked: set[tuple[str, str, bool | str]] = set()
         """Family keys logged without attributes whose captured set this worker already
         judged: judging the same set again changes nothing (bounded by the plan cache)."""
 
@@ -141,7 +141,7 @@ class Checker:
         self.owner_of: dict[str, str] = {}
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
-        self.plans: dict[tuple[str, str, bool], _KeyPlan] = {}
+        self.plans: dict[tuple[str, str, bool | str], _KeyPlan] = {}
         """What each logged ``(prefix, key, split)`` means, decided once (bounded)."""
         self.owners: dict[str, str] = {}
         """Teed row name -> its catalog file's owner (coverage is given per owner)."""
@@ -353,32 +353,33 @@ class Checker:
         self._check_attributes(worker, row, attributes, {}, where)
         self._record_row(worker, summary, where, record.value, set())
 
-    def _plan(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
+    def _plan(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> _KeyPlan:
         """What a logged key means, decided once per ``(prefix, key)``: see :class:`_KeyPlan`.
 
         A key a rewrite changes is judged as rewritten, unless only the key as
         read is declared (a key that merely contains the rewritten text, such as
-        ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning).
+        ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning). ``rewrite``
+        names the rule the record's backend rewrote keys by (see :meth:`_plan_key`).
         """
         plan = None
         if self.rewrites:
             rewritten = rewrite_key(logged, self.rewrites)
             if rewritten != logged:
-                plan = self._plan_key(prefix, rewritten, split)
+                plan = self._plan_key(prefix, rewritten, split, rewrite)
                 if not plan.matches:
-                    kept = self._plan_key(prefix, logged, split)
+                    kept = self._plan_key(prefix, logged, split, rewrite)
                     if kept.matches:
                         return kept
                 plan = plan._replace(read_as=logged)
         if plan is None:
-            plan = self._plan_key(prefix, logged, split)
+            plan = self._plan_key(prefix, logged, split, rewrite)
         if plan.matches:
             return plan
         for rule, why in KNOWN_SPELLINGS:
             if rule in self.rewrites or rule[0] not in logged:
                 continue
             known = rewrite_key(rewrite_key(logged, self.rewrites), (rule,))
-            other = self._plan_key(prefix, known, split)
+            other = self._plan_key(prefix, known, split, rewrite)
             if other.matches:
                 shown = f"{other.prefix}/{other.key}" if other.prefix else other.key
                 return plan._replace(
@@ -387,11 +388,16 @@ class Checker:
                 )
         return plan
 
-    def _plan_key(self, prefix: str, logged: str, split: bool) -> _KeyPlan:
-        """:meth:`_plan` of a key as given (no rewrite)."""
+    def _plan_key(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> _KeyPlan:
+        """:meth:`_plan` of a key as given (no ``--key-rewrite``).
+
+        A key no row takes as logged, read from a backend that rewrites keys
+        (``rewrite``: TensorBoard writes '@' as '_'), is matched against the rows'
+        keys as that backend would have written them.
+        """
         loops = self.loops
         signature = bool(loops.signature_keys) and (prefix, logged) in loops.signature_keys
-        key = logged
+        given, key = prefix, logged
         if split:
             prefix, key = self.matcher.split(logged)
         matches = self.matcher.match(prefix, key)
@@ -400,6 +406,14 @@ class Checker:
             # under the empty prefix): split as the adapter does, at the longest prefix.
             prefix, key = self.matcher.split(logged)
             matches = self.matcher.match(prefix, key)
+        if not matches and rewrite is not None:
+            # The backend rewrote the key (TensorBoard: '@' to '_'): match the rows' keys
+            # as it would have written them.
+            other = self.matcher.rewritten(rewrite)
+            found = other.split(logged) if split or not given else (given, logged)
+            rewritten = other.match(*found)
+            if rewritten:
+                (prefix, key), matches = found, rewritten
         problems = tuple(
             self.rules.judge_captures(captures) if captures else None for _, captures in matches
         )
@@ -421,12 +435,13 @@ class Checker:
         plans = self.plans
         on_training = False  # a key on the training step's axis (or no row's)
         off_axes: set[str] = set()
+        memo_split = split if record.rewrite is None else record.rewrite
         for logged, value in record.metrics.items():
-            plan = plans.get((record.prefix, logged, split))
+            plan = plans.get((record.prefix, logged, memo_split))
             if plan is None:
-                plan = self._plan(record.prefix, logged, split)
+                plan = self._plan(record.prefix, logged, split, record.rewrite)
                 if len(plans) < self.limits.max_family_keys:
-                    plans[(record.prefix, logged, split)] = plan
+                    plans[(record.prefix, logged, memo_split)] = plan
             if plan.read_as is not None:
                 self._note_rewrite(record.prefix, logged)
             if plan.axes is _TRAINING_AXIS:
@@ -445,7 +460,7 @@ class Checker:
                 and self._take_float(
                     worker,
                     plan,
-                    (record.prefix, logged, split),
+                    (record.prefix, logged, memo_split),
                     value,
                     (plan.prefix, plan.key, path, line, step),
                 )
@@ -496,7 +511,7 @@ class Checker:
         self,
         worker: Worker,
         plan: _KeyPlan,
-        memo: tuple[str, str, bool],
+        memo: tuple[str, str, bool | str],
         value: float,
         where: Where,
     ) -> bool:

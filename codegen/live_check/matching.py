@@ -13,27 +13,70 @@ Only when no row takes a pair, :meth:`KeyMatcher.match` tries the families
 once more with every placeholder opened (an enum or int placeholder takes
 any segment), so a key of a family's shape with a value outside the enum is
 an ``attribute_value`` finding rather than an undeclared key.
+
+A logging backend may rewrite keys before they reach its files (TensorBoard's
+writers replace every character outside ``[-/\\w.]`` with ``_``): a record read
+from such a file names the rule (:data:`KEY_REWRITES`), and a key no row takes
+as logged is matched against the rows' keys rewritten by that rule
+(:meth:`KeyMatcher.rewritten`), so ``mean@4`` logged through tensorboardX counts
+under its row as ``mean_4``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, NamedTuple
 
 from metric_catalog.series_rules import (
     Capture,
     CompiledPattern,
+    Placeholder,
     SeriesMatcher,
     compile_pattern,
     is_glued,
     is_literal,
     literal_text,
+    parse_pattern,
     split_flat_key,
 )
 
 from ..model import Attribute, MetricRow
 
-__all__ = ["KeyMatcher", "Match"]
+__all__ = ["KEY_REWRITES", "KeyMatcher", "Match", "rewrite_pattern", "tensorboard_tag"]
+
+_TENSORBOARD_INVALID: Final = re.compile(r"[^-/\w.]")
+
+
+def tensorboard_tag(text: str) -> str:
+    """``text`` as TensorFlow's summary ops and tensorboardX's ``add_scalar`` write a tag.
+
+    Their ``_clean_tag`` (``tensorflow/python/ops/summary_op_util.py``,
+    ``tensorboardX/summary.py``) replaces every character outside ``[-/\\w.]``
+    with ``_``; torch's ``SummaryWriter`` keeps the tag as given.
+    """
+    return _TENSORBOARD_INVALID.sub("_", text)
+
+
+KEY_REWRITES: Final[dict[str, Callable[[str], str]]] = {"tensorboard": tensorboard_tag}
+"""A logging backend's rule for the keys it writes, by the name a record gives
+(:attr:`~codegen.live_check.records.Record.rewrite`)."""
+
+
+def rewrite_pattern(text: str, rewrite: Callable[[str], str]) -> str:
+    """A key or prefix pattern with its literal text rewritten, placeholders kept.
+
+    The rewritten literal text holds no brace when ``rewrite`` replaces braces
+    (as TensorBoard's rule does); any left are doubled again.
+    """
+    out = []
+    for part in parse_pattern(text):
+        if isinstance(part, Placeholder):
+            out.append("{" + part.name + "}")
+        else:
+            out.append(rewrite(part).replace("{", "{{").replace("}", "}}"))
+    return "".join(out)
 
 
 class Match(NamedTuple):
@@ -59,6 +102,9 @@ class KeyMatcher:
             name: Capture(spans=c.spans or any("/" in v for v in c.values or ()))
             for name, c in captures.items()
         }
+        self.rows = tuple(rows)
+        self.attributes = known
+        self.rewrites: dict[str, KeyMatcher] = {}
         self.literal: dict[tuple[str, str], tuple[Match, ...]] = {}
         self.splits: dict[str, tuple[str, str]] = {}
         self.cache_limit = cache_limit
@@ -67,7 +113,7 @@ class KeyMatcher:
         self.glued_patterns: list[CompiledPattern] = []
         self.families = SeriesMatcher(cache_limit)
         self.shapes = SeriesMatcher(cache_limit)
-        for row in rows:
+        for row in self.rows:
             key = row.logger_key
             if key is None:
                 continue
@@ -130,3 +176,28 @@ class KeyMatcher:
     def declared_prefixes(self, key: str) -> list[str]:
         """The prefixes literal rows declare ``key`` under (for an undeclared pair's hint)."""
         return self.prefixes.get(key, [])
+
+    def rewritten(self, rule: str) -> KeyMatcher:
+        """A matcher over the rows whose key or prefix ``rule`` rewrites, rewritten (cached).
+
+        A row the rule leaves alone is left out: it already failed to match as logged.
+        """
+        found = self.rewrites.get(rule)
+        if found is None:
+            rewrite = KEY_REWRITES[rule]
+            rows = []
+            for row in self.rows:
+                if row.logger_key is None or row.prefix is None:
+                    continue
+                key = rewrite_pattern(row.logger_key, rewrite)
+                prefix = rewrite_pattern(row.prefix, rewrite)
+                others = tuple(rewrite_pattern(p, rewrite) for p in row.other_prefixes)
+                if (key, prefix, others) != (row.logger_key, row.prefix, row.other_prefixes):
+                    rows.append(
+                        dataclasses.replace(
+                            row, logger_key=key, prefix=prefix, other_prefixes=others
+                        )
+                    )
+            found = KeyMatcher(rows, self.cache_limit, self.attributes)
+            self.rewrites[rule] = found
+        return found

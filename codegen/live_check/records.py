@@ -55,6 +55,10 @@ class Record(NamedTuple):
     input: str | None = None
     """The input the record belongs to when it is not ``path`` (an MLflow run folder of
     which ``path`` is one metric file): its worker."""
+    rewrite: str | None = None
+    """The rule by which the logging backend may have rewritten the keys before writing
+    them (``tensorboard``; see :data:`~codegen.live_check.matching.KEY_REWRITES`): a key
+    no row takes as logged is matched against the rows' keys rewritten by it."""
 
 
 class RunConfig(NamedTuple):

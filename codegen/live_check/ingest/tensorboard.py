@@ -16,11 +16,15 @@ Scalars come in two encodings, both read:
   plugin metadata only with a tag's first value, so a file's tags remember it.
 
 The tag is the logger key as logged (no separate prefix: the checker splits it
-against the catalog); the step is the event's ``step``. Other summaries
-(images, histograms, audio, text, other plugins' tensors) are not judged: they
-are counted, and one notice per input says how many of which kind were
-skipped. Events without a summary (the file version, graphs, session logs) are
-not records. Each file of a folder is the worker of its run folder, so two
+against the catalog); the step is the event's ``step``. tensorboardX's
+``add_scalar`` and TensorFlow's summary ops write a tag with every character
+outside ``[-/\\w.]`` replaced by ``_`` (torch's ``SummaryWriter`` keeps it), so
+records name that rule (``rewrite``): a tag no row takes as written is matched
+against the catalog's keys so rewritten (``mean_4`` counts under ``mean@4``).
+Other summaries (images, histograms, audio, text, other plugins' tensors) are
+not judged: they are counted, and one notice per input says how many of which
+kind were skipped. Events without a summary (the file version, graphs, session
+logs) are not records. Each file of a folder is the worker of its run folder, so two
 runs' counters are never compared with each other.
 
 How it is read, and why not with ``EventFileLoader``: this module reads the
@@ -368,7 +372,16 @@ class _FileReader:
                 metrics[value.tag] = scalar
         if not metrics:
             return None
-        return Record(int(event.step), "", metrics, path, index, split=True, input=self.run)
+        return Record(
+            int(event.step),
+            "",
+            metrics,
+            path,
+            index,
+            split=True,
+            input=self.run,
+            rewrite=INGESTER_NAME,
+        )
 
     def _plugin(self, value: Any) -> str:
         """The value's plugin: its metadata's, else the one its tag's first value named."""
