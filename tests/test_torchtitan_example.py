@@ -330,14 +330,15 @@ def _mangle(records: list[tuple[int, dict[str, float]]], fault: str) -> None:
         elif fault == "non_finite" and step == records[-1][0]:
             metrics["loss_metrics/global_avg_loss"] = math.nan
         elif fault == "undeclared":
-            # What tensorboardX's _clean_tag would have written for "mfu(%)".
-            metrics["mfu___"] = metrics.pop("mfu(%)")
+            # A key no row declares, in every format. (tensorboardX's spelling of "mfu(%)",
+            # "mfu___", would count under mfu(%)'s row in a TensorBoard run.)
+            metrics["mfu_percent"] = metrics.pop("mfu(%)")
 
 
 FAULTS = [
     ("missing", "rl.titan.grad_norm"),
     ("non_finite", "rl.titan.loss.global_avg"),
-    ("undeclared", "mfu___"),
+    ("undeclared", "mfu_percent"),
 ]
 
 
