@@ -5,7 +5,8 @@ live-check is a pipeline of small parts, each behind one seam:
 - **ingesters** (:mod:`.ingest`, one module per input format) turn an input
   into :class:`~.records.Record` items (a logging call or a point, with its
   step, prefix, values, attributes, loop, worker and source position) and
-  :class:`~.records.Malformed` items;
+  :class:`~.records.Malformed` items (and :class:`~.records.Note` items: information
+  such as values of a kind live-check does not judge, which become notices);
 - **matching** (:mod:`.matching`) says which teed rows a logged
   ``(prefix, key)`` belongs to and what a key family captured;
 - **judges** (:mod:`.judges`, one module per finding family: values,

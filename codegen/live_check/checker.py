@@ -224,8 +224,9 @@ class Checker:
         findings = worker.findings
         if findings is None:
             findings = worker.findings = {}
+        at = item.where or f"line {item.line}"
         if item.fatal:
-            message = f"{item.path} was abandoned at line {item.line}: {item.why}"
+            message = f"{item.path} was abandoned at {at}: {item.why}"
             self.report.abandoned.append(f"{item.path}: {item.why}")
             findings[("malformed", "", _ABANDONED)] = Finding(
                 "malformed", "", "#abandoned", None, item.line, None, message, position=position
@@ -235,7 +236,7 @@ class Checker:
         if worker.malformed > self.limits.max_malformed_reported:
             worker.unreported += 1
             return
-        message = f"line {item.line} is not {item.expected}: {item.why}; it was skipped"
+        message = f"{at} is not {item.expected}: {item.why}; it was skipped"
         findings[("malformed", "", str(item.line))] = Finding(
             "malformed", "", f"#{item.line}", None, item.line, None, message, position=position
         )

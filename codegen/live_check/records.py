@@ -84,9 +84,12 @@ class Malformed:
     why: str
     fatal: bool = False
     expected: str = "a JSONL record"
+    """What the input should have held there (``a JSONL record``, ``an MLflow metric line``)."""
     input: str | None = None
     """The input it belongs to when it is not ``path`` (see :attr:`Record.input`)."""
-    """What the input should have held there (``a JSONL record``, ``an MLflow metric line``)."""
+    where: str | None = None
+    """How the report names the position when the input has no lines (a binary file:
+    ``record 12, byte 40967``); ``None`` says ``line <line>``."""
 
 
 class Note(NamedTuple):

@@ -31,7 +31,17 @@ from typing import BinaryIO, Final
 
 from ..limits import Limits
 from ..records import Item, Source
-from . import flat, jsonl, mlflow, mlflow_sqlite, otlp, prometheus, tensorboard, trainer_state
+from . import (
+    flat,
+    jsonl,
+    mlflow,
+    mlflow_sqlite,
+    otlp,
+    prometheus,
+    tensorboard,
+    trainer_state,
+    wandb_run,
+)
 
 __all__ = [
     "HEAD_BYTES",
@@ -148,6 +158,13 @@ _BUILTIN: Final = (
         "a Hugging Face trainer_state.json (a transformers Trainer's log_history)",
         trainer_state.detect,
         trainer_state.read,
+    ),
+    Ingester(
+        wandb_run.INGESTER_NAME,
+        "a W&B run: a run folder (wandb/offline-run-<time>-<id>), its .wandb file, or the "
+        "wandb/ folder of several runs (history and configuration)",
+        wandb_run.detect,
+        wandb_run.read,
     ),
 )
 for _ingester in _BUILTIN:

@@ -1,0 +1,617 @@
+"""A W&B run's transaction log: ``wandb/offline-run-<time>-<id>/run-<id>.wandb``.
+
+What is read. Every ``wandb.log`` call becomes a *history* record of the
+run's ``.wandb`` file: its step and one item per logged key. Each becomes a
+:class:`~codegen.live_check.records.Record` whose keys are split against the
+catalog (the longest declared prefix that fits), as flat JSONL and MLflow
+keys are. The run's configuration (``wandb.init(config=...)``, then
+``run.config.update``) is the run's configuration for presence conditions
+(``config.trainer.test_freq > 0``), exactly as a ``JsonlLogger`` header's.
+
+Keys. A key is logged whole: ``actor/pg_loss``, ``val-core/openai/gsm8k/acc/mean@4``
+and ``a b`` stay as they are (W&B keeps ``/``, ``.``, ``@`` and spaces). A
+nested dict (``wandb.log({"eval": {"acc": 0.9}})``) is stored as a path of
+keys; it is read as the key ``eval.acc``, the name W&B shows it under (so a
+nested dict and a flat key ``"eval.acc"`` are the same key, in W&B too).
+
+What is not read. ``_step``, ``_runtime``, ``_timestamp`` and ``_wandb`` are
+W&B's bookkeeping, not metrics. A media value (``wandb.Histogram``,
+``wandb.Table``, ``wandb.Image``, ...: an object with a ``_type``) is not a
+scalar: it is skipped and counted in a ``skipped_values`` notice, never a
+finding. The summary (last values), system metrics, console output, files
+and artifacts are not read. A string, list or bool logged for a declared key
+is judged as in any format (``non_scalar``).
+
+Why our own reader. wandb no longer ships a Python reader of this file (the
+old ``wandb.sdk.internal.datastore`` went with the move to the Go
+``wandb-core``), so no maintained library reads it. The file is two small,
+stable layers, read here in bounded memory with the standard library alone:
+
+- the container, the record log of LevelDB (``wandb-core``'s
+  ``core/pkg/leveldb``): a 7-byte header (``:W&B``, magic ``0xBEE1`` little
+  endian, version 0) in the first of a sequence of 32 KiB blocks; each block
+  holds chunks (a CRC-32 (IEEE, as :func:`zlib.crc32`) of the chunk type and
+  payload, a 2-byte length, a 1-byte type: full, first, middle, last); a
+  chunk never crosses a block, fewer than 7 bytes left in a block are zero
+  padding, and a record longer than what is left continues in the next
+  block's chunks;
+- the payload, a ``wandb_internal.Record`` protobuf, of which a few fields
+  are read with a small wire-format decoder (history items, the step, the
+  configuration's items). Protobuf field numbers are wandb's compatibility
+  promise (its own ``wandb sync`` reads old files), and the tests check the
+  decoder against runs the real ``wandb`` writes and against its published
+  protobuf classes. Both forms of a history value are read: the JSON text
+  (``value_json``, the default, with ``NaN`` and ``Infinity`` spellings) and
+  the typed form (``x_history_value_encoding="typed"``).
+
+Damage. A chunk whose checksum, length or type is wrong, or a payload that is
+not a protobuf, is ``malformed`` (positioned by record number and byte
+offset); reading resumes at the next block, as LevelDB's own reader recovers.
+Zero-filled blocks are skipped. A last record cut short (the job is still
+running, or crashed mid-write) is not an error: it is left out and named in
+a ``incomplete_record`` notice. A file that does not start with the header is
+abandoned, as is one that skips more than ``max_skipped_bytes`` without a
+record or holds ``max_overlong_lines`` records longer than
+``max_line_bytes``.
+
+Inputs: a run folder (it holds ``run-*.wandb``), a ``.wandb`` file (detected
+by its header), or the ``wandb/`` folder above several run folders (each run
+folder is then an input of its own, a worker in the report; the
+``latest-run`` link is not followed). Positions count a file's records as
+its lines (``line 12`` is its 12th record).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import BinaryIO, Final, NamedTuple
+
+from ..limits import Limits
+from ..records import Item, Malformed, Note, Record, RunConfig, Source
+from ._json import loads
+
+__all__ = [
+    "BLOCK_SIZE",
+    "FILE_HEADER",
+    "INGESTER_NAME",
+    "Frame",
+    "decode_record",
+    "detect",
+    "frames",
+    "read",
+    "run_files",
+    "run_folders",
+]
+
+INGESTER_NAME: Final = "wandb"
+FILE_HEADER: Final = b":W&B\xe1\xbe\x00"
+"""``:W&B``, magic ``0xBEE1`` (little endian), version 0: the first 7 bytes of every run file."""
+BLOCK_SIZE: Final = 32 * 1024
+_CHUNK_HEADER: Final = 7
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+_EXPECTED: Final = "a W&B record"
+_BOOKKEEPING: Final = frozenset({"_step", "_runtime", "_timestamp"})
+_HEAD = struct.Struct("<IHB")
+_DOUBLE = struct.Struct("<d")
+
+# Field numbers of wandb_internal.proto (wandb/proto/wandb_internal.proto).
+_RECORD_HISTORY, _RECORD_CONFIG, _RECORD_RUN = 2, 5, 17
+_RUN_CONFIG = 4
+_HISTORY_ITEM, _HISTORY_STEP = 1, 2
+_CONFIG_UPDATE, _CONFIG_REMOVE = 1, 2
+_ITEM_KEY, _ITEM_NESTED_KEY, _ITEM_VALUE_JSON = 1, 2, 16
+_ITEM_NONE, _ITEM_BOOL, _ITEM_INT, _ITEM_DOUBLE, _ITEM_TEXT, _ITEM_JSON = 3, 4, 5, 6, 7, 8
+_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+_TYPED: Final = {
+    _ITEM_NONE: _VARINT,
+    _ITEM_BOOL: _VARINT,
+    _ITEM_INT: _VARINT,
+    _ITEM_DOUBLE: _FIXED64,
+    _ITEM_TEXT: _BYTES,
+    _ITEM_JSON: _BYTES,
+}
+"""The typed forms of a history value and the wire type each is written with."""
+
+
+# --- the container ---------------------------------------------------------------------
+
+
+class Frame(NamedTuple):
+    """One thing the container holds: a whole record's payload, or what went wrong.
+
+    ``kind`` is ``record`` (``payload`` set), ``bad`` (a damaged part, skipped),
+    ``torn`` (the file ends inside its last record) or ``fatal`` (the file was
+    abandoned). ``offset`` is the byte offset of the first chunk concerned.
+    """
+
+    kind: str
+    offset: int
+    payload: bytes = b""
+    why: str = ""
+
+
+def _read_block(stream: BinaryIO, size: int) -> bytes:
+    """Up to ``size`` bytes; fewer only at the end of the input (a pipe may return less)."""
+    data = stream.read(size)
+    if not data or len(data) == size:
+        return data or b""
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = stream.read(size - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+def frames(stream: BinaryIO, limits: Limits) -> Iterator[Frame]:
+    """The records of a run file's container, in order, in bounded memory.
+
+    At most one block and one record (up to ``max_line_bytes``) are held.
+    """
+    head = _read_block(stream, len(FILE_HEADER))
+    if head[:6] != FILE_HEADER[:6]:
+        yield Frame("fatal", 0, why="it does not start with the W&B header (':W&B', 0xBEE1)")
+        return
+    if len(head) < len(FILE_HEADER) or head[6] != FILE_HEADER[6]:
+        version = head[6] if len(head) > 6 else "missing"
+        yield Frame("fatal", 0, why=f"unknown W&B file version {version} (0 is read)")
+        return
+    block = head + _read_block(stream, BLOCK_SIZE - len(head))
+    start, pos = 0, len(head)
+    pending: list[bytes] = []
+    pending_at, pending_size = -1, 0
+    dropping = False  # the rest of a record already reported is skipped silently
+    overlong = 0
+    skipped = 0  # bytes skipped since the last good record
+    while True:
+        if pos + _CHUNK_HEADER > len(block):
+            if len(block) < BLOCK_SIZE:  # the last, short block: the end of the file
+                if pending or block[pos:].strip(b"\x00"):
+                    at = pending_at if pending else start + pos
+                    yield Frame("torn", at, why="the file ends inside this record")
+                return
+            skipped += len(block) - pos  # the block's zero trailer
+            start += BLOCK_SIZE
+            block, pos = _read_block(stream, BLOCK_SIZE), 0
+            if not block:
+                if pending:
+                    yield Frame("torn", pending_at, why="the file ends inside this record")
+                return
+            if skipped > limits.max_skipped_bytes:
+                why = f"more than {limits.max_skipped_bytes} bytes without a record"
+                yield Frame("fatal", start, why=why)
+                return
+            continue
+        crc, length, kind = _HEAD.unpack_from(block, pos)
+        at = start + pos
+        end = pos + _CHUNK_HEADER + length
+        problem = ""
+        if crc == 0 and length == 0 and kind == 0:
+            if pending:
+                problem = "zero bytes where the record's next chunk should be"
+            else:  # zero padding: the rest of the block is empty
+                skipped += len(block) - pos
+                pos = len(block)
+                continue
+        elif end > len(block):
+            if len(block) < BLOCK_SIZE and end <= BLOCK_SIZE:
+                yield Frame("torn", pending_at if pending else at, why="the file ends inside it")
+                return
+            problem = f"chunk length {length} runs past the end of its 32 KiB block"
+        elif kind not in (_FULL, _FIRST, _MIDDLE, _LAST):
+            problem = f"unknown chunk type {kind}"
+        elif zlib.crc32(block[pos + 6 : end]) != crc:
+            problem = "checksum mismatch (the chunk is damaged)"
+        if problem:
+            # As LevelDB's reader recovers: drop the record, resume at the next block.
+            yield Frame("bad", at, why=problem)
+            pending, pending_size, dropping = [], 0, True
+            skipped += len(block) - pos
+            pos = len(block)
+            continue
+        payload = block[pos + _CHUNK_HEADER : end]
+        pos = end
+        if kind in (_FULL, _FIRST):
+            if pending:
+                yield Frame("bad", pending_at, why="the record's last chunk is missing")
+            pending, pending_at, pending_size, dropping = [payload], at, length, False
+        elif not pending:
+            if not dropping:
+                yield Frame("bad", at, why="a continuation chunk without its first chunk")
+                dropping = True
+            continue
+        else:
+            pending.append(payload)
+            pending_size += length
+        if pending_size > limits.max_line_bytes:
+            overlong += 1
+            yield Frame("bad", pending_at, why=f"longer than {limits.max_line_bytes} bytes")
+            pending, pending_size, dropping = [], 0, True
+            if overlong >= limits.max_overlong_lines:
+                why = f"{overlong} records longer than {limits.max_line_bytes} bytes"
+                yield Frame("fatal", at, why=why)
+                return
+            continue
+        if kind in (_FULL, _LAST):
+            whole = pending[0] if len(pending) == 1 else b"".join(pending)
+            yield Frame("record", pending_at, whole)
+            pending, pending_size, skipped = [], 0, 0
+
+
+# --- the payload: a few fields of wandb_internal.Record ---------------------------------
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if i >= len(buf):
+            msg = "a varint runs past the end"
+            raise ValueError(msg)
+        byte = buf[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, i
+        shift += 7
+        if shift > 63:
+            msg = "a varint longer than 10 bytes"
+            raise ValueError(msg)
+
+
+def _fields(buf: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+    """``(field number, wire type, value)`` of one message: an int or the raw bytes."""
+    i, end = 0, len(buf)
+    while i < end:
+        tag, i = _varint(buf, i)
+        number, wire = tag >> 3, tag & 7
+        if number == 0:
+            msg = "field number 0"
+            raise ValueError(msg)
+        value: int | bytes
+        if wire == _VARINT:
+            value, i = _varint(buf, i)
+        elif wire in (_FIXED64, _FIXED32):
+            size = 8 if wire == _FIXED64 else 4
+            if i + size > end:
+                msg = f"field {number} runs past the end"
+                raise ValueError(msg)
+            value, i = buf[i : i + size], i + size
+        elif wire == _BYTES:
+            size, i = _varint(buf, i)
+            if i + size > end:
+                msg = f"field {number} (length {size}) runs past the end"
+                raise ValueError(msg)
+            value, i = buf[i : i + size], i + size
+        else:
+            msg = f"field {number} has wire type {wire}, which wandb does not write"
+            raise ValueError(msg)
+        yield number, wire, value
+
+
+def _message(value: int | bytes, what: str) -> bytes:
+    if not isinstance(value, bytes):
+        msg = f"{what} is not a message"
+        raise ValueError(msg)
+    return value
+
+
+def _text(value: int | bytes, what: str) -> str:
+    return _message(value, what).decode("utf-8")  # UnicodeDecodeError is a ValueError
+
+
+class _Item(NamedTuple):
+    path: tuple[str, ...]
+    value: object
+
+
+def _item(buf: bytes, what: str) -> _Item | None:
+    """A history or configuration item: its key path and value (``None`` when it has none).
+
+    The typed form of the value wins over the JSON text when an item has both
+    (wandb writes both with ``x_history_value_encoding="json,typed"``): it keeps
+    a float a float.
+    """
+    key: str | None = None
+    nested: list[str] = []
+    legacy: bytes | None = None
+    value: object = None
+    typed = False
+    for number, wire, raw in _fields(buf):
+        if number == _ITEM_KEY:
+            key = _text(raw, f"the key of {what}")
+        elif number == _ITEM_NESTED_KEY:
+            nested.append(_text(raw, f"the key of {what}"))
+        elif number == _ITEM_VALUE_JSON:
+            legacy = _message(raw, f"the value of {what}")
+        elif number in _TYPED:
+            if wire != _TYPED[number]:
+                msg = f"field {number} of {what} has wire type {wire}, not {_TYPED[number]}"
+                raise ValueError(msg)
+            typed = True
+            if number == _ITEM_JSON:
+                value = loads(_message(raw, f"the value of {what}"))
+            elif number == _ITEM_TEXT:
+                value = _text(raw, f"the value of {what}")
+            elif number == _ITEM_NONE:
+                value = None
+            elif number == _ITEM_DOUBLE:
+                value = _DOUBLE.unpack(_message(raw, f"the value of {what}"))[0]
+            elif isinstance(raw, int):
+                value = bool(raw) if number == _ITEM_BOOL else (raw >> 1) ^ -(raw & 1)  # sint64
+    path = tuple(nested) if nested else (key,) if key is not None else ()
+    if not path:
+        msg = f"{what} has no key"
+        raise ValueError(msg)
+    if not typed:
+        if legacy is None:
+            return None
+        value = loads(legacy)
+    return _Item(path, value)
+
+
+def _expand(path: tuple[str, ...], value: object, out: list[_Item]) -> None:
+    """``path: value``, a dict value (old files: a nested dict as one JSON object) expanded."""
+    if isinstance(value, dict) and value and "_type" not in value:
+        for name, inner in value.items():
+            _expand((*path, str(name)), inner, out)
+    else:
+        out.append(_Item(path, value))
+
+
+class History(NamedTuple):
+    """One history record: its step, the metrics read and the media values skipped."""
+
+    step: int
+    metrics: dict[str, object]
+    media: dict[str, int]
+
+
+class ConfigChange(NamedTuple):
+    """A configuration update: items set and key paths removed."""
+
+    update: list[_Item]
+    remove: list[tuple[str, ...]]
+
+
+def _history(buf: bytes) -> History:
+    items: list[_Item] = []
+    step: int | None = None
+    for number, _, raw in _fields(buf):
+        if number == _HISTORY_ITEM:
+            item = _item(_message(raw, "a history item"), "a history item")
+            if item is None:
+                continue
+            _expand(item.path, item.value, items)
+        elif number == _HISTORY_STEP:
+            step = 0
+            for inner, _, num in _fields(_message(raw, "the history step")):
+                if inner == 1 and isinstance(num, int):
+                    step = num - (1 << 64) if num >= 1 << 63 else num
+    media_at = {
+        item.path[:-1]: item.value
+        for item in items
+        if item.path[-1] == "_type" and len(item.path) > 1 and isinstance(item.value, str)
+    }
+    metrics: dict[str, object] = {}
+    media: dict[str, int] = {}
+    for item in items:
+        path, value = item.path, item.value
+        if path[0] == "_wandb" or (len(path) == 1 and path[0] in _BOOKKEEPING):
+            if path == ("_step",) and step is None and isinstance(value, int):
+                step = value
+            continue
+        if isinstance(value, dict) and isinstance(value.get("_type"), str):
+            kind = str(value["_type"])
+            media[kind] = media.get(kind, 0) + 1
+            continue
+        owner = next((path[:n] for n in range(1, len(path)) if path[:n] in media_at), None)
+        if owner is not None:
+            if path[len(owner)] == "_type":
+                kind = str(media_at[owner])
+                media[kind] = media.get(kind, 0) + 1
+            continue
+        metrics[".".join(path)] = value
+    if step is None:
+        msg = "a history record without a step"
+        raise ValueError(msg)
+    return History(step, metrics, media)
+
+
+def _config(buf: bytes) -> ConfigChange:
+    change = ConfigChange([], [])
+    what = "a configuration item"
+    for number, _, raw in _fields(buf):
+        if number == _CONFIG_UPDATE:
+            item = _item(_message(raw, what), what)
+            if item is not None:
+                change.update.append(item)
+        elif number == _CONFIG_REMOVE:
+            change.remove.append(_key_path(_message(raw, what)))
+    return change
+
+
+def _key_path(buf: bytes) -> tuple[str, ...]:
+    """The key path of an item (its nested key, else its key), whatever its value."""
+    key: tuple[str, ...] = ()
+    nested: list[str] = []
+    for number, _, value in _fields(buf):
+        if number == _ITEM_KEY:
+            key = (_text(value, "a configuration key"),)
+        elif number == _ITEM_NESTED_KEY:
+            nested.append(_text(value, "a configuration key"))
+    return tuple(nested) or key
+
+
+def decode_record(payload: bytes) -> History | ConfigChange | None:
+    """The history or configuration a record holds; ``None`` for any other record.
+
+    Raises:
+        ValueError: the payload is not a well-formed ``wandb_internal.Record``
+            (the message says what is wrong); a history record with no step.
+        RecursionError: a value nests too deep.
+    """
+    found: History | ConfigChange | None = None
+    for number, _, raw in _fields(payload):
+        if number == _RECORD_HISTORY:
+            found = _history(_message(raw, "the history record"))
+        elif number == _RECORD_CONFIG:
+            found = _config(_message(raw, "the configuration record"))
+        elif number == _RECORD_RUN:
+            for inner, _, value in _fields(_message(raw, "the run record")):
+                if inner == _RUN_CONFIG:
+                    found = _config(_message(value, "the run's configuration"))
+    return found
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+
+def run_files(folder: str) -> list[str]:
+    """The ``run-*.wandb`` entries of a run folder, sorted (whatever their file type)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(
+        os.path.join(folder, name)
+        for name in names
+        if name.startswith("run-") and name.endswith(".wandb")
+    )
+
+
+def run_folders(folder: str) -> list[str]:
+    """The run folders directly under ``folder`` (a ``wandb/`` folder), sorted; links skipped."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        entry.path
+        for entry in entries
+        if entry.is_dir(follow_symlinks=False) and run_files(entry.path)
+    ]
+
+
+def detect(path: str, head: bytes) -> bool:
+    """A ``.wandb`` file (its header), a run folder, or a folder of run folders."""
+    if head:
+        return head.startswith(FILE_HEADER[:6])
+    if not os.path.isdir(path):
+        return False
+    return bool(run_files(path) or run_folders(path))
+
+
+class _Run:
+    """What one run file adds up to: its configuration and the values it skipped."""
+
+    def __init__(self) -> None:
+        self.config: dict[str, object] = {}
+        self.config_line = 0
+        self.media: dict[str, int] = {}
+
+    def apply(self, change: ConfigChange, line: int) -> None:
+        self.config_line = self.config_line or line
+        for item in change.update:
+            if item.path[0] == "_wandb":
+                continue
+            node = self.config
+            for name in item.path[:-1]:
+                inner = node.get(name)
+                if not isinstance(inner, dict):
+                    inner = node[name] = {}
+                node = inner
+            node[item.path[-1]] = item.value
+        for path in change.remove:
+            node = self.config
+            for name in path[:-1]:
+                inner = node.get(name)
+                if not isinstance(inner, dict):
+                    break
+                node = inner
+            else:
+                if path:
+                    node.pop(path[-1], None)
+
+
+def _read_file(
+    path: str, stream: BinaryIO, limits: Limits, run: str | None, source: Source
+) -> Iterator[Item]:
+    """The items of one run file (``run``: the input it belongs to, when not the file)."""
+    state = _Run()
+    line = 0
+    for frame in frames(stream, limits):
+        if frame.kind == "record":
+            line += 1
+            source.lines += 1
+            try:
+                found = decode_record(frame.payload)
+            except (ValueError, RecursionError) as exc:
+                why = f"not a W&B record protobuf ({exc})"
+                where = f"record {line} (byte {frame.offset})"
+                yield Malformed(path, line, why, expected=_EXPECTED, input=run, where=where)
+                continue
+            if isinstance(found, History):
+                for kind, count in found.media.items():
+                    state.media[kind] = state.media.get(kind, 0) + count
+                yield Record(found.step, "", found.metrics, path, line, split=True, input=run)
+            elif isinstance(found, ConfigChange):
+                state.apply(found, line)
+        elif frame.kind == "torn":
+            message = (
+                f"the last record (byte {frame.offset}) is incomplete: {frame.why}; the run was "
+                "still writing or it crashed, so that record was not read"
+            )
+            yield Note("incomplete_record", message, path, line + 1)
+        else:
+            where = f"record {line + 1} (byte {frame.offset})"
+            fatal = frame.kind == "fatal"
+            yield Malformed(path, line + 1, frame.why, fatal, _EXPECTED, run, where)
+    if state.config:
+        yield RunConfig(state.config, path, state.config_line)
+    if state.media:
+        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(state.media.items()))
+        total = sum(state.media.values())
+        message = (
+            f"{total} logged value(s) were W&B media or tables ({kinds}), not scalars; "
+            "live-check judges scalar values only, so they were skipped"
+        )
+        yield Note("skipped_values", message, path)
+
+
+def _read_run_folder(folder: str, limits: Limits, run: str, source: Source) -> Iterator[Item]:
+    for path in run_files(folder):
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror})"
+            yield Malformed(path, 0, why, True, _EXPECTED, run, "its start")
+            continue
+        if not stat.S_ISREG(mode):
+            why = "not a regular file (a link, a FIFO or a device); pass the run's .wandb file"
+            yield Malformed(path, 0, why, True, _EXPECTED, run, "its start")
+            continue
+        with open(path, "rb") as stream:
+            yield from _read_file(path, stream, limits, run, source)
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
+    """The records of a run file, a run folder, or each run folder of a ``wandb/`` folder.
+
+    Raises:
+        OSError: a run file cannot be opened (``filename`` names it).
+    """
+    if stream is not None:
+        yield from _read_file(source.path, stream, limits, None, source)
+        return
+    if run_files(source.path):
+        yield from _read_run_folder(source.path, limits, source.path, source)
+        return
+    for folder in run_folders(source.path):
+        yield from _read_run_folder(folder, limits, folder, source)

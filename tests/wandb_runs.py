@@ -1,0 +1,57 @@
+"""Write real W&B offline runs for the tests: ``python tests/wandb_runs.py SPEC.json``.
+
+Run in a child process so that ``wandb.init`` (which starts ``wandb-core`` and
+hooks the interpreter) never touches the test process. The spec is a JSON list
+of runs, each ``{"dir", "config", "steps": [[step, {key: value}], ...]}`` with
+optional ``"config_update"`` (``run.config.update`` after the first step) and
+``"encoding"`` (``x_history_value_encoding``). A value ``"<histogram>"`` or
+``"<table>"`` is logged as ``wandb.Histogram`` / ``wandb.Table``. Each run's
+folder is printed, one per line. Offline mode: nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def _value(value: Any, wandb: Any) -> Any:
+    if value == "<histogram>":
+        return wandb.Histogram([1.0, 2.0, 2.5, 3.0])
+    if value == "<table>":
+        return wandb.Table(columns=["prompt", "reward"], data=[["a", 1.0], ["b", 0.5]])
+    if isinstance(value, dict):
+        return {key: _value(inner, wandb) for key, inner in value.items()}
+    return value
+
+
+def main(spec_path: str) -> None:
+    """Write every run the spec describes and print its run folder."""
+    os.environ.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_CONSOLE="off")
+    import wandb
+
+    with open(spec_path, encoding="utf-8") as spec_file:
+        spec = json.load(spec_file)
+    for run_spec in spec:
+        settings: dict[str, Any] = {"console": "off", "x_disable_stats": True}
+        if "encoding" in run_spec:
+            settings["x_history_value_encoding"] = run_spec["encoding"]
+        run: Any = wandb.init(
+            mode="offline",
+            dir=run_spec["dir"],
+            project="metric-catalog-tests",
+            config=run_spec.get("config") or None,
+            settings=wandb.Settings(**settings),
+        )
+        for index, (step, data) in enumerate(run_spec["steps"]):
+            run.log(_value(data, wandb), step=step)
+            if index == 0 and run_spec.get("config_update"):
+                run.config.update(run_spec["config_update"])
+        run.finish()
+        print(os.path.dirname(run.settings.sync_file))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
