@@ -15,6 +15,7 @@ from metric_catalog.adapters import (
     LightningTeeMixin,
     TrackingTee,
     TrainerCallbackTee,
+    flatten_nested,
     split_flat,
     split_key,
     tee_flat,
@@ -57,6 +58,7 @@ ROWS = (
         prefix="timers",
         attributes=(STAGE,),
     ),
+    TeedMetric("eval.acc", "rl.wb.eval.accuracy", "gauge", "1", "Nested eval", prefix=""),
 )
 
 
@@ -162,6 +164,45 @@ def test_wandb_log_wrapper_keeps_wandbs_signature(reader: InMemoryMetricReader) 
     log({"loss": 0.4}, step=3, commit=False)
     assert seen == [({"loss": 0.4}, 3, False)]
     assert collect(reader)["rl.hf.loss"].value == 0.4
+
+
+def test_wandb_log_wrapper_tees_a_nested_dict_under_its_dotted_path(
+    reader: InMemoryMetricReader,
+) -> None:
+    """W&B stores {"eval": {"acc": x}} as the path eval/acc, which live-check reads as the
+    key eval.acc: the tee sends it to the same row."""
+    seen: list[dict[str, Any]] = []
+
+    class Run:
+        def log(self, data: dict[str, Any], step: int | None = None) -> None:
+            seen.append(data)
+
+    log = tee_wandb_log(Run())
+    log({"eval": {"acc": 0.75}, "actor/pg_loss": 0.5}, step=1)
+    assert seen == [{"eval": {"acc": 0.75}, "actor/pg_loss": 0.5}]  # wandb gets it as given
+    collected = collect(reader)
+    assert collected["rl.wb.eval.accuracy"].value == 0.75
+    assert collected["rl.verl.actor.pg_loss"].value == 0.5
+
+
+@pytest.mark.parametrize(
+    ("data", "flat"),
+    [
+        ({"a": 1}, {"a": 1}),
+        ({"a": {"b": {"c": 1}}, "d": 2}, {"a.b.c": 1, "d": 2}),
+        ({"a": {}}, {"a": {}}),
+        ({"a/b": {"c.d": 1}}, {"a/b.c.d": 1}),
+    ],
+)
+def test_flatten_nested_joins_paths_with_dots(data: dict[str, Any], flat: dict[str, Any]) -> None:
+    assert dict(flatten_nested(data)) == flat
+
+
+def test_flatten_nested_stops_at_a_cycle() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    (key,) = flatten_nested({"x": cyclic})
+    assert key.startswith("x.self.self")
 
 
 def test_trainer_callback_tees_on_log_and_ignores_other_events(

@@ -16,7 +16,9 @@ raising:
 
 - :class:`TrackingTee`: verl's ``Tracking.log(data, step, backend=None)``;
 - :func:`tee_wandb_log`: a ``wandb.log(data, step=None, commit=None, ...)``
-  replacement around a run (or the ``wandb`` module);
+  replacement around a run (or the ``wandb`` module); a nested dict is teed
+  under its dotted path (``{"eval": {"acc": x}}`` is ``eval.acc``), the key
+  live-check reads from the run's ``.wandb`` file;
 - :class:`TrainerCallbackTee`: a Hugging Face ``TrainerCallback`` whose
   ``on_log(args, state, control, logs=None, **kwargs)`` tees ``logs``;
 - :class:`LightningTeeMixin`: put it before a Lightning logger class
@@ -51,6 +53,7 @@ __all__ = [
     "LightningTeeMixin",
     "TrackingTee",
     "TrainerCallbackTee",
+    "flatten_nested",
     "split_flat",
     "split_key",
     "tee_flat",
@@ -231,11 +234,38 @@ class TrackingTee:
         return getattr(self.inner, name)
 
 
+_MAX_NESTING: Final = 32
+"""Nested dicts deeper than this (a cycle) are not flattened further."""
+
+
+def flatten_nested(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``data`` with each nested dict's leaves under their dotted path, as W&B stores them.
+
+    ``{"eval": {"acc": 0.9}, "loss": 0.1}`` is ``{"eval.acc": 0.9, "loss": 0.1}``;
+    ``data`` itself comes back when nothing is nested.
+    """
+    if not any(isinstance(value, Mapping) for value in data.values()):
+        return data
+    flat: dict[str, Any] = {}
+
+    def walk(path: str, value: Any, depth: int) -> None:
+        if isinstance(value, Mapping) and value and depth < _MAX_NESTING:
+            for name, inner in value.items():
+                walk(f"{path}.{name}" if path else str(name), inner, depth + 1)
+        else:
+            flat[path] = value
+
+    for key, value in data.items():
+        walk(str(key), value, 0)
+    return flat
+
+
 def tee_wandb_log(run: Any, *, attributes: Attributes = None) -> Callable[..., Any]:
     """A ``log(data, step=None, commit=None, ...)`` that calls ``run.log`` and then tees.
 
     ``run`` is a ``wandb`` run or the ``wandb`` module: ``log = tee_wandb_log(wandb)``,
-    then ``log({"train/loss": 0.4}, step=3)`` wherever ``wandb.log`` was called.
+    then ``log({"train/loss": 0.4}, step=3)`` wherever ``wandb.log`` was called. A
+    nested dict is teed under its dotted path (:func:`flatten_nested`).
     """
     inner = run.log
 
@@ -243,7 +273,11 @@ def tee_wandb_log(run: Any, *, attributes: Attributes = None) -> Callable[..., A
         try:
             return inner(data, *args, **kwargs)
         finally:
-            tee_flat(data, attributes=attributes)
+            try:
+                flat = flatten_nested(data)
+            except Exception:  # noqa: BLE001 - telemetry never crashes a training loop
+                flat = data
+            tee_flat(flat, attributes=attributes)
 
     return log
 
