@@ -303,6 +303,31 @@ def test_a_record_longer_than_a_block_is_reassembled() -> None:
     assert len(got[1][1]) == 5000
 
 
+def _sized(size: int) -> bytes:
+    """A history record of exactly ``size`` bytes (its padding value grows to fit)."""
+
+    def record(pad: int) -> bytes:
+        return history(1, item(("actor/pg_loss",), "0.5"), item(("pad",), f'"{"x" * pad}"'))
+
+    guess = size - len(record(0))  # length varints grow by a few bytes on the way
+    for pad in range(guess, max(guess - 8, -1), -1):
+        if len(record(pad)) == size:
+            return record(pad)
+    raise AssertionError(size)
+
+
+@pytest.mark.parametrize("left", [0, 3, 6, 7, 8])
+def test_block_ends_are_handled_as_the_writer_leaves_them(left: int) -> None:
+    """After the first record, ``left`` bytes remain in the first block: fewer than 7 are a
+    zero trailer, exactly 7 hold an empty first chunk (the record goes on in the next block)."""
+    first = _sized(wandb_run.BLOCK_SIZE - len(HEADER) - 7 - left)
+    data = container(first, STEP_2, STEP_2)
+    assert len(data) > wandb_run.BLOCK_SIZE
+    items = read_items(data)
+    assert [step for step, _ in records(items)] == [1, 2, 2]
+    assert not malformed(items)
+
+
 def _corrupt_crc(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
 
