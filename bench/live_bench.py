@@ -13,7 +13,12 @@ Two inputs, each measured against the cheapest thing that could read it:
   live-check's ingest (decode plus records) against the bare protobuf classes
   on the same bodies (``ParseFromString``, then reading each point's name,
   value and attributes, the least any decoder does), and the whole check over
-  them for reference.
+  them for reference;
+- a W&B run file (``run-<id>.wandb``: one history record per step, every key
+  of the run with its value, in W&B's block container): live-check's reader
+  (container, protobuf decoding, records) against wandb's published protobuf
+  classes (``Record.FromString`` and ``json.loads`` of each item's value, the
+  least any reader does). Skipped when ``wandb`` is not installed.
 
 CPU time (``time.process_time``) in this process, median of interleaved runs,
 so the ratio holds on a busy machine.
@@ -21,6 +26,8 @@ so the ratio holds on a busy machine.
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +46,7 @@ __all__ = ["bench_live"]
 
 _JSONL_GOAL = 2.0
 _OTLP_GOAL = 2.0
+_WANDB_GOAL = 2.0
 _LOOP = "grpo_sync"
 
 
@@ -181,6 +189,40 @@ def _requests(steps: int) -> list[bytes]:
     return bodies
 
 
+def _wandb_file(steps: int) -> bytes | None:
+    """A W&B run file of ``steps`` history records (30 keys each, plus W&B's bookkeeping),
+    framed as wandb-core frames it: the header, then 32 KiB blocks of CRC-32 chunks."""
+    try:
+        pb = importlib.import_module("wandb.proto.wandb_internal_pb2")
+    except ImportError:
+        return None
+    import struct
+    import zlib
+
+    from codegen.live_check.ingest.wandb_run import BLOCK_SIZE, FILE_HEADER
+
+    out = bytearray(FILE_HEADER)
+    for step in range(steps):
+        history = pb.HistoryRecord(step=pb.HistoryStep(num=step))
+        for n in range(30):
+            history.item.add(nested_key=[f"actor/k{n:02d}"], value_json=repr(0.5 + step / 1e3))
+        for key, value in (("_step", str(step)), ("_runtime", "1.5"), ("_timestamp", "1.7e9")):
+            history.item.add(nested_key=[key], value_json=value)
+        rest, first = pb.Record(num=step, history=history).SerializeToString(), True
+        while True:
+            room = BLOCK_SIZE - len(out) % BLOCK_SIZE
+            if room < 7:
+                out += bytes(room)
+                continue
+            part, rest = rest[: room - 7], rest[room - 7 :]
+            kind = (1 if not rest else 2) if first else (4 if not rest else 3)
+            out += struct.pack("<IHB", zlib.crc32(bytes([kind]) + part), len(part), kind) + part
+            first = False
+            if not rest:
+                break
+    return bytes(out)
+
+
 def _cpu(fn: Callable[[], object], runs: int) -> float:
     samples = []
     for _ in range(runs):
@@ -196,7 +238,7 @@ def bench_live(cfg: Config) -> Section:
         ExportMetricsServiceRequest,
     )
 
-    from codegen.live_check import check_file, check_records
+    from codegen.live_check import check_file, check_records, current_limits
     from codegen.live_check.telemetry import (
         decode_request_body,
         records_from_points,
@@ -252,15 +294,38 @@ def bench_live(cfg: Config) -> Section:
 
         check_records(records(), catalog, source="otlp", loop=_LOOP, multi=True)
 
+    run_file = _wandb_file(200 if cfg.smoke else 20_000)
+
+    def bare_wandb() -> None:
+        from codegen.live_check.ingest.wandb_run import frames
+
+        pb = importlib.import_module("wandb.proto.wandb_internal_pb2")
+
+        assert run_file is not None
+        for frame in frames(io.BytesIO(run_file), current_limits()):
+            record = pb.Record.FromString(frame.payload)
+            _ = {tuple(i.nested_key): json.loads(i.value_json) for i in record.history.item}
+
+    def wandb_ingest() -> None:
+        from codegen.live_check.ingest import wandb_run
+        from codegen.live_check.records import Source
+
+        assert run_file is not None
+        for _ in wandb_run.read(Source("run.wandb"), io.BytesIO(run_file), current_limits()):
+            pass
+
+    commands: list[tuple[str, Callable[[], None]]] = [
+        ("json", bare_json),
+        ("live", live_check),
+        ("protobuf", bare_protobuf),
+        ("ingest", ingest),
+        ("otlp-check", whole_check),
+    ]
+    if run_file is not None:
+        commands += [("wandb-pb", bare_wandb), ("wandb", wandb_ingest)]
     timings: dict[str, list[float]] = {}
     for _ in range(runs):  # interleaved, so load drifts hit every command alike
-        for name, fn in (
-            ("json", bare_json),
-            ("live", live_check),
-            ("protobuf", bare_protobuf),
-            ("ingest", ingest),
-            ("otlp-check", whole_check),
-        ):
+        for name, fn in commands:
             timings.setdefault(name, []).append(_cpu(fn, 1))
     cpu = {name: median(values) for name, values in timings.items()}
     points = len(bodies) * sum(1 for _, row in catalog.rows() if row.logger_key is not None)
@@ -319,5 +384,25 @@ def bench_live(cfg: Config) -> Section:
             met=None if cfg.smoke else otlp_ratio <= _OTLP_GOAL,
         )
     )
+    if run_file is not None:
+        section.rows.append(
+            [
+                f"W&B run file ({len(run_file) / 1e6:.1f} MB)",
+                "wandb's `Record.FromString` + `json.loads` per value",
+                fmt_ms(cpu["wandb-pb"]),
+                "live-check's reader (container, decode, records)",
+                fmt_ms(cpu["wandb"]),
+                fmt_ratio(cpu["wandb"] / cpu["wandb-pb"]),
+            ]
+        )
+        wandb_ratio = cpu["wandb"] / cpu["wandb-pb"]
+        section.targets.append(
+            Target(
+                name="W&B run file",
+                goal=f"<= {_WANDB_GOAL}x wandb's own protobuf classes",
+                measured=fmt_ratio(wandb_ratio),
+                met=None if cfg.smoke else wandb_ratio <= _WANDB_GOAL,
+            )
+        )
     log.unlink(missing_ok=True)
     return section
