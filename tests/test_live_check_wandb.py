@@ -539,6 +539,11 @@ def test_each_run_of_a_wandb_folder_is_a_worker_and_latest_run_is_not_read_twice
     assert logged(report) == {"rl.wb.actor.pg_loss": 2}
     assert report.lines == 2
     assert "2 worker(s)" in report.source or "(2 workers)" in report.source
+    runs = [run for source in report.inputs for run in source.runs]
+    assert [(run.input, run.run_id) for run in runs] == [
+        (str(first), "aaa"),
+        (str(tmp_path / "wandb" / "offline-run-20261204_000000-bbb"), "bbb"),
+    ]
 
 
 def test_a_fifo_in_a_run_folder_is_refused_without_blocking(
@@ -682,6 +687,9 @@ def test_a_real_run_lands_every_key_on_its_row(
         "rl.wb.eval.accuracy": 2,
     }
     assert findings(report) == set()  # bookkeeping (_step, _runtime, ...) and media: none
+    ((run,),) = [source.runs for source in report.inputs]
+    assert (run.input, run.experiment) == (str(folder), "metric-catalog-tests")
+    assert run.run_id in folder.name  # an offline run has no display name: W&B gives it one
     (note,) = [n for n in report.notices if n.kind == "skipped_values"]
     assert "histogram: 2" in note.message
     assert "table-file: 2" in note.message

@@ -57,8 +57,9 @@ record or holds ``max_overlong_lines`` records longer than
 Inputs: a run folder (it holds ``run-*.wandb``), a ``.wandb`` file (detected
 by its header), or the ``wandb/`` folder above several run folders (each run
 folder is then an input of its own, a worker in the report; the
-``latest-run`` link is not followed). Positions count a file's records as
-its lines (``line 12`` is its 12th record).
+``latest-run`` link is not followed). The report's runs name each one: its id,
+display name (an online run's) and project (as the experiment). Positions count
+a file's records as its lines (``line 12`` is its 12th record).
 """
 
 from __future__ import annotations
@@ -71,14 +72,17 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final, NamedTuple
 
 from ..limits import Limits
-from ..records import Item, Malformed, Note, Record, RunConfig, Source
+from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._json import loads
 
 __all__ = [
     "BLOCK_SIZE",
     "FILE_HEADER",
     "INGESTER_NAME",
+    "ConfigChange",
     "Frame",
+    "History",
+    "RunStart",
     "decode_record",
     "detect",
     "frames",
@@ -100,7 +104,7 @@ _DOUBLE = struct.Struct("<d")
 
 # Field numbers of wandb_internal.proto (wandb/proto/wandb_internal.proto).
 _RECORD_HISTORY, _RECORD_CONFIG, _RECORD_RUN = 2, 5, 17
-_RUN_CONFIG = 4
+_RUN_ID, _RUN_PROJECT, _RUN_CONFIG, _RUN_NAME = 1, 3, 4, 8
 _HISTORY_ITEM, _HISTORY_STEP = 1, 2
 _CONFIG_UPDATE, _CONFIG_REMOVE = 1, 2
 _ITEM_KEY, _ITEM_NESTED_KEY, _ITEM_VALUE_JSON = 1, 2, 16
@@ -380,6 +384,15 @@ class ConfigChange(NamedTuple):
     remove: list[tuple[str, ...]]
 
 
+class RunStart(NamedTuple):
+    """The run record: the run's id, display name and project, and its configuration."""
+
+    config: ConfigChange
+    run_id: str
+    name: str
+    project: str
+
+
 def _history(buf: bytes) -> History:
     items: list[_Item] = []
     step: int | None = None
@@ -449,24 +462,33 @@ def _key_path(buf: bytes) -> tuple[str, ...]:
     return tuple(nested) or key
 
 
-def decode_record(payload: bytes) -> History | ConfigChange | None:
-    """The history or configuration a record holds; ``None`` for any other record.
+def _run(buf: bytes) -> RunStart:
+    config = ConfigChange([], [])
+    text = {_RUN_ID: "", _RUN_PROJECT: "", _RUN_NAME: ""}
+    for number, _, value in _fields(buf):
+        if number == _RUN_CONFIG:
+            config = _config(_message(value, "the run's configuration"))
+        elif number in text:
+            text[number] = _text(value, "a field of the run record")
+    return RunStart(config, text[_RUN_ID], text[_RUN_NAME], text[_RUN_PROJECT])
+
+
+def decode_record(payload: bytes) -> History | ConfigChange | RunStart | None:
+    """The history, configuration or run a record holds; ``None`` for any other record.
 
     Raises:
         ValueError: the payload is not a well-formed ``wandb_internal.Record``
             (the message says what is wrong); a history record with no step.
         RecursionError: a value nests too deep.
     """
-    found: History | ConfigChange | None = None
+    found: History | ConfigChange | RunStart | None = None
     for number, _, raw in _fields(payload):
         if number == _RECORD_HISTORY:
             found = _history(_message(raw, "the history record"))
         elif number == _RECORD_CONFIG:
             found = _config(_message(raw, "the configuration record"))
         elif number == _RECORD_RUN:
-            for inner, _, value in _fields(_message(raw, "the run record")):
-                if inner == _RUN_CONFIG:
-                    found = _config(_message(value, "the run's configuration"))
+            found = _run(_message(raw, "the run record"))
     return found
 
 
@@ -515,6 +537,7 @@ class _Run:
         self.config: dict[str, object] = {}
         self.config_line = 0
         self.media: dict[str, int] = {}
+        self.run: RunStart | None = None
 
     def apply(self, change: ConfigChange, line: int) -> None:
         self.config_line = self.config_line or line
@@ -563,6 +586,9 @@ def _read_file(
                 yield Record(found.step, "", found.metrics, path, line, split=True, input=run)
             elif isinstance(found, ConfigChange):
                 state.apply(found, line)
+            elif isinstance(found, RunStart):
+                state.apply(found.config, line)
+                state.run = found
         elif frame.kind == "torn":
             message = (
                 f"the last record (byte {frame.offset}) is incomplete: {frame.why}; the run was "
@@ -573,6 +599,18 @@ def _read_file(
             where = f"record {line + 1} (byte {frame.offset})"
             fatal = frame.kind == "fatal"
             yield Malformed(path, line + 1, frame.why, fatal, _EXPECTED, run, where)
+    name = os.path.basename(path)
+    run_id = state.run.run_id if state.run is not None else ""
+    if not run_id and name.startswith("run-") and name.endswith(".wandb"):
+        run_id = name[4:-6]
+    source.runs.append(
+        RunInfo(
+            run or path,
+            run_id or name,
+            (state.run.name or None) if state.run is not None else None,
+            (state.run.project or None) if state.run is not None else None,
+        )
+    )
     if state.config:
         yield RunConfig(state.config, path, state.config_line)
     if state.media:
