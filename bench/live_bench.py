@@ -1,6 +1,6 @@
 """Benchmark 8: live-check throughput, against the bare parsers in the same run.
 
-Two inputs, each measured against the cheapest thing that could read it:
+Four inputs, each measured against the cheapest thing that could read it:
 
 - a JSONL log of this repo's catalog (a sample ``grpo_sync`` run, written the
   way ``JsonlLogger`` writes it, about 30 MB in a full run): ``check_file``
@@ -404,5 +404,7 @@ def bench_live(cfg: Config) -> Section:
                 met=None if cfg.smoke else wandb_ratio <= _WANDB_GOAL,
             )
         )
+    if run_file is None:
+        section.rows.append(["W&B run file", "not measured: wandb is not installed"] + [""] * 4)
     log.unlink(missing_ok=True)
     return section
