@@ -282,6 +282,13 @@ def test_media_values_are_skipped_and_counted_in_a_notice() -> None:
     assert "histogram: 2, table-file: 1" in note.message
 
 
+def test_media_kinds_counted_by_name_are_bounded() -> None:
+    steps = [history(n, item((f"m{n}", "_type"), f'"kind-{n}"')) for n in range(100)]
+    (note,) = [i for i in read_items(container(*steps)) if isinstance(i, Note)]
+    assert "100 logged value(s)" in note.message
+    assert "other: 68" in note.message
+
+
 def test_the_configuration_follows_updates_and_removals() -> None:
     data = container(
         run_record(item("trainer", '{"test_freq": 5}'), item("lr", "0.1")),

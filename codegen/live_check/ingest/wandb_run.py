@@ -99,6 +99,8 @@ _CHUNK_HEADER: Final = 7
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 _EXPECTED: Final = "a W&B record"
 _BOOKKEEPING: Final = frozenset({"_step", "_runtime", "_timestamp"})
+_MEDIA_KINDS: Final = 32
+"""Distinct media ``_type`` values counted by name per file; later ones count as ``other``."""
 _HEAD = struct.Struct("<IHB")
 _DOUBLE = struct.Struct("<d")
 
@@ -582,7 +584,10 @@ def _read_file(
                 continue
             if isinstance(found, History):
                 for kind, count in found.media.items():
-                    state.media[kind] = state.media.get(kind, 0) + count
+                    named = (
+                        kind if kind in state.media or len(state.media) < _MEDIA_KINDS else "other"
+                    )
+                    state.media[named] = state.media.get(named, 0) + count
                 yield Record(found.step, "", found.metrics, path, line, split=True, input=run)
             elif isinstance(found, ConfigChange):
                 state.apply(found, line)
