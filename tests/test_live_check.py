@@ -110,6 +110,7 @@ def test_summary_counts_logged_values_non_finite_and_last_value(catalog: Catalog
         "logged": 4,
         "non_finite": 2,
         "non_scalar": 0,
+        "null": 0,
         "negative": 0,
         "last_value": "-Infinity",
         "last_step": 4,
@@ -174,7 +175,7 @@ def test_overlong_line_is_skipped_without_holding_it(
     ("metrics", "kind"),
     [
         pytest.param({"reward": True}, "non_scalar", id="bool"),
-        pytest.param({"reward": None}, "non_scalar", id="null"),
+        pytest.param({"reward": None}, None, id="null-is-no-value"),
         pytest.param({"reward": "0.5"}, "non_scalar", id="string"),
         pytest.param({"reward": [0.5]}, "non_scalar", id="list"),
         pytest.param({"reward": {"a": 1}}, "non_scalar", id="object"),
@@ -195,6 +196,21 @@ def test_each_value_shape_maps_to_its_finding_kind(
     report = check_lines(catalog, json.dumps({"step": 1, "prefix": "train", "metrics": metrics}))
     kinds = {f.kind for f in report.findings} - {"missing"}
     assert kinds == ({kind} if kind else set())
+
+
+def test_a_null_value_is_no_value_this_step_counted_but_not_a_finding(catalog: Catalog) -> None:
+    report = check_lines(
+        catalog,
+        record(1, reward=None, global_valid_toks=None),
+        record(2, reward=0.5, global_valid_toks=None),
+    )
+    assert report.kinds() <= {"missing"}
+    rows = {s.row.logger_key: s for s in report.rows}
+    assert (rows["reward"].logged, rows["reward"].null, rows["reward"].last_value) == (2, 1, 0.5)
+    # a key logged only as null was logged (presence holds) though it never had a value
+    assert rows["global_valid_toks"].presence == "logged"
+    assert rows["global_valid_toks"].to_json()["null"] == 2
+    assert rows["global_valid_toks"].non_scalar == 0
 
 
 def test_a_counter_delta_smaller_than_the_last_is_not_a_decrease(catalog: Catalog) -> None:

@@ -69,7 +69,6 @@ class ExplodingItem:
         (True, None, "not a number"),
         (np.bool_(True), None, "not a number"),
         ("0.5", None, "not a number"),
-        (None, None, "not a number"),
         ([1.0, 2.0], None, "not a number"),
         (np.array([1.0, 2.0]), None, "not a number"),
         (TensorStandIn(True), None, "not a number"),
@@ -94,6 +93,17 @@ def test_odd_values_never_raise_and_only_finite_scalars_are_recorded(
     else:
         assert series["rl.policy.loss"].value == pytest.approx(expected)
         assert caught.messages == []
+
+
+def test_a_none_value_is_skipped_without_a_warning(otel_reader: InMemoryMetricReader) -> None:
+    # None is "no value this step" (HF Trainer's grad_norm without clipping): not a defect
+    with caught_warnings() as caught:
+        tee_metrics({"loss": None, "reward": 1.0}, "train")
+        tee_metrics({"loss": None, "reward": 2.0}, "train")
+    series = collect(otel_reader)
+    assert "rl.policy.loss" not in series
+    assert series["rl.reward.mean"].value == 2.0
+    assert caught.messages == []
 
 
 def test_each_cause_is_warned_once_per_key(otel_reader: InMemoryMetricReader) -> None:

@@ -571,6 +571,11 @@ class Checker:
         """One logged value of one row: count it and note (once per value) what is wrong."""
         summary.logged += 1
         summary.last_step = where[4]
+        if value is None:
+            # Code logs None for "no value this step" (HF Trainer's grad_norm without
+            # clipping, TRL's empty-batch means); the tee skips it without a warning.
+            summary.null += 1
+            return
         row = summary.row
         number, kind, example = judge_value(value)
         if number is None:

@@ -36,6 +36,8 @@ class RowSummary:
     logged: int = 0
     non_finite: int = 0
     non_scalar: int = 0
+    null: int = 0
+    """Values logged as ``null`` (Python ``None``): "no value this step", skipped by the tee."""
     negative: int = 0
     resets: int = 0
     """Times a running total (``temporality: cumulative``) went down: restarts, not errors."""
@@ -59,6 +61,7 @@ class RowSummary:
             "logged": self.logged,
             "non_finite": self.non_finite,
             "non_scalar": self.non_scalar,
+            "null": self.null,
             "negative": self.negative,
             "last_value": json_number(self.last_value),
             "last_step": self.last_step,

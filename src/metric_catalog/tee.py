@@ -285,6 +285,8 @@ def _checked_value(
     the ``log_metrics`` prefix of a teed key, ``None`` for a registry key of
     ``record_metrics``. Nothing is formatted unless a warning is due.
     """
+    if raw is None:
+        return None  # "no value this step": skipped silently, as upstream records only non-None
     value = raw if type(raw) is float else as_scalar(raw)
     if (
         value is not None
