@@ -591,15 +591,16 @@ def _duration_unit(row: MetricRow) -> Iterator[str]:
 
 @rule("RATIO_UNIT", Severity.WARNING, "unit")
 def _ratio_unit(row: MetricRow) -> Iterator[str]:
-    """Ratios and utilizations are dimensionless: unit ``1``.
+    """Ratios and utilizations are dimensionless: unit ``1`` (``%`` when the code logs percent).
 
-    Fix: Use unit ``"1"`` and record a fraction between 0 and 1.
+    Fix: Use unit ``"1"`` for a fraction between 0 and 1, or ``"%"`` if the code logs percent.
     """
     last = _last_tokens(row.name)
-    if last and last[-1] in _RATIO_WORDS and row.unit != "1":
+    # `unit` states what the code logs: a utilization logged in percent is still a ratio.
+    if last and last[-1] in _RATIO_WORDS and row.unit not in ("1", "%"):
         yield (
-            f'{row.name!r} is a {last[-1]} but its unit is {row.unit!r}; use unit "1" and '
-            "record a fraction between 0 and 1."
+            f'{row.name!r} is a {last[-1]} but its unit is {row.unit!r}; use unit "1" for a '
+            'fraction between 0 and 1, or "%" if the code logs percent.'
         )
 
 

@@ -130,6 +130,12 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"name": "rl.step.time", "kind": "gauge", "unit": "1"},
     ),
     ("RATIO_UNIT", {"name": "rl.gpu.utilization", "unit": "{gpu}"}, {"name": "rl.gpu.utilization"}),
+    # the unit is what the code logs: a utilization logged in percent is no finding
+    (
+        "RATIO_UNIT",
+        {"name": "rl.gpu.utilization", "unit": "s"},
+        {"name": "rl.gpu.utilization", "unit": "%"},
+    ),
 ]
 
 
