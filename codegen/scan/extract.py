@@ -31,6 +31,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
+from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
+
 from .calls import ScanCall
 
 __all__ = [
@@ -192,6 +194,23 @@ class Logged:
     """The call takes no prefix: keys are matched as ``prefix/key`` of the rows."""
     keys: tuple[Key, ...]
     unresolved: tuple[Unresolved, ...]
+
+
+def _namespace(shape: Shape) -> Shape:
+    """A prefix passed with its separator (``prefix="train/"``) names ``train``, as in the tee.
+
+    NeMo-Aligner's logger joins ``f"{prefix}{key}"``, so its ``"train/"`` logs the keys the
+    declared prefix ``train`` names (:func:`~metric_catalog.series_rules.namespace_prefix`).
+    """
+    if not shape or not isinstance(shape[-1], str):
+        return shape
+    last = shape[-1]
+    if len(shape) == 1:
+        return (namespace_prefix(last),)
+    rest = last[:-1]
+    if last.endswith(PREFIX_SEPARATOR) and not rest.endswith((PREFIX_SEPARATOR, PREFIX_GLUE)):
+        return (*shape[:-1], rest) if rest else shape[:-1]
+    return shape
 
 
 def _shown(node: ast.AST) -> str:
@@ -1096,7 +1115,7 @@ class _Scanner:
                         what += f" ({found.why.what})"
                     unresolved.append(Unresolved(what, self._at(node)))
                 else:
-                    prefixes = strings.shapes
+                    prefixes = tuple(_namespace(shape) for shape in strings.shapes)
         keys: tuple[Key, ...] = ()
         argument = spec.metrics or spec.key
         assert argument is not None

@@ -74,6 +74,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from metric_catalog import identity
 from metric_catalog._warn import describe_error, safe_repr, safe_text, type_name, warn_once
+from metric_catalog.series_rules import namespace_prefix
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import RecordedMetric, as_scalar, recorded_metrics
 
@@ -117,7 +118,9 @@ class TeeLogger:
     arguments (``step_metric``, ``step_finished``) pass through, and any other
     attribute is looked up on the wrapped logger, so the wrapper is a drop-in.
     A wrapped :class:`JsonlLogger` also gets ``attributes``, so its lines
-    carry them.
+    carry them. A prefix ending in ``/`` (``"train_rollouts/"``, which
+    NeMo-Aligner's logger wrapper joins to each key as written) is teed as the
+    prefix without it (:func:`~metric_catalog.series_rules.namespace_prefix`).
     """
 
     def __init__(
@@ -148,6 +151,10 @@ class TeeLogger:
                 kwargs = {"attributes": self.attributes, **kwargs}
             return self.inner.log_metrics(metrics, step, prefix=prefix, **kwargs)
         finally:
+            if type(prefix) is str and prefix[-1:] == "/":
+                # A prefix given with its separator, which the wrapped logger joins to each
+                # key as written (NeMo-Aligner's "train_rollouts/"), names "train_rollouts".
+                prefix = namespace_prefix(prefix)
             tee_metrics(metrics, prefix, attributes=self.attributes, strict=self.strict)
 
     def __getattr__(self, name: str) -> Any:

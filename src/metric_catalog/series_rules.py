@@ -61,6 +61,7 @@ __all__ = [
     "OPEN_SEGMENT",
     "PLACEHOLDER_TYPES",
     "PREFIX_GLUE",
+    "PREFIX_SEPARATOR",
     "PRESENCE_LEVELS",
     "RUNTIME_REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
@@ -78,6 +79,7 @@ __all__ = [
     "is_glued",
     "is_literal",
     "literal_text",
+    "namespace_prefix",
     "overlap",
     "parse_pattern",
     "parse_value",
@@ -294,6 +296,26 @@ def split_flat_key(
         if routes(prefix, rest):
             return prefix, rest
     return "", logged
+
+
+PREFIX_SEPARATOR: Final = "/"
+
+
+def namespace_prefix(prefix: str) -> str:
+    """The namespace a ``log_metrics`` prefix names: ``train/`` is ``train``.
+
+    Some stacks pass the prefix with its separator and join it to each key as written
+    (NeMo-Aligner's ``CustomLoggerWrapper``: ``f"{prefix}{key}"`` with
+    ``prefix="train_rollouts/"``), so ``train/`` and ``loss`` are the key ``train/loss``,
+    the key :func:`qualified_key` makes of the declared prefix ``train``. One trailing
+    ``/`` is dropped; ``/`` alone, and a prefix whose rest is glued (``eval_/``, which
+    is not ``eval_``), stay as given.
+    """
+    if len(prefix) > 1 and prefix[-1] == PREFIX_SEPARATOR:
+        rest = prefix[:-1]
+        if not is_glued(rest) and rest[-1] != PREFIX_SEPARATOR:
+            return rest
+    return prefix
 
 
 def qualified_key(prefix: str, key: str) -> str:

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
+from metric_catalog.series_rules import namespace_prefix
+
 from ..limits import Limits
 from ..records import Item, Malformed, Note, Record, RunConfig, Source
 from ._json import loads
@@ -157,6 +159,8 @@ def parse(raw: bytes, path: str, line: int) -> Record | RunConfig | str:
         return '"prefix" must be a string'
     if not isinstance(metrics, dict):
         return '"metrics" must be an object'
+    # A prefix given with its separator ("train/", NeMo-Aligner's) names "train", as in the tee.
+    prefix = namespace_prefix(prefix)
     return Record(step, prefix, metrics, path, line, loop, attributes, worker=named)
 
 
