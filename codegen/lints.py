@@ -33,7 +33,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from metric_catalog.series_rules import UNIT_SCALES, parse_pattern
+from metric_catalog.series_rules import (
+    POWER_OF_TEN_LIMIT,
+    UNIT_SCALES,
+    parse_pattern,
+    unit_scale,
+)
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
@@ -191,6 +196,10 @@ _WORD_FIND: Final = re.compile(r"[a-z0-9]+").findall
 _UNIT_SPLIT: Final = re.compile(r"[/.](?![^{]*\})").split
 _NAME_RE: Final = re.compile(r"^rl\.[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _ANNOTATION_RE: Final = re.compile(r"^\{([^{}]+)\}$")
+_LAST_ANNOTATION_RE: Final = re.compile(r"\{([^{}]+)\}$")
+# A decimal prefix written before an annotation ('T{FLOP}'), and its power of ten.
+_PREFIXED_RE: Final = re.compile(r"^[kMGTP]\{[^{}]+\}$")
+_PREFIX_POWERS: Final = {"k": 3, "M": 6, "G": 9, "T": 12, "P": 15}
 # Unprefixed UCUM units a metric may use; annotations and "1" are handled apart.
 _BASE_UNITS: Final = frozenset({"s", "By", "bit", "Hz", "W", "J", "Cel", "K", "V", "A", "m", "g"})
 
@@ -389,10 +398,19 @@ def _unit_not_ucum(row: MetricRow) -> Iterator[str]:
     for term in _unit_terms(unit):
         if term in ("1", "%") or term in _BASE_UNITS or term in UNIT_SCALES:
             continue
+        if unit_scale(term)[0] != term:  # a UCUM power of ten: 10*12{FLOP}
+            continue
         if _ANNOTATION_RE.match(term):
             continue
         fix = _UNIT_FIXES.get(term)
-        if fix is not None:
+        if term.startswith(("10*", "10^")):
+            yield (
+                f"unit {unit!r} uses {term!r}, a power of ten outside what the tee scales "
+                f"exactly; write a power from 10*-{POWER_OF_TEN_LIMIT} to "
+                f"10*{POWER_OF_TEN_LIMIT} (not 0), followed by at most one annotation "
+                "('10*12{FLOP}')."
+            )
+        elif fix is not None:
             yield (
                 f"unit {unit!r} uses {term!r}, which is not a UCUM unit; write {fix!r} "
                 "(the code may log a prefixed unit such as 'ms' or 'GiBy': the series is "
@@ -402,9 +420,18 @@ def _unit_not_ucum(row: MetricRow) -> Iterator[str]:
             # Braces inside the suggestion would nest ('T{FLOP}' -> '{t{flop}}', not UCUM):
             # the count is the term's text without them, a prefix kept inside ('{tflop}').
             count = term.replace("{", "").replace("}", "").lower().rstrip("s") or "count"
+            # A decimal prefix on an annotation (torchtitan's 'T{FLOP}'): UCUM says it with
+            # a power of ten, which the tee scales away ('10*12{FLOP}' is exported as '{FLOP}').
+            power = _PREFIX_POWERS.get(term.partition("{")[0]) if _PREFIXED_RE.match(term) else None
+            scaled = (
+                f"'10*{power}{term[term.index('{') :]}' (a power of ten before the annotation; "
+                "the series is exported in the count and the tee scales the values), "
+                if power
+                else ""
+            )
             yield (
                 f"unit {unit!r} uses {term!r}, which is not a UCUM unit; use 's', 'ms', "
-                f"'By', '1' or a braced count such as '{{{count}}}'."
+                f"'By', '1', {scaled}or a braced count such as '{{{count}}}'."
             )
         return
 
@@ -416,7 +443,7 @@ def _unit_annotation_plural(row: MetricRow) -> Iterator[str]:
     Fix: Write the annotation singular: ``{token}``.
     """
     for term in _unit_terms(row.declared_unit):
-        match = _ANNOTATION_RE.match(term)
+        match = _LAST_ANNOTATION_RE.search(term)  # alone ({token}) or after a power of ten
         word = match.group(1) if match else ""
         if word.endswith("s") and not word.endswith(("ss", "us", "is")):
             yield f"unit annotation {term!r} is plural; write it singular: '{{{word[:-1]}}}'."

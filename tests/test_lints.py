@@ -287,6 +287,40 @@ def test_unit_not_ucum_suggests_a_count_without_nested_braces(unit: str, count: 
     assert _suggested_count(unit) == count
 
 
+@pytest.mark.parametrize(
+    ("unit", "power"),
+    [
+        ("T{FLOP}/s", "'10*12{FLOP}'"),
+        ("k{token}", "'10*3{token}'"),
+        ("G{sample}/s", "'10*9{sample}'"),
+    ],
+)
+def test_unit_not_ucum_suggests_a_power_of_ten_for_a_prefixed_annotation(
+    unit: str, power: str
+) -> None:
+    """UCUM prefixes no annotation: the fix for 'T{FLOP}' is the power of ten '10*12{FLOP}'."""
+    (found,) = [d for d in lint_row(make_row(unit=unit)) if d.code == "UNIT_NOT_UCUM"]
+    assert power in found.message
+    assert "UNIT_NOT_UCUM" not in codes(make_row(unit=power.strip("'")))
+
+
+@pytest.mark.parametrize("unit", ["10*12{FLOP}/s", "10^12{FLOP}/s", "10*-3{token}", "10*6"])
+def test_a_power_of_ten_unit_is_ucum(unit: str) -> None:
+    """``10*12{FLOP}/s`` is UCUM (a power of ten, then an annotation): no unit finding."""
+    assert [c for c in codes(make_row(unit=unit)) if c.startswith("UNIT")] == []
+
+
+@pytest.mark.parametrize("unit", ["10*19{FLOP}", "10*0", "10*-19", "10*12{a}{b}"])
+def test_a_power_of_ten_the_tee_cannot_scale_exactly_is_refused(unit: str) -> None:
+    """Beyond 10*18 (or 10*0, or two annotations) the message names the powers allowed."""
+    (found,) = [d for d in lint_row(make_row(unit=unit)) if d.code == "UNIT_NOT_UCUM"]
+    assert "from 10*-18 to 10*18" in found.message
+
+
+def test_a_plural_annotation_after_a_power_of_ten_is_warned() -> None:
+    assert "UNIT_ANNOTATION_PLURAL" in codes(make_row(unit="10*12{FLOPs}/s"))
+
+
 _UNIT_TERMS = st.from_regex(r"[A-Za-z{}]{1,8}", fullmatch=True)
 
 

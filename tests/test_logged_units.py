@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metric_catalog import vocabulary
-from metric_catalog.series_rules import UNIT_SCALES, scale_value, unit_scale
+from metric_catalog.series_rules import POWER_OF_TEN_LIMIT, UNIT_SCALES, scale_value, unit_scale
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import RecordedMetric, TeedMetric
 from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
@@ -41,6 +41,18 @@ _FINITE = st.floats(allow_nan=False, allow_infinity=False)
         ("{token}/ms", ("{token}/s", 1000, 1)),
         ("{token.ms}/s", ("{token.ms}/s", 1, 1)),
         ("KiBy/ms", ("By/s", 1024000, 1)),
+        # UCUM powers of ten: what UCUM writes for a prefixed count (TFLOP/s).
+        ("10*12{FLOP}/s", ("{FLOP}/s", 10**12, 1)),
+        ("10^12{FLOP}/s", ("{FLOP}/s", 10**12, 1)),
+        ("10*+6{token}", ("{token}", 10**6, 1)),
+        ("10*-3{token}/s", ("{token}/s", 1, 1000)),
+        ("10*3", ("1", 1000, 1)),
+        ("10*12{FLOP}/ms", ("{FLOP}/s", 10**15, 1)),
+        # Not a power the tee scales: left as written (UNIT_NOT_UCUM refuses them).
+        ("10*19{FLOP}", ("10*19{FLOP}", 1, 1)),
+        ("10*0{FLOP}", ("10*0{FLOP}", 1, 1)),
+        ("10*12{a}{b}", ("10*12{a}{b}", 1, 1)),
+        ("10*x{a}", ("10*x{a}", 1, 1)),
     ],
 )
 def test_unit_scale_gives_the_exported_unit_and_the_exact_factor(
@@ -81,6 +93,21 @@ def test_scaling_by_any_ratio_is_correctly_rounded(
     assert scale_value(value, numerator, denominator) == expected
 
 
+@given(_FINITE, st.integers(-POWER_OF_TEN_LIMIT, POWER_OF_TEN_LIMIT).filter(bool))
+def test_a_power_of_ten_scales_exactly(value: float, exponent: int) -> None:
+    """``10*N{FLOP}``: the factor is exactly 10^N, and the scaled value correctly rounded."""
+    base, numerator, denominator = unit_scale(f"10*{exponent}{{FLOP}}")
+    assert base == "{FLOP}"
+    assert Fraction(numerator, denominator) == Fraction(10) ** exponent
+    assert float(max(numerator, denominator)) == max(numerator, denominator)  # exact as a float
+    exact = Fraction(value) * numerator / denominator
+    try:
+        expected = float(exact)
+    except OverflowError:
+        expected = float("inf") if exact > 0 else float("-inf")
+    assert scale_value(value, numerator, denominator) == expected
+
+
 @given(_FINITE)
 def test_milliseconds_divide_by_a_thousand_exactly(value: float) -> None:
     assert scale_value(value, *unit_scale("ms")[1:]) == float(Fraction(value) / 1000)
@@ -111,7 +138,14 @@ def test_a_logged_unit_that_does_not_scale_to_the_unit_is_refused(
 
 @pytest.mark.parametrize(
     ("unit", "logged_unit"),
-    [("s", "ms"), ("s", ""), ("s", "s"), ("By", "GiBy"), ("s/{token}", "ms/{token}")],
+    [
+        ("s", "ms"),
+        ("s", ""),
+        ("s", "s"),
+        ("By", "GiBy"),
+        ("s/{token}", "ms/{token}"),
+        ("{FLOP}/s", "10*12{FLOP}/s"),
+    ],
 )
 def test_a_logged_unit_that_scales_to_the_unit_is_accepted(unit: str, logged_unit: str) -> None:
     assert TeedMetric("k", "rl.x", unit=unit, logged_unit=logged_unit).logged_unit == logged_unit
@@ -135,6 +169,7 @@ def test_logged_unit_is_the_last_field_and_defaults_to_empty() -> None:
         ("GiBy", "By", 1.5, 1.5 * 2**30),
         ("", "s", 1500.0, 1500.0),
         ("s", "s", 7.0, 7.0),
+        ("10*12{FLOP}/s", "{FLOP}/s", 312.5, 312.5e12),  # torchtitan's tflops
     ],
 )
 def test_the_tee_records_the_value_in_the_exported_unit(

@@ -72,6 +72,8 @@ LOSS_SUFFIXES = (
     ("", "rl.megatron.loss"),
 )
 LOSSES = ("lm loss", "sop loss")
+# Factor from the unit a tag is logged in to the series' exported unit (TFLOP/s -> FLOP/s).
+FACTOR = {"rl.megatron.throughput": 10**12}
 
 
 def expected_series(tag: str) -> tuple[str, dict[str, str]]:
@@ -208,7 +210,9 @@ def test_every_tag_of_a_megatron_run_is_teed_to_its_series(
     expected: dict[Point, Any] = {}
     for tag, value, _step in calls:
         series, attributes = expected_series(tag)
-        expected[(series, frozenset(attributes.items()))] = pytest.approx(value)
+        expected[(series, frozenset(attributes.items()))] = pytest.approx(
+            value * FACTOR.get(series, 1)
+        )
     assert recorded == expected
 
 

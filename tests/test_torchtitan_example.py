@@ -52,7 +52,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str], float]] = {
     "loss_metrics/global_max_loss": ("rl.titan.loss.global_max", {}, 1),
     "grad_norm": ("rl.titan.grad_norm", {}, 1),
     "throughput(tps)": ("rl.titan.throughput", {}, 1),
-    "tflops": ("rl.titan.tflops", {}, 1),
+    "tflops": ("rl.titan.tflops", {}, 10**12),  # TFLOP/s exported in {FLOP}/s
     "mfu(%)": ("rl.titan.mfu", {}, 1),
     "time_metrics/end_to_end(s)": ("rl.titan.step.duration", {}, 1),
     "time_metrics/data_loading(s)": ("rl.titan.data_loading.duration", {}, 1),

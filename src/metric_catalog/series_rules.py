@@ -60,6 +60,7 @@ __all__ = [
     "METRIC_KINDS",
     "OPEN_SEGMENT",
     "PLACEHOLDER_TYPES",
+    "POWER_OF_TEN_LIMIT",
     "PREFIX_GLUE",
     "PREFIX_SEPARATOR",
     "PRESENCE_LEVELS",
@@ -160,7 +161,34 @@ UNIT_SCALES: Final[Mapping[str, tuple[str, int, int]]] = {
 
 One logged unit is ``numerator / denominator`` of the base unit the series is
 exported in (``ms`` -> ``("s", 1, 1000)``, ``GiBy`` -> ``("By", 2**30, 1)``).
-Units not listed (``s``, ``By``, ``1``, ``{token}``) are exported as logged."""
+Units not listed (``s``, ``By``, ``1``, ``{token}``) are exported as logged; a
+power-of-ten term is scaled too (:data:`POWER_OF_TEN_LIMIT`)."""
+
+POWER_OF_TEN_LIMIT: Final = 18
+"""Largest exponent of a UCUM power-of-ten term a unit may use (``10*12{FLOP}/s``).
+
+UCUM prefixes no annotation (``T{FLOP}`` reads as tesla), so code that logs a count
+in thousands or trillions (torchtitan's and Megatron-LM's TFLOP/s) states it with the
+power-of-ten unit ``10*N`` (or ``10^N``) before the annotation: ``10*12{FLOP}/s`` is
+exported in ``{FLOP}/s`` with the factor 10^12 (a bare ``10*3`` in ``1``). Exponents
+from ``-POWER_OF_TEN_LIMIT`` to ``POWER_OF_TEN_LIMIT`` (not 0) are exact as floats."""
+
+
+def _power_of_ten(term: str) -> tuple[str, int, int] | None:
+    """``10*N{annotation}`` -> ``(annotation or "1", num, den)``; ``None`` for any other term."""
+    if not term.startswith(("10*", "10^")):
+        return None
+    digits, brace, rest = term[3:].partition("{")
+    if brace and (not rest.endswith("}") or "{" in rest[:-1] or "}" in rest[:-1]):
+        return None
+    sign, digits = (-1, digits[1:]) if digits[:1] == "-" else (1, digits.removeprefix("+"))
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 2:
+        return None
+    exponent = sign * int(digits)
+    if exponent == 0 or abs(exponent) > POWER_OF_TEN_LIMIT:
+        return None
+    base = "{" + rest if brace else "1"
+    return (base, 10**exponent, 1) if exponent > 0 else (base, 1, 10**-exponent)
 
 
 def _unit_terms(unit: str) -> list[str]:
@@ -203,7 +231,7 @@ def unit_scale(unit: str) -> tuple[str, int, int]:
         if index % 2:
             divide = part == "/"
             continue
-        base, num, den = UNIT_SCALES.get(part, (part, 1, 1))
+        base, num, den = UNIT_SCALES.get(part) or _power_of_ten(part) or (part, 1, 1)
         parts[index] = base
         if divide:
             num, den = den, num
