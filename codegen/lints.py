@@ -25,6 +25,7 @@ conventions, Prometheus ``promlint`` and glean_parser's ``glinter``.
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import enum
 import functools
@@ -37,6 +38,7 @@ from metric_catalog.series_rules import (
     POWER_OF_TEN_LIMIT,
     UNIT_SCALES,
     parse_pattern,
+    placeholders,
     unit_scale,
 )
 
@@ -344,6 +346,13 @@ _BACKENDS: Final = (
 )
 
 
+_CATALOG_ATTRIBUTES: Final[contextvars.ContextVar[Mapping[str, Attribute] | None]] = (
+    contextvars.ContextVar("catalog_attributes", default=None)
+)
+"""The attributes of the catalog :func:`lint_catalog` is linting (a row rule judging an
+enum placeholder's values reads them); ``None`` for :func:`lint_row` on a lone row."""
+
+
 def _literal_text(key: str) -> str:
     """``key`` without its placeholders (what they capture is not known here), braces unescaped."""
     try:
@@ -353,9 +362,26 @@ def _literal_text(key: str) -> str:
     return "".join(part for part in parts if isinstance(part, str))
 
 
+def _enum_texts(key: str) -> Iterator[tuple[str, str]]:
+    """``(placeholder, value)`` for each value an enum placeholder of ``key`` logs.
+
+    Known only while :func:`lint_catalog` runs (the catalog's attributes); an open
+    placeholder's text is known at run time only, so it is not judged.
+    """
+    attributes = _CATALOG_ATTRIBUTES.get() or {}
+    for name in dict.fromkeys(placeholders(key)):
+        attribute = attributes.get(name)
+        domain = attribute.domain if attribute is not None and attribute.values else None
+        for value in domain or ():
+            yield name, value
+
+
 @rule("LOGGER_KEY_BACKEND_UNSAFE", Severity.WARNING, "logger_key")
 def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
     """A logger key holds only characters every logging backend keeps (``[A-Za-z0-9_./-]``).
+
+    Judged on the key's literal text and on every value of its enum placeholders
+    (``{megatron.loss}`` with the value ``lm loss`` logs a space).
 
     Fix: The warning names each backend that would reject or rewrite the key
     (MLflow, TensorBoard, W&B, a Prometheus name made from it). Log a key without
@@ -365,7 +391,14 @@ def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
     key = row.logger_key
     if not key:
         return
-    extra = sorted({ch for ch in _literal_text(key) if ch not in _CLASSIC_KEY_CHARACTERS})
+    found = {ch for ch in _literal_text(key) if ch not in _CLASSIC_KEY_CHARACTERS}
+    carriers: dict[str, list[str]] = {}  # placeholder -> its values holding such characters
+    for name, value in _enum_texts(key):
+        unsafe = {ch for ch in value if ch not in _CLASSIC_KEY_CHARACTERS}
+        if unsafe:
+            found |= unsafe
+            carriers.setdefault(name, []).append(value)
+    extra = sorted(found)
     if not extra:
         return
     verdicts = []
@@ -376,8 +409,13 @@ def _logger_key_backend_unsafe(row: MetricRow) -> Iterator[str]:
             verdicts.append(f"{backend} {effect.format(chars=shown)}")
     if not verdicts:
         return
+    where = "".join(
+        f" (through {{{name}}}'s values {', '.join(repr(v) for v in values[:3])}"
+        f"{', ...' if len(values) > 3 else ''})"
+        for name, values in carriers.items()
+    )
     yield (
-        f"logger key {key!r} holds {' '.join(repr(ch) for ch in extra)}: "
+        f"logger key {key!r} holds {' '.join(repr(ch) for ch in extra)}{where}: "
         f"{'; '.join(verdicts)}; if the run logs to one of them, log a key without them, "
         "else add 'no_lint: [LOGGER_KEY_BACKEND_UNSAFE]' to the row."
     )
@@ -829,7 +867,15 @@ def lint_attribute(attribute: Attribute) -> list[Diagnostic]:
 
 
 def lint_catalog(catalog: Catalog) -> list[Diagnostic]:
-    """Every rule of every scope over the catalog, and every ``no_lint`` entry judged once."""
+    """Every rule of every scope over the catalog, and every ``no_lint`` entry judged once.
+
+    Row rules may read the catalog's declared attributes meanwhile (an enum
+    placeholder's values, :data:`_CATALOG_ATTRIBUTES`); :func:`lint_row` alone has none.
+    """
     targets: list[Target] = [row for _file, row in catalog.rows()]
     targets += [attribute for file in catalog.files for attribute in file.attributes]
-    return _lint(LINTS.values(), lambda scope: _subjects(scope, catalog), targets)
+    token = _CATALOG_ATTRIBUTES.set(catalog.attributes())
+    try:
+        return _lint(LINTS.values(), lambda scope: _subjects(scope, catalog), targets)
+    finally:
+        _CATALOG_ATTRIBUTES.reset(token)

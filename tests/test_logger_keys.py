@@ -152,3 +152,63 @@ def test_the_schema_copy_names_the_printable_key_rule() -> None:
         (Path(__file__).parent.parent / "codegen/schema/catalog.schema.json").read_text("utf-8")
     )
     assert "any printable text" in schema["$defs"]["loggerKey"]["description"]
+
+
+def _enum_catalog(tmp_path: Path, values: list[str], key: str) -> list[str]:
+    """LOGGER_KEY_BACKEND_UNSAFE messages of a one-row catalog whose key uses an attribute."""
+    attribute: dict[str, object] = {
+        "name": "myrl.loss",
+        "type": "string",
+        "description": "Which loss of the loss dict a value is.",
+    }
+    if values:
+        attribute["values"] = [{"value": v, "description": f"The {v} value."} for v in values]
+    else:
+        attribute["max_cardinality"] = "8"
+    doc = {
+        "owner": "myrl.losses",
+        "module": "losses",
+        "description": "Losses logged under their own names.",
+        "prefix": "",
+        "attributes": [attribute],
+        "teed": [
+            {
+                "logger_key": key,
+                "name": "rl.losses.value",
+                "kind": "gauge",
+                "unit": "",
+                "description": "Value of one loss of the loss dict.",
+                "attributes": [{"ref": "myrl.loss"}],
+            }
+        ],
+    }
+    path = tmp_path / "losses.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = load_and_check([path], root=tmp_path)
+    assert [d for d in result.diagnostics if d.code != "LOGGER_KEY_BACKEND_UNSAFE"] == []
+    return [d.message for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("values", "key", "warned"),
+    [
+        # Megatron-LM's loss dict: '{megatron.loss} vs samples' logs 'lm loss vs samples'.
+        (["lm loss", "sop loss"], "{myrl.loss}", "' ' (through {myrl.loss}'s values 'lm loss'"),
+        (["lm loss", "mlm"], "{myrl.loss}/mean", "through {myrl.loss}'s values 'lm loss')"),
+        (["acc@4", "mean"], "val/{myrl.loss}", "'@' (through {myrl.loss}'s values 'acc@4')"),
+        # Classic values, or an open placeholder (known only at run time): nothing to judge.
+        (["lm_loss", "sop-loss"], "{myrl.loss}", None),
+        ([], "{myrl.loss}/x", None),
+    ],
+)
+def test_backend_unsafe_lint_judges_the_values_an_enum_placeholder_logs(
+    tmp_path: Path, values: list[str], key: str, warned: str | None
+) -> None:
+    """An enum placeholder logs its values: a space in one is a space in the key."""
+    messages = _enum_catalog(tmp_path, values, key)
+    if warned is None:
+        assert messages == []
+    else:
+        (message,) = messages
+        assert warned in message
+        assert "TensorBoard" in message
