@@ -12,10 +12,8 @@ first due; and a run that drops or breaks a tag must be reported.
 
 from __future__ import annotations
 
-import importlib
 import math
 import shutil
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ from metric_catalog import vocabulary
 from metric_catalog.adapters import tee_summary_writer
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -126,28 +125,16 @@ class Megatron:
 @pytest.fixture(scope="module")
 def megatron(project: Path) -> Iterator[Megatron]:
     """The generated modules and ``megatron_metrics.runs``, imported from the copy."""
-    sys.path.insert(0, str(project))
-    try:
-        modules = [
-            importlib.import_module(f"megatron_metrics.telemetry.generated.{name}")
-            for name in MODULES
-        ]
-        runs = importlib.import_module("megatron_metrics.runs")
+    with imported_example(project, "megatron_metrics", MODULES) as (modules, runs):
         rows = [
             value
             for module in modules
             for value in vars(module).values()
             if isinstance(value, TeedMetric)
         ]
-        vocabulary._reset_for_tests()
         result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
         assert result.catalog is not None
         yield Megatron(runs, rows, result.catalog)
-    finally:
-        sys.path.remove(str(project))
-        for name in [name for name in sys.modules if name.split(".")[0] == "megatron_metrics"]:
-            del sys.modules[name]
-        vocabulary._reset_for_tests()
 
 
 RUN_NAMES = ["gpt_detailed", "gpt_defaults"]

@@ -37,6 +37,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -72,22 +73,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def package(project: Path) -> Iterator[dict[str, ModuleType]]:
     """The generated modules and ``openrlhf_metrics.runs``, imported from the copy."""
-    sys.path.insert(0, str(project))
-    # Importing registers the rows: start from an empty registry, since an earlier test
-    # may have left the repository's own rows (its train/reward) declared.
-    vocabulary._reset_for_tests()
-    try:
-        imported = {
-            name: importlib.import_module(f"{PACKAGE}.telemetry.generated.{name}")
-            for name in MODULES
-        }
-        imported["runs"] = importlib.import_module(f"{PACKAGE}.runs")
-        vocabulary._reset_for_tests()  # each test registers the rows itself
-        yield imported
-    finally:
-        sys.path.remove(str(project))
-        _forget_package()
-        vocabulary._reset_for_tests()
+    with imported_example(project, PACKAGE, MODULES) as (modules, runs):
+        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
 
 
 @dataclass(frozen=True)

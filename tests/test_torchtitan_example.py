@@ -34,6 +34,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee, tee_wandb_log
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -133,28 +134,16 @@ class Titan:
 @pytest.fixture(scope="module")
 def titan(project: Path) -> Iterator[Titan]:
     """The generated modules and ``titan_metrics.runs``, imported from the copy, then forgotten."""
-    sys.path.insert(0, str(project))
-    try:
-        modules = [
-            importlib.import_module(f"titan_metrics.telemetry.generated.{name}") for name in MODULES
-        ]
-        runs = importlib.import_module("titan_metrics.runs")
+    with imported_example(project, "titan_metrics", MODULES) as (modules, runs):
         rows = [
             value
             for module in modules
             for value in vars(module).values()
             if isinstance(value, TeedMetric)
         ]
-        # Importing registered the rows; each test registers them itself.
-        vocabulary._reset_for_tests()
         result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
         assert result.catalog is not None
         yield Titan(runs, rows, result.catalog)
-    finally:
-        sys.path.remove(str(project))
-        for name in [name for name in sys.modules if name.split(".")[0] == "titan_metrics"]:
-            del sys.modules[name]
-        vocabulary._reset_for_tests()
 
 
 def _run_names() -> list[str]:

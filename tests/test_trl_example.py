@@ -34,6 +34,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -69,19 +70,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def package(project: Path) -> Iterator[dict[str, ModuleType]]:
     """The generated modules and ``trl_metrics.runs``, imported from the copy, then forgotten."""
-    sys.path.insert(0, str(project))
-    try:
-        imported = {
-            name: importlib.import_module(f"trl_metrics.telemetry.generated.{name}")
-            for name in MODULES
-        }
-        imported["runs"] = importlib.import_module("trl_metrics.runs")
-        vocabulary._reset_for_tests()  # each test registers the rows itself
-        yield imported
-    finally:
-        sys.path.remove(str(project))
-        _forget()
-        vocabulary._reset_for_tests()
+    with imported_example(project, "trl_metrics", MODULES) as (modules, runs):
+        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -75,21 +76,8 @@ def catalog() -> Catalog:
 @pytest.fixture(scope="module")
 def package(project: Path) -> Iterator[dict[str, ModuleType]]:
     """The generated modules and ``verl_metrics.runs``, imported from the copy, then forgotten."""
-    sys.path.insert(0, str(project))
-    try:
-        imported = {
-            name: importlib.import_module(f"verl_metrics.telemetry.generated.{name}")
-            for name in MODULES
-        }
-        imported["runs"] = importlib.import_module("verl_metrics.runs")
-        # Importing registered the rows; each test registers them itself.
-        vocabulary._reset_for_tests()
-        yield imported
-    finally:
-        sys.path.remove(str(project))
-        for name in [name for name in sys.modules if name.split(".")[0] == "verl_metrics"]:
-            del sys.modules[name]
-        vocabulary._reset_for_tests()
+    with imported_example(project, "verl_metrics", MODULES) as (modules, runs):
+        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
 
 
 @pytest.fixture(scope="module")
