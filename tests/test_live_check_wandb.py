@@ -257,6 +257,103 @@ def test_without_a_step_message_the_step_item_is_the_step() -> None:
     assert records(read_items(data)) == [(9, {"x": 1})]
 
 
+def metric(name: str = "", glob: str = "", step_metric: str = "") -> bytes:
+    """A Record holding a MetricRecord (``wandb.define_metric``)."""
+    body = b"".join(text(n, v) for n, v in ((1, name), (2, glob), (4, step_metric)) if v)
+    return message(12, body)
+
+
+# OpenRLHF's WandbLogger: define_metric("train/*", step_metric="train/global_step"), then
+# wandb.log without step= twice a step (the samples table, then the metrics), so _step
+# counts calls; wandb's step_sync copies the last global step into the table's record.
+OPENRLHF_AXES = (
+    metric(name="train/global_step"),
+    metric(glob="train/*", step_metric="train/global_step"),
+    metric(name="eval/epoch"),
+    metric(glob="eval/*", step_metric="eval/epoch"),
+)
+
+
+def test_keys_with_a_defined_step_metric_are_read_at_its_value() -> None:
+    data = container(
+        *OPENRLHF_AXES,
+        history(
+            0, item(("train/samples", "_type"), '"table-file"'), item(("train/global_step",), "0")
+        ),
+        history(1, item(("train/critic_loss",), "0.1"), item(("train/global_step",), "1")),
+        history(
+            2, item(("train/samples", "_type"), '"table-file"'), item(("train/global_step",), "1")
+        ),
+        history(3, item(("train/critic_loss",), "0.2"), item(("train/global_step",), "2.0")),
+        history(4, item(("eval/pass1",), "0.5"), item(("eval/epoch",), "0")),
+    )
+    assert records(read_items(data)) == [
+        (0, {"train/global_step": 0}),
+        (1, {"train/critic_loss": 0.1, "train/global_step": 1}),
+        (1, {"train/global_step": 1}),
+        (2, {"train/critic_loss": 0.2, "train/global_step": 2.0}),
+        (0, {"eval/pass1": 0.5, "eval/epoch": 0}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        # No definition for the key: the history step.
+        (
+            (item(("other",), "1"), item(("train/global_step",), "5")),
+            [(7, {"other": 1}), (5, {"train/global_step": 5})],
+        ),
+        # The step metric absent, or not a whole number, or a bool: the history step.
+        ((item(("train/loss",), "1"),), [(7, {"train/loss": 1})]),
+        (
+            (item(("train/loss",), "1"), item(("train/global_step",), "2.5")),
+            [(7, {"train/loss": 1, "train/global_step": 2.5})],
+        ),
+        (
+            (item(("train/loss",), "1"), item(("train/global_step",), "true")),
+            [(7, {"train/loss": 1, "train/global_step": True})],
+        ),
+        # An exact definition beats the glob; a later glob definition wins.
+        (
+            (item(("train/lr",), "1"), item(("lr_step",), "3"), item(("train/global_step",), "5")),
+            [(3, {"train/lr": 1, "lr_step": 3}), (5, {"train/global_step": 5})],
+        ),
+    ],
+    ids=["undefined", "absent", "fraction", "bool", "exact-beats-glob"],
+)
+def test_a_key_without_a_usable_step_metric_stays_at_the_history_step(
+    items: tuple[bytes, ...], expected: list[tuple[int, dict[str, object]]]
+) -> None:
+    axes = (*OPENRLHF_AXES, metric(name="train/lr", step_metric="lr_step"))
+    assert records(read_items(container(*axes, history(7, *items)))) == expected
+
+
+def test_a_later_definition_without_a_step_metric_keeps_the_earlier_one() -> None:
+    """``define_metric("train/*", summary="max")`` after the axis was set merges into it."""
+    axes = (*OPENRLHF_AXES, metric(glob="train/*"), metric(name="train/global_step"))
+    data = container(
+        *axes, history(9, item(("train/loss",), "1"), item(("train/global_step",), "4"))
+    )
+    assert records(read_items(data)) == [(4, {"train/loss": 1, "train/global_step": 4})]
+
+
+@pytest.mark.parametrize(
+    ("glob", "key", "matches"),
+    [
+        ("train/*", "train/x", True),
+        ("train/*", "train/a/b", True),
+        ("train/*", "eval/x", False),
+        ("*", "anything", True),
+        ("train/x", "train/x", True),  # no '*': one key
+        ("train/x", "train/xy", False),
+        ("train/?", "train/x", False),  # only a trailing '*' is special (wandb refuses others)
+    ],
+)
+def test_a_metric_glob_matches_as_wandb_reads_it(glob: str, key: str, matches: bool) -> None:
+    assert wandb_run._glob_matches(glob, key) is matches
+
+
 def test_an_old_file_with_a_nested_dict_in_one_json_value_reads_like_nested_keys() -> None:
     data = container(history(1, item("eval", '{"acc": 0.5, "deep": {"er": 1}}')))
     assert records(read_items(data)) == [(1, {"eval.acc": 0.5, "eval.deep.er": 1})]
@@ -671,6 +768,14 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "steps": [[0, {f"actor/k{n:04d}": float(n) for n in range(3000)}]],
         },
     }
+    # OpenRLHF's WandbLogger: train/* against train/global_step, wandb.log without step=,
+    # a samples table logged before each step's metrics; the actor frozen for 2 steps.
+    axes = [["train/global_step", None], ["train/*", "train/global_step"]]
+    steps: list[list[Any]] = []
+    for step in (1, 2):
+        steps += [[None, {"train/samples": "<table>"}]]
+        steps += [[None, {"train/critic_loss": 0.5, "train/global_step": step}]]
+    specs["axes"] = {"config": {"freezing_actor_steps": 2}, "define_metric": axes, "steps": steps}
     for name, spec in specs.items():
         spec["dir"] = str(root / name)
     folders = write_runs(root, list(specs.values()))
@@ -801,3 +906,48 @@ def test_the_decoder_agrees_with_wandbs_protobuf_classes(real_runs: dict[str, Pa
                 assert same(ours.metrics) == same(expected)
                 compared += 1
     assert compared >= 6
+
+
+AXES_CATALOG = """\
+owner: openrlhf.trainer
+module: axes
+description: An OpenRLHF-shaped trainer logging against train/global_step.
+prefix: train
+teed:
+  - logger_key: critic_loss
+    name: rl.axes.critic_loss
+    kind: gauge
+    unit: ""
+    description: Critic loss.
+    requirement_level: required
+  - logger_key: policy_loss
+    name: rl.axes.policy_loss
+    kind: gauge
+    unit: ""
+    description: Policy loss, once the actor trains.
+    requirement_level: required
+    first_step: "config.freezing_actor_steps + 1"
+  - logger_key: global_step
+    name: rl.axes.global_step
+    kind: counter
+    temporality: cumulative
+    unit: "{step}"
+    description: The trainer's step.
+"""
+
+
+@pytest.mark.integration
+def test_a_run_plotted_against_a_defined_step_metric_is_judged_by_it(
+    real_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two steps of four wandb.log calls: the run is 2 steps long, so the actor's rows
+    (first due at step 3) are not missing; read at _step (0..3) they were."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "axes.yaml").write_text(AXES_CATALOG, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert result.catalog is not None, result.diagnostics
+    report = check_file(str(real_runs["axes"]), result.catalog)
+    assert findings(report) == set()
+    assert report.last_step == 2
+    states = {s.row.name: s.presence for s in report.rows}
+    assert states["rl.axes.policy_loss"] == "not_due"

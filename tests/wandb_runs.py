@@ -3,8 +3,10 @@
 Run in a child process so that ``wandb.init`` (which starts ``wandb-core`` and
 hooks the interpreter) never touches the test process. The spec is a JSON list
 of runs, each ``{"dir", "config", "steps": [[step, {key: value}], ...]}`` with
-optional ``"config_update"`` (``run.config.update`` after the first step) and
-``"encoding"`` (``x_history_value_encoding``). A value ``"<histogram>"`` or
+optional ``"config_update"`` (``run.config.update`` after the first step),
+``"encoding"`` (``x_history_value_encoding``) and ``"define_metric"`` (``[[name,
+step_metric or null], ...]``, defined before the first step). A step ``null`` logs
+without ``step=`` (W&B counts the call). A value ``"<histogram>"`` or
 ``"<table>"`` is logged as ``wandb.Histogram`` / ``wandb.Table``. Each run's
 folder is printed, one per line. Offline mode: nothing leaves the machine.
 """
@@ -45,8 +47,13 @@ def main(spec_path: str) -> None:
             config=run_spec.get("config") or None,
             settings=wandb.Settings(**settings),
         )
+        for name, step_metric in run_spec.get("define_metric", []):
+            run.define_metric(name, step_metric=step_metric, step_sync=bool(step_metric))
         for index, (step, data) in enumerate(run_spec["steps"]):
-            run.log(_value(data, wandb), step=step)
+            if step is None:
+                run.log(_value(data, wandb))
+            else:
+                run.log(_value(data, wandb), step=step)
             if index == 0 and run_spec.get("config_update"):
                 run.config.update(run_spec["config_update"])
         run.finish()

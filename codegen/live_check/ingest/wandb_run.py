@@ -14,6 +14,16 @@ nested dict (``wandb.log({"eval": {"acc": 0.9}})``) is stored as a path of
 keys; it is read as the key ``eval.acc``, the name W&B shows it under (so a
 nested dict and a flat key ``"eval.acc"`` are the same key, in W&B too).
 
+Steps. A record's step is the history step (``_step``: W&B counts ``wandb.log``
+calls unless ``step=`` is given), except for keys whose x axis the run defined
+with ``wandb.define_metric(key or glob, step_metric=...)``: those keys (and the
+step metric itself) are read at the step metric's value in the same record,
+when it is a whole number. OpenRLHF logs ``train/*`` without ``step=`` and
+defines ``train/global_step`` as their axis, so a run of 4 steps that logs a
+samples table beside each step's metrics is 4 steps long, not 8 calls. A key
+with no such definition, or whose step metric is absent or not a whole number
+in that record, stays at ``_step``.
+
 What is not read. ``_step``, ``_runtime``, ``_timestamp`` and ``_wandb`` are
 W&B's bookkeeping, not metrics. A media value (``wandb.Histogram``,
 ``wandb.Table``, ``wandb.Image``, ...: an object with a ``_type``) is not a
@@ -80,8 +90,10 @@ __all__ = [
     "FILE_HEADER",
     "INGESTER_NAME",
     "ConfigChange",
+    "Decoded",
     "Frame",
     "History",
+    "MetricDefinition",
     "RunStart",
     "decode_record",
     "detect",
@@ -105,7 +117,8 @@ _HEAD = struct.Struct("<IHB")
 _DOUBLE = struct.Struct("<d")
 
 # Field numbers of wandb_internal.proto (wandb/proto/wandb_internal.proto).
-_RECORD_HISTORY, _RECORD_CONFIG, _RECORD_RUN = 2, 5, 17
+_RECORD_HISTORY, _RECORD_CONFIG, _RECORD_METRIC, _RECORD_RUN = 2, 5, 12, 17
+_METRIC_NAME, _METRIC_GLOB, _METRIC_STEP = 1, 2, 4
 _RUN_ID, _RUN_PROJECT, _RUN_CONFIG, _RUN_NAME = 1, 3, 4, 8
 _HISTORY_ITEM, _HISTORY_STEP = 1, 2
 _CONFIG_UPDATE, _CONFIG_REMOVE = 1, 2
@@ -386,6 +399,14 @@ class ConfigChange(NamedTuple):
     remove: list[tuple[str, ...]]
 
 
+class MetricDefinition(NamedTuple):
+    """``wandb.define_metric``: a key (``name``) or glob (``train/*``) and its x axis."""
+
+    name: str
+    glob: str
+    step_metric: str
+
+
 class RunStart(NamedTuple):
     """The run record: the run's id, display name and project, and its configuration."""
 
@@ -475,18 +496,32 @@ def _run(buf: bytes) -> RunStart:
     return RunStart(config, text[_RUN_ID], text[_RUN_NAME], text[_RUN_PROJECT])
 
 
-def decode_record(payload: bytes) -> History | ConfigChange | RunStart | None:
-    """The history, configuration or run a record holds; ``None`` for any other record.
+def _metric(buf: bytes) -> MetricDefinition:
+    text = {_METRIC_NAME: "", _METRIC_GLOB: "", _METRIC_STEP: ""}
+    for number, _, value in _fields(buf):
+        if number in text:
+            text[number] = _text(value, "a field of a metric definition")
+    return MetricDefinition(text[_METRIC_NAME], text[_METRIC_GLOB], text[_METRIC_STEP])
+
+
+Decoded = History | ConfigChange | RunStart | MetricDefinition
+"""What :func:`decode_record` reads from a record."""
+
+
+def decode_record(payload: bytes) -> Decoded | None:
+    """The history, configuration, run or metric definition a record holds; else ``None``.
 
     Raises:
         ValueError: the payload is not a well-formed ``wandb_internal.Record``
             (the message says what is wrong); a history record with no step.
         RecursionError: a value nests too deep.
     """
-    found: History | ConfigChange | RunStart | None = None
+    found: Decoded | None = None
     for number, _, raw in _fields(payload):
         if number == _RECORD_HISTORY:
             found = _history(_message(raw, "the history record"))
+        elif number == _RECORD_METRIC:
+            found = _metric(_message(raw, "the metric record"))
         elif number == _RECORD_CONFIG:
             found = _config(_message(raw, "the configuration record"))
         elif number == _RECORD_RUN:
@@ -532,14 +567,80 @@ def detect(path: str, head: bytes) -> bool:
     return bool(run_files(path) or run_folders(path))
 
 
+def _glob_matches(glob: str, key: str) -> bool:
+    """W&B's metric glob: ``train/*`` takes every key starting ``train/``.
+
+    ``wandb.define_metric`` accepts ``*`` only at the end of a name (``wandb_run.py``,
+    "glob suffixes only"); a glob without it names one key.
+    """
+    if glob.endswith("*"):
+        return key.startswith(glob[:-1])
+    return key == glob
+
+
+def _whole(value: object) -> int | None:
+    """``value`` as a step when it is a whole number (``4`` or ``4.0``), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return None
+
+
 class _Run:
-    """What one run file adds up to: its configuration and the values it skipped."""
+    """What one run file adds up to: its configuration, x axes and the values it skipped."""
 
     def __init__(self) -> None:
         self.config: dict[str, object] = {}
         self.config_line = 0
         self.media: dict[str, int] = {}
         self.run: RunStart | None = None
+        self.axis_of_key: dict[str, str] = {}  # define_metric(name, step_metric=...)
+        self.axis_of_glob: list[tuple[str, str]] = []  # define_metric(glob, ...), latest first
+        self.axes: set[str] = set()
+        self.axis_cache: dict[str, str] = {}
+
+    def define(self, metric: MetricDefinition) -> None:
+        """Note one ``define_metric`` call (a later one for the same key or glob wins)."""
+        self.axis_cache.clear()
+        # A later definition of the same key or glob is merged into the earlier one
+        # (wandb's handler merges unless overwrite=True): an empty step metric keeps it.
+        if metric.name:
+            if metric.step_metric or metric.name not in self.axis_of_key:
+                self.axis_of_key[metric.name] = metric.step_metric
+        elif metric.glob:
+            earlier = [a for g, a in self.axis_of_glob if g == metric.glob]
+            step_metric = metric.step_metric or (earlier[0] if earlier else "")
+            self.axis_of_glob = [(g, a) for g, a in self.axis_of_glob if g != metric.glob]
+            self.axis_of_glob.insert(0, (metric.glob, step_metric))
+        if metric.step_metric:
+            self.axes.add(metric.step_metric)
+
+    def axis(self, key: str) -> str:
+        """The step metric ``key`` is plotted against (``""``: the history step)."""
+        if key in self.axes:
+            return key  # a step metric is read at its own value
+        found = self.axis_cache.get(key)
+        if found is None:
+            found = self.axis_of_key.get(key, "")
+            if key not in self.axis_of_key:
+                found = next((a for g, a in self.axis_of_glob if _glob_matches(g, key)), "")
+            if len(self.axis_cache) < 4096:
+                self.axis_cache[key] = found
+        return found
+
+    def steps(self, history: History) -> list[tuple[int, dict[str, object]]]:
+        """``history``'s metrics grouped by the step each is read at, in first-key order."""
+        if not self.axes:
+            return [(history.step, history.metrics)]
+        groups: dict[int, dict[str, object]] = {}
+        for key, value in history.metrics.items():
+            axis = self.axis(key)
+            step = _whole(history.metrics.get(axis)) if axis else None
+            groups.setdefault(history.step if step is None else step, {})[key] = value
+        return list(groups.items()) or [(history.step, history.metrics)]
 
     def apply(self, change: ConfigChange, line: int) -> None:
         self.config_line = self.config_line or line
@@ -588,7 +689,10 @@ def _read_file(
                         kind if kind in state.media or len(state.media) < _MEDIA_KINDS else "other"
                     )
                     state.media[named] = state.media.get(named, 0) + count
-                yield Record(found.step, "", found.metrics, path, line, split=True, input=run)
+                for step, metrics in state.steps(found):
+                    yield Record(step, "", metrics, path, line, split=True, input=run)
+            elif isinstance(found, MetricDefinition):
+                state.define(found)
             elif isinstance(found, ConfigChange):
                 state.apply(found, line)
             elif isinstance(found, RunStart):
