@@ -9,12 +9,16 @@ a small expression over the run's configuration it is checked::
     condition: config.actor_rollout_ref.rollout.multi_turn.enable == true
 
 The language: ``config.<path>`` (dotted names, ``config.a["b-c"]`` for a key
-that is not a name), literals (numbers, strings, ``true``/``false``/``null``
-and Python's ``True``/``False``/``None``), comparisons (``== != < <= > >=``,
-``in``/``not in`` against a literal list), ``and``, ``or``, ``not`` and
-parentheses. Anything else (calls, attribute access on other names,
-arithmetic, subscripts with non-literal keys) is refused. A text that does not
-parse as such an expression, or names no ``config``, is prose.
+that is not a name), ``run.format`` (the format live-check read the run in:
+``jsonl``, ``flat-jsonl``, ``wandb``, ``tensorboard``, ``mlflow``, ...; for a key
+only some of the code's logging backends get, such as Megatron-LM's ``... vs
+samples``, which it writes to TensorBoard and not to W&B), literals
+(numbers, strings, ``true``/``false``/``null`` and Python's
+``True``/``False``/``None``), comparisons (``== != < <= > >=``, ``in``/``not
+in`` against a literal list), ``and``, ``or``, ``not`` and parentheses.
+Anything else (calls, attribute access on other names, arithmetic, subscripts
+with non-literal keys) is refused. A text that does not
+parse as such an expression, or names neither ``config`` nor ``run``, is prose.
 
 A value is looked up in the configuration a run logged
 (``JsonlLogger(config=...)``); a missing path makes the condition
@@ -35,6 +39,7 @@ from typing import Any, Final
 
 __all__ = [
     "MAX_CONDITION_LENGTH",
+    "RUN_VALUES",
     "Condition",
     "ConditionError",
     "ConfigPath",
@@ -42,6 +47,10 @@ __all__ = [
     "parse_config_path",
     "parse_first_step",
 ]
+
+RUN_VALUES: Final[tuple[str, ...]] = ("format",)
+"""What ``run.<name>`` may name: ``run.format``, the input format the run was read in
+(an ingester's name, :mod:`codegen.live_check.ingest`)."""
 
 MAX_CONDITION_LENGTH: Final = 500
 """Longest expression parsed (a longer text is prose): bounds parsing hostile input."""
@@ -115,7 +124,14 @@ def _path(node: ast.expr) -> ConfigPath | None:
 
 
 def _mentions_config(tree: ast.AST) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == "config" for n in ast.walk(tree))
+    return any(isinstance(n, ast.Name) and n.id in ("config", "run") for n in ast.walk(tree))
+
+
+def _run_value(node: ast.expr) -> str | None:
+    """The name ``run.<name>`` spells, else ``None``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "run" else None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +142,13 @@ class Condition:
     tree: ast.expr
     paths: tuple[ConfigPath, ...]
 
-    def holds(self, config: Mapping[str, Any]) -> bool | None:
-        """Whether the condition holds; ``None`` when a path is missing or values do not compare."""
-        value = _evaluate(self.tree, config)
+    def holds(self, config: Mapping[str, Any], run: Mapping[str, Any] | None = None) -> bool | None:
+        """Whether the condition holds; ``None`` when a path is missing or values do not compare.
+
+        ``run`` holds what is known of the run itself (``{"format": "wandb"}``); a
+        ``run.<name>`` it does not hold is undecided, like a missing path.
+        """
+        value = _evaluate(self.tree, config, run or {})
         return None if value is _UNDECIDED else bool(value)
 
 
@@ -159,6 +179,14 @@ def _check(node: ast.expr) -> None:
     """Refuse every construct outside the language (before anything is evaluated)."""
     if _path(node) is not None:
         return
+    name = _run_value(node)
+    if name is not None:
+        if name not in RUN_VALUES:
+            raise ConditionError(
+                f"run.{name} is not known of a run: only run.format is (the format "
+                "live-check read the run in: jsonl, flat-jsonl, wandb, tensorboard, mlflow, ...)"
+            )
+        return
     if isinstance(node, ast.BoolOp):
         for value in node.values:
             _check(value)
@@ -173,7 +201,7 @@ def _check(node: ast.expr) -> None:
         _literal(node)
 
 
-def _evaluate(node: ast.expr, config: Mapping[str, Any]) -> Any:
+def _evaluate(node: ast.expr, config: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
     """The node's value, or :data:`_UNDECIDED` (which every operator passes on)."""
     path = _path(node)
     if path is not None:
@@ -181,22 +209,25 @@ def _evaluate(node: ast.expr, config: Mapping[str, Any]) -> Any:
             return path.lookup(config)
         except KeyError:
             return _UNDECIDED
+    name = _run_value(node)
+    if name is not None:
+        return run.get(name, _UNDECIDED)
     if isinstance(node, ast.BoolOp):
         want = isinstance(node.op, ast.Or)  # the value that decides: True for or, False for and
         for item in node.values:
-            value = _evaluate(item, config)
+            value = _evaluate(item, config, run)
             if value is _UNDECIDED:
                 return _UNDECIDED
             if bool(value) is want:
                 return want
         return not want
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        value = _evaluate(node.operand, config)
+        value = _evaluate(node.operand, config, run)
         return value if value is _UNDECIDED else not value
     if isinstance(node, ast.Compare):
-        left = _evaluate(node.left, config)
+        left = _evaluate(node.left, config, run)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = _evaluate(right_node, config)
+            right = _evaluate(right_node, config, run)
             if left is _UNDECIDED or right is _UNDECIDED:
                 return _UNDECIDED
             try:
@@ -229,13 +260,15 @@ def parse_condition(text: str) -> Condition | None:
         {
             n.id
             for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and n.id != "config" and n.id not in _LITERAL_NAMES
+            if isinstance(n, ast.Name)
+            and n.id not in ("config", "run")
+            and n.id not in _LITERAL_NAMES
         }
     )
     if others:
         raise ConditionError(
             f"{', '.join(others)} is not a configuration value: write config.<path> "
-            "(the run's configuration as JsonlLogger(config=...) logged it)"
+            "(the run's configuration as JsonlLogger(config=...) logged it) or run.format"
         )
     _check(tree)
     return Condition(text, tree, tuple(_paths(tree)))

@@ -339,3 +339,88 @@ def test_a_decided_condition_judges_a_row_whose_file_logged_nothing(
     assert sorted(f"{f.kind}:{f.series}" for f in report.findings) == findings
     # pg_loss, vf_loss (prose) and val.reward always; both test_freq rows when it holds.
     assert report.coverage.applicable == applicable
+
+
+@pytest.mark.parametrize(
+    ("text", "run", "holds"),
+    [
+        ("run.format != 'wandb'", {"format": "tensorboard"}, True),
+        ("run.format != 'wandb'", {"format": "wandb"}, False),
+        ("run.format in ['jsonl', 'tensorboard']", {"format": "jsonl"}, True),
+        ("run.format != 'wandb'", {}, None),  # inputs of several formats: undecided
+        ("run.format != 'wandb'", None, None),
+        ("config.trainer.test_freq > 0 and run.format == 'wandb'", {"format": "wandb"}, True),
+        ("config.trainer.test_freq > 0 and run.format == 'wandb'", {"format": "jsonl"}, False),
+    ],
+)
+def test_run_format_names_the_format_the_run_was_read_in(
+    text: str, run: dict[str, str] | None, holds: bool | None
+) -> None:
+    """A key only some logging backends get (Megatron-LM's 'vs samples' tags: TensorBoard)."""
+    condition = parse_condition(text)
+    assert condition is not None
+    assert condition.holds(CONFIG, run) is holds
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("run.host == 'a'", "run.host is not known of a run: only run.format is"),
+        ("run['format'] == 'wandb'", "is not allowed"),
+        ("run == 'wandb'", "is not allowed"),
+        ("run.format.x == 1", "is not allowed"),
+    ],
+)
+def test_anything_else_of_run_is_refused_naming_it(text: str, message: str) -> None:
+    with pytest.raises(ConditionError, match=message):
+        parse_condition(text)
+
+
+FORMAT_CATALOG = """\
+owner: megatron.training.training
+module: megatron_training
+description: Tags Megatron-LM writes to TensorBoard and not to W&B.
+prefix: ""
+teed:
+  - logger_key: lm-loss
+    name: rl.megatron.loss
+    kind: gauge
+    unit: ""
+    description: Language-model loss.
+    requirement_level: required
+  - logger_key: lm-loss vs samples
+    name: rl.megatron.loss_vs_samples
+    kind: gauge
+    unit: ""
+    description: Language-model loss at the consumed sample count (TensorBoard only).
+    requirement_level: conditionally_required
+    condition: "run.format != 'flat-jsonl'"
+    step_axis: samples
+    no_lint: [LOGGER_KEY_BACKEND_UNSAFE]
+"""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "presence", "finding"),
+    [
+        ("jsonl", "missing", ["missing:rl.megatron.loss_vs_samples"]),
+        ("flat-jsonl", "not_applicable", []),
+    ],
+)
+def test_a_row_a_backend_never_gets_is_not_applicable_in_its_format(
+    tmp_path: Path, fmt: str, presence: str, finding: list[str]
+) -> None:
+    """Decided by the input's format, with or without a configuration."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "megatron.yaml").write_text(FORMAT_CATALOG, encoding="utf-8")
+    result = load_and_check(root=tmp_path)
+    assert result.catalog is not None, result.diagnostics
+    path = tmp_path / "run.jsonl"
+    if fmt == "jsonl":
+        with JsonlLogger(path) as log:
+            log.log_metrics({"lm-loss": 2.5}, 1, "")
+    else:
+        path.write_text(json.dumps({"step": 1, "data": {"lm-loss": 2.5}}) + "\n", encoding="utf-8")
+    states, findings = _presence(result.catalog, path)
+    assert states["rl.megatron.loss_vs_samples"] == presence
+    assert findings == finding

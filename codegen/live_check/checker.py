@@ -634,6 +634,10 @@ class Checker:
                     f"{self._locate(*loops.named_at)} named {loops.named!r} first "
                     f"(the run was judged as {report.loop.name!r})"
                 )
+        # run.format in a condition: the one format every input was read in (inputs of
+        # several formats decide nothing about it).
+        formats = {read.format for read in report.inputs if read.format}
+        run = {"format": next(iter(formats))} if len(formats) == 1 else {}
         outcome = judge_presence(
             report.rows,
             loops,
@@ -641,6 +645,7 @@ class Checker:
             self.owner_of,
             all_owners=self.all_owners,
             config=self.run_config,
+            run=run,
         )
         for finding in outcome.findings:
             self.findings[("missing", finding.prefix, finding.key)] = finding

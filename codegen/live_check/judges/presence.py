@@ -88,17 +88,22 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
     return int(value) + offset
 
 
-def _decided(row: MetricRow, config: Mapping[str, object] | None) -> bool | None:
-    """Whether the row's condition holds for ``config``; ``None`` when nothing decides it."""
-    if row.requirement_level != "conditionally_required" or config is None:
+def _decided(
+    row: MetricRow, config: Mapping[str, object] | None, run: Mapping[str, object] | None = None
+) -> bool | None:
+    """Whether the row's condition holds for ``config`` and ``run`` (``run.format``);
+    ``None`` when nothing decides it (a configuration path the run did not log)."""
+    if row.requirement_level != "conditionally_required":
         return None
     condition = None if row.condition is None else _condition(row.condition)
-    return None if condition is None else condition.holds(config)
+    return None if condition is None else condition.holds(config or {}, run)
 
 
-def _level(row: MetricRow, config: Mapping[str, object] | None) -> str:
-    """The requirement level the run is judged by (a condition decided by the config)."""
-    holds = _decided(row, config)
+def _level(
+    row: MetricRow, config: Mapping[str, object] | None, run: Mapping[str, object] | None = None
+) -> str:
+    """The requirement level the run is judged by (a condition the run decides)."""
+    holds = _decided(row, config, run)
     if holds is None:
         return row.requirement_level
     return "required" if holds else "not_applicable"
@@ -110,6 +115,8 @@ def _unlogged_state(
     candidates: frozenset[str],
     inactive: bool,
     config: Mapping[str, object] | None = None,
+    *,
+    run: Mapping[str, object] | None = None,
 ) -> str:
     """The presence state of a row the log never showed."""
     row = summary.row
@@ -120,11 +127,11 @@ def _unlogged_state(
             return "not_emitted"
         if emitting != candidates:
             return "undecided"
-    elif inactive and _decided(row, config) is None:
+    elif inactive and _decided(row, config, run) is None:
         # The configuration outranks the file rule: a row it rules out is not applicable
         # and one it requires is due even when nothing of its file was logged.
         return "inactive_owner"
-    level = _level(row, config)
+    level = _level(row, config, run)
     if level == "required":
         first = _first_step(row, config)
         if first == "unknown":
@@ -148,10 +155,13 @@ def judge_presence(
     *,
     all_owners: bool,
     config: Mapping[str, object] | None = None,
+    run: Mapping[str, object] | None = None,
 ) -> PresenceOutcome:
     """Set every row's presence state; the findings and information it gives.
 
-    ``config`` is the configuration the run logged (its header line), if any.
+    ``config`` is the configuration the run logged (its header line), if any;
+    ``run`` what is known of the run itself (``{"format": "wandb"}``), for
+    conditions naming ``run.format``.
     """
     out = PresenceOutcome()
     active = {owner_of[s.row.name] for s in rows if s.logged}
@@ -173,7 +183,7 @@ def judge_presence(
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
-        summary.presence = _unlogged_state(summary, loops, candidates, inactive, config)
+        summary.presence = _unlogged_state(summary, loops, candidates, inactive, config, run=run)
         prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
             judged_as = loop if loop is not None and row.emitted_by else ""
