@@ -27,7 +27,7 @@ from codegen.live_check import check_file
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
-from metric_catalog.adapters import tee_summary_writer
+from metric_catalog.adapters import tee_summary_writer, tee_wandb_log
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
 from tests.example_projects import imported_example
@@ -59,6 +59,13 @@ LITERAL = {
     "mem-allocated-count": "rl.megatron.memory.allocations",
     "iteration-time": "rl.megatron.iteration.duration",
     "throughput": "rl.megatron.throughput",
+    "world-size": "rl.megatron.world_size",
+    "world-size vs samples": "rl.megatron.world_size_vs_samples",
+    "samples vs steps": "rl.megatron.consumed_samples",
+    "max_attention_logit": "rl.megatron.attention.max_logit",
+    "iter-energy/gpu": "rl.megatron.energy",
+    "power/gpu": "rl.megatron.power",
+    "grpo_collection_iteration": "rl.megatron.grpo.collection_iteration",
 }
 # The loss families, longest suffix first: "lm loss validation ppl vs samples" is not
 # "lm loss validation" with a loss named "... ppl vs samples".
@@ -236,14 +243,20 @@ def test_live_check_is_clean_on_a_megatron_tensorboard_run(
 ) -> None:
     """The event file torch's SummaryWriter writes: each tag once per add_scalar, steps as given.
 
-    An event file holds no arguments, so rows whose flag decides them are conditional
-    information; the sample-count steps still leave the run's last step at its iterations.
+    The arguments are in it as text (``write_args_to_tensorboard``), skipped; rows whose
+    flag decides them are conditional information, or judged with ``--run-config``; the
+    sample-count steps still leave the run's last step at its iterations.
     """
     pytest.importorskip("tensorboardX")
-    calls = megatron.runs.run_scalars(megatron.spec(name))
-    megatron.runs.write_tensorboard_events(calls, tmp_path / "tb")
+    spec = megatron.spec(name)
+    calls = megatron.runs.run_scalars(spec)
+    megatron.runs.write_tensorboard_events(calls, tmp_path / "tb", spec.args)
     report = check_file(str(tmp_path / "tb"), megatron.catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    judged = check_file(str(tmp_path / "tb"), megatron.catalog, run_config=dict(spec.args))
+    assert [(f.kind, f.qualified_key) for f in judged.findings] == []
+    states = {s.row.name: s.presence for s in judged.rows}
+    assert states["rl.megatron.consumed_samples"] == "not_applicable"  # W&B only
     assert report.last_step == megatron.spec(name).args["train_iters"]
     counts: dict[str, int] = {}
     for tag, _value, _step in calls:
@@ -301,3 +314,77 @@ def test_a_broken_megatron_run_is_reported(
     _write(megatron, path, spec, calls)
     report = check_file(str(path), megatron.catalog)
     assert [(f.kind, f.series) for f in report.findings] == expected
+
+
+# --- W&B: Megatron-LM's wandb_writer.log({tag: value}, iteration) ----------------------------
+
+
+class _Sink:
+    """A ``wandb`` stand-in whose ``log`` drops the call (only the tee matters)."""
+
+    def log(self, data: Any, step: int | None = None) -> None:
+        """Drop the call."""
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_every_wandb_key_of_a_megatron_run_is_teed_to_its_series(
+    megatron: Megatron, name: str
+) -> None:
+    """Through ``tee_wandb_log`` around the run's ``wandb_writer``."""
+
+    megatron.register()
+    calls = megatron.runs.wandb_calls(megatron.spec(name))
+    with installed_reader() as reader:
+        log = tee_wandb_log(_Sink())
+        for tag, value, step in calls:
+            log({tag: value}, step)
+        recorded = _collected(reader)
+    expected: dict[Point, Any] = {}
+    for tag, value, _step in calls:
+        series, attributes = expected_series(tag)
+        expected[(series, frozenset(attributes.items()))] = pytest.approx(
+            value * FACTOR.get(series, 1)
+        )
+    assert recorded == expected
+
+
+@pytest.fixture(scope="module")
+def wandb_runs(megatron: Megatron, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each run's W&B calls written by the real wandb library (offline), by run name."""
+    pytest.importorskip("wandb")
+    from tests.test_live_check_wandb import write_runs
+
+    root = tmp_path_factory.mktemp("megatron-wandb")
+    specs = [
+        {
+            "dir": str(root / name),
+            "config": dict(megatron.spec(name).args),  # wandb.init(config=vars(args))
+            "steps": [
+                [step, {tag: value}]
+                for tag, value, step in megatron.runs.wandb_calls(megatron.spec(name))
+            ],
+        }
+        for name in RUN_NAMES
+    ]
+    return dict(zip(RUN_NAMES, write_runs(root, specs), strict=True))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_on_a_megatron_wandb_run(
+    megatron: Megatron, wandb_runs: dict[str, Path], name: str
+) -> None:
+    """No finding: the TensorBoard-only tags (vs samples, memory, perplexity) are not
+    applicable in a W&B run (``run.format != 'wandb'``), ``samples vs steps`` is logged."""
+    report = check_file(str(wandb_runs[name]), megatron.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    calls = megatron.runs.wandb_calls(megatron.spec(name))
+    counts: dict[str, int] = {}
+    for tag, _value, _step in calls:
+        series = expected_series(tag)[0]
+        counts[series] = counts.get(series, 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    states = {s.row.name: s.presence for s in report.rows}
+    assert states["rl.megatron.loss_vs_samples"] == "not_applicable"
+    assert report.last_step == megatron.spec(name).args["train_iters"]

@@ -6,10 +6,15 @@ every ``tensorboard_log_interval`` iterations the learning rate, the batch size,
 loss term, the loss scale, the gradient norm (and, with their flags, the zero count,
 the parameter norm and the allocator's memory), each tag twice, once at the
 iteration and once, ``"<tag> vs samples"``, at the consumed sample count; every
-``log_interval`` iterations, with ``--log-timers-to-tensorboard``, the iteration
-time, the TFLOP/s per GPU and each step timer (``Timers.write``, ``<name>-time``);
-every ``eval_interval`` iterations ``evaluate_and_print_results``'s validation loss
+``log_interval`` iterations and at the first, with ``--log-timers-to-tensorboard``,
+the iteration time (not at the first), the TFLOP/s per GPU and each step timer
+(``Timers.write``, ``<name>-time``), and with ``--log-energy`` the energy and power
+per GPU; every ``eval_interval`` iterations ``evaluate_and_print_results``'s validation loss
 and perplexity, again twice.
+
+W&B gets its own calls (:func:`wandb_calls`): ``wandb_writer.log({tag: value},
+iteration)`` for each tag but the ``vs samples`` copies, the memory tags and the
+perplexity, plus ``samples vs steps``.
 
 Megatron-LM hands the tags to a TensorBoard ``SummaryWriter``. Here the writer is
 :class:`JsonlSummaryWriter`, whose ``add_scalar(tag, scalar_value, global_step)``
@@ -41,10 +46,28 @@ __all__ = [
     "JsonlSummaryWriter",
     "RunSpec",
     "main",
+    "run_calls",
     "run_scalars",
+    "wandb_calls",
     "write_run",
     "write_tensorboard_events",
 ]
+
+LEVEL_2_TIMERS = (
+    "batch-generator",
+    "forward-compute",
+    "backward-compute",
+    "forward-recv",
+    "forward-send",
+    "backward-recv",
+    "backward-send",
+    "forward-send-forward-recv",
+    "forward-send-backward-recv",
+    "backward-send-forward-recv",
+    "backward-send-backward-recv",
+    "forward-backward-send-forward-backward-recv",
+)
+"""The timers ``--timing-log-level 2`` adds."""
 
 LEVEL_1_TIMERS = (
     "forward-backward",
@@ -92,7 +115,7 @@ def _args(*, train_iters: int, eval_interval: int, detailed: bool) -> dict[str, 
         "tensorboard_log_interval": 1,
         "eval_interval": eval_interval,
         "eval_iters": 10,
-        "timing_log_level": 1 if detailed else 0,
+        "timing_log_level": 2 if detailed else 0,
         "log_timers_to_tensorboard": detailed,
         "log_throughput": detailed,
         "log_memory_to_tensorboard": detailed,
@@ -100,6 +123,13 @@ def _args(*, train_iters: int, eval_interval: int, detailed: bool) -> dict[str, 
         "log_loss_scale_to_tensorboard": True,
         "log_num_zeros_in_grad": False,
         "log_params_norm": detailed,
+        "log_world_size_to_tensorboard": detailed,
+        "log_max_attention_logit": detailed,
+        "log_energy": detailed,
+        "perform_rl_step": False,
+        "world_size": 64,
+        "tensorboard_dir": "tensorboard",
+        "wandb_project": "gpt-pretrain" if detailed else "",
     }
 
 
@@ -115,14 +145,30 @@ RUNS: tuple[RunSpec, ...] = (
 
 def run_scalars(spec: RunSpec) -> list[Scalar]:
     """Every ``add_scalar`` call of the run, in order."""
+    return run_calls(spec)[0]
+
+
+def wandb_calls(spec: RunSpec) -> list[Scalar]:
+    """Every ``wandb_writer.log({tag: value}, iteration)`` call of the run, in order.
+
+    ``training_log`` hands W&B the iteration's values without the ``vs samples``
+    copies, the memory tags and the perplexity, and adds ``samples vs steps``.
+    """
+    return run_calls(spec)[1]
+
+
+def run_calls(spec: RunSpec) -> tuple[list[Scalar], list[Scalar]]:
+    """The run's ``add_scalar`` calls and its ``wandb_writer.log`` calls, each in order."""
     rng = random.Random(spec.seed)
     args = spec.args
     calls: list[Scalar] = []
+    wandb: list[Scalar] = []
     samples = 0
     for iteration in range(1, args["train_iters"] + 1):
         samples += args["global_batch_size"]
         loss = 2.2 + 8.0 * 0.96**iteration + rng.uniform(-0.03, 0.03)
         if iteration % args["tensorboard_log_interval"] == 0:
+            wandb.append(("samples vs steps", samples, iteration))
             lr = args["lr"] * min(1.0, iteration / args["lr_warmup_iters"])
             grad_norm = rng.uniform(0.2, 1.5)
             twice: list[tuple[str, float]] = [
@@ -132,11 +178,14 @@ def run_scalars(spec: RunSpec) -> list[Scalar]:
             ]
             if args["log_loss_scale_to_tensorboard"]:
                 twice.append(("loss-scale", 1.0))
+            if args["log_world_size_to_tensorboard"]:
+                twice.append(("world-size", args["world_size"]))
             twice.append(("grad-norm", grad_norm))
             if args["log_params_norm"]:
                 twice.append(("params-norm", 310.0 + 0.01 * iteration))
             for tag, value in twice:
                 calls += [(tag, value, iteration), (f"{tag} vs samples", value, samples)]
+                wandb.append((tag, value, iteration))
             if args["log_memory_to_tensorboard"]:
                 reserved = rng.randint(60, 64) * 2**30
                 calls += [
@@ -145,26 +194,46 @@ def run_scalars(spec: RunSpec) -> list[Scalar]:
                     ("mem-max-allocated-bytes", reserved - 2**30, iteration),
                     ("mem-allocated-count", rng.randint(9000, 9500), iteration),
                 ]
-        if iteration % args["log_interval"] == 0 and args["log_timers_to_tensorboard"]:
+            if args["log_max_attention_logit"]:
+                logit = rng.uniform(40.0, 90.0)
+                calls.append(("max_attention_logit", logit, iteration))
+                wandb.append(("max_attention_logit", logit, iteration))
+        # The first training_log call (is_first_iteration) runs the log_interval block
+        # too, but writes no iteration-time (it would time the initialisation).
+        first = iteration == 1
+        if iteration % args["log_interval"] == 0 or first:
             step_time = rng.uniform(3.9, 4.2)
-            calls.append(("iteration-time", step_time, iteration))
-            if args["log_throughput"]:
-                calls.append(("throughput", rng.uniform(380.0, 420.0), iteration))
-            for share, timer in enumerate(LEVEL_1_TIMERS, start=2):
-                calls.append((f"{timer}-time", step_time / share, iteration))
+            logged: list[tuple[str, float]] = []
+            if args["log_timers_to_tensorboard"] and not first:
+                logged.append(("iteration-time", step_time))
+                if args["log_throughput"]:
+                    logged.append(("throughput", rng.uniform(380.0, 420.0)))
+            if args["log_energy"]:
+                energy = rng.uniform(2800.0, 3000.0)
+                logged += [("iter-energy/gpu", energy), ("power/gpu", energy / step_time)]
+            if args["log_timers_to_tensorboard"]:
+                timers = LEVEL_1_TIMERS + (LEVEL_2_TIMERS if args["timing_log_level"] >= 2 else ())
+                if args["timing_log_level"] >= 1:
+                    logged += [
+                        (f"{timer}-time", step_time / share)
+                        for share, timer in enumerate(timers, start=2)
+                    ]
+            calls += [(tag, value, iteration) for tag, value in logged]
+            wandb += [(tag, value, iteration) for tag, value in logged]
         if args["eval_interval"] and iteration % args["eval_interval"] == 0:
             val = loss + rng.uniform(0.01, 0.05)
             calls += [
                 ("lm loss validation", val, iteration),
                 ("lm loss validation vs samples", val, samples),
             ]
+            wandb.append(("lm loss validation", val, iteration))
             if args["log_validation_ppl_to_tensorboard"]:
                 ppl = math.exp(min(20.0, val))
                 calls += [
                     ("lm loss validation ppl", ppl, iteration),
                     ("lm loss validation ppl vs samples", ppl, samples),
                 ]
-    return calls
+    return calls, wandb
 
 
 class JsonlSummaryWriter:
@@ -199,13 +268,17 @@ def write_run(spec: RunSpec, path: Path) -> list[Scalar]:
     return calls
 
 
-def write_tensorboard_events(calls: list[Scalar], logdir: Path) -> None:
+def write_tensorboard_events(
+    calls: list[Scalar], logdir: Path, args: Mapping[str, Any] | None = None
+) -> None:
     """Write ``calls`` into ``logdir`` as the event file Megatron-LM's writer would.
 
     Megatron-LM writes with torch's ``SummaryWriter``, which keeps each tag as given
     (``lm loss vs samples``); this writes the same scalar events with tensorboardX's
-    file writer (its own ``add_scalar`` would rewrite the spaces to ``_``). It needs
-    tensorboardX.
+    file writer (its own ``add_scalar`` would rewrite the spaces to ``_``). With
+    ``args``, each argument is first written as text at step 0, as
+    ``write_args_to_tensorboard`` does (``add_text(arg, str(value), args.iteration)``).
+    It needs tensorboardX.
     """
     from tensorboardX import SummaryWriter  # noqa: PLC0415 - optional, only for this format
     from tensorboardX.proto.summary_pb2 import Summary  # noqa: PLC0415
@@ -213,6 +286,8 @@ def write_tensorboard_events(calls: list[Scalar], logdir: Path) -> None:
     writer = SummaryWriter(str(logdir))
     file_writer = writer._get_file_writer()
     try:
+        for arg, value in (args or {}).items():
+            writer.add_text(arg, str(value), 0)
         for tag, value, step in calls:
             summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
             file_writer.add_summary(summary, step)
@@ -234,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         calls = write_run(spec, folder / f"{spec.name}.jsonl")
         print(folder / f"{spec.name}.jsonl")
         try:
-            write_tensorboard_events(calls, folder / "tensorboard" / spec.name)
+            write_tensorboard_events(calls, folder / "tensorboard" / spec.name, spec.args)
         except ImportError:
             print("tensorboardX is not installed: no TensorBoard event files written")
     return 0
