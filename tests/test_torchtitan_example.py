@@ -392,3 +392,39 @@ def test_validation_enabled_but_not_logged_is_missing(titan: Titan, tmp_path: Pa
         ("missing", "rl.titan.validation.memory.peak_share"),
         ("missing", "rl.titan.validation.throughput"),
     ]
+
+
+@pytest.fixture(scope="module")
+def wandb_runs(titan: Titan, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each run as torchtitan's ``WandBLogger`` writes it, by the real wandb library (offline):
+    ``wandb.init(config=job_config.to_dict())``, then ``wandb.log(metrics, step=step)``."""
+    pytest.importorskip("wandb")
+    from tests.test_live_check_wandb import write_runs
+
+    root = tmp_path_factory.mktemp("torchtitan-wandb")
+    specs = []
+    for name in RUN_NAMES:
+        spec = titan.spec(name)
+        config = json.loads(json.dumps(spec.config))
+        config["metrics"] |= {"enable_wandb": True, "enable_tensorboard": False}
+        steps = [[step, metrics] for step, metrics in titan.runs.run_records(spec)]
+        specs.append({"dir": str(root / name), "config": config, "steps": steps})
+    return dict(zip(RUN_NAMES, write_runs(root, specs), strict=True))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_at_full_coverage_on_a_wandb_run(
+    titan: Titan, wandb_runs: dict[str, Path], name: str
+) -> None:
+    """Keys with '(' and '%' kept by W&B, the configuration from ``wandb.init``: no finding,
+    every row the configuration implies logged, each as often as torchtitan logged it."""
+    report = check_file(str(wandb_runs[name]), titan.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert report.coverage.overall == 1.0
+    counts: dict[str, int] = {}
+    for _step, metrics in titan.runs.run_records(titan.spec(name)):
+        for key in metrics:
+            counts[EXPECTED[key][0]] = counts.get(EXPECTED[key][0], 0) + 1
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    assert report.last_step == titan.spec(name).config["training"]["steps"]
