@@ -329,6 +329,30 @@ def test_a_key_without_a_usable_step_metric_stays_at_the_history_step(
     assert records(read_items(container(*axes, history(7, *items)))) == expected
 
 
+@pytest.mark.parametrize(
+    ("axes", "expected"),
+    [
+        ((metric(glob="actor/*", step_metric="actor/epoch"),), set()),
+        ((), {("undeclared", "actor/epoch")}),
+    ],
+    ids=["a-step-metric", "no-definition"],
+)
+def test_an_undeclared_step_metric_is_an_axis_not_a_finding(
+    catalog: Catalog, axes: tuple[bytes, ...], expected: set[tuple[str, str]]
+) -> None:
+    """OpenRLHF's eval/* are plotted against eval/epoch, which it never logs: W&B's
+    step_sync writes eval/epoch 0 into each of their records. An undeclared key the run
+    defined as a step metric is an axis, not an undeclared metric; any other is one."""
+    data = container(
+        *axes, history(4, item(("actor/pg_loss",), "0.5"), item(("actor/epoch",), "0"))
+    )
+    (record,) = [i for i in read_items(data) if isinstance(i, Record)]
+    assert record.step_keys == ({"actor/epoch"} if axes else set())
+    report = check_stream(io.BufferedReader(io.BytesIO(data)), catalog)
+    assert findings(report) == expected
+    assert logged(report) == {"rl.wb.actor.pg_loss": 1}
+
+
 def test_a_later_definition_without_a_step_metric_keeps_the_earlier_one() -> None:
     """``define_metric("train/*", summary="max")`` after the axis was set merges into it."""
     axes = (*OPENRLHF_AXES, metric(glob="train/*"), metric(name="train/global_step"))

@@ -390,3 +390,60 @@ def test_a_fault_in_an_openrlhf_tensorboard_run_fires(
     writer.close()
     report = check_file(str(tmp_path / spec.name), orlhf.catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == [finding]
+
+
+# --- W&B: OpenRLHF's WandbLogger, by the real wandb library -----------------------------
+
+
+@pytest.fixture(scope="module")
+def wandb_runs(orlhf: OpenRLHF, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each run as OpenRLHF's ``WandbLogger`` writes it (offline): ``wandb.init(config=
+    args.__dict__)``, its ``define_metric`` calls, then ``wandb.log(data)`` without a step."""
+    pytest.importorskip("wandb")
+    from tests.test_live_check_wandb import write_runs
+
+    root = tmp_path_factory.mktemp("openrlhf-wandb")
+    specs = []
+    for name in RUN_NAMES:
+        calls = orlhf.runs.write_flat_log(orlhf.spec(name), root / f"{name}.jsonl")
+        steps = [
+            [
+                None,
+                {
+                    k: "<table>" if isinstance(v, (dict, orlhf.runs.SamplesTable)) else v
+                    for k, v in data.items()
+                },
+            ]
+            for _step, data in calls
+        ]
+        specs.append(
+            {
+                "dir": str(root / name),
+                "config": dict(orlhf.spec(name).config),
+                "define_metric": [list(pair) for pair in orlhf.runs.DEFINE_METRIC],
+                "steps": steps,
+            }
+        )
+    return dict(zip(RUN_NAMES, write_runs(root, specs), strict=True))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_live_check_is_clean_on_an_openrlhf_wandb_run(
+    orlhf: OpenRLHF, wandb_runs: dict[str, Path], tmp_path: Path, name: str
+) -> None:
+    """Two wandb.log calls a step (the samples table, then the metrics), read against
+    train/global_step; eval/epoch, W&B's own writing, no finding; every key counted as
+    logged (train/global_step also on the table's records, where step_sync copies it)."""
+    report = check_file(str(wandb_runs[name]), orlhf.catalog)
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    spec = orlhf.spec(name)
+    assert report.last_step == spec.steps
+    calls = orlhf.runs.write_flat_log(spec, tmp_path / "run.jsonl")
+    counts = _counts(orlhf, calls)
+    counts["rl.openrlhf.train.global_step"] += spec.steps  # one synced copy per table
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    applicable_unseen = {
+        s.row.name for s in report.rows if not s.logged and s.presence != "not_applicable"
+    }
+    assert applicable_unseen == UNSEEN[name]

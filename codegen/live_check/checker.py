@@ -470,9 +470,11 @@ class Checker:
             prefix, key = plan.prefix, plan.key
             where = (prefix, key, path, line, step)
             if not matches:
-                if _is_media(value):
+                if _is_media(value) or logged in record.step_keys:
                     # A backend's media object (a W&B table, image or histogram reference)
-                    # is no metric: nothing a teed row could declare, so not undeclared.
+                    # is no metric, and a backend's x axis (a W&B step metric, which W&B
+                    # copies into records the code logged without it) may be the backend's
+                    # own writing: nothing a teed row must declare, so not undeclared.
                     continue
                 elsewhere = self.matcher.declared_prefixes(key)
                 hint = ""

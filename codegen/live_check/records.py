@@ -59,6 +59,11 @@ class Record(NamedTuple):
     """The rule by which the logging backend may have rewritten the keys before writing
     them (``tensorboard``; see :data:`~codegen.live_check.matching.KEY_REWRITES`): a key
     no row takes as logged is matched against the rows' keys rewritten by it."""
+    step_keys: frozenset[str] = frozenset()
+    """Keys of ``metrics`` that are the record's x axis in the logging backend rather than
+    values the code logged for their own sake (a W&B step metric, which ``step_sync``
+    writes into every record of its keys): counted under a row that declares them, never
+    reported undeclared."""
 
 
 class RunConfig(NamedTuple):

@@ -22,7 +22,10 @@ when it is a whole number. OpenRLHF logs ``train/*`` without ``step=`` and
 defines ``train/global_step`` as their axis, so a run of 4 steps that logs a
 samples table beside each step's metrics is 4 steps long, not 8 calls. A key
 with no such definition, or whose step metric is absent or not a whole number
-in that record, stays at ``_step``.
+in that record, stays at ``_step``. A step metric is an axis: counted under the row
+that declares it, but never reported undeclared, since W&B's ``step_sync`` writes its
+last value into every record of its keys that lacks it (OpenRLHF defines ``eval/epoch``
+as the axis of ``eval/*`` and never logs it: W&B writes ``eval/epoch`` 0 on each).
 
 What is not read. ``_step``, ``_runtime``, ``_timestamp`` and ``_wandb`` are
 W&B's bookkeeping, not metrics. A media value (``wandb.Histogram``,
@@ -631,16 +634,21 @@ class _Run:
                 self.axis_cache[key] = found
         return found
 
-    def steps(self, history: History) -> list[tuple[int, dict[str, object]]]:
-        """``history``'s metrics grouped by the step each is read at, in first-key order."""
+    def steps(self, history: History) -> list[tuple[int, dict[str, object], frozenset[str]]]:
+        """``history``'s metrics grouped by the step each is read at, in first-key order,
+        each group with the step metrics among its keys."""
         if not self.axes:
-            return [(history.step, history.metrics)]
+            return [(history.step, history.metrics, frozenset())]
         groups: dict[int, dict[str, object]] = {}
         for key, value in history.metrics.items():
             axis = self.axis(key)
             step = _whole(history.metrics.get(axis)) if axis else None
             groups.setdefault(history.step if step is None else step, {})[key] = value
-        return list(groups.items()) or [(history.step, history.metrics)]
+        if not groups:
+            return [(history.step, history.metrics, frozenset())]
+        return [
+            (step, keys, frozenset(self.axes.intersection(keys))) for step, keys in groups.items()
+        ]
 
     def apply(self, change: ConfigChange, line: int) -> None:
         self.config_line = self.config_line or line
@@ -689,8 +697,10 @@ def _read_file(
                         kind if kind in state.media or len(state.media) < _MEDIA_KINDS else "other"
                     )
                     state.media[named] = state.media.get(named, 0) + count
-                for step, metrics in state.steps(found):
-                    yield Record(step, "", metrics, path, line, split=True, input=run)
+                for step, metrics, axes in state.steps(found):
+                    yield Record(
+                        step, "", metrics, path, line, split=True, input=run, step_keys=axes
+                    )
             elif isinstance(found, MetricDefinition):
                 state.define(found)
             elif isinstance(found, ConfigChange):

@@ -40,6 +40,7 @@ from metric_catalog.adapters import tee_wandb_log
 from metric_catalog.loggers import JsonlLogger
 
 __all__ = [
+    "DEFINE_METRIC",
     "RUNS",
     "OfflineWandb",
     "RunSpec",
@@ -270,6 +271,17 @@ class OfflineWandb:
         }
         self.writer.log_metrics(row, self.step, "")
         self.on_log(self.step, dict(data))
+
+
+DEFINE_METRIC: tuple[tuple[str, str | None], ...] = (
+    ("train/global_step", None),
+    ("train/*", "train/global_step"),
+    ("eval/epoch", None),
+    ("eval/*", "eval/epoch"),
+)
+"""``WandbLogger.__init__``'s ``wandb.define_metric(name, step_metric=...)`` calls
+(``step_sync=True`` on the two globs). ``eval/epoch`` is never logged: W&B writes its
+default, 0, into each ``eval/*`` record."""
 
 
 class WandbLogger:
