@@ -44,7 +44,7 @@ __all__ = ["clean_otel"]  # fixture used by name
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "openrlhf"
 CATALOG = "openrlhf_metrics/telemetry/catalog"
-MODULES = ("actor", "common", "critic", "evaluation", "experience", "trainer")
+MODULES = ("actor", "common", "critic", "evaluation", "experience", "reward_func", "trainer")
 PACKAGE = "openrlhf_metrics"
 
 Point = tuple[str, frozenset[tuple[str, Any]]]
@@ -252,12 +252,19 @@ def _counts(orlhf: OpenRLHF, logged: list[tuple[int, dict[str, Any]]]) -> dict[s
 
 # What each run leaves unseen though it applies: the truncated rates are logged only
 # when eval samples carry a truncated flag (recommended rows, not a configuration value).
+# The custom reward function's extra_logs are logged only by the run that uses it.
+REWARD_FUNC = {"rl.openrlhf.reward_func.format_reward", "rl.openrlhf.reward_func.answer_reward"}
 UNSEEN = {
     "ppo_gae_frozen_actor": {
         "rl.openrlhf.eval.truncated_rate",
         "rl.openrlhf.eval.datasource_truncated_rate",
+        *REWARD_FUNC,
     },
-    "grpo_eval": {"rl.openrlhf.eval.truncated_rate", "rl.openrlhf.eval.datasource_truncated_rate"},
+    "grpo_eval": {
+        "rl.openrlhf.eval.truncated_rate",
+        "rl.openrlhf.eval.datasource_truncated_rate",
+        *REWARD_FUNC,
+    },
     "reinforce_dynamic_filtering": set(),
 }
 

@@ -102,6 +102,9 @@ class RunSpec:
     """The eval dataset's ``datasource`` values."""
     truncated_flag: bool = False
     """Whether eval samples carry a ``truncated`` flag (else its rates are ``None``, dropped)."""
+    extra_logs: tuple[str, ...] = field(default=())
+    """Keys of the ``extra_logs`` the run's custom reward function returns beside its
+    rewards and scores: ``Experience.info`` entries, so logged as ``train/<key>``."""
 
 
 RUNS: tuple[RunSpec, ...] = (
@@ -145,6 +148,8 @@ RUNS: tuple[RunSpec, ...] = (
         seed=3,
         datasources=("math_500",),
         truncated_flag=True,
+        # reward_func.py (reward_func.yaml) returns extra_logs={"format_reward", "answer_reward"}.
+        extra_logs=("format_reward", "answer_reward"),
     ),
 )
 """The runs the example writes and its tests check."""
@@ -177,6 +182,8 @@ def status_metrics(rng: random.Random, spec: RunSpec, step: int) -> dict[str, An
         }
         if config["remote_rm_url"] is not None:
             status["score"] = rng.uniform(0, 1)
+        for key in spec.extra_logs:  # update_samples_with_rewards: into Experience.info
+            status[key] = rng.uniform(0, 1)
         status["kl"] = rng.uniform(0, 0.02)
         status["return"] = rng.uniform(-0.1, 1)
         if config["n_samples_per_prompt"] > 1:
