@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+from codegen.model import Catalog
 from metric_catalog import vocabulary
 
-__all__ = ["forget_package", "imported_example"]
+__all__ = [
+    "declared_units",
+    "exported_units",
+    "forget_package",
+    "imported_example",
+]
 
 
 def forget_package(package: str) -> None:
@@ -49,3 +56,19 @@ def imported_example(
         sys.path.remove(str(project))
         forget_package(package)
         vocabulary._reset_for_tests()
+
+
+def exported_units(collected: Any) -> dict[str, str]:
+    """Series name -> unit of every metric an in-memory OpenTelemetry reader collected."""
+    return {
+        metric.name: metric.unit
+        for resource in (collected.resource_metrics if collected else ())
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+
+
+def declared_units(catalog: Catalog, names: Iterable[str]) -> dict[str, str]:
+    """Series name -> the unit the catalog says each of ``names`` is exported in."""
+    by_name = {row.name: row for _file, row in catalog.rows()}
+    return {name: by_name[name].unit for name in names}

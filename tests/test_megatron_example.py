@@ -30,7 +30,7 @@ from metric_catalog import vocabulary
 from metric_catalog.adapters import tee_summary_writer, tee_wandb_log
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import imported_example
+from tests.example_projects import declared_units, exported_units, imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -180,8 +180,13 @@ def test_generate_into_a_copy_is_current(project: Path, megatron: Megatron) -> N
     assert len(megatron.rows) == len(list(megatron.catalog.rows()))
 
 
-def _collected(reader: Any) -> dict[Point, Any]:
+def _collected(reader: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
+    """(series, attributes) -> value of every point; with ``catalog``, each series is
+    checked to be exported in the unit the catalog says (the logged unit scaled away)."""
     collected = reader.get_metrics_data()
+    if catalog is not None:
+        units = exported_units(collected)
+        assert units == declared_units(catalog, units)
     recorded: dict[Point, Any] = {}
     for resource in collected.resource_metrics if collected else ():
         for scope in resource.scope_metrics:
@@ -201,7 +206,7 @@ def test_every_tag_of_a_megatron_run_is_teed_to_its_series(
     megatron.register()
     with installed_reader() as reader:
         calls = megatron.runs.write_run(megatron.spec(name), tmp_path / "run.jsonl")
-        recorded = _collected(reader)
+        recorded = _collected(reader, megatron.catalog)
     expected: dict[Point, Any] = {}
     for tag, value, _step in calls:
         series, attributes = expected_series(tag)
@@ -339,7 +344,7 @@ def test_every_wandb_key_of_a_megatron_run_is_teed_to_its_series(
         log = tee_wandb_log(_Sink())
         for tag, value, step in calls:
             log({tag: value}, step)
-        recorded = _collected(reader)
+        recorded = _collected(reader, megatron.catalog)
     expected: dict[Point, Any] = {}
     for tag, value, _step in calls:
         series, attributes = expected_series(tag)

@@ -37,7 +37,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import imported_example
+from tests.example_projects import declared_units, exported_units, imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -134,8 +134,12 @@ def test_generate_into_a_copy_is_current(project: Path, orlhf: OpenRLHF) -> None
     )
 
 
-def _recorded(collected: Any) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected."""
+def _recorded(collected: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
+    """(series, attributes) -> value of every point an in-memory reader collected; with
+    ``catalog``, each series is checked to be exported in the unit the catalog says."""
+    if catalog is not None:
+        units = exported_units(collected)
+        assert units == declared_units(catalog, units)
     recorded: dict[Point, Any] = {}
     for resource in collected.resource_metrics if collected else ():
         for scope in resource.scope_metrics:
@@ -198,7 +202,7 @@ def test_a_tricky_openrlhf_key_is_teed_to_its_series(
     orlhf.register()
     with installed_reader() as reader:
         tee_wandb_log(_Sink())({key: 0.5})
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = _recorded(reader.get_metrics_data(), orlhf.catalog)
     assert recorded == {(series, frozenset(attributes.items())): 0.5}
     assert orlhf.route(key) == (series, attributes)
 
@@ -233,7 +237,7 @@ def test_every_key_of_an_openrlhf_run_is_teed_to_its_series(
     orlhf.register()
     with installed_reader() as reader:
         logged = orlhf.runs.write_run(orlhf.spec(name), tmp_path / "run.jsonl")
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = _recorded(reader.get_metrics_data(), orlhf.catalog)
     expected: dict[Point, Any] = {}
     for key, value in _numbers(logged):
         series, captured = orlhf.route(key)

@@ -34,7 +34,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee, tee_wandb_log
 from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import imported_example
+from tests.example_projects import declared_units, exported_units, imported_example
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -190,9 +190,13 @@ def test_generate_into_a_copy_is_current(project: Path, titan: Titan) -> None:
     )
 
 
-def _collected(reader: Any) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected."""
+def _collected(reader: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
+    """(series, attributes) -> value of every point an in-memory reader collected; with
+    ``catalog``, each series is checked to be exported in the unit the catalog says."""
     collected = reader.get_metrics_data()
+    if catalog is not None:
+        units = exported_units(collected)
+        assert units == declared_units(catalog, units)
     recorded: dict[Point, Any] = {}
     for resource in collected.resource_metrics if collected else ():
         for scope in resource.scope_metrics:
@@ -222,7 +226,7 @@ def test_every_key_of_a_torchtitan_run_is_teed_to_its_series(
     titan.register()
     with installed_reader() as reader:
         records = titan.runs.write_run(titan.spec(name), tmp_path / "run.jsonl")
-        recorded = _collected(reader)
+        recorded = _collected(reader, titan.catalog)
     assert recorded == _expected(records)
     # The running totals' sums are their last logged values (n_tokens_seen of the last step).
     last = records[-1][1] if "n_tokens_seen" in records[-1][1] else records[-2][1]
@@ -247,7 +251,7 @@ def test_wandb_log_wrapper_tees_torchtitan_keys(titan: Titan) -> None:
         log = tee_wandb_log(run)
         for step, metrics in records:
             log(metrics, step=step)
-        recorded = _collected(reader)
+        recorded = _collected(reader, titan.catalog)
     assert recorded == _expected(records)
     assert len(run.calls) == len(records)
 
