@@ -20,6 +20,11 @@ The input may be:
   runs), and runs or experiments whose ``meta.yaml`` says ``lifecycle_stage:
   deleted`` are skipped.
 
+The run's params (``params/<key path>``, one file per key holding ``str(value)``) are
+its configuration, for conditions over ``config.<path>`` (see :mod:`._params`: the
+keys Lightning's ``MLFlowLogger.log_hyperparams`` flattened with ``/`` are nested
+again, and ``"True"``, ``"None"``, ``"0.01"`` read back as a bool, null and number).
+
 Files are read one at a time, in sorted key order, in bounded memory. MLflow 3
 refuses to write this store unless ``MLFLOW_ALLOW_FILE_STORE=true`` (its
 default is now a SQLite database, read by :mod:`.mlflow_sqlite`).
@@ -32,13 +37,15 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, RunInfo, Source
+from ..records import Malformed, Record, RunConfig, RunInfo, Source
+from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
 from .jsonl import LineReader
 
 __all__ = [
     "INGESTER_NAME",
     "detect",
     "metric_files",
+    "params",
     "parse",
     "read",
     "read_meta",
@@ -144,6 +151,27 @@ def metric_files(run: str) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def params(run: str) -> list[tuple[str, str]]:
+    """``(key, value)`` of the run folder's params, sorted by key (at most
+    :data:`~._params.MAX_PARAMS`, each value's first :data:`~._params.MAX_PARAM_BYTES`);
+    unreadable files and links are skipped."""
+    root = os.path.join(run, "params")
+    found: list[tuple[str, str]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if len(found) >= MAX_PARAMS or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as param:
+                    value = param.read(MAX_PARAM_BYTES).decode("utf-8", "replace")
+            except OSError:
+                continue
+            found.append((os.path.relpath(path, root).replace(os.sep, "/"), value))
+    return sorted(found)
+
+
 def parse(raw: bytes, key: str, path: str, line: int, run: str | None = None) -> Record | str:
     """One metric line as a record of ``key`` (of the run folder ``run``), or why it is not one."""
     try:
@@ -172,8 +200,11 @@ def _run_info(run: str) -> RunInfo:
     )
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
-    """The values of every metric of every run the folder stands for, one file open at a time.
+def read(
+    source: Source, stream: BinaryIO | None, limits: Limits
+) -> Iterator[Record | RunConfig | Malformed]:
+    """Every run's configuration (its params), then the values of each of its metrics,
+    one file open at a time.
 
     Raises:
         OSError: a metric file cannot be read (``filename`` names it).
@@ -184,6 +215,9 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Re
     total = 0
     for run in run_folders(source.path) or ():
         source.runs.append(_run_info(run))
+        logged = params(run)
+        if logged:
+            yield RunConfig(configuration(logged), os.path.join(run, "params"), 0)
         for key, path in metric_files(run):
             with open(path, "rb") as metric:
                 lines = LineReader(metric, limits)

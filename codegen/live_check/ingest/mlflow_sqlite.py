@@ -16,7 +16,8 @@ abandoned with a message saying so. Every run that is not deleted (neither it
 nor its experiment has ``lifecycle_stage = 'deleted'``) is its own input (a
 worker of the check), in run-id order; its values are streamed ordered by
 step, then timestamp, one run's query at a time, in bounded memory, and the
-values of one step are one record (like one ``log_metrics`` call).
+values of one step are one record (like one ``log_metrics`` call). The run's
+``params`` rows are its configuration (see :mod:`._params`), as in the file store.
 
 The database is opened read-only (``mode=ro``): nothing is written and no
 journal is created (a WAL-mode database no writer has open is opened
@@ -37,7 +38,8 @@ from contextlib import closing
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, RunInfo, Source
+from ..records import Malformed, Record, RunConfig, RunInfo, Source
+from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
 
 __all__ = ["BUSY_TIMEOUT_S", "HEADER", "INGESTER_NAME", "MAX_STEP_KEYS", "detect", "read"]
 
@@ -147,6 +149,18 @@ def _runs(connection: sqlite3.Connection, path: str, tables: set[str]) -> list[R
     return runs
 
 
+_PARAMS: Final = (
+    f"SELECT key, substr(value, 1, {MAX_PARAM_BYTES}) FROM params WHERE run_uuid = ? "
+    f"ORDER BY key LIMIT {MAX_PARAMS}"
+)
+
+
+def _params(connection: sqlite3.Connection, run: RunInfo) -> list[tuple[str, str]]:
+    """``(key, value)`` of the run's params (text rows only; others are not MLflow's)."""
+    with closing(connection.execute(_PARAMS, (run.run_id,))) as cursor:
+        return [(k, v) for k, v in cursor if isinstance(k, str) and isinstance(v, str)]
+
+
 def _values(
     connection: sqlite3.Connection, source: Source, run: RunInfo
 ) -> Iterator[Record | Malformed]:
@@ -177,8 +191,11 @@ def _values(
         yield Record(step, "", metrics, path, line, split=True, input=run.input)
 
 
-def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Record | Malformed]:
-    """The values of every run of the database, run by run; ``line`` counts the rows read.
+def read(
+    source: Source, stream: BinaryIO | None, limits: Limits
+) -> Iterator[Record | RunConfig | Malformed]:
+    """Every run's configuration (its params) and values, run by run; ``line`` counts the
+    metric rows read.
 
     A database SQLite cannot read, or that holds no MLflow tables, is
     abandoned (a fatal :class:`~codegen.live_check.records.Malformed` saying why).
@@ -200,6 +217,9 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Re
                 return
             for run in _runs(connection, path, tables):
                 source.runs.append(run)
+                logged = _params(connection, run) if "params" in tables else []
+                if logged:
+                    yield RunConfig(configuration(logged), path, 0)
                 yield from _values(connection, source, run)
     except sqlite3.Error as exc:
         yield Malformed(path, source.lines, _why(exc), fatal=True, expected=_EXPECTED)
