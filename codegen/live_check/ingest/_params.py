@@ -1,4 +1,5 @@
-"""A run's configuration from the parameters a tracker logged as flat strings (MLflow's params).
+"""A run's configuration from the flat parameters a tracker logged (MLflow's params,
+TensorBoard's hparams).
 
 Trainers log their configuration to MLflow as params: Lightning's ``MLFlowLogger``
 (``log_hyperparams``, which NeMo and NeMo-Aligner call with the whole Hydra config)
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["MAX_PARAMS", "MAX_PARAM_BYTES", "configuration", "param_value"]
+__all__ = ["MAX_PARAMS", "MAX_PARAM_BYTES", "configuration", "nested", "param_value"]
 
 MAX_PARAMS: Final = 10_000
 """Most params read of one run (MLflow's own limit per ``log_batch`` call is 100)."""
@@ -56,17 +57,22 @@ def param_value(text: str) -> object:
 
 
 def configuration(params: Iterable[tuple[str, str]]) -> dict[str, object]:
-    """The nested configuration of ``(key, text)`` params, keys split at ``/``.
+    """The nested configuration of ``(key, text)`` params: :func:`nested` of
+    :func:`param_value` of each text."""
+    return nested((key, param_value(text)) for key, text in params)
 
-    ``trainer/ppo/gradient_clip_val = "1.0"`` is ``{"trainer": {"ppo":
+
+def nested(items: Iterable[tuple[str, object]]) -> dict[str, object]:
+    """The nested configuration of flat ``(key, value)`` items, keys split at ``/``.
+
+    ``trainer/ppo/gradient_clip_val = 1.0`` is ``{"trainer": {"ppo":
     {"gradient_clip_val": 1.0}}}``. A key with an empty part (``a//b``), or whose
-    parts meet a value another key put there (``a/b`` beside ``a = "1"``), is kept
+    parts meet a value another key put there (``a/b`` beside ``a = 1``), is kept
     whole at the top instead (``config["a/b"]`` reads it), unless a table holds that
     name: the first key (in sorted order) keeps its place.
     """
     found: dict[str, object] = {}
-    for key, text in sorted(params):
-        value = param_value(text)
+    for key, value in sorted(items, key=lambda item: item[0]):
         parts = key.split("/")
         if all(parts):
             node: dict[str, object] = found

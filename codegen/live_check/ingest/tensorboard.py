@@ -21,9 +21,15 @@ against the catalog); the step is the event's ``step``. tensorboardX's
 outside ``[-/\\w.]`` replaced by ``_`` (torch's ``SummaryWriter`` keeps it), so
 records name that rule (``rewrite``): a tag no row takes as written is matched
 against the catalog's keys so rewritten (``mean_4`` counts under ``mean@4``).
-Other summaries (images, histograms, audio, text, other plugins' tensors) are
-not judged: they are counted, and one notice per input says how many of which
-kind were skipped. Events without a summary (the file version, graphs, session
+The hparams plugin's session start (``add_hparams`` of tensorboardX and torch,
+Lightning's ``TensorBoardLogger.log_hyperparams``, Hugging Face's
+``TensorBoardCallback``) is the run's configuration, for conditions over
+``config.<path>``: its flat keys are nested at ``/`` (Lightning flattens the
+configuration with ``/``), numbers and bools kept, and the text ``"None"``
+(Lightning's spelling of a null) read as null. Other summaries (images,
+histograms, audio, text, other plugins' tensors and metadata) are not judged:
+they are counted, and one notice per input says how many of which kind were
+skipped. Events without a summary (the file version, graphs, session
 logs) are not records. Each file of a folder is the worker of its run folder, so two
 runs' counters are never compared with each other.
 
@@ -62,7 +68,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Malformed, Note, Record, Source
+from ..records import Item, Malformed, Note, Record, RunConfig, Source
+from ._params import MAX_PARAMS, nested
 
 __all__ = [
     "EXTRA_HINT",
@@ -188,6 +195,15 @@ def _library() -> tuple[Any, type[Exception], Callable[[bytes], int]]:
     return event_pb2.Event, DecodeError, masked
 
 
+def _hparams_message() -> Any:
+    """tensorboard's ``HParamsPluginData`` message (``None`` when this tensorboard lacks it)."""
+    try:
+        from tensorboard.plugins.hparams import plugin_data_pb2  # noqa: PLC0415 - the extra
+    except ImportError:
+        return None
+    return plugin_data_pb2.HParamsPluginData
+
+
 def _crc32c() -> Callable[[bytes], int]:
     """The fastest CRC32C installed: google-crc32c's C one, else tensorboard's Python one."""
     try:
@@ -226,6 +242,8 @@ class _Skipped:
 
 
 _NOT_SCALAR: Final = object()
+_HPARAMS: Final = "hparams"
+"""The plugin whose session start holds the run's hyperparameters (its configuration)."""
 
 
 def _scalar(tensor: Any) -> object:
@@ -272,6 +290,7 @@ class _FileReader:
         self.skipped = _Skipped()
         self.run: str | None = None
         self.plugins: dict[str, str] = {}
+        self.hparams_data = _hparams_message()
 
     def items(self, stream: BinaryIO, path: str) -> Iterator[Item]:
         """Records, malformed parts and notes of one file, in order."""
@@ -356,13 +375,19 @@ class _FileReader:
         if not event.HasField("summary"):
             return None
         metrics: dict[str, object] = {}
+        config: dict[str, object] | None = None
         for value in event.summary.value:
             which = value.WhichOneof("value")
             if which == "simple_value":
                 metrics[value.tag] = value.simple_value
                 continue
+            if which is None and value.metadata.plugin_data.plugin_name == _HPARAMS:
+                config = self._hparams(value.metadata.plugin_data.content)
+                if config is not None:
+                    continue
             if which != "tensor":
-                self.skipped.add(which or "empty")
+                plugin = value.metadata.plugin_data.plugin_name
+                self.skipped.add(which or (f"{plugin} metadata" if plugin else "empty"))
                 continue
             plugin = self._plugin(value)
             scalar = _scalar(value.tensor) if plugin == "scalars" else _NOT_SCALAR
@@ -371,7 +396,7 @@ class _FileReader:
             else:
                 metrics[value.tag] = scalar
         if not metrics:
-            return None
+            return None if config is None else RunConfig(config, path, index)
         return Record(
             int(event.step),
             "",
@@ -382,6 +407,38 @@ class _FileReader:
             input=self.run,
             rewrite=INGESTER_NAME,
         )
+
+    def _hparams(self, content: bytes) -> dict[str, object] | None:
+        """The configuration an hparams session start holds (``None``: not one, or unreadable).
+
+        Each hparam is a ``google.protobuf.Value``: a number, a bool, a text (``"None"``,
+        Lightning's spelling of a null, is read as null) or a null; at most
+        :data:`~._params.MAX_PARAMS` are read.
+        """
+        if self.hparams_data is None:
+            return None
+        try:
+            data = self.hparams_data.FromString(content)
+        except (self.decode_error, RecursionError, ValueError):
+            return None
+        if not data.HasField("session_start_info"):
+            return None
+        items: list[tuple[str, object]] = []
+        for key, value in data.session_start_info.hparams.items():
+            if len(items) >= MAX_PARAMS:
+                break
+            kind = value.WhichOneof("kind")
+            if kind == "number_value":
+                number = value.number_value
+                items.append((key, int(number) if number.is_integer() else number))
+            elif kind == "bool_value":
+                items.append((key, value.bool_value))
+            elif kind == "string_value":
+                text = value.string_value
+                items.append((key, None if text == "None" else text))
+            elif kind == "null_value":
+                items.append((key, None))
+        return nested(items)
 
     def _plugin(self, value: Any) -> str:
         """The value's plugin: its metadata's, else the one its tag's first value named."""
