@@ -1,0 +1,3 @@
+"""NeMo-Aligner's telemetry: the metric catalog (``catalog/``) and its generated modules."""
+
+__all__: list[str] = []
