@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+from metric_catalog.series_rules import namespace_prefix
+
 from .diagnostics import Diagnostic, Position, Severity
 from .loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
 
@@ -460,6 +462,13 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
         hint = _PATTERN_HINTS.get(hint_key, f"it must match {error.validator_value}")
         if path[:1] == ["loops"] and field == "name":
             hint = _LOOP_NAME_HINT
+        text = node.value if isinstance(node, YScalar) and isinstance(node.value, str) else ""
+        if field in {"prefix", "prefixes"} and namespace_prefix(text) != text:
+            # NeMo-Aligner passes log_metrics(..., prefix="train/"); the tee reads it as "train".
+            hint += (
+                f"; a prefix the code passes with its separator is declared without it: "
+                f"{namespace_prefix(text)!r} (a log_metrics prefix ending in '/' names it)"
+            )
         yield _error(
             "INVALID_FORMAT",
             f"{subject} is {_describe_node(node)}; {hint}.",

@@ -166,3 +166,23 @@ def test_scan_reads_a_literal_prefix_given_with_its_separator(
     (tmp_path / "ppo.py").write_text(textwrap.dedent(code), encoding="utf-8")
     report = scan([tmp_path / "ppo.py"], catalog, cwd=tmp_path)
     assert [d.code for d in report.diagnostics if d.severity.value == "error"] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        ('prefix: "train_rollouts/"', "'train_rollouts'"),
+        ('prefixes: ["", "timers/"]', "'timers'"),
+    ],
+)
+def test_validate_says_to_declare_a_prefix_without_its_separator(
+    tmp_path: Path, line: str, fix: str
+) -> None:
+    """A declared prefix ending in '/' is refused, naming the prefix to declare instead."""
+    text = CATALOG.replace("prefix: train_rollouts", line, 1)
+    path = tmp_path / "ppo.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = load_and_check([path], root=tmp_path)
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "INVALID_FORMAT"
+    assert f"declared without it: {fix}" in diagnostic.message
