@@ -103,6 +103,14 @@ def test_params_flattened_with_slashes_are_nested_again() -> None:
     }
 
 
+def test_a_key_of_too_many_parts_stays_whole() -> None:
+    """A hostile ``a/a/a/...`` key is not nested thousands of levels deep."""
+    deep = "/".join(["a"] * 5000)
+    found = configuration([(deep, "1"), ("b/c", "2")])
+    assert found == {deep: 1, "b": {"c": 2}}
+    assert configuration([("/".join(["a"] * 32), "1")]) != {"/".join(["a"] * 32): 1}
+
+
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """The catalog of :data:`CATALOG`."""

@@ -16,13 +16,24 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["MAX_PARAMS", "MAX_PARAM_BYTES", "configuration", "nested", "param_value"]
+__all__ = [
+    "MAX_KEY_PARTS",
+    "MAX_PARAMS",
+    "MAX_PARAM_BYTES",
+    "configuration",
+    "nested",
+    "param_value",
+]
 
 MAX_PARAMS: Final = 10_000
 """Most params read of one run (MLflow's own limit per ``log_batch`` call is 100)."""
 
 MAX_PARAM_BYTES: Final = 64 * 1024
 """Most bytes of one param value read (MLflow 3 stores at most 6000 characters)."""
+
+MAX_KEY_PARTS: Final = 32
+"""Most ``/``-separated parts a key is nested by; a longer key stays whole (a hostile
+``a/a/a/...`` cannot build a mapping thousands of levels deep)."""
 
 _INT: Final = re.compile(r"[+-]?[0-9]+")
 _FLOAT: Final = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -67,14 +78,15 @@ def nested(items: Iterable[tuple[str, object]]) -> dict[str, object]:
 
     ``trainer/ppo/gradient_clip_val = 1.0`` is ``{"trainer": {"ppo":
     {"gradient_clip_val": 1.0}}}``. A key with an empty part (``a//b``), or whose
-    parts meet a value another key put there (``a/b`` beside ``a = 1``), is kept
-    whole at the top instead (``config["a/b"]`` reads it), unless a table holds that
-    name: the first key (in sorted order) keeps its place.
+    parts meet a value another key put there (``a/b`` beside ``a = 1``), or that has
+    more than :data:`MAX_KEY_PARTS` parts, is kept whole at the top instead
+    (``config["a/b"]`` reads it), unless a table holds that name: the first key (in
+    sorted order) keeps its place.
     """
     found: dict[str, object] = {}
     for key, value in sorted(items, key=lambda item: item[0]):
-        parts = key.split("/")
-        if all(parts):
+        parts = key.split("/", MAX_KEY_PARTS)
+        if len(parts) <= MAX_KEY_PARTS and all(parts):
             node: dict[str, object] = found
             for part in parts[:-1]:
                 child = node.setdefault(part, {})
