@@ -386,3 +386,33 @@ def test_validation_before_its_first_due_step_and_a_short_run_are_clean(
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
     states = {s.row.name: s.presence for s in report.rows}
     assert states["rl.nemo_aligner.validation.reward.mean"] == "not_due"
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_lightning_loggers_teed_with_the_mixin_record_what_tee_logger_records(
+    aligner: Aligner, tmp_path: Path, name: str
+) -> None:
+    """The other place to tee NeMo-Aligner: each Lightning logger, through
+    ``LightningTeeMixin`` (flat keys split at the longest declared prefix). The series,
+    attributes and values match the ``TeeLogger`` run's, ``hp_metric`` (which only the
+    TensorBoard logger logs) aside."""
+    from metric_catalog.adapters import LightningTeeMixin
+
+    class TeedTensorBoard(LightningTeeMixin, aligner.runs.TensorBoardLogger):  # type: ignore[misc,name-defined]
+        """Lightning's TensorBoard logger, teed."""
+
+    spec = aligner.spec(name)
+    aligner.register()
+    with installed_reader() as reader:
+        aligner.runs.write_run(spec, tmp_path / "run.jsonl")
+        expected = _recorded(reader.get_metrics_data())
+    vocabulary._reset_for_tests()
+    aligner.register()
+    with installed_reader() as reader:
+        teed = TeedTensorBoard(tmp_path / "tensorboard")
+        play = aligner.runs.play_actor if spec.process == "actor" else aligner.runs.play_critic
+        play(spec, aligner.runs.CustomLoggerWrapper([teed]))
+        recorded = _recorded(reader.get_metrics_data())
+    assert recorded.pop((HP_METRIC, frozenset()))[0] == -1
+    assert recorded == expected
