@@ -201,12 +201,28 @@ def _check(node: ast.expr) -> None:
         _literal(node)
 
 
+_MAX_LIST_DEPTH: Final = 32
+"""Nesting depth up to which configuration lists are compared as tuples (bounds recursion)."""
+
+
+def _as_tuples(value: Any, depth: int = 0) -> Any:
+    """A configuration list as a tuple (nested ones too), as literal lists are parsed.
+
+    JSON, YAML and W&B configurations hold lists; without this ``config.evals != []``
+    would compare a list with ``()`` and hold for an empty list too. Lists nested deeper
+    than :data:`_MAX_LIST_DEPTH` stay lists (no literal is that deep).
+    """
+    if isinstance(value, list | tuple) and depth < _MAX_LIST_DEPTH:
+        return tuple(_as_tuples(item, depth + 1) for item in value)
+    return value
+
+
 def _evaluate(node: ast.expr, config: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
     """The node's value, or :data:`_UNDECIDED` (which every operator passes on)."""
     path = _path(node)
     if path is not None:
         try:
-            return path.lookup(config)
+            return _as_tuples(path.lookup(config))
         except KeyError:
             return _UNDECIDED
     name = _run_value(node)

@@ -28,6 +28,37 @@ CONFIG = {
 }
 
 
+LIST_CONFIG = {
+    "dataset_mixer_eval_list": [],
+    "dataset_mixer_list": ["ai2-adapt-dev/rlvr_gsm8k_zs", "1.0"],
+    "num_learners_per_node": [2, 4],
+    "stages": [[1, 2], [3]],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("config.dataset_mixer_eval_list != []", False),
+        ("config.dataset_mixer_eval_list == []", True),
+        ("config.dataset_mixer_list != []", True),
+        ("config.dataset_mixer_list == ['ai2-adapt-dev/rlvr_gsm8k_zs', '1.0']", True),
+        ("config.num_learners_per_node == (2, 4)", True),
+        ("config.num_learners_per_node == [4, 2]", False),
+        ("config.stages == [[1, 2], [3]]", True),
+        ("config.num_learners_per_node in [[2, 4], [8]]", True),
+        ("config.num_learners_per_node < [3]", True),
+        ("'1.0' in config.dataset_mixer_list", True),
+    ],
+)
+def test_a_list_the_run_logged_compares_with_a_literal_list(text: str, holds: bool) -> None:
+    """A configuration list (JSON, YAML and W&B configurations hold lists) equals the literal
+    list or tuple with the same items: ``config.eval_list != []`` holds only when it has some."""
+    condition = parse_condition(text)
+    assert condition is not None
+    assert condition.holds(LIST_CONFIG) is holds
+
+
 @pytest.mark.parametrize(
     ("text", "holds"),
     [
