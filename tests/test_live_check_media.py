@@ -3,7 +3,9 @@
 OpenRLHF logs its generated samples as ``wandb.log({"train/generated_samples": table})``;
 a W&B history row holds such a value as a reference object with a ``_type``. It is no
 metric, so no teed row can declare it: live-check must not report it undeclared, while a
-declared row logged with one is still a non-scalar value.
+declared row logged with one is still a non-scalar value. The same holds for an array:
+open-instruct hands ``wandb.log`` a ``wandb.Histogram`` of each non-empty array and the
+array itself when it is empty, which W&B stores as ``[]``.
 """
 
 from __future__ import annotations
@@ -75,6 +77,26 @@ def test_an_undeclared_value_that_is_no_media_object_is_still_undeclared(
     """Only a ``_type``-tagged object is media; anything else stays undeclared."""
     found = _findings(catalog, tmp_path / "run.jsonl", {"train/generated_samples": value})
     assert found == [("undeclared", "train/generated_samples")]
+
+
+@pytest.mark.parametrize(
+    "value", [[], [112, 240, 97], [[1, 2], [3]]], ids=["empty", "numbers", "nested"]
+)
+def test_an_undeclared_array_is_not_reported(
+    catalog: Catalog, tmp_path: Path, value: list[Any]
+) -> None:
+    """An array is no metric a teed row could declare (the tee takes scalars): no finding."""
+    data = {"val/sequence_lengths_solved_hist": value}
+    assert _findings(catalog, tmp_path / "run.jsonl", data) == []
+
+
+@pytest.mark.parametrize("value", [TABLE, [], [0.25, 0.5]], ids=["table", "empty", "array"])
+def test_a_declared_row_logged_with_a_media_value_or_an_array_is_non_scalar(
+    catalog: Catalog, tmp_path: Path, value: object
+) -> None:
+    """A row the catalog declares as a metric still gets judged: a table or a list is no number."""
+    found = _findings(catalog, tmp_path / "run.jsonl", {"train/policy_loss": value})
+    assert found == [("non_scalar", "train/policy_loss")]
 
 
 def test_a_declared_row_logged_with_a_media_value_is_non_scalar(

@@ -470,11 +470,12 @@ class Checker:
             prefix, key = plan.prefix, plan.key
             where = (prefix, key, path, line, step)
             if not matches:
-                if _is_media(value) or logged in record.step_keys:
+                if _is_media(value) or isinstance(value, list) or logged in record.step_keys:
                     # A backend's media object (a W&B table, image or histogram reference)
-                    # is no metric, and a backend's x axis (a W&B step metric, which W&B
-                    # copies into records the code logged without it) may be the backend's
-                    # own writing: nothing a teed row must declare, so not undeclared.
+                    # or an array (an empty one W&B stores as []) is no metric, and a
+                    # backend's x axis (a W&B step metric, which W&B copies into records
+                    # the code logged without it) may be the backend's own writing: nothing
+                    # a teed row must declare, so not undeclared.
                     continue
                 elsewhere = self.matcher.declared_prefixes(key)
                 hint = ""
