@@ -1,0 +1,3 @@
+"""open-instruct's telemetry: the metric catalog (``catalog/``) and its generated modules."""
+
+__all__: list[str] = []
