@@ -38,6 +38,7 @@ from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import tee_wandb_log
 from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import forget_package, imported_example
 from tests.otel_fixtures import caught_warnings, clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -56,11 +57,6 @@ def _catalog_paths(root: Path) -> list[Path]:
     return sorted((root / CATALOG).glob("*.yaml"))
 
 
-def _forget_package() -> None:
-    for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
-        del sys.modules[name]
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/open_instruct with its package generated."""
@@ -75,20 +71,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def package(project: Path) -> Iterator[dict[str, ModuleType]]:
     """The generated modules and ``open_instruct_metrics.runs``, imported from the copy."""
-    sys.path.insert(0, str(project))
-    vocabulary._reset_for_tests()
-    try:
-        imported = {
-            name: importlib.import_module(f"{PACKAGE}.telemetry.generated.{name}")
-            for name in MODULES
-        }
-        imported["runs"] = importlib.import_module(f"{PACKAGE}.runs")
-        vocabulary._reset_for_tests()  # each test registers the rows itself
-        yield imported
-    finally:
-        sys.path.remove(str(project))
-        _forget_package()
-        vocabulary._reset_for_tests()
+    with imported_example(project, PACKAGE, MODULES) as (modules, runs):
+        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
 
 
 @dataclass(frozen=True)
@@ -168,7 +152,7 @@ def _run_names() -> list[str]:
         return [spec.name for spec in importlib.import_module(f"{PACKAGE}.runs").RUNS]
     finally:
         sys.path.remove(str(EXAMPLE))
-        _forget_package()
+        forget_package(PACKAGE)
 
 
 RUN_NAMES = _run_names()
