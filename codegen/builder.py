@@ -251,7 +251,14 @@ def _with_presence(
     level = texts.get("requirement_level")
     emitted_by = _strings(row.values.get("emitted_by"))
     first_step = texts.get("first_step")
-    if level is None and emitted_by is None and first_step is None and not file_emitted_by:
+    every = texts.get("every")
+    if (
+        level is None
+        and emitted_by is None
+        and first_step is None
+        and every is None
+        and not file_emitted_by
+    ):
         return built
     return replace(
         built,
@@ -262,6 +269,8 @@ def _with_presence(
         first_step_config=(
             None if first_step is None or first_step.isdigit() else first_step.strip()
         ),
+        every=None if every is None or not every.isdigit() else int(every),
+        every_config=None if every is None or every.isdigit() else every.strip(),
     )
 
 

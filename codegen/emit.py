@@ -106,6 +106,15 @@ class EmitSummary:
     """Every series name a value was sent to, sorted."""
 
 
+def _first_emitted(row: MetricRow) -> int:
+    """The first step a sample run logs the row at: its ``first_step``, or with a literal
+    ``every`` the first multiple of the period at or after it (as live-check judges it)."""
+    first = row.first_step if row.first_step is not None else 1
+    if row.every is None:
+        return first
+    return -(-max(first, row.every) // row.every) * row.every
+
+
 def applies_to_loop(row: MetricRow, loop: str | None) -> bool:
     """Whether a run of ``loop`` logs the row (rows without ``emitted_by`` apply to every loop)."""
     return loop is None or not row.emitted_by or loop in row.emitted_by
@@ -234,7 +243,7 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
         for row in teed:
             if not applies_to_loop(row, loop):
                 continue
-            if row.first_step is not None and step < row.first_step:
+            if step < _first_emitted(row) or (row.every is not None and step % row.every):
                 continue
             assert row.logger_key is not None
             for prefix in row.prefixes:
@@ -335,7 +344,7 @@ def emit(
             for _, row in catalog.rows()
             if row.logger_key is not None
             and applies_to_loop(row, loop)
-            and (row.first_step is None or row.first_step <= steps)
+            and _first_emitted(row) <= steps
         )
     finally:
         if writer is not None:

@@ -286,6 +286,13 @@ class MetricRow:
     first_step_config: str | None = None
     """``first_step`` as a configuration value (``config.trainer.test_freq``), read from the
     configuration a run logged; ``first_step`` is then ``None``."""
+    every: int | None = None
+    """The row is logged at the steps that are multiples of this period (validation every
+    10 steps); a run whose steps reached none of them (at or after ``first_step``) is not
+    missing it."""
+    every_config: str | None = None
+    """``every`` as a configuration value (``config.trainer.test_freq``); ``every`` is then
+    ``None``."""
     temporality: str = "delta"
     """A counter's logged value: ``delta`` (this step's amount) or ``cumulative`` (a running
     total whose growth the tee adds)."""

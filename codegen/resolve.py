@@ -131,6 +131,8 @@ def _presence(row: MetricRow) -> dict[str, object]:
         "emitted_by": list(row.emitted_by) if teed else None,
         "first_step": row.first_step,
         "first_step_config": row.first_step_config,
+        "every": row.every,
+        "every_config": row.every_config,
         "step_axis": (row.step_axis or "step") if teed else None,
     }
 

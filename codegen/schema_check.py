@@ -84,6 +84,8 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     "first_step": 'first_step is a quoted step number without leading zeros, e.g. "10", or a '
     'configuration value, e.g. "config.trainer.test_freq", optionally plus or minus a whole '
     'number, e.g. "config.freezing_actor_steps + 1"',
+    "every": 'every is a quoted positive step count without leading zeros, e.g. "10", or a '
+    'configuration value, e.g. "config.trainer.test_freq"',
     "signature": "a signature key is a logged key with its prefix joined by '/', "
     "e.g. 'train/critic/loss'",
 }

@@ -455,3 +455,99 @@ def test_a_row_a_backend_never_gets_is_not_applicable_in_its_format(
     states, findings = _presence(result.catalog, path)
     assert states["rl.megatron.loss_vs_samples"] == presence
     assert findings == finding
+
+
+PERIODIC = """\
+owner: open_instruct.grpo_fast
+module: periodic
+description: Keys logged every so many steps.
+prefix: ""
+teed:
+  - logger_key: loss
+    name: rl.periodic.loss
+    kind: gauge
+    unit: ""
+    description: Logged every step.
+    requirement_level: required
+  - logger_key: eval/scores
+    name: rl.periodic.eval_scores
+    kind: gauge
+    unit: ""
+    description: Logged every local_eval_every steps.
+    requirement_level: required
+    every: "config.local_eval_every"
+  - logger_key: eval/late
+    name: rl.periodic.eval_late
+    kind: gauge
+    unit: ""
+    description: Logged every 3 steps from step 6.
+    requirement_level: required
+    first_step: "6"
+    every: "3"
+"""
+
+
+@pytest.fixture(scope="module")
+def periodic(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    root = tmp_path_factory.mktemp("periodic")
+    (root / "catalog").mkdir()
+    (root / "catalog" / "periodic.yaml").write_text(PERIODIC, encoding="utf-8")
+    result = load_and_check(root=root)
+    assert result.catalog is not None, result.diagnostics
+    return result.catalog
+
+
+@pytest.mark.parametrize(
+    ("config", "first", "last", "series", "presence"),
+    [
+        ({"local_eval_every": 4}, 1, 3, "rl.periodic.eval_scores", "not_due"),
+        ({"local_eval_every": 4}, 1, 4, "rl.periodic.eval_scores", "missing"),
+        # resumed between two evaluations: step 8's was logged by the run before
+        ({"local_eval_every": 4}, 9, 11, "rl.periodic.eval_scores", "not_due"),
+        ({"local_eval_every": 4}, 9, 12, "rl.periodic.eval_scores", "missing"),
+        ({"local_eval_every": 0}, 1, 50, "rl.periodic.eval_scores", "not_due"),
+        ({"local_eval_every": -1}, 1, 50, "rl.periodic.eval_scores", "not_due"),
+        ({}, 1, 50, "rl.periodic.eval_scores", "undecided"),
+        ({"local_eval_every": "4"}, 1, 50, "rl.periodic.eval_scores", "undecided"),
+        ({}, 1, 5, "rl.periodic.eval_late", "not_due"),
+        ({}, 1, 6, "rl.periodic.eval_late", "missing"),
+        ({}, 7, 8, "rl.periodic.eval_late", "not_due"),
+        ({}, 7, 9, "rl.periodic.eval_late", "missing"),
+    ],
+)
+def test_a_periodic_row_is_due_only_when_the_logged_steps_reach_a_multiple(
+    periodic: Catalog,
+    tmp_path: Path,
+    *,
+    config: dict[str, Any],
+    first: int,
+    last: int,
+    series: str,
+    presence: str,
+) -> None:
+    """``every``: a run (or a resumed run's segment) whose steps hold no multiple of the
+    period at or after ``first_step`` lacks nothing; one that reached one is missing it."""
+    path = tmp_path / "run.jsonl"
+    with JsonlLogger(path, config=config) as log:
+        for step in range(first, last + 1):
+            log.log_metrics({"loss": 0.5}, step)
+    report = check_file(str(path), periodic)
+    states = {summary.row.name: summary.presence for summary in report.rows}
+    assert states[series] == presence
+    missing = [f.series for f in report.findings if f.kind == "missing" and f.series == series]
+    assert missing == ([series] if presence == "missing" else [])
+
+
+def test_a_periodic_rows_not_due_notice_names_its_next_step(
+    periodic: Catalog, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.jsonl"
+    with JsonlLogger(path, config={"local_eval_every": 4}) as log:
+        for step in range(9, 12):
+            log.log_metrics({"loss": 0.5}, step)
+    report = check_file(str(path), periodic)
+    text = [n.message for n in report.notices if n.series == "rl.periodic.eval_scores"]
+    assert text == [
+        "eval/scores (rl.periodic.eval_scores) was not logged; it is logged every 4 steps, "
+        "next at step 12, and the run logged steps 9 to 11"
+    ]

@@ -72,6 +72,8 @@ class LoopJudge:
         self.last_step: int | None = None
         """The last training step a record was logged at (a record whose keys all belong
         to rows with a ``step_axis``, such as ``lm loss vs samples``, does not count)."""
+        self.first_step: int | None = None
+        """The first training step a record was logged at (a resumed run's is past 1)."""
         # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
         # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/' (and a
         # prefix ending in '_' as written: eval_loss is ("eval_", "loss")).
@@ -92,6 +94,8 @@ class LoopJudge:
         """A record logged at training step ``step``."""
         if self.last_step is None or step > self.last_step:
             self.last_step = step
+        if self.first_step is None or step < self.first_step:
+            self.first_step = step
 
     def seen_signature(self, prefix: str, key: str) -> None:
         """A logged pair is a declared loop's signature key."""

@@ -31,7 +31,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...conditions import Condition, ConditionError, parse_condition, parse_first_step
+from ...conditions import (
+    Condition,
+    ConditionError,
+    parse_condition,
+    parse_config_path,
+    parse_first_step,
+)
 from ...model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
@@ -88,6 +94,63 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
     return int(value) + offset
 
 
+def _every(row: MetricRow, config: Mapping[str, object] | None) -> int | str | None:
+    """The row's period; ``"unknown"`` when it names a configuration value not logged."""
+    if row.every_config is None:
+        return row.every
+    path = parse_config_path(row.every_config)
+    if path is None or config is None:
+        return "unknown"
+    try:
+        value = path.lookup(config)
+    except KeyError:
+        return "unknown"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return "unknown"
+    return int(value)
+
+
+def _next_due(first: int | None, every: int, run_first: int | None) -> int | None:
+    """The first multiple of ``every`` at or after both ``first`` and the run's first step;
+    ``None`` when ``every`` is not positive (the row is never due)."""
+    if every <= 0:
+        return None
+    start = max(first if first is not None else every, run_first if run_first is not None else 1)
+    return -(-start // every) * every
+
+
+def _due_step(
+    row: MetricRow, config: Mapping[str, object] | None, loops: LoopJudge
+) -> int | str | None:
+    """The first step the run had to log the row at: its ``first_step``, or with ``every``
+    the first multiple of the period the run's steps could reach (``"never"`` for a period
+    that is not positive); ``"unknown"`` when a configuration value was not logged."""
+    first = _first_step(row, config)
+    every = _every(row, config)
+    if first == "unknown" or every == "unknown":
+        return "unknown"
+    if isinstance(every, int):
+        due = _next_due(first if isinstance(first, int) else None, every, loops.first_step)
+        return "never" if due is None else due
+    return first
+
+
+def _not_due_message(row: MetricRow, config: Mapping[str, object] | None, loops: LoopJudge) -> str:
+    """Why a required row the run never logged was not due yet."""
+    head = f"{row.qualified_logger_key} ({row.name}) was not logged; "
+    due = _due_step(row, config, loops)
+    if due == "never":
+        return head + f"it is logged every {_every(row, config)} steps, which is never"
+    if row.every is None and row.every_config is None:
+        return (
+            head + f"it is first logged at step {due} and the run's last step is {loops.last_step}"
+        )
+    return head + (
+        f"it is logged every {_every(row, config)} steps, next at step {due}, and the run "
+        f"logged steps {loops.first_step} to {loops.last_step}"
+    )
+
+
 def _decided(
     row: MetricRow, config: Mapping[str, object] | None, run: Mapping[str, object] | None = None
 ) -> bool | None:
@@ -133,11 +196,11 @@ def _unlogged_state(
         return "inactive_owner"
     level = _level(row, config, run)
     if level == "required":
-        first = _first_step(row, config)
-        if first == "unknown":
+        due = _due_step(row, config, loops)
+        if due == "unknown":
             return "undecided"
         last = loops.last_step
-        if isinstance(first, int) and (last is None or last < first):
+        if due == "never" or (isinstance(due, int) and (last is None or last < due)):
             return "not_due"
         return "missing"
     if level == "not_applicable":
@@ -206,11 +269,9 @@ def judge_presence(
             out.notices.append(
                 Notice(
                     "not_due",
-                    f"{row.qualified_logger_key} ({row.name}) was not logged; it is first "
-                    f"logged at step {_first_step(row, config)} and the run's last step is "
-                    f"{loops.last_step}",
+                    _not_due_message(row, config, loops),
                     row.name,
-                    row.where("first_step"),
+                    row.where("every" if row.every or row.every_config else "first_step"),
                 )
             )
     return out

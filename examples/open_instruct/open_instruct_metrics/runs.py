@@ -71,10 +71,10 @@ RUNS: tuple[RunSpec, ...] = (
     ),
     RunSpec(
         "grpo_resumed",
-        steps=7,
-        first_step=5,
+        steps=3,
+        first_step=9,
         overrides={
-            "local_eval_every": 100,
+            "local_eval_every": 4,  # evaluated at 4 and 8 before the resume, next at 12
             "dataset_mixer_eval_list": ["ai2-adapt-dev/rlvr_gsm8k_zs", "16"],
             "checkpoint_state_dir": "checkpoints/grpo_resumed",
         },
