@@ -16,7 +16,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -237,7 +239,9 @@ def test_every_key_of_a_trl_run_is_teed_to_its_series(trl: Trl, tmp_path: Path, 
         for key, value in logs.items():
             series, captured = trl.route(key)
             # Gauges keep the last value; the counters here are running totals (the last).
-            expected[(series, frozenset(captured.items()))] = pytest.approx(value)
+            # A None is no value: the series keeps the one before.
+            if value is not None:
+                expected[(series, frozenset(captured.items()))] = pytest.approx(value)
     assert recorded == expected
     assert min(len(logs) for _step, logs in logged) >= 6
 
@@ -246,10 +250,19 @@ def _findings(report: LiveCheckReport) -> list[tuple[str, str]]:
     return [(f.kind, f.qualified_key or f.series or "") for f in report.findings]
 
 
-def _counts(trl: Trl, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+def _counts(
+    trl: Trl,
+    logged: list[tuple[int, dict[str, Any]]],
+    skip: frozenset[str] = frozenset(),
+    *,
+    nulls: bool = True,
+) -> dict[str, int]:
+    """Values logged per series (a None too, unless ``nulls`` is false: a store that drops it)."""
     counts: dict[str, int] = {}
     for _step, logs in logged:
-        for key in logs:
+        for key, value in logs.items():
+            if (value is None and not nulls) or key in skip:
+                continue
             series = trl.route(key)[0]
             counts[series] = counts.get(series, 0) + 1
     return counts
@@ -261,7 +274,7 @@ def _counts(trl: Trl, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int
 UNSEEN = {
     "grpo_two_rewards": {"state": {"rl.trl.kl"}, "jsonl": set()},
     "grpo_kl_eval": {"state": set(), "jsonl": set()},
-    "grpo_eval_sets_no_clip": {"state": {"rl.hf.grad_norm"}, "jsonl": set()},
+    "grpo_eval_sets_no_clip": {"state": set(), "jsonl": set()},
     "grpo_checkpoint": {
         "state": {"rl.trl.kl", "rl.hf.train.loss_average", "rl.hf.flos"},
         "jsonl": {"rl.hf.train.loss_average", "rl.hf.flos"},
@@ -434,10 +447,96 @@ def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_two_key_rewrit
     writer = writer_module.SummaryWriter(str(tmp_path / name))
     for step, logs in logged:
         for tag, value in integrations.rewrite_logs(logs).items():
-            writer.add_scalar(tag, value, step)
+            if isinstance(value, (int, float)):  # TensorBoardCallback drops the rest (None)
+                writer.add_scalar(tag, value, step)
     writer.close()
     plain = check_file(str(tmp_path / name), trl.catalog)
     assert {f.kind for f in plain.findings} >= {"undeclared"}  # train/loss, eval/loss as read
     report = check_file(str(tmp_path / name), trl.catalog, key_rewrites=BACKEND_REWRITES)
     assert _findings(report) == []
-    assert {s.row.name: s.logged for s in report.rows if s.logged} == _counts(trl, logged)
+    counts = _counts(trl, logged, nulls=False)
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+
+
+HERE = Path(__file__).resolve().parent
+# WandbCallback puts these in the run's summary, not its history (single_value_scalars).
+WANDB_SUMMARY_KEYS = frozenset(
+    {
+        "train_runtime",
+        "train_samples_per_second",
+        "train_steps_per_second",
+        "train_loss",
+        "total_flos",
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def callback_stores(
+    trl: Trl, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Path]]:
+    """Each run logged through transformers' real W&B, TensorBoard and MLflow callbacks."""
+    for module in ("wandb", "tensorboardX", "mlflow", "transformers"):
+        pytest.importorskip(module)
+    root = tmp_path_factory.mktemp("hf-callbacks")
+    spec = {
+        "dir": str(root),
+        "runs": [
+            {"name": name, "config": dict(trl.spec(name).config),
+             "logs": trl.runs.run_logs(trl.spec(name))}
+            for name in RUN_NAMES
+        ],
+    }  # fmt: skip
+    (root / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_"))}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "hf_callback_runs.py"), str(root / "spec.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    stores = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {
+        name: {kind: Path(where) for kind, where in store.items()}
+        for name, store in zip(RUN_NAMES, stores, strict=True)
+    }
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", RUN_NAMES)
+@pytest.mark.parametrize("store", ["wandb", "tensorboard", "mlflow"])
+def test_a_run_logged_through_the_trainers_own_callback_is_clean(
+    trl: Trl, callback_stores: dict[str, dict[str, Path]], name: str, store: str
+) -> None:
+    """What report_to=["wandb", "tensorboard", "mlflow"] stores, read back as the docs say.
+
+    W&B and TensorBoard hold rewrite_logs' keys (train/loss, eval/loss): two key rewrites
+    read them back; W&B's train/global_step is the run's step metric, not a key. MLflow
+    holds the keys as logged. None values never reach TensorBoard or MLflow (the callbacks
+    drop them); W&B stores them as null, no value that step.
+    """
+    spec = trl.spec(name)
+    rewrites = () if store == "mlflow" else BACKEND_REWRITES
+    report = check_file(str(callback_stores[name][store]), trl.catalog, key_rewrites=rewrites)
+    assert _findings(report) == []
+    logged = trl.runs.run_logs(spec)
+    skip = WANDB_SUMMARY_KEYS if store == "wandb" else frozenset()
+    counts = _counts(trl, logged, skip, nulls=store == "wandb")
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    nulls = {s.row.name: s.null for s in report.rows if s.null}
+    expected_nulls = {
+        series: count - _counts(trl, logged, skip, nulls=False).get(series, 0)
+        for series, count in counts.items()
+    }
+    assert nulls == {series: n for series, n in expected_nulls.items() if n}
+    if store == "wandb":
+        # The run's configuration (args.to_dict()) decides kl's condition, as a header does.
+        kl = next(s for s in report.rows if s.row.name == "rl.trl.kl")
+        assert (kl.presence == "not_applicable") == (spec.config["beta"] == 0.0)
+        # Every record is at state.global_step, as in trainer_state.json.
+        steps = sorted({step for step, logs in logged if set(logs) - WANDB_SUMMARY_KEYS})
+        assert report.last_step == steps[-1]

@@ -2,10 +2,12 @@
 
 Each logged dict is built the way TRL and transformers assemble it (see README.md
 for the source of every key): ``Trainer._maybe_log_save_evaluate`` starts a
-training log with ``loss``, ``grad_norm`` (when ``max_grad_norm > 0``) and
-``learning_rate``; ``GRPOTrainer.log`` adds the averages of ``self._metrics[mode]``
-(``num_tokens``, ``completions/*``, ``rewards/<reward function>/{mean,std}``,
-``reward``, ``reward_std``, ``frac_reward_zero_std``, ``kl`` when ``beta != 0``,
+training log with ``loss``, ``grad_norm`` (clipped when ``max_grad_norm > 0``, else
+the unclipped norm) and ``learning_rate``; ``GRPOTrainer.log`` adds the averages of
+``self._metrics[mode]`` (``num_tokens``, ``completions/*``,
+``rewards/<reward function>/{mean,std}``, ``None`` for a function that scored no
+sample of the window, ``reward``, ``reward_std``, ``frac_reward_zero_std``,
+``kl`` when ``beta != 0``,
 ``entropy``, ``clip_ratio/*``), prefixed ``eval_`` in evaluation;
 ``Trainer.evaluate`` logs ``eval_loss`` and its speed metrics (``eval_<name>_``
 per set when ``eval_dataset`` is a dict; TRL's own keys stay ``eval_``), and
@@ -55,7 +57,7 @@ __all__ = [
     "write_trainer_state",
 ]
 
-Logs = dict[str, float]
+Logs = dict[str, float | None]
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class RunSpec:
     """Seed of the values."""
     train_samples: int = field(default=256)
     """Prompts in the training set (for the speed metrics)."""
+    unscored: frozenset[tuple[str, int]] = frozenset()
+    """(reward function, logging step) where the function scored no sample of the window."""
 
 
 def _config(
@@ -115,6 +119,7 @@ RUNS: tuple[RunSpec, ...] = (
         max_steps=12,
         reward_funcs=("accuracy_reward", "format_reward"),
         seed=1,
+        unscored=frozenset({("format_reward", 5), ("format_reward", 6)}),
     ),
     RunSpec(
         "grpo_kl_eval",
@@ -145,7 +150,7 @@ RUNS: tuple[RunSpec, ...] = (
 """The runs the example writes and its tests check."""
 
 
-def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int) -> Logs:
+def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> Logs:
     """``GRPOTrainer``'s ``self._metrics[mode]`` averaged over one logging window."""
     lengths = sorted(rng.uniform(20, 256) for _ in range(3))
     terminated = sorted(rng.uniform(20, 250) for _ in range(3))
@@ -161,6 +166,12 @@ def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int) -> Logs:
     }
     total = 0.0
     for name in spec.reward_funcs:
+        if (name, step) in spec.unscored:
+            # The function returned None for every sample of the window: TRL's log()
+            # averages no value and logs None for its mean and std.
+            metrics[f"rewards/{name}/mean"] = None
+            metrics[f"rewards/{name}/std"] = None
+            continue
         mean = rng.uniform(0, 1)
         metrics[f"rewards/{name}/mean"] = mean
         metrics[f"rewards/{name}/std"] = rng.uniform(0, 0.5)
@@ -203,11 +214,11 @@ def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
         epoch = step / steps_per_epoch
         if step % config["logging_steps"] == 0:
             window = losses[-config["logging_steps"] :]
-            logs: Logs = {"loss": sum(window) / len(window)}
-            if config["max_grad_norm"] > 0:
-                logs["grad_norm"] = rng.uniform(0.05, 2.0)
+            # transformers 5 logs the gradient norm at every step: clipped when
+            # max_grad_norm > 0, else computed unclipped (Trainer._get_grad_norm).
+            logs: Logs = {"loss": sum(window) / len(window), "grad_norm": rng.uniform(0.05, 2.0)}
             logs["learning_rate"] = config["learning_rate"] * (1 - (step - 1) / spec.max_steps)
-            logs |= _grpo_metrics(rng, spec, tokens)
+            logs |= _grpo_metrics(rng, spec, tokens, step)
             logs["epoch"] = epoch
             logged.append((step, logs))
         eval_steps = config["eval_steps"]
@@ -222,7 +233,7 @@ def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
                     f"{key}steps_per_second": round(8 / runtime, 3),
                 }
                 # GRPOTrainer.log prefixes its own metrics with "eval_" whatever the set.
-                metrics = _grpo_metrics(rng, spec, tokens)
+                metrics = _grpo_metrics(rng, spec, tokens, -step)
                 logs |= {f"eval_{metric}": value for metric, value in metrics.items()}
                 logs["epoch"] = epoch
                 logged.append((step, logs))
