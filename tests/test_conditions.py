@@ -283,6 +283,34 @@ def test_without_a_configuration_conditions_stay_information(
     assert findings == []
 
 
+@pytest.mark.parametrize(
+    ("config", "extra", "expected"),
+    [
+        # pg_loss and policy_loss (required) apply; kl_loss, validation.accuracy and
+        # vf_loss are conditional and undecided (no configuration): not counted.
+        pytest.param(None, {}, (2, 2), id="no-config"),
+        # A configuration decides kl_loss and validation.accuracy (required, missing);
+        # vf_loss's prose condition stays undecided.
+        pytest.param(_config(True, 5), {}, (2, 4), id="config-decides"),
+        # An undecided row the run logged counts, seen.
+        pytest.param(None, {"critic/vf_loss": 0.5}, (3, 3), id="undecided-but-logged"),
+    ],
+)
+def test_coverage_leaves_out_an_undecided_conditional_row_the_run_did_not_log(
+    catalog: Catalog,
+    tmp_path: Path,
+    config: dict[str, Any] | None,
+    extra: dict[str, float],
+    expected: tuple[int, int],
+) -> None:
+    """A row whose condition cannot be decided may rightly be absent: no mark against the run."""
+    path = tmp_path / "run.jsonl"
+    with JsonlLogger(path, config=config) as log:
+        log.log_metrics({"actor/pg_loss": 0.5, "actor/policy_loss": 0.1, **extra}, 1)
+    report = check_file(str(path), catalog)
+    assert (report.coverage.seen, report.coverage.applicable) == expected  # (seen, applicable)
+
+
 def test_a_prose_condition_stays_information_with_a_configuration(
     catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -343,13 +371,13 @@ Judged = tuple[str, list[str], int]
 @pytest.mark.parametrize(
     ("test_freq", "judged"),
     [
-        pytest.param(-1, ("not_applicable", [], 3), id="condition-false"),
+        pytest.param(-1, ("not_applicable", [], 2), id="condition-false"),
         pytest.param(
             5,
             (
                 "missing",
                 ["missing:rl.verl.val.acc", "missing:rl.verl.validation.accuracy"],
-                5,
+                4,
             ),
             id="condition-holds",
         ),
@@ -368,7 +396,8 @@ def test_a_decided_condition_judges_a_row_whose_file_logged_nothing(
     # A prose condition cannot be decided: the idle-owner rule still holds for it.
     assert states["rl.verl.val.reward"] == "inactive_owner"
     assert sorted(f"{f.kind}:{f.series}" for f in report.findings) == findings
-    # pg_loss, vf_loss (prose) and val.reward always; both test_freq rows when it holds.
+    # pg_loss and val.reward always (vf_loss's prose condition is undecided and it was not
+    # logged: not counted); both test_freq rows when it holds.
     assert report.coverage.applicable == applicable
 
 

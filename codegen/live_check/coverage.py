@@ -4,7 +4,10 @@
 logged. A teed row applies unless its ``emitted_by`` rules the run's loop
 out (presence ``not_emitted``, or ``undecided`` when the loop is unknown) or
 the run's configuration rules its condition out (``not_applicable``); other
-rows of owners that logged nothing count as unseen. The same share is given
+rows of owners that logged nothing count as unseen. A conditional row whose
+condition could not be decided (prose, or a configuration the run did not
+log: presence ``conditional``) is not known to apply, so it counts only when
+it was logged: a run is not marked down for a row it may rightly never log. The same share is given
 per owner (the catalog file's ``owner``). For every applicable key family
 (a row whose logger key or prefix holds placeholders) and every applicable
 row with a ``required`` enum attribute, ``families`` and ``enum_values``
@@ -27,8 +30,8 @@ from .statistics import RowSummary
 
 __all__ = ["NOT_APPLICABLE", "Coverage", "ValueTracker", "compute_coverage"]
 
-NOT_APPLICABLE: Final = frozenset({"not_emitted", "undecided", "not_applicable"})
-"""Presence states of rows that do not apply to the run's loop."""
+NOT_APPLICABLE: Final = frozenset({"not_emitted", "undecided", "not_applicable", "conditional"})
+"""Presence states of rows not known to apply to the run (only unlogged rows have them)."""
 
 
 def _share(seen: int, total: int) -> float:
