@@ -95,6 +95,10 @@ def main(spec_path: str) -> None:
         WANDB_CONSOLE="off",
         WANDB_PROJECT="trl-metrics",
         MLFLOW_ALLOW_FILE_STORE="true",
+        # MLflowCallback logs asynchronously; MLflow's queue writes metric-only batches from
+        # up to 10 threads at once, which on a loaded machine now and then lost a batch of
+        # the file store. One worker keeps the callback's own (async) path, in order.
+        MLFLOW_ASYNC_LOGGING_THREADPOOL_SIZE="1",
     )
     import transformers.integrations.integration_utils as integrations
 

@@ -1,4 +1,4 @@
-"""TRL-shaped runs: what ``GRPOTrainer`` logs at each logging step and evaluation.
+"""TRL-shaped runs: what TRL's trainers log at each logging step and evaluation.
 
 Each logged dict is built the way TRL and transformers assemble it (see README.md
 for the source of every key): ``Trainer._maybe_log_save_evaluate`` starts a
@@ -62,15 +62,15 @@ Logs = dict[str, float | None]
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One GRPO run: its configuration (the parts that decide what is logged) and shape."""
+    """One run: its trainer, configuration (the parts that decide what is logged) and shape."""
 
     name: str
     """Short name, also the stem of its files."""
     config: Mapping[str, Any]
-    """The run's configuration, shaped like ``GRPOConfig.to_dict()`` (only what matters)."""
+    """The run's configuration, shaped like ``<Trainer>Config.to_dict()`` (what matters)."""
     max_steps: int
     """Optimizer steps the run is configured for."""
-    reward_funcs: tuple[str, ...]
+    reward_funcs: tuple[str, ...] = ()
     """The reward functions' names (``__name__``, or a reward model's last name part)."""
     eval_datasets: tuple[str, ...] = ()
     """Evaluation sets: none, ``("",)`` for one dataset, or the names of a dict's sets."""
@@ -82,6 +82,18 @@ class RunSpec:
     """Prompts in the training set (for the speed metrics)."""
     unscored: frozenset[tuple[str, int]] = frozenset()
     """(reward function, logging step) where the function scored no sample of the window."""
+    trainer: str = "grpo"
+    """``grpo``, ``rloo``, ``dpo``, ``kto`` or ``online_dpo``: which trainer's keys it logs."""
+
+
+_TRAINER_ARGS: dict[str, Any] = {
+    "learning_rate": 1e-6,
+    "lr_scheduler_type": "linear",
+    "include_num_input_tokens_seen": "no",
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "report_to": [],
+}
 
 
 def _config(
@@ -90,25 +102,47 @@ def _config(
     logging_steps: int,
     eval_steps: int | None = None,
     max_grad_norm: float = 1.0,
+    **fields: Any,
 ) -> dict[str, Any]:
+    """A ``GRPOConfig.to_dict()``: the Trainer's arguments and GRPO's, ``fields`` over them."""
     return {
         "output_dir": "Qwen2-0.5B-GRPO",
-        "learning_rate": 1e-6,
-        "lr_scheduler_type": "linear",
+        **_TRAINER_ARGS,
         "max_grad_norm": max_grad_norm,
         "logging_steps": logging_steps,
         "eval_strategy": "no" if eval_steps is None else "steps",
         "eval_steps": eval_steps,
-        "include_num_input_tokens_seen": "no",
-        "per_device_train_batch_size": 8,
-        "gradient_accumulation_steps": 1,
         "num_generations": 8,
         "max_completion_length": 256,
         "beta": beta,
         "loss_type": "dapo",
         "epsilon": 0.2,
         "scale_rewards": "group",
-        "report_to": [],
+        "use_vllm": False,
+        "vllm_importance_sampling_correction": True,
+        "entropy_coef": 0.0,
+        "use_adaptive_entropy": False,
+        **fields,
+    }
+
+
+def _other_config(trainer: str, *, logging_steps: int, eval_steps: int | None) -> dict[str, Any]:
+    """An ``RLOOConfig``, ``DPOConfig``, ``KTOConfig`` or ``OnlineDPOConfig`` ``to_dict()``."""
+    own: dict[str, dict[str, Any]] = {
+        # RLOOConfig has no loss_type, entropy_coef or vllm_importance_sampling_correction.
+        "rloo": {"num_generations": 4, "beta": 0.05, "epsilon": 0.2, "use_vllm": False},
+        "dpo": {"beta": 0.1, "loss_type": ["sigmoid"], "max_length": 1024},
+        "kto": {"beta": 0.1, "loss_type": "kto", "desirable_weight": 1.0},
+        "online_dpo": {"beta": [0.1], "loss_type": "sigmoid", "use_vllm": False},
+    }
+    return {
+        "output_dir": f"Qwen2-0.5B-{trainer.upper()}",
+        **_TRAINER_ARGS,
+        "max_grad_norm": 1.0,
+        "logging_steps": logging_steps,
+        "eval_strategy": "no" if eval_steps is None else "steps",
+        "eval_steps": eval_steps,
+        **own[trainer],
     }
 
 
@@ -146,15 +180,68 @@ RUNS: tuple[RunSpec, ...] = (
         stop_at=8,
         seed=4,
     ),
+    RunSpec(
+        "grpo_cispo_vllm_entropy",
+        _config(
+            beta=0.0,
+            logging_steps=2,
+            eval_steps=4,
+            loss_type="cispo",
+            use_vllm=True,
+            entropy_coef=0.01,
+            use_adaptive_entropy=True,
+        ),
+        max_steps=8,
+        reward_funcs=("accuracy_reward",),
+        eval_datasets=("",),
+        seed=5,
+    ),
+    RunSpec(
+        "rloo_kl",
+        _other_config("rloo", logging_steps=2, eval_steps=None),
+        max_steps=8,
+        reward_funcs=("accuracy_reward", "format_reward"),
+        seed=6,
+        trainer="rloo",
+    ),
+    RunSpec(
+        "dpo_eval",
+        _other_config("dpo", logging_steps=2, eval_steps=4),
+        max_steps=8,
+        eval_datasets=("",),
+        seed=7,
+        trainer="dpo",
+    ),
+    RunSpec(
+        "kto_eval",
+        _other_config("kto", logging_steps=2, eval_steps=4),
+        max_steps=8,
+        eval_datasets=("",),
+        seed=8,
+        trainer="kto",
+    ),
+    RunSpec(
+        "online_dpo_reward_funcs",
+        _other_config("online_dpo", logging_steps=1, eval_steps=None),
+        max_steps=6,
+        reward_funcs=("Skywork-Reward-V2-Qwen3-0.6B",),
+        seed=9,
+        trainer="online_dpo",
+    ),
 )
 """The runs the example writes and its tests check."""
 
 
-def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> Logs:
-    """``GRPOTrainer``'s ``self._metrics[mode]`` averaged over one logging window."""
+def _group_metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> Logs:
+    """``GRPOTrainer``'s (or ``RLOOTrainer``'s) ``self._metrics[mode]`` over one window.
+
+    ``step`` is the logging step, negative in an evaluation (``step_time`` is training's).
+    """
+    config = spec.config
     lengths = sorted(rng.uniform(20, 256) for _ in range(3))
     terminated = sorted(rng.uniform(20, 250) for _ in range(3))
-    metrics: Logs = {
+    metrics: Logs = {"step_time": rng.uniform(5, 40)} if step > 0 else {}
+    metrics |= {
         "num_tokens": float(tokens),
         "completions/mean_length": lengths[1],
         "completions/min_length": lengths[0],
@@ -181,18 +268,99 @@ def _grpo_metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> 
         "reward_std": rng.uniform(0, 0.5),
         "frac_reward_zero_std": rng.choice([0.0, 0.125, 0.25, 0.5]),
     }
-    if spec.config["beta"] != 0.0:
+    if config.get("use_vllm") and config.get("vllm_importance_sampling_correction"):
+        ratios = sorted(rng.uniform(0.8, 1.2) for _ in range(3))
+        metrics |= {
+            "sampling/sampling_logp_difference/mean": rng.uniform(0, 0.01),
+            "sampling/sampling_logp_difference/max": rng.uniform(0.01, 0.3),
+            "sampling/importance_sampling_ratio/min": ratios[0],
+            "sampling/importance_sampling_ratio/mean": ratios[1],
+            "sampling/importance_sampling_ratio/max": ratios[2],
+        }
+    if config.get("entropy_coef") or config.get("use_adaptive_entropy"):
+        metrics["policy_loss"] = rng.uniform(-0.05, 0.05)
+        if step > 0:
+            metrics["entropy_coef"] = config["entropy_coef"] + 0.001 * rng.randint(0, 3)
+    if config["beta"] != 0.0:
         metrics["kl"] = rng.uniform(0, 0.02)
     metrics["entropy"] = rng.uniform(0.2, 1.2)
-    low, high = rng.uniform(0, 0.01), rng.uniform(0, 0.01)
-    metrics |= {
-        "clip_ratio/low_mean": low,
-        "clip_ratio/low_min": low * 0.5,
-        "clip_ratio/high_mean": high,
-        "clip_ratio/high_max": high * 1.5,
-        "clip_ratio/region_mean": low + high,
-    }
+    # RLOO clips always; GRPO with a clipped loss_type, CISPO and VESPO log their own.
+    loss_type = config.get("loss_type", "rloo")
+    if loss_type == "cispo":
+        metrics["cispo_clip_ratio"] = rng.uniform(0, 0.01)
+    elif loss_type == "vespo":
+        metrics["vespo/phi_seq_mean"] = rng.uniform(0.5, 1.0)
+    else:
+        low, high = rng.uniform(0, 0.01), rng.uniform(0, 0.01)
+        metrics |= {
+            "clip_ratio/low_mean": low,
+            "clip_ratio/low_min": low * 0.5,
+            "clip_ratio/high_mean": high,
+            "clip_ratio/high_max": high * 1.5,
+            "clip_ratio/region_mean": low + high,
+        }
     return metrics
+
+
+def _preference_metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> Logs:
+    """``DPOTrainer``'s or ``KTOTrainer``'s ``self._metrics[mode]`` over one window."""
+    chosen, rejected = rng.uniform(-0.5, 1.0), rng.uniform(-1.0, 0.5)
+    metrics: Logs = {}
+    if spec.trainer == "kto":
+        metrics["kl"] = rng.uniform(0, 0.5)  # KTO's batch KL estimate, logged first
+    metrics |= {"entropy": rng.uniform(0.5, 2.0), "num_tokens": float(tokens)}
+    metrics |= {"logits/chosen": rng.uniform(-3, 1), "logits/rejected": rng.uniform(-3, 1)}
+    if spec.trainer == "dpo":
+        metrics |= {
+            "mean_token_accuracy": rng.uniform(0.4, 0.7),
+            "rewards/chosen": chosen,
+            "rewards/rejected": rejected,
+            "rewards/accuracies": rng.uniform(0.5, 1.0),
+            "rewards/margins": chosen - rejected,
+            "logps/chosen": rng.uniform(-2.0, -0.5),
+            "logps/rejected": rng.uniform(-2.5, -0.5),
+        }
+    else:  # KTO's order: each kind's reward and log-probability, then the margin
+        metrics |= {
+            "rewards/chosen": chosen,
+            "logps/chosen": rng.uniform(-2.0, -0.5),
+            "rewards/rejected": rejected,
+            "logps/rejected": rng.uniform(-2.5, -0.5),
+            "rewards/margins": chosen - rejected,
+        }
+    return metrics
+
+
+def _online_dpo_stats(rng: random.Random, spec: RunSpec) -> Logs:
+    """``OnlineDPOTrainer``'s ``self.stats`` averaged over one window (training only)."""
+    chosen, rejected = rng.uniform(0, 1.0), rng.uniform(-1.0, 0.5)
+    kl = rng.uniform(0, 20)
+    beta = spec.config["beta"][0]
+    return {
+        "objective/kl": kl,
+        "objective/entropy": rng.uniform(50, 200),
+        "objective/non_score_reward": -beta * kl,
+        "rewards/chosen": chosen,
+        "rewards/rejected": rejected,
+        "rewards/accuracies": rng.uniform(0.5, 1.0),
+        "rewards/margins": chosen - rejected,
+        "logps/chosen": rng.uniform(-120, -40),
+        "logps/rejected": rng.uniform(-140, -40),
+        "val/contain_eos_token": rng.uniform(0.6, 1.0),
+        "beta": beta,
+        "objective/rlhf_reward": rng.uniform(-1, 1),
+        "objective/scores_margin": rng.uniform(0, 2),
+        "objective/scores": rng.uniform(-1, 1),
+    }
+
+
+def _metrics(rng: random.Random, spec: RunSpec, tokens: int, step: int) -> Logs:
+    """What the run's trainer adds to a log (``step`` negative in an evaluation)."""
+    if spec.trainer in {"grpo", "rloo"}:
+        return _group_metrics(rng, spec, tokens, step)
+    if spec.trainer in {"dpo", "kto"}:
+        return _preference_metrics(rng, spec, tokens, step)
+    return {}
 
 
 def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
@@ -218,7 +386,12 @@ def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
             # max_grad_norm > 0, else computed unclipped (Trainer._get_grad_norm).
             logs: Logs = {"loss": sum(window) / len(window), "grad_norm": rng.uniform(0.05, 2.0)}
             logs["learning_rate"] = config["learning_rate"] * (1 - (step - 1) / spec.max_steps)
-            logs |= _grpo_metrics(rng, spec, tokens, step)
+            if spec.trainer == "online_dpo":
+                # Its own _maybe_log_save_evaluate: the loss rounded to 4 places, then stats.
+                logs["loss"] = round(float(logs["loss"] or 0.0), 4)
+                logs |= _online_dpo_stats(rng, spec)
+            else:
+                logs |= _metrics(rng, spec, tokens, step)
             logs["epoch"] = epoch
             logged.append((step, logs))
         eval_steps = config["eval_steps"]
@@ -232,8 +405,8 @@ def run_logs(spec: RunSpec) -> list[tuple[int, Logs]]:
                     f"{key}samples_per_second": round(64 / runtime, 3),
                     f"{key}steps_per_second": round(8 / runtime, 3),
                 }
-                # GRPOTrainer.log prefixes its own metrics with "eval_" whatever the set.
-                metrics = _grpo_metrics(rng, spec, tokens, -step)
+                # TRL's log() prefixes its own metrics with "eval_" whatever the set.
+                metrics = _metrics(rng, spec, tokens, -step)
                 logs |= {f"eval_{metric}": value for metric, value in metrics.items()}
                 logs["epoch"] = epoch
                 logged.append((step, logs))
