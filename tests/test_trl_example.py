@@ -584,13 +584,15 @@ def test_a_run_logged_through_the_trainers_own_callback_is_clean(
     logged = trl.runs.run_logs(spec)
     skip = WANDB_SUMMARY_KEYS if store == "wandb" else frozenset()
     counts = _counts(trl, logged, skip, nulls=store == "wandb")
-    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
-    nulls = {s.row.name: s.null for s in report.rows if s.null}
-    expected_nulls = {
+    nulls_expected = {
         series: count - _counts(trl, logged, skip, nulls=False).get(series, 0)
         for series, count in counts.items()
     }
-    assert nulls == {series: n for series, n in expected_nulls.items() if n}
+    if store == "wandb":
+        counts["rl.hf.global_step"] = len(logged)  # WandbCallback's train/global_step, each call
+    assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
+    nulls = {s.row.name: s.null for s in report.rows if s.null}
+    assert nulls == {series: n for series, n in nulls_expected.items() if n}
     if store == "wandb" and spec.trainer in {"grpo", "rloo", "kto"}:
         # The run's configuration (args.to_dict()) decides kl's condition, as a header does.
         kl = next(s for s in report.rows if s.row.name == "rl.trl.kl")
