@@ -82,6 +82,8 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "emitted_by": [],
         "first_step": None,
         "first_step_config": None,
+        "every": None,
+        "every_config": None,
         "step_axis": "step",
     }
 
