@@ -308,8 +308,9 @@ class Notice:
     reached), ``unexpected_loop`` (a row logged although its ``emitted_by``
     does not list the run's loop), ``duplicate_input`` (inputs that were the
     same file, read once); an ingester's :class:`~.records.Note` keeps its own
-    kind (``incomplete_record``: a TensorBoard event file's or a W&B run file's
-    last record is cut short, as while the run still writes it;
+    kind (``incomplete_record``: a TensorBoard event file's, a W&B run file's or a
+    line-based log's last record is cut short, as while the run still writes it or
+    after it was killed, or a restart appended a record after a line cut short;
     ``skipped_summaries``: TensorBoard summaries that are not scalars, counted;
     ``skipped_values``: W&B media and tables, counted).
     """

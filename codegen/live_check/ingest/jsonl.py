@@ -33,6 +33,7 @@ from ._json import loads
 
 __all__ = [
     "INGESTER_NAME",
+    "MAX_TORN_STARTS",
     "LineReader",
     "bounded_lines",
     "detect",
@@ -199,14 +200,79 @@ def read_lines(
             continue
         parsed = parse_line(raw, path, line_no)
         if isinstance(parsed, str):
-            yield Malformed(path, line_no, parsed, expected=expected)
-        elif isinstance(parsed, (Record, RunConfig, Malformed, Note)):
+            if not raw.endswith(b"\n"):
+                # The input ends inside this line: a job killed mid-write, or one still
+                # writing it. The lines before it are whole; this one is not an error.
+                yield Note("incomplete_record", _torn_last(path, line_no, raw), path, line_no)
+                continue
+            after = _after_torn(raw, path, line_no, parse_line)
+            if after is None:
+                yield Malformed(path, line_no, parsed, expected=expected)
+                continue
+            start, parsed = after
+            head = parse_line(raw[:start], path, line_no)
+            if isinstance(head, str):
+                yield Note("incomplete_record", _torn_inside(path, line_no, start), path, line_no)
+            else:
+                # Killed right after a whole record, before its line break: both are records.
+                yield from (head,) if isinstance(head, _ONE) else head
+        if isinstance(parsed, _ONE):
             yield parsed
         else:
             yield from parsed
     source.lines = lines.line
     if lines.abandoned is not None:
         yield Malformed(path, lines.line, lines.abandoned, fatal=True, expected=expected)
+
+
+_ONE: Final = (Record, RunConfig, Malformed, Note)
+"""What a line parser returns for one item (else an iterable of them)."""
+
+MAX_TORN_STARTS: Final = 64
+"""Most places a line that does not parse is tried again from (see :func:`_after_torn`)."""
+
+
+def _torn_last(path: str, line: int, raw: bytes) -> str:
+    zeros = (
+        ", all zero bytes, as a file system leaves after a crash" if not raw.strip(b"\0") else ""
+    )
+    return (
+        f"{path}: the last line (line {line}, {len(raw)} bytes{zeros}) ends without a line "
+        "break and is not a whole record: the job was killed while writing it, or is still "
+        "writing it; the lines before it were read"
+    )
+
+
+def _torn_inside(path: str, line: int, start: int) -> str:
+    return (
+        f"{path}: line {line} starts with a record cut short ({start} bytes: the job was "
+        "killed while writing it) and goes on with a whole record (the restarted job "
+        f"appended from byte {start} on); that record was read"
+    )
+
+
+def _after_torn(
+    raw: bytes,
+    path: str,
+    line: int,
+    parse_line: Callable[[bytes, str, int], Item | Iterable[Item] | str],
+) -> tuple[int, Item | Iterable[Item]] | None:
+    """The record a restarted job appended to a line a killed job left cut short.
+
+    A job killed mid-write leaves its last line without a line break (or zero bytes,
+    after a crash); the restarted job appends its first line right after it. The
+    record is the first object, from the left, that runs to the end of the line and
+    parses; ``None`` when there is none (the line is malformed, as before).
+    """
+    start = 0
+    for _ in range(MAX_TORN_STARTS):
+        start = raw.find(b"{", start + 1)
+        if start < 0:
+            return None
+        parsed = parse_line(raw[start:], path, line)
+        if not isinstance(parsed, str):
+            return start, parsed
+    return None
 
 
 def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:

@@ -4,7 +4,10 @@ MLflow's file store keeps one file per metric key under the run's
 ``metrics/`` folder (a key ``actor/pg_loss`` is the file
 ``metrics/actor/pg_loss``); each logged value is one line, ``"<timestamp>
 <value> <step>"`` (timestamp in milliseconds; files of old MLflow versions
-have no step, read as step 0). MLflow writes a NaN as ``nan`` and the
+have no step, read as step 0; a value logged with a dataset has the dataset's
+name and digest after the step). MLflow ends every line with a line break, so
+a last line without one was cut short (a job killed mid-write, or one writing
+it now): it is an ``incomplete_record`` notice, not read. MLflow writes a NaN as ``nan`` and the
 infinities as ``inf`` and ``-inf``; a key keeps its spaces, ``:`` and ``.``
 (MLflow's metric-name rule allows them) and its ``/`` becomes a sub-folder.
 Keys carry no separate prefix: the checker splits them against the catalog.
@@ -37,7 +40,7 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Malformed, Record, RunConfig, RunInfo, Source
+from ..records import Item, Malformed, Note, Record, RunInfo, Source
 from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
 from .jsonl import LineReader
 
@@ -178,15 +181,28 @@ def parse(raw: bytes, key: str, path: str, line: int, run: str | None = None) ->
         fields = raw.decode("ascii").split()
     except UnicodeDecodeError:
         return "not ASCII text"
-    if len(fields) not in (2, 3):
-        return f"expected '<timestamp> <value> <step>', got {len(fields)} field(s)"
+    if len(fields) not in (2, 3) and len(fields) < 5:
+        return (
+            "expected '<timestamp> <value> <step>' (or with a dataset's name and digest "
+            f"after), got {len(fields)} field(s)"
+        )
     try:
         int(fields[0])
         value = float(fields[1])  # MLflow writes NaN as "nan", the infinities as "inf", "-inf"
-        step = int(fields[2]) if len(fields) == 3 else 0
+        # A value logged with a dataset has its name and digest after the step (MLflow's
+        # own reader then says step 0; the step written is the one logged).
+        step = int(fields[2]) if len(fields) >= 3 else 0
     except ValueError:
         return "the timestamp and step must be integers and the value a number"
     return Record(step, "", {key: value}, path, line, split=True, input=run)
+
+
+def _torn(path: str, line: int, raw: bytes) -> str:
+    return (
+        f"{path}: the last line (line {line}, {len(raw)} bytes) ends without the line break "
+        "MLflow writes after every value: the job was killed while writing it, or is still "
+        "writing it; it was not read (its step may be cut short), the lines before it were"
+    )
 
 
 def _run_info(run: str) -> RunInfo:
@@ -200,9 +216,7 @@ def _run_info(run: str) -> RunInfo:
     )
 
 
-def read(
-    source: Source, stream: BinaryIO | None, limits: Limits
-) -> Iterator[Record | RunConfig | Malformed]:
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
     """Every run's configuration (its params), then the values of each of its metrics,
     one file open at a time.
 
@@ -227,6 +241,11 @@ def read(
                         yield Malformed(path, line_no, why, expected=_EXPECTED, input=run)
                         continue
                     if not raw.strip():
+                        continue
+                    if not raw.endswith(b"\n"):
+                        # MLflow ends every line it appends with one: the job was killed
+                        # while writing this one, or is writing it now.
+                        yield Note("incomplete_record", _torn(path, line_no, raw), path, line_no)
                         continue
                     parsed = parse(raw, key, path, line_no, run)
                     if isinstance(parsed, str):

@@ -1,0 +1,295 @@
+"""live-check on the shapes real jobs leave on disk: killed, restarted, still writing.
+
+A job killed mid-write leaves its last line cut short (or, after a crash, zero bytes the
+file system had reserved); a job restarted from a checkpoint appends to the same file,
+right after that cut line, and logs again steps it had logged. None of this is a
+finding: a cut record is an ``incomplete_record`` notice, a record appended after it is
+read, and steps that go back are a restart (a running total that goes down is a reset).
+The logs are written by this project's ``JsonlLogger`` and byte for byte as verl's file
+logger and MLflow's file store write them; runs written by the real tracking libraries
+are in ``test_live_check_run_shapes_real.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegen.live_check import LiveCheckReport, check_file
+from codegen.live_check.ingest import mlflow
+from codegen.model import Catalog
+from codegen.pipeline import load_and_check
+from metric_catalog.loggers import JsonlLogger
+
+CATALOG = """\
+owner: example.trainer
+module: shapes_trainer
+description: Metrics an RL trainer logs, for the run-shape tests.
+prefix: train
+teed:
+  - logger_key: loss
+    name: rl.shapes.loss
+    kind: gauge
+    unit: "1"
+    description: Training loss.
+    requirement_level: required
+  - logger_key: tokens_total
+    name: rl.shapes.tokens
+    kind: counter
+    temporality: cumulative
+    unit: "{token}"
+    description: Tokens consumed so far, a running total.
+    requirement_level: required
+  - logger_key: kl
+    name: rl.shapes.kl
+    kind: gauge
+    unit: "1"
+    description: KL divergence against the reference policy.
+    requirement_level: conditionally_required
+    condition: "config.use_kl"
+"""
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """A required gauge, a required running total and a row the configuration decides."""
+    root = tmp_path_factory.mktemp("shapes-catalog")
+    (root / "catalog").mkdir()
+    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
+    result = load_and_check(root=root, lint=False)
+    assert result.catalog is not None, result.diagnostics
+    return result.catalog
+
+
+def kinds(report: LiveCheckReport) -> list[str]:
+    """The finding kinds, in order."""
+    return [f.kind for f in report.findings]
+
+
+def notices(report: LiveCheckReport, kind: str) -> list[str]:
+    """The messages of the notices of ``kind``."""
+    return [n.message for n in report.notices if n.kind == kind]
+
+
+def logged(report: LiveCheckReport) -> dict[str, int]:
+    """Values logged per row."""
+    return {r.row.name: r.logged for r in report.rows if r.logged}
+
+
+def steps(first: int, last: int) -> list[tuple[int, dict[str, float]]]:
+    """Steps ``first..last`` of a run: its loss, its running total of tokens and its KL."""
+    return [
+        (step, {"loss": 1.0 / step, "tokens_total": 100.0 * step, "kl": 0.1})
+        for step in range(first, last + 1)
+    ]
+
+
+def write_jsonl(path: Path, run: list[tuple[int, dict[str, float]]], *, append: bool) -> None:
+    """The run as a ``JsonlLogger`` writes it, with its configuration header."""
+    logger = JsonlLogger(path, append=append, worker="", config={"use_kl": True})
+    for step, metrics in run:
+        logger.log_metrics(metrics, step=step, prefix="train")
+    logger.close()
+
+
+def flat_line(step: int, metrics: dict[str, float]) -> str:
+    """One line of verl's file logger: ``{"step": N, "data": {...}}``, keys whole."""
+    return json.dumps({"step": step, "data": {f"train/{k}": v for k, v in metrics.items()}})
+
+
+# --- a line cut short, and a restart appended after it ---------------------------------------
+
+CUT_JSONL = '{"step": 8, "prefix": "train", "metrics": {"loss": 0.12'
+CUT_FLAT = '{"step": 8, "data": {"train/lo'
+
+
+@pytest.mark.parametrize(
+    ("tail", "restart", "expected"),
+    [
+        pytest.param("", False, (7, 0), id="clean"),
+        pytest.param(CUT_JSONL, False, (7, 1), id="killed-mid-line"),
+        pytest.param('{"step": 8, "prefix": "tr', False, (7, 1), id="killed-in-a-key"),
+        pytest.param("\x00" * 4096, False, (7, 1), id="zero-bytes-after-a-crash"),
+        pytest.param(CUT_JSONL, True, (14, 1), id="killed-then-restarted"),
+        pytest.param("\x00" * 512, True, (14, 1), id="zeros-then-restarted"),
+        pytest.param("", True, (14, 0), id="restarted-after-a-whole-line"),
+    ],
+)
+def test_a_killed_or_restarted_jsonl_log_has_no_finding(
+    catalog: Catalog, tmp_path: Path, tail: str, restart: bool, expected: tuple[int, int]
+) -> None:
+    records, notes = expected
+    log = tmp_path / "run.jsonl"
+    write_jsonl(log, steps(1, 7), append=False)
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(tail)
+    if restart:
+        write_jsonl(log, steps(5, 11), append=True)  # resumed from the step-4 checkpoint
+    report = check_file(str(log), catalog)
+    assert kinds(report) == []
+    assert report.records == records
+    assert len(notices(report, "incomplete_record")) == notes
+    assert logged(report)["rl.shapes.loss"] == records
+
+
+def test_the_restart_record_after_a_cut_line_keeps_its_values(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """The record appended after the cut is read whole: here a header, then steps 5..11."""
+    log = tmp_path / "run.jsonl"
+    write_jsonl(log, steps(1, 7), append=False)
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(CUT_JSONL)
+    write_jsonl(log, steps(5, 11), append=True)
+    report = check_file(str(log), catalog)
+    (note,) = notices(report, "incomplete_record")
+    assert "line 9 starts with a record cut short" in note
+    tokens = next(r for r in report.rows if r.row.name == "rl.shapes.tokens")
+    assert (tokens.last_value, tokens.last_step, tokens.resets) == (1100.0, 11, 1)
+
+
+def test_a_line_ending_in_a_whole_record_then_the_restart_keeps_both(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """Killed between a record's closing brace and its line break: both records count."""
+    log = tmp_path / "run.jsonl"
+    write_jsonl(log, steps(1, 3), append=False)
+    whole = log.read_text(encoding="utf-8")
+    log.write_text(whole.rstrip("\n"), encoding="utf-8")
+    write_jsonl(log, steps(3, 5), append=True)
+    report = check_file(str(log), catalog)
+    assert kinds(report) == []
+    assert report.records == 6
+    assert notices(report, "incomplete_record") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "records", "notes"),
+    [
+        pytest.param([flat_line(*s) for s in steps(1, 5)], 5, 0, id="clean"),
+        pytest.param([*(flat_line(*s) for s in steps(1, 5)), CUT_FLAT], 5, 1, id="killed"),
+        pytest.param(
+            [*(flat_line(*s) for s in steps(1, 5)), CUT_FLAT + flat_line(*steps(3, 3)[0])]
+            + [flat_line(*s) for s in steps(4, 7)],
+            10,
+            1,
+            id="killed-then-restarted",
+        ),
+    ],
+)
+def test_verls_file_log_killed_or_restarted_has_no_finding(
+    catalog: Catalog, tmp_path: Path, text: list[str], records: int, notes: int
+) -> None:
+    log = tmp_path / "verl.jsonl"
+    body = "\n".join(text)
+    log.write_text(body if text[-1] == CUT_FLAT else body + "\n", encoding="utf-8")
+    report = check_file(str(log), catalog)
+    assert report.inputs[0].format == "flat-jsonl"
+    assert kinds(report) == []
+    assert report.records == records
+    assert len(notices(report, "incomplete_record")) == notes
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(b'{"step": 3, "prefix": "train", "metrics": {"loss": oops}}\n', id="bad-json"),
+        pytest.param(b'{"step": "3", "prefix": "train", "metrics": {}}\n', id="bad-step"),
+        pytest.param(b'{"step": 3, "prefix": "train", "metrics": {"loss": 1}\n', id="unclosed"),
+        pytest.param(b'garbage {"loss": 1.0}\n', id="an-object-that-is-no-record"),
+    ],
+)
+def test_a_bad_line_in_the_middle_is_still_malformed(
+    catalog: Catalog, tmp_path: Path, line: bytes
+) -> None:
+    """Only a line that goes on with a whole record is read as a restart's."""
+    log = tmp_path / "run.jsonl"
+    good = b'{"step": 1, "prefix": "train", "metrics": {"loss": 1.0}}\n'
+    log.write_bytes(good + line + good)
+    report = check_file(str(log), catalog)
+    assert [k for k in kinds(report) if k != "missing"] == ["malformed"]
+    assert report.records == 2
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cut=st.integers(min_value=0, max_value=10_000), restart=st.booleans())
+def test_a_log_cut_at_any_byte_and_restarted_loses_only_the_cut_record(
+    catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int, restart: bool
+) -> None:
+    """Wherever the kill cut the log: no finding, every whole line read, the restart read."""
+    folder = tmp_path_factory.mktemp("cut")
+    log = folder / "run.jsonl"
+    write_jsonl(log, steps(1, 6), append=False)
+    data = log.read_bytes()
+    cut %= len(data) + 1
+    log.write_bytes(data[:cut])
+    whole = data[:cut].count(b"\n") - 1  # lines ended before the cut, less the header
+    if restart:
+        write_jsonl(log, steps(4, 9), append=True)
+    report = check_file(str(log), catalog)
+    assert [k for k in kinds(report) if k != "missing"] == []
+    expected = max(whole, 0) + (6 if restart else 0)
+    # A cut just before a line break leaves that line whole: one more record.
+    assert report.records in (expected, expected + 1)
+
+
+# --- MLflow's file store ---------------------------------------------------------------------
+
+
+def test_an_mlflow_value_logged_with_a_dataset_is_read_at_its_step(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """MLflow writes '<ts> <value> <step> <dataset name> <digest>' (a name may hold spaces)."""
+    run = tmp_path / "run"
+    (run / "metrics" / "train").mkdir(parents=True)
+    (run / "metrics" / "train" / "loss").write_bytes(
+        b"1796377130538 0.5 1 gsm8k abc123\n1796377130539 0.25 2 gsm8k eval 9f8e7d\n"
+    )
+    report = check_file(str(run), catalog)
+    assert [k for k in kinds(report) if k != "missing"] == []
+    loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
+    assert (loss.logged, loss.last_step, loss.last_value) == (2, 2, 0.25)
+
+
+@pytest.mark.parametrize(
+    ("line", "step"),
+    [
+        (b"1700000000000 0.5 3 gsm8k abc123\n", 3),
+        (b"1700000000000 0.5 3 my eval set abc123\n", 3),
+    ],
+)
+def test_mlflow_dataset_lines_parse_at_their_step(line: bytes, step: int) -> None:
+    parsed = mlflow.parse(line, "train/loss", "loss", 1)
+    assert not isinstance(parsed, str)
+    assert parsed.step == step
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param(b"1700000000004 0.9 4", id="cut-before-its-line-break"),
+        pytest.param(b"1700000000004 0.9 1", id="cut-inside-the-step"),
+        pytest.param(b"17000000", id="cut-inside-the-timestamp"),
+    ],
+)
+def test_an_mlflow_metric_file_cut_short_is_a_notice(
+    catalog: Catalog, tmp_path: Path, tail: bytes
+) -> None:
+    """MLflow ends every value's line with a line break: a line without one was cut short,
+    and its step may be too (step 12 cut to 1), so it is not read."""
+    run = tmp_path / "run"
+    (run / "metrics" / "train").mkdir(parents=True)
+    whole = b"1700000000001 1.0 1\n1700000000002 0.5 2\n1700000000003 0.3 3\n"
+    (run / "metrics" / "train" / "loss").write_bytes(whole + tail)
+    report = check_file(str(run), catalog)
+    assert [k for k in kinds(report) if k != "missing"] == []
+    loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
+    assert (loss.logged, loss.last_step) == (3, 3)
+    (note,) = notices(report, "incomplete_record")
+    assert "ends without the line break MLflow writes" in note
