@@ -19,8 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.live_check import LiveCheckReport, check_file
+from codegen.cli import main
+from codegen.live_check import LiveCheckReport, LogInputError, check_file, check_records
 from codegen.live_check.ingest import mlflow
+from codegen.live_check.records import Record, RunConfig
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 from metric_catalog.loggers import JsonlLogger
@@ -293,3 +295,144 @@ def test_an_mlflow_metric_file_cut_short_is_a_notice(
     assert (loss.logged, loss.last_step) == (3, 3)
     (note,) = notices(report, "incomplete_record")
     assert "ends without the line break MLflow writes" in note
+
+
+# --- several runs in one input ----------------------------------------------------------------
+
+
+def mlflow_run(experiment: Path, run_id: str, name: str, files: dict[str, bytes]) -> Path:
+    """A run folder as MLflow's file store lays it out: meta.yaml and metrics/<key path>."""
+    run = experiment / run_id
+    (run / "metrics").mkdir(parents=True)
+    (run / "meta.yaml").write_text(
+        f"run_id: {run_id}\nrun_name: {name}\nexperiment_id: '1'\nlifecycle_stage: active\n",
+        encoding="utf-8",
+    )
+    for key, text in files.items():
+        path = run / "metrics" / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+    return run
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> Path:
+    """An ``mlruns/`` root: run 'full' logs every required key, run 'short' no running total."""
+    root = tmp_path / "mlruns"
+    experiment = root / "1"
+    experiment.mkdir(parents=True)
+    (experiment / "meta.yaml").write_text("experiment_id: '1'\nname: grpo\n", encoding="utf-8")
+    lines = b"1700000000001 1.0 1\n1700000000002 0.5 2\n"
+    mlflow_run(experiment, "a1", "full", {"train/loss": lines, "train/tokens_total": lines})
+    mlflow_run(experiment, "b2", "short", {"train/loss": lines})
+    return root
+
+
+def test_several_runs_judged_together_say_so_and_name_the_flag(
+    catalog: Catalog, two_runs: Path
+) -> None:
+    report = check_file(str(two_runs), catalog)
+    assert kinds(report) == []  # 'full' logged the running total: nothing is missing
+    (note,) = notices(report, "several_runs")
+    assert "2 runs were read ('full' (a1), 'short' (b2))" in note
+    assert "--run a1" in note
+
+
+@pytest.mark.parametrize(
+    ("selector", "missing"),
+    [
+        pytest.param("short", ["train/tokens_total"], id="by-name"),
+        pytest.param("b2", ["train/tokens_total"], id="by-id"),
+        pytest.param("full", [], id="the-other-run"),
+    ],
+)
+def test_run_selects_one_run_of_a_store_and_judges_it_alone(
+    catalog: Catalog, two_runs: Path, selector: str, missing: list[str]
+) -> None:
+    report = check_file(str(two_runs), catalog, runs=(selector,))
+    assert [f.qualified_key for f in report.findings if f.kind == "missing"] == missing
+    assert len(report.inputs[0].runs) == 1
+    assert notices(report, "several_runs") == []
+    assert len(json.loads(report.render("json"))["run_selection"]["left_out"]) == 1
+
+
+def test_run_naming_no_run_is_refused_with_the_runs_held(
+    catalog: Catalog, two_runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_runs.parent
+    (root / "catalog").mkdir()
+    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
+    code = main(["live-check", "--root", str(root), str(two_runs), "--run", "nope"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--run 'nope' names none of the runs read: 'full' (a1), 'short' (b2)" in err
+
+
+def test_run_on_inputs_without_runs_is_refused(catalog: Catalog, tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    write_jsonl(log, steps(1, 2), append=False)
+    with pytest.raises(LogInputError, match="hold no runs to choose from"):
+        check_file(str(log), catalog, runs=("a1",))
+
+
+@pytest.mark.parametrize(
+    ("second", "conflict", "kl_presence"),
+    [
+        pytest.param(("b", {"use_kl": False}), True, "conditional", id="another-run-differs"),
+        pytest.param(("b", {"use_kl": True}), False, "missing", id="another-run-agrees"),
+        pytest.param(("a", {"use_kl": False}), False, "missing", id="the-same-run-resumed"),
+        pytest.param((None, {"use_kl": False}), False, "missing", id="a-restart-header"),
+    ],
+)
+def test_runs_that_logged_different_configurations_decide_no_condition(
+    catalog: Catalog,
+    second: tuple[str | None, dict[str, object]],
+    conflict: bool,
+    kl_presence: str,
+) -> None:
+    """The first run's configuration must not decide another run's rows."""
+    run, config = second
+    records = [
+        RunConfig({"use_kl": True}, "a.wandb", 1, run="a"),
+        Record(1, "train", {"loss": 1.0, "tokens_total": 10.0}, "a.wandb", 2),
+        RunConfig(config, "b.wandb", 1, run=run),
+        Record(1, "train", {"loss": 1.0, "tokens_total": 10.0}, "b.wandb", 2),
+    ]
+    report = check_records(records, catalog, multi=True)
+    assert bool(notices(report, "config_conflict")) is conflict
+    kl = next(r for r in report.rows if r.row.name == "rl.shapes.kl")
+    assert kl.presence == kl_presence
+
+
+# --- TensorBoard: a log folder of runs, a restart's second file, ranks' files -----------------
+
+
+def tensorboard_run(folder: Path, first: int, last: int, *, suffix: str = "") -> None:
+    """Steps ``first..last`` as tensorboardX's ``SummaryWriter.add_scalar`` writes them."""
+    tensorboardx = pytest.importorskip("tensorboardX")
+    writer = tensorboardx.SummaryWriter(str(folder), filename_suffix=suffix)
+    for step, metrics in steps(first, last):
+        writer.add_scalar("train/loss", metrics["loss"], step)
+        writer.add_scalar("train/tokens_total", metrics["tokens_total"], step)
+    writer.close()
+
+
+def test_a_tensorboard_folder_of_runs_restarts_and_ranks_has_no_finding(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    pytest.importorskip("tensorboard")
+    logdir = tmp_path / "runs"
+    tensorboard_run(logdir / "a", 1, 7, suffix=".first")
+    tensorboard_run(logdir / "a", 5, 11, suffix=".restart")  # a second file, steps again
+    for rank in range(2):
+        tensorboard_run(logdir / "b", 1, 4, suffix=f".rank{rank}")
+    report = check_file(str(logdir), catalog)
+    assert kinds(report) == []
+    assert [run.run_id for run in report.inputs[0].runs] == ["a", "b"]
+    (note,) = notices(report, "several_runs")
+    assert "--run a" in note
+    loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
+    assert loss.logged == 7 + 7 + 4 + 4
+    only = check_file(str(logdir), catalog, runs=("b",))
+    assert [run.run_id for run in only.inputs[0].runs] == ["b"]
+    assert only.records == 2 * 8  # add_scalar writes one event per value

@@ -650,7 +650,11 @@ def test_a_run_folder_a_run_file_and_a_wandb_folder_are_detected(tmp_path: Path)
     assert choose(str(run_file), run_file.read_bytes()[:4096]).name == "wandb"
     assert choose(str(folder), b"").name == "wandb"
     assert choose(str(tmp_path / "wandb"), b"").name == "wandb"
-    assert choose(str(tmp_path), b"").name == "jsonl"  # a folder above: not read
+    # The project folder wandb.init(dir=...) wrote wandb/ into is read; one above it is not.
+    assert choose(str(tmp_path), b"").name == "wandb"
+    outer = tmp_path / "outer"
+    _run_folder(outer / "project", "def", container(STEP_1))
+    assert choose(str(outer), b"").name == "jsonl"
     assert expand_inputs([str(folder), str(tmp_path / "wandb")]).paths == [
         str(folder),
         str(tmp_path / "wandb"),

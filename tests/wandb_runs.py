@@ -4,8 +4,9 @@ Run in a child process so that ``wandb.init`` (which starts ``wandb-core`` and
 hooks the interpreter) never touches the test process. The spec is a JSON list
 of runs, each ``{"dir", "config", "steps": [[step, {key: value}], ...]}`` with
 optional ``"config_update"`` (``run.config.update`` after the first step),
-``"encoding"`` (``x_history_value_encoding``) and ``"define_metric"`` (``[[name,
-step_metric or null], ...]``, defined before the first step). A step ``null`` logs
+``"encoding"`` (``x_history_value_encoding``), ``"define_metric"`` (``[[name,
+step_metric or null], ...]``, defined before the first step), ``"id"`` and ``"resume"``
+(a run resumed with the same id writes a second run folder). A step ``null`` logs
 without ``step=`` (W&B counts the call). A value ``"<histogram>"`` or
 ``"<table>"`` is logged as ``wandb.Histogram`` / ``wandb.Table``. Each run's
 folder is printed, one per line. Offline mode: nothing leaves the machine.
@@ -40,12 +41,16 @@ def main(spec_path: str) -> None:
         settings: dict[str, Any] = {"console": "off", "x_disable_stats": True}
         if "encoding" in run_spec:
             settings["x_history_value_encoding"] = run_spec["encoding"]
+        resumed: dict[str, Any] = {}
+        if "id" in run_spec:  # a run resumed with the same id: wandb.init(id=..., resume=...)
+            resumed = {"id": run_spec["id"], "resume": run_spec.get("resume", "allow")}
         run: Any = wandb.init(
             mode="offline",
             dir=run_spec["dir"],
             project="metric-catalog-tests",
             config=run_spec.get("config") or None,
             settings=wandb.Settings(**settings),
+            **resumed,
         )
         for name, step_metric in run_spec.get("define_metric", []):
             run.define_metric(name, step_metric=step_metric, step_sync=bool(step_metric))

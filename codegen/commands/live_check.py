@@ -176,6 +176,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "names config.<path> are judged against it; it wins over a header line the log holds"
         ),
     )
+    parser.add_argument(
+        "--run",
+        action="append",
+        metavar="RUN",
+        help=(
+            "read only this run of an input holding several (repeatable): an MLflow store "
+            "(mlruns/, an experiment folder, mlflow.db), a W&B folder (wandb/ or the project "
+            "above it) or a TensorBoard log folder; RUN is a run's id, its name, or its folder "
+            "(as given or its last part). Without it such runs are judged together as one "
+            "run, and the report says so"
+        ),
+    )
     add_live_arguments(parser)
     add_root_argument(parser)
 
@@ -303,6 +315,10 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"error: --run-config: {exc}", file=sys.stderr)
             return 2
+    selected: tuple[str, ...] = tuple(dict.fromkeys(args.run or ()))
+    if live and selected:
+        print("error: --run applies to log inputs, not to --otlp or --scrape", file=sys.stderr)
+        return 2
     if live and args.key_rewrite:
         print(
             "error: --key-rewrite applies to logged keys (log inputs), not to the series "
@@ -336,6 +352,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         if live:
             report = _check_live(args, catalog)
+        elif logs == ["-"] and selected:
+            print(
+                "error: --run selects runs of a store or folder input, not of stdin",
+                file=sys.stderr,
+            )
+            return 2
         elif logs == ["-"]:
             report = check_stream(
                 sys.stdin.buffer,
@@ -356,6 +378,7 @@ def run(args: argparse.Namespace) -> int:
                 input_format=args.input_format,
                 key_rewrites=rewrites,
                 run_config=run_config,
+                runs=selected,
             )
         else:
             inputs = expand_inputs(logs)
@@ -368,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
                 duplicates=inputs.duplicates,
                 key_rewrites=rewrites,
                 run_config=run_config,
+                runs=selected,
             )
     except (LogInputError, ModuleNotFoundError) as exc:
         # ModuleNotFoundError: an input format's optional extra is missing (the message

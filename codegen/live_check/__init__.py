@@ -92,7 +92,13 @@ from .limits import (
 from .records import Malformed, Note, Record, RunConfig, Source
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
-from .workers import LogInputError, check_sources, expand_inputs
+from .workers import (
+    LogInputError,
+    check_selection,
+    check_sources,
+    expand_inputs,
+    several_runs_notice,
+)
 
 __all__ = [
     "DEFAULT_CARDINALITY_LIMIT",
@@ -244,21 +250,30 @@ def check_file(
     input_format: str | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
+    runs: tuple[str, ...] = (),
 ) -> LiveCheckReport:
     """Check the log at ``path``; raises :class:`OSError` when it cannot be read.
 
-    ``run_config``: as for :func:`check_stream`.
+    ``run_config``: as for :func:`check_stream`. ``runs`` reads only the runs of a
+    store or folder input (MLflow, W&B, TensorBoard) that one of them names (an id, a
+    name or a folder); a selection that names none of its runs raises
+    :class:`LogInputError` (a :class:`ValueError`) naming the runs it holds.
     """
     limits = current_limits()
     checker = Checker(
         catalog, path, all_owners=all_owners, loop=loop, limits=limits, key_rewrites=key_rewrites
     )
     checker.run_config = run_config
-    read = Source(path)
+    read = Source(path, select=runs)
     for item in read_source(read, limits, input_format):
         checker.take(item)
     checker.report.lines = read.lines
     checker.report.inputs.append(read)
+    check_selection(runs, checker.report.inputs)
+    checker.report.selected_runs = runs
+    several = several_runs_notice(checker.report.inputs)
+    if several is not None:
+        checker.report.notices.append(several)
     return checker.finish()
 
 
@@ -281,13 +296,15 @@ def check_paths(
     duplicates: dict[str, str] | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
+    runs: tuple[str, ...] = (),
 ) -> LiveCheckReport:
     """Check the logs at ``paths`` (already expanded) together, per worker.
 
     ``loop`` judges the run as that declared loop (see :func:`check_stream`).
     A worker is a file, or within a file a ``"worker"`` field value; see
     :mod:`.workers` for what is judged per worker and what over the run.
-    ``duplicates`` (skipped spelling -> kept one) is named in the report.
+    ``duplicates`` (skipped spelling -> kept one) is named in the report. ``runs``:
+    as for :func:`check_file`, over all the inputs.
 
     Raises:
         OSError: A file cannot be read; ``filename`` names it.
@@ -302,4 +319,5 @@ def check_paths(
         duplicates=duplicates,
         key_rewrites=key_rewrites,
         run_config=run_config,
+        runs=runs,
     )

@@ -160,6 +160,10 @@ class Checker:
         self.matcher = KeyMatcher(teed, self.limits.max_family_keys, catalog.attributes())
         self.run_config: Mapping[str, object] | None = None
         """The configuration the run's header line logged, if any."""
+        self.config_from: RunConfig | None = None
+        """The record :attr:`run_config` came from (``None``: none yet, or ``--run-config``)."""
+        self.config_conflicts: list[str] = []
+        """Runs (W&B run ids) that logged another configuration than the first run's."""
         self.values = ValueTracker(catalog)
         """Enum values seen per key family and required attribute, for the coverage."""
         self.wire = WireJudge(catalog, promoted)
@@ -205,9 +209,21 @@ class Checker:
             self.report.notices.append(Notice(item.kind, item.message, position=position))
             return
         if isinstance(item, RunConfig):
-            # The first header wins: every worker of one run logs the same configuration.
+            # The first header wins: every worker of one run logs the same configuration,
+            # and a restarted job's header repeats it. Another run's differing one does not
+            # belong to the same run: the conditions are left undecided (see finish).
+            first = self.config_from
             if self.run_config is None:
-                self.run_config = item.config
+                self.run_config, self.config_from = item.config, item
+            elif (
+                first is not None
+                and first.run is not None
+                and item.run not in (None, first.run)
+                and item.config != first.config
+                and item.run not in self.config_conflicts
+                and len(self.config_conflicts) < self.limits.max_loop_names
+            ):
+                self.config_conflicts.append(str(item.run))
             return
         worker = self.worker(item.input or item.path, item.worker)
         self.report.records += 1
@@ -641,13 +657,17 @@ class Checker:
         # several formats decide nothing about it).
         formats = {read.format for read in report.inputs if read.format}
         run = {"format": next(iter(formats))} if len(formats) == 1 else {}
+        config = self.run_config
+        if self.config_conflicts and self.config_from is not None:
+            config = None
+            report.notices.append(_config_conflict(self.config_from, self.config_conflicts))
         outcome = judge_presence(
             report.rows,
             loops,
             report.loop.name,
             self.owner_of,
             all_owners=self.all_owners,
-            config=self.run_config,
+            config=config,
             run=run,
         )
         for finding in outcome.findings:
@@ -668,6 +688,18 @@ class Checker:
         report.coverage = compute_coverage(report.rows, self.owners, self.values)
         report.coverage.minimum = minimum
         return report
+
+
+def _config_conflict(first: RunConfig, others: list[str]) -> Notice:
+    """Information: runs checked together logged different configurations."""
+    shown = ", ".join(repr(run) for run in others[:3]) + (", ..." if len(others) > 3 else "")
+    return Notice(
+        "config_conflict",
+        f"the runs checked together logged different configurations (run {first.run!r}, "
+        f"and {shown}): rows whose condition or first_step names config.<path> were judged "
+        "as for a run that logged none (conditional information, never missing); pass "
+        "--run with one run's id to judge it by its own configuration",
+    )
 
 
 def _is_media(value: object) -> bool:

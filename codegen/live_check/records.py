@@ -6,6 +6,7 @@ with its source position, so the judges never see a format.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -78,6 +79,9 @@ class RunConfig(NamedTuple):
     line: int
     loop: str | None = None
     worker: str | None = None
+    run: str | None = None
+    """The run it belongs to, when the input says (a W&B run's id): runs that logged
+    different configurations cannot share one (see :class:`~.checker.Checker`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,12 @@ class RunInfo(NamedTuple):
     name: str | None = None
     experiment: str | None = None
 
+    def matches(self, selector: str) -> bool:
+        """Whether ``--run selector`` names this run: its id, its name, or its folder
+        (as given, or its last part)."""
+        folder = self.input.rstrip("/\\")
+        return selector in (self.run_id, self.name, folder, os.path.basename(folder))
+
     def to_json(self) -> dict[str, str | None]:
         """The run as the JSON report's ``inputs`` list shows it."""
         return {
@@ -145,6 +155,19 @@ class Source:
     """The ingester's name, once chosen (``--input-format`` or detected)."""
     runs: list[RunInfo] = field(default_factory=list)
     """The runs a store input held (MLflow), in the order they were read."""
+    select: tuple[str, ...] = ()
+    """``--run``: read only the runs one of these names (see :meth:`RunInfo.matches`);
+    empty: every run."""
+    unselected: list[RunInfo] = field(default_factory=list)
+    """The runs the input held that ``select`` left out, in the order they were met."""
+
+    def wants(self, run: RunInfo) -> bool:
+        """Whether to read ``run`` (``select`` names it, or selects nothing); a run left
+        out is remembered in :attr:`unselected`."""
+        if not self.select or any(run.matches(s) for s in self.select):
+            return True
+        self.unselected.append(run)
+        return False
 
 
 Item = Record | RunConfig | Malformed | Note

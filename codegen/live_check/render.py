@@ -85,6 +85,7 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         "abandoned": list(report.abandoned),
         "skipped_inputs": list(report.skipped_inputs),
         "inputs": report.inputs_json(),
+        "run_selection": report.selection_json(),
         "key_rewrites": report.rewrites_json(),
         "fail_on": wanted,
         "failed": failed,

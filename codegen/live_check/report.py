@@ -64,6 +64,13 @@ class LiveCheckReport:
     """Distinct logged keys a rewrite changed and that were judged as rewritten."""
     rewritten_values: int = 0
     """Values logged under such keys."""
+    selected_runs: tuple[str, ...] = ()
+    """``--run``: the runs of store and folder inputs that were read (empty: all)."""
+
+    def selection_json(self) -> dict[str, object]:
+        """``--run`` as the JSON report shows it: the names given and the runs left out."""
+        left = [run.to_json() for source in self.inputs for run in source.unselected]
+        return {"runs": list(self.selected_runs), "left_out": left}
 
     def inputs_json(self) -> list[dict[str, object]]:
         """The inputs as the JSON report lists them."""

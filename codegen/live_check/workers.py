@@ -33,16 +33,25 @@ import glob
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from ..model import Catalog
 from .checker import Checker
 from .findings import Notice
 from .ingest import INGESTERS, jsonl, read_source
 from .limits import Limits
-from .records import Source
+from .records import RunInfo, Source
 from .report import LiveCheckReport
 
-__all__ = ["Inputs", "LogInputError", "check_sources", "expand_inputs", "unique_inputs"]
+__all__ = [
+    "Inputs",
+    "LogInputError",
+    "check_selection",
+    "check_sources",
+    "expand_inputs",
+    "several_runs_notice",
+    "unique_inputs",
+]
 
 
 class LogInputError(ValueError):
@@ -133,6 +142,60 @@ def _duplicates_notice(duplicates: dict[str, str]) -> Notice:
     )
 
 
+_RUNS_SHOWN: Final = 3
+
+
+def _run_label(run: RunInfo) -> str:
+    return f"{run.name!r} ({run.run_id})" if run.name else repr(run.run_id)
+
+
+def several_runs_notice(inputs: Sequence[Source]) -> Notice | None:
+    """Information when the inputs held more than one run (by id): how they were judged,
+    and how to judge one alone.
+
+    A W&B run resumed into a second folder keeps its id: it is one run.
+    """
+    runs: dict[tuple[str | None, str], RunInfo] = {}
+    for source in inputs:
+        for run in source.runs:
+            runs.setdefault((source.format, run.run_id), run)
+    if len(runs) < 2:
+        return None
+    found = list(runs.values())
+    shown = ", ".join(_run_label(run) for run in found[:_RUNS_SHOWN])
+    more = f", and {len(found) - _RUNS_SHOWN} more" if len(found) > _RUNS_SHOWN else ""
+    return Notice(
+        "several_runs",
+        f"{len(found)} runs were read ({shown}{more}) and judged together as one run: a row "
+        "is missing only when none of them logged it, while values and running totals are "
+        "judged per run (per folder of event files for TensorBoard: a job's ranks, or its "
+        "separate runs). To judge one run alone, pass --run with its id or name "
+        f"(--run {found[0].run_id})",
+    )
+
+
+def check_selection(select: Sequence[str], inputs: Sequence[Source]) -> None:
+    """Refuse a ``--run`` that selected no run of the inputs, naming the runs they hold.
+
+    Raises:
+        LogInputError: No input read a run ``select`` names.
+    """
+    if not select or any(source.runs for source in inputs):
+        return
+    left = [run for source in inputs for run in source.unselected]
+    wanted = ", ".join(repr(name) for name in select)
+    if not left:
+        msg = (
+            f"--run {wanted}: the inputs hold no runs to choose from (--run selects runs of "
+            "an MLflow store, a W&B folder or a TensorBoard log folder)"
+        )
+        raise LogInputError(msg)
+    shown = ", ".join(_run_label(run) for run in left[:10])
+    more = f", and {len(left) - 10} more" if len(left) > 10 else ""
+    msg = f"--run {wanted} names none of the runs read: {shown}{more}; pass a run's id or name"
+    raise LogInputError(msg)
+
+
 def check_sources(
     paths: Iterable[str],
     catalog: Catalog,
@@ -144,14 +207,17 @@ def check_sources(
     duplicates: dict[str, str] | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
+    runs: tuple[str, ...] = (),
 ) -> LiveCheckReport:
     """Check the inputs at ``paths`` (already expanded) together, per worker.
 
-    ``run_config`` is the run's configuration for inputs that do not log it.
+    ``run_config`` is the run's configuration for inputs that do not log it;
+    ``runs`` reads only the runs of store and folder inputs that one of them names.
 
     Raises:
         OSError: An input cannot be read; ``filename`` names it.
         ValueError: ``input_format`` is not a registered format.
+        LogInputError: ``runs`` named no run of the inputs.
     """
     inputs = unique_inputs(paths)
     skipped = dict(duplicates or {}) | inputs.duplicates
@@ -168,12 +234,17 @@ def check_sources(
     checker.run_config = run_config
     lines = 0
     for path in ordered:
-        source = Source(path)
+        source = Source(path, select=runs)
         for item in read_source(source, limits, input_format):
             checker.take(item)
         lines += source.lines
         checker.report.inputs.append(source)
     checker.report.lines = lines
+    check_selection(runs, checker.report.inputs)
+    checker.report.selected_runs = runs
+    several = several_runs_notice(checker.report.inputs)
+    if several is not None:
+        checker.report.notices.append(several)
     report = checker.finish()
     report.source = _source(ordered, checker.worker_count())
     report.skipped_inputs = sorted(skipped)

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Malformed, Note, Record, RunInfo, Source
+from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
 from .jsonl import LineReader
 
@@ -228,10 +228,13 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
         raise IsADirectoryError(msg)
     total = 0
     for run in run_folders(source.path) or ():
-        source.runs.append(_run_info(run))
+        info = _run_info(run)
+        if not source.wants(info):
+            continue
+        source.runs.append(info)
         logged = params(run)
         if logged:
-            yield RunConfig(configuration(logged), os.path.join(run, "params"), 0)
+            yield RunConfig(configuration(logged), os.path.join(run, "params"), 0, run=info.run_id)
         for key, path in metric_files(run):
             with open(path, "rb") as metric:
                 lines = LineReader(metric, limits)

@@ -216,10 +216,12 @@ def read(
                 yield Malformed(path, 0, why, fatal=True, expected=_EXPECTED)
                 return
             for run in _runs(connection, path, tables):
+                if not source.wants(run):
+                    continue
                 source.runs.append(run)
                 logged = _params(connection, run) if "params" in tables else []
                 if logged:
-                    yield RunConfig(configuration(logged), path, 0)
+                    yield RunConfig(configuration(logged), path, 0, run=run.run_id)
                 yield from _values(connection, source, run)
     except sqlite3.Error as exc:
         yield Malformed(path, source.lines, _why(exc), fatal=True, expected=_EXPECTED)

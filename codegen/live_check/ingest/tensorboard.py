@@ -31,7 +31,9 @@ histograms, audio, text, other plugins' tensors and metadata) are not judged:
 they are counted, and one notice per input says how many of which kind were
 skipped. Events without a summary (the file version, graphs, session
 logs) are not records. Each file of a folder is the worker of its run folder, so two
-runs' counters are never compared with each other.
+runs' counters are never compared with each other; each folder holding event
+files is a run of the report (its id: its path under the log folder), which
+``--run`` selects.
 
 How it is read, and why not with ``EventFileLoader``: this module reads the
 TFRecord framing itself (a little-endian u64 length, the masked CRC32C of
@@ -68,7 +70,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Malformed, Note, Record, RunConfig, Source
+from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAMS, nested
 
 __all__ = [
@@ -396,7 +398,7 @@ class _FileReader:
             else:
                 metrics[value.tag] = scalar
         if not metrics:
-            return None if config is None else RunConfig(config, path, index)
+            return None if config is None else RunConfig(config, path, index, run=self.run)
         return Record(
             int(event.step),
             "",
@@ -469,6 +471,13 @@ def _skip(stream: BinaryIO, count: int, limits: Limits) -> bool:
     return True
 
 
+def _run_info(root: str, folder: str) -> RunInfo:
+    """A folder of event files as a run: its path under the log folder is its id."""
+    relative = os.path.relpath(folder, root)
+    name = os.path.basename(os.path.normpath(folder))
+    return RunInfo(folder, name if relative == os.curdir else relative.replace(os.sep, "/"))
+
+
 def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
     """The scalars of one event file or log folder, malformed parts and notes included.
 
@@ -481,11 +490,21 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
     if stream is not None:
         yield from reader.items(stream, source.path)
     else:
+        runs: dict[str, bool] = {}  # each folder of event files: read (selected) or not
         for path, why_not in event_files(source.path):
+            folder = os.path.dirname(path)
+            wanted = runs.get(folder)
+            if wanted is None:
+                run = _run_info(source.path, folder)
+                wanted = runs[folder] = source.wants(run)
+                if wanted:
+                    source.runs.append(run)
+            if not wanted:
+                continue
             if why_not is not None:
                 yield Note("not_read", f"{path} was not read: {why_not}", path)
                 continue
-            reader.run = os.path.dirname(path)
+            reader.run = folder
             with open(path, "rb") as events:
                 yield from reader.items(events, path)
     if reader.skipped.total:

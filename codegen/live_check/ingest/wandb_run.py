@@ -68,10 +68,15 @@ record or holds ``max_overlong_lines`` records longer than
 ``max_line_bytes``.
 
 Inputs: a run folder (it holds ``run-*.wandb``), a ``.wandb`` file (detected
-by its header), or the ``wandb/`` folder above several run folders (each run
+by its header), the ``wandb/`` folder above several run folders (each run
 folder is then an input of its own, a worker in the report; the
-``latest-run`` link is not followed). The report's runs name each one: its id,
-display name (an online run's) and project (as the experiment). Positions count
+``latest-run`` link is not followed), or the project folder above that
+(``wandb.init(dir=...)``'s ``dir``, holding ``wandb/`` or ``.wandb/``). A run
+resumed with the same id (``wandb.init(id=..., resume=...)``) is written to a new
+folder with that id: both folders are the one run. ``--run`` selects run
+folders by id or folder name (see :meth:`~..records.Source.wants`). The
+report's runs name each one: its id, display name (an online run's) and project
+(as the experiment). Positions count
 a file's records as its lines (``line 12`` is its 12th record).
 """
 
@@ -100,10 +105,12 @@ __all__ = [
     "RunStart",
     "decode_record",
     "detect",
+    "folder_run_id",
     "frames",
     "read",
     "run_files",
     "run_folders",
+    "wandb_folder",
 ]
 
 INGESTER_NAME: Final = "wandb"
@@ -561,13 +568,37 @@ def run_folders(folder: str) -> list[str]:
     ]
 
 
+_WANDB_DIRS: Final = ("wandb", ".wandb")
+"""The folder ``wandb.init(dir=...)`` writes its runs into, under ``dir`` (``.wandb`` when
+``wandb`` is taken)."""
+
+
+def wandb_folder(path: str) -> str | None:
+    """The ``wandb/`` folder of runs under the project folder ``path``, if it has one."""
+    for name in _WANDB_DIRS:
+        folder = os.path.join(path, name)
+        if os.path.isdir(folder) and not os.path.islink(folder) and run_folders(folder):
+            return folder
+    return None
+
+
+def folder_run_id(folder: str) -> str:
+    """The run id a run folder's name ends with: ``[offline-]run-<YYYYMMDD_HHMMSS>-<id>``
+    (an id may hold ``-``); the name itself when it is not so formed."""
+    name = os.path.basename(os.path.normpath(folder))
+    rest = name.removeprefix("offline-").removeprefix("run-")
+    stamp, dash, run_id = rest.partition("-")
+    return run_id if dash and run_id and stamp[:8].isdigit() else name
+
+
 def detect(path: str, head: bytes) -> bool:
-    """A ``.wandb`` file (its header), a run folder, or a folder of run folders."""
+    """A ``.wandb`` file (its header), a run folder, a folder of run folders (``wandb/``),
+    or the project folder above one."""
     if head:
         return head.startswith(FILE_HEADER[:6])
     if not os.path.isdir(path):
         return False
-    return bool(run_files(path) or run_folders(path))
+    return bool(run_files(path) or run_folders(path) or wandb_folder(path))
 
 
 def _glob_matches(glob: str, key: str) -> bool:
@@ -731,7 +762,7 @@ def _read_file(
         )
     )
     if state.config:
-        yield RunConfig(state.config, path, state.config_line)
+        yield RunConfig(state.config, path, state.config_line, run=run_id or name)
     if state.media:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(state.media.items()))
         total = sum(state.media.values())
@@ -768,7 +799,9 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
         yield from _read_file(source.path, stream, limits, None, source)
         return
     if run_files(source.path):
-        yield from _read_run_folder(source.path, limits, source.path, source)
-        return
-    for folder in run_folders(source.path):
-        yield from _read_run_folder(folder, limits, folder, source)
+        runs = [source.path]
+    else:
+        runs = run_folders(source.path) or run_folders(wandb_folder(source.path) or "")
+    for folder in runs:
+        if source.wants(RunInfo(folder, folder_run_id(folder))):
+            yield from _read_run_folder(folder, limits, folder, source)
