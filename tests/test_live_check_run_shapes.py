@@ -13,6 +13,7 @@ are in ``test_live_check_run_shapes_real.py``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.cli import main
-from codegen.live_check import LiveCheckReport, LogInputError, check_file, check_records
+from codegen.live_check import (
+    LiveCheckReport,
+    LogInputError,
+    check_file,
+    check_paths,
+    check_records,
+)
 from codegen.live_check.ingest import mlflow
 from codegen.live_check.records import Record, RunConfig
 from codegen.model import Catalog
@@ -436,3 +443,74 @@ def test_a_tensorboard_folder_of_runs_restarts_and_ranks_has_no_finding(
     only = check_file(str(logdir), catalog, runs=("b",))
     assert [run.run_id for run in only.inputs[0].runs] == ["b"]
     assert only.records == 2 * 8  # add_scalar writes one event per value
+
+
+# --- a Trainer's output folder: one trainer_state.json per checkpoint -----------------------
+
+
+def trainer_output(folder: Path, checkpoints: tuple[int, ...], *, final: bool = False) -> None:
+    """States as a transformers Trainer saves them: ``checkpoint-N/trainer_state.json``, each
+    holding the log history up to step N (and the folder's own after training)."""
+    transformers = pytest.importorskip("transformers")
+
+    def save(step: int, path: Path) -> None:
+        state = transformers.TrainerState(global_step=step, max_steps=40, logging_steps=5)
+        state.log_history = [
+            {"epoch": at / 40, "train/loss": 1.0 / at, "step": at} for at in range(5, step + 1, 5)
+        ]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state.save_to_json(str(path))
+
+    for step in checkpoints:
+        save(step, folder / f"checkpoint-{step}" / "trainer_state.json")
+    if final:
+        save(max(checkpoints), folder / "trainer_state.json")
+
+
+def test_a_trainer_output_folder_is_read_as_its_latest_state(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    trainer_output(out, (10, 20, 30))
+    report = check_file(str(out), catalog)
+    assert report.inputs[0].format == "hf-trainer-state"
+    loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
+    assert (loss.logged, loss.last_step) == (6, 30)  # each value once: the latest state
+    (note,) = notices(report, "latest_state")
+    assert "checkpoint-30" in note
+
+
+def test_the_folders_own_state_is_read_unless_a_checkpoint_is_newer(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    trainer_output(out, (10, 20), final=True)
+    (note,) = notices(check_file(str(out), catalog), "latest_state")
+    assert f"; {out / 'trainer_state.json'} was read" in note
+    old = out / "trainer_state.json"
+    os.utime(old, (1, 1))  # a state saved by an earlier run in the same folder
+    report = check_file(str(out), catalog)
+    (note,) = notices(report, "latest_state")
+    assert "checkpoint-20" in note
+
+
+def test_several_states_of_one_output_folder_say_they_count_values_again(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    trainer_output(out, (10, 20))
+    paths = sorted(str(p) for p in out.glob("checkpoint-*/trainer_state.json"))
+    report = check_paths(paths, catalog)
+    assert [k for k in kinds(report) if k not in {"missing", "undeclared"}] == []
+    (note,) = notices(report, "several_states")
+    assert f"pass the folder ({out})" in note
+
+
+def test_an_output_folder_with_tensorboard_logs_is_read_as_tensorboard(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    pytest.importorskip("tensorboard")
+    out = tmp_path / "out"
+    trainer_output(out, (10,))
+    tensorboard_run(out / "runs" / "Dec04_10-00-00_host", 1, 3)  # report_to="tensorboard"
+    assert check_file(str(out), catalog).inputs[0].format == "tensorboard"

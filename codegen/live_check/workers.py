@@ -38,7 +38,7 @@ from typing import Final
 from ..model import Catalog
 from .checker import Checker
 from .findings import Notice
-from .ingest import INGESTERS, jsonl, read_source
+from .ingest import INGESTERS, jsonl, read_source, trainer_state
 from .limits import Limits
 from .records import RunInfo, Source
 from .report import LiveCheckReport
@@ -50,6 +50,7 @@ __all__ = [
     "check_sources",
     "expand_inputs",
     "several_runs_notice",
+    "several_states_notice",
     "unique_inputs",
 ]
 
@@ -174,6 +175,28 @@ def several_runs_notice(inputs: Sequence[Source]) -> Notice | None:
     )
 
 
+def several_states_notice(inputs: Sequence[Source]) -> Notice | None:
+    """Information when several ``trainer_state.json`` of one Trainer output folder were
+    read: each holds the history of those before it, so their values are counted again."""
+    folders: dict[str, list[str]] = {}
+    for source in inputs:
+        if source.format == trainer_state.INGESTER_NAME:
+            folder = trainer_state.output_folder(source.path)
+            if folder is not None:
+                folders.setdefault(folder, []).append(source.path)
+    repeated = {folder: paths for folder, paths in folders.items() if len(paths) > 1}
+    if not repeated:
+        return None
+    folder, paths = next(iter(repeated.items()))
+    return Notice(
+        "several_states",
+        f"{len(paths)} {trainer_state.FILE_NAME} files of the Trainer output folder {folder} "
+        "were read: each checkpoint's holds the log history of those before it, so the "
+        "values they share are counted once per file (findings and counts, not presence); "
+        f"pass the folder ({folder}), which reads its latest state, or the last one alone",
+    )
+
+
 def check_selection(select: Sequence[str], inputs: Sequence[Source]) -> None:
     """Refuse a ``--run`` that selected no run of the inputs, naming the runs they hold.
 
@@ -242,9 +265,12 @@ def check_sources(
     checker.report.lines = lines
     check_selection(runs, checker.report.inputs)
     checker.report.selected_runs = runs
-    several = several_runs_notice(checker.report.inputs)
-    if several is not None:
-        checker.report.notices.append(several)
+    for notice in (
+        several_runs_notice(checker.report.inputs),
+        several_states_notice(checker.report.inputs),
+    ):
+        if notice is not None:
+            checker.report.notices.append(notice)
     report = checker.finish()
     report.source = _source(ordered, checker.worker_count())
     report.skipped_inputs = sorted(skipped)

@@ -36,7 +36,10 @@ document without ``log_history`` abandons the input (a fatal ``malformed``
 item at the line where it happened), keeping the records read before.
 Detected by the file name ``trainer_state.json`` or by an object whose first
 bytes hold a ``"log_history"`` key; ``--input-format hf-trainer-state`` forces
-it.
+it. A Trainer's output folder (``checkpoint-N/trainer_state.json`` files, its own
+``trainer_state.json``) is read as its latest state, which holds the log history of
+the others (a ``latest_state`` notice names it); a resumed run's state holds the
+history it was resumed from, so nothing is logged twice.
 """
 
 from __future__ import annotations
@@ -44,13 +47,23 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Malformed, Record, Source
+from ..records import Item, Malformed, Note, Record, Source
 
-__all__ = ["FILE_NAME", "INGESTER_NAME", "TrainerStateError", "detect", "parse_entry", "read"]
+__all__ = [
+    "FILE_NAME",
+    "INGESTER_NAME",
+    "TrainerStateError",
+    "detect",
+    "output_folder",
+    "parse_entry",
+    "read",
+    "states",
+]
 
 INGESTER_NAME: Final = "hf-trainer-state"
 FILE_NAME: Final = "trainer_state.json"
@@ -63,8 +76,62 @@ _WHITESPACE: Final = frozenset(" \t\r\n")
 _DECODER: Final = json.JSONDecoder()
 
 
+_CHECKPOINT: Final = re.compile(r"checkpoint-(\d+)")
+"""A Trainer's checkpoint folder: ``checkpoint-<global step>``."""
+
+
+def states(folder: str) -> list[tuple[int, str]]:
+    """``(global step, path)`` of the states a Trainer's output folder holds, latest last.
+
+    Each ``checkpoint-N/trainer_state.json`` is the state at step N; the folder's own
+    ``trainer_state.json`` (``trainer.save_state()`` after training) comes after them all,
+    unless the latest checkpoint's was written after it (a later run in the same folder).
+    """
+    found: list[tuple[int, str]] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        match = _CHECKPOINT.fullmatch(name)
+        path = os.path.join(folder, name, FILE_NAME)
+        if match and os.path.isfile(path) and not os.path.islink(path):
+            found.append((int(match.group(1)), path))
+    found.sort()
+    own = os.path.join(folder, FILE_NAME)
+    if os.path.isfile(own) and not os.path.islink(own):
+        # Saved after training, so the latest, unless a later run's checkpoints are newer.
+        if not found or _mtime(own) >= _mtime(found[-1][1]):
+            found.append((found[-1][0] if found else 0, own))
+        else:
+            found.insert(0, (0, own))
+    return found
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def output_folder(path: str) -> str | None:
+    """The Trainer output folder a ``trainer_state.json`` belongs to (its own, or the one
+    above its ``checkpoint-N``), or ``None`` when it is no Trainer's."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if _CHECKPOINT.fullmatch(os.path.basename(folder)):
+        return os.path.dirname(folder)
+    return folder if os.path.basename(path) == FILE_NAME else None
+
+
 def detect(path: str, head: bytes) -> bool:
-    """Whether the input is a ``trainer_state.json`` (by its name, or a ``log_history`` key)."""
+    """Whether the input is a ``trainer_state.json`` (by its name, or a ``log_history`` key),
+    or a Trainer's output folder of them (see :func:`states`) holding no TensorBoard event
+    files (the Trainer's ``report_to="tensorboard"`` logs: the folder is read as those)."""
+    if not head and os.path.isdir(path):
+        return bool(states(path)) and not any(
+            "tfevents" in name for _, _, files in os.walk(path) for name in files
+        )
     if not head.lstrip().startswith(b"{"):
         return False
     return os.path.basename(path) == FILE_NAME or b'"log_history"' in head
@@ -221,14 +288,36 @@ def _document(scanner: _Scanner, source: Source) -> Iterator[Item]:
 
 
 def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
-    """The ``log_history`` entries of one ``trainer_state.json``, in order, in bounded memory."""
+    """The ``log_history`` entries of one ``trainer_state.json``, in order, in bounded memory.
+
+    A Trainer's output folder is read as its latest state (see :func:`states`): each
+    checkpoint's holds the history up to it, so the latest holds the others'.
+    """
     if stream is None:
-        msg = f"{source.path} is not a file; the {INGESTER_NAME} format reads {FILE_NAME}"
-        raise IsADirectoryError(msg)
+        found = states(source.path)
+        if not found:
+            msg = f"{source.path} is not a file; the {INGESTER_NAME} format reads {FILE_NAME}"
+            raise IsADirectoryError(msg)
+        latest = found[-1][1]
+        if len(found) > 1:
+            yield Note(
+                "latest_state",
+                f"{source.path} holds {len(found)} {FILE_NAME} files (the state at each "
+                f"checkpoint); {latest} was read, the latest, since each holds the log "
+                "history of those before it",
+                latest,
+            )
+        with open(latest, "rb") as state:
+            yield from _read(Source(latest), state, limits, source)
+        return
+    yield from _read(source, stream, limits, source)
+
+
+def _read(source: Source, stream: BinaryIO, limits: Limits, counted: Source) -> Iterator[Item]:
     scanner = _Scanner(stream, limits)
     try:
         yield from _document(scanner, source)
     except TrainerStateError as exc:
         why = f"{exc}; pass the {FILE_NAME} a transformers Trainer saved"
         yield Malformed(source.path, scanner.line, why, True, _EXPECTED)
-    source.lines = scanner.line
+    counted.lines = scanner.line
