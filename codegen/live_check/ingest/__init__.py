@@ -155,14 +155,16 @@ _BUILTIN: Final = (
     ),
     Ingester(
         trainer_state.INGESTER_NAME,
-        "a Hugging Face trainer_state.json (a transformers Trainer's log_history)",
+        "a Hugging Face trainer_state.json (a transformers Trainer's log_history), or a "
+        "Trainer's output folder (its latest state)",
         trainer_state.detect,
         trainer_state.read,
     ),
     Ingester(
         wandb_run.INGESTER_NAME,
-        "a W&B run: a run folder (wandb/offline-run-<time>-<id>), its .wandb file, or the "
-        "wandb/ folder of several runs (history and configuration)",
+        "a W&B run: a run folder (wandb/offline-run-<time>-<id>), its .wandb file, the "
+        "wandb/ folder of several runs or the project folder above it (history and "
+        "configuration)",
         wandb_run.detect,
         wandb_run.read,
     ),
