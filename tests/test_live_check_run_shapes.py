@@ -514,3 +514,30 @@ def test_an_output_folder_with_tensorboard_logs_is_read_as_tensorboard(
     trainer_output(out, (10,))
     tensorboard_run(out / "runs" / "Dec04_10-00-00_host", 1, 3)  # report_to="tensorboard"
     assert check_file(str(out), catalog).inputs[0].format == "tensorboard"
+
+
+# --- a logging backend's own metrics next to the run's ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        pytest.param("system/cpu_utilization_percentage", None, id="system-metric"),
+        pytest.param("system/node_0/gpu_0_memory_usage_megabytes", None, id="a-nodes-metric"),
+        pytest.param("systems/made_up", "undeclared", id="not-under-system"),
+        pytest.param("train/made_up", "undeclared", id="the-codes-own-key"),
+    ],
+)
+def test_mlflows_system_metrics_are_not_undeclared(
+    catalog: Catalog, tmp_path: Path, key: str, kind: str | None
+) -> None:
+    """``log_system_metrics=True`` writes ``system/...`` into the run: not the code's keys."""
+    run = tmp_path / "run"
+    (run / "metrics").mkdir(parents=True)
+    lines = b"1700000000001 1.0 1\n1700000000002 0.5 2\n"
+    for name in ("train/loss", "train/tokens_total", key):
+        (run / "metrics" / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / "metrics" / name).write_bytes(lines)
+    report = check_file(str(run), catalog)
+    assert kinds(report) == ([] if kind is None else [kind])
+    assert len(notices(report, "backend_metrics")) == (kind is None)

@@ -173,6 +173,8 @@ class Checker:
         self.workers: dict[tuple[str, str | None], Worker] = {}
         self.undeclared = 0
         self.loop_names = 0
+        self.backend_values = 0
+        """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
 
     # --- routing -------------------------------------------------------------------------
 
@@ -493,6 +495,10 @@ class Checker:
                     # the code logged without it) may be the backend's own writing: nothing
                     # a teed row must declare, so not undeclared.
                     continue
+                if record.backend_prefix is not None and logged.startswith(record.backend_prefix):
+                    # The backend's own metric (MLflow's system/...), not the code's.
+                    self.backend_values += 1
+                    continue
                 elsewhere = self.matcher.declared_prefixes(key)
                 hint = ""
                 if elsewhere:
@@ -673,6 +679,16 @@ class Checker:
         for finding in outcome.findings:
             self.findings[("missing", finding.prefix, finding.key)] = finding
         report.notices.extend(outcome.notices)
+        if self.backend_values:
+            report.notices.append(
+                Notice(
+                    "backend_metrics",
+                    f"{self.backend_values} value(s) of the logging backend's own metrics "
+                    "(MLflow's system metrics, system/...) that no row declares were not "
+                    "judged: the training code did not log them; declare rows for them to "
+                    "judge them",
+                )
+            )
         report.inactive_owners.update(outcome.inactive_owners)
         findings = list(self.findings.values())
         for worker in self.workers.values():

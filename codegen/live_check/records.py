@@ -65,6 +65,11 @@ class Record(NamedTuple):
     values the code logged for their own sake (a W&B step metric, which ``step_sync``
     writes into every record of its keys): counted under a row that declares them, never
     reported undeclared."""
+    backend_prefix: str | None = None
+    """Where the logging backend writes metrics of its own next to the run's (MLflow's
+    system metrics, ``system/``): a key under it that no row takes is the backend's, not
+    the training code's, so it is counted in a ``backend_metrics`` notice, not
+    ``undeclared``."""
 
 
 class RunConfig(NamedTuple):

@@ -11,6 +11,10 @@ it now): it is an ``incomplete_record`` notice, not read. MLflow writes a NaN as
 infinities as ``inf`` and ``-inf``; a key keeps its spaces, ``:`` and ``.``
 (MLflow's metric-name rule allows them) and its ``/`` becomes a sub-folder.
 Keys carry no separate prefix: the checker splits them against the catalog.
+MLflow's own system metrics (``mlflow.start_run(log_system_metrics=True)``:
+``system/cpu_utilization_percentage``, ...) sit next to them: one no row declares
+is not ``undeclared`` (the training code did not log it), only counted in a
+``backend_metrics`` notice.
 
 The input may be:
 
@@ -46,6 +50,7 @@ from .jsonl import LineReader
 
 __all__ = [
     "INGESTER_NAME",
+    "SYSTEM_PREFIX",
     "detect",
     "metric_files",
     "params",
@@ -57,6 +62,10 @@ __all__ = [
 
 INGESTER_NAME: Final = "mlflow"
 _EXPECTED: Final = "an MLflow metric line ('<timestamp> <value> <step>')"
+SYSTEM_PREFIX: Final = "system/"
+"""Where MLflow's system-metrics monitor (``log_system_metrics=True``) writes its keys
+(``system/cpu_utilization_percentage``, ``system/gpu_0_memory_usage_megabytes``), in the
+run's metrics next to the training code's."""
 _META: Final = "meta.yaml"
 _TRASH: Final = ".trash"
 _META_BYTES: Final = 64 * 1024
@@ -194,7 +203,9 @@ def parse(raw: bytes, key: str, path: str, line: int, run: str | None = None) ->
         step = int(fields[2]) if len(fields) >= 3 else 0
     except ValueError:
         return "the timestamp and step must be integers and the value a number"
-    return Record(step, "", {key: value}, path, line, split=True, input=run)
+    return Record(
+        step, "", {key: value}, path, line, split=True, input=run, backend_prefix=SYSTEM_PREFIX
+    )
 
 
 def _torn(path: str, line: int, raw: bytes) -> str:

@@ -8,7 +8,8 @@ names each run (``run_uuid``, ``name``, ``experiment_id``,
 as ``value = 0`` with ``is_nan = 1`` and an infinity as the largest double
 (``±1.7976931348623157e308``, as SQL has no infinity): both are read back as
 what was logged (a NaN, an infinity). Keys carry no separate prefix: the
-checker splits them against the catalog.
+checker splits them against the catalog; MLflow's own system metrics (``system/...``)
+that no row declares are counted, not ``undeclared`` (see :mod:`.mlflow`).
 
 Detected by the SQLite file header; a SQLite file without MLflow's ``metrics``
 and ``runs`` tables, or one SQLite cannot read (corrupt, encrypted), is
@@ -40,6 +41,7 @@ from typing import BinaryIO, Final
 from ..limits import Limits
 from ..records import Malformed, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
+from .mlflow import SYSTEM_PREFIX
 
 __all__ = ["BUSY_TIMEOUT_S", "HEADER", "INGESTER_NAME", "MAX_STEP_KEYS", "detect", "read"]
 
@@ -182,13 +184,24 @@ def _values(
                 continue
             name = key
             if metrics and (at != step or name in metrics or len(metrics) >= MAX_STEP_KEYS):
-                yield Record(step, "", metrics, path, line, split=True, input=run.input)
+                yield Record(
+                    step,
+                    "",
+                    metrics,
+                    path,
+                    line,
+                    split=True,
+                    input=run.input,
+                    backend_prefix=SYSTEM_PREFIX,
+                )
                 metrics = {}
             if not metrics:
                 step, line = at, source.lines
             metrics[name] = value_of(value, is_nan)
     if metrics:
-        yield Record(step, "", metrics, path, line, split=True, input=run.input)
+        yield Record(
+            step, "", metrics, path, line, split=True, input=run.input, backend_prefix=SYSTEM_PREFIX
+        )
 
 
 def read(
