@@ -541,3 +541,25 @@ def test_mlflows_system_metrics_are_not_undeclared(
     report = check_file(str(run), catalog)
     assert kinds(report) == ([] if kind is None else [kind])
     assert len(notices(report, "backend_metrics")) == (kind is None)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cut=st.integers(min_value=1, max_value=100_000))
+def test_a_trainer_state_cut_at_any_byte_is_information(
+    catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int
+) -> None:
+    """``save_to_json`` rewrites the file in place: wherever a reader or a kill cuts it, the
+    entries before the cut are read and nothing is malformed or abandoned."""
+    out = tmp_path_factory.mktemp("state")
+    trainer_output(out, (30,))
+    path = out / "checkpoint-30" / "trainer_state.json"
+    data = path.read_bytes()
+    cut %= len(data)
+    path.write_bytes(data[:cut])
+    report = check_file(str(path), catalog)
+    assert report.abandoned == []
+    assert "malformed" not in kinds(report)
+    assert len(notices(report, "incomplete_record")) == 1
+    assert report.records <= 6

@@ -19,7 +19,7 @@ import pytest
 from codegen.live_check import Source, check_file, check_stream, current_limits
 from codegen.live_check.ingest import choose, read_source, trainer_state
 from codegen.live_check.limits import Limits
-from codegen.live_check.records import Malformed, Record
+from codegen.live_check.records import Malformed, Note, Record
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 
@@ -126,8 +126,6 @@ def test_a_bad_entry_is_malformed_at_its_line_and_the_rest_is_read() -> None:
         (b"[1, 2]", "expected a JSON object", 0),
         (b'{"global_step": 3}', 'no "log_history" list', 0),
         (b'{"log_history": null}', 'expected a list after "log_history"', 0),
-        (b'{"log_history": [{"step": 1, "loss": 1}', "found the end of the file", 1),
-        (b'{"log_history": [{"step": 1, "loss": 1}, {"step": 2, "lo', "invalid JSON", 1),
         (b'{"log_history": [{"step": 1, "loss": 1}]} trailing', "text after the end", 1),
         (b'{"log_history": [' + b"[" * 200_000, "nested too deeply", 0),
         (b'{"log_history": [{"step": 1, "k\xff": 1}]}', "not UTF-8 text", 0),
@@ -146,6 +144,31 @@ def test_a_hostile_document_is_abandoned_at_a_position_keeping_what_was_read(
     assert why in last.why
     assert "trainer_state.json" in last.why
     assert last.line >= 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "why", "records"),
+    [
+        (b'{"log_history": [{"step": 1, "loss": 1}', "found the end of the file", 1),
+        (b'{"log_history": [{"step": 1, "loss": 1}, {"step": 2, "lo', "invalid JSON", 1),
+        (b'{"log_history": [{"step": 1, "loss": 1}, {"step": 2, "loss": 0.', "invalid JSON", 1),
+        (b'{"best_metric": null, "log_hist', "invalid JSON", 0),
+        (b"", "found the end of the file", 0),
+    ],
+)
+def test_a_document_cut_short_is_information_keeping_what_was_read(
+    raw: bytes, why: str, records: int
+) -> None:
+    """save_to_json rewrites the file in place: read while it is written, or left by a job
+    killed then, the document stops short; that is no damage (a notice, not abandoned)."""
+    source = Source("<stdin>", io.BufferedReader(io.BytesIO(raw)))
+    items = list(read_source(source, current_limits(), trainer_state.INGESTER_NAME))
+    assert sum(isinstance(i, Record) for i in items) == records
+    assert not any(isinstance(i, Malformed) for i in items)
+    last = items[-1]
+    assert isinstance(last, Note)
+    assert last.kind == "incomplete_record"
+    assert why in last.message
 
 
 def test_one_value_longer_than_the_bound_abandons_the_input() -> None:

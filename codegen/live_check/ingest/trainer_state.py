@@ -33,7 +33,10 @@ memory does not grow with the run: a single value (an entry, or one of the
 state's fields) longer than ``max_line_bytes``, a run of more than
 ``max_skipped_bytes`` of whitespace, text that is not UTF-8 JSON, or a
 document without ``log_history`` abandons the input (a fatal ``malformed``
-item at the line where it happened), keeping the records read before.
+item at the line where it happened), keeping the records read before. A document
+that stops short where it was well-formed so far (``save_to_json`` rewrites the file in
+place: read while a Trainer writes it, or left by a job killed then) is an
+``incomplete_record`` notice instead, the entries before it read.
 Detected by the file name ``trainer_state.json`` or by an object whose first
 bytes hold a ``"log_history"`` key; ``--input-format hf-trainer-state`` forces
 it. A Trainer's output folder (``checkpoint-N/trainer_state.json`` files, its own
@@ -155,7 +158,15 @@ def _json_type(value: object) -> str:
 
 class TrainerStateError(ValueError):
     """The document cannot be read on (why, at the scanner's line); :func:`read` turns it
-    into a fatal ``malformed`` item, so it never leaves this module."""
+    into a fatal ``malformed`` item, so it never leaves this module.
+
+    ``cut``: the document stops short where it was well-formed so far (the file ends
+    inside it): a Trainer writing it now, or killed while writing it.
+    """
+
+    def __init__(self, why: str, *, cut: bool = False) -> None:
+        super().__init__(why)
+        self.cut = cut
 
 
 class _Scanner:
@@ -211,20 +222,22 @@ class _Scanner:
         found = self.peek()
         if found != char:
             shown = repr(found) if found else "the end of the file"
-            raise TrainerStateError(f"expected {what}, found {shown}")
+            raise TrainerStateError(f"expected {what}, found {shown}", cut=not found)
         self._advance(self.pos + 1)
 
     def value(self) -> Any:
         """The JSON value at the current position (after whitespace), consumed."""
         if not self.peek():
-            raise TrainerStateError("the file ends where a value was expected")
+            raise TrainerStateError("the file ends where a value was expected", cut=True)
         limit = self.limits.max_line_bytes
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 if self.eof:
-                    raise TrainerStateError(f"invalid JSON ({exc.msg})") from None
+                    # Stopped by the end of the text (a value cut short), or by bad text.
+                    cut = _cut_at(self.text[exc.pos :]) or exc.msg.startswith("Unterminated string")
+                    raise TrainerStateError(f"invalid JSON ({exc.msg})", cut=cut) from None
                 value, end = None, -1
             except RecursionError:
                 raise TrainerStateError("a value nested too deeply") from None
@@ -238,6 +251,21 @@ class _Scanner:
             if held > limit:
                 raise TrainerStateError(f"a value longer than {limit} characters")
             self._fill(held)  # doubling: a long value is parsed O(log n) times, not O(n)
+
+
+_PARTIAL_NUMBER: Final = re.compile(r"-?[0-9.eE+-]*")
+_WORDS: Final = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+
+
+def _cut_at(tail: str) -> bool:
+    """Whether JSON that failed at ``tail`` stopped because the text ends there: ``tail``
+    is blank or the start of a number or a literal (``0.`` of ``0.25``, ``tr`` of ``true``)."""
+    tail = tail.rstrip()
+    return (
+        not tail
+        or _PARTIAL_NUMBER.fullmatch(tail) is not None
+        or any(word.startswith(tail) for word in _WORDS)
+    )
 
 
 def _history(scanner: _Scanner, source: Source) -> Iterator[Item]:
@@ -318,6 +346,16 @@ def _read(source: Source, stream: BinaryIO, limits: Limits, counted: Source) -> 
     try:
         yield from _document(scanner, source)
     except TrainerStateError as exc:
-        why = f"{exc}; pass the {FILE_NAME} a transformers Trainer saved"
-        yield Malformed(source.path, scanner.line, why, True, _EXPECTED)
+        if exc.cut:
+            # Trainer.save_to_json rewrites the file in place: read while it is written, or
+            # left by a job killed while writing it, the document stops short.
+            message = (
+                f"{source.path}: the document ends at line {scanner.line}, inside it ({exc}): "
+                "the Trainer is writing it, or was killed while writing it; the log_history "
+                "entries before were read"
+            )
+            yield Note("incomplete_record", message, source.path, scanner.line)
+        else:
+            why = f"{exc}; pass the {FILE_NAME} a transformers Trainer saved"
+            yield Malformed(source.path, scanner.line, why, True, _EXPECTED)
     counted.lines = scanner.line
