@@ -177,6 +177,42 @@ def test_a_line_ending_in_a_whole_record_then_the_restart_keeps_both(
 
 
 @pytest.mark.parametrize(
+    ("runs", "restarts"),
+    [
+        pytest.param([(1, 7)], 0, id="one-job"),
+        pytest.param([(1, 7), (5, 11)], 1, id="restarted-once"),
+        pytest.param([(1, 7), (5, 9), (8, 12)], 2, id="restarted-twice"),
+    ],
+)
+def test_a_restart_is_named_as_information(
+    catalog: Catalog, tmp_path: Path, runs: list[tuple[int, int]], restarts: int
+) -> None:
+    """The step going back is a restart: one notice per input, never a finding."""
+    log = tmp_path / "run.jsonl"
+    for index, (first, last) in enumerate(runs):
+        write_jsonl(log, steps(first, last), append=index > 0)
+    report = check_file(str(log), catalog)
+    assert kinds(report) == []
+    found = notices(report, "restart")
+    assert len(found) == (1 if restarts else 0)
+    if restarts:
+        assert f"went back {restarts} time(s), first to step {runs[1][0]}" in found[0]
+
+
+def test_calls_on_their_own_step_axes_are_no_restart(catalog: Catalog, tmp_path: Path) -> None:
+    """Validation logged at its own counter between training steps keeps its own order."""
+    log = tmp_path / "run.jsonl"
+    logger = JsonlLogger(log, worker="")
+    for step in range(1, 6):
+        logger.log_metrics(
+            {"loss": 1.0, "tokens_total": 10.0 * step}, step=10 * step, prefix="train"
+        )
+        logger.log_metrics({"loss": 0.5}, step=step, prefix="validation")
+    logger.close()
+    assert notices(check_file(str(log), catalog), "restart") == []
+
+
+@pytest.mark.parametrize(
     ("text", "records", "notes"),
     [
         pytest.param([flat_line(*s) for s in steps(1, 5)], 5, 0, id="clean"),

@@ -38,6 +38,18 @@ Where = tuple[str, str, str, int, int]
 """(prefix, key, path, line, step) of one occurrence."""
 
 _ABANDONED: Final = "\x00abandoned"
+_RESTARTS_SHOWN: Final = 10
+
+
+class _Restart(NamedTuple):
+    """How often an input's steps went back, and the first time: in file ``path`` at
+    ``line``, to ``step`` after ``last``."""
+
+    times: int
+    path: str
+    line: int
+    step: int
+    last: int
 
 
 class Worker:
@@ -174,6 +186,11 @@ class Checker:
         self.undeclared = 0
         self.loop_names = 0
         self.backend_values = 0
+        self.order: dict[tuple[str, str, str, str, str], int] = {}
+        """The last training step of each logging call (input, worker, file, prefix, first
+        key), bounded."""
+        self.restarts: dict[tuple[str, str], _Restart] = {}
+        """Inputs (and workers) whose steps went back (a restart), with the first time."""
         """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
 
     # --- routing -------------------------------------------------------------------------
@@ -524,6 +541,32 @@ class Checker:
         # far training got: a record of only such keys leaves the run's last step alone.
         if on_training or not off_axes:
             loops.see_step(step)
+            self._see_order(record)
+
+    def _see_order(self, record: Record) -> None:
+        """Note a step lower than the last one of the same logging call: a job restarted
+        from a checkpoint logs those steps again (information, never a finding).
+
+        A call is told by its file, worker, prefix and first key: calls on other step
+        axes (a W&B run's ``eval/*`` at their own step metric, samples at ``_step``)
+        each keep their own order.
+        """
+        first = next(iter(record.metrics), "")
+        key = (record.input or "", record.worker or "", record.path, record.prefix, first)
+        last = self.order.get(key)
+        if last is None:
+            if len(self.order) < self.limits.max_family_keys:
+                self.order[key] = record.step
+            return
+        self.order[key] = record.step
+        if record.step < last:
+            group = (record.input or record.path, record.worker or "")
+            seen = self.restarts.get(group)
+            if seen is None:
+                if len(self.restarts) < self.limits.max_family_keys:
+                    self.restarts[group] = _Restart(1, record.path, record.line, record.step, last)
+            else:
+                self.restarts[group] = seen._replace(times=seen.times + 1)
 
     def _note_rewrite(self, prefix: str, logged: str) -> None:
         """Count a value whose key a rewrite changed (and the key, once)."""
@@ -635,6 +678,28 @@ class Checker:
 
     # --- the end -------------------------------------------------------------------------
 
+    def _restart_notices(self) -> list[Notice]:
+        """One notice per input whose steps went back (at most :data:`_RESTARTS_SHOWN`)."""
+        out = []
+        shown = list(self.restarts.items())[:_RESTARTS_SHOWN]
+        for (where, worker), (times, path, line, step, last) in shown:
+            named = f" (worker {worker})" if worker else ""
+            at = "" if path == where else f" (counted per file; first in {path})"
+            out.append(
+                Notice(
+                    "restart",
+                    f"{where}{named}: the step went back {times} time(s), first to step "
+                    f"{step} after step {last}{at}: a job restarted from a checkpoint logs "
+                    "those steps again; their values were judged like any other (a restart "
+                    "is no finding; a running total that went down counts a reset)",
+                    position=Position(path, line, 1) if line else None,
+                )
+            )
+        if len(self.restarts) > _RESTARTS_SHOWN:
+            more = len(self.restarts) - _RESTARTS_SHOWN
+            out.append(Notice("restart", f"and {more} more input(s) whose step went back"))
+        return out
+
     def _locate(self, path: str, line: int) -> str:
         """How a message names a line of the log (several inputs: ``path:line``)."""
         return str(Position(path, line, 1)) if self.multi else f"line {line}"
@@ -679,6 +744,7 @@ class Checker:
         for finding in outcome.findings:
             self.findings[("missing", finding.prefix, finding.key)] = finding
         report.notices.extend(outcome.notices)
+        report.notices.extend(self._restart_notices())
         if self.backend_values:
             report.notices.append(
                 Notice(

@@ -316,8 +316,10 @@ class Notice:
     ``trainer_state.json`` of a Trainer output folder that was read), and the check's
     own: ``several_runs`` (an input held several runs, judged together; ``--run``
     judges one), ``config_conflict`` (runs checked together logged different
-    configurations, so none decides a condition) and ``several_states`` (several
-    states of one Trainer output folder were read).
+    configurations, so none decides a condition), ``several_states`` (several
+    states of one Trainer output folder were read), ``restart`` (an input's step went
+    back: a job restarted from a checkpoint) and ``backend_metrics`` (a backend's own
+    metrics no row declares, counted).
     """
 
     kind: str
