@@ -597,5 +597,6 @@ def test_a_trainer_state_cut_at_any_byte_is_information(
     report = check_file(str(path), catalog)
     assert report.abandoned == []
     assert "malformed" not in kinds(report)
-    assert len(notices(report, "incomplete_record")) == 1
+    whole = data[:cut].rstrip() == data.rstrip()  # only the final line break was cut
+    assert len(notices(report, "incomplete_record")) == (0 if whole else 1)
     assert report.records <= 6
