@@ -447,6 +447,26 @@ def test_runs_that_logged_different_configurations_decide_no_condition(
     assert kl.presence == kl_presence
 
 
+def test_mlflow_runs_with_other_params_decide_no_condition_together(
+    catalog: Catalog, two_runs: Path
+) -> None:
+    """Each MLflow run's params are its configuration: one run's must not decide another's."""
+    for run, use_kl in (("a1", "True"), ("b2", "False")):
+        (two_runs / "1" / run / "params").mkdir()
+        (two_runs / "1" / run / "params" / "use_kl").write_text(use_kl, encoding="utf-8")
+    together = check_file(str(two_runs), catalog)
+    (conflict,) = notices(together, "config_conflict")
+    assert "'b2'" in conflict
+    kl = next(r for r in together.rows if r.row.name == "rl.shapes.kl")
+    assert kl.presence == "conditional"  # a1's use_kl: True would call it missing
+    alone = check_file(str(two_runs), catalog, runs=("full",))
+    assert [f.qualified_key for f in alone.findings if f.kind == "missing"] == ["train/kl"]
+    short = check_file(str(two_runs), catalog, runs=("short",))
+    assert next(r for r in short.rows if r.row.name == "rl.shapes.kl").presence == (
+        "not_applicable"
+    )
+
+
 # --- TensorBoard: a log folder of runs, a restart's second file, ranks' files -----------------
 
 
