@@ -576,7 +576,7 @@ def test_scan_reports_exactly_the_logged_keys_no_row_declares(
 ) -> None:
     folder = tmp_path_factory.mktemp("inv")
     rows = "".join(
-        f'  - logger_key: {key}\n    name: rl.k{index}\n    kind: gauge\n    unit: "1"\n'
+        f'  - logger_key: "{key}"\n    name: rl.k{index}\n    kind: gauge\n    unit: "1"\n'
         f"    description: Key number {index} of the generated catalog.\n"
         for index, key in enumerate(sorted(declared))
     )
