@@ -377,6 +377,13 @@ def test_live_check_reads_an_openrlhf_run_as_tensorboard_event_files_cleanly(
     logged = orlhf.runs.write_tensorboard(orlhf.spec(name), tmp_path)
     report = check_file(str(tmp_path / name), orlhf.catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    # With the run's arguments (--run-config): W&B is on, but train/global_step is
+    # TensorBoard's event step, never a tag ("run.format != 'tensorboard'").
+    config = dict(orlhf.spec(name).config)
+    judged = check_file(str(tmp_path / name), orlhf.catalog, run_config=config)
+    assert [(f.kind, f.qualified_key) for f in judged.findings] == []
+    states = {s.row.name: s.presence for s in judged.rows}
+    assert states["rl.openrlhf.train.global_step"] == "not_applicable"
     assert {s.row.name: s.logged for s in report.rows if s.logged} == _counts(orlhf, logged)
     assert "rl.openrlhf.train.global_step" not in _counts(orlhf, logged)
 
