@@ -22,7 +22,9 @@ parse as such an expression, or names neither ``config`` nor ``run``, is prose.
 
 A value is looked up in the configuration a run logged
 (``JsonlLogger(config=...)``); a missing path makes the condition
-*undecided* (the row stays information), never an error at check time.
+*undecided* (the row stays information), never an error at check time,
+unless the rest decides it: ``and`` is false when any operand is false,
+``or`` true when any is true, whatever the undecided ones are.
 ``first_step`` may name a configuration value the same way
 (``first_step: config.trainer.test_freq``), plus or minus a whole number when
 the code counts from it (OpenRLHF trains the actor once ``global_step >
@@ -229,14 +231,17 @@ def _evaluate(node: ast.expr, config: Mapping[str, Any], run: Mapping[str, Any])
     if name is not None:
         return run.get(name, _UNDECIDED)
     if isinstance(node, ast.BoolOp):
+        # Three-valued (Kleene): one operand that decides (False for and, True for or)
+        # decides, whatever the others are; otherwise an undecided operand leaves it so.
         want = isinstance(node.op, ast.Or)  # the value that decides: True for or, False for and
+        undecided = False
         for item in node.values:
             value = _evaluate(item, config, run)
             if value is _UNDECIDED:
-                return _UNDECIDED
-            if bool(value) is want:
+                undecided = True
+            elif bool(value) is want:
                 return want
-        return not want
+        return _UNDECIDED if undecided else not want
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         value = _evaluate(node.operand, config, run)
         return value if value is _UNDECIDED else not value

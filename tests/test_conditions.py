@@ -72,6 +72,12 @@ def test_a_list_the_run_logged_compares_with_a_literal_list(text: str, holds: bo
         ("0 < config.trainer.test_freq <= 10", True),
         ("config.trainer.critic_warmup > -1 or config.nothing", True),
         ("config.trainer.missing > 0", None),  # not logged: undecided
+        # Three-valued: a false operand decides an and, a true one an or, wherever it is.
+        ("config.trainer.missing > 0 and config.algorithm.use_kl_in_reward", False),
+        ("config.trainer.missing > 0 or config.trainer.test_freq > 0", True),
+        ("config.trainer.missing > 0 and config.trainer.test_freq > 0", None),
+        ("config.trainer.missing > 0 or config.algorithm.use_kl_in_reward", None),
+        ("not (config.trainer.missing and config.algorithm.use_kl_in_reward)", True),
         ("config.trainer.name > 3", None),  # values that do not compare: undecided
     ],
 )
