@@ -82,10 +82,23 @@ LOSSES = ("lm loss", "sop loss")
 FACTOR = {"rl.megatron.throughput": 10**12}
 
 
-def expected_series(tag: str) -> tuple[str, dict[str, str]]:
+def expected_series(tag: str) -> tuple[str, dict[str, Any]]:
     """The series and attributes a Megatron-LM tag belongs to."""
     if tag in LITERAL:
         return LITERAL[tag], {}
+    # --multiple-validation-sets: "lm loss validation-1 ppl vs samples".
+    for loss in LOSSES:
+        head = f"{loss} validation-"
+        if tag.startswith(head):
+            index, _, rest = tag.removeprefix(head).partition(" ")
+            series = {
+                "": "loss",
+                "vs samples": "loss_vs_samples",
+                "ppl": "perplexity",
+                "ppl vs samples": "perplexity_vs_samples",
+            }[rest]
+            attributes = {"megatron.loss": loss, "megatron.validation_set": int(index)}
+            return f"rl.megatron.validation_set.{series}", attributes
     if tag.endswith("-time"):
         return "rl.megatron.timer.duration", {"megatron.timer": tag.removesuffix("-time")}
     for loss in LOSSES:
@@ -144,7 +157,7 @@ def megatron(project: Path) -> Iterator[Megatron]:
         yield Megatron(runs, rows, result.catalog)
 
 
-RUN_NAMES = ["gpt_detailed", "gpt_defaults"]
+RUN_NAMES = ["gpt_detailed", "gpt_defaults", "gpt_multi_validation"]
 UNSEEN = {
     "gpt_detailed": {"rl.megatron.skipped_train_samples": "not_logged"},
     "gpt_defaults": {
@@ -154,6 +167,7 @@ UNSEEN = {
         "rl.megatron.validation.loss": "not_due",
         "rl.megatron.validation.loss_vs_samples": "not_due",
     },
+    "gpt_multi_validation": {"rl.megatron.skipped_train_samples": "not_logged"},
 }
 
 

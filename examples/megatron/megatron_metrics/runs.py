@@ -101,7 +101,9 @@ class RunSpec:
     """Seed of the values."""
 
 
-def _args(*, train_iters: int, eval_interval: int, detailed: bool) -> dict[str, Any]:
+def _args(
+    *, train_iters: int, eval_interval: int, detailed: bool, validation_sets: int = 0
+) -> dict[str, Any]:
     return {
         "train_iters": train_iters,
         "global_batch_size": 256,
@@ -114,7 +116,9 @@ def _args(*, train_iters: int, eval_interval: int, detailed: bool) -> dict[str, 
         "log_interval": 10,
         "tensorboard_log_interval": 1,
         "eval_interval": eval_interval,
-        "eval_iters": 10,
+        # --multiple-validation-sets takes one eval_iters per set.
+        "eval_iters": [5] * validation_sets if validation_sets else 10,
+        "multiple_validation_sets": bool(validation_sets),
         "timing_log_level": 2 if detailed else 0,
         "log_timers_to_tensorboard": detailed,
         "log_throughput": detailed,
@@ -139,6 +143,12 @@ RUNS: tuple[RunSpec, ...] = (
     # The defaults; validation every 1000 iterations, never reached in 60. The sample
     # counts (up to 15,360) pass 1000 long before: only the iterations say it is not due.
     RunSpec("gpt_defaults", _args(train_iters=60, eval_interval=1000, detailed=False), seed=2),
+    # Two validation sets: each loss written as "lm loss validation-<index>".
+    RunSpec(
+        "gpt_multi_validation",
+        _args(train_iters=40, eval_interval=20, detailed=False, validation_sets=2),
+        seed=3,
+    ),
 )
 """The example runs."""
 
@@ -221,18 +231,21 @@ def run_calls(spec: RunSpec) -> tuple[list[Scalar], list[Scalar]]:
             calls += [(tag, value, iteration) for tag, value in logged]
             wandb += [(tag, value, iteration) for tag, value in logged]
         if args["eval_interval"] and iteration % args["eval_interval"] == 0:
-            val = loss + rng.uniform(0.01, 0.05)
-            calls += [
-                ("lm loss validation", val, iteration),
-                ("lm loss validation vs samples", val, samples),
-            ]
-            wandb.append(("lm loss validation", val, iteration))
-            if args["log_validation_ppl_to_tensorboard"]:
-                ppl = math.exp(min(20.0, val))
+            sets = len(args["eval_iters"]) if args["multiple_validation_sets"] else 1
+            for index in range(sets):
+                suffix = f"-{index}" if args["multiple_validation_sets"] else ""
+                val = loss + rng.uniform(0.01, 0.05)
                 calls += [
-                    ("lm loss validation ppl", ppl, iteration),
-                    ("lm loss validation ppl vs samples", ppl, samples),
+                    (f"lm loss validation{suffix}", val, iteration),
+                    (f"lm loss validation{suffix} vs samples", val, samples),
                 ]
+                wandb.append((f"lm loss validation{suffix}", val, iteration))
+                if args["log_validation_ppl_to_tensorboard"]:
+                    ppl = math.exp(min(20.0, val))
+                    calls += [
+                        (f"lm loss validation{suffix} ppl", ppl, iteration),
+                        (f"lm loss validation{suffix} ppl vs samples", ppl, samples),
+                    ]
     return calls, wandb
 
 
