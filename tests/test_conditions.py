@@ -295,9 +295,10 @@ def test_without_a_configuration_conditions_stay_information(
         # pg_loss and policy_loss (required) apply; kl_loss, validation.accuracy and
         # vf_loss are conditional and undecided (no configuration): not counted.
         pytest.param(None, {}, (2, 2), id="no-config"),
-        # A configuration decides kl_loss and validation.accuracy (required, missing);
-        # vf_loss's prose condition stays undecided.
-        pytest.param(_config(True, 5), {}, (2, 4), id="config-decides"),
+        # A configuration decides kl_loss (required, missing) and validation.accuracy
+        # (required every 5 steps: not due at step 1, so not counted); vf_loss's prose
+        # condition stays undecided.
+        pytest.param(_config(True, 5), {}, (2, 3), id="config-decides"),
         # An undecided row the run logged counts, seen.
         pytest.param(None, {"critic/vf_loss": 0.5}, (3, 3), id="undecided-but-logged"),
     ],
@@ -586,3 +587,23 @@ def test_a_periodic_rows_not_due_notice_names_its_next_step(
         "eval/scores (rl.periodic.eval_scores) was not logged; it is logged every 4 steps, "
         "next at step 12, and the run logged steps 9 to 11"
     ]
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "coverage"),
+    # eval/scores is due at multiples of 4, eval/late at 6, 9, 12, 15, ...
+    [(13, 14, (1, 1, 1.0)), (13, 16, (1, 3, 0.3333)), (1, 5, (1, 2, 0.5))],
+    ids=["resumed-between-evaluations", "reached-both", "reached-one-not-the-other"],
+)
+def test_a_row_not_due_is_left_out_of_the_coverage_unless_logged(
+    periodic: Catalog, tmp_path: Path, first: int, last: int, coverage: tuple[int, int, float]
+) -> None:
+    """A run is not marked down for a row its steps did not reach (a --min-coverage gate
+    would fail a healthy run resumed between two evaluations)."""
+    path = tmp_path / "run.jsonl"
+    with JsonlLogger(path, config={"local_eval_every": 4}) as log:
+        for step in range(first, last + 1):
+            log.log_metrics({"loss": 0.5}, step)
+    report = check_file(str(path), periodic)
+    got = (report.coverage.seen, report.coverage.applicable, report.coverage.overall)
+    assert got == coverage

@@ -30,8 +30,11 @@ from .statistics import RowSummary
 
 __all__ = ["NOT_APPLICABLE", "Coverage", "ValueTracker", "compute_coverage"]
 
-NOT_APPLICABLE: Final = frozenset({"not_emitted", "undecided", "not_applicable", "conditional"})
-"""Presence states of rows not known to apply to the run (only unlogged rows have them)."""
+NOT_APPLICABLE: Final = frozenset(
+    {"not_emitted", "undecided", "not_applicable", "conditional", "not_due"}
+)
+"""Presence states of rows not known to apply to the run (only unlogged rows have them):
+``not_due`` too, since a run that stopped (or resumed) before a row's step could not log it."""
 
 
 def _share(seen: int, total: int) -> float:
