@@ -27,7 +27,7 @@ import glob
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal, TypeVar, assert_never
@@ -38,6 +38,7 @@ from .scan.calls import ScanCall, parse_scan_call
 __all__ = [
     "CONFIG_KEYS",
     "KEYS",
+    "PREFIX_TABLES",
     "PYPROJECT",
     "TABLE",
     "Config",
@@ -51,6 +52,7 @@ __all__ = [
     "find_pyproject",
     "load_config",
     "no_catalog_message",
+    "parse_prefix_rewrites",
     "parse_rewrite",
     "parse_table",
     "read_config",
@@ -297,6 +299,23 @@ class Config:
         comment="live-check: rewrite logged keys before matching",
     )
     """``FROM=TO`` rewrites live-check applies to every logged key (see :attr:`key_rewrites`)."""
+    key_prefix_rewrite: tuple[str, ...] = _key(
+        (),
+        kind="rewrites",
+        help=(
+            "`live-check`: rewrites of a key's start (`FROM=TO`: the first rule whose FROM a "
+            "key starts with, once), applied before `key-rewrite`, for a logging callback "
+            'that prefixes every key; `["transformers"]` undoes the Hugging Face Trainer\'s '
+            "W&B and TensorBoard callbacks (`train/loss` is `loss`, `eval/loss` `eval_loss`); "
+            "`--key-prefix-rewrite` adds more"
+        ),
+        example=(
+            'a list of "FROM=TO" strings or table names, e.g. ["transformers"] or '
+            '["train/=", "eval/=eval_"] (FROM non-empty)'
+        ),
+        comment="live-check: rewrite a logged key's prefix before matching",
+    )
+    """Prefix rules (``FROM=TO`` or a table name) live-check applies to each key's start."""
     catalog_flag: bool = False
     """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
 
@@ -304,6 +323,11 @@ class Config:
     def key_rewrites(self) -> tuple[tuple[str, str], ...]:
         """:attr:`key_rewrite` as ``(from, to)`` pairs, in order."""
         return tuple(parse_rewrite(rule) for rule in self.key_rewrite)
+
+    @property
+    def key_prefix_rewrites(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`key_prefix_rewrite` as ``(from, to)`` pairs, tables expanded, in order."""
+        return parse_prefix_rewrites(self.key_prefix_rewrite)
 
     @property
     def managed_dirs(self) -> tuple[str, ...]:
@@ -373,6 +397,7 @@ class Config:
         doc.pop("catalog_flag")
         doc.pop("scan_calls")  # read by scan only; changes no generated output
         doc.pop("key_rewrite")  # read by live-check only
+        doc.pop("key_prefix_rewrite")
         return repr(sorted(doc.items()))
 
 
@@ -582,6 +607,37 @@ def _relative(value: object, key: str, source: Path | None, *, glob: bool = Fals
     return "" if text == "." else text
 
 
+PREFIX_TABLES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
+    # transformers' rewrite_logs, undone (WandbCallback, TensorBoardCallback).
+    "transformers": (("eval/", "eval_"), ("test/", "test_"), ("train/", "")),
+}
+"""Named tables of prefix rules: the logging callbacks whose prefixing is known."""
+
+
+def parse_prefix_rewrites(rules: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``FROM=TO`` rules and table names (``transformers``) as ``(from, to)`` pairs, in order.
+
+    Raises:
+        ValueError: a rule is neither a known table name nor ``FROM=TO`` with FROM
+            non-empty; the message says how to write one.
+    """
+    pairs: list[tuple[str, str]] = []
+    for rule in rules:
+        if rule in PREFIX_TABLES:
+            pairs.extend(PREFIX_TABLES[rule])
+            continue
+        old, sep, new = rule.partition("=")
+        if not sep or not old:
+            tables = ", ".join(sorted(PREFIX_TABLES))
+            msg = (
+                f"{rule!r} is neither FROM=TO (the prefix as the backend wrote it, '=', the "
+                f"text the catalog's keys start with; FROM non-empty) nor a table ({tables})"
+            )
+            raise ValueError(msg)
+        pairs.append((old, new))
+    return tuple(pairs)
+
+
 def parse_rewrite(rule: str) -> tuple[str, str]:
     """``"FROM=TO"`` as ``(from, to)``: split at the first ``=``; ``FROM`` must not be empty.
 
@@ -607,7 +663,10 @@ def _rewrites(value: object, key: str, source: Path | None) -> tuple[str, ...]:
     for index, entry in enumerate(entries):
         rule = _text(entry, key, source)
         try:
-            parse_rewrite(rule)
+            if key == "key-prefix-rewrite":
+                parse_prefix_rewrites((rule,))
+            else:
+                parse_rewrite(rule)
         except ValueError as exc:
             raise _error(source, key, f"entry {index + 1}: {exc}") from None
         rules.append(rule)

@@ -126,6 +126,7 @@ def test_inits_table_reads_back_to_the_values_it_was_given(tmp_path: Path) -> No
         "templates-dir": "tpl",
         "generate-command": "make gen",
         "key-rewrite": ["_at_=@", "__=/"],
+        "key-prefix-rewrite": ["transformers", "x/=y_"],
     }
     assert set(values) == set(KEYS) - {"outputs", "scan-calls"}  # arrays of tables
     text = "[tool.metric-catalog]\n" + "\n".join(table_lines(values)) + "\n"

@@ -35,6 +35,7 @@ from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
 from codegen.live_check.checker import Checker
 from codegen.live_check.coverage import NOT_APPLICABLE
+from codegen.live_check.prefix_rewrites import PREFIX_TABLES
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
@@ -477,15 +478,15 @@ def test_num_tokens_is_exported_as_the_running_total_trl_logs(trl: Trl, tmp_path
 
 
 # transformers' TensorBoard and W&B callbacks log every key through rewrite_logs:
-# loss -> train/loss, eval_loss -> eval/loss. Two rules read them back as the code logs them.
-BACKEND_REWRITES = (("train/", ""), ("eval/", "eval_"))
+# loss -> train/loss, eval_loss -> eval/loss. The 'transformers' prefix table reads them back.
+BACKEND_REWRITES = PREFIX_TABLES["transformers"]
 
 
 @pytest.mark.parametrize("name", RUN_NAMES)
-def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_two_key_rewrites(
+def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_the_prefix_table(
     trl: Trl, tmp_path: Path, name: str
 ) -> None:
-    """Scalars as TensorBoardCallback writes them: rewritten keys, read back by --key-rewrite."""
+    """Scalars as TensorBoardCallback writes them: prefixed keys, read back by the table."""
     pytest.importorskip("tensorboard")
     writer_module = pytest.importorskip("tensorboardX")
     integrations = pytest.importorskip("transformers.integrations.integration_utils")
@@ -499,7 +500,7 @@ def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_two_key_rewrit
     writer.close()
     plain = check_file(str(tmp_path / name), trl.catalog)
     assert {f.kind for f in plain.findings} >= {"undeclared"}  # train/loss, eval/loss as read
-    report = check_file(str(tmp_path / name), trl.catalog, key_rewrites=BACKEND_REWRITES)
+    report = check_file(str(tmp_path / name), trl.catalog, key_prefix_rewrites=BACKEND_REWRITES)
     assert _findings(report) == []
     counts = _counts(trl, logged, nulls=False)
     assert {s.row.name: s.logged for s in report.rows if s.logged} == counts
@@ -572,14 +573,16 @@ def test_a_run_logged_through_the_trainers_own_callback_is_clean(
 ) -> None:
     """What report_to=["wandb", "tensorboard", "mlflow"] stores, read back as the docs say.
 
-    W&B and TensorBoard hold rewrite_logs' keys (train/loss, eval/loss): two key rewrites
-    read them back; W&B's train/global_step is the run's step metric, not a key. MLflow
+    W&B and TensorBoard hold rewrite_logs' keys (train/loss, eval/loss): the prefix table
+    reads them back; W&B's train/global_step is the run's step metric, not a key. MLflow
     holds the keys as logged. None values never reach TensorBoard or MLflow (the callbacks
     drop them); W&B stores them as null, no value that step.
     """
     spec = trl.spec(name)
     rewrites = () if store == "mlflow" else BACKEND_REWRITES
-    report = check_file(str(callback_stores[name][store]), trl.catalog, key_rewrites=rewrites)
+    report = check_file(
+        str(callback_stores[name][store]), trl.catalog, key_prefix_rewrites=rewrites
+    )
     assert _findings(report) == []
     logged = trl.runs.run_logs(spec)
     skip = WANDB_SUMMARY_KEYS if store == "wandb" else frozenset()

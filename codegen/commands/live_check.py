@@ -33,6 +33,7 @@ from ..live_check import (
     expand_inputs,
 )
 from ..live_check.live import add_live_arguments, gather
+from ..live_check.prefix_rewrites import parse_prefix_rewrites
 from ..live_check.telemetry import require_live_extra
 
 if TYPE_CHECKING:
@@ -167,6 +168,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--key-prefix-rewrite",
+        action="append",
+        metavar="FROM=TO|TABLE",
+        help=(
+            "rewrite FROM at the start of a key read from the inputs to TO (the first rule "
+            "that fits, once; repeatable, after the key-prefix-rewrite rules of "
+            "[tool.metric-catalog]; applied before --key-rewrite), for a logging callback "
+            "that prefixes every key; the table 'transformers' undoes the Hugging Face "
+            "Trainer's W&B and TensorBoard callbacks (train/loss is loss, eval/loss eval_loss, "
+            "test/loss test_loss)"
+        ),
+    )
+    parser.add_argument(
         "--run-config",
         metavar="FILE",
         help=(
@@ -284,6 +298,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: --key-rewrite: {exc}", file=sys.stderr)
         return 2
+    try:
+        prefix_rewrites = config.key_prefix_rewrites + parse_prefix_rewrites(
+            args.key_prefix_rewrite or ()
+        )
+    except ValueError as exc:
+        print(f"error: --key-prefix-rewrite: {exc}", file=sys.stderr)
+        return 2
     catalog = load_or_report(config)
     if catalog is None:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
@@ -319,9 +340,10 @@ def run(args: argparse.Namespace) -> int:
     if live and selected:
         print("error: --run applies to log inputs, not to --otlp or --scrape", file=sys.stderr)
         return 2
-    if live and args.key_rewrite:
+    if live and (args.key_rewrite or args.key_prefix_rewrite):
+        flag = "--key-rewrite" if args.key_rewrite else "--key-prefix-rewrite"
         print(
-            "error: --key-rewrite applies to logged keys (log inputs), not to the series "
+            f"error: {flag} applies to logged keys (log inputs), not to the series "
             "--otlp and --scrape receive",
             file=sys.stderr,
         )
@@ -368,6 +390,7 @@ def run(args: argparse.Namespace) -> int:
                 input_format=args.input_format,
                 key_rewrites=rewrites,
                 run_config=run_config,
+                key_prefix_rewrites=prefix_rewrites,
             )
         elif len(logs) == 1 and not glob.has_magic(logs[0]):
             report = check_file(
@@ -379,6 +402,7 @@ def run(args: argparse.Namespace) -> int:
                 key_rewrites=rewrites,
                 run_config=run_config,
                 runs=selected,
+                key_prefix_rewrites=prefix_rewrites,
             )
         else:
             inputs = expand_inputs(logs)
@@ -392,6 +416,7 @@ def run(args: argparse.Namespace) -> int:
                 key_rewrites=rewrites,
                 run_config=run_config,
                 runs=selected,
+                key_prefix_rewrites=prefix_rewrites,
             )
     except (LogInputError, ModuleNotFoundError) as exc:
         # ModuleNotFoundError: an input format's optional extra is missing (the message

@@ -89,6 +89,7 @@ from .limits import (
     MAX_UNDECLARED_KEYS,
     Limits,
 )
+from .prefix_rewrites import rewrite_prefixes
 from .records import Malformed, Note, Record, RunConfig, Source
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
@@ -211,6 +212,7 @@ def check_stream(
     input_format: str | None = None,
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
+    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check a stream (JSONL unless ``input_format`` or its first bytes say otherwise).
 
@@ -219,6 +221,8 @@ def check_stream(
     that logged nothing too, instead of listing those owners as inactive.
     ``run_config`` is the run's configuration for an input that does not log
     it (flat JSONL, TensorBoard, MLflow); it wins over a header the log holds.
+    ``key_prefix_rewrites`` are ``(from, to)`` rules applied to each key that starts
+    with ``from``, before ``key_rewrites`` (see :mod:`.prefix_rewrites`).
 
     Raises:
         ValueError: ``input_format`` is not a registered format.
@@ -234,7 +238,8 @@ def check_stream(
     )
     checker.run_config = run_config
     read = Source(source, stream)
-    for item in read_source(read, limits, input_format):
+    checker.report.key_prefix_rewrites = key_prefix_rewrites
+    for item in rewrite_prefixes(read_source(read, limits, input_format), key_prefix_rewrites):
         checker.take(item)
     checker.report.lines = read.lines
     checker.report.inputs.append(read)
@@ -251,12 +256,13 @@ def check_file(
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
     runs: tuple[str, ...] = (),
+    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the log at ``path``; raises :class:`OSError` when it cannot be read.
 
-    ``run_config``: as for :func:`check_stream`. ``runs`` reads only the runs of a
-    store or folder input (MLflow, W&B, TensorBoard) that one of them names (an id, a
-    name or a folder); a selection that names none of its runs raises
+    ``run_config`` and ``key_prefix_rewrites``: as for :func:`check_stream`. ``runs``
+    reads only the runs of a store or folder input (MLflow, W&B, TensorBoard) that one
+    of them names (an id, a name or a folder); a selection that names none of its runs raises
     :class:`LogInputError` (a :class:`ValueError`) naming the runs it holds.
     """
     limits = current_limits()
@@ -265,7 +271,8 @@ def check_file(
     )
     checker.run_config = run_config
     read = Source(path, select=runs)
-    for item in read_source(read, limits, input_format):
+    checker.report.key_prefix_rewrites = key_prefix_rewrites
+    for item in rewrite_prefixes(read_source(read, limits, input_format), key_prefix_rewrites):
         checker.take(item)
     checker.report.lines = read.lines
     checker.report.inputs.append(read)
@@ -297,6 +304,7 @@ def check_paths(
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
     runs: tuple[str, ...] = (),
+    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the logs at ``paths`` (already expanded) together, per worker.
 
@@ -320,4 +328,5 @@ def check_paths(
         key_rewrites=key_rewrites,
         run_config=run_config,
         runs=runs,
+        key_prefix_rewrites=key_prefix_rewrites,
     )

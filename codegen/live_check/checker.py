@@ -27,6 +27,7 @@ from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
 from .matching import KeyMatcher, Match
+from .prefix_rewrites import PREFIX_TABLE_SOURCES, PREFIX_TABLES, rewrite_prefix
 from .records import Malformed, Note, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
@@ -422,6 +423,18 @@ class Checker:
                     hint=f" ({why}: --key-rewrite {rule[0]}={rule[1]} reads it as {shown!r}, "
                     "which a row declares)"
                 )
+        if not self.report.key_prefix_rewrites:
+            for table, rules in PREFIX_TABLES.items():
+                known = rewrite_prefix(logged, rules)
+                if known == logged:
+                    continue
+                other = self._plan_key(prefix, rewrite_key(known, self.rewrites), split, rewrite)
+                if other.matches:
+                    shown = f"{other.prefix}/{other.key}" if other.prefix else other.key
+                    return plan._replace(
+                        hint=f" ({PREFIX_TABLE_SOURCES[table]}: --key-prefix-rewrite {table} "
+                        f"reads it as {shown!r}, which a row declares)"
+                    )
         return plan
 
     def _plan_key(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> _KeyPlan:

@@ -42,7 +42,8 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     applicable rows and enum values were seen; ``inputs`` each input read
     (path, format, lines, and the runs of an MLflow store: id, name,
     experiment); ``key_rewrites`` the ``--key-rewrite`` rules and how many
-    distinct keys and values they changed. ``ok`` is false when a
+    distinct keys and values they changed, and ``key_prefix_rewrites`` the
+    ``--key-prefix-rewrite`` rules. ``ok`` is false when a
     ``fail_on`` kind occurred, nothing was seen (``saw_nothing``) or coverage
     is below ``--min-coverage``.
     """
@@ -87,6 +88,9 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         "inputs": report.inputs_json(),
         "run_selection": report.selection_json(),
         "key_rewrites": report.rewrites_json(),
+        "key_prefix_rewrites": [
+            {"from": old, "to": new} for old, new in report.key_prefix_rewrites
+        ],
         "fail_on": wanted,
         "failed": failed,
         "ok": report.ok(wanted),
@@ -130,6 +134,9 @@ def render_text(
         named = [_run_text(run) for run in runs[:_RUNS_SHOWN]]
         more = f", and {len(runs) - _RUNS_SHOWN} more" if len(runs) > _RUNS_SHOWN else ""
         lines.append(f"runs ({len(runs)}, each an input): {', '.join(named)}{more}")
+    if report.key_prefix_rewrites:
+        rules = ", ".join(f"{old!r} -> {new!r}" for old, new in report.key_prefix_rewrites)
+        lines.append(f"key prefix rewrites (at a key's start): {rules}")
     if report.key_rewrites:
         rules = ", ".join(f"{old!r} -> {new!r}" for old, new in report.key_rewrites)
         lines.append(

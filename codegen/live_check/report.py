@@ -60,6 +60,8 @@ class LiveCheckReport:
     """The inputs read, in order: each one's path, format, lines and (a store) runs."""
     key_rewrites: tuple[tuple[str, str], ...] = ()
     """The ``(from, to)`` substring rewrites applied to every logged key before matching."""
+    key_prefix_rewrites: tuple[tuple[str, str], ...] = ()
+    """``--key-prefix-rewrite`` rules (applied to each key's start, before ``key_rewrites``)."""
     rewritten_keys: int = 0
     """Distinct logged keys a rewrite changed and that were judged as rewritten."""
     rewritten_values: int = 0

@@ -40,6 +40,7 @@ from .checker import Checker
 from .findings import Notice
 from .ingest import INGESTERS, jsonl, read_source, trainer_state
 from .limits import Limits
+from .prefix_rewrites import rewrite_prefixes
 from .records import RunInfo, Source
 from .report import LiveCheckReport
 
@@ -231,11 +232,13 @@ def check_sources(
     key_rewrites: tuple[tuple[str, str], ...] = (),
     run_config: Mapping[str, object] | None = None,
     runs: tuple[str, ...] = (),
+    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
 ) -> LiveCheckReport:
     """Check the inputs at ``paths`` (already expanded) together, per worker.
 
     ``run_config`` is the run's configuration for inputs that do not log it;
     ``runs`` reads only the runs of store and folder inputs that one of them names.
+    ``key_prefix_rewrites`` rewrite each key's prefix as read (see :mod:`.prefix_rewrites`).
 
     Raises:
         OSError: An input cannot be read; ``filename`` names it.
@@ -255,10 +258,12 @@ def check_sources(
         key_rewrites=key_rewrites,
     )
     checker.run_config = run_config
+    checker.report.key_prefix_rewrites = key_prefix_rewrites
     lines = 0
     for path in ordered:
         source = Source(path, select=runs)
-        for item in read_source(source, limits, input_format):
+        items = read_source(source, limits, input_format)
+        for item in rewrite_prefixes(items, key_prefix_rewrites):
             checker.take(item)
         lines += source.lines
         checker.report.inputs.append(source)
