@@ -147,6 +147,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
         "outputs": '[{template = "ts.j2", path = "web/{module}.ts"}]',
         "scan-calls": '[{call = "Tracking.log", metrics = "data"}]',
         "key-rewrite": '["_at_=@"]',
+        "key-prefix-rewrite": '["transformers", "x/=y_"]',
     }
     assert set(values) == set(KEYS)
     body = "\n".join(f"{k} = {v}" for k, v in values.items())
@@ -156,6 +157,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
     assert config.manifest_path == ".cache/mc/manifest.json"
     assert config.outputs[0].per_file
     assert config.key_rewrites == (("_at_", "@"),)
+    assert config.key_prefix_rewrites[-1] == ("x/", "y_")
 
 
 # --- flags ----------------------------------------------------------------------------------
