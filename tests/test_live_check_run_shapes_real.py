@@ -17,6 +17,7 @@ import pytest
 
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
+from codegen.live_check.ingest.wandb_run import folder_run_id
 from codegen.model import Catalog
 from tests.mlflow_stores import mlflow_template, sqlite_store, write_runs
 from tests.test_live_check_run_shapes import CATALOG, catalog, kinds, notices, steps
@@ -163,3 +164,23 @@ def test_an_mlflow_run_resumed_into_the_same_run_is_no_finding(
     together = check_file(str(path), catalog)
     assert missing(together) == []
     assert notices(together, "several_runs")
+
+
+@pytest.mark.parametrize(
+    ("folder", "files", "run_id"),
+    [
+        ("offline-run-20261204_135911-abc123", ["run-abc123.wandb"], "abc123"),
+        # wandb's name for a second folder of the run started in the same second
+        ("offline-run-20261204_135911-abc123-1", ["run-abc123.wandb"], "abc123"),
+        ("run-20261204_135911-my-id", [], "my-id"),  # no file yet: the name's id
+        ("odd-folder", [], "odd-folder"),
+    ],
+)
+def test_a_run_folders_id_is_its_run_files(
+    tmp_path: Path, folder: str, files: list[str], run_id: str
+) -> None:
+    path = tmp_path / folder
+    path.mkdir()
+    for name in files:
+        (path / name).write_bytes(b"")
+    assert folder_run_id(str(path)) == run_id

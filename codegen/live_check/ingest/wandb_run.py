@@ -583,8 +583,13 @@ def wandb_folder(path: str) -> str | None:
 
 
 def folder_run_id(folder: str) -> str:
-    """The run id a run folder's name ends with: ``[offline-]run-<YYYYMMDD_HHMMSS>-<id>``
-    (an id may hold ``-``); the name itself when it is not so formed."""
+    """The run id of a run folder: its one ``run-<id>.wandb`` file's, else the id its name
+    ends with, ``[offline-]run-<YYYYMMDD_HHMMSS>-<id>`` (an id may hold ``-``), else the
+    name itself. The file comes first: wandb names a second folder of the same run started
+    in the same second ``...-<id>-1``."""
+    files = run_files(folder)
+    if len(files) == 1:
+        return os.path.basename(files[0])[4:-6]
     name = os.path.basename(os.path.normpath(folder))
     rest = name.removeprefix("offline-").removeprefix("run-")
     stamp, dash, run_id = rest.partition("-")
