@@ -495,7 +495,10 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "attribute_value": "Log an allowed value, or add it to the attribute.",
     "attribute_budget": "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",
     "unknown_loop": "Declare the loop under `loops:`, or fix the name the run logs.",
-    "loop_conflict": "Log one loop per run, check each run on its own, or pass `--loop`.",
+    "loop_conflict": (
+        "Name one loop per worker (processes running different loops are a job of "
+        "several), check each run on its own, or pass `--loop`."
+    ),
     "undeclared_series": "Declare a recorded row for it, or fix the name.",
     "undeclared_attribute": "List the attribute in the row, or stop sending it.",
     "missing_attribute": "Send it, or lower its requirement level.",

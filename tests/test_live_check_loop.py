@@ -175,16 +175,38 @@ def test_workers_naming_one_loop_are_judged_as_it(
     assert report.failed(["missing"]) == []
 
 
-def test_a_worker_naming_another_loop_is_a_conflict_at_its_file_and_line(
+def test_workers_naming_different_loops_are_a_job_of_several_with_no_conflict(
     catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each worker is judged as the loop it names: the rank that says ppo and logged no
+    critic key lacks them (judged as ppo), and nothing is a loop conflict."""
     first, second, third = write_workers(tmp_path, monkeypatch, ["grpo_sync", "ppo", "grpo_sync"])
     report = check_paths([first, second, third], catalog)
+    assert loop_findings(report) == []
+    job = {loop.name: loop.inputs for loop in report.job_loops}
+    assert job == {"grpo_sync": (first, third), "ppo": (second,)}
+    assert [n.kind for n in report.notices if n.kind == "several_loops"] == ["several_loops"]
+    missing = {f.qualified_key: f.example for f in report.findings if f.kind == "missing"}
+    assert missing
+    assert set(missing.values()) == {"ppo"}  # the critic's keys, as ppo's
+
+
+def test_one_worker_naming_two_loops_is_a_conflict_at_its_file_and_line(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    lines = [json.loads(line) for line in run_lines("grpo_sync", steps=3)]
+    named = [dict(doc, loop="grpo_sync") for doc in lines]
+    named[-1]["loop"] = "ppo"
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in named), encoding="utf-8")
+    report = check_file(str(path), catalog)
     assert (report.loop.name, report.loop.source) == ("grpo_sync", "log")
-    lines = len(run_lines("grpo_sync", steps=3))
-    assert loop_findings(report) == [("loop_conflict", "ppo", lines, f"{second}:1:1")]
+    assert loop_findings(report) == [("loop_conflict", "ppo", 1, f"{path}:{len(named)}:1")]
     (conflict,) = [f for f in report.findings if f.kind == "loop_conflict"]
-    assert f"{first}:1:1 named 'grpo_sync' first" in conflict.message()
+    assert "line 1 named 'grpo_sync' first, the loop that worker is judged as" in (
+        conflict.message()
+    )
+    assert report.job_loops == ()
 
 
 def test_the_cli_reports_a_loop_conflict_over_a_glob_and_fails_on_it(

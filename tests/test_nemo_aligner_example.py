@@ -33,6 +33,7 @@ import pytest
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
 from codegen.live_check.matching import KeyMatcher
+from codegen.live_check_workers import check_paths
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
@@ -416,3 +417,57 @@ def test_lightning_loggers_teed_with_the_mixin_record_what_tee_logger_records(
         recorded = _recorded(reader.get_metrics_data())
     assert recorded.pop((HP_METRIC, frozenset()))[0] == -1
     assert recorded == expected
+
+
+JOBS = [("ppo_kl_clipped", "critic_server"), ("ppo_no_kl_unclipped", "critic_server")]
+
+
+def _job_clean(report: LiveCheckReport) -> None:
+    """No finding, each process judged as its own loop, neither loop's rows out of place."""
+    assert [(f.kind, f.qualified_key) for f in report.findings] == []
+    assert {loop.name for loop in report.job_loops} == {"ppo_actor", "ppo_critic"}
+    kinds = {n.kind for n in report.notices}
+    assert not kinds & {"unexpected_loop", "config_conflict"}, kinds
+
+
+@pytest.mark.usefixtures("clean_otel")
+@pytest.mark.parametrize("names", JOBS, ids=["-".join(job) for job in JOBS])
+def test_the_actors_and_the_critic_servers_jsonl_logs_checked_together_are_clean(
+    aligner: Aligner, tmp_path: Path, names: tuple[str, str]
+) -> None:
+    """One job, two processes: each log judged as its own loop, by its own steps and its
+    own configuration (the critic's clipping does not make the unclipped actor's
+    grad_norm required, its step count does not make validation due)."""
+    aligner.register()
+    paths = []
+    with installed_reader():
+        for name in names:
+            path = tmp_path / f"{name}.jsonl"
+            aligner.runs.write_run(aligner.spec(name), path)
+            paths.append(str(path))
+    for order in (paths, paths[::-1]):
+        _job_clean(check_paths(order, aligner.catalog))
+
+
+@pytest.mark.parametrize("names", JOBS, ids=["-".join(job) for job in JOBS])
+def test_a_tensorboard_folder_holding_the_actor_and_the_critic_server_is_clean(
+    aligner: Aligner, tmp_path: Path, names: tuple[str, str]
+) -> None:
+    """Lightning's TensorBoard logger in both processes, one log folder: each run's loop
+    inferred from its own tags, judged by its own hparams."""
+    for name in names:
+        aligner.runs.write_tensorboard(aligner.spec(name), tmp_path)
+    _job_clean(check_file(str(tmp_path), aligner.catalog))
+
+
+@pytest.mark.integration
+def test_an_mlflow_experiment_holding_the_actor_and_the_critic_server_is_clean(
+    aligner: Aligner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both processes log into one MLflow experiment: each run judged by its own params."""
+    pytest.importorskip("mlflow", reason="the dev extra installs mlflow-skinny")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    for name in JOBS[1]:
+        aligner.runs.write_mlflow(aligner.spec(name), (tmp_path / "mlruns").as_uri())
+    (experiment,) = [p for p in (tmp_path / "mlruns").iterdir() if p.name not in (".trash", "0")]
+    _job_clean(check_file(str(experiment), aligner.catalog))

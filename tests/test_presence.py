@@ -401,7 +401,7 @@ def test_records_naming_two_loops_keep_the_first_and_report_a_conflict(
     assert (report.loop.name, report.loop.source) == ("ppo", "log")
     (conflict,) = [f for f in report.findings if f.kind == "loop_conflict"]
     assert (conflict.key, conflict.line, conflict.count) == ("sft", 2, 1)
-    assert "line 1 named 'ppo' first (the run was judged as 'ppo')" in conflict.message()
+    assert "line 1 named 'ppo' first, the loop that worker is judged as" in conflict.message()
     doc = json.loads(report.to_json(["loop_conflict"]))
     (entry,) = [f for f in doc["findings"] if f["kind"] == "loop_conflict"]
     assert (entry["key"], entry["prefix"], entry["severity"], entry["source"]) == (

@@ -52,8 +52,8 @@ each one's severity and message):
     longer than :data:`MAX_LINE_BYTES`); an input that holds an endless line or
     too many overlong ones is abandoned, and the report names it.
 ``unknown_loop``, ``loop_conflict``
-    a line names an undeclared loop, or another loop than the run's
-    (:mod:`.judges.loops`).
+    a line names an undeclared loop, or another loop than its worker's first
+    (:mod:`.judges.loops`; workers running different loops are a job of several).
 
 Presence: which unlogged rows are "missing" is :mod:`.judges.presence`'s
 business; the run's loop is :mod:`.judges.loops`'.
@@ -87,6 +87,7 @@ from .limits import (
     MAX_SKIPPED_BYTES,
     MAX_TRACKED_VALUES,
     MAX_UNDECLARED_KEYS,
+    MAX_WORKERS,
     Limits,
 )
 from .prefix_rewrites import rewrite_prefixes
@@ -116,6 +117,7 @@ __all__ = [
     "MAX_SKIPPED_BYTES",
     "MAX_TRACKED_VALUES",
     "MAX_UNDECLARED_KEYS",
+    "MAX_WORKERS",
     "PER_WORKER_KINDS",
     "PRESENCE_STATES",
     "Finding",
@@ -157,6 +159,7 @@ def current_limits() -> Limits:
         max_family_keys=MAX_FAMILY_KEYS,
         max_tracked_values=MAX_TRACKED_VALUES,
         max_reported_findings=MAX_REPORTED_FINDINGS,
+        max_workers=MAX_WORKERS,
     )
 
 

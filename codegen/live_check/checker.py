@@ -21,7 +21,7 @@ from .coverage import ValueTracker, compute_coverage
 from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, Notice, catalog_hints
 from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
-from .judges.loops import LoopJudge
+from .judges.loops import JobLoop, LoopJudge, WorkerLoop
 from .judges.presence import judge_presence
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
@@ -56,10 +56,21 @@ class _Restart(NamedTuple):
 class Worker:
     """What one worker's lines alone decide: per-worker findings, malformed lines, budgets."""
 
-    __slots__ = ("budgets", "checked", "findings", "label", "malformed", "named", "unreported")
+    __slots__ = (
+        "budgets",
+        "checked",
+        "findings",
+        "label",
+        "loop",
+        "malformed",
+        "named",
+        "unreported",
+    )
 
-    def __init__(self, label: str, *, named: bool = False) -> None:
+    def __init__(self, label: str, loop: WorkerLoop, *, named: bool = False) -> None:
         self.label = label
+        self.loop = loop
+        """The loop this worker's records named, its steps and signature keys."""
         self.named = named
         """Whether the worker is a ``"worker"`` field's value within an input."""
         self.findings: dict[Slot, Finding] | None = None
@@ -106,6 +117,10 @@ def rewrite_key(key: str, rewrites: tuple[tuple[str, str], ...]) -> str:
     for old, new in rewrites:
         key = key.replace(old, new)
     return key
+
+
+_MAX_INPUT_CONFIGS: Final = 4096
+"""Inputs whose own configuration is kept for a job of several loops (bounded memory)."""
 
 
 class Checker:
@@ -176,6 +191,8 @@ class Checker:
         self.config_from: RunConfig | None = None
         """The record :attr:`run_config` came from (``None``: none yet, or ``--run-config``)."""
         self.config_conflicts: list[str] = []
+        self.input_configs: dict[str, Mapping[str, object]] = {}
+        """Each input's (worker's) own configuration: a job's loops are judged by theirs."""
         """Runs (W&B run ids) that logged another configuration than the first run's."""
         self.values = ValueTracker(catalog)
         """Enum values seen per key family and required attribute, for the coverage."""
@@ -185,6 +202,8 @@ class Checker:
         self.findings: dict[Slot, Finding] = {}
         self.workers: dict[tuple[str, str | None], Worker] = {}
         self.undeclared = 0
+        self.folded_workers = 0
+        """Lines whose ``"worker"`` value came after :attr:`Limits.max_workers` workers."""
         self.loop_names = 0
         self.backend_values = 0
         self.order: dict[tuple[str, str, str, str, str], int] = {}
@@ -200,9 +219,13 @@ class Checker:
         """The worker a record of ``path`` (naming worker ``name``) belongs to."""
         key = (path, name if self.multi else None)
         found = self.workers.get(key)
+        if found is None and key[1] is not None and len(self.workers) >= self.limits.max_workers:
+            self.folded_workers += 1
+            return self.worker(path)
         if found is None:
             label = path if key[1] is None else f"{path}[worker {name}]"
-            found = self.workers[key] = Worker(label, named=key[1] is not None)
+            found = Worker(label, self.loops.worker(label, path), named=key[1] is not None)
+            self.workers[key] = found
         return found
 
     @property
@@ -229,6 +252,9 @@ class Checker:
             self.report.notices.append(Notice(item.kind, item.message, position=position))
             return
         if isinstance(item, RunConfig):
+            key = item.input or item.path
+            if key not in self.input_configs and len(self.input_configs) < _MAX_INPUT_CONFIGS:
+                self.input_configs[key] = item.config
             # The first header wins: every worker of one run logs the same configuration,
             # and a restarted job's header repeats it. Another run's differing one does not
             # belong to the same run: the conditions are left undecided (see finish).
@@ -247,7 +273,7 @@ class Checker:
             return
         worker = self.worker(item.input or item.path, item.worker)
         self.report.records += 1
-        self._see(item)
+        self._see(item, worker)
         if item.series is None:
             self.record(item, worker)
         else:
@@ -334,18 +360,18 @@ class Checker:
 
     # --- judging -------------------------------------------------------------------------
 
-    def _see(self, record: Record) -> None:
+    def _see(self, record: Record, worker: Worker) -> None:
         """What every record tells presence: its loop and its step."""
         loops = self.loops
         if record.loop is not None:
-            kind = loops.name(record.loop, record.path, record.line)
+            kind = loops.name(record.loop, record.path, record.line, worker.loop)
             if kind is not None:
-                self._note_loop(kind, record)
+                self._note_loop(kind, record, worker)
         if record.series is not None or not record.metrics:
-            loops.see_step(record.step)
+            loops.see_step(record.step, worker.loop)
 
-    def _note_loop(self, kind: str, record: Record) -> None:
-        """Count a record naming an undeclared loop, or a loop other than the run's."""
+    def _note_loop(self, kind: str, record: Record, worker: Worker) -> None:
+        """Count a record naming an undeclared loop, or a loop other than its worker's."""
         loop = record.loop or ""
         slot = (kind, "", loop)
         if slot not in self.findings:
@@ -353,7 +379,14 @@ class Checker:
                 return
             self.loop_names += 1
         where = ("", loop, record.path, record.line, record.step)
-        self.note(kind, where, None, "", self.worker(record.path, record.worker))
+        example = ""
+        if kind == "loop_conflict":
+            state = worker.loop
+            example = (
+                f"{self._locate(*state.named_at)} named {state.named!r} first, the loop "
+                "that worker is judged as"
+            )
+        self.note(kind, where, None, example, worker)
 
     def point(self, record: Record, worker: Worker) -> None:
         """One point: its series must be declared, its value and attributes fit the row."""
@@ -383,7 +416,7 @@ class Checker:
             # The series stands for its logged keys: they name the run's loop as in a log.
             for prefix in row.prefixes:
                 if (prefix, row.logger_key) in signature:
-                    self.loops.seen_signature(prefix, row.logger_key)
+                    self.loops.seen_signature(prefix, row.logger_key, worker.loop)
         problems, attributes = self.wire.judge(row, record)
         for kind, example, attribute in problems:
             self.note(kind, where, row.name, example, worker, detail=attribute)
@@ -499,7 +532,7 @@ class Checker:
                 off_axes.update(plan.axes)
             if plan.signature:
                 used = logged if plan.read_as is None else rewrite_key(logged, self.rewrites)
-                loops.seen_signature(record.prefix, used)
+                loops.seen_signature(record.prefix, used, worker.loop)
             matches = plan.matches
             if (
                 not given
@@ -553,7 +586,7 @@ class Checker:
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
         # far training got: a record of only such keys leaves the run's last step alone.
         if on_training or not off_axes:
-            loops.see_step(step)
+            loops.see_step(step, worker.loop)
             self._see_order(record)
 
     def _see_order(self, record: Record) -> None:
@@ -722,29 +755,42 @@ class Checker:
         named = {path for path, name in self.workers if name is not None}
         return sum(1 for path, name in self.workers if name is not None or path not in named)
 
+    def _loop_configs(self, job: tuple[JobLoop, ...]) -> dict[str, Mapping[str, object] | None]:
+        """Each job loop's configuration: its workers' one (``None`` when they differ or
+        logged none); ``--run-config`` is every loop's. Empty for a run of one loop."""
+        out: dict[str, Mapping[str, object] | None] = {}
+        for loop in job:
+            if self.config_from is None and self.run_config is not None:
+                out[loop.name] = self.run_config  # --run-config
+                continue
+            found = [self.input_configs[i] for i in loop.inputs if i in self.input_configs]
+            same = bool(found) and all(config == found[0] for config in found[1:])
+            out[loop.name] = found[0] if same else None
+        return out
+
     def finish(self) -> LiveCheckReport:
         """Choose the loop, judge presence, and return the report with every finding."""
         report = self.report
         loops = self.loops
         report.loop = loops.choose()
         report.last_step = loops.last_step
+        report.job_loops = loops.job()
+        if report.job_loops:
+            report.notices.append(_job_notice(report.job_loops))
         known = ", ".join(sorted(loops.declared)) or "none"
         for finding in self.findings.values():
             if finding.kind == "unknown_loop":
                 finding.example = f"declared loops: {known}"
-            elif finding.kind == "loop_conflict":
-                finding.example = (
-                    f"{self._locate(*loops.named_at)} named {loops.named!r} first "
-                    f"(the run was judged as {report.loop.name!r})"
-                )
         # run.format in a condition: the one format every input was read in (inputs of
         # several formats decide nothing about it).
         formats = {read.format for read in report.inputs if read.format}
         run = {"format": next(iter(formats))} if len(formats) == 1 else {}
         config = self.run_config
+        loop_configs = self._loop_configs(report.job_loops)
         if self.config_conflicts and self.config_from is not None:
             config = None
-            report.notices.append(_config_conflict(self.config_from, self.config_conflicts))
+            if None in loop_configs.values() or not loop_configs:
+                report.notices.append(_config_conflict(self.config_from, self.config_conflicts))
         outcome = judge_presence(
             report.rows,
             loops,
@@ -753,11 +799,22 @@ class Checker:
             all_owners=self.all_owners,
             config=config,
             run=run,
+            job=report.job_loops,
+            loop_configs=loop_configs,
         )
         for finding in outcome.findings:
             self.findings[("missing", finding.prefix, finding.key)] = finding
         report.notices.extend(outcome.notices)
         report.notices.extend(self._restart_notices())
+        if self.folded_workers:
+            report.notices.append(
+                Notice(
+                    "workers_capped",
+                    f"{self.folded_workers} record(s) named a worker after the first "
+                    f"{self.limits.max_workers} workers; each was judged as its input's "
+                    "unnamed worker",
+                )
+            )
         if self.backend_values:
             report.notices.append(
                 Notice(
@@ -783,6 +840,17 @@ class Checker:
         report.coverage = compute_coverage(report.rows, self.owners, self.values)
         report.coverage.minimum = minimum
         return report
+
+
+def _job_notice(job: tuple[JobLoop, ...]) -> Notice:
+    """Information: the workers checked together ran different loops."""
+    return Notice(
+        "several_loops",
+        "the workers checked together ran different loops, a job of several: "
+        + "; ".join(loop.describe() for loop in job)
+        + ". Each row is judged by the steps of the loops that emit it, and a row is "
+        "expected only when one of them emits it",
+    )
 
 
 def _config_conflict(first: RunConfig, others: list[str]) -> Notice:

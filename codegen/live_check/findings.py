@@ -125,9 +125,10 @@ KINDS: Final[dict[str, Kind]] = {
     ),
     "loop_conflict": Kind(
         Severity.WARNING,
-        "Lines name different declared loops.",
-        "{count} line(s) name loop {key!r}, first at step {step}, but {example}; one run has "
-        "one loop: give every worker the same METRIC_CATALOG_LOOP, check each run's logs on "
+        "Lines of one worker name different declared loops.",
+        "{count} line(s) name loop {key!r}, first at step {step}, but {example}; a worker "
+        "runs one loop (workers running different loops are a job of several, each judged "
+        "by its own): give the worker one METRIC_CATALOG_LOOP, check each run's logs on "
         "their own, or pass --loop",
     ),
     "undeclared_series": Kind(
@@ -315,11 +316,13 @@ class Notice:
     ``skipped_values``: W&B media and tables, counted; ``latest_state``: the
     ``trainer_state.json`` of a Trainer output folder that was read), and the check's
     own: ``several_runs`` (an input held several runs, judged together; ``--run``
-    judges one), ``config_conflict`` (runs checked together logged different
-    configurations, so none decides a condition), ``several_states`` (several
-    states of one Trainer output folder were read), ``restart`` (an input's step went
-    back: a job restarted from a checkpoint) and ``backend_metrics`` (a backend's own
-    metrics no row declares, counted).
+    judges one), ``several_loops`` (the workers ran different loops, a job of
+    several, each row judged by its loops' workers), ``config_conflict`` (runs
+    checked together logged different configurations, so none decides a condition),
+    ``several_states`` (several states of one Trainer output folder were read),
+    ``restart`` (an input's step went back: a job restarted from a checkpoint),
+    ``workers_capped`` (records named more workers than are judged apart) and
+    ``backend_metrics`` (a backend's own metrics no row declares, counted).
     """
 
     kind: str

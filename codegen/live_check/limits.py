@@ -20,6 +20,7 @@ __all__ = [
     "MAX_SKIPPED_BYTES",
     "MAX_TRACKED_VALUES",
     "MAX_UNDECLARED_KEYS",
+    "MAX_WORKERS",
     "Limits",
 ]
 
@@ -32,6 +33,11 @@ MAX_OVERLONG_LINES: Final = 3
 MAX_SKIPPED_BYTES: Final = 64 * 1024 * 1024
 """An input is abandoned when one line runs on past this many bytes without a line
 break (an endless stream such as ``/dev/zero``): it is not a log."""
+
+MAX_WORKERS: Final = 10_000
+"""Distinct workers (an input, or a ``"worker"`` value within one) judged apart; lines
+naming later ones are judged as their input's unnamed worker (a hostile log naming a new
+worker on every line cannot grow memory a worker at a time)."""
 
 MAX_UNDECLARED_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
@@ -64,6 +70,7 @@ class Limits:
     max_undeclared_keys: int = MAX_UNDECLARED_KEYS
     max_malformed_reported: int = MAX_MALFORMED_REPORTED
     max_loop_names: int = MAX_LOOP_NAMES
+    max_workers: int = MAX_WORKERS
     max_family_keys: int = MAX_FAMILY_KEYS
     max_tracked_values: int = MAX_TRACKED_VALUES
     max_reported_findings: int = MAX_REPORTED_FINDINGS

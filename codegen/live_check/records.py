@@ -87,6 +87,10 @@ class RunConfig(NamedTuple):
     run: str | None = None
     """The run it belongs to, when the input says (a W&B run's id): runs that logged
     different configurations cannot share one (see :class:`~.checker.Checker`)."""
+    input: str | None = None
+    """The input its records name as theirs (``Record.input``) when that is not ``path``:
+    the worker whose configuration it is (a job of several loops judges each loop's rows
+    by its own workers' configuration)."""
 
 
 @dataclass(frozen=True, slots=True)

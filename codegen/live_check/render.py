@@ -74,6 +74,7 @@ def render_json(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         "findings_unlisted": len(report.findings) - len(listed),
         "inactive_owners": dict(sorted(report.inactive_owners.items())),
         "loop": report.loop.to_json(),
+        "job_loops": [loop.to_json() for loop in report.job_loops],
         "last_step": report.last_step,
         "information": [n.to_json() for n in report.notices],
         "presence": {
@@ -126,7 +127,11 @@ def render_text(
     lines = [
         f"live-check {report.source}: {report.lines} line(s), {report.records} record(s), "
         f"{len(report.rows)} teed row(s) declared",
-        f"loop: {report.loop.describe()}",
+        (
+            "loops (a job of several): " + "; ".join(loop.describe() for loop in report.job_loops)
+            if report.job_loops
+            else f"loop: {report.loop.describe()}"
+        ),
         f"summary: {report.summary_text(wanted)}",
     ]
     runs = [run for source in report.inputs for run in source.runs]
@@ -164,7 +169,12 @@ def render_text(
     not_emitted = sum(r.presence == "not_emitted" for r in report.rows)
     undecided = sum(r.presence == "undecided" for r in report.rows)
     if not_emitted or undecided:
-        by = f"loop {report.loop.name}" if report.loop.name else "any loop the run may be"
+        if report.job_loops:
+            by = "any of the job's loops (" + ", ".join(j.name for j in report.job_loops) + ")"
+        elif report.loop.name:
+            by = f"loop {report.loop.name}"
+        else:
+            by = "any loop the run may be"
         lines.append(
             f"not judged: {not_emitted} row(s) not emitted by {by}, {undecided} row(s) "
             "emitted by only some of the loops the run may be"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic, Position, Severity
 from .coverage import Coverage
 from .findings import DEFAULT_HINTS, FINDING_KINDS, Finding, Notice
-from .judges.loops import LoopChoice
+from .judges.loops import JobLoop, LoopChoice
 from .limits import Limits
 from .records import Source
 from .render import render_json, render_text
@@ -42,6 +42,8 @@ class LiveCheckReport:
     """Catalog files none of whose teed rows was logged -> their unjudged row count."""
     loop: LoopChoice = field(default_factory=lambda: LoopChoice(None, "unknown"))
     """The loop the run was judged as."""
+    job_loops: tuple[JobLoop, ...] = ()
+    """The loops of a job of several (workers running different loops), else empty."""
     last_step: int | None = None
     """The largest step any record carried."""
     notices: list[Notice] = field(default_factory=list)

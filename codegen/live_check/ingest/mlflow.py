@@ -245,7 +245,8 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
         source.runs.append(info)
         logged = params(run)
         if logged:
-            yield RunConfig(configuration(logged), os.path.join(run, "params"), 0, run=info.run_id)
+            params_path = os.path.join(run, "params")
+            yield RunConfig(configuration(logged), params_path, 0, run=info.run_id, input=run)
         for key, path in metric_files(run):
             with open(path, "rb") as metric:
                 lines = LineReader(metric, limits)

@@ -234,7 +234,7 @@ def read(
                 source.runs.append(run)
                 logged = _params(connection, run) if "params" in tables else []
                 if logged:
-                    yield RunConfig(configuration(logged), path, 0, run=run.run_id)
+                    yield RunConfig(configuration(logged), path, 0, run=run.run_id, input=run.input)
                 yield from _values(connection, source, run)
     except sqlite3.Error as exc:
         yield Malformed(path, source.lines, _why(exc), fatal=True, expected=_EXPECTED)

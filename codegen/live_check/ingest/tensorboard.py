@@ -398,7 +398,9 @@ class _FileReader:
             else:
                 metrics[value.tag] = scalar
         if not metrics:
-            return None if config is None else RunConfig(config, path, index, run=self.run)
+            if config is None:
+                return None
+            return RunConfig(config, path, index, run=self.run, input=self.run)
         return Record(
             int(event.step),
             "",

@@ -767,7 +767,7 @@ def _read_file(
         )
     )
     if state.config:
-        yield RunConfig(state.config, path, state.config_line, run=run_id or name)
+        yield RunConfig(state.config, path, state.config_line, run=run_id or name, input=run)
     if state.media:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(state.media.items()))
         total = sum(state.media.values())

@@ -10,21 +10,101 @@ all leaves the loop unknown.
 ``unknown_loop``
     a line names a loop no catalog file declares under ``loops:``.
 ``loop_conflict``
-    lines (of one file, or of several workers' files) name different declared
-    loops; the run is judged as the first one named.
+    lines of one worker (a file, a run of a store, or a ``"worker"`` field's
+    value) name different declared loops; the run is judged as the first one named.
 
-Memory is bounded by the catalog's loops and their signature keys.
+A job of several loops: workers that each run one loop, different loops (an
+actor and a critic server, NeMo-Aligner's PPO), named by their records or
+inferred from each worker's own signature keys. :meth:`LoopJudge.job` gives
+each loop's workers and steps, and presence judges each row by the steps of
+the loops that emit it. A worker inferred as a loop whose signature another
+job loop's extends (GRPO's, beside a PPO worker that logged the critic keys)
+counts as that loop: one run of the larger loop, not a job.
+
+Memory is bounded by the catalog's loops and their signature keys, per worker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from metric_catalog.series_rules import PREFIX_GLUE
 
 from ...model import Catalog
 
-__all__ = ["LoopChoice", "LoopJudge"]
+__all__ = ["JobLoop", "LoopChoice", "LoopJudge", "StepSpan", "WorkerLoop"]
+
+
+class StepSpan(Protocol):
+    """The training steps some records were logged at (``None``: none)."""
+
+    @property
+    def first_step(self) -> int | None:
+        """The lowest step."""
+
+    @property
+    def last_step(self) -> int | None:
+        """The highest step."""
+
+
+class WorkerLoop:
+    """One worker's loop facts: the loop its records named, its steps, its signature keys."""
+
+    __slots__ = ("first_step", "input", "label", "last_step", "named", "named_at", "seen")
+
+    def __init__(self, label: str, input_key: str = "") -> None:
+        self.label = label
+        self.input = input_key
+        """The input (file, or run of a store) the worker's records came from."""
+        self.named: str | None = None
+        self.named_at: tuple[str, int] = ("", 0)
+        self.first_step: int | None = None
+        self.last_step: int | None = None
+        self.seen: set[str] = set()
+        """The declared loops' signature keys this worker logged."""
+
+    def see_step(self, step: int) -> None:
+        """A record of this worker at training step ``step``."""
+        if self.last_step is None or step > self.last_step:
+            self.last_step = step
+        if self.first_step is None or step < self.first_step:
+            self.first_step = step
+
+
+@dataclass(frozen=True, slots=True)
+class JobLoop:
+    """One loop of a job of several: the workers that ran it and the steps they logged."""
+
+    name: str
+    source: str
+    """``log`` (every worker named it) or ``inferred`` (some worker's signature keys)."""
+    workers: tuple[str, ...]
+    first_step: int | None
+    last_step: int | None
+    inputs: tuple[str, ...] = ()
+    """The inputs the workers' records came from (their configurations are the loop's)."""
+
+    def describe(self) -> str:
+        """``ppo_critic (1 worker, steps 1 to 40; named by the log)``."""
+        count = len(self.workers)
+        steps = (
+            "no steps"
+            if self.first_step is None
+            else f"steps {self.first_step} to {self.last_step}"
+        )
+        how = "named by the log" if self.source == "log" else "inferred"
+        return f"{self.name} ({count} worker{'s' if count != 1 else ''}, {steps}; {how})"
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with stable keys."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "workers": list(self.workers),
+            "first_step": self.first_step,
+            "last_step": self.last_step,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,32 +169,49 @@ class LoopJudge:
                         split = (qualified[: cut + 1], qualified[cut + 1 :])
                         self.signature_keys[split] = qualified
         self.seen: set[str] = set()
+        self.workers: list[WorkerLoop] = []
+        """Each worker's loop facts, in the order the workers were first seen."""
 
-    def see_step(self, step: int) -> None:
-        """A record logged at training step ``step``."""
+    def worker(self, label: str, input_key: str = "") -> WorkerLoop:
+        """A new worker's loop facts (the checker keeps one per worker)."""
+        state = WorkerLoop(label, input_key)
+        self.workers.append(state)
+        return state
+
+    def see_step(self, step: int, worker: WorkerLoop | None = None) -> None:
+        """A record (of ``worker``) logged at training step ``step``."""
         if self.last_step is None or step > self.last_step:
             self.last_step = step
         if self.first_step is None or step < self.first_step:
             self.first_step = step
+        if worker is not None:
+            worker.see_step(step)
 
-    def seen_signature(self, prefix: str, key: str) -> None:
-        """A logged pair is a declared loop's signature key."""
-        self.seen.add(self.signature_keys[(prefix, key)])
+    def seen_signature(self, prefix: str, key: str, worker: WorkerLoop | None = None) -> None:
+        """A logged pair (of ``worker``) is a declared loop's signature key."""
+        qualified = self.signature_keys[(prefix, key)]
+        self.seen.add(qualified)
+        if worker is not None:
+            worker.seen.add(qualified)
 
-    def name(self, loop: str, path: str, line: int) -> str | None:
+    def name(self, loop: str, path: str, line: int, worker: WorkerLoop | None = None) -> str | None:
         """A record names its loop: the finding kind it raises, if any.
 
-        The first declared name wins; an undeclared name is ``unknown_loop``, a
-        declared one other than the first is ``loop_conflict``.
+        An undeclared name is ``unknown_loop``. The first declared name of the
+        worker (of the run, without one) is its loop; another one the same worker
+        names is ``loop_conflict``. Workers naming different loops are a job of
+        several loops (see :meth:`job`); the run's :attr:`named` is the first.
         """
-        if loop == self.named:
-            return None
         if loop not in self.declared:
             return "unknown_loop"
         if self.named is None:
             self.named, self.named_at = loop, (path, line)
+        if worker is None:
+            return None if loop == self.named else "loop_conflict"
+        if worker.named is None:
+            worker.named, worker.named_at = loop, (path, line)
             return None
-        return "loop_conflict"
+        return None if loop == worker.named else "loop_conflict"
 
     def choose(self) -> LoopChoice:
         """The loop the run is judged as."""
@@ -122,9 +219,13 @@ class LoopJudge:
             return LoopChoice(self.forced, "flag")
         if self.named is not None:
             return LoopChoice(self.named, "log")
+        return self._infer(self.seen)
+
+    def _infer(self, seen: set[str]) -> LoopChoice:
+        """The loop whose signature keys ``seen`` holds most of (then the largest share)."""
         best: list[tuple[int, float, str, tuple[str, ...]]] = []
         for loop in self.loops:
-            evidence = tuple(k for k in loop.signature if k in self.seen)
+            evidence = tuple(k for k in loop.signature if k in seen)
             if evidence:
                 share = len(evidence) / len(loop.signature)
                 best.append((len(evidence), share, loop.name, evidence))
@@ -135,3 +236,48 @@ class LoopJudge:
         if len(tied) > 1:
             return LoopChoice(None, "unknown", tied)
         return LoopChoice(best[0][2], "inferred", best[0][3])
+
+    def job(self) -> tuple[JobLoop, ...]:
+        """The loops of a job of several (empty for a run of one loop, or with ``--loop``).
+
+        Each worker runs the loop its records named, else the one its own signature
+        keys infer (a worker with neither runs no known loop and is left out). A
+        loop whose signature another found loop's contains is merged into that one.
+        """
+        if self.forced is not None or len(self.workers) < 2:
+            return ()
+        found: dict[str, list[WorkerLoop]] = {}
+        source: dict[str, str] = {}
+        for worker in self.workers:
+            name: str | None = worker.named
+            how = "log"
+            if name is None:
+                name, how = self._infer(worker.seen).name, "inferred"
+            if name is not None:
+                found.setdefault(name, []).append(worker)
+                source[name] = how if source.get(name, how) == how else "inferred"
+        if len(found) < 2:
+            return ()
+        signatures = {loop.name: frozenset(loop.signature) for loop in self.loops}
+        for name in sorted(found, key=lambda n: len(signatures.get(n, ()))):
+            mine = signatures.get(name, frozenset())
+            wider = [
+                other
+                for other in found
+                if other != name and mine and mine < signatures.get(other, frozenset())
+            ]
+            if wider and source[name] == "inferred":
+                found[wider[0]].extend(found.pop(name))
+        if len(found) < 2:
+            return ()
+        return tuple(
+            JobLoop(
+                name,
+                source[name],
+                tuple(w.label for w in workers),
+                min((w.first_step for w in workers if w.first_step is not None), default=None),
+                max((w.last_step for w in workers if w.last_step is not None), default=None),
+                tuple(dict.fromkeys(w.input for w in workers)),
+            )
+            for name, workers in found.items()
+        )

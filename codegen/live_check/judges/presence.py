@@ -23,6 +23,15 @@ holds, and is ``not_applicable`` (nothing to report) when it does not; a prose
 condition, or a configuration value the run did not log, keeps it
 ``conditional``. A ``first_step`` naming a configuration value is read from it
 (unknown: the row is ``undecided``, never missing).
+
+A job of several loops (workers running different loops, see
+:meth:`~codegen.live_check.judges.loops.LoopJudge.job`): a row none of the job's
+loops emits is ``not_emitted``; one that some of them emit is expected, and
+whether it was due is judged by the steps of the workers running those loops
+(a critic server counting many steps per actor step does not make the actor's
+validation due); a row that lists no loops is judged by the steps of the whole run.
+A logged row is ``unexpected_loop`` information only when none of the job's loops
+emits it.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from ...conditions import (
 from ...model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
-from .loops import LoopJudge
+from .loops import JobLoop, LoopJudge, StepSpan
 
 __all__ = ["PresenceOutcome", "judge_presence"]
 
@@ -55,10 +64,30 @@ class PresenceOutcome:
     inactive_owners: dict[str, int] = field(default_factory=dict)
 
 
-def _candidates(rows: Sequence[RowSummary], loops: LoopJudge, loop: str | None) -> frozenset[str]:
-    """The loops the run may be: the chosen one, else every declared loop that
-    emits each logged row that lists its loops (none when they contradict).
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """The steps of some of a job's workers (the loops that emit a row)."""
+
+    first_step: int | None
+    last_step: int | None
+
+
+def _span(job: Sequence[JobLoop], names: frozenset[str]) -> _Span:
+    """The steps the workers running any of ``names`` logged."""
+    chosen = [loop for loop in job if loop.name in names]
+    firsts = [loop.first_step for loop in chosen if loop.first_step is not None]
+    lasts = [loop.last_step for loop in chosen if loop.last_step is not None]
+    return _Span(min(firsts, default=None), max(lasts, default=None))
+
+
+def _candidates(
+    rows: Sequence[RowSummary], loops: LoopJudge, loop: str | None, job: Sequence[JobLoop] = ()
+) -> frozenset[str]:
+    """The loops the run may be: a job's loops, the chosen one, else every declared
+    loop that emits each logged row that lists its loops (none when they contradict).
     """
+    if job:
+        return frozenset(j.name for j in job)
     if loop is not None:
         return frozenset((loop,))
     candidates = {declared.name for declared in loops.loops}
@@ -120,7 +149,7 @@ def _next_due(first: int | None, every: int, run_first: int | None) -> int | Non
 
 
 def _due_step(
-    row: MetricRow, config: Mapping[str, object] | None, loops: LoopJudge
+    row: MetricRow, config: Mapping[str, object] | None, loops: StepSpan
 ) -> int | str | None:
     """The first step the run had to log the row at: its ``first_step``, or with ``every``
     the first multiple of the period the run's steps could reach (``"never"`` for a period
@@ -135,7 +164,7 @@ def _due_step(
     return first
 
 
-def _not_due_message(row: MetricRow, config: Mapping[str, object] | None, loops: LoopJudge) -> str:
+def _not_due_message(row: MetricRow, config: Mapping[str, object] | None, loops: StepSpan) -> str:
     """Why a required row the run never logged was not due yet."""
     head = f"{row.qualified_logger_key} ({row.name}) was not logged; "
     due = _due_step(row, config, loops)
@@ -172,6 +201,32 @@ def _level(
     return "required" if holds else "not_applicable"
 
 
+def _row_config(
+    row: MetricRow,
+    config: Mapping[str, object] | None,
+    job: Sequence[JobLoop],
+    loop_configs: Mapping[str, Mapping[str, object] | None] | None,
+) -> Mapping[str, object] | None:
+    """The configuration a row is judged by: in a job, that of the loops that emit it
+    (a row listing no loops: of every loop), ``None`` when they differ; else the run's."""
+    if not job or loop_configs is None:
+        return config
+    found = [
+        loop_configs.get(j.name) for j in job if not row.emitted_by or j.name in row.emitted_by
+    ]
+    if not found:
+        return config
+    first = found[0]
+    return first if first is not None and all(c == first for c in found[1:]) else None
+
+
+def _steps(row: MetricRow, loops: LoopJudge, job: Sequence[JobLoop]) -> StepSpan:
+    """The steps a row's due-ness is judged by: its loops' workers' in a job, else the run's."""
+    if job and row.emitted_by:
+        return _span(job, frozenset(row.emitted_by))
+    return loops
+
+
 def _unlogged_state(
     summary: RowSummary,
     loops: LoopJudge,
@@ -180,15 +235,16 @@ def _unlogged_state(
     config: Mapping[str, object] | None = None,
     *,
     run: Mapping[str, object] | None = None,
+    job: Sequence[JobLoop] = (),
 ) -> str:
     """The presence state of a row the log never showed."""
     row = summary.row
     if row.emitted_by and loops.loops:
-        # Judged only when every loop the run may be emits it.
+        # Judged only when every loop the run may be emits it (in a job: any of its loops).
         emitting = candidates & set(row.emitted_by)
         if not emitting:
             return "not_emitted"
-        if emitting != candidates:
+        if emitting != candidates and not job:
             return "undecided"
     elif inactive and _decided(row, config, run) is None:
         # The configuration outranks the file rule: a row it rules out is not applicable
@@ -196,10 +252,11 @@ def _unlogged_state(
         return "inactive_owner"
     level = _level(row, config, run)
     if level == "required":
-        due = _due_step(row, config, loops)
+        steps = _steps(row, loops, job)
+        due = _due_step(row, config, steps)
         if due == "unknown":
             return "undecided"
-        last = loops.last_step
+        last = steps.last_step
         if due == "never" or (isinstance(due, int) and (last is None or last < due)):
             return "not_due"
         return "missing"
@@ -219,26 +276,31 @@ def judge_presence(
     all_owners: bool,
     config: Mapping[str, object] | None = None,
     run: Mapping[str, object] | None = None,
+    job: Sequence[JobLoop] = (),
+    loop_configs: Mapping[str, Mapping[str, object] | None] | None = None,
 ) -> PresenceOutcome:
     """Set every row's presence state; the findings and information it gives.
 
     ``config`` is the configuration the run logged (its header line), if any;
     ``run`` what is known of the run itself (``{"format": "wandb"}``), for
-    conditions naming ``run.format``.
+    conditions naming ``run.format``; ``job`` the loops of a job of several
+    (empty: the run is one loop, ``loop``), and ``loop_configs`` each job loop's
+    configuration (a row its loops emit is judged by theirs when they agree).
     """
     out = PresenceOutcome()
     active = {owner_of[s.row.name] for s in rows if s.logged}
-    candidates = _candidates(rows, loops, loop)
+    candidates = _candidates(rows, loops, loop, job)
+    ran = " or ".join(sorted(candidates)) if job else loop
     for summary in rows:
         row = summary.row
         if summary.logged:
-            if loop is not None and row.emitted_by and loop not in row.emitted_by:
+            if ran is not None and row.emitted_by and not candidates & set(row.emitted_by):
                 out.notices.append(
                     Notice(
                         "unexpected_loop",
                         f"{row.qualified_logger_key} ({row.name}) was logged, but its "
                         f"emitted_by ({', '.join(row.emitted_by)}) does not list loop "
-                        f"{loop}; add the loop to emitted_by if it really logs the key",
+                        f"{ran}; add the loop to emitted_by if it really logs the key",
                         row.name,
                         row.where("emitted_by"),
                     )
@@ -246,10 +308,15 @@ def judge_presence(
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
-        summary.presence = _unlogged_state(summary, loops, candidates, inactive, config, run=run)
+        row_config = _row_config(row, config, job, loop_configs)
+        summary.presence = _unlogged_state(
+            summary, loops, candidates, inactive, row_config, run=run, job=job
+        )
         prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
             judged_as = loop if loop is not None and row.emitted_by else ""
+            if job and row.emitted_by:
+                judged_as = " or ".join(sorted(candidates & set(row.emitted_by)))
             out.findings.append(
                 Finding("missing", prefix, key, row.name, 0, None, judged_as, position=row.position)
             )
@@ -269,7 +336,7 @@ def judge_presence(
             out.notices.append(
                 Notice(
                     "not_due",
-                    _not_due_message(row, config, loops),
+                    _not_due_message(row, row_config, _steps(row, loops, job)),
                     row.name,
                     row.where("every" if row.every or row.every_config else "first_step"),
                 )
