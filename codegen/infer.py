@@ -106,7 +106,13 @@ _TOTAL_WORDS: Final = frozenset({"total", "cumulative", "consumed", "global", "o
 _RATIO_WORDS: Final = _table(
     "ratio rate fraction frac accuracy acc utilization utilisation clipfrac share"
 )
-_TIME_WORDS: Final = frozenset({"s", "sec", "secs", "seconds", "time", "duration", "latency"})
+_TIME_WORDS: Final = frozenset(
+    {"s", "sec", "secs", "seconds", "time", "duration", "latency", "elapsed"}
+)
+_TIMER_WORDS: Final = frozenset(
+    # NeMo's and Megatron's timers (timers/<section>) report seconds, as timing_s/ does.
+    {"timing", "time", "timer", "timers", "duration", "latency", "elapsed"}
+)
 _ANNOTATIONS: Final[dict[str, str]] = {
     "tokens": "{token}",
     "toks": "{token}",
@@ -487,7 +493,7 @@ def _unit(prefix: str, segments: Sequence[str], *, last_is_literal: bool = True)
         return "1"
     if last and last[-1] in _TIME_WORDS:
         return "s"
-    if any(w in {"timing", "time", "duration", "latency"} for w in context):
+    if any(w in _TIMER_WORDS for w in context):
         return "s"
     for word in reversed(last):
         if word in _ANNOTATIONS:
@@ -506,8 +512,17 @@ def _labelish(values: Sequence[str], prefix: str, parts: Sequence[str | int]) ->
     return _context_unit(prefix, parts) != ""
 
 
-def _families(prefix: str, keys: Sequence[str]) -> list[_Group]:
-    """Merge keys of one prefix into families where one segment varies like a label."""
+def _families(
+    prefix: str, keys: Sequence[str], behaviour: Mapping[str, object] | None = None
+) -> list[_Group]:
+    """Merge keys of one prefix into families where one segment varies like a label.
+
+    ``behaviour`` (a key's kind and temporality, as its values showed) keeps keys that
+    behave differently apart: a family row has one kind, so NeMo-Aligner's running
+    total ``train_rollouts/consumed_samples`` is no family with the validation batch's
+    size ``val_rollouts/consumed_samples``.
+    """
+    behaves = behaviour or {}
     groups = [_Group(prefix, _segments(k), [], [k]) for k in sorted(keys)]
     changed = True
     while changed:
@@ -522,7 +537,8 @@ def _families(prefix: str, keys: Sequence[str]) -> list[_Group]:
                     for i, p in enumerate(group.parts)
                     if i != position
                 )
-                buckets.setdefault((len(group.parts), shape), []).append(group)
+                like = behaves.get(group.members[0])
+                buckets.setdefault((len(group.parts), shape, like), []).append(group)
             merged: list[_Group] = []
             used: set[int] = set()
             for bucket in buckets.values():
@@ -696,7 +712,12 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
     files: dict[str, DraftFile] = {}
     domains = captures(declared_attributes)
     for prefix in sorted(by_prefix):
-        for family in sorted(_families(prefix, by_prefix[prefix]), key=lambda g: g.members[0]):
+        behaviour = {
+            key: _kind(seen.keys[(prefix, key)], key.rsplit("/", 1)[-1])[:2]
+            for key in by_prefix[prefix]
+        }
+        families = _families(prefix, by_prefix[prefix], behaviour)
+        for family in sorted(families, key=lambda g: g.members[0]):
             for single in _checked_family(family, catalog, domains):
                 row = _row(single, seen, attributes, declared_attributes, names)
                 # Without a prefix, keys group by their first segment (actor/..., critic/...).

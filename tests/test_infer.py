@@ -348,3 +348,36 @@ def test_a_duration_logged_in_a_prefixed_time_unit_keeps_its_name(
     (out / "train.yaml").write_text(render(infer([[run]], EMPTY).files[0], [run]), "utf-8")
     result = load_and_check(sorted(out.glob("*.yaml")), root=out)
     assert [d.code for d in result.diagnostics if d.code == "DURATION_UNIT"] == []
+
+
+def test_infer_keeps_keys_that_behave_differently_out_of_one_family(tmp_path: Path) -> None:
+    """NeMo-Aligner logs consumed_samples under train_rollouts/ (a running total) and
+    val_rollouts/ (the validation batch's size): one family row would have one kind."""
+    records = [
+        (
+            s,
+            "",
+            {
+                "train_rollouts/consumed_samples": 64 * s,
+                "val_rollouts/consumed_samples": 32.5,
+                "train_rollouts/response_lengths": 100.0 + s,
+                "val_rollouts/response_lengths": 90.0 + s,
+            },
+        )
+        for s in range(1, 8)
+    ]
+    text = _draft(tmp_path, records)
+    assert "logger_key: train_rollouts/consumed_samples" in text
+    assert "logger_key: val_rollouts/consumed_samples" in text
+    assert '/consumed_samples"' not in text  # no family row of both
+    assert 'logger_key: "{rl.key.name}/response_lengths"' in text  # alike: one family
+
+
+@pytest.mark.parametrize("head", ["timers", "timer", "elapsed"])
+def test_infer_drafts_timer_sections_in_seconds(tmp_path: Path, head: str) -> None:
+    """NeMo's SyncTimer and Megatron-LM's timers log seconds under timers/<section>."""
+    sections = ("generate", "critic_wait", "logprobs", "init_logprobs")
+    records = [(s, "", {f"{head}/{name}": 0.5 + s for name in sections}) for s in range(1, 6)]
+    text = _draft(tmp_path, records)
+    assert f'logger_key: "{head}/{{' in text
+    assert 'unit: "s"' in text
