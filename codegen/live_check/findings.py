@@ -321,6 +321,7 @@ class Notice:
     checked together logged different configurations, so none decides a condition),
     ``several_states`` (several states of one Trainer output folder were read),
     ``restart`` (an input's step went back: a job restarted from a checkpoint),
+    ``unread_config`` (a configuration file that could not be read safely),
     ``workers_capped`` (records named more workers than are judged apart) and
     ``backend_metrics`` (a backend's own metrics no row declares, counted).
     """

@@ -32,6 +32,7 @@ from typing import BinaryIO, Final
 from ..limits import Limits
 from ..records import Item, Source
 from . import (
+    csv_log,
     flat,
     jsonl,
     mlflow,
@@ -132,6 +133,13 @@ _BUILTIN: Final = (
         "flat per-step JSONL: {'step': N, 'data': {...}} (verl's file logger) or a bare dict",
         flat.detect,
         flat.read,
+    ),
+    Ingester(
+        csv_log.INGESTER_NAME,
+        "a CSV metrics log with a step column (Lightning's CSVLogger metrics.csv), or a "
+        "Lightning version folder holding it (hparams.yaml: the configuration)",
+        csv_log.detect,
+        csv_log.read,
     ),
     Ingester(
         tensorboard.INGESTER_NAME,

@@ -1,0 +1,151 @@
+"""CSV metric logs: a header of key names with a ``step`` column, then one row per call.
+
+Lightning's ``CSVLogger`` (``lightning.fabric.loggers.csv_logs._ExperimentWriter``)
+writes ``<save_dir>/<name>/version_<n>/metrics.csv`` with the standard library's
+``csv.DictWriter``: the header is every key logged so far, in first-logged order, with
+``step`` among them; each row is one ``log_metrics`` call, a cell per key it logged and
+empty cells for the rest (the file is rewritten with a wider header when a new key
+appears). Its ``hparams.yaml`` beside it (``log_hyperparams``) is the run's configuration.
+Any CSV of that shape reads the same: the Trainer's ``epoch`` is a key like the others.
+
+A key carries no separate prefix: the checker splits it against the catalog. Detected for
+a file named ``*.csv`` or whose first line is a header naming ``step``, and for a folder
+holding ``metrics.csv`` (a Lightning version folder); ``--input-format csv`` forces it.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterator, Mapping
+from typing import BinaryIO, Final
+
+import yaml
+
+from ..limits import Limits
+from ..records import Item, Note, Record, RunConfig, Source
+from ._params import param_value
+from .jsonl import read_lines
+
+__all__ = ["INGESTER_NAME", "METRICS_FILE", "detect", "read"]
+
+INGESTER_NAME: Final = "csv"
+METRICS_FILE: Final = "metrics.csv"
+HPARAMS_FILE: Final = "hparams.yaml"
+STEP_COLUMN: Final = "step"
+MAX_HPARAMS_BYTES: Final = 1024 * 1024
+"""A larger ``hparams.yaml`` is not read as the configuration (it is noted instead)."""
+_EXPECTED: Final = "a CSV row (one cell per header column)"
+
+
+def _first_line(head: bytes) -> str | None:
+    for raw in head.splitlines(keepends=True):
+        if raw.strip():
+            return raw.decode("utf-8", "replace") if raw.endswith(b"\n") else None
+    return None
+
+
+def _cells(text: str) -> list[str] | None:
+    """One CSV line's cells (``None``: not one well-formed line)."""
+    try:
+        rows = list(csv.reader([text.rstrip("\r\n")], strict=True))
+    except csv.Error:
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def detect(path: str, head: bytes) -> bool:
+    """A ``*.csv`` file or a CSV header naming ``step``; a folder holding ``metrics.csv``."""
+    if not head:
+        return os.path.isdir(path) and os.path.isfile(os.path.join(path, METRICS_FILE))
+    if path.endswith(".csv"):
+        return True
+    first = _first_line(head)
+    if first is None or first.lstrip().startswith(("{", "[", "#")):
+        return False
+    header = _cells(first)
+    return header is not None and len(header) > 1 and STEP_COLUMN in header
+
+
+class _Rows:
+    """Parses a CSV log line by line: the first line is the header, each next one a row."""
+
+    def __init__(self) -> None:
+        self.header: list[str] | None = None
+        self.step_at = -1
+
+    def parse(self, raw: bytes, path: str, line: int) -> Item | list[Item] | str:
+        text = raw.decode("utf-8", "replace")
+        cells = _cells(text)
+        if cells is None:
+            return "not one CSV line (an unclosed quote, or a quoted line break)"
+        if self.header is None:
+            if STEP_COLUMN not in cells:
+                return f"the header names no {STEP_COLUMN!r} column (the step of each row)"
+            if len(set(cells)) != len(cells):
+                return "the header names a column twice"
+            self.header, self.step_at = cells, cells.index(STEP_COLUMN)
+            return []
+        if len(cells) != len(self.header):
+            return f"{len(cells)} cell(s) for a header of {len(self.header)} column(s)"
+        step = param_value(cells[self.step_at])
+        if isinstance(step, float) and step.is_integer():
+            step = int(step)  # a pandas round trip writes 3.0
+        if isinstance(step, bool) or not isinstance(step, int):
+            return f"the {STEP_COLUMN!r} cell {cells[self.step_at]!r} is not an integer"
+        metrics = {
+            key: param_value(cell)
+            for at, (key, cell) in enumerate(zip(self.header, cells, strict=True))
+            if at != self.step_at and cell != ""
+        }
+        return Record(step, "", metrics, path, line, split=True)
+
+
+def _hparams(folder: str, metrics_path: str) -> Iterator[Item]:
+    """``hparams.yaml`` beside ``metrics.csv`` as the run's configuration, if it is one.
+
+    A file that is not plain YAML (Lightning dumps some values with Python tags, such as
+    ``!!python/tuple``) or too large is noted and left out: information, not a finding.
+    """
+    path = os.path.join(folder, HPARAMS_FILE)
+    if not os.path.isfile(path):
+        return
+    if os.path.getsize(path) > MAX_HPARAMS_BYTES:
+        why = f"it is larger than {MAX_HPARAMS_BYTES} bytes"
+        yield Note("unread_config", _unread(path, why), path, 0)
+        return
+    try:
+        with open(path, encoding="utf-8") as handle:
+            loaded = yaml.safe_load(handle)
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+        yield Note("unread_config", _unread(path, f"it is not plain YAML ({exc})"), path, 1)
+        return
+    if isinstance(loaded, Mapping) and loaded:
+        config = {str(key): value for key, value in loaded.items()}
+        yield RunConfig(config, path, 1, input=metrics_path)
+
+
+def _unread(path: str, why: str) -> str:
+    return (
+        f"{path} was not read as the run's configuration: {why}; rows whose condition "
+        "names config.<path> are judged as for a run that logged none (pass --run-config "
+        "with a plain YAML or JSON copy)"
+    )
+
+
+def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
+    """The rows of a CSV log, or of a Lightning version folder's ``metrics.csv``.
+
+    Raises:
+        OSError: the file cannot be opened (``filename`` names it).
+    """
+    if stream is not None:
+        yield from read_lines(source, stream, limits, _Rows().parse, _EXPECTED)
+        return
+    metrics_path = os.path.join(source.path, METRICS_FILE)
+    yield from _hparams(source.path, metrics_path)
+    inner = Source(metrics_path)
+    inner.format = source.format
+    with open(metrics_path, "rb") as handle:
+        yield from read_lines(inner, handle, limits, _Rows().parse, _EXPECTED)
+    source.lines = inner.lines
