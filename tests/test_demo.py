@@ -186,6 +186,10 @@ def _read_until(process: subprocess.Popen[str], marker: str, deadline: float) ->
     pytest.fail(f"no {marker!r} in the demo's output: {''.join(seen)!r}")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_serve_mode_serves_until_sigint(tmp_path: Path) -> None:
     """``python -m examples.demo --serve``: scrapeable after the run, exits 0 on Ctrl-C."""
     port = _free_port()
@@ -197,6 +201,9 @@ def test_serve_mode_serves_until_sigint(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite run as a background job (`make test &`, CI under nohup) inherits SIGINT
+        # ignored, and Python then keeps it ignored: give the demo the terminal's Ctrl-C.
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - only resets a signal disposition
     )
     try:
         deadline = time.monotonic() + 60
