@@ -225,3 +225,22 @@ def test_the_cli_reads_a_version_folder(
     doc = json.loads(capsys.readouterr().out)
     assert doc["inputs"][0]["format"] == "csv"
     assert doc["findings"] == []
+
+
+def test_a_log_root_of_version_folders_is_several_runs_and_run_picks_one(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """``lightning_logs/`` after two fits: version_0 with a KL penalty, version_1 without."""
+    root = tmp_path / "lightning_logs"
+    lightning_csv(root / "version_0", calls(4, kl=True), {"val_every": 2, "model": {"kl_coef": 1}})
+    lightning_csv(root / "version_1", calls(4), {"val_every": 2, "model": {"kl_coef": 0}})
+    together = check_file(str(root), catalog)
+    assert [run.run_id for run in together.inputs[0].runs] == ["version_0", "version_1"]
+    assert kinds(together) == []
+    notes = {n.kind for n in together.notices}
+    assert {"several_runs", "config_conflict"} <= notes  # neither configuration decides
+    one = check_file(str(root), catalog, runs=("version_1",))
+    assert [run.run_id for run in one.inputs[0].runs] == ["version_1"]
+    kl_row = next(s for s in one.rows if s.row.name == "rl.lit.kl")
+    assert kl_row.presence == "not_applicable"
+    assert kinds(one) == []

@@ -10,7 +10,8 @@ Any CSV of that shape reads the same: the Trainer's ``epoch`` is a key like the 
 
 A key carries no separate prefix: the checker splits it against the catalog. Detected for
 a file named ``*.csv`` or whose first line is a header naming ``step``, and for a folder
-holding ``metrics.csv`` (a Lightning version folder); ``--input-format csv`` forces it.
+holding ``metrics.csv`` (a Lightning version folder) or version folders up to two levels
+below it (``lightning_logs/``: each version folder one run); ``--input-format csv`` forces it.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ from typing import BinaryIO, Final
 import yaml
 
 from ..limits import Limits
-from ..records import Item, Note, Record, RunConfig, Source
+from ..records import Item, Note, Record, RunConfig, RunInfo, Source
 from ._params import param_value
 from .jsonl import read_lines
 
-__all__ = ["INGESTER_NAME", "METRICS_FILE", "detect", "read"]
+__all__ = ["INGESTER_NAME", "METRICS_FILE", "detect", "read", "run_folders"]
 
 INGESTER_NAME: Final = "csv"
 METRICS_FILE: Final = "metrics.csv"
 HPARAMS_FILE: Final = "hparams.yaml"
 STEP_COLUMN: Final = "step"
+MAX_RUN_FOLDERS: Final = 10_000
+"""Most folders a log root is searched through for version folders."""
 MAX_HPARAMS_BYTES: Final = 1024 * 1024
 """A larger ``hparams.yaml`` is not read as the configuration (it is noted instead)."""
 _EXPECTED: Final = "a CSV row (one cell per header column)"
@@ -54,10 +57,38 @@ def _cells(text: str) -> list[str] | None:
     return rows[0] if len(rows) == 1 else None
 
 
+def run_folders(folder: str) -> list[str]:
+    """The folders holding ``metrics.csv``: ``folder`` itself (a version folder), else its
+    subfolders two levels down at most (``lightning_logs/version_<n>``, ``<save_dir>/<name>/
+    version_<n>``), sorted; links are not followed, and at most :data:`MAX_RUN_FOLDERS`."""
+    if os.path.isfile(os.path.join(folder, METRICS_FILE)):
+        return [folder]
+    found: list[str] = []
+    level = [folder]
+    for _ in range(2):
+        below: list[str] = []
+        for parent in level:
+            try:
+                entries = sorted(os.scandir(parent), key=lambda entry: entry.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                if os.path.isfile(os.path.join(entry.path, METRICS_FILE)):
+                    found.append(entry.path)
+                else:
+                    below.append(entry.path)
+                if len(found) + len(below) >= MAX_RUN_FOLDERS:
+                    return sorted(found)
+        level = below
+    return sorted(found)
+
+
 def detect(path: str, head: bytes) -> bool:
-    """A ``*.csv`` file or a CSV header naming ``step``; a folder holding ``metrics.csv``."""
+    """A ``*.csv`` file or a CSV header naming ``step``; a folder of version folders."""
     if not head:
-        return os.path.isdir(path) and os.path.isfile(os.path.join(path, METRICS_FILE))
+        return os.path.isdir(path) and bool(run_folders(path))
     if path.endswith(".csv"):
         return True
     first = _first_line(head)
@@ -70,9 +101,11 @@ def detect(path: str, head: bytes) -> bool:
 class _Rows:
     """Parses a CSV log line by line: the first line is the header, each next one a row."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: str | None = None) -> None:
         self.header: list[str] | None = None
         self.step_at = -1
+        self.run = run
+        """The run folder the rows belong to (their worker), when one of several."""
 
     def parse(self, raw: bytes, path: str, line: int) -> Item | list[Item] | str:
         text = raw.decode("utf-8", "replace")
@@ -98,10 +131,10 @@ class _Rows:
             for at, (key, cell) in enumerate(zip(self.header, cells, strict=True))
             if at != self.step_at and cell != ""
         }
-        return Record(step, "", metrics, path, line, split=True)
+        return Record(step, "", metrics, path, line, split=True, input=self.run)
 
 
-def _hparams(folder: str, metrics_path: str) -> Iterator[Item]:
+def _hparams(folder: str) -> Iterator[Item]:
     """``hparams.yaml`` beside ``metrics.csv`` as the run's configuration, if it is one.
 
     A file that is not plain YAML (Lightning dumps some values with Python tags, such as
@@ -122,7 +155,7 @@ def _hparams(folder: str, metrics_path: str) -> Iterator[Item]:
         return
     if isinstance(loaded, Mapping) and loaded:
         config = {str(key): value for key, value in loaded.items()}
-        yield RunConfig(config, path, 1, input=metrics_path)
+        yield RunConfig(config, path, 1, run=folder, input=folder)
 
 
 def _unread(path: str, why: str) -> str:
@@ -134,18 +167,26 @@ def _unread(path: str, why: str) -> str:
 
 
 def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[Item]:
-    """The rows of a CSV log, or of a Lightning version folder's ``metrics.csv``.
+    """The rows of a CSV log, or of each version folder's ``metrics.csv`` (each one run).
 
     Raises:
-        OSError: the file cannot be opened (``filename`` names it).
+        OSError: a file cannot be opened (``filename`` names it).
     """
     if stream is not None:
         yield from read_lines(source, stream, limits, _Rows().parse, _EXPECTED)
         return
-    metrics_path = os.path.join(source.path, METRICS_FILE)
-    yield from _hparams(source.path, metrics_path)
-    inner = Source(metrics_path)
-    inner.format = source.format
-    with open(metrics_path, "rb") as handle:
-        yield from read_lines(inner, handle, limits, _Rows().parse, _EXPECTED)
-    source.lines = inner.lines
+    lines = 0
+    for folder in run_folders(source.path):
+        relative = os.path.relpath(folder, source.path)
+        name = os.path.basename(os.path.normpath(folder)) if relative == os.curdir else relative
+        run = RunInfo(folder, name.replace(os.sep, "/"))
+        if not source.wants(run):
+            continue
+        source.runs.append(run)
+        yield from _hparams(folder)
+        inner = Source(os.path.join(folder, METRICS_FILE))
+        inner.format = source.format
+        with open(inner.path, "rb") as handle:
+            yield from read_lines(inner, handle, limits, _Rows(folder).parse, _EXPECTED)
+        lines += inner.lines
+    source.lines = lines
