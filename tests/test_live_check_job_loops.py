@@ -42,6 +42,9 @@ loops:
   - name: ppo
     description: PPO in one process.
     signature: [shared/reward, ppo/value]
+  - name: async
+    description: An asynchronous GRPO, whose rank 0 also logs GRPO's reward.
+    signature: [async/buffer, async/age]
 teed:
   - logger_key: actor/loss
     name: rl.actor.loss
@@ -278,3 +281,16 @@ def test_a_log_naming_a_new_worker_on_every_line_is_capped(
     assert note.startswith("47 record(s) named a worker after the first 3 workers")  # w3..w49
     assert kinds(report) == []
     assert {j.name for j in report.job_loops} == {"actor", "critic"}
+
+
+def test_ranks_that_logged_different_parts_of_one_loops_keys_are_no_job(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """Rank 0 logged the async loop's keys and the reward; rank 1 only the reward, which
+    on its own infers GRPO. Rank 0's keys span both loops: one run, judged as before."""
+    keys = {"async/buffer": 3.0, "async/age": 1.0, "shared/reward": 1.0}
+    full = write(tmp_path / "r0.jsonl", range(1, 4), keys)
+    part = write(tmp_path / "r1.jsonl", range(1, 4), {"shared/reward": 1.0})
+    report = check_paths([full, part], catalog)
+    assert report.job_loops == ()
+    assert report.loop.name == "async"

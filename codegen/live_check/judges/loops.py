@@ -237,12 +237,34 @@ class LoopJudge:
             return LoopChoice(None, "unknown", tied)
         return LoopChoice(best[0][2], "inferred", best[0][3])
 
+    @staticmethod
+    def _overlaps(
+        found: dict[str, list[WorkerLoop]],
+        source: dict[str, str],
+        signatures: dict[str, frozenset[str]],
+    ) -> bool:
+        """Whether an inferred worker logged signature keys of two of the found loops: its
+        ranks logged different parts of one loop's keys (a rank that logged only some
+        keys infers another loop), not workers of different loops."""
+        for name, workers in found.items():
+            if source[name] != "inferred":
+                continue
+            for worker in workers:
+                if worker.named is not None:
+                    continue
+                hit = [loop for loop in found if worker.seen & signatures.get(loop, frozenset())]
+                if len(hit) > 1:
+                    return True
+        return False
+
     def job(self) -> tuple[JobLoop, ...]:
         """The loops of a job of several (empty for a run of one loop, or with ``--loop``).
 
         Each worker runs the loop its records named, else the one its own signature
         keys infer (a worker with neither runs no known loop and is left out). A
-        loop whose signature another found loop's contains is merged into that one.
+        loop whose signature another found loop's contains is merged into that one;
+        an inferred worker that logged signature keys of two found loops makes it no
+        job (one run whose ranks logged different parts of its keys).
         """
         if self.forced is not None or len(self.workers) < 2:
             return ()
@@ -268,7 +290,7 @@ class LoopJudge:
             ]
             if wider and source[name] == "inferred":
                 found[wider[0]].extend(found.pop(name))
-        if len(found) < 2:
+        if len(found) < 2 or self._overlaps(found, source, signatures):
             return ()
         return tuple(
             JobLoop(
