@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_stream
@@ -294,3 +296,57 @@ def test_ranks_that_logged_different_parts_of_one_loops_keys_are_no_job(
     report = check_paths([full, part], catalog)
     assert report.job_loops == ()
     assert report.loop.name == "async"
+
+
+ACTOR_KEYS = ("actor/loss", "val/reward", "actor/kl")
+CRITIC_KEYS = ("critic/loss", "critic/grad_norm")
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    actor_steps=st.integers(1, 12),
+    critic_steps=st.integers(1, 40),
+    val_every=st.integers(1, 8),
+    use_kl=st.booleans(),
+    actor_logs=st.sets(st.sampled_from(ACTOR_KEYS)),
+    critic_logs=st.sets(st.sampled_from(CRITIC_KEYS)),
+)
+def test_a_job_checked_together_judges_each_row_as_its_own_loop_checked_alone(
+    catalog: Catalog,
+    tmp_path_factory: pytest.TempPathFactory,
+    actor_steps: int,
+    critic_steps: int,
+    val_every: int,
+    *,
+    use_kl: bool,
+    actor_logs: set[str],
+    critic_logs: set[str],
+) -> None:
+    """The invariant: a row's presence and findings in the job are what checking the log of
+    the loop that emits it alone gives (no step count or configuration leaks across)."""
+    folder = tmp_path_factory.mktemp("job")
+    actor = write(
+        folder / "actor.jsonl",
+        range(1, actor_steps + 1),
+        dict.fromkeys(sorted(actor_logs), 0.5) or {"actor/other": 1.0},
+        config={"val_every": val_every, "use_kl": use_kl},
+        loop="actor",
+    )
+    critic = write(
+        folder / "critic.jsonl",
+        range(1, critic_steps + 1),
+        dict.fromkeys(sorted(critic_logs), 0.5) or {"critic/other": 1.0},
+        config={"val_every": 1, "use_kl": not use_kl},
+        loop="critic",
+    )
+    together = check_paths([actor, critic], catalog)
+    alone = {"actor": check_paths([actor], catalog), "critic": check_paths([critic], catalog)}
+    for summary in together.rows:
+        owner = summary.row.emitted_by[0] if summary.row.emitted_by else None
+        if owner not in alone:
+            continue
+        mine = next(s for s in alone[owner].rows if s.row.name == summary.row.name)
+        assert summary.presence == mine.presence, summary.row.name
+    assert kinds(together) == sorted(set(kinds(alone["actor"])) | set(kinds(alone["critic"])))
