@@ -457,7 +457,10 @@ def test_a_tensorboard_folder_holding_the_actor_and_the_critic_server_is_clean(
     inferred from its own tags, judged by its own hparams."""
     for name in names:
         aligner.runs.write_tensorboard(aligner.spec(name), tmp_path)
-    _job_clean(check_file(str(tmp_path), aligner.catalog))
+    report = check_file(str(tmp_path), aligner.catalog)
+    _job_clean(report)
+    (several,) = [n.message for n in report.notices if n.kind == "several_runs"]
+    assert several.endswith("judged over the runs of the loops that emit it (see several_loops)")
 
 
 @pytest.mark.integration

@@ -11,6 +11,7 @@ count and, once it logs attributes, its attribute budgets.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final, NamedTuple
 
 from metric_catalog.series_rules import PREFIX_GLUE
@@ -777,6 +778,14 @@ class Checker:
         report.job_loops = loops.job()
         if report.job_loops:
             report.notices.append(_job_notice(report.job_loops))
+            for at, notice in enumerate(report.notices):
+                if notice.kind == "several_runs":
+                    # Judged as a job, not as one run: the notice says how.
+                    report.notices[at] = replace(
+                        notice,
+                        message=notice.message + "; they ran different loops, so each row "
+                        "was judged over the runs of the loops that emit it (see several_loops)",
+                    )
         known = ", ".join(sorted(loops.declared)) or "none"
         for finding in self.findings.values():
             if finding.kind == "unknown_loop":
