@@ -192,9 +192,9 @@ class Checker:
         self.config_from: RunConfig | None = None
         """The record :attr:`run_config` came from (``None``: none yet, or ``--run-config``)."""
         self.config_conflicts: list[str] = []
+        """Runs (W&B run ids) that logged another configuration than the first run's."""
         self.input_configs: dict[str, Mapping[str, object]] = {}
         """Each input's (worker's) own configuration: a job's loops are judged by theirs."""
-        """Runs (W&B run ids) that logged another configuration than the first run's."""
         self.values = ValueTracker(catalog)
         """Enum values seen per key family and required attribute, for the coverage."""
         self.wire = WireJudge(catalog, promoted)
@@ -369,7 +369,7 @@ class Checker:
             if kind is not None:
                 self._note_loop(kind, record, worker)
         if record.series is not None or not record.metrics:
-            loops.see_step(record.step, worker.loop)
+            worker.loop.see_step(record.step)
 
     def _note_loop(self, kind: str, record: Record, worker: Worker) -> None:
         """Count a record naming an undeclared loop, or a loop other than its worker's."""
@@ -587,7 +587,7 @@ class Checker:
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
         # far training got: a record of only such keys leaves the run's last step alone.
         if on_training or not off_axes:
-            loops.see_step(step, worker.loop)
+            worker.loop.see_step(step)
             self._see_order(record)
 
     def _see_order(self, record: Record) -> None:

@@ -26,7 +26,9 @@ Memory is bounded by the catalog's loops and their signature keys, per worker.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 from metric_catalog.series_rules import PREFIX_GLUE
@@ -70,6 +72,16 @@ class WorkerLoop:
             self.last_step = step
         if self.first_step is None or step < self.first_step:
             self.first_step = step
+
+
+def _first(workers: Iterable[WorkerLoop]) -> int | None:
+    """The first step any of ``workers`` logged."""
+    return min((w.first_step for w in workers if w.first_step is not None), default=None)
+
+
+def _last(workers: Iterable[WorkerLoop]) -> int | None:
+    """The last step any of ``workers`` logged."""
+    return max((w.last_step for w in workers if w.last_step is not None), default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +159,7 @@ class LoopJudge:
         self.forced = forced
         self.declared = {loop.name for loop in self.loops}
         self.named: str | None = None
-        self.named_at: tuple[str, int] = ("", 0)
-        """Where the first declared loop was named: (path, line)."""
-        self.last_step: int | None = None
-        """The last training step a record was logged at (a record whose keys all belong
-        to rows with a ``step_axis``, such as ``lm loss vs samples``, does not count)."""
-        self.first_step: int | None = None
-        """The first training step a record was logged at (a resumed run's is past 1)."""
+        """The first declared loop a record named (each worker's own: its ``named``)."""
         # A signature key ``a/b/c`` is the logged (prefix, key) ("a", "b/c"),
         # ("a/b", "c") or ("", "a/b/c"): the backends join them with '/' (and a
         # prefix ending in '_' as written: eval_loss is ("eval_", "loss")).
@@ -168,9 +174,9 @@ class LoopJudge:
                     elif char == PREFIX_GLUE:  # a prefix ending in '_' (eval_) is glued
                         split = (qualified[: cut + 1], qualified[cut + 1 :])
                         self.signature_keys[split] = qualified
-        self.seen: set[str] = set()
         self.workers: list[WorkerLoop] = []
-        """Each worker's loop facts, in the order the workers were first seen."""
+        """Each worker's loop facts, in the order the workers were first seen: the run's
+        steps and signature keys are theirs together (read once the records are in)."""
 
     def worker(self, label: str, input_key: str = "") -> WorkerLoop:
         """A new worker's loop facts (the checker keeps one per worker)."""
@@ -178,36 +184,38 @@ class LoopJudge:
         self.workers.append(state)
         return state
 
-    def see_step(self, step: int, worker: WorkerLoop | None = None) -> None:
-        """A record (of ``worker``) logged at training step ``step``."""
-        if self.last_step is None or step > self.last_step:
-            self.last_step = step
-        if self.first_step is None or step < self.first_step:
-            self.first_step = step
-        if worker is not None:
-            worker.see_step(step)
+    @cached_property
+    def last_step(self) -> int | None:
+        """The last training step a record was logged at (a record whose keys all belong
+        to rows with a ``step_axis``, such as ``lm loss vs samples``, does not count)."""
+        return _last(self.workers)
 
-    def seen_signature(self, prefix: str, key: str, worker: WorkerLoop | None = None) -> None:
-        """A logged pair (of ``worker``) is a declared loop's signature key."""
-        qualified = self.signature_keys[(prefix, key)]
-        self.seen.add(qualified)
-        if worker is not None:
-            worker.seen.add(qualified)
+    @cached_property
+    def first_step(self) -> int | None:
+        """The first training step a record was logged at (a resumed run's is past 1)."""
+        return _first(self.workers)
 
-    def name(self, loop: str, path: str, line: int, worker: WorkerLoop | None = None) -> str | None:
+    @cached_property
+    def seen(self) -> frozenset[str]:
+        """The declared loops' signature keys any worker logged."""
+        return frozenset().union(*(w.seen for w in self.workers))
+
+    def seen_signature(self, prefix: str, key: str, worker: WorkerLoop) -> None:
+        """A logged pair of ``worker`` is a declared loop's signature key."""
+        worker.seen.add(self.signature_keys[(prefix, key)])
+
+    def name(self, loop: str, path: str, line: int, worker: WorkerLoop) -> str | None:
         """A record names its loop: the finding kind it raises, if any.
 
         An undeclared name is ``unknown_loop``. The first declared name of the
-        worker (of the run, without one) is its loop; another one the same worker
-        names is ``loop_conflict``. Workers naming different loops are a job of
-        several loops (see :meth:`job`); the run's :attr:`named` is the first.
+        worker is its loop; another one the same worker names is ``loop_conflict``.
+        Workers naming different loops are a job of several loops (see :meth:`job`);
+        the run's :attr:`named` is the first.
         """
         if loop not in self.declared:
             return "unknown_loop"
         if self.named is None:
-            self.named, self.named_at = loop, (path, line)
-        if worker is None:
-            return None if loop == self.named else "loop_conflict"
+            self.named = loop
         if worker.named is None:
             worker.named, worker.named_at = loop, (path, line)
             return None
@@ -221,7 +229,7 @@ class LoopJudge:
             return LoopChoice(self.named, "log")
         return self._infer(self.seen)
 
-    def _infer(self, seen: set[str]) -> LoopChoice:
+    def _infer(self, seen: Set[str]) -> LoopChoice:
         """The loop whose signature keys ``seen`` holds most of (then the largest share)."""
         best: list[tuple[int, float, str, tuple[str, ...]]] = []
         for loop in self.loops:
@@ -297,8 +305,8 @@ class LoopJudge:
                 name,
                 source[name],
                 tuple(w.label for w in workers),
-                min((w.first_step for w in workers if w.first_step is not None), default=None),
-                max((w.last_step for w in workers if w.last_step is not None), default=None),
+                _first(workers),
+                _last(workers),
                 tuple(dict.fromkeys(w.input for w in workers)),
             )
             for name, workers in found.items()
