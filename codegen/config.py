@@ -39,6 +39,7 @@ __all__ = [
     "CONFIG_KEYS",
     "KEYS",
     "PREFIX_TABLES",
+    "PREFIX_TABLE_SOURCES",
     "PYPROJECT",
     "TABLE",
     "Config",
@@ -612,6 +613,11 @@ PREFIX_TABLES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "transformers": (("eval/", "eval_"), ("test/", "test_"), ("train/", "")),
 }
 """Named tables of prefix rules: the logging callbacks whose prefixing is known."""
+
+PREFIX_TABLE_SOURCES: Final[Mapping[str, str]] = {
+    "transformers": "the Hugging Face Trainer's W&B and TensorBoard callbacks prefix every key",
+}
+"""What wrote the keys each of :data:`PREFIX_TABLES` undoes (named in live-check's hints)."""
 
 
 def parse_prefix_rewrites(rules: Iterable[str]) -> tuple[tuple[str, str], ...]:

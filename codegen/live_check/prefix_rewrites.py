@@ -17,9 +17,8 @@ the same record already holds keeps its spelling as read (nothing is lost).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Final
 
-from ..config import PREFIX_TABLES, parse_prefix_rewrites
+from ..config import PREFIX_TABLE_SOURCES, PREFIX_TABLES, parse_prefix_rewrites
 from .records import Item, Record
 
 __all__ = [
@@ -29,11 +28,6 @@ __all__ = [
     "rewrite_prefix",
     "rewrite_prefixes",
 ]
-
-PREFIX_TABLE_SOURCES: Final[Mapping[str, str]] = {
-    "transformers": "the Hugging Face Trainer's W&B and TensorBoard callbacks prefix every key",
-}
-"""What wrote the keys each of :data:`PREFIX_TABLES` undoes (named in live-check's hints)."""
 
 
 def rewrite_prefix(key: str, rules: tuple[tuple[str, str], ...]) -> str:
