@@ -26,7 +26,7 @@ import yaml
 from ..limits import Limits
 from ..records import Item, Note, Record, RunConfig, RunInfo, Source
 from ._params import param_value
-from .jsonl import read_lines
+from .jsonl import first_line, read_lines
 
 __all__ = ["INGESTER_NAME", "METRICS_FILE", "detect", "read", "run_folders"]
 
@@ -39,13 +39,6 @@ MAX_RUN_FOLDERS: Final = 10_000
 MAX_HPARAMS_BYTES: Final = 1024 * 1024
 """A larger ``hparams.yaml`` is not read as the configuration (it is noted instead)."""
 _EXPECTED: Final = "a CSV row (one cell per header column)"
-
-
-def _first_line(head: bytes) -> str | None:
-    for raw in head.splitlines(keepends=True):
-        if raw.strip():
-            return raw.decode("utf-8", "replace") if raw.endswith(b"\n") else None
-    return None
 
 
 def _cells(text: str) -> list[str] | None:
@@ -91,10 +84,10 @@ def detect(path: str, head: bytes) -> bool:
         return os.path.isdir(path) and bool(run_folders(path))
     if path.endswith(".csv"):
         return True
-    first = _first_line(head)
-    if first is None or first.lstrip().startswith(("{", "[", "#")):
+    first = first_line(head)
+    if first is None or first.lstrip().startswith((b"{", b"[", b"#")):
         return False
-    header = _cells(first)
+    header = _cells(first.decode("utf-8", "replace"))
     return header is not None and len(header) > 1 and STEP_COLUMN in header
 
 

@@ -20,7 +20,7 @@ from typing import BinaryIO, Final
 from ..limits import Limits
 from ..records import Item, Record, Source
 from ._json import loads
-from .jsonl import read_lines
+from .jsonl import first_line, read_lines
 
 __all__ = ["INGESTER_NAME", "detect", "parse", "read"]
 
@@ -29,17 +29,10 @@ _EXPECTED: Final = "a flat JSONL record"
 _OURS: Final = frozenset({"prefix", "metrics", "series"})
 
 
-def _first_line(head: bytes) -> bytes | None:
-    for raw in head.splitlines(keepends=True):
-        if raw.strip():
-            return raw if raw.endswith(b"\n") else None
-    return None
-
-
 def detect(path: str, head: bytes) -> bool:
     """Whether the input's first line is a flat per-step object."""
     del path
-    first = _first_line(head)
+    first = first_line(head)
     if first is None:
         return False
     try:

@@ -37,6 +37,7 @@ __all__ = [
     "LineReader",
     "bounded_lines",
     "detect",
+    "first_line",
     "parse",
     "read",
     "read_lines",
@@ -169,6 +170,15 @@ def detect(path: str, head: bytes) -> bool:
     """Every file may be this format: it is the default, tried last."""
     del path, head
     return True
+
+
+def first_line(head: bytes) -> bytes | None:
+    """The first non-blank line of ``head`` with its line break (``None``: the head holds
+    no whole one), for a line-based format's ``detect``."""
+    for raw in head.splitlines(keepends=True):
+        if raw.strip():
+            return raw if raw.endswith(b"\n") else None
+    return None
 
 
 def read_lines(
