@@ -10,7 +10,7 @@ count and, once it logs attributes, its attribute budgets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final, NamedTuple
 
@@ -446,30 +446,29 @@ class Checker:
             plan = self._plan_key(prefix, logged, split, rewrite)
         if plan.matches:
             return plan
-        for rule, why in KNOWN_SPELLINGS:
-            if rule in self.rewrites or rule[0] not in logged:
-                continue
-            known = rewrite_key(rewrite_key(logged, self.rewrites), (rule,))
+        for known, why, flag in self._known_spellings(logged):
             other = self._plan_key(prefix, known, split, rewrite)
             if other.matches:
                 shown = f"{other.prefix}/{other.key}" if other.prefix else other.key
                 return plan._replace(
-                    hint=f" ({why}: --key-rewrite {rule[0]}={rule[1]} reads it as {shown!r}, "
-                    "which a row declares)"
+                    hint=f" ({why}: {flag} reads it as {shown!r}, which a row declares)"
                 )
-        if not self.report.key_prefix_rewrites:
-            for table, rules in PREFIX_TABLES.items():
-                known = rewrite_prefix(logged, rules)
-                if known == logged:
-                    continue
-                other = self._plan_key(prefix, rewrite_key(known, self.rewrites), split, rewrite)
-                if other.matches:
-                    shown = f"{other.prefix}/{other.key}" if other.prefix else other.key
-                    return plan._replace(
-                        hint=f" ({PREFIX_TABLE_SOURCES[table]}: --key-prefix-rewrite {table} "
-                        f"reads it as {shown!r}, which a row declares)"
-                    )
         return plan
+
+    def _known_spellings(self, logged: str) -> Iterator[tuple[str, str, str]]:
+        """What a known backend spelling not undone yet reads ``logged`` as: ``(key, what
+        wrote it, the flag that undoes it)``, substring spellings before prefix tables."""
+        for rule, why in KNOWN_SPELLINGS:
+            if rule not in self.rewrites and rule[0] in logged:
+                known = rewrite_key(rewrite_key(logged, self.rewrites), (rule,))
+                yield known, why, f"--key-rewrite {rule[0]}={rule[1]}"
+        if self.report.key_prefix_rewrites:
+            return
+        for table, rules in PREFIX_TABLES.items():
+            known = rewrite_prefix(logged, rules)
+            if known != logged:
+                flag = f"--key-prefix-rewrite {table}"
+                yield rewrite_key(known, self.rewrites), PREFIX_TABLE_SOURCES[table], flag
 
     def _plan_key(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> _KeyPlan:
         """:meth:`_plan` of a key as given (no ``--key-rewrite``).
