@@ -28,6 +28,7 @@ from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee, split_key
 from metric_catalog.series_rules import qualified_key, split_flat_key
 from metric_catalog.vocabulary import MetricAttribute, TeedMetric
+from tests.catalog_projects import loaded_catalog
 from tests.otel_fixtures import caught_warnings, clean_otel, collect, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -148,13 +149,7 @@ def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    root = tmp_path_factory.mktemp("glued")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.ok, [str(d) for d in result.diagnostics]
-    assert result.catalog is not None
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("glued"), CATALOG, "trainer.yaml")
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file, check_stream
 from codegen.live_check.ingest import csv_log
 from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\
 owner: lit
@@ -62,12 +62,7 @@ teed:
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    root = tmp_path_factory.mktemp("csv")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "lit.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("csv"), CATALOG, "lit.yaml")
 
 
 def lightning_csv(
@@ -216,9 +211,7 @@ def test_a_row_cut_short_by_a_killed_job_is_information(catalog: Catalog, tmp_pa
 def test_the_cli_reads_a_version_folder(
     catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "project"
-    (root / "catalog").mkdir(parents=True)
-    (root / "catalog" / "lit.yaml").write_text(CATALOG, encoding="utf-8")
+    root = write_catalog(tmp_path / "project", CATALOG, "lit.yaml")
     folder = lightning_csv(tmp_path / "lightning_logs" / "version_0", calls(4), {"val_every": 2})
     args = ["live-check", str(folder), "--root", str(root), "--format", "json"]
     assert main([*args, "--fail-on", "missing,undeclared,malformed"]) == 0

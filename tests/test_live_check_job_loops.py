@@ -24,7 +24,7 @@ from codegen.live_check import LiveCheckReport, check_stream
 from codegen.live_check.render import render_json, render_text
 from codegen.live_check_workers import check_paths
 from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\
 owner: ppo
@@ -104,12 +104,7 @@ teed:
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    root = tmp_path_factory.mktemp("job")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "ppo.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("job"), CATALOG, "ppo.yaml")
 
 
 def write(
@@ -258,9 +253,7 @@ def test_the_reports_name_each_loop_its_workers_and_steps(
     ]
     text = render_text(report)
     assert "loops (a job of several): actor (1 worker, steps 1 to 5; named by the log)" in text
-    root = tmp_path / "project"
-    (root / "catalog").mkdir(parents=True)
-    (root / "catalog" / "ppo.yaml").write_text(CATALOG, encoding="utf-8")
+    root = write_catalog(tmp_path / "project", CATALOG, "ppo.yaml")
     assert main(["live-check", actor, critic, "--root", str(root), "--fail-on", "missing"]) == 0
     assert "info[SEVERAL_LOOPS]" in capsys.readouterr().out
 

@@ -29,7 +29,7 @@ from codegen.live_check.prefix_rewrites import (
     rewrite_prefix,
 )
 from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\
 owner: trainer
@@ -71,17 +71,14 @@ RUN = (
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "catalog").mkdir()
-    (tmp_path / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
+    write_catalog(tmp_path, CATALOG, "trainer.yaml")
     (tmp_path / "run.jsonl").write_bytes(RUN)
     return tmp_path
 
 
 @pytest.fixture
 def catalog(project: Path) -> Catalog:
-    result = load_and_check(root=project, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+    return loaded_catalog(project)
 
 
 def check(catalog: Catalog, **kwargs: tuple[tuple[str, str], ...]) -> LiveCheckReport:

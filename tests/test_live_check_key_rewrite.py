@@ -21,7 +21,7 @@ from codegen.config import ConfigError, load_config, parse_rewrite
 from codegen.live_check import LiveCheckReport, check_stream
 from codegen.live_check.checker import rewrite_key
 from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\
 owner: val
@@ -58,17 +58,14 @@ RUN = (
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "catalog").mkdir()
-    (tmp_path / "catalog" / "val.yaml").write_text(CATALOG, encoding="utf-8")
+    write_catalog(tmp_path, CATALOG, "val.yaml")
     (tmp_path / "run.jsonl").write_bytes(RUN)
     return tmp_path
 
 
 @pytest.fixture
 def catalog(project: Path) -> Catalog:
-    result = load_and_check(root=project, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+    return loaded_catalog(project)
 
 
 def findings(report: LiveCheckReport) -> set[tuple[str, str]]:

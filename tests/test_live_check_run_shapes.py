@@ -31,8 +31,8 @@ from codegen.live_check import (
 from codegen.live_check.ingest import mlflow
 from codegen.live_check.records import Record, RunConfig
 from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog.loggers import JsonlLogger
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\
 owner: example.trainer
@@ -66,12 +66,7 @@ teed:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """A required gauge, a required running total and a row the configuration decides."""
-    root = tmp_path_factory.mktemp("shapes-catalog")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.catalog is not None, result.diagnostics
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("shapes-catalog"), CATALOG, "trainer.yaml")
 
 
 def kinds(report: LiveCheckReport) -> list[str]:
@@ -402,9 +397,7 @@ def test_run_selects_one_run_of_a_store_and_judges_it_alone(
 def test_run_naming_no_run_is_refused_with_the_runs_held(
     catalog: Catalog, two_runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = two_runs.parent
-    (root / "catalog").mkdir()
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
+    root = write_catalog(two_runs.parent, CATALOG, "trainer.yaml")
     code = main(["live-check", "--root", str(root), str(two_runs), "--run", "nope"])
     assert code == 2
     err = capsys.readouterr().err

@@ -45,6 +45,7 @@ from codegen.live_check.matching import rewrite_pattern, tensorboard_tag
 from codegen.live_check.records import Item, Malformed, Note, Record
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog
 from tests.test_live_check_formats import EVOLUTION, EXPECTED, judged
 
 REPO = Path(__file__).resolve().parents[1]
@@ -276,12 +277,7 @@ ODD_STEPS: dict[int, dict[str, float]] = {
 @pytest.fixture(scope="module")
 def odd_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """A catalog whose keys hold '@', spaces, parentheses and '%'."""
-    root = tmp_path_factory.mktemp("odd")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "t.yaml").write_text(ODD_CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.catalog is not None, [d.format() for d in result.diagnostics]
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("odd"), ODD_CATALOG, "t.yaml")
 
 
 def _logged(report: LiveCheckReport) -> dict[str, int]:

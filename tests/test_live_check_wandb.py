@@ -39,6 +39,7 @@ from codegen.live_check.limits import Limits
 from codegen.live_check.records import Malformed, Note, Record, RunConfig
 from codegen.model import Catalog
 from codegen.pipeline import load_and_check
+from tests.catalog_projects import loaded_catalog, write_catalog
 
 HERE = Path(__file__).resolve().parent
 
@@ -93,12 +94,7 @@ teed:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """A catalog of keys with '/', '@', spaces and a nested dict, and a config condition."""
-    root = tmp_path_factory.mktemp("wandb-catalog")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root, lint=False)
-    assert result.catalog is not None, result.diagnostics
-    return result.catalog
+    return loaded_catalog(tmp_path_factory.mktemp("wandb-catalog"), CATALOG, "trainer.yaml")
 
 
 def findings(report: LiveCheckReport) -> set[tuple[str, str]]:
@@ -712,9 +708,7 @@ def test_hostile_files_never_raise_through_the_cli(
     """Malformed findings (exit 1), or nothing seen (exit 2) with the reason; no traceback."""
     path = tmp_path / "run-x.wandb"
     path.write_bytes(data)
-    root = tmp_path / "project"
-    (root / "catalog").mkdir(parents=True)
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
+    root = write_catalog(tmp_path / "project", CATALOG, "trainer.yaml")
     args = ["live-check", str(path), "--root", str(root), "--input-format", "wandb"]
     assert main([*args, "--format", "json"]) == code
     doc = json.loads(capsys.readouterr().out)
