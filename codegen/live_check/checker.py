@@ -23,7 +23,7 @@ from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, Notice, catalog_h
 from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import JobLoop, LoopJudge, WorkerLoop
-from .judges.presence import judge_presence
+from .judges.presence import agreed, judge_presence
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .limits import Limits
@@ -763,9 +763,9 @@ class Checker:
             if self.config_from is None and self.run_config is not None:
                 out[loop.name] = self.run_config  # --run-config
                 continue
-            found = [self.input_configs[i] for i in loop.inputs if i in self.input_configs]
-            same = bool(found) and all(config == found[0] for config in found[1:])
-            out[loop.name] = found[0] if same else None
+            out[loop.name] = agreed(
+                [self.input_configs[i] for i in loop.inputs if i in self.input_configs]
+            )
         return out
 
     def finish(self) -> LiveCheckReport:

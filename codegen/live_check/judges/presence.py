@@ -52,7 +52,7 @@ from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import JobLoop, LoopJudge, StepSpan
 
-__all__ = ["PresenceOutcome", "judge_presence"]
+__all__ = ["PresenceOutcome", "agreed", "judge_presence"]
 
 
 @dataclass(slots=True)
@@ -214,10 +214,14 @@ def _row_config(
     found = [
         loop_configs.get(j.name) for j in job if not row.emitted_by or j.name in row.emitted_by
     ]
-    if not found:
-        return config
-    first = found[0]
-    return first if first is not None and all(c == first for c in found[1:]) else None
+    return agreed(found) if found else config
+
+
+def agreed(configs: Sequence[Mapping[str, object] | None]) -> Mapping[str, object] | None:
+    """The one configuration all of ``configs`` are; ``None`` when there is none, one of
+    them is ``None`` (unknown) or they differ."""
+    first = configs[0] if configs else None
+    return first if first is not None and all(c == first for c in configs[1:]) else None
 
 
 def _steps(row: MetricRow, loops: LoopJudge, job: Sequence[JobLoop]) -> StepSpan:
