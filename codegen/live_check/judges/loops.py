@@ -35,7 +35,15 @@ from metric_catalog.series_rules import PREFIX_GLUE
 
 from ...model import Catalog
 
-__all__ = ["JobLoop", "LoopChoice", "LoopJudge", "StepSpan", "WorkerLoop"]
+__all__ = [
+    "JobLoop",
+    "LoopChoice",
+    "LoopJudge",
+    "Span",
+    "StepSpan",
+    "WorkerLoop",
+    "merged_span",
+]
 
 
 class StepSpan(Protocol):
@@ -74,14 +82,21 @@ class WorkerLoop:
             self.first_step = step
 
 
-def _first(workers: Iterable[WorkerLoop]) -> int | None:
-    """The first step any of ``workers`` logged."""
-    return min((w.first_step for w in workers if w.first_step is not None), default=None)
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A first and a last training step (``None``: no step)."""
+
+    first_step: int | None
+    last_step: int | None
 
 
-def _last(workers: Iterable[WorkerLoop]) -> int | None:
-    """The last step any of ``workers`` logged."""
-    return max((w.last_step for w in workers if w.last_step is not None), default=None)
+def merged_span(spans: Iterable[StepSpan]) -> Span:
+    """The steps of ``spans`` together: the first of their first steps, the last of their
+    last ones (workers of a loop, loops of a job, every worker of the run)."""
+    items = list(spans)
+    first = min((s.first_step for s in items if s.first_step is not None), default=None)
+    last = max((s.last_step for s in items if s.last_step is not None), default=None)
+    return Span(first, last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,15 +200,19 @@ class LoopJudge:
         return state
 
     @cached_property
+    def _span(self) -> Span:
+        return merged_span(self.workers)
+
+    @property
     def last_step(self) -> int | None:
         """The last training step a record was logged at (a record whose keys all belong
         to rows with a ``step_axis``, such as ``lm loss vs samples``, does not count)."""
-        return _last(self.workers)
+        return self._span.last_step
 
-    @cached_property
+    @property
     def first_step(self) -> int | None:
         """The first training step a record was logged at (a resumed run's is past 1)."""
-        return _first(self.workers)
+        return self._span.first_step
 
     @cached_property
     def seen(self) -> frozenset[str]:
@@ -300,14 +319,10 @@ class LoopJudge:
                 found[wider[0]].extend(found.pop(name))
         if len(found) < 2 or self._overlaps(found, source, signatures):
             return ()
-        return tuple(
-            JobLoop(
-                name,
-                source[name],
-                tuple(w.label for w in workers),
-                _first(workers),
-                _last(workers),
-                tuple(dict.fromkeys(w.input for w in workers)),
-            )
-            for name, workers in found.items()
-        )
+        job: list[JobLoop] = []
+        for name, workers in found.items():
+            span = merged_span(workers)
+            labels = tuple(w.label for w in workers)
+            inputs = tuple(dict.fromkeys(w.input for w in workers))
+            job.append(JobLoop(name, source[name], labels, span.first_step, span.last_step, inputs))
+        return tuple(job)

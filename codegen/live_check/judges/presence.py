@@ -50,7 +50,7 @@ from ...conditions import (
 from ...model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
-from .loops import JobLoop, LoopJudge, StepSpan
+from .loops import JobLoop, LoopJudge, StepSpan, merged_span
 
 __all__ = ["PresenceOutcome", "agreed", "judge_presence"]
 
@@ -62,22 +62,6 @@ class PresenceOutcome:
     findings: list[Finding] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     inactive_owners: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """The steps of some of a job's workers (the loops that emit a row)."""
-
-    first_step: int | None
-    last_step: int | None
-
-
-def _span(job: Sequence[JobLoop], names: frozenset[str]) -> _Span:
-    """The steps the workers running any of ``names`` logged."""
-    chosen = [loop for loop in job if loop.name in names]
-    firsts = [loop.first_step for loop in chosen if loop.first_step is not None]
-    lasts = [loop.last_step for loop in chosen if loop.last_step is not None]
-    return _Span(min(firsts, default=None), max(lasts, default=None))
 
 
 def _candidates(
@@ -227,7 +211,7 @@ def agreed(configs: Sequence[Mapping[str, object] | None]) -> Mapping[str, objec
 def _steps(row: MetricRow, loops: LoopJudge, job: Sequence[JobLoop]) -> StepSpan:
     """The steps a row's due-ness is judged by: its loops' workers' in a job, else the run's."""
     if job and row.emitted_by:
-        return _span(job, frozenset(row.emitted_by))
+        return merged_span(loop for loop in job if loop.name in row.emitted_by)
     return loops
 
 
