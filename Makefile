@@ -46,10 +46,11 @@ resolve: $(STAMP) ## Print the resolved catalog as JSON (keys, constants, Promet
 dashboards: $(STAMP) ## Write the Grafana dashboards only (make generate writes them too).
 	$(PY) -m codegen dashboards
 
-lint: $(STAMP) ## ruff check, ruff format --check and mypy --strict.
+lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict and the import contract (lint-imports).
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy src codegen examples bench
+	$(VENV)/bin/lint-imports
 
 fmt: $(STAMP) ## Apply ruff's fixes and formatting.
 	$(VENV)/bin/ruff check --fix .

@@ -25,7 +25,7 @@ from bench.measure import REPO, fmt_ms, fmt_ratio, median
 from bench.report import Section, Target
 
 if TYPE_CHECKING:
-    from codegen.model import Catalog
+    from codegen.catalog.model import Catalog
 
 __all__ = ["bench_infer", "write_log"]
 
@@ -36,7 +36,7 @@ _DATASETS = ("gsm8k", "math", "aime", "mbpp")
 
 
 def _catalog() -> Catalog:
-    from codegen.pipeline import load_and_check
+    from codegen.catalog.pipeline import load_and_check
 
     result = load_and_check(root=REPO)
     assert result.catalog is not None

@@ -39,8 +39,8 @@ from bench.measure import REPO, fmt_ms, fmt_ratio, median
 from bench.report import Section, Target
 
 if TYPE_CHECKING:
-    from codegen.live_check.records import Record
-    from codegen.model import Catalog
+    from codegen.catalog.model import Catalog
+    from codegen.runs.records import Record
 
 __all__ = ["bench_live"]
 
@@ -51,7 +51,7 @@ _LOOP = "grpo_sync"
 
 
 def _catalog() -> Catalog:
-    from codegen.pipeline import load_and_check
+    from codegen.catalog.pipeline import load_and_check
 
     result = load_and_check(root=REPO)
     assert result.catalog is not None
@@ -199,7 +199,7 @@ def _wandb_file(steps: int) -> bytes | None:
     import struct
     import zlib
 
-    from codegen.live_check.ingest.wandb_run import BLOCK_SIZE, FILE_HEADER
+    from codegen.runs.ingest.wandb_run import BLOCK_SIZE, FILE_HEADER
 
     out = bytearray(FILE_HEADER)
     for step in range(steps):
@@ -239,7 +239,7 @@ def bench_live(cfg: Config) -> Section:
     )
 
     from codegen.live_check import check_file, check_records, current_limits
-    from codegen.live_check.telemetry import (
+    from codegen.runs.telemetry import (
         decode_request_body,
         records_from_points,
     )
@@ -297,7 +297,7 @@ def bench_live(cfg: Config) -> Section:
     run_file = _wandb_file(200 if cfg.smoke else 20_000)
 
     def bare_wandb() -> None:
-        from codegen.live_check.ingest.wandb_run import frames
+        from codegen.runs.ingest.wandb_run import frames
 
         pb = importlib.import_module("wandb.proto.wandb_internal_pb2")
 
@@ -307,8 +307,8 @@ def bench_live(cfg: Config) -> Section:
             _ = {tuple(i.nested_key): json.loads(i.value_json) for i in record.history.item}
 
     def wandb_ingest() -> None:
-        from codegen.live_check.ingest import wandb_run
-        from codegen.live_check.records import Source
+        from codegen.runs.ingest import wandb_run
+        from codegen.runs.records import Source
 
         assert run_file is not None
         for _ in wandb_run.read(Source("run.wandb"), io.BytesIO(run_file), current_limits()):

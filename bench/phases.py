@@ -57,13 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
 
     def imports() -> Any:
-        from codegen import generate, pipeline, writer
-        from codegen.dashboards import render_dashboards
-        from codegen.lints import lint_catalog
-        from codegen.loader import YMap, load_file
-        from codegen.render_docs import render_docs_pages
-        from codegen.render_python import render_python_modules
-        from codegen.schema_check import check_schema
+        from codegen.catalog import pipeline
+        from codegen.catalog.lints import lint_catalog
+        from codegen.catalog.loader import YMap, load_file
+        from codegen.catalog.schema_check import check_schema
+        from codegen.generate import plan as generate
+        from codegen.generate import writer
+        from codegen.generate.dashboards import render_dashboards
+        from codegen.generate.docs import render_docs_pages
+        from codegen.generate.python import render_python_modules
 
         return (
             generate,

@@ -3,7 +3,7 @@
 Issue 18 renders every template, built-in or a project's, in Jinja's
 ``ImmutableSandboxedEnvironment``; the target is that this costs at most 10% of
 a 10,000-row ``generate``. The baseline is the same ``generate`` with
-:mod:`codegen.templating`'s environment class swapped for plain
+:mod:`codegen.generate.templating`'s environment class swapped for plain
 ``jinja2.Environment`` in the child process (``python -m bench.unsandboxed``),
 measured interleaved with the sandboxed runs. Two roots: the built-in outputs
 alone, and the same plus one added output whose template walks every row (an

@@ -1,7 +1,7 @@
 """``python -m bench.unsandboxed ARGS``: ``python -m codegen ARGS`` on plain, unsandboxed Jinja.
 
 The baseline of benchmark 9 (:mod:`bench.sandbox_bench`) and nothing else: it
-swaps the environment class of :mod:`codegen.templating` for
+swaps the environment class of :mod:`codegen.generate.templating` for
 :class:`jinja2.Environment` in this process only, so the cost of the sandbox can
 be measured against the same code. The product has no such switch.
 """
@@ -12,8 +12,8 @@ import sys
 
 import jinja2
 
-from codegen import templating
 from codegen.cli import main
+from codegen.generate import templating
 
 __all__: list[str] = []
 

@@ -4,30 +4,30 @@ Run it as ``python -m codegen <command>``; ``python -m codegen --help`` lists
 the commands. Nothing under ``src/metric_catalog`` imports this package.
 
 Bad catalog input is never an exception: every stage reports
-:class:`~codegen.diagnostics.Diagnostic` objects (their codes are listed in
+:class:`~codegen.catalog.diagnostics.Diagnostic` objects (their codes are listed in
 :mod:`codegen.codes`). The exceptions are for what stops a command; each
 subclasses a built-in, and the command line turns each into a message and an
-exit status (2, or 1)::
+exit status (2, or 1). Relative to ``codegen``::
 
     ValueError
-    ├── codegen.config.ConfigError            [tool.metric-catalog] or a flag is unusable
-    │   ├── codegen.config.NoCatalogError     the catalog matches no file
-    │   ├── codegen.safe_fs.UnsafeOutputError  an output location resolves outside the project
-    │   └── codegen.commands.init.PyprojectError   init cannot add the table to pyproject.toml
-    ├── codegen.generate.PlanError            a renderer's output cannot be planned
-    ├── codegen.render_templates.TemplateOutputError   an adopter's template output is unusable
-    │   └── codegen.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
-    ├── codegen.commands.diff.BaselineError   diff's baseline cannot be read
-    ├── codegen.live_check.LogInputError      live-check's log paths cannot be read
-    ├── codegen.live_check.ingest.trainer_state.TrainerStateError   caught: malformed
-    ├── codegen.conditions.ConditionError     a condition over config uses what the language forbids
-    └── codegen.emit.EmitError                emit cannot plan or send the sample run
+    ├── config.ConfigError                  [tool.metric-catalog] or a flag is unusable
+    │   ├── config.NoCatalogError           the catalog matches no file
+    │   ├── safe_fs.UnsafeOutputError       an output location resolves outside the project
+    │   └── commands.init.PyprojectError    init cannot add the table to pyproject.toml
+    ├── generate.plan.PlanError             a renderer's output cannot be planned
+    ├── generate.outputs.TemplateOutputError    an adopter's template output is unusable
+    │   └── generate.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
+    ├── commands.diff.BaselineError         diff's baseline cannot be read
+    ├── live_check.LogInputError            live-check's log paths cannot be read
+    ├── runs.ingest.trainer_state.TrainerStateError   caught: malformed
+    ├── catalog.conditions.ConditionError   a condition uses what the language forbids
+    └── emit.EmitError                      emit cannot plan or send the sample run
     FileExistsError
-    └── codegen.writer.HandWrittenFileError   generated output would replace a hand-written file
+    └── generate.writer.HandWrittenFileError   output would replace a hand-written file
     OSError
-    ├── codegen.safe_fs.NotRegularFileError   an input is a FIFO, device or link loop: not read
-    ├── codegen.writer.WriteError             generate could not write; nothing was changed
-    └── codegen.live_check.telemetry.ScrapeError   a live-check scrape endpoint cannot be read
+    ├── safe_fs.NotRegularFileError         an input is a FIFO, device or link loop: not read
+    ├── generate.writer.WriteError          generate could not write; nothing was changed
+    └── runs.telemetry.ScrapeError          a live-check scrape endpoint cannot be read
 
 The runtime's own (``metric_catalog``) are
 :class:`~metric_catalog.series_rules.PatternError` (``ValueError``),

@@ -2,7 +2,7 @@
 
 A code is stable: CI, editors and scripts may match on it. Each :class:`Code`
 says where it comes from (the stage), its level, what it means and the fix.
-The codes of the lint rules (:data:`codegen.lints.LINTS`), the diff rules
+The codes of the lint rules (:data:`codegen.catalog.lints.LINTS`), the diff rules
 (:data:`codegen.diff.RULES`) and live-check's finding kinds
 (:data:`codegen.live_check.findings.KINDS`, upper-cased) are declared once,
 next to their logic, and read from there (live-check's fixes are kept here);
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from .diagnostics import Severity
+from .catalog.diagnostics import Severity
 
 __all__ = [
     "CODES",
@@ -518,7 +518,8 @@ def _sentence(text: str) -> str:
 def _from_rules() -> list[Code]:
     """The codes the lint and diff rule tables declare."""
     # Imported here: the table of the other codes needs neither module.
-    from . import diff, lints  # noqa: PLC0415
+    from . import diff  # noqa: PLC0415
+    from .catalog import lints  # noqa: PLC0415
     from .live_check import findings as live_findings  # noqa: PLC0415
 
     found = [

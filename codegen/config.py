@@ -27,19 +27,18 @@ import glob
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal, TypeVar, assert_never
 
+from .runs.rewrites import parse_prefix_rewrites, parse_rewrite
 from .safe_text import describe, first_control, shown
 from .scan.calls import ScanCall, parse_scan_call
 
 __all__ = [
     "CONFIG_KEYS",
     "KEYS",
-    "PREFIX_TABLES",
-    "PREFIX_TABLE_SOURCES",
     "PYPROJECT",
     "TABLE",
     "Config",
@@ -53,8 +52,6 @@ __all__ = [
     "find_pyproject",
     "load_config",
     "no_catalog_message",
-    "parse_prefix_rewrites",
-    "parse_rewrite",
     "parse_table",
     "read_config",
     "table_lines",
@@ -112,7 +109,7 @@ KeyKind = Literal["globs", "folder", "text", "outputs", "calls", "rewrites"]
 or patterns), ``folder`` (one root-relative folder), ``text`` (a non-empty
 string, not a path), ``outputs`` (an array of ``template``/``path`` tables),
 ``calls`` (an array of ``scan`` call tables, see :mod:`codegen.scan.calls`) or
-``rewrites`` (a list of ``"FROM=TO"`` strings, see :func:`parse_rewrite`)."""
+``rewrites`` (a list of ``"FROM=TO"`` strings, see :func:`~codegen.runs.rewrites.parse_rewrite`)."""
 
 _KEY: Final = "metric-catalog key"
 
@@ -606,59 +603,6 @@ def _relative(value: object, key: str, source: Path | None, *, glob: bool = Fals
         raise _error(source, key, f"{value!r} is a pattern; give one path")
     text = path.as_posix()
     return "" if text == "." else text
-
-
-PREFIX_TABLES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
-    # transformers' rewrite_logs, undone (WandbCallback, TensorBoardCallback).
-    "transformers": (("eval/", "eval_"), ("test/", "test_"), ("train/", "")),
-}
-"""Named tables of prefix rules: the logging callbacks whose prefixing is known."""
-
-PREFIX_TABLE_SOURCES: Final[Mapping[str, str]] = {
-    "transformers": "the Hugging Face Trainer's W&B and TensorBoard callbacks prefix every key",
-}
-"""What wrote the keys each of :data:`PREFIX_TABLES` undoes (named in live-check's hints)."""
-
-
-def parse_prefix_rewrites(rules: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """``FROM=TO`` rules and table names (``transformers``) as ``(from, to)`` pairs, in order.
-
-    Raises:
-        ValueError: a rule is neither a known table name nor ``FROM=TO`` with FROM
-            non-empty; the message says how to write one.
-    """
-    pairs: list[tuple[str, str]] = []
-    for rule in rules:
-        if rule in PREFIX_TABLES:
-            pairs.extend(PREFIX_TABLES[rule])
-            continue
-        old, sep, new = rule.partition("=")
-        if not sep or not old:
-            tables = ", ".join(sorted(PREFIX_TABLES))
-            msg = (
-                f"{rule!r} is neither FROM=TO (the prefix as the backend wrote it, '=', the "
-                f"text the catalog's keys start with; FROM non-empty) nor a table ({tables})"
-            )
-            raise ValueError(msg)
-        pairs.append((old, new))
-    return tuple(pairs)
-
-
-def parse_rewrite(rule: str) -> tuple[str, str]:
-    """``"FROM=TO"`` as ``(from, to)``: split at the first ``=``; ``FROM`` must not be empty.
-
-    Raises:
-        ValueError: ``rule`` has no ``=`` or nothing before it; the message says how to
-            write one.
-    """
-    old, sep, new = rule.partition("=")
-    if not sep or not old:
-        msg = (
-            f"{rule!r} is not FROM=TO (the text as the backend wrote it, '=', the text the "
-            "catalog's keys hold; FROM non-empty)"
-        )
-        raise ValueError(msg)
-    return old, new
 
 
 def _rewrites(value: object, key: str, source: Path | None) -> tuple[str, ...]:

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from .diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
-from .model import (
+from .catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
+from .catalog.model import (
     PRESENCE_LEVELS,
     REQUIREMENT_LEVELS,
     STABILITY_LEVELS,

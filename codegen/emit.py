@@ -40,7 +40,7 @@ from metric_catalog.loggers import JsonlLogger, TeeLogger
 from metric_catalog.series_rules import parse_pattern, placeholders, scale_value, unit_scale
 from metric_catalog.tee import record_metrics, tee_metrics
 
-from .model import Attribute, Catalog, MetricRow
+from .catalog.model import Attribute, Catalog, MetricRow
 
 if TYPE_CHECKING:
     from .config import Config

@@ -1,8 +1,8 @@
 """Draft catalog rows from what a team already logs: the engine behind ``metric-catalog infer``.
 
-Runs are read through live-check's ingesters (:func:`codegen.live_check.ingest.read_source`),
+Runs are read through live-check's ingesters (:func:`codegen.runs.ingest.read_source`),
 so every format live-check reads works here too. Keys a teed row already
-declares (matched with live-check's :class:`~codegen.live_check.matching.KeyMatcher`)
+declares (matched with live-check's :class:`~codegen.catalog.matching.KeyMatcher`)
 are left alone; for the rest :func:`infer` proposes rows:
 
 * **families**: keys of one shape whose segments (split on ``/``) differ in one
@@ -49,12 +49,12 @@ from metric_catalog.series_rules import (
 )
 from metric_catalog.vocabulary import registry_key
 
-from .live_check import current_limits
-from .live_check.ingest import read_source
-from .live_check.matching import KeyMatcher
-from .live_check.records import Malformed, Record, Source
-from .model import Catalog
-from .precedence import captures
+from .catalog.matching import KeyMatcher
+from .catalog.model import Catalog
+from .catalog.precedence import captures
+from .runs.ingest import read_source
+from .runs.limits import Limits
+from .runs.records import Malformed, Record, Source
 
 __all__ = [
     "MAX_ENUM_VALUES",
@@ -267,7 +267,7 @@ def observe(
         OSError: An input cannot be read (``filename`` names it).
         ValueError: ``input_format`` is not a registered format.
     """
-    limits = current_limits()
+    limits = Limits()
     matcher = KeyMatcher(
         (row for _, row in catalog.rows()), limits.max_family_keys, catalog.attributes()
     )
@@ -621,9 +621,9 @@ def _kind(stats: _KeyStats, last: str) -> tuple[str, str | None, list[str]]:
 @cache
 def _unit_refused(unit: str) -> str:
     """What the unit lint says about ``unit`` (``""``: it accepts it)."""
-    from .diagnostics import Position  # noqa: PLC0415
-    from .lints import RULES  # noqa: PLC0415
-    from .model import MetricRow  # noqa: PLC0415
+    from .catalog.diagnostics import Position  # noqa: PLC0415
+    from .catalog.lints import RULES  # noqa: PLC0415
+    from .catalog.model import MetricRow  # noqa: PLC0415
 
     row = MetricRow("teed", "rl.x", "gauge", unit, "X.", "development", Position("", 1, 1))
     rule = RULES.get("UNIT_NOT_UCUM")

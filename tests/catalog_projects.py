@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 
 __all__ = ["loaded_catalog", "write_catalog"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from codegen.diagnostics import Position
-from codegen.model import Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
 
 __all__ = [
     "HOSTILE_DESCRIPTIONS",

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from codegen.model import Catalog
+from codegen.catalog.model import Catalog
 from metric_catalog import vocabulary
 
 __all__ = [

@@ -20,10 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from codegen.live_check import FINDING_KINDS, LiveCheckReport, check_file, check_stream
-from codegen.live_check_workers import check_paths
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.live_check import FINDING_KINDS, LiveCheckReport, check_file, check_paths, check_stream
 from tests.upstream_runs import LOOPS, run_lines
 
 __all__ = ["CASES", "GOLDEN", "contains", "render", "write_all"]

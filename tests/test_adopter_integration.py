@@ -189,8 +189,8 @@ def test_the_wheel_ships_the_generator_schema_templates_and_extension_not_codege
         "metric_catalog/codegen/config.py",
         "metric_catalog/codegen/commands/init.py",
         "metric_catalog/codegen/schema/catalog.schema.json",
-        "metric_catalog/codegen/templates/python/module.py.j2",
-        "metric_catalog/codegen/templates/docs/owner.md.j2",
+        "metric_catalog/codegen/generate/templates/python/module.py.j2",
+        "metric_catalog/codegen/generate/templates/docs/owner.md.j2",
         "metric_catalog/sphinx/__init__.py",
     ):
         assert expected in names, expected

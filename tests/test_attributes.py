@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.model import MetricRow
-from codegen.pipeline import load_and_check
-from codegen.precedence import shadowed_by
-from codegen.resolve import resolve_catalog
+from codegen.catalog.model import MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.catalog.precedence import shadowed_by
+from codegen.generate.resolve import resolve_catalog
 
 ATTRIBUTES = """\
 owner: nemo_rl.telemetry
@@ -252,7 +252,7 @@ def test_a_row_is_a_family_when_its_key_or_any_prefix_has_a_placeholder(
     key: str, prefix: str, others: tuple[str, ...], family: bool
 ) -> None:
     """is_family looks at the logger key, the prefix and every other prefix."""
-    from codegen.diagnostics import Position
+    from codegen.catalog.diagnostics import Position
 
     row = MetricRow(
         section="teed",

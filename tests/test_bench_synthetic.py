@@ -16,7 +16,7 @@ from bench.synthetic import (
     write_catalog,
     write_glean_catalog,
 )
-from codegen.pipeline import load_and_check
+from codegen.catalog.pipeline import load_and_check
 
 ROWS = 600
 FILES = 4

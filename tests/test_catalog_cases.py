@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.diagnostics import Severity
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.diagnostics import Severity
-from codegen.pipeline import load_and_check
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "tests" / "cases"

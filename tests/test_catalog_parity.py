@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from codegen.model import Catalog, MetricRow
-from codegen.pipeline import load_and_check
-from codegen.resolve import resolve_catalog
+from codegen.catalog.model import Catalog, MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.resolve import resolve_catalog
 from metric_catalog.series_rules import SeriesMatcher
 
 ROOT = Path(__file__).resolve().parents[1]

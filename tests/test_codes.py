@@ -7,9 +7,9 @@ import re
 import tomllib
 from pathlib import Path
 
+from codegen.catalog.lints import LINTS, META_RULES
 from codegen.codes import CODES, REFERENCE_PAGE, STAGES, reference_page
 from codegen.diff import RULES as DIFF_RULES
-from codegen.lints import LINTS, META_RULES
 from codegen.live_check import FINDING_KINDS
 from codegen.live_check.findings import KINDS
 

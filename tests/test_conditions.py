@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.conditions import (
+from codegen.catalog.conditions import (
     ConditionError,
     ConfigPath,
     parse_condition,
     parse_config_path,
     parse_first_step,
 )
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog.loggers import JsonlLogger
 
 CONFIG = {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.crossfile import check_catalog
-from codegen.diagnostics import Position
-from codegen.model import AttributeRef, Catalog, CatalogFile, MetricRow
-from codegen.pipeline import load_and_check
+from codegen.catalog.crossfile import check_catalog
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import AttributeRef, Catalog, CatalogFile, MetricRow
+from codegen.catalog.pipeline import load_and_check
 
 HEAD = "owner: nemo_rl.{module}\nmodule: {module}\ndescription: Metrics of {module}.\n"
 
@@ -281,7 +281,7 @@ def test_replaced_by_unknown_never_suggests_the_row_itself(tmp_path: Path) -> No
 
 def test_duplicate_name_lists_attribute_prefix_and_budget_differences() -> None:
     """Rows that differ only in attributes, prefixes or budget do not read as identical."""
-    from codegen.model import CatalogFile, MetricRow
+    from codegen.catalog.model import CatalogFile, MetricRow
 
     def row(path: str, **fields: object) -> MetricRow:
         base = MetricRow(

@@ -13,18 +13,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog, CatalogFile
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.dashboards import (
+from codegen.generate.dashboards import (
     GENERATED_MARKER,
     QUANTILES,
     dashboard_uid,
     grafana_unit,
     render_dashboards,
 )
-from codegen.model import Catalog, CatalogFile
-from codegen.pipeline import load_and_check
-from codegen.resolve import histogram_series
-from codegen.writer import is_generated
+from codegen.generate.resolve import histogram_series
+from codegen.generate.writer import is_generated
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.model import Catalog, Derivation
-from codegen.pipeline import load_and_check
-from codegen.render_python import render_python_modules
+from codegen.catalog.model import Catalog, Derivation
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.python import render_python_modules
 from metric_catalog import vocabulary
 from metric_catalog._attributes import SeriesPoints
 

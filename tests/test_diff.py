@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.diagnostics import Position
-from codegen.diff import RULES, diff_catalogs
-from codegen.model import (
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import (
     STABILITY_LEVELS,
     Attribute,
     AttributeRef,
@@ -26,6 +25,7 @@ from codegen.model import (
     Derivation,
     MetricRow,
 )
+from codegen.diff import RULES, diff_catalogs
 
 REPO = Path(__file__).resolve().parents[1]
 

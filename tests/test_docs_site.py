@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 
 from bench.synthetic import synthesize, write_catalog
-from codegen.model import Catalog, MetricRow
-from codegen.pipeline import load_and_check
-from codegen.render_docs import DOCS_HEADER_PREFIX, render_docs_pages, series_anchor
+from codegen.catalog.model import Catalog, MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.docs import DOCS_HEADER_PREFIX, render_docs_pages, series_anchor
 from tests.docs_fixtures import (
     HOSTILE_DESCRIPTIONS,
     SCRIPT_DESCRIPTION,

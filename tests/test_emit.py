@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.emit import EmitError, applies_to_loop, plan_steps
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 
 ROOT = Path(__file__).resolve().parent.parent
 

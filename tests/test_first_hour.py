@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import COMMANDS, main
 from codegen.config import Config
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog import exporters
 from metric_catalog.tee import tee_metrics
 from tests.otel_fixtures import caught_warnings, clean_otel, register_samples
@@ -209,7 +209,7 @@ def repo_catalog() -> Catalog:
 
 
 def _attributes_page(catalog: Catalog, tmp_path: Path) -> str:
-    from codegen.render_docs import render_catalog_data
+    from codegen.generate.docs import render_catalog_data
     from metric_catalog.sphinx import _data, _html
 
     path = tmp_path / "catalog.json"
@@ -218,7 +218,7 @@ def _attributes_page(catalog: Catalog, tmp_path: Path) -> str:
 
 
 def test_an_attributes_only_file_gets_no_dashboard(repo_catalog: Catalog) -> None:
-    from codegen.dashboards import render_dashboards
+    from codegen.generate.dashboards import render_dashboards
 
     dashboards = render_dashboards(repo_catalog)
     assert "docs/dashboards/attributes.json" not in dashboards
@@ -228,7 +228,7 @@ def test_an_attributes_only_file_gets_no_dashboard(repo_catalog: Catalog) -> Non
 def test_an_attributes_only_file_is_not_described_as_zero_rows_to_import(
     repo_catalog: Catalog, tmp_path: Path
 ) -> None:
-    from codegen.render_python import render_python_modules
+    from codegen.generate.python import render_python_modules
 
     module = render_python_modules(repo_catalog, Config())[
         "src/metric_catalog/generated/attributes.py"

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.generate import MANAGED_DIRS, PlanError, render_all
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
-from codegen.writer import is_generated
+from codegen.generate.plan import MANAGED_DIRS, PlanError, render_all
+from codegen.generate.writer import is_generated
 
 FIXTURES = Path(__file__).parent / "fixtures" / "generate"
 GENERATED = "src/metric_catalog/generated"
@@ -267,7 +267,7 @@ def test_a_renderer_path_outside_the_managed_folders_is_rejected(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The plan refuses output it could never clean up."""
-    from codegen import generate
+    from codegen.generate import plan as generate
 
     def rogue(catalog: Catalog, config: object) -> dict[str, str]:
         del catalog, config
@@ -282,7 +282,8 @@ def test_built_in_json_outputs_are_accepted_without_parsing_them_again(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The dashboards and catalog.json (json.dumps output) skip the full JSON parse of the check."""
-    from codegen import generate, writer
+    from codegen.generate import plan as generate
+    from codegen.generate import writer
 
     result = load_and_check(root=tree)
     parsed: list[int] = []
@@ -317,7 +318,7 @@ def test_json_outputs_need_a_top_level_marker_whichever_renderer(
     monkeypatch: pytest.MonkeyPatch, renderer_name: str, text: str, accepted: bool
 ) -> None:
     """A JSON output without a top-level marker is refused; only other renderers' text is parsed."""
-    from codegen import generate
+    from codegen.generate import plan as generate
 
     def renderer(catalog: Catalog, config: object) -> dict[str, str]:
         del catalog, config

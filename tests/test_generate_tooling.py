@@ -13,11 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen.diagnostics import Position
-from codegen.generate import render_all
-from codegen.model import CatalogFile, MetricRow
-from codegen.pipeline import load_and_check
-from codegen.render_python import render_python_module
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import CatalogFile, MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.plan import render_all
+from codegen.generate.python import render_python_module
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "generate"

@@ -1,4 +1,4 @@
-"""Behaviour of codegen.writer: generated markers, change planning and atomic writes."""
+"""Behaviour of codegen.generate.writer: generated markers, change planning and atomic writes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codegen.writer import (
+from codegen.generate.writer import (
     HandWrittenFileError,
     apply_changes,
     compute_changes,

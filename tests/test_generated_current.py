@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.pipeline import load_and_check
 
 ROOT = Path(__file__).resolve().parents[1]
 OWNER_MODULES = ("attributes", "common", "dpo", "grpo", "ppo", "sft", "telemetry", "timing", "vllm")

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
 from codegen.live_check.checker import Checker
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee, split_key
 from metric_catalog.series_rules import qualified_key, split_flat_key

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.infer import MAX_ENUM_VALUES, TODO, infer, render
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from tests.upstream_runs import LOOPS, run_lines
 
 REPO = Path(__file__).resolve().parents[1]

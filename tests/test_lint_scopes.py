@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from codegen import lints
-from codegen.diagnostics import Diagnostic, Position, Severity
-from codegen.lints import LINTS, RULES, Nit, Scope, lint_catalog, rule
-from codegen.model import Attribute, Catalog, CatalogFile, MetricRow
-from codegen.pipeline import load_and_check
+from codegen.catalog import lints
+from codegen.catalog.diagnostics import Diagnostic, Position, Severity
+from codegen.catalog.lints import LINTS, RULES, Nit, Scope, lint_catalog, rule
+from codegen.catalog.model import Attribute, Catalog, CatalogFile, MetricRow
+from codegen.catalog.pipeline import load_and_check
 
 HEAD = """\
 owner: nemo_rl.{module}

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.diagnostics import Position, Severity
-from codegen.lints import META_RULES, RULES, lint_catalog, lint_row
-from codegen.model import Catalog, CatalogFile, MetricRow
+from codegen.catalog.diagnostics import Position, Severity
+from codegen.catalog.lints import META_RULES, RULES, lint_catalog, lint_row
+from codegen.catalog.model import Catalog, CatalogFile, MetricRow
 
 
 def make_row(**fields: Any) -> MetricRow:

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codegen import live_check
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import FINDING_KINDS, LiveCheckReport, check_file, check_stream
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"
@@ -429,7 +429,7 @@ _RSS_PROBE = """
 import re, resource, sys
 from pathlib import Path
 from codegen.cli import main
-from codegen.pipeline import load_and_check
+from codegen.catalog.pipeline import load_and_check
 load_and_check(root=Path(sys.argv[-1]).resolve(), lint=False)
 try:
     with open("/proc/self/clear_refs", "w") as f:

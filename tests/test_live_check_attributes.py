@@ -22,20 +22,20 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
+from codegen.generate.python import render_python_modules
 from codegen.live_check import (
     FINDING_KINDS,
     MAX_UNDECLARED_KEYS,
     LiveCheckReport,
     check_file,
+    check_paths,
     check_stream,
     series_budget,
 )
 from codegen.live_check.checker import Checker as _Checker
-from codegen.live_check_workers import check_paths
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
-from codegen.render_python import render_python_modules
 from metric_catalog import exporters, identity, vocabulary
 from metric_catalog._attributes import SeriesPoints, series_limit
 from metric_catalog._warn import MetricCatalogWarning

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file, check_stream
-from codegen.live_check.ingest import csv_log
-from codegen.model import Catalog
+from codegen.runs.ingest import csv_log
 from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import (
     LiveCheckReport,
@@ -29,9 +31,7 @@ from codegen.live_check import (
     expand_inputs,
 )
 from codegen.live_check.checker import Checker
-from codegen.live_check.ingest import HEAD_BYTES, choose, flat, mlflow, read_source
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import HEAD_BYTES, choose, flat, mlflow, read_source
 
 REPO = Path(__file__).resolve().parents[1]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
@@ -226,8 +226,8 @@ def test_flat_keys_logged_under_the_empty_prefix_split_as_the_adapter_does(
 ) -> None:
     """A tracker's flat dict teed through adapters.tee_flat and written by a JsonlLogger under
     prefix "" is judged where the tee sends each key: the longest declared prefix that fits."""
+    from codegen.catalog.pipeline import load_and_check
     from codegen.live_check import check_file
-    from codegen.pipeline import load_and_check
 
     root = Path(__file__).resolve().parent.parent
     catalog = load_and_check(root=root).catalog

@@ -19,11 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
-from codegen.live_check import LiveCheckReport, check_stream
+from codegen.live_check import LiveCheckReport, check_paths, check_stream
 from codegen.live_check.render import render_json, render_text
-from codegen.live_check_workers import check_paths
-from codegen.model import Catalog
 from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.live_check.ingest._json import loads
+from codegen.runs.ingest._json import loads
 
 
 @pytest.mark.parametrize(

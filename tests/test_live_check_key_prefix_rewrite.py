@@ -20,15 +20,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
 from codegen.config import ConfigError, load_config
 from codegen.live_check import LiveCheckReport, check_stream
-from codegen.live_check.prefix_rewrites import (
+from codegen.runs.rewrites import (
     PREFIX_TABLES,
     parse_prefix_rewrites,
     rewrite_prefix,
 )
-from codegen.model import Catalog
 from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
-from codegen.config import ConfigError, load_config, parse_rewrite
+from codegen.config import ConfigError, load_config
 from codegen.live_check import LiveCheckReport, check_stream
-from codegen.live_check.checker import rewrite_key
-from codegen.model import Catalog
+from codegen.runs.rewrites import parse_rewrite, rewrite_key
 from tests.catalog_projects import loaded_catalog, write_catalog
 
 CATALOG = """\

@@ -20,10 +20,10 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import LiveCheckReport, check_file, check_records
-from codegen.live_check.telemetry import TelemetryPoint, records_from_points
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.telemetry import TelemetryPoint, records_from_points
 
 ROOT = Path(__file__).resolve().parent.parent
 

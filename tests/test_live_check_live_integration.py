@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.emit import applies_to_loop
-from codegen.live_check.telemetry import parse_exposition, scrape
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.telemetry import parse_exposition, scrape
 from tests.test_prometheus_integration import PrometheusServer, prometheus_binary
 
 __all__ = ["prometheus_binary"]  # fixture used by name

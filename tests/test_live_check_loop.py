@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.live_check import LiveCheckReport, check_file
-from codegen.live_check_workers import check_paths
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.live_check import LiveCheckReport, check_file, check_paths
 from metric_catalog import identity
 from metric_catalog.loggers import ENV_LOOP, JsonlLogger
 from tests.upstream_runs import LOOPS, run_lines

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 
 CATALOG = """\
 owner: openrlhf.trainer.ppo_trainer

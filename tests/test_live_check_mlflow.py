@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, Source, check_file, current_limits
-from codegen.live_check.ingest import read_source
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import read_source
 from tests.mlflow_stores import mlflow_template, sqlite_store, write_runs
 
 __all__ = ["mlflow_template"]  # fixture used by name

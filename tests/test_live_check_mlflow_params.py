@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.live_check.ingest._params import configuration, param_value
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest._params import configuration, param_value
 from tests.mlflow_stores import mlflow_template, sqlite_store
 
 __all__ = ["mlflow_template"]  # fixture used by name

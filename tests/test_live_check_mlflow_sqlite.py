@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, Record, Source, check_file, current_limits
-from codegen.live_check.ingest import choose, mlflow_sqlite, read_source
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import choose, mlflow_sqlite, read_source
 
 REPO = Path(__file__).resolve().parents[1]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"

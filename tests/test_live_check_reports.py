@@ -19,11 +19,11 @@ from typing import Any
 import jsonschema
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_stream
 from codegen.live_check.render_ci import github_escape
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 
 ATTRIBUTES = """\
 owner: demo.attrs

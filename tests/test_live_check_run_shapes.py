@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
 from codegen.live_check import (
     LiveCheckReport,
@@ -28,9 +29,8 @@ from codegen.live_check import (
     check_paths,
     check_records,
 )
-from codegen.live_check.ingest import mlflow
-from codegen.live_check.records import Record, RunConfig
-from codegen.model import Catalog
+from codegen.runs.ingest import mlflow
+from codegen.runs.records import Record, RunConfig
 from metric_catalog.loggers import JsonlLogger
 from tests.catalog_projects import loaded_catalog, write_catalog
 

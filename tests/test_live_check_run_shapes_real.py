@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
-from codegen.live_check.ingest.wandb_run import folder_run_id
-from codegen.model import Catalog
+from codegen.runs.ingest.wandb_run import folder_run_id
 from tests.mlflow_stores import mlflow_template, sqlite_store, write_runs
 from tests.test_live_check_run_shapes import CATALOG, catalog, kinds, notices, steps
 from tests.test_live_check_wandb import write_runs as write_wandb_runs

@@ -15,7 +15,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 
-from codegen.live_check.telemetry import (
+from codegen.runs.telemetry import (
     MAX_BODY_BYTES,
     OtlpReceiver,
     TelemetryPoint,

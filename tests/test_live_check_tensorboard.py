@@ -30,6 +30,9 @@ from tensorboardX import SummaryWriter
 from tensorboardX.proto import summary_pb2 as tbx_summary_pb2
 from tensorboardX.record_writer import RecordWriter
 
+from codegen.catalog.matching import rewrite_pattern, tensorboard_tag
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import (
     LiveCheckReport,
@@ -40,11 +43,8 @@ from codegen.live_check import (
     current_limits,
     expand_inputs,
 )
-from codegen.live_check.ingest import choose, read_source, tensorboard
-from codegen.live_check.matching import rewrite_pattern, tensorboard_tag
-from codegen.live_check.records import Item, Malformed, Note, Record
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import choose, read_source, tensorboard
+from codegen.runs.records import Item, Malformed, Note, Record
 from tests.catalog_projects import loaded_catalog
 from tests.test_live_check_formats import EVOLUTION, EXPECTED, judged
 

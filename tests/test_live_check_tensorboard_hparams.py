@@ -19,9 +19,9 @@ import pytest
 from tensorboardX import SummaryWriter
 from tensorboardX.summary import hparams
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 
 CATALOG = """\
 owner: nemo_aligner.algorithms.ppo

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import Source, check_file, check_stream, current_limits
-from codegen.live_check.ingest import choose, read_source, trainer_state
-from codegen.live_check.limits import Limits
-from codegen.live_check.records import Malformed, Note, Record
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import choose, read_source, trainer_state
+from codegen.runs.limits import Limits
+from codegen.runs.records import Malformed, Note, Record
 
 REPO = Path(__file__).resolve().parents[1]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"

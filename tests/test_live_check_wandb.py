@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import (
     LiveCheckReport,
@@ -34,11 +36,9 @@ from codegen.live_check import (
     current_limits,
     expand_inputs,
 )
-from codegen.live_check.ingest import choose, read_source, wandb_run
-from codegen.live_check.limits import Limits
-from codegen.live_check.records import Malformed, Note, Record, RunConfig
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.ingest import choose, read_source, wandb_run
+from codegen.runs.limits import Limits
+from codegen.runs.records import Malformed, Note, Record, RunConfig
 from tests.catalog_projects import loaded_catalog, write_catalog
 
 HERE = Path(__file__).resolve().parent

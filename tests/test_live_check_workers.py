@@ -12,11 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.live_check import check_file
-from codegen.live_check_workers import LogInputError, check_paths, expand_paths
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.live_check import LogInputError, check_file, check_paths, expand_paths
 from metric_catalog import identity
 from metric_catalog.loggers import JsonlLogger, worker_path
 

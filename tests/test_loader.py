@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codegen import loader
-from codegen.diagnostics import Position
-from codegen.loader import (
+from codegen.catalog import loader
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.loader import (
     MAX_FILE_BYTES,
     NonString,
     YMap,
@@ -20,7 +20,7 @@ from codegen.loader import (
     load_file,
     load_text,
 )
-from codegen.pipeline import load_and_check
+from codegen.catalog.pipeline import load_and_check
 
 GOOD = """\
 # yaml-language-server: $schema=../codegen/schema/catalog.schema.json

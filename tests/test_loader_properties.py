@@ -15,9 +15,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.lints import RULES
-from codegen.model import KINDS, STABILITY_LEVELS
-from codegen.pipeline import load_and_check
+from codegen.catalog.lints import RULES
+from codegen.catalog.model import KINDS, STABILITY_LEVELS
+from codegen.catalog.pipeline import load_and_check
 
 SETTINGS = settings(
     max_examples=30,

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from codegen.dashboards import render_dashboard
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.dashboards import render_dashboard
+from codegen.generate.python import render_python_module
+from codegen.generate.resolve import resolve_catalog
 from codegen.live_check import check_records
-from codegen.live_check.telemetry import TelemetryPoint, records_from_points
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
-from codegen.render_python import render_python_module
-from codegen.resolve import resolve_catalog
+from codegen.runs.telemetry import TelemetryPoint, records_from_points
 from metric_catalog.tee import tee_metrics
 from tests.otel_fixtures import clean_otel, collect, installed_reader
 

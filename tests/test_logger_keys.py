@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codegen.catalog.lints import lint_row
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.lints import lint_row
-from codegen.pipeline import load_and_check
 from metric_catalog.series_rules import literal_text
 from metric_catalog.tee import tee_metrics
 from tests.otel_fixtures import clean_otel, collect, installed_reader

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen import manifest
 from codegen.cli import main
+from codegen.generate import manifest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "generate"
 MODULE = "src/metric_catalog/generated/alpha.py"

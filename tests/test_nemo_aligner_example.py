@@ -30,12 +30,11 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.matching import KeyMatcher
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.live_check import LiveCheckReport, check_file
-from codegen.live_check.matching import KeyMatcher
-from codegen.live_check_workers import check_paths
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.live_check import LiveCheckReport, check_file, check_paths
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric

@@ -77,7 +77,7 @@ _W, _T, _V, _S = "/" + "work", "/" + "tmp", "/" + ".venv", "site" + "-packages"
         f"{_T}/tmpab12cd/catalog/grpo.yaml",
         f"{_W}/main{_V}/lib/python3.11/{_S}/yaml/events.py:65(__init__)",
         f"/opt/x/lib/python3.12/{_S}/opentelemetry/sdk/x.py:4(f)",
-        "/" + "home/alice/src/metric-catalog/codegen/loader.py:10(load)",
+        "/" + "home/alice/src/metric-catalog/codegen/catalog/loader.py:10(load)",
         "/" + "root/.pyenv/versions/3.11.7/lib/python3.11/json/encoder.py:1",
     ],
 )
@@ -91,7 +91,7 @@ def test_redact_paths_leaves_no_machine_path(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("prefix", "tail"),
-    [(str(REPO) + "/", "codegen/loader.py:10(load)"), (sys.prefix, "/bin/python")],
+    [(str(REPO) + "/", "codegen/catalog/loader.py:10(load)"), (sys.prefix, "/bin/python")],
     ids=["checkout", "environment"],
 )
 def test_redact_paths_removes_this_machines_checkout_and_environment(
@@ -108,7 +108,7 @@ def test_redact_paths_removes_this_machines_checkout_and_environment(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (f"{REPO}/codegen/loader.py:10(load)", "codegen/loader.py:10(load)"),
+        (f"{REPO}/codegen/catalog/loader.py:10(load)", "codegen/catalog/loader.py:10(load)"),
         (f"{sys.prefix}/bin/python", "<venv>/bin/python"),
         (f"{_W}/main{_V}/bin/python", "<venv>/bin/python"),
         (f"{_T}/x/y.py", "<tmp>/x/y.py"),

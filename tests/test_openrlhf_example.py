@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 from tensorboardX import SummaryWriter
 
+from codegen.catalog.matching import KeyMatcher
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from codegen.live_check.matching import KeyMatcher
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.vocabulary import TeedMetric

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.pipeline import CheckResult, load_and_check
 from codegen.live_check import check_file
-from codegen.pipeline import CheckResult, load_and_check
 
 CATALOG = """\
 owner: dpo

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import PRESENCE_STATES, LiveCheckReport, check_stream
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from tests.upstream_runs import LOOPS as LOOP_NAMES
 from tests.upstream_runs import run_lines
 
@@ -585,7 +585,7 @@ def test_cli_unknown_loop_is_a_usage_error(
 
 
 def test_resolve_carries_presence_fields_and_the_loops(loops_catalog: Catalog) -> None:
-    from codegen.resolve import resolve_catalog
+    from codegen.generate.resolve import resolve_catalog
 
     doc = resolve_catalog(loops_catalog)
     rows = {r["name"]: r for r in doc["rows"]}  # type: ignore[attr-defined]
@@ -602,7 +602,7 @@ def test_resolve_carries_presence_fields_and_the_loops(loops_catalog: Catalog) -
 
 
 def test_docs_pages_show_each_teed_rows_presence(loops_catalog: Catalog, tmp_path: Path) -> None:
-    from codegen.render_docs import render_catalog_data
+    from codegen.generate.docs import render_catalog_data
     from metric_catalog.sphinx import _data, _html
 
     data_path = tmp_path / "catalog.json"

@@ -21,12 +21,12 @@ PUBLIC_MODULES = [
     "metric_catalog.identity",
     "metric_catalog.generated",
     "metric_catalog.generated.grpo",
-    "codegen.diagnostics",
-    "codegen.model",
-    "codegen.naming",
-    "codegen.pipeline",
-    "codegen.generate",
-    "codegen.lints",
+    "codegen.catalog.diagnostics",
+    "codegen.catalog.model",
+    "codegen.catalog.naming",
+    "codegen.catalog.pipeline",
+    "codegen.generate.plan",
+    "codegen.catalog.lints",
     "codegen.config",
     "codegen.codes",
 ]
@@ -113,7 +113,7 @@ def test_codegens_docstring_draws_every_exception_under_its_base() -> None:
             assert depth == entries[0][0]
             continue
         module, _, attr = name.rpartition(".")
-        cls = getattr(importlib.import_module(module), attr)
+        cls = getattr(importlib.import_module(f"codegen.{module}"), attr)
         assert cls.__bases__[0].__name__ == parents[-1].rpartition(".")[2], name
         drawn[cls.__qualname__] = name
     missing = {cls.__name__ for cls in _codegen_exceptions()} - set(drawn)

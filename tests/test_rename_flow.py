@@ -19,8 +19,8 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from codegen.pipeline import load_and_check
-from codegen.render_python import render_python_module
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.python import render_python_module
 from metric_catalog import exporters, vocabulary
 from metric_catalog.exporters import ExporterConfig
 from metric_catalog.tee import tee_metrics

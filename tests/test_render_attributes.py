@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.dashboards import panel_labels, panel_queries
-from codegen.model import Attribute, Catalog
-from codegen.pipeline import load_and_check
-from codegen.render_python import python_name_diagnostics, render_python_modules
+from codegen.catalog.model import Attribute, Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.generate.dashboards import panel_labels, panel_queries
+from codegen.generate.python import python_name_diagnostics, render_python_modules
 
 GAMMA = Path(__file__).parent / "fixtures" / "attributes" / "gamma.yaml"
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def _owner_page_text(catalog: Catalog, module: str, tmp_path: Path) -> str:
     import html
     import re
 
-    from codegen.render_docs import render_catalog_data
+    from codegen.generate.docs import render_catalog_data
     from metric_catalog.sphinx import _data, _html
 
     path = tmp_path / "catalog.json"

@@ -17,12 +17,12 @@ from docutils import nodes  # type: ignore[import-untyped]
 from docutils.core import publish_doctree  # type: ignore[import-untyped]
 from myst_parser.parsers.docutils_ import Parser
 
-from codegen import render_docs
+from codegen.catalog.model import Catalog, CatalogFile
 from codegen.config import Config
-from codegen.model import Catalog, CatalogFile
-from codegen.render_docs import escape_markdown, render_docs_pages, series_anchor
-from codegen.resolve import resolve_catalog
-from codegen.writer import is_generated
+from codegen.generate import docs as render_docs
+from codegen.generate.docs import escape_markdown, render_docs_pages, series_anchor
+from codegen.generate.resolve import resolve_catalog
+from codegen.generate.writer import is_generated
 from metric_catalog import sphinx as catalog_sphinx
 from metric_catalog import vocabulary
 from metric_catalog.sphinx import _data as catalog_data

@@ -1,4 +1,4 @@
-"""Behaviour of codegen.render_python: string helpers, module layout, name checks."""
+"""Behaviour of codegen.generate.python: string helpers, module layout, name checks."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.diagnostics import Position
-from codegen.model import Catalog, CatalogFile, Deprecation, MetricRow
-from codegen.render_python import (
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.generate.python import (
     LINE_LENGTH,
     py_assign,
     py_docstring,

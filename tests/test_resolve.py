@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.diagnostics import Position
-from codegen.model import Catalog, CatalogFile, Deprecation, MetricRow
-from codegen.pipeline import load_and_check
-from codegen.resolve import RESOLVED_SCHEMA_VERSION, render_resolved, resolve_catalog
+from codegen.generate.resolve import RESOLVED_SCHEMA_VERSION, render_resolved, resolve_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"

@@ -2,7 +2,7 @@
 
 A generated module's blocks (attribute constants, teed and recorded rows) are the
 macros of ``python/_rows.j2``. The built-in layout renders from the compiled form
-in :mod:`codegen.render_python` (a macro call per row would cost more than the
+in :mod:`codegen.generate.python` (a macro call per row would cost more than the
 rest of module rendering), so these tests render every block both ways and pin
 the template's hash; a project that replaces ``_rows.j2`` gets its own layout,
 sandboxed like every template.
@@ -19,16 +19,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog, Deprecation
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.config import Config
-from codegen.model import Catalog, Deprecation
-from codegen.pipeline import load_and_check
-from codegen.render_python import ROWS_TEMPLATE_SHA256, render_rows
+from codegen.generate.python import ROWS_TEMPLATE_SHA256, render_rows
 from tests.adopter_project import ROW as ADOPTER_ROW
 from tests.docs_fixtures import HOSTILE_DESCRIPTIONS, fixture_catalog, row
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = REPO / "codegen" / "templates" / "python" / "_rows.j2"
+TEMPLATE = REPO / "codegen" / "generate" / "templates" / "python" / "_rows.j2"
 CONFIG = Config(root=REPO)
 
 
@@ -48,7 +48,7 @@ def both_ways(catalog: Catalog) -> list[tuple[str, str, str]]:
 def test_the_compiled_form_was_written_from_this_template() -> None:
     digest = hashlib.sha256(TEMPLATE.read_bytes()).hexdigest()
     assert digest == ROWS_TEMPLATE_SHA256, (
-        "python/_rows.j2 changed: change the compiled blocks in codegen/render_python.py "
+        "python/_rows.j2 changed: change the compiled blocks in codegen/generate/python.py "
         "(_teed_block, _recorded_block, _attribute_block) the same way, then set "
         f"ROWS_TEMPLATE_SHA256 = {digest!r}"
     )

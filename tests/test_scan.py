@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.config import ConfigError, parse_table
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from codegen.scan import scanner
 from codegen.scan.calls import DEFAULT_SCAN_CALLS, merge_calls, parse_scan_call
 from codegen.scan.scanner import ScanReport, iter_sources, scan

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from codegen import schema_check
-from codegen.model import KINDS, STABILITY_LEVELS
+from codegen.catalog import schema_check
+from codegen.catalog.model import KINDS, STABILITY_LEVELS
 from metric_catalog.vocabulary import METRIC_KINDS
 
 

@@ -22,9 +22,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen import schema_check
-from codegen.loader import YMap, load_text, to_plain
-from codegen.model import KINDS, STABILITY_LEVELS
+from codegen.catalog import schema_check
+from codegen.catalog.loader import YMap, load_text, to_plain
+from codegen.catalog.model import KINDS, STABILITY_LEVELS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -379,7 +379,7 @@ def test_validating_a_clean_catalog_does_not_import_jsonschema() -> None:
     """jsonschema is imported only for a file the fast path rejects."""
     script = (
         "import sys; from pathlib import Path; "
-        "from codegen.pipeline import load_and_check; "
+        "from codegen.catalog.pipeline import load_and_check; "
         f"result = load_and_check(root=Path({str(REPO)!r})); "
         "assert result.catalog.files; "
         "print('jsonschema' in sys.modules)"

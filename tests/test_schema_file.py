@@ -9,13 +9,13 @@ import pytest
 
 from codegen.cli import main
 from codegen.config import Config
-from codegen.schema_file import (
+from codegen.generate.schema_file import (
     SCHEMA_SOURCE,
     catalog_folder,
     schema_file_path,
     schema_file_text,
 )
-from codegen.writer import is_generated
+from codegen.generate.writer import is_generated
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from codegen.scan.scanner import scan
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger, TeeLogger

@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from codegen.diagnostics import Severity
-from codegen.live_check.matching import KeyMatcher
-from codegen.model import Attribute, Catalog, MetricRow
-from codegen.pipeline import load_and_check
-from codegen.precedence import meetings
+from codegen.catalog.diagnostics import Severity
+from codegen.catalog.matching import KeyMatcher
+from codegen.catalog.model import Attribute, Catalog, MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.catalog.precedence import meetings
 from metric_catalog import exporters, vocabulary
 from metric_catalog.series_rules import literal_text
 from metric_catalog.tee import tee_metrics

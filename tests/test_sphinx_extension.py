@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.model import Catalog
-from codegen.render_docs import render_catalog_data
+from codegen.catalog.model import Catalog
+from codegen.generate.docs import render_catalog_data
 from metric_catalog import sphinx as catalog_sphinx
 from metric_catalog.sphinx._wbr import split_points
 from tests.docs_fixtures import fixture_catalog

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.model import Catalog, CatalogFile
-from codegen.render_docs import render_catalog_data
+from codegen.catalog.model import Catalog, CatalogFile
+from codegen.generate.docs import render_catalog_data
 from metric_catalog.sphinx import _data, _html, index_data
 from tests.docs_fixtures import HOSTILE_DESCRIPTIONS, SCRIPT_DESCRIPTION, fixture_catalog
 
@@ -435,7 +435,7 @@ teed:
 
 def test_a_family_entry_links_the_literal_rows_that_shadow_it(tmp_path: Path) -> None:
     """The most specific row takes a key: the family's entry says which literal rows do."""
-    from codegen.pipeline import load_and_check
+    from codegen.catalog.pipeline import load_and_check
 
     root = tmp_path / "project"
     (root / "catalog").mkdir(parents=True)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog.loggers import JsonlLogger
 
 CATALOG = """\
@@ -133,7 +133,7 @@ def test_step_axis_is_loaded_and_step_is_the_default(
 
 def test_resolve_shows_each_rows_step_axis(catalog: Catalog) -> None:
     """``resolve`` names the axis live-check judges a row's steps by (``step`` by default)."""
-    from codegen.resolve import resolve_catalog
+    from codegen.generate.resolve import resolve_catalog
 
     resolved = resolve_catalog(catalog)
     axes = {row["name"]: row["step_axis"] for row in resolved["rows"]}  # type: ignore[index]

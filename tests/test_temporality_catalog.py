@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
 from codegen.cli import main
 from codegen.diff import diff_catalogs
-from codegen.model import Catalog
-from codegen.render_python import render_python_modules
+from codegen.generate.python import render_python_modules
 from metric_catalog import vocabulary
 from tests.test_presence import check, diagnostics, load, record, write
 

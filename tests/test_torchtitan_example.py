@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee, tee_wandb_log
 from metric_catalog.vocabulary import TeedMetric

@@ -31,13 +31,13 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
 from codegen.live_check.checker import Checker
 from codegen.live_check.coverage import NOT_APPLICABLE
-from codegen.live_check.prefix_rewrites import PREFIX_TABLES
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs.rewrites import PREFIX_TABLES
 from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee
 from metric_catalog.vocabulary import TeedMetric

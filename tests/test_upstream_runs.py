@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import LiveCheckReport, check_stream
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from tests.upstream_runs import LOOPS, UPSTREAM_SERIES, run_lines
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
+from codegen.catalog.matching import KeyMatcher
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
-from codegen.live_check.matching import KeyMatcher
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.tee import tee_metrics

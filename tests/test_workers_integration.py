@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from codegen.live_check_workers import check_paths, expand_paths
-from codegen.pipeline import load_and_check
+from codegen.catalog.pipeline import load_and_check
+from codegen.live_check import check_paths, expand_paths
 from examples import ray_workers
 from examples.demo import parse_exposition
 from metric_catalog.generated import dpo, grpo

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from codegen import loader
-from codegen.loader import load_text
+from codegen.catalog import loader
+from codegen.catalog.loader import load_text
 
 HEAD = "owner: nemo_rl.grpo\nmodule: grpo\ndescription: GRPO metrics.\nteed:\n"
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from ..config import CONFIG_KEYS, Config, ConfigError, apply_overrides, load_config
 
 if TYPE_CHECKING:
-    from ..generate import Planned
-    from ..model import Catalog
+    from ..catalog.model import Catalog
+    from ..generate.plan import Planned
 
 __all__ = [
     "add_config_arguments",
@@ -124,8 +124,8 @@ def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
             line exits 2 with where it looked and the fix).
     """
     # Imported here so ``--help`` (and generate's no-op path) do not pay for YAML and jsonschema.
-    from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
-    from ..pipeline import load_and_check  # noqa: PLC0415
+    from ..catalog.diagnostics import Severity, format_diagnostics  # noqa: PLC0415
+    from ..catalog.pipeline import load_and_check  # noqa: PLC0415
 
     result = load_and_check(config.catalog_files(), root=config.root, lint=False)
     shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]
@@ -137,7 +137,7 @@ def load_or_report(config: Config, *, warnings: bool = True) -> Catalog | None:
 def plan_or_report(
     config: Config, command: str, refusal: str, *, warnings: bool = True
 ) -> Planned | None:
-    """Plan the project (:func:`codegen.generate.plan_project`), printing diagnostics to stderr.
+    """Plan the project (:func:`~codegen.generate.plan.plan_project`), diagnostics to stderr.
 
     Returns the plan, or ``None`` after printing ``"<command>: <refusal>"`` and
     why when the catalog has errors or the plan cannot be applied.
@@ -145,8 +145,8 @@ def plan_or_report(
     warnings once already, through ``lint``).
     """
     # Imported here so ``--help`` and generate's no-op path do not load the renderers.
-    from ..diagnostics import Severity, format_diagnostics  # noqa: PLC0415
-    from ..generate import plan_project  # noqa: PLC0415
+    from ..catalog.diagnostics import Severity, format_diagnostics  # noqa: PLC0415
+    from ..generate.plan import plan_project  # noqa: PLC0415
 
     result = plan_project(config)
     shown = [d for d in result.diagnostics if warnings or d.severity is Severity.ERROR]

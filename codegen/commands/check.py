@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from ..commands import add_no_warnings_argument, add_root_argument, config_from_args, plan_or_report
-from ..diagnostics import shown_path
+from ..catalog.diagnostics import shown_path
+from ..generate.writer import FileChange, is_scratch
 from ..safe_fs import check_output_locations
-from ..writer import FileChange, is_scratch
+from . import add_no_warnings_argument, add_root_argument, config_from_args, plan_or_report
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]
 

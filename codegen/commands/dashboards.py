@@ -1,7 +1,7 @@
 """``metric-catalog dashboards``: write one Grafana dashboard JSON per catalog file.
 
 By default the dashboards go to the configured ``dashboards-dir`` through the
-generator's writer (:mod:`codegen.writer`): unchanged files are not rewritten,
+generator's writer (:mod:`codegen.generate.writer`): unchanged files are not rewritten,
 generated dashboards whose catalog file is gone are removed, and hand-written
 JSON there is never overwritten. ``make generate`` writes the same files as
 part of its plan. ``--out DIR`` writes them into another directory instead.
@@ -13,16 +13,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..commands import add_root_argument, config_from_args, load_or_report
-from ..dashboards import render_dashboards
-from ..safe_fs import check_output_locations
-from ..writer import (
+from ..generate.dashboards import render_dashboards
+from ..generate.writer import (
     HandWrittenFileError,
     WriteError,
     apply_changes,
     compute_changes,
     write_atomic,
 )
+from ..safe_fs import check_output_locations
+from . import add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
 

@@ -24,19 +24,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from ..commands import (
+from ..catalog.diagnostics import Position, Severity, format_diagnostics
+from ..catalog.loader import MAX_FILE_BYTES
+from ..catalog.pipeline import load_and_check
+from ..config import Config
+from ..diff import diff_catalogs
+from ..safe_fs import is_within, read_regular
+from . import (
     add_format_argument,
     add_no_warnings_argument,
     add_root_argument,
     config_from_args,
     load_or_report,
 )
-from ..config import Config
-from ..diagnostics import Position, Severity, format_diagnostics
-from ..diff import diff_catalogs
-from ..loader import MAX_FILE_BYTES
-from ..pipeline import load_and_check
-from ..safe_fs import is_within, read_regular
 
 __all__ = [
     "HELP",

@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from ..commands import add_root_argument, config_from_args, load_or_report
-from ..live_check.live import parse_host_port, parse_otlp_url
+from ..runs.live import parse_host_port, parse_otlp_url
+from . import add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
 

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Final
 
-from .. import manifest
-from ..commands import add_root_argument, config_from_args
+from ..generate import manifest
 from ..safe_fs import check_output_locations
+from . import add_root_argument, config_from_args
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     # Imported here so the no-op path above never loads YAML, jsonschema or Jinja2.
-    from ..commands import plan_or_report  # noqa: PLC0415
-    from ..writer import WriteError, apply_changes  # noqa: PLC0415
+    from ..generate.writer import WriteError, apply_changes  # noqa: PLC0415
+    from . import plan_or_report  # noqa: PLC0415
 
     planned = plan_or_report(config, "generate", "nothing written")
     if planned is None:

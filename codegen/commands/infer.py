@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ..commands import add_root_argument, config_from_args, load_or_report
 from ..config import NoCatalogError
+from . import add_root_argument, config_from_args, load_or_report
 
 if TYPE_CHECKING:
-    from ..model import Catalog
+    from ..catalog.model import Catalog
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -55,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _empty_catalog() -> Catalog:
-    from ..model import Catalog  # noqa: PLC0415
+    from ..catalog.model import Catalog  # noqa: PLC0415
 
     return Catalog(())
 

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from ..commands import add_config_arguments
 from ..config import (
     PYPROJECT,
     TABLE,
@@ -45,7 +44,8 @@ from ..config import (
     read_config,
     table_lines,
 )
-from ..schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
+from ..generate.schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
+from . import add_config_arguments
 
 __all__ = [
     "HELP",

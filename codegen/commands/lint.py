@@ -1,6 +1,6 @@
 """``python -m codegen lint [PATHS]``: everything ``validate`` checks, plus the lint rules.
 
-The rules live in :mod:`codegen.lints`; a row silences one with
+The rules live in :mod:`codegen.catalog.lints`; a row silences one with
 ``no_lint: [RULE]``. Exit status: 0 when there are no errors (warnings
 allowed; ``--warnings-as-errors`` to fail on them), 1 otherwise.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from ..commands.validate import add_arguments, run_check
+from .validate import add_arguments, run_check
 
 __all__ = ["HELP", "configure", "run"]
 

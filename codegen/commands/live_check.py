@@ -3,7 +3,7 @@
 Several files or a glob (one file per worker) are checked together: presence
 over the whole run, values per worker (see :mod:`codegen.live_check.workers`).
 ``--otlp HOST:PORT`` and ``--scrape URL`` check what a running job exports
-instead (see :mod:`codegen.live_check.live`).
+instead (see :mod:`codegen.runs.live`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,6 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
-from ..commands import (
-    add_root_argument,
-    config_from_args,
-    load_or_report,
-)
-from ..config import parse_rewrite
 from ..live_check import (
     FINDING_KINDS,
     INGESTERS,
@@ -32,13 +26,18 @@ from ..live_check import (
     check_stream,
     expand_inputs,
 )
-from ..live_check.live import add_live_arguments, gather
-from ..live_check.prefix_rewrites import parse_prefix_rewrites
-from ..live_check.telemetry import require_live_extra
+from ..runs.live import add_live_arguments, gather
+from ..runs.rewrites import parse_prefix_rewrites, parse_rewrite
+from ..runs.telemetry import require_live_extra
+from . import (
+    add_root_argument,
+    config_from_args,
+    load_or_report,
+)
 
 if TYPE_CHECKING:
+    from ..catalog.model import Catalog
     from ..live_check.report import LiveCheckReport
-    from ..model import Catalog
 
 __all__ = ["HELP", "configure", "parse_fail_on", "run"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from ..commands import (
+from ..generate.resolve import render_resolved
+from . import (
     add_format_argument,
     add_root_argument,
     config_from_args,
     load_or_report,
 )
-from ..resolve import render_resolved
 
 __all__ = ["HELP", "configure", "run"]
 

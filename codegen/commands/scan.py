@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from ..commands import add_format_argument, add_root_argument, config_from_args, load_or_report
 from ..scan.calls import merge_calls
+from . import add_format_argument, add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
 

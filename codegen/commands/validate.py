@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from ..commands import add_config_arguments, add_format_argument, config_from_args
+from ..catalog.diagnostics import Severity, format_diagnostics
+from ..catalog.pipeline import load_and_check
 from ..config import NoCatalogError, no_catalog_message
-from ..diagnostics import Severity, format_diagnostics
-from ..pipeline import load_and_check
+from . import add_config_arguments, add_format_argument, config_from_args
 
 __all__ = ["HELP", "add_arguments", "configure", "run", "run_check"]
 

@@ -20,10 +20,10 @@ live-check is a pipeline of small parts, each behind one seam:
 workers' files, see :mod:`.workers`) read inputs through the ingesters and
 call the same checker.
 
-Adding an input format: write one module under ``codegen/live_check/ingest/``
+Adding an input format: write one module under ``codegen/runs/ingest/``
 with ``detect(path, head)`` and ``read(source, stream, limits)`` (see
 :mod:`.ingest.jsonl`), and add it to ``_BUILTIN`` in
-``codegen/live_check/ingest/__init__.py``. ``--input-format`` lists it, and
+``codegen/runs/ingest/__init__.py``. ``--input-format`` lists it, and
 detection tries it, with no other change.
 
 Finding kinds (:data:`FINDING_KINDS`; the table :data:`~.findings.KINDS` holds
@@ -70,14 +70,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import BinaryIO
 
-from ..model import Catalog
-from .checker import Checker
-from .findings import FINDING_KINDS, KINDS, LOOP_KINDS, PER_WORKER_KINDS, Finding, Kind, Notice
-from .ingest import INGESTERS, Ingester, read_source, register
-from .ingest.jsonl import bounded_lines
-from .judges.attributes import DEFAULT_CARDINALITY_LIMIT, series_budget
-from .judges.loops import LoopChoice
-from .limits import (
+from ..catalog.model import Catalog
+from ..runs.ingest import INGESTERS, Ingester, read_source, register
+from ..runs.ingest.jsonl import bounded_lines
+from ..runs.limits import (
     MAX_FAMILY_KEYS,
     MAX_LINE_BYTES,
     MAX_LOOP_NAMES,
@@ -90,8 +86,12 @@ from .limits import (
     MAX_WORKERS,
     Limits,
 )
-from .prefix_rewrites import rewrite_prefixes
-from .records import Malformed, Note, Record, RunConfig, Source
+from ..runs.records import Malformed, Note, Record, RunConfig, Source
+from ..runs.rewrites import rewrite_prefixes
+from .checker import Checker
+from .findings import FINDING_KINDS, KINDS, LOOP_KINDS, PER_WORKER_KINDS, Finding, Kind, Notice
+from .judges.attributes import DEFAULT_CARDINALITY_LIMIT, series_budget
+from .judges.loops import LoopChoice
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
 from .workers import (

@@ -1,7 +1,7 @@
 """The checker: routes each record to the matcher and the judges, and aggregates findings.
 
 State is bounded by the catalog's teed rows plus the caps of
-:class:`~codegen.live_check.limits.Limits`, whatever the log holds. Per
+:class:`~codegen.runs.limits.Limits`, whatever the log holds. Per
 worker (a file, or a ``"worker"`` field within a file when many files are
 checked together) only what is judged per worker is kept: its findings of
 :data:`~codegen.live_check.findings.PER_WORKER_KINDS`, its malformed-line
@@ -16,8 +16,18 @@ from typing import Final, NamedTuple
 
 from metric_catalog.series_rules import PREFIX_GLUE
 
-from ..diagnostics import Position
-from ..model import Catalog, MetricRow
+from ..catalog.diagnostics import Position
+from ..catalog.matching import KeyMatcher, Match
+from ..catalog.model import Catalog, MetricRow
+from ..runs.limits import Limits
+from ..runs.records import Malformed, Note, Record, RunConfig
+from ..runs.rewrites import (
+    KNOWN_SPELLINGS,
+    PREFIX_TABLE_SOURCES,
+    PREFIX_TABLES,
+    rewrite_key,
+    rewrite_prefix,
+)
 from .coverage import ValueTracker, compute_coverage
 from .findings import CAPPED_KINDS, PER_WORKER_KINDS, Finding, Notice, catalog_hints
 from .judges.attributes import AttributeRules, Budgets
@@ -26,14 +36,10 @@ from .judges.loops import JobLoop, LoopJudge, WorkerLoop
 from .judges.presence import agreed, judge_presence
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
-from .limits import Limits
-from .matching import KeyMatcher, Match
-from .prefix_rewrites import PREFIX_TABLE_SOURCES, PREFIX_TABLES, rewrite_prefix
-from .records import Malformed, Note, Record, RunConfig
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
-__all__ = ["KNOWN_SPELLINGS", "Checker", "Worker", "rewrite_key"]
+__all__ = ["Checker", "Worker"]
 
 Slot = tuple[str, str, str]
 Where = tuple[str, str, str, int, int]
@@ -106,18 +112,6 @@ class _KeyPlan(NamedTuple):
     training step (also for a key no row takes), else their ``step_axis`` values."""
     read_as: str | None = None
     hint: str = ""
-
-
-KNOWN_SPELLINGS: Final = ((("_at_", "@"), "verl's MLflow adapter writes '@' as '_at_'"),)
-"""Key spellings logging backends are known to write: an undeclared key that a row would
-take under one of these rewrites gets a hint naming the ``--key-rewrite`` to pass."""
-
-
-def rewrite_key(key: str, rewrites: tuple[tuple[str, str], ...]) -> str:
-    """``key`` with each ``(from, to)`` literal substring replaced, in the order given."""
-    for old, new in rewrites:
-        key = key.replace(old, new)
-    return key
 
 
 _MAX_INPUT_CONFIGS: Final = 4096

@@ -25,7 +25,7 @@ from typing import Final
 
 from metric_catalog.series_rules import placeholders
 
-from ..model import Catalog, MetricRow
+from ..catalog.model import Catalog, MetricRow
 from .statistics import RowSummary
 
 __all__ = ["NOT_APPLICABLE", "Coverage", "ValueTracker", "compute_coverage"]

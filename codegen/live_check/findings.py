@@ -12,7 +12,7 @@ from typing import Final, NamedTuple
 
 from metric_catalog.series_rules import qualified_key
 
-from ..diagnostics import Position, Severity
+from ..catalog.diagnostics import Position, Severity
 
 __all__ = [
     "ATTRIBUTE_KINDS",

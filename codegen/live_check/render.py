@@ -9,10 +9,10 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
-from ..diagnostics import Position, Severity
+from ..catalog.diagnostics import Position, Severity
+from ..runs.records import RunInfo
 from ..safe_text import printable
 from .findings import FINDING_KINDS
-from .records import RunInfo
 from .statistics import PRESENCE_STATES
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
 
-from ..diagnostics import Position
+from ..catalog.diagnostics import Position
 from ..safe_text import printable
 from .findings import FINDING_KINDS, KINDS, Finding
 

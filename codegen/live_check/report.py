@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic, Position, Severity
+from ..catalog.diagnostics import Diagnostic, Position, Severity
+from ..runs.limits import Limits
+from ..runs.records import Source
 from .coverage import Coverage
 from .findings import DEFAULT_HINTS, FINDING_KINDS, Finding, Notice
 from .judges.loops import JobLoop, LoopChoice
-from .limits import Limits
-from .records import Source
 from .render import render_json, render_text
 from .render_ci import render_github, render_sarif
 from .statistics import RowSummary

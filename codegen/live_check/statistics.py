@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ..model import MetricRow
+from ..catalog.model import MetricRow
 
 __all__ = ["PRESENCE_STATES", "RowSummary", "json_number", "number_text"]
 

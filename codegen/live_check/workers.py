@@ -35,13 +35,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..model import Catalog
+from ..catalog.model import Catalog
+from ..runs.ingest import INGESTERS, jsonl, read_source, trainer_state
+from ..runs.limits import Limits
+from ..runs.records import RunInfo, Source
+from ..runs.rewrites import rewrite_prefixes
 from .checker import Checker
 from .findings import Notice
-from .ingest import INGESTERS, jsonl, read_source, trainer_state
-from .limits import Limits
-from .prefix_rewrites import rewrite_prefixes
-from .records import RunInfo, Source
 from .report import LiveCheckReport
 
 __all__ = [

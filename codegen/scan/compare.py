@@ -31,9 +31,9 @@ from metric_catalog.series_rules import (
     qualified_key,
 )
 
-from ..diagnostics import Diagnostic, Position, Severity
-from ..model import Catalog, MetricRow
-from ..precedence import captures
+from ..catalog.diagnostics import Diagnostic, Position, Severity
+from ..catalog.model import Catalog, MetricRow
+from ..catalog.precedence import captures
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern

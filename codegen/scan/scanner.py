@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ..diagnostics import Diagnostic, Position, Severity, format_diagnostics
-from ..model import Catalog
+from ..catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics
+from ..catalog.model import Catalog
 from .calls import DEFAULT_SCAN_CALLS, ScanCall, merge_calls, parse_scan_call
 from .compare import CODES, SYNTAX, UNREADABLE, Judge
 from .extract import Module, Project

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen import writer
 from codegen.cli import main
-from codegen.generate import load_plan, plan_changes
-from codegen.writer import FileChange, WriteError, apply_changes, is_scratch
+from codegen.generate import writer
+from codegen.generate.plan import load_plan, plan_changes
+from codegen.generate.writer import FileChange, WriteError, apply_changes, is_scratch
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "generate"
 MANAGED = ("src", "docs", ".cache")
@@ -189,7 +189,7 @@ def test_the_last_rename_failing_restores_everything_already_committed(
 
 KILLER = """
 import os, signal, sys
-from codegen import writer
+from codegen.generate import writer
 from codegen.cli import main
 
 name, when = sys.argv[1], int(sys.argv[2])

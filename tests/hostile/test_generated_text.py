@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codegen.cli import main
-from codegen.writer import is_generated, marker_line
+from codegen.generate.writer import is_generated, marker_line
 from tests.adopter_project import ROW as ADOPTER_ROW
 
 ROW = (

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from codegen import manifest, pipeline
+from codegen.catalog import pipeline
+from codegen.catalog.loader import LoadedFile
 from codegen.cli import main
 from codegen.config import config_for_root
-from codegen.loader import LoadedFile
+from codegen.generate import manifest
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "generate"
 GENERATED = "src/metric_catalog/generated"

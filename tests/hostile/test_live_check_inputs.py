@@ -23,6 +23,8 @@ from typing import Any, BinaryIO
 import pytest
 
 from codegen import live_check
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import (
     check_file,
@@ -30,11 +32,9 @@ from codegen.live_check import (
     check_stream,
     expand_inputs,
     expand_paths,
-    ingest,
 )
 from codegen.live_check.checker import Checker
-from codegen.model import Catalog
-from codegen.pipeline import load_and_check
+from codegen.runs import ingest
 
 REPO = Path(__file__).resolve().parents[2]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
@@ -59,7 +59,7 @@ _MANY_FILES = textwrap.dedent(
     # forked test runner it started as, so reset VmHWM (Linux) and read it back.
     Path("/proc/self/clear_refs").write_text("5")
     from codegen.live_check import check_paths, expand_paths
-    from codegen.pipeline import load_and_check
+    from codegen.catalog.pipeline import load_and_check
 
     folder, count = Path(sys.argv[1]), int(sys.argv[2])
     for i in range(count):

@@ -8,7 +8,7 @@
 - :mod:`.presence`: ``missing`` and every row's presence state.
 
 ``undeclared`` and ``undeclared_series`` come from matching itself
-(:mod:`codegen.live_check.matching`). The checker
+(:mod:`codegen.catalog.matching`). The checker
 (:mod:`codegen.live_check.checker`) routes each record to them.
 """
 

@@ -29,8 +29,8 @@ from typing import Final
 
 from metric_catalog.series_rules import DEFAULT_CARDINALITY_LIMIT, series_limit, value_fits
 
-from ...model import Attribute, AttributeRef, Catalog, MetricRow
-from ..limits import Limits
+from ...catalog.model import Attribute, AttributeRef, Catalog, MetricRow
+from ...runs.limits import Limits
 
 __all__ = [
     "DEFAULT_CARDINALITY_LIMIT",

@@ -8,7 +8,7 @@ normal and not reported.
 
 from __future__ import annotations
 
-from ...model import MetricRow
+from ...catalog.model import MetricRow
 from ..statistics import number_text
 
 __all__ = ["judge_counter"]

@@ -33,7 +33,7 @@ from typing import Protocol
 
 from metric_catalog.series_rules import PREFIX_GLUE
 
-from ...model import Catalog
+from ...catalog.model import Catalog
 
 __all__ = [
     "JobLoop",

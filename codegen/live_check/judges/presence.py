@@ -18,7 +18,7 @@ not list the run's loop is noted as information too.
 
 When the run logged its configuration (a ``config`` header line), a
 ``conditionally_required`` row whose condition is an expression over it
-(:mod:`codegen.conditions`) is judged as ``required`` when the condition
+(:mod:`codegen.catalog.conditions`) is judged as ``required`` when the condition
 holds, and is ``not_applicable`` (nothing to report) when it does not; a prose
 condition, or a configuration value the run did not log, keeps it
 ``conditional``. A ``first_step`` naming a configuration value is read from it
@@ -40,14 +40,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...conditions import (
+from ...catalog.conditions import (
     Condition,
     ConditionError,
     parse_condition,
     parse_config_path,
     parse_first_step,
 )
-from ...model import MetricRow
+from ...catalog.model import MetricRow
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import JobLoop, LoopJudge, StepSpan, merged_span

@@ -31,9 +31,9 @@ from typing import Final
 
 from metric_catalog.series_rules import INVALID, parse_value
 
-from ...model import Attribute, Catalog, MetricRow, attribute_label
-from ...naming import prometheus_base
-from ..records import Record
+from ...catalog.model import Attribute, Catalog, MetricRow, attribute_label
+from ...catalog.naming import prometheus_base
+from ...runs.records import Record
 
 __all__ = ["EXPORTER_LABELS", "OVERFLOW_ATTRIBUTE", "WireJudge"]
 

@@ -26,7 +26,7 @@ _DEFAULT_PACKAGE: Final = "metric_catalog.generated"
 def series_anchor(name: str) -> str:
     """HTML id of a series' entry (``rl.reward.mean`` -> ``rl-reward-mean``).
 
-    The same rule as ``codegen.render_docs.series_anchor`` and the index script,
+    The same rule as ``codegen.generate.docs.series_anchor`` and the index script,
     so links built anywhere agree.
     """
     return _NON_ID_CHARS.sub("-", name.lower()).strip("-")

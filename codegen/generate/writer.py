@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
-from .safe_fs import UnsafeOutputError, check_output_path, read_head, read_regular
-from .safe_text import shown
+from ..safe_fs import UnsafeOutputError, check_output_path, read_head, read_regular
+from ..safe_text import shown
 
 __all__ = [
     "MARKER_SCAN_SUFFIXES",

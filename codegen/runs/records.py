@@ -58,7 +58,7 @@ class Record(NamedTuple):
     which ``path`` is one metric file): its worker."""
     rewrite: str | None = None
     """The rule by which the logging backend may have rewritten the keys before writing
-    them (``tensorboard``; see :data:`~codegen.live_check.matching.KEY_REWRITES`): a key
+    them (``tensorboard``; see :data:`~codegen.catalog.matching.KEY_REWRITES`): a key
     no row takes as logged is matched against the rows' keys rewritten by it."""
     step_keys: frozenset[str] = frozenset()
     """Keys of ``metrics`` that are the record's x axis in the logging backend rather than
@@ -76,7 +76,7 @@ class RunConfig(NamedTuple):
     """The run's configuration, as a header line logged it (``JsonlLogger(config=...)``).
 
     Conditions of ``conditionally_required`` rows and ``first_step`` values that
-    name ``config.<path>`` are judged against it (see :mod:`codegen.conditions`).
+    name ``config.<path>`` are judged against it (see :mod:`codegen.catalog.conditions`).
     """
 
     config: Mapping[str, object]

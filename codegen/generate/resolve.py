@@ -14,9 +14,9 @@ from typing import Final
 
 from metric_catalog.series_rules import placeholders
 
-from .config import Config
-from .model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
-from .precedence import shadowed_by
+from ..catalog.model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
+from ..catalog.precedence import shadowed_by
+from ..config import Config
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
 

@@ -211,7 +211,7 @@ def read(
     metric rows read.
 
     A database SQLite cannot read, or that holds no MLflow tables, is
-    abandoned (a fatal :class:`~codegen.live_check.records.Malformed` saying why).
+    abandoned (a fatal :class:`~codegen.runs.records.Malformed` saying why).
     """
     del limits
     path = source.path

@@ -25,9 +25,9 @@ from typing import Final
 
 import jinja2
 
-from .config import Config
-from .diagnostics import Diagnostic, Severity
-from .model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
+from ..catalog.diagnostics import Diagnostic, Severity
+from ..catalog.model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
+from ..config import Config
 from .templating import render, sandboxed_environment
 from .writer import marker_line
 

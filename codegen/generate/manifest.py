@@ -14,7 +14,7 @@ types, paths outside the managed folders), falls back to a full run: the
 manifest is read as untrusted input, and only regular files are read.
 
 This module imports only the standard library and light codegen modules
-(:mod:`codegen.config`, :mod:`codegen.writer`, :mod:`codegen.schema_file`), so
+(:mod:`codegen.config`, :mod:`codegen.generate.writer`, :mod:`codegen.generate.schema_file`), so
 the no-op path never pays for YAML, jsonschema or Jinja2. ``check`` never uses
 the manifest: it always renders, so CI proves the committed files itself.
 """
@@ -34,8 +34,8 @@ from typing import Final
 
 from metric_catalog import vocabulary
 
-from .config import Config, config_for_root
-from .safe_fs import check_output_path, is_within, read_regular
+from ..config import Config, config_for_root
+from ..safe_fs import check_output_path, is_within, read_regular
 from .schema_file import schema_file_path
 from .writer import scratch_files, stale_generated_files, write_atomic
 
@@ -71,7 +71,7 @@ class CachedRun:
 
 
 def _generator_sources() -> list[Path]:
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # every stage of codegen/
     sources = [p for p in package.rglob("*") if p.suffix in _GENERATOR_SUFFIXES and p.is_file()]
     # Names and keys are derived by the runtime's registry_key, so it is an input too.
     sources.append(Path(vocabulary.__file__).resolve())

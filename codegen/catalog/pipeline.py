@@ -1,8 +1,8 @@
 """Load, validate and lint the catalog in one call: :func:`load_and_check`.
 
-Every stage reports through :class:`~codegen.diagnostics.Diagnostic` and none
+Every stage reports through :class:`~codegen.catalog.diagnostics.Diagnostic` and none
 stops the others: all files are loaded, every valid row is built into the
-:class:`~codegen.model.Catalog`, and the findings of the whole run come back
+:class:`~codegen.catalog.model.Catalog`, and the findings of the whole run come back
 together, sorted by file and position.
 """
 
@@ -14,13 +14,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..safe_text import describe, first_control, shown
 from .builder import build_file, declared_names
 from .crossfile import check_catalog
 from .diagnostics import Diagnostic, Position, Severity, has_errors
 from .lints import lint_catalog
 from .loader import YMap, load_file
 from .model import Catalog, CatalogFile
-from .safe_text import describe, first_control, shown
 from .schema_check import check_schema
 
 __all__ = ["CheckResult", "default_paths", "display_path", "load_and_check"]

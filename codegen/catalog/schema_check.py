@@ -3,7 +3,7 @@
 The schema (``codegen/schema/catalog.schema.json``) is the single description of
 the file format; editors read it through the ``yaml-language-server`` header.
 Its validator is compiled once per process. jsonschema errors are mapped to
-:class:`~codegen.diagnostics.Diagnostic` with stable codes, the position of the
+:class:`~codegen.catalog.diagnostics.Diagnostic` with stable codes, the position of the
 exact node, and a fix ("did you mean 'description'?", "quote it").
 
 Most files are valid, so :func:`check_schema` first runs a fast path compiled
@@ -47,7 +47,7 @@ __all__ = [
     "validator",
 ]
 
-SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "catalog.schema.json"
+SCHEMA_PATH: Final = Path(__file__).resolve().parents[1] / "schema" / "catalog.schema.json"
 """The catalog file schema (JSON Schema 2020-12)."""
 
 SCHEMA_ID: Final = "urn:metric-catalog:schema:catalog:1-0-0"

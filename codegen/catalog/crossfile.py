@@ -558,7 +558,7 @@ def _key_overlaps(rows: list[MetricRow], known: dict[str, Attribute]) -> Iterato
     """Two rows sharing a logged key with neither more specific, reported at the later row.
 
     Where a literal key meets a family, or one family is more specific than
-    another, the more specific row takes the key (see :mod:`codegen.precedence`).
+    another, the more specific row takes the key (see :mod:`codegen.catalog.precedence`).
     """
     for meeting in meetings(rows, known):
         if meeting.winner is not None:

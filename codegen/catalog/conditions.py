@@ -52,7 +52,7 @@ __all__ = [
 
 RUN_VALUES: Final[tuple[str, ...]] = ("format",)
 """What ``run.<name>`` may name: ``run.format``, the input format the run was read in
-(an ingester's name, :mod:`codegen.live_check.ingest`)."""
+(an ingester's name, :mod:`codegen.runs.ingest`)."""
 
 MAX_CONDITION_LENGTH: Final = 500
 """Longest expression parsed (a longer text is prose): bounds parsing hostile input."""

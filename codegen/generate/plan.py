@@ -1,9 +1,9 @@
 """Everything ``make generate`` writes, as one plan: :func:`render_all` and :func:`plan_changes`.
 
 The renderers contribute: Python registration modules
-(:mod:`codegen.render_python`), docs pages (:mod:`codegen.render_docs`),
-Grafana dashboards (:mod:`codegen.dashboards`), a project's template outputs
-and the schema copy editors read (:mod:`codegen.schema_file`). Each returns repo-relative
+(:mod:`codegen.generate.python`), docs pages (:mod:`codegen.generate.docs`),
+Grafana dashboards (:mod:`codegen.generate.dashboards`), a project's template outputs
+and the schema copy editors read (:mod:`codegen.generate.schema_file`). Each returns repo-relative
 path -> text; this module merges them, checks each file lands in a folder it
 manages and carries the generated marker, and works out what to write and
 what to remove. ``generate`` and ``check`` share it, so they cannot disagree.
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from .config import Config, config_for_root
+from ..catalog.diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
+from ..catalog.model import Catalog
+from ..catalog.pipeline import load_and_check
+from ..config import Config, config_for_root
 from .dashboards import render_dashboards
-from .diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
-from .model import Catalog
-from .pipeline import load_and_check
-from .render_docs import render_docs_pages
-from .render_python import python_name_diagnostics, render_python_modules
-from .render_templates import TemplateOutputError, render_template_outputs
+from .docs import render_docs_pages
+from .outputs import TemplateOutputError, render_template_outputs
+from .python import python_name_diagnostics, render_python_modules
 from .schema_file import render_schema_file, schema_file_path
 from .templating import TemplateSandboxError
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated

@@ -29,8 +29,8 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .config import ConfigError
-from .safe_text import shown
+from ..config import ConfigError
+from ..safe_text import shown
 
 __all__ = [
     "TemplateOutputError",

@@ -32,8 +32,8 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from .config import Config
-from .model import Catalog, CatalogFile
+from ..catalog.model import Catalog, CatalogFile
+from ..config import Config
 from .resolve import resolve_catalog
 from .templating import render, sandboxed_environment
 from .writer import marker_line

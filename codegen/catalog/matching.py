@@ -42,7 +42,7 @@ from metric_catalog.series_rules import (
     split_flat_key,
 )
 
-from ..model import Attribute, MetricRow
+from ..catalog.model import Attribute, MetricRow
 
 __all__ = ["KEY_REWRITES", "KeyMatcher", "Match", "rewrite_pattern", "tensorboard_tag"]
 
@@ -61,7 +61,7 @@ def tensorboard_tag(text: str) -> str:
 
 KEY_REWRITES: Final[dict[str, Callable[[str], str]]] = {"tensorboard": tensorboard_tag}
 """A logging backend's rule for the keys it writes, by the name a record gives
-(:attr:`~codegen.live_check.records.Record.rewrite`)."""
+(:attr:`~codegen.runs.records.Record.rewrite`)."""
 
 
 def rewrite_pattern(text: str, rewrite: Callable[[str], str]) -> str:

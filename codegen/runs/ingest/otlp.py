@@ -3,7 +3,7 @@
 This is what the OpenTelemetry Collector's ``file`` exporter writes (and what
 ``otlp-json`` tooling exchanges): each line a JSON object whose top-level key
 is ``resourceMetrics``. Every data point becomes a point record (see
-:func:`codegen.live_check.telemetry.records_from_points`): the line number is
+:func:`codegen.runs.telemetry.records_from_points`): the line number is
 its step, so findings name the request they came from. Lines are read in
 bounded memory, as for this project's JSONL.
 """

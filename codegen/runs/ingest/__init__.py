@@ -4,15 +4,15 @@ An ingester is an :class:`Ingester`: a ``name`` (what ``--input-format``
 takes), a ``detect(path, head)`` hook (``head``: the input's first bytes,
 through its first non-blank line for a file, empty for a folder) and a
 ``read(source, stream, limits)`` generator yielding
-:class:`~codegen.live_check.records.Record` and
-:class:`~codegen.live_check.records.Malformed` items with their positions.
+:class:`~codegen.runs.records.Record` and
+:class:`~codegen.runs.records.Malformed` items with their positions.
 :func:`read_source` picks the ingester (the one named, else the first
 registered whose ``detect`` says yes; ``jsonl`` is the default) and reads one
 input with at most one file open.
 
 Adding an input format:
 
-1. write ``codegen/live_check/ingest/<format>.py`` with ``detect`` and
+1. write ``codegen/runs/ingest/<format>.py`` with ``detect`` and
    ``read`` functions (see :mod:`.jsonl`), yielding records with their
    source positions;
 2. add it to :data:`_BUILTIN` below (after ``jsonl``, which accepts anything and

@@ -20,8 +20,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from .config import Config
-from .model import Catalog
+from ..catalog.model import Catalog
+from ..config import Config
 from .writer import marker_line
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
     "schema_file_text",
 ]
 
-SCHEMA_SOURCE: Final = Path(__file__).resolve().parent / "schema" / "catalog.schema.json"
+SCHEMA_SOURCE: Final = Path(__file__).resolve().parents[1] / "schema" / "catalog.schema.json"
 """The schema shipped with the generator (the one ``validate`` uses)."""
 
 SCHEMA_FILE_NAME: Final = "catalog.schema.json"

@@ -1,6 +1,6 @@
 """Grafana dashboards, one per catalog file (owner), a panel per series.
 
-Queries use the name a Prometheus scrape shows (:func:`codegen.naming.prometheus_name`),
+Queries use the name a Prometheus scrape shows (:func:`codegen.catalog.naming.prometheus_name`),
 so a dashboard works the moment the tee exports, before anyone has looked at
 ``/metrics``:
 
@@ -19,7 +19,7 @@ panel sits on one line of the ``panels`` array (one line per series, so a
 catalog change shows as a one-line diff, and the panels go through the C JSON
 encoder, which ``indent`` would switch off). Each dashboard's ``description`` and top-level
 ``__generated__`` key start with :data:`GENERATED_MARKER`, so the generator
-(:func:`codegen.writer.is_generated`) can tell its own files from hand-made ones.
+(:func:`codegen.generate.writer.is_generated`) can tell its own files from hand-made ones.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import json
 import re
 from typing import Final
 
-from .config import Config
-from .model import Catalog, CatalogFile, MetricRow, attribute_label
+from ..catalog.model import Catalog, CatalogFile, MetricRow, attribute_label
+from ..config import Config
 from .writer import marker_line
 
 __all__ = [

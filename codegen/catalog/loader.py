@@ -29,8 +29,8 @@ from typing import Any, Final, Protocol, TypeAlias
 
 import yaml
 
+from ..safe_fs import NotRegularFileError, read_head
 from .diagnostics import Diagnostic, Position, Severity
-from .safe_fs import NotRegularFileError, read_head
 from .yaml_errors import explain_syntax_error
 
 __all__ = [

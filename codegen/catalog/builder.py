@@ -1,4 +1,4 @@
-"""Turn a loaded, schema-checked node tree into :mod:`codegen.model` objects.
+"""Turn a loaded, schema-checked node tree into :mod:`codegen.catalog.model` objects.
 
 Only what is valid is built: a row with any error under it is left out (its
 error is already reported), so renderers never see half-valid data. Each field

@@ -17,9 +17,9 @@ from typing import Final
 
 import jinja2
 
-from .config import Config, Output
-from .model import Catalog, CatalogFile
-from .render_python import make_environment
+from ..catalog.model import Catalog, CatalogFile
+from ..config import Config, Output
+from .python import make_environment
 from .templating import TemplateOutputError, render
 from .writer import marker_line
 

@@ -15,7 +15,7 @@ objects the logger could not convert. Both shapes may carry ``"loop"``,
 
 Lines are read in bounded memory: a line longer than ``max_line_bytes`` is
 ``malformed`` and its rest skipped in bounded chunks; the input is abandoned
-(a fatal :class:`~codegen.live_check.records.Malformed` naming the file) at
+(a fatal :class:`~codegen.runs.records.Malformed` naming the file) at
 its ``max_overlong_lines``-th such line, or when one line runs on past
 ``max_skipped_bytes`` without a line break (``/dev/zero``).
 """

@@ -64,13 +64,14 @@ class Scope(enum.Enum):
     """What a rule's check receives."""
 
     ROW = "row"
-    """One row (:class:`~codegen.model.MetricRow`); findings are about that row."""
+    """One row (:class:`~codegen.catalog.model.MetricRow`); findings are about that row."""
     ATTRIBUTE = "attribute"
-    """One declared attribute (:class:`~codegen.model.Attribute`); findings are about it."""
+    """One declared attribute (:class:`~codegen.catalog.model.Attribute`); findings are about it."""
     FILE = "file"
-    """One catalog file (:class:`~codegen.model.CatalogFile`); findings are :class:`Nit` s."""
+    """One catalog file (:class:`~codegen.catalog.model.CatalogFile`); findings are
+    :class:`Nit` s."""
     CATALOG = "catalog"
-    """The whole catalog (:class:`~codegen.model.Catalog`); findings are :class:`Nit` s."""
+    """The whole catalog (:class:`~codegen.catalog.model.Catalog`); findings are :class:`Nit` s."""
 
 
 Target = MetricRow | Attribute
@@ -750,7 +751,7 @@ def _similarity_key(name: str) -> str:
 
 
 def _clash(one: MetricRow, other: MetricRow) -> bool:
-    """Whether two rows' names already clash as an error (see :mod:`codegen.crossfile`)."""
+    """Whether two rows' names already clash as an error (see :mod:`codegen.catalog.crossfile`)."""
     return (
         one.name.lower() == other.name.lower()
         or one.registry_key == other.registry_key

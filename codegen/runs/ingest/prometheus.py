@@ -2,7 +2,7 @@
 
 A file whose first lines are ``# HELP`` / ``# TYPE`` comments (``curl
 host:9464/metrics > scrape.prom``, a node_exporter textfile) is read whole, up
-to :data:`~codegen.live_check.telemetry.MAX_SCRAPE_BYTES`, and parsed with
+to :data:`~codegen.runs.telemetry.MAX_SCRAPE_BYTES`, and parsed with
 ``prometheus_client``'s parser; each series' sample becomes a point record
 (step 1, the file as its source), judged like a live ``--scrape``.
 """
