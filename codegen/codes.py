@@ -6,7 +6,7 @@ The codes of the lint rules (:data:`codegen.catalog.lints.LINTS`), the diff rule
 (:data:`codegen.diff.RULES`) and live-check's finding kinds
 (:data:`codegen.live_check.findings.KINDS`, upper-cased) are declared once,
 next to their logic, and read from there (live-check's fixes are kept here);
-every other code is declared below. ``tests/test_codes.py`` scans the code
+every other code is declared below. ``tests/catalog/test_codes.py`` scans the code
 base and checks that every code it can emit is in the table and that the
 table holds no code nothing emits.
 

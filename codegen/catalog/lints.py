@@ -19,7 +19,7 @@ judges every ``no_lint`` entry once: a silenced rule that did not fire is
 ``UNKNOWN_LINT`` (both warnings, so suppressions never go stale).
 
 Adding a lint, of any scope, is one decorated function in this module (and a
-case in ``tests/test_lints.py``). The rules follow the OpenTelemetry semantic
+case in ``tests/catalog/test_lints.py``). The rules follow the OpenTelemetry semantic
 conventions, Prometheus ``promlint`` and glean_parser's ``glinter``.
 """
 

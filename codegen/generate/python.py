@@ -332,8 +332,8 @@ def _key_doc(row: MetricRow) -> str:
 # The built-in row layout is the macros of python/_rows.j2 (a project may replace that file to
 # restyle rows). Rendering a macro per row costs more than the rest of generate's module
 # rendering, so the built-in layout renders from this compiled form: the same blocks as plain
-# f-strings. tests/test_rows_template.py renders every block both ways and pins the template's
-# hash (ROWS_TEMPLATE_SHA256): edit both together.
+# f-strings. tests/generate/test_rows_template.py renders every block both ways and pins
+# the template's hash (ROWS_TEMPLATE_SHA256): edit both together.
 
 ROWS_TEMPLATE_SHA256: Final = "f7079279ef08130cf3ebbf63a043595987446da540ab1e244c11593a735240f0"
 """SHA-256 of ``templates/python/_rows.j2`` that the compiled blocks below were written from."""

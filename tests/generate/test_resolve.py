@@ -1,0 +1,280 @@
+"""resolve: the whole resolved catalog, complete and byte-identical across runs and input order."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codegen.catalog.diagnostics import Position
+from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.catalog.pipeline import load_and_check
+from codegen.cli import main
+from codegen.generate.resolve import RESOLVED_SCHEMA_VERSION, render_resolved, resolve_catalog
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "evolution"
+
+
+@pytest.fixture(scope="module")
+def fixture_catalog() -> Catalog:
+    """The evolution fixture catalog."""
+    result = load_and_check(root=FIXTURES, lint=False)
+    assert result.ok, result.diagnostics
+    return result.catalog
+
+
+def rows_by_name(catalog: Catalog) -> dict[str, dict[str, object]]:
+    """Resolved rows keyed by series name."""
+    doc = resolve_catalog(catalog)
+    rows = doc["rows"]
+    assert isinstance(rows, list)
+    return {r["name"]: r for r in rows}
+
+
+def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog: Catalog) -> None:
+    row = rows_by_name(fixture_catalog)["rl.train.valid_tokens"]
+    assert row == {
+        "name": "rl.train.valid_tokens",
+        "owner": "nemo_rl.algorithms.grpo",
+        "module": "grpo",
+        "file": "catalog/grpo.yaml",
+        "section": "teed",
+        "kind": "counter",
+        "unit": "{token}",
+        "logged_unit": "{token}",
+        "description": "Valid (unmasked) tokens trained this step.",
+        "stability": "development",
+        "deprecated": None,
+        "logger_key": "global_valid_toks",
+        "prefix": "train",
+        "qualified_logger_key": "train/global_valid_toks",
+        "registry_key": "train_valid_tokens",
+        "constant_name": "TRAIN_VALID_TOKENS",
+        "python_constant": "metric_catalog.generated.grpo.TRAIN_VALID_TOKENS",
+        "prometheus": {
+            "name": "rl_train_valid_tokens_total",
+            "series": ["rl_train_valid_tokens_total"],
+        },
+        "no_lint": [],
+        "prefixes": ["train"],
+        "placeholders": [],
+        "attributes": [],
+        "cardinality_limit": None,
+        "temporality": "delta",
+        "shadowed_by": [],
+        "source": "catalog/grpo.yaml:18:5",
+        "field_sources": {
+            "description": "catalog/grpo.yaml:22:18",
+            "kind": "catalog/grpo.yaml:20:11",
+            "logger_key": "catalog/grpo.yaml:18:17",
+            "name": "catalog/grpo.yaml:19:11",
+            "unit": "catalog/grpo.yaml:21:11",
+        },
+        "requirement_level": "recommended",
+        "condition": None,
+        "emitted_by": [],
+        "first_step": None,
+        "first_step_config": None,
+        "every": None,
+        "every_config": None,
+        "step_axis": "step",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "expected"),
+    [
+        ("rl.vllm.batch.duration", "prometheus", {
+            "name": "rl_vllm_batch_duration_seconds",
+            "series": [
+                "rl_vllm_batch_duration_seconds_bucket",
+                "rl_vllm_batch_duration_seconds_count",
+                "rl_vllm_batch_duration_seconds_sum",
+            ],
+        }),
+        ("rl.vllm.batch.duration", "prefix", None),
+        ("rl.vllm.batch.duration", "qualified_logger_key", None),
+        ("rl.step.duration", "prefix", "timing/train"),
+        ("rl.sft.validation.loss", "qualified_logger_key", "validation/val_loss"),
+        ("rl.reward.mean", "stability", "stable"),
+        ("rl.kl.divergence", "deprecated", {
+            "since": "0.2.0",
+            "replaced_by": "rl.kl.reference",
+            "note": "Renamed to say which policy it is measured against.",
+        }),
+        ("rl.vllm.batch.duration", "requirement_level", None),
+        ("rl.vllm.batch.duration", "emitted_by", None),
+        ("rl.sft.memory.usage", "prometheus", {
+            "name": "rl_sft_memory_usage_bytes",
+            "series": ["rl_sft_memory_usage_bytes"],
+        }),
+    ],
+)  # fmt: skip
+def test_resolved_fields_per_row(
+    fixture_catalog: Catalog, name: str, key: str, expected: object
+) -> None:
+    assert rows_by_name(fixture_catalog)[name][key] == expected
+
+
+def test_document_lists_files_and_rows_sorted(fixture_catalog: Catalog) -> None:
+    doc = json.loads(render_resolved(fixture_catalog))
+    assert doc["schema_version"] == RESOLVED_SCHEMA_VERSION
+    assert [f["path"] for f in doc["files"]] == ["catalog/grpo.yaml", "catalog/sft.yaml"]
+    names = [r["name"] for r in doc["rows"]]
+    assert names == sorted(names)
+    assert len(names) == 10
+    assert doc["files"][1]["rows"] == [
+        "rl.sft.memory.usage",
+        "rl.sft.unmasked_tokens",
+        "rl.sft.validation.loss",
+    ]
+
+
+def test_cli_output_is_byte_identical_across_runs_and_file_order(tmp_path: Path) -> None:
+    # Two copies of the catalog whose files are listed in opposite orders on the command line.
+    files = sorted((FIXTURES / "catalog").glob("*.yaml"))
+    runs = []
+    for ordered in (files, files[::-1], files):
+        relative = [str(p.relative_to(FIXTURES)) for p in ordered]
+        command = [sys.executable, "-m", "codegen", "resolve", "--format", "json"]
+        proc = subprocess.run(
+            [*command, "--root", str(FIXTURES), "--catalog", *relative],
+            capture_output=True,
+            cwd=REPO,
+            check=True,
+        )
+        runs.append(proc.stdout)
+    assert runs[0] == runs[1] == runs[2]
+    assert json.loads(runs[0])["rows"]
+
+
+def test_text_format_is_a_table_with_one_line_per_row(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["resolve", "--root", str(FIXTURES)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:5] == ["series", "kind", "unit", "stability", "prometheus"]
+    assert len(lines) == 2 + 10
+    assert lines[2].split()[:5] == [
+        "rl.kl.divergence",
+        "gauge",
+        "1",
+        "development",
+        "(deprecated)",
+    ]
+
+
+def test_invalid_catalog_exits_1_with_diagnostics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "bad.yaml").write_text("owner: x\nmodule: bad\n")
+    assert main(["resolve", "--root", str(tmp_path)]) == 1
+    assert "catalog/bad.yaml" in capsys.readouterr().err
+
+
+def _row(name: str, line: int, kind: str, deprecated: bool) -> MetricRow:
+    return MetricRow(
+        section="teed",
+        name=name,
+        kind=kind,
+        unit="s",
+        description="A series.",
+        stability="beta",
+        position=Position("catalog/a.yaml", line, 5),
+        logger_key=name.replace(".", "_"),
+        prefix="train",
+        deprecated=Deprecation("0.1.0", None, "old") if deprecated else None,
+    )
+
+
+file_rows = st.lists(
+    st.builds(
+        _row,
+        st.from_regex(r"rl\.m[a-z]{0,7}", fullmatch=True),
+        st.integers(1, 500),
+        st.sampled_from(["gauge", "counter", "histogram", "up_down_counter"]),
+        st.booleans(),
+    ),
+    max_size=6,
+    unique_by=lambda r: r.name,
+)
+
+
+@given(file_rows, file_rows, st.randoms(use_true_random=False))
+def test_resolve_does_not_depend_on_file_or_row_order(
+    a: list[MetricRow], b: list[MetricRow], rnd: random.Random
+) -> None:
+    def build(rows_a: list[MetricRow], rows_b: list[MetricRow], flip: bool) -> Catalog:
+        fa = CatalogFile("catalog/a.yaml", "pkg.a", "a", "A.", tuple(rows_a), ())
+        fb = CatalogFile("catalog/b.yaml", "pkg.b", "b", "B.", tuple(rows_b), ())
+        return Catalog((fb, fa) if flip else (fa, fb))
+
+    shuffled_a, shuffled_b = a[:], b[:]
+    rnd.shuffle(shuffled_a)
+    rnd.shuffle(shuffled_b)
+    first = render_resolved(build(a, b, flip=False))
+    second = render_resolved(build(shuffled_a, shuffled_b, flip=True))
+    assert first == second
+
+
+def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
+    """Rows list prefixes, placeholders and their attributes with values; attributes are listed."""
+    fixture = Path(__file__).parents[1] / "fixtures" / "attributes" / "gamma.yaml"
+    result = load_and_check([fixture], root=Path(__file__).resolve().parents[2])
+    assert result.ok
+    doc = json.loads(render_resolved(result.catalog))
+    rows = {row["name"]: row for row in doc["rows"]}
+    family = rows["rl.fixture.efficiency.time"]
+    assert family["prefixes"] == ["train", ""]
+    assert family["placeholders"] == ["rl.fixture.category"]
+    assert family["cardinality_limit"] == 100
+    assert family["attributes"][0] == {
+        "name": "rl.fixture.category",
+        "requirement_level": "required",
+        "type": "string",
+        "label": "rl_fixture_category",
+        "values": [
+            "idle/refit_bubble",
+            "init/total",
+            "a_rather_long_category_name_that_pushes_the_literal_past_the_line_limit",
+        ],
+        "max_cardinality": None,
+        "derive": None,
+    }
+    assert rows["rl.fixture.validation.loss"]["placeholders"] == ["rl.fixture.phase"]
+    assert rows["rl.fixture.gamma.batch.duration"]["prefixes"] == []
+    attributes = {a["name"]: a for a in doc["attributes"]}
+    assert list(attributes) == sorted(attributes)
+    phase = attributes["rl.fixture.phase"]
+    assert (phase["max_cardinality"], phase["values"], phase["type_name"]) == (64, [], None)
+    assert attributes["rl.fixture.rank"]["values"][0] == {
+        "value": "0",
+        "description": "The driver.",
+    }
+    assert attributes["rl.fixture.rank"]["type_name"] == "RlFixtureRank"
+    (gamma,) = doc["files"]
+    assert gamma["prefixes"] == ["train", ""]
+    assert "rl.fixture.clipped" in gamma["attributes"]
+
+
+def test_resolved_catalog_carries_derivations() -> None:
+    """A derived attribute lists its source, its table and its default."""
+    result = load_and_check(root=Path(__file__).resolve().parents[2])
+    doc = json.loads(render_resolved(result.catalog))
+    rows = {row["name"]: row for row in doc["rows"]}
+    attributes = {a["name"]: a for a in rows["rl.efficiency.seconds"]["attributes"]}
+    assert attributes["rl.efficiency.category"]["derive"] is None
+    bucket = attributes["rl.bucket"]["derive"]
+    assert bucket["from"] == "rl.efficiency.category"
+    assert bucket["default"] is None
+    assert bucket["map"]["init/total"] == "overhead"
+    assert bucket["map"]["wasted/failed_trajectory"] == "wasted"
+    assert len(bucket["map"]) == 8
