@@ -103,7 +103,7 @@ def test_the_license_file_is_the_apache_2_text_the_package_declares() -> None:
 def test_the_changelog_has_a_section_for_the_current_version_and_says_how_tags_are_cut() -> None:
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert re.search(rf"^## {re.escape(version)}\b", changelog, re.MULTILINE)
+    assert re.search(rf"^## \[{re.escape(version)}\]", changelog, re.MULTILINE)
     assert f"rev: v{version}" in changelog
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "rev: v" in readme
