@@ -570,7 +570,7 @@ def _table() -> tuple[Code, ...]:
 CODES: Final = _table()
 """Every code, sorted by stage (pipeline order) then code; ``(code, stage)`` is unique."""
 
-REFERENCE_PAGE: Final = Path("docs") / "guide" / "diagnostics.md"
+REFERENCE_PAGE: Final = Path("docs") / "reference" / "diagnostics.md"
 """Where this repository's docs site keeps the rendered table (root-relative)."""
 
 

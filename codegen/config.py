@@ -148,7 +148,7 @@ class Config:
     Each field declared with ``_key(...)`` is a key of the table, declared once:
     its name (the field's, ``-`` for ``_``), kind, default, help, the example
     errors show, its command-line flag and ``init``'s comment. Parsing, the
-    flags (:mod:`codegen.commands`), ``init``'s table and the adopt guide's
+    flags (:mod:`codegen.commands`), ``init``'s table and the configuration reference's
     table (checked by a test) all read :data:`CONFIG_KEYS`, built from them.
     """
 
@@ -412,7 +412,7 @@ class ConfigKey:
     default: object
     """The value when the table does not set it."""
     help: str
-    """What it sets (Markdown): the adopt guide's table column."""
+    """What it sets (Markdown): the configuration reference's table column."""
     example: str
     """How to write it, named by every error about it."""
     flag: str | None
@@ -422,7 +422,7 @@ class ConfigKey:
     comment: str | None
     """The comment ``init`` writes beside it."""
     shown_default: str
-    """The default as the adopt guide shows it (Markdown)."""
+    """The default as the configuration reference shows it (Markdown)."""
 
     @property
     def is_path(self) -> bool:

@@ -324,7 +324,7 @@ def _logger_key_repeats_prefix(row: MetricRow) -> Iterator[str]:
 
 
 # A logger key's characters beyond the classic set ``[A-Za-z0-9_./-]``, judged against each
-# logging backend's own rule (each cited in docs/guide/catalog-format.md):
+# logging backend's own rule (each cited in docs/reference/catalog-format.md):
 # (backend, what it does with such characters ({chars} names them), the characters it keeps).
 _CLASSIC_KEY_CHARACTERS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-"

@@ -23,11 +23,11 @@ from codegen.config import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-ADOPT_GUIDE = REPO / "docs" / "guide" / "adopt.md"
+ADOPT_GUIDE = REPO / "docs" / "reference" / "configuration.md"
 
 
 def _guide_rows() -> list[tuple[str, str, str]]:
-    """(key, default, what it sets) of the adopt guide's key table."""
+    """(key, default, what it sets) of the configuration reference's key table."""
     text = ADOPT_GUIDE.read_text(encoding="utf-8")
     table = text.split("| key | default | what it sets |\n|---|---|---|\n", 1)[1]
     rows = []

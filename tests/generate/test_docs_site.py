@@ -638,7 +638,14 @@ def test_identifiers_never_break_mid_word(site: Site, browser: Any, which: int) 
         assert wrapped > 0  # the check saw real wrapping, not only one-line identifiers
 
 
-GUIDES = ("guide/adopt", "guide/catalog-format", "guide/evolution", "guide/many-workers")
+GUIDES = (
+    "guide/adopt",
+    "guide/live-check",
+    "guide/evolution",
+    "guide/many-workers",
+    "reference/catalog-format",
+    "reference/live-check",
+)
 """The hand-written guide pages: prose full of inline identifiers and flags."""
 PHONE = (400, 900)
 """A phone-wide window: most inline identifiers in prose must wrap somewhere."""
