@@ -1,0 +1,182 @@
+"""Key routing: what each logged ``(prefix, key)`` means, decided once and cached.
+
+A logged key is split at its prefix when logged flat, rewritten by the
+``--key-rewrite`` rules (unless only the key as read is declared), matched to
+the teed rows (as the backend would have spelled their keys, when it rewrites
+keys), and its captured attribute values judged. The answer, a
+:class:`KeyPlan`, is kept per ``(prefix, key, split)`` up to
+:attr:`~codegen.runs.limits.Limits.max_family_keys` keys.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from metric_catalog.series_rules import PREFIX_GLUE
+
+from ..catalog.matching import KeyMatcher, Match
+from ..runs.limits import Limits
+from ..runs.rewrites import rewrite_key
+from .hints import known_spellings, spelling_hint, undeclared_hint
+from .judges.attributes import AttributeRules
+from .judges.loops import LoopJudge
+from .report import LiveCheckReport
+from .statistics import RowSummary
+
+__all__ = ["TRAINING_AXIS", "KeyPlan", "KeyPlanner"]
+
+TRAINING_AXIS: Final[frozenset[str]] = frozenset({""})
+"""The step axes of a key on the training step (``""``), or of a key no row takes."""
+
+Memo = tuple[str, str, bool | str]
+"""A plan's cache key: ``(prefix, logged key, split or the backend's rewrite rule)``."""
+
+
+class KeyPlan(NamedTuple):
+    """A logged key's meaning, decided once: where it splits, the rows it counts under, the
+    captured values' problems (one per match), the rows' summaries, whether it is a loop's
+    signature key, whether it takes the plain path (literal rows, no required attribute),
+    and the key as read when a key rewrite changed it.
+    """
+
+    prefix: str
+    key: str
+    matches: tuple[Match, ...]
+    problems: tuple[tuple[str, str] | None, ...]
+    summaries: tuple[RowSummary, ...]
+    signature: bool
+    plain: bool
+    axes: frozenset[str]
+    """The step axes of the rows it counts under: ``TRAINING_AXIS`` when all are on the
+    training step (also for a key no row takes), else their ``step_axis`` values."""
+    read_as: str | None = None
+    hint: str = ""
+
+
+class KeyPlanner:
+    """Plans logged keys against the teed rows (see :class:`KeyPlan`), with a bounded cache."""
+
+    def __init__(
+        self,
+        summaries: dict[str, RowSummary],
+        with_required: frozenset[str],
+        *,
+        matcher: KeyMatcher,
+        rules: AttributeRules,
+        loops: LoopJudge,
+        limits: Limits,
+        report: LiveCheckReport,
+        rewrites: tuple[tuple[str, str], ...],
+    ) -> None:
+        self.matcher = matcher
+        self.rules = rules
+        self.loops = loops
+        self.limits = limits
+        self.report = report
+        """The report: its ``key_prefix_rewrites`` and the rewritten-key counts."""
+        self.summaries = summaries
+        self.with_required = with_required
+        """Rows with a required attribute: their points are checked even without attributes."""
+        self.rewrites = rewrites
+        """``--key-rewrite`` rules: applied to every logged key before it is matched."""
+        self.rewritten: set[tuple[str, str]] = set()
+        """Distinct ``(prefix, key)`` a rewrite changed (bounded by the plan cache)."""
+        self.plans: dict[Memo, KeyPlan] = {}
+        """What each logged ``(prefix, key, split)`` means, decided once (bounded)."""
+
+    def planned(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+        """:meth:`plan`, kept in :attr:`plans` while the cache has room."""
+        plan = self.plan(prefix, logged, split, rewrite)
+        if len(self.plans) < self.limits.max_family_keys:
+            self.plans[(prefix, logged, split if rewrite is None else rewrite)] = plan
+        return plan
+
+    def plan(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+        """What a logged key means, decided once per ``(prefix, key)``: see :class:`KeyPlan`.
+
+        A key a rewrite changes is judged as rewritten, unless only the key as
+        read is declared (a key that merely contains the rewritten text, such as
+        ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning). ``rewrite``
+        names the rule the record's backend rewrote keys by (see :meth:`_plan_key`).
+        """
+        plan = None
+        if self.rewrites:
+            rewritten = rewrite_key(logged, self.rewrites)
+            if rewritten != logged:
+                plan = self._plan_key(prefix, rewritten, split, rewrite)
+                if not plan.matches:
+                    kept = self._plan_key(prefix, logged, split, rewrite)
+                    if kept.matches:
+                        return kept
+                plan = plan._replace(read_as=logged)
+        if plan is None:
+            plan = self._plan_key(prefix, logged, split, rewrite)
+        if plan.matches:
+            return plan
+        tables = not self.report.key_prefix_rewrites
+        for known, why, flag in known_spellings(logged, self.rewrites, prefix_tables=tables):
+            other = self._plan_key(prefix, known, split, rewrite)
+            if other.matches:
+                return plan._replace(hint=spelling_hint(why, flag, other.prefix, other.key))
+        return plan
+
+    def _plan_key(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+        """:meth:`plan` of a key as given (no ``--key-rewrite``).
+
+        A key no row takes as logged, read from a backend that rewrites keys
+        (``rewrite``: TensorBoard writes '@' as '_'), is matched against the rows'
+        keys as that backend would have written them.
+        """
+        signature_keys = self.loops.signature_keys
+        signature = bool(signature_keys) and (prefix, logged) in signature_keys
+        prefix, key, matches = self._match(prefix, logged, split, rewrite)
+        problems = tuple(
+            self.rules.judge_captures(captures) if captures else None for _, captures in matches
+        )
+        # The plain path: literal rows only, no attribute the row requires on every point.
+        plain = all(not captures for _, captures in matches) and not any(
+            row.name in self.with_required for row, _ in matches
+        )
+        summaries = tuple(self.summaries[row.name] for row, _ in matches)
+        axes = frozenset(row.step_axis for row, _ in matches)
+        if not axes or axes == TRAINING_AXIS:
+            axes = TRAINING_AXIS  # one shared object: the record loop tests it by identity
+        return KeyPlan(prefix, key, matches, problems, summaries, signature, plain, axes)
+
+    def _match(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None
+    ) -> tuple[str, str, tuple[Match, ...]]:
+        """``(prefix, key, matches)`` of a logged key: split, bare-split or as the backend
+        would have written the rows' keys, whichever first finds a row."""
+        matcher = self.matcher
+        given, key = prefix, logged
+        if split:
+            prefix, key = matcher.split(logged)
+        matches = matcher.match(prefix, key)
+        if not matches and not prefix and ("/" in logged or PREFIX_GLUE in logged):
+            # A flat key logged bare (a tracker's dict through adapters.tee_flat, written
+            # under the empty prefix): split as the adapter does, at the longest prefix.
+            prefix, key = matcher.split(logged)
+            matches = matcher.match(prefix, key)
+        if not matches and rewrite is not None:
+            # The backend rewrote the key (TensorBoard: '@' to '_'): match the rows' keys
+            # as it would have written them.
+            other = matcher.rewritten(rewrite)
+            found = other.split(logged) if split or not given else (given, logged)
+            rewritten = other.match(*found)
+            if rewritten:
+                (prefix, key), matches = found, rewritten
+        return prefix, key, matches
+
+    def undeclared_hint(self, plan: KeyPlan) -> str:
+        """What an undeclared key's finding adds (see :mod:`~codegen.live_check.hints`)."""
+        elsewhere = self.matcher.declared_prefixes(plan.key)
+        return undeclared_hint(elsewhere, plan.read_as, plan.hint)
+
+    def note_rewrite(self, prefix: str, logged: str) -> None:
+        """Count a value whose key a rewrite changed (and the key, once)."""
+        self.report.rewritten_values += 1
+        pair = (prefix, logged)
+        if pair not in self.rewritten and len(self.rewritten) < self.limits.max_family_keys:
+            self.rewritten.add(pair)
+            self.report.rewritten_keys += 1
