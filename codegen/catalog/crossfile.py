@@ -29,7 +29,7 @@ from metric_catalog.series_rules import (
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
-from .precedence import meetings, renames
+from .precedence import meetings, renames, scope_text, shared_loops
 
 __all__ = ["check_catalog"]
 
@@ -194,6 +194,7 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
         if clash is None:
             continue
         prefix, earlier = clash
+        loops = shared_loops(row, earlier)
         if earlier.deprecated is not None or row.deprecated is not None:
             fix = (
                 "only a deprecated row and the row its 'replaced_by' names may share a "
@@ -203,12 +204,15 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
         else:
             fix = (
                 "move the row to one owner or give it another prefix (to rename the series "
-                "under the same key, deprecate the old row with 'replaced_by' naming the new)."
+                "under the same key, deprecate the old row with 'replaced_by' naming the new; "
+                "when the key means something else in each loop, scope the rows to disjoint "
+                "loops with 'emitted_by')."
             )
         yield _error(
             "DUPLICATE_LOGGER_KEY",
             f"logger key {row.logger_key!r} (prefix {prefix!r}) of {_here(row)} is "
-            f"already teed by {earlier.name!r} at {earlier.position}; {fix}",
+            f"already teed by {earlier.name!r} at {earlier.position} in "
+            f"{scope_text(loops)}; {fix}",
             row.position,
         )
 
@@ -219,16 +223,18 @@ def _first_clash(
     """Claim each plain ``(prefix, logger_key)`` of ``row``; the first clash, if any.
 
     A deprecated row and the row its ``replaced_by`` names may share a key (a pair at
-    most); prefix patterns are checked by :func:`_key_overlaps`.
+    most), and so may rows whose ``emitted_by`` loops are disjoint (no loop logs
+    both); prefix patterns are checked by :func:`_key_overlaps`.
     """
     found: tuple[str, MetricRow] | None = None
     for prefix in row.prefixes:
         if "{" in prefix:
             continue
         owners = claimed.setdefault((prefix, row.logger_key or ""), [])
-        earlier = next((other for other in owners if not renames(row, other)), None)
-        if earlier is None and len(owners) >= 2:  # a pair at most
-            earlier = owners[0]
+        meeting = [other for other in owners if shared_loops(row, other)]
+        earlier = next((other for other in meeting if not renames(row, other)), None)
+        if earlier is None and len(meeting) >= 2:  # a pair at most
+            earlier = meeting[0]
         owners.append(row)
         if earlier is not None and found is None:
             found = (prefix, earlier)
@@ -571,9 +577,11 @@ def _key_overlaps(rows: list[MetricRow], known: dict[str, Attribute]) -> Iterato
             f"logger key {later.logger_key!r} of {later.name!r} and "
             f"{earlier.logger_key!r} of {earlier.name!r} (declared at "
             f"{earlier.position}) could both match the logged key {logged!r} "
-            f"(prefix {prefix!r}), and neither is more specific (the same literal "
-            "text and placeholders of the same widths); make the placeholder's attribute "
-            "an enum that excludes that value, or give one key or prefix more literal text.",
+            f"(prefix {prefix!r}) in {scope_text(shared_loops(later, earlier))}, and "
+            "neither is more specific (the same literal text and placeholders of the same "
+            "widths); make the placeholder's attribute an enum that excludes that value, "
+            "give one key or prefix more literal text, or scope the rows to disjoint loops "
+            "with 'emitted_by'.",
             later.where("logger_key"),
         )
 

@@ -8,6 +8,10 @@ specificity, then the prefix's), so the other is *shadowed* there; rows of
 equal rank that meet are ambiguous, which validation reports as
 ``KEY_PATTERN_OVERLAP`` with the shared key. A deprecated row and the row its
 ``replaced_by`` names may share keys (the tee feeds both).
+
+A row is scoped to the loops that emit it (``emitted_by``; none: every loop).
+Two rows whose scopes are disjoint never meet, whatever their keys: a run of
+one loop routes its keys among that loop's rows only (:func:`shared_loops`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,16 @@ from metric_catalog.series_rules import (
 
 from .model import Attribute, Catalog, MetricRow
 
-__all__ = ["Meeting", "captures", "meetings", "renames", "shadowed_by"]
+__all__ = [
+    "EVERY_LOOP",
+    "Meeting",
+    "captures",
+    "meetings",
+    "renames",
+    "scope_text",
+    "shadowed_by",
+    "shared_loops",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +66,34 @@ def renames(row: MetricRow, other: MetricRow) -> bool:
         old.deprecated is not None and old.deprecated.replaced_by == new.name
         for old, new in ((row, other), (other, row))
     )
+
+
+EVERY_LOOP = "*"
+"""What :func:`shared_loops` returns for two rows neither of which names a loop."""
+
+
+def shared_loops(row: MetricRow, other: MetricRow) -> tuple[str, ...]:
+    """The loops in which both rows may be logged, sorted; empty when their scopes are disjoint.
+
+    A row without ``emitted_by`` may be logged by every loop: beside a scoped row
+    the two share that row's loops; two unscoped rows share every loop
+    (``(EVERY_LOOP,)``).
+    """
+    if not row.emitted_by and not other.emitted_by:
+        return (EVERY_LOOP,)
+    if not row.emitted_by:
+        return tuple(sorted(set(other.emitted_by)))
+    if not other.emitted_by:
+        return tuple(sorted(set(row.emitted_by)))
+    return tuple(sorted(set(row.emitted_by) & set(other.emitted_by)))
+
+
+def scope_text(loops: tuple[str, ...]) -> str:
+    """``loop 'sft'``, ``loops 'dpo', 'rm'`` or ``every loop`` for :func:`shared_loops`."""
+    if loops == (EVERY_LOOP,):
+        return "every loop (neither row names its loops in 'emitted_by')"
+    names = ", ".join(repr(loop) for loop in loops)
+    return f"loop {names}" if len(loops) == 1 else f"loops {names}"
 
 
 def _head(text: str) -> str:
@@ -104,7 +145,8 @@ def meetings(rows: list[MetricRow], known: Mapping[str, Attribute]) -> Iterator[
     """Every pair of teed rows, a family among them, that meets; ``first`` declared first.
 
     Rows using an undeclared attribute are skipped (validation reports it);
-    a deprecated row and its replacement are not a meeting.
+    a deprecated row and its replacement are not a meeting, nor are two rows
+    whose ``emitted_by`` loops are disjoint (no run logs both).
     """
     teed = [row for row in rows if row.logger_key is not None]
     if not any(row.is_family for row in teed):
@@ -117,7 +159,7 @@ def meetings(rows: list[MetricRow], known: Mapping[str, Attribute]) -> Iterator[
         for other_index, other in enumerate(usable):
             if other_index == index or (other.is_family and other_index < index):
                 continue  # itself, or a family pair already seen from the other side
-            if renames(family, other):
+            if renames(family, other) or not shared_loops(family, other):
                 continue
             first, second = (family, other) if index < other_index else (other, family)
             found = _meeting(first, second, table)

@@ -361,6 +361,25 @@ class KeyPatterns:
             return hits
         if type(key) is not str and not isinstance(key, str):
             return ()
+        found: list[Hit] = []
+        for (record, row, points), values, captured in self._winners(key):
+            merged = {**values, **captured} if captured else values
+            found.append((record, row, points, points.attributes(merged), merged))
+        result = tuple(found)
+        if len(self.cache) < self.cache_limit:
+            self.cache[key] = result
+        return result
+
+    def targets(self, key: str) -> tuple[Any, ...]:
+        """The targets ``key`` would feed, uncached and without building attribute sets.
+
+        What :meth:`lookup` decides, for comparing routes (no point is counted
+        against a series' budget).
+        """
+        return tuple(target for target, _values, _captured in self._winners(key))
+
+    def _winners(self, key: str) -> list[tuple[Any, Attrs, Attrs | None]]:
+        """The targets of the highest rank matching ``key``, with what each captured."""
         best: Any = None
         winners: list[tuple[Any, Attrs, Attrs | None]] = []
         for length in self._head_lengths:
@@ -376,11 +395,4 @@ class KeyPatterns:
                 if best is None or rank > best:
                     best, winners = rank, []
                 winners.append((target, values, captured))
-        found: list[Hit] = []
-        for (record, row, points), values, captured in winners:
-            merged = {**values, **captured} if captured else values
-            found.append((record, row, points, points.attributes(merged), merged))
-        result = tuple(found)
-        if len(self.cache) < self.cache_limit:
-            self.cache[key] = result
-        return result
+        return winners

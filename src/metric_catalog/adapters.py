@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
 
 __all__ = [
+    "MEDIA_TYPE_KEY",
     "SPLIT_CACHE_LIMIT",
     "LightningTeeMixin",
     "TrackingTee",
@@ -60,6 +61,9 @@ __all__ = [
     "tee_summary_writer",
     "tee_wandb_log",
 ]
+
+MEDIA_TYPE_KEY: Final = "_type"
+"""The key W&B writes in a media value's dict (``{"_type": "table-file", ...}``)."""
 
 SPLIT_CACHE_LIMIT: Final = 4096
 """Flat keys whose split is remembered (per registry); later keys are split each time."""
@@ -186,9 +190,17 @@ def split_flat(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def tee_flat(
-    metrics: Mapping[str, Any], *, attributes: Attributes = None, strict: bool | None = None
+    metrics: Mapping[str, Any],
+    *,
+    attributes: Attributes = None,
+    strict: bool | None = None,
+    loop: str | None = None,
 ) -> None:
-    """Tee a flat dict: each key under the prefix it splits into. Never raises."""
+    """Tee a flat dict: each key under the prefix it splits into. Never raises.
+
+    ``loop`` names the training loop the dict comes from (else ``METRIC_CATALOG_LOOP``),
+    so a key rows of several loops share feeds this loop's row (see :func:`tee_metrics`).
+    """
     try:
         grouped = split_flat(metrics)
     except Exception as exc:  # noqa: BLE001 - telemetry never crashes a training loop
@@ -200,7 +212,7 @@ def tee_flat(
         )
         return
     for prefix, sub in grouped.items():
-        tee_metrics(sub, prefix, attributes=attributes, strict=strict)
+        tee_metrics(sub, prefix, attributes=attributes, strict=strict, loop=loop)
 
 
 class TrackingTee:
@@ -211,8 +223,10 @@ class TrackingTee:
     attributes are the wrapped object's.
     """
 
-    def __init__(self, inner: Any, *, attributes: Attributes = None) -> None:
-        """Wrap ``inner``; ``attributes`` are put on every teed point."""
+    def __init__(
+        self, inner: Any, *, attributes: Attributes = None, loop: str | None = None
+    ) -> None:
+        """Wrap ``inner``; ``attributes`` go on every teed point, ``loop`` routes shared keys."""
         if not callable(getattr(inner, "log", None)):
             msg = f"TrackingTee needs an object with a log method, got {type(inner).__name__}"
             raise TypeError(msg)
@@ -220,16 +234,18 @@ class TrackingTee:
         """The wrapped tracker."""
         self.attributes = attributes
         """OpenTelemetry attributes put on every teed point."""
+        self.loop = loop
+        """The training loop shared keys are routed by (``None``: ``METRIC_CATALOG_LOOP``)."""
 
     def log(self, data: Mapping[str, Any], step: int, *args: Any, **kwargs: Any) -> Any:
         """``Tracking.log(data, step, backend=None)``, then the tee."""
         try:
             return self.inner.log(data, step, *args, **kwargs)
         finally:
-            tee_flat(data, attributes=self.attributes)
+            tee_flat(data, attributes=self.attributes, loop=self.loop)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "inner" or (name.startswith("__") and name.endswith("__")):
+        if name in {"inner", "loop"} or (name.startswith("__") and name.endswith("__")):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -242,14 +258,16 @@ def flatten_nested(data: Mapping[str, Any]) -> Mapping[str, Any]:
     """``data`` with each nested dict's leaves under their dotted path, as W&B stores them.
 
     ``{"eval": {"acc": 0.9}, "loss": 0.1}`` is ``{"eval.acc": 0.9, "loss": 0.1}``;
-    ``data`` itself comes back when nothing is nested.
+    ``data`` itself comes back when nothing is nested. A W&B media dict (any dict
+    holding ``_type``: a table, an image, a histogram, as stored in a run) is one
+    value of its key, never sub-keys.
     """
-    if not any(isinstance(value, Mapping) for value in data.values()):
+    if not any(_is_nested(value) for value in data.values()):
         return data
     flat: dict[str, Any] = {}
 
     def walk(path: str, value: Any, depth: int) -> None:
-        if isinstance(value, Mapping) and value and depth < _MAX_NESTING:
+        if _is_nested(value) and depth < _MAX_NESTING:
             for name, inner in value.items():
                 walk(f"{path}.{name}" if path else str(name), inner, depth + 1)
         else:
@@ -260,7 +278,14 @@ def flatten_nested(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return flat
 
 
-def tee_wandb_log(run: Any, *, attributes: Attributes = None) -> Callable[..., Any]:
+def _is_nested(value: object) -> bool:
+    """Whether ``value`` is a non-empty dict of sub-keys (not a W&B media dict)."""
+    return isinstance(value, Mapping) and bool(value) and MEDIA_TYPE_KEY not in value
+
+
+def tee_wandb_log(
+    run: Any, *, attributes: Attributes = None, loop: str | None = None
+) -> Callable[..., Any]:
     """A ``log(data, step=None, commit=None, ...)`` that calls ``run.log`` and then tees.
 
     ``run`` is a ``wandb`` run or the ``wandb`` module: ``log = tee_wandb_log(wandb)``,
@@ -277,7 +302,7 @@ def tee_wandb_log(run: Any, *, attributes: Attributes = None) -> Callable[..., A
                 flat = flatten_nested(data)
             except Exception:  # noqa: BLE001 - telemetry never crashes a training loop
                 flat = data
-            tee_flat(flat, attributes=attributes)
+            tee_flat(flat, attributes=attributes, loop=loop)
 
     return log
 
@@ -294,8 +319,12 @@ class TrainerCallbackTee:
     reads, splitting its flat keys as the tee does.
     """
 
-    def __init__(self, *, attributes: Attributes = None, logger: Any = None) -> None:
+    def __init__(
+        self, *, attributes: Attributes = None, logger: Any = None, loop: str | None = None
+    ) -> None:
         """``attributes`` are put on every teed point; ``logger`` also gets each dict.
+
+        ``loop`` routes keys rows of several loops share (else ``METRIC_CATALOG_LOOP``).
 
         Raises:
             TypeError: ``logger`` has no ``log_metrics`` method.
@@ -310,6 +339,8 @@ class TrainerCallbackTee:
         """OpenTelemetry attributes put on every teed point."""
         self.logger = logger
         """Where each ``logs`` dict is also written (``None``: nowhere)."""
+        self.loop = loop
+        """The training loop shared keys are routed by (``None``: ``METRIC_CATALOG_LOOP``)."""
 
     def on_log(
         self,
@@ -329,7 +360,7 @@ class TrainerCallbackTee:
             if self.logger is not None:
                 self._write(state, logs)
         finally:
-            tee_flat(logs, attributes=self.attributes)
+            tee_flat(logs, attributes=self.attributes, loop=self.loop)
 
     def _write(self, state: Any, logs: Mapping[str, Any]) -> None:
         step = getattr(state, "global_step", None)
@@ -359,6 +390,8 @@ class LightningTeeMixin:
 
     tee_attributes: Attributes = None
     """OpenTelemetry attributes put on every teed point (set on the class or instance)."""
+    tee_loop: str | None = None
+    """The training loop shared keys are routed by (``None``: ``METRIC_CATALOG_LOOP``)."""
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> Any:
         """The logger's own ``log_metrics``, then the tee."""
@@ -366,10 +399,10 @@ class LightningTeeMixin:
             parent: Any = super()
             return parent.log_metrics(metrics, step)
         finally:
-            tee_flat(metrics, attributes=self.tee_attributes)
+            tee_flat(metrics, attributes=self.tee_attributes, loop=self.tee_loop)
 
 
-def tee_summary_writer(writer: _W, *, attributes: Attributes = None) -> _W:
+def tee_summary_writer(writer: _W, *, attributes: Attributes = None, loop: str | None = None) -> _W:
     """Make a TensorBoard ``SummaryWriter``'s ``add_scalar`` tee too; return the same writer.
 
     ``tee_summary_writer(get_tensorboard_writer())``: from then on each
@@ -397,7 +430,7 @@ def tee_summary_writer(writer: _W, *, attributes: Attributes = None) -> _W:
         try:
             return inner(tag, scalar_value, *args, **kwargs)
         finally:
-            tee_flat({tag: scalar_value}, attributes=attributes)
+            tee_flat({tag: scalar_value}, attributes=attributes, loop=loop)
 
     setattr(add_scalar, _TEED_MARK, True)
     writer.add_scalar = add_scalar  # type: ignore[attr-defined]

@@ -129,8 +129,14 @@ class TeeLogger:
         *,
         attributes: Attributes = None,
         strict: bool | None = None,
+        loop: str | None = None,
     ) -> None:
-        """Wrap ``inner``; ``attributes`` and ``strict`` are passed to every tee."""
+        """Wrap ``inner``; ``attributes``, ``strict`` and ``loop`` are passed to every tee.
+
+        ``loop`` names the training loop (``"sft"``) whose rows take keys that rows
+        of several loops share; ``None``: a wrapped :class:`JsonlLogger`'s loop, else
+        ``METRIC_CATALOG_LOOP``.
+        """
         if not callable(getattr(inner, "log_metrics", None)):
             msg = f"TeeLogger needs an object with a log_metrics method, got {type(inner).__name__}"
             raise TypeError(msg)
@@ -140,6 +146,10 @@ class TeeLogger:
         """OpenTelemetry attributes attached to every teed point."""
         self.strict = strict
         """Strict mode for the tee; ``None`` reads ``METRIC_CATALOG_STRICT``."""
+        if loop is None and isinstance(inner, JsonlLogger):
+            loop = inner.loop
+        self.loop = loop
+        """The loop shared keys are routed by; ``None`` reads ``METRIC_CATALOG_LOOP``."""
 
     def log_metrics(
         self, metrics: dict[str, Any], step: int, prefix: str = "", **kwargs: Any
@@ -155,13 +165,15 @@ class TeeLogger:
                 # A prefix given with its separator, which the wrapped logger joins to each
                 # key as written (NeMo-Aligner's "train_rollouts/"), names "train_rollouts".
                 prefix = namespace_prefix(prefix)
-            tee_metrics(metrics, prefix, attributes=self.attributes, strict=self.strict)
+            tee_metrics(
+                metrics, prefix, attributes=self.attributes, strict=self.strict, loop=self.loop
+            )
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names the wrapper lacks: log_hyperparams, finish, ... Not for
         # dunders (copy/pickle probe __deepcopy__, __reduce_ex__: those are the wrapper's)
         # nor before __init__ has set inner.
-        if name == "inner" or (name.startswith("__") and name.endswith("__")):
+        if name in {"inner", "loop"} or (name.startswith("__") and name.endswith("__")):
             raise AttributeError(name)
         return getattr(self.inner, name)
 

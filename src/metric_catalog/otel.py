@@ -24,6 +24,7 @@ from metric_catalog._attributes import (
     KEY_CACHE_LIMIT,
     RUNTIME_PREFIX_KEY_CACHE_LIMIT,
     CompiledTemplate,
+    Hit,
     KeyPatterns,
     SeriesPoints,
     compile_template,
@@ -36,8 +37,11 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
 
 __all__ = [
+    "ENV_LOOP",
     "ENV_STRICT",
     "METER_NAME",
+    "LayeredPatterns",
+    "LoopPatterns",
     "MetricGroup",
     "MetricSpec",
     "PrefixPlan",
@@ -50,6 +54,7 @@ __all__ = [
     "identity_labels",
     "metric_specs",
     "set_identity",
+    "warn_ambiguous",
 ]
 
 METER_NAME: Final = "metric_catalog"
@@ -57,6 +62,10 @@ METER_NAME: Final = "metric_catalog"
 
 ENV_STRICT: Final = "METRIC_CATALOG_STRICT"
 """Set to ``1`` to report keys logged under a teed prefix but never declared."""
+
+ENV_LOOP: Final = "METRIC_CATALOG_LOOP"
+"""Environment variable naming the process's training loop (``sft``); the tee routes a key
+rows of several loops share to the row of this loop."""
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 
@@ -151,8 +160,90 @@ class PrefixPlan:
     """Plain declared keys, in declaration order (empty when export is disabled)."""
     plain: frozenset[str]
     """The plain logger keys declared under the prefix (enabled or not)."""
-    patterns: KeyPatterns | None = None
+    patterns: KeyPatterns | LoopPatterns | LayeredPatterns | None = None
     """The key families (``{placeholder}`` patterns) teed under the prefix, if any."""
+    routes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Plain logger key -> the series names it feeds (enabled or not)."""
+    ambiguous: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Plain logger key -> the rows of different loops that claim it, when the process
+    names no loop: such a key is not exported (see :class:`LoopPatterns`)."""
+
+
+class LoopPatterns:
+    """The key families of a prefix for a process that names no loop.
+
+    Rows scoped to disjoint loops (``emitted_by``) may claim the same key; each
+    loop's view routes it to its own row. Without a loop a key feeds the row all
+    views agree on (one row claims it), and a key two views route to different
+    rows feeds none: it is warned once per key (:func:`warn_ambiguous`).
+    """
+
+    __slots__ = ("cache", "cache_limit", "prefix", "views")
+
+    def __init__(self, prefix: str, views: tuple[PrefixPlan, ...], cache_limit: int) -> None:
+        self.prefix = prefix
+        self.views = views
+        self.cache: dict[str, tuple[Hit, ...]] = {}
+        """Logged key -> the series it feeds (read directly by the tee)."""
+        self.cache_limit = cache_limit
+
+    def lookup(self, key: str) -> tuple[Hit, ...]:
+        """The series ``key`` feeds: the one row every loop routes it to, else none."""
+        hits = self.cache.get(key)
+        if hits is not None:
+            return hits
+        found: tuple[Hit, ...] = ()
+        claims: dict[tuple[str, ...], None] = {}
+        for view in self.views:
+            patterns = view.patterns
+            if key in view.plain or patterns is None:
+                names = view.routes.get(key, ())
+                view_hits: tuple[Hit, ...] = ()
+            else:
+                view_hits = patterns.lookup(key)
+                names = tuple(hit[1].name for hit in view_hits)
+            if names:
+                claims.setdefault(names, None)
+                if not found:
+                    found = view_hits
+        if len(claims) > 1:
+            warn_ambiguous(self.prefix, key, [n for names in claims for n in names])
+            found = ()
+        if len(self.cache) < self.cache_limit:
+            self.cache[key] = found
+        return found
+
+    def targets(self, key: str) -> tuple[Any, ...]:
+        """The targets :meth:`lookup` would feed, without building attribute sets or warning."""
+        found: tuple[Any, ...] = ()
+        claims: set[tuple[str, ...]] = set()
+        for view in self.views:
+            if key in view.plain:
+                names = view.routes.get(key, ())
+                view_targets: tuple[Any, ...] = ()
+            elif view.patterns is not None:
+                view_targets = view.patterns.targets(key)
+                names = tuple(target[1].name for target in view_targets)
+            else:
+                continue
+            if names:
+                claims.add(names)
+                found = found or view_targets
+        return found if len(claims) == 1 else ()
+
+
+def warn_ambiguous(prefix: str, key: str, rows: list[str]) -> None:
+    """Warn once per key that ``prefix/key`` is claimed by rows of different loops."""
+    shown = ", ".join(repr(name) for name in sorted(set(rows)))
+    where = series_rules.qualified_key(prefix, key)
+    warn_once(
+        ("ambiguous-key", prefix, key),
+        f"tee: {where!r} is claimed by rows of different loops ({shown}) and this process "
+        "names no loop, so it is not exported under a guess; name the loop with "
+        "tee_metrics(..., loop='<loop>'), TeeLogger(..., loop=...), JsonlLogger(..., "
+        f"loop=...) or the {ENV_LOOP} environment variable (warned once per key)",
+        family="ambiguous-key",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +296,11 @@ class MetricGroup:
     """The registry dict of teed rows the group was built from (``vocabulary._REGISTERED``)."""
     recorded_source: Any = None
     """The registry dict of recorded rows it was built from (``vocabulary._RECORDED``)."""
+    loop: str | None = None
+    """The process's training loop, from ``METRIC_CATALOG_LOOP`` when the group was built
+    (``None``: not named); :attr:`tee_tables` route shared keys by it."""
     _resolved: dict[str, PrefixPlan | None] = field(default_factory=dict)
+    _by_loop: dict[tuple[str | None, str], PrefixPlan | None] = field(default_factory=dict)
 
     def is_current(self) -> bool:
         """Whether the registry in place is still the one this group was built from.
@@ -218,8 +313,14 @@ class MetricGroup:
         teed, recorded, frozen = vocabulary._registry_state()
         return self.teed_source is teed and self.recorded_source is recorded and frozen
 
-    def plan(self, prefix: str) -> PrefixPlan | None:
-        """The plan of ``prefix`` (``None``: nothing is teed under it); cached, bounded."""
+    def plan(self, prefix: str, loop: str | None = None) -> PrefixPlan | None:
+        """The plan of ``prefix`` (``None``: nothing is teed under it); cached, bounded.
+
+        ``loop`` names the loop a call was made from when it is not the group's
+        (:attr:`loop`); its keys then route to that loop's rows.
+        """
+        if loop is not None and loop != self.loop:
+            return self._loop_plan(prefix, loop)
         plan = self.tee_tables.get(prefix)
         if plan is not None:
             return plan
@@ -228,9 +329,23 @@ class MetricGroup:
             return resolved[prefix]
         plan = None
         if self.prefix_patterns:
-            plan = _plan_for(self, prefix, RUNTIME_PREFIX_KEY_CACHE_LIMIT)
+            plan = _plan_for(self, prefix, RUNTIME_PREFIX_KEY_CACHE_LIMIT, self.loop)
         if len(resolved) < _PREFIX_CACHE_LIMIT:
             resolved[prefix] = plan
+        return plan
+
+    def _loop_plan(self, prefix: str, loop: str) -> PrefixPlan | None:
+        slot = (loop, prefix)
+        by_loop = self._by_loop
+        if slot in by_loop:
+            return by_loop[slot]
+        literal = prefix in self.rows_by_prefix
+        if not literal and not self.prefix_patterns:
+            return None
+        limit = KEY_CACHE_LIMIT if literal else RUNTIME_PREFIX_KEY_CACHE_LIMIT
+        plan = _plan_for(self, prefix, limit, loop)
+        if len(by_loop) < _PREFIX_CACHE_LIMIT:
+            by_loop[slot] = plan
         return plan
 
 
@@ -407,6 +522,7 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         "teed_keys": frozenset(row.key for row in teed),
         "recorded_keys": frozenset(row.key for row in recorded),
         "strict": os.environ.get(ENV_STRICT, "").strip().lower() in _TRUE,
+        "loop": os.environ.get(ENV_LOOP, "").strip() or None,
         "identity": labels,
     }
     recorders: dict[str, Recorder] = {}
@@ -463,30 +579,72 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         recorded_source=sources[1],
         **known,
     )
-    tables = {prefix: _plan_for(group, prefix) for prefix in rows_by_prefix}
+    tables = {prefix: _plan_for(group, prefix, loop=group.loop) for prefix in rows_by_prefix}
     object.__setattr__(group, "tee_tables", {p: plan for p, plan in tables.items() if plan})
     return group
 
 
 def _plan_for(
-    group: MetricGroup, prefix: str, key_cache_limit: int = KEY_CACHE_LIMIT
+    group: MetricGroup,
+    prefix: str,
+    key_cache_limit: int = KEY_CACHE_LIMIT,
+    loop: str | None = None,
 ) -> PrefixPlan | None:
-    """Build the plan of one concrete prefix: its literal rows, then prefix-pattern rows.
+    """Build the plan of one concrete prefix for a process of ``loop``.
 
     ``key_cache_limit`` bounds the key-match cache of its patterns: a run-time
     prefix gets a smaller one, so the up to 1024 cached run-time plans hold
-    at most a quarter million remembered keys between them.
+    at most a quarter million remembered keys between them. With a loop, only
+    the rows that loop may log (no ``emitted_by``, or one naming it) take keys;
+    without one, a key rows of several loops claim feeds none (see
+    :class:`LoopPatterns`).
     """
+    pairs = _pairs(group, prefix)
+    if not pairs:
+        return None
+    if loop is not None:
+        scoped = [pair for pair in pairs if _emits(pair[0], loop)]
+        if len(scoped) == len(pairs):
+            return _single_plan(group, pairs, key_cache_limit)
+        # The loop's own rows first; a key none of them takes goes where it would with
+        # no loop named (a row of another loop that alone claims it: live-check then
+        # reports it unexpected_loop), never to a guess.
+        fallback = _plan_for(group, prefix, key_cache_limit, None)
+        if not scoped:
+            return fallback
+        primary = _single_plan(group, scoped, key_cache_limit)
+        return _layered_plan(primary, fallback) if fallback is not None else primary
+    scopes = sorted({name for row, _captured, _rank in pairs for name in row.emitted_by})
+    if not scopes:
+        return _single_plan(group, pairs, key_cache_limit)
+    views = tuple(
+        _single_plan(group, [pair for pair in pairs if _emits(pair[0], scope)], key_cache_limit)
+        for scope in (*scopes, None)
+    )
+    return _merged_plan(prefix, views, key_cache_limit)
+
+
+_Pair = tuple[TeedMetric, "dict[str, Any] | None", "series_rules.Specificity"]
+
+
+def _emits(row: TeedMetric, loop: str | None) -> bool:
+    """Whether a process of ``loop`` may log ``row`` (``None``: a loop no row names)."""
+    return not row.emitted_by or loop in row.emitted_by
+
+
+def _pairs(group: MetricGroup, prefix: str) -> list[_Pair]:
+    """The rows teed under ``prefix`` (literal prefix first), with prefix captures and rank."""
     literal_rank = series_rules.specificity((prefix,), {})
-    pairs: list[tuple[TeedMetric, dict[str, Any] | None, series_rules.Specificity]] = [
-        (row, None, literal_rank) for row in group.rows_by_prefix.get(prefix, ())
-    ]
+    pairs: list[_Pair] = [(row, None, literal_rank) for row in group.rows_by_prefix.get(prefix, ())]
     for compiled, row in group.prefix_patterns:
         captured = compiled.match(prefix)
         if captured is not None:
             pairs.append((row, captured, compiled.rank))
-    if not pairs:
-        return None
+    return pairs
+
+
+def _single_plan(group: MetricGroup, pairs: list[_Pair], key_cache_limit: int) -> PrefixPlan:
+    """The plan of rows that all apply to one process: the most specific row takes a key."""
     # A plain key logged under this prefix goes to its most specific row (a literal
     # prefix beats a prefix pattern; see series_rules); a key family never takes it.
     plain_rank: dict[str, series_rules.Specificity] = {}
@@ -495,6 +653,7 @@ def _plan_for(
             key = series_rules.literal_text(row.logger_key)
             plain_rank[key] = max(rank, plain_rank.get(key, rank))
     entries: list[TeeEntry] = []
+    routes: dict[str, tuple[str, ...]] = {}
     patterns: KeyPatterns | None = None
     for row, captured, rank in pairs:
         record, points = group.series[row.name]
@@ -507,10 +666,92 @@ def _plan_for(
         key = series_rules.literal_text(row.logger_key)
         if rank < plain_rank[key]:
             continue  # shadowed here by a row under a more specific prefix
+        routes[key] = (*routes.get(key, ()), row.name)
         if group.enabled and record is not None:
             base = points.attributes(captured) if captured else points.base
             entries.append((key, record, row, points, base, captured))
-    return PrefixPlan(tuple(entries), frozenset(plain_rank), patterns)
+    return PrefixPlan(tuple(entries), frozenset(plain_rank), patterns, routes)
+
+
+def _merged_plan(prefix: str, views: tuple[PrefixPlan, ...], key_cache_limit: int) -> PrefixPlan:
+    """One plan over each loop's view: a key every view routes alike, or only one claims."""
+    plain = frozenset().union(*(view.plain for view in views))
+    routes: dict[str, tuple[str, ...]] = {}
+    ambiguous: dict[str, tuple[str, ...]] = {}
+    for key in sorted(plain):
+        claims: dict[tuple[str, ...], None] = {}
+        for view in views:
+            names = view.routes.get(key, ())
+            if not names and key not in view.plain and view.patterns is not None:
+                names = tuple(target[1].name for target in view.patterns.targets(key))
+            if names:
+                claims.setdefault(names, None)
+        if len(claims) > 1:
+            ambiguous[key] = tuple(sorted({name for names in claims for name in names}))
+        elif claims:
+            routes[key] = next(iter(claims))
+    entries: list[TeeEntry] = []
+    seen: set[tuple[str, str]] = set()
+    for view in views:
+        for entry in view.entries:
+            slot = (entry[0], entry[2].name)
+            if slot not in seen and entry[2].name in routes.get(entry[0], ()):
+                seen.add(slot)
+                entries.append(entry)
+    has_patterns = any(view.patterns is not None for view in views)
+    patterns = LoopPatterns(prefix, views, key_cache_limit) if has_patterns else None
+    return PrefixPlan(tuple(entries), plain, patterns, routes, ambiguous)
+
+
+def _layered_plan(primary: PrefixPlan, fallback: PrefixPlan) -> PrefixPlan:
+    """``primary``'s routes, then ``fallback``'s for the keys ``primary`` takes nowhere."""
+
+    def primary_takes(key: str) -> bool:
+        if key in primary.plain:
+            return True
+        return primary.patterns is not None and bool(primary.patterns.targets(key))
+
+    kept = [entry for entry in fallback.entries if not primary_takes(entry[0])]
+    routes = {k: v for k, v in fallback.routes.items() if not primary_takes(k)}
+    ambiguous = {k: v for k, v in fallback.ambiguous.items() if not primary_takes(k)}
+    routes.update(primary.routes)
+    plain = primary.plain | frozenset(routes) | frozenset(ambiguous)
+    patterns: KeyPatterns | LoopPatterns | LayeredPatterns | None = primary.patterns
+    if fallback.patterns is not None:
+        patterns = LayeredPatterns(primary, fallback.patterns)
+    return PrefixPlan((*primary.entries, *kept), plain, patterns, routes, ambiguous)
+
+
+class LayeredPatterns:
+    """The key families of a loop's rows, then those of the rows of other loops."""
+
+    __slots__ = ("cache", "fallback", "primary")
+
+    def __init__(
+        self, primary: PrefixPlan, fallback: KeyPatterns | LoopPatterns | LayeredPatterns
+    ) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.cache: dict[str, tuple[Hit, ...]] = {}
+        """Always empty: each layer caches its own matches."""
+
+    def lookup(self, key: str) -> tuple[Hit, ...]:
+        """The loop's own family for ``key``, else the one rows of other loops agree on."""
+        patterns = self.primary.patterns
+        if patterns is not None and key not in self.primary.plain:
+            hits = patterns.lookup(key)
+            if hits:
+                return hits
+        return self.fallback.lookup(key)
+
+    def targets(self, key: str) -> tuple[Any, ...]:
+        """The targets :meth:`lookup` would feed, without building attribute sets."""
+        patterns = self.primary.patterns
+        if patterns is not None and key not in self.primary.plain:
+            found = patterns.targets(key)
+            if found:
+                return found
+        return self.fallback.targets(key)
 
 
 class RunningTotal:

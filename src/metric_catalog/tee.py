@@ -72,6 +72,7 @@ def tee_metrics(
     *,
     attributes: Attributes = None,
     strict: bool | None = None,
+    loop: str | None = None,
 ) -> None:
     """Record each declared ``(prefix, key)`` of ``metrics`` on its instrument.
 
@@ -97,6 +98,11 @@ def tee_metrics(
         strict: Warn once per key logged under a prefix that has declared rows
             but which no row (or key pattern) declares. ``None`` reads
             ``METRIC_CATALOG_STRICT``.
+        loop: The training loop the call is made from (``"sft"``). Rows scoped
+            to disjoint loops (``emitted_by``) may share a key; it feeds the
+            row of this loop. ``None`` reads ``METRIC_CATALOG_LOOP``; with no
+            loop known, a key rows of several loops claim is not exported
+            (warned once per key, naming the rows).
 
     The first call builds the instruments and closes registration (see
     :func:`~metric_catalog.otel.ensure_metric_group_registered`); so does the
@@ -113,15 +119,19 @@ def tee_metrics(
             table = _snapshot(metrics, "tee")
             if table is None:
                 return
+        if loop is not None and (type(loop) is not str or loop == group.loop):
+            loop = _checked_loop(loop, group)
         if strict or (strict is None and group.strict):
-            _report_undeclared(group, table, prefix)
+            _report_undeclared(group, table, prefix, loop)
         if not group.enabled:
             return
-        plan = group.tee_tables.get(prefix)
+        plan = group.tee_tables.get(prefix) if loop is None else None
         if plan is None:
-            plan = group.plan(prefix)
+            plan = group.plan(prefix, loop)
             if plan is None:
                 return
+        if plan.ambiguous:
+            _warn_ambiguous(plan, table, prefix)
         get = table.get
         for logger_key, record, row, points, base, captured in plan.entries:
             try:
@@ -159,6 +169,30 @@ def tee_metrics(
             "(warned once per prefix and error)",
             family="tee-error",  # prefixes are the caller's: bound what is remembered
         )
+
+
+def _checked_loop(loop: object, group: otel.MetricGroup) -> str | None:
+    """``loop`` as the name to route by (``None``: the group's own), warned once if not a str."""
+    if type(loop) is str:
+        return None if loop == group.loop else loop
+    text = safe_text(loop)
+    if text is None:
+        warn_once(
+            ("loop-type", type_name(loop)),
+            f"tee: the loop is a {type_name(loop)} ({safe_repr(loop)}), not a str; keys are "
+            f"routed as if no loop were named. Pass the loop's name, e.g. loop='sft' (warned "
+            "once per type)",
+            family="bad-loop",
+        )
+        return None
+    return text.strip() or None
+
+
+def _warn_ambiguous(plan: otel.PrefixPlan, table: dict[Any, Any], prefix: str) -> None:
+    """Warn once per logged key that rows of several loops claim (the process names none)."""
+    for key, rows in plan.ambiguous.items():
+        if key in table:
+            otel.warn_ambiguous(prefix, key, list(rows))
 
 
 def _checked_prefix(prefix: object) -> str | None:
@@ -351,8 +385,10 @@ def _scaled(
     return None
 
 
-def _report_undeclared(group: otel.MetricGroup, metrics: dict[Any, Any], prefix: str) -> None:
-    plan = group.plan(prefix)
+def _report_undeclared(
+    group: otel.MetricGroup, metrics: dict[Any, Any], prefix: str, loop: str | None = None
+) -> None:
+    plan = group.plan(prefix, loop)
     if plan is None:
         return  # an untee'd prefix (e.g. "validation" with no rows) is not an omission
     plain = plan.plain

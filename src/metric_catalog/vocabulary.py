@@ -61,6 +61,7 @@ __all__ = [
     "as_scalar",
     "freeze_metrics",
     "is_frozen",
+    "loops_meet",
     "owner_of",
     "placeholders",
     "recorded_metrics",
@@ -593,6 +594,10 @@ class TeedMetric:
     logged_unit: str = ""
     """Unit the code logs values in when it differs from ``unit`` (``ms`` for ``unit="s"``);
     values are scaled exactly to ``unit`` before recording. ``""``: logged in ``unit``."""
+    emitted_by: tuple[str, ...] = ()
+    """The training loops that log the key (``("sft",)``); empty: every loop. Rows whose
+    loops are disjoint may share a logger key: the tee routes it by the process's loop
+    (``tee_metrics(loop=...)``, else ``METRIC_CATALOG_LOOP``)."""
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -609,6 +614,7 @@ class TeedMetric:
             and self.other_prefixes == ()
             and self.replaced_by is None
             and self.temporality == "delta"
+            and self.emitted_by == ()
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -619,6 +625,8 @@ class TeedMetric:
         what = f"TeedMetric({self.name!r})"
         if self.temporality != "delta":
             _check_temporality(what, self.kind, self.temporality)
+        if self.emitted_by != ():
+            _check_loops(what, self.emitted_by)
         _check_text(what, "logger_key", self.logger_key)
         _check_text(what, "prefix", self.prefix)
         if not self.logger_key:
@@ -707,6 +715,28 @@ def _check_temporality(what: str, kind: str, temporality: object) -> None:
             "drop temporality (a gauge shows the running total as it is)"
         )
         raise ValueError(msg)
+
+
+def _check_loops(what: str, loops: object) -> None:
+    """``emitted_by`` is a tuple of distinct, non-empty loop names."""
+    if not isinstance(loops, tuple) or not all(
+        type(loop) is str and loop.strip() == loop and loop for loop in loops
+    ):
+        msg = (
+            f"{what}: emitted_by must be a tuple of loop names such as ('sft', 'dpo'), got "
+            f"{loops!r}"
+        )
+        raise ValueError(msg)
+    if len(set(loops)) != len(loops):
+        msg = f"{what}: emitted_by {loops!r} repeats a loop; list each once"
+        raise ValueError(msg)
+
+
+def loops_meet(row: TeedMetric, other: TeedMetric) -> bool:
+    """Whether one loop may log both rows (a row without ``emitted_by`` is every loop's)."""
+    if not row.emitted_by or not other.emitted_by:
+        return True
+    return not set(row.emitted_by).isdisjoint(other.emitted_by)
 
 
 def _refuse_assignment(self: object, name: str, value: object) -> None:
@@ -966,10 +996,16 @@ def _register_row_by_row(derived: _Derived, batch: list[_Row], owner: str | None
         return owner if other in fresh else derived.owners.get(other.name)
 
     def clash(row: _Row, other: _Row, label: str, value: str, phrase: str) -> ValueError:
+        scoped = (
+            " (or, when the key means something else in each loop, scope the two rows to "
+            "disjoint loops with emitted_by)"
+            if label == "logger key"
+            else ""
+        )
         return ValueError(
             f"{_describe(row, owner)} claims {label} {value!r}, {phrase} by "
             f"{_describe(other, owner_of(other))}{_differences(row, other)}; rename one of "
-            "them or move the row to a single owner"
+            f"them or move the row to a single owner{scoped}"
         )
 
     for row in batch:
@@ -987,8 +1023,9 @@ def _register_row_by_row(derived: _Derived, batch: list[_Row], owner: str | None
         if isinstance(row, TeedMetric):
             for slot in _tee_slots(row):
                 taken = slots.get(slot, derived.tee_slots.get(slot, ()))
-                for other in taken:
-                    if len(taken) > 1 or not _replacement_pair(row, other):
+                meeting = [other for other in taken if loops_meet(row, other)]
+                for other in meeting:
+                    if len(meeting) > 1 or not _replacement_pair(row, other):
                         raise clash(row, other, "logger key", _where(slot), "already teed")
                 slots[slot] = (*taken, row)
         fresh[row] = None

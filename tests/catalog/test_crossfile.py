@@ -45,9 +45,11 @@ def test_duplicate_logger_key_across_files_names_both_positions(tmp_path: Path) 
     assert [d.format() for d in result.diagnostics] == [
         "catalog/grpo.yaml:10:5: error[DUPLICATE_LOGGER_KEY]: logger key 'reward' (prefix "
         "'train') of 'rl.reward.avg' (catalog/grpo.yaml) is already teed by 'rl.reward.mean' "
-        "at catalog/common.yaml:5:5; move the row to one owner or give it another prefix (to "
-        "rename the series under the same key, deprecate the old row with 'replaced_by' "
-        "naming the new)."
+        "at catalog/common.yaml:5:5 in every loop (neither row names its loops in "
+        "'emitted_by'); move the row to one owner or give it another prefix (to rename the "
+        "series under the same key, deprecate the old row with 'replaced_by' naming the new; "
+        "when the key means something else in each loop, scope the rows to disjoint loops "
+        "with 'emitted_by')."
     ]
     assert not result.ok
 

@@ -25,6 +25,11 @@ REWARD_MEAN: Final = TeedMetric(
     description="Mean rollout reward over the batch.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean rollout reward over the batch.
 
@@ -46,6 +51,14 @@ POLICY_LOSS: Final = TeedMetric(
     description="Training loss of the policy for the step, as the algorithm defines it.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "sft_v2",
+        "dpo",
+    ),
 )
 """Training loss of the policy for the step, as the algorithm defines it.
 
@@ -67,6 +80,14 @@ GRAD_NORM: Final = TeedMetric(
     description="Global L2 norm of the policy gradient before clipping.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "sft_v2",
+        "dpo",
+    ),
 )
 """Global L2 norm of the policy gradient before clipping.
 
@@ -88,6 +109,14 @@ LEARNING_RATE: Final = TeedMetric(
     description="Optimizer learning rate in effect for the step.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "sft_v2",
+        "dpo",
+    ),
 )
 """Optimizer learning rate in effect for the step.
 
@@ -110,6 +139,13 @@ TRAIN_VALID_TOKENS: Final = TeedMetric(
         "Valid (unmasked) tokens trained on this step, summed over all data-parallel ranks."
     ),
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Valid (unmasked) tokens trained on this step, summed over all data-parallel ranks.
 
@@ -129,6 +165,13 @@ TRAIN_VALID_SEQUENCES: Final = TeedMetric(
     unit="{sequence}",
     description="Valid sequences trained on this step, summed over all data-parallel ranks.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Valid sequences trained on this step, summed over all data-parallel ranks.
 

@@ -25,6 +25,7 @@ DPO_PREFERENCE_LOSS: Final = TeedMetric(
     unit="",
     description="Preference term of the DPO loss.",
     prefix="train",
+    emitted_by=("dpo",),
 )
 """Preference term of the DPO loss.
 
@@ -44,6 +45,7 @@ DPO_SFT_LOSS: Final = TeedMetric(
     unit="",
     description="Auxiliary SFT term of the loss, computed on the chosen responses.",
     prefix="train",
+    emitted_by=("dpo",),
 )
 """Auxiliary SFT term of the loss, computed on the chosen responses.
 
@@ -65,6 +67,7 @@ DPO_ACCURACY: Final = TeedMetric(
         "Share of pairs whose chosen response gets a higher implicit reward than the rejected one."
     ),
     prefix="train",
+    emitted_by=("dpo",),
 )
 """Share of pairs whose chosen response gets a higher implicit reward than the rejected
 one.
@@ -85,6 +88,7 @@ DPO_REWARDS_CHOSEN_MEAN: Final = TeedMetric(
     unit="",
     description="Mean implicit reward of the chosen responses.",
     prefix="train",
+    emitted_by=("dpo",),
 )
 """Mean implicit reward of the chosen responses.
 
@@ -104,6 +108,7 @@ DPO_REWARDS_REJECTED_MEAN: Final = TeedMetric(
     unit="",
     description="Mean implicit reward of the rejected responses.",
     prefix="train",
+    emitted_by=("dpo",),
 )
 """Mean implicit reward of the rejected responses.
 
@@ -130,6 +135,7 @@ DPO_VALIDATION_LOSS: Final = TeedMetric(
             requirement="required",
         ),
     ),
+    emitted_by=("dpo",),
 )
 """DPO loss over one validation dataset.
 
@@ -157,6 +163,7 @@ DPO_VALIDATION_ACCURACY: Final = TeedMetric(
             requirement="required",
         ),
     ),
+    emitted_by=("dpo",),
 )
 """Share of one validation dataset's pairs ranked correctly by the implicit reward.
 
@@ -186,6 +193,7 @@ DPO_VALIDATION_DURATION: Final = TeedMetric(
             requirement="required",
         ),
     ),
+    emitted_by=("dpo",),
 )
 """Wall clock of validating on one dataset.
 

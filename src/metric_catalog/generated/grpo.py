@@ -25,6 +25,11 @@ RESPONSE_LENGTH_MEAN: Final = TeedMetric(
     description="Mean number of generated tokens per sample in the batch.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean number of generated tokens per sample in the batch.
 
@@ -45,6 +50,11 @@ PROMPT_LENGTH_MEAN: Final = TeedMetric(
     unit="{token}",
     description="Mean prompt length over the batch.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean prompt length over the batch.
 
@@ -67,6 +77,11 @@ KL_DIVERGENCE: Final = TeedMetric(
     ),
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """KL divergence from the reference policy, with the penalty coefficient divided out.
 
@@ -88,6 +103,11 @@ ENTROPY: Final = TeedMetric(
     description="Approximate per-token entropy of the policy, in nats.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Approximate per-token entropy of the policy, in nats.
 
@@ -110,6 +130,11 @@ LOGPROB_MULT_ERROR: Final = TeedMetric(
         "Multiplicative error between generation and training token probabilities (1 is ideal)."
     ),
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Multiplicative error between generation and training token probabilities (1 is ideal).
 
@@ -129,6 +154,11 @@ LOGPROB_GEN_KL_ERROR: Final = TeedMetric(
     unit="",
     description="KL divergence between the generation engine's and the trainer's logprobs.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """KL divergence between the generation engine's and the trainer's logprobs.
 
@@ -148,6 +178,11 @@ POLICY_IMPORTANCE_RATIO: Final = TeedMetric(
     unit="1",
     description="Mean off-policy importance-sampling ratio between trainer and generator.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean off-policy importance-sampling ratio between trainer and generator.
 
@@ -169,6 +204,11 @@ POLICY_PROBS_RATIO: Final = TeedMetric(
         "Mean ratio of the updated to the behaviour policy's token probabilities, before clipping."
     ),
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean ratio of the updated to the behaviour policy's token probabilities, before
 clipping.
@@ -189,6 +229,11 @@ ADVANTAGE_MEAN: Final = TeedMetric(
     unit="",
     description="Mean advantage over response tokens.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean advantage over response tokens.
 
@@ -208,6 +253,12 @@ GRPO_VALID_SAMPLES: Final = TeedMetric(
     unit="{sample}",
     description="Samples of the batch that contributed to the loss (not masked out) this step.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "dpo",
+    ),
 )
 """Samples of the batch that contributed to the loss (not masked out) this step.
 
@@ -227,6 +278,11 @@ ROLLOUT_TRUNCATED: Final = TeedMetric(
     unit="1",
     description="Share of samples cut off at the generation length limit.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Share of samples cut off at the generation length limit.
 
@@ -246,6 +302,11 @@ ROLLOUT_TERMINATED: Final = TeedMetric(
     unit="1",
     description="Share of samples that ended on a stop token or stop string.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Share of samples that ended on a stop token or stop string.
 
@@ -265,6 +326,11 @@ ROLLOUT_TURNS_MEAN: Final = TeedMetric(
     unit="{turn}",
     description="Mean number of turns per multi-turn sample.",
     prefix="train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean number of turns per multi-turn sample.
 
@@ -284,6 +350,7 @@ GRPO_REPLAY_BUFFER_SIZE: Final = TeedMetric(
     unit="{trajectory}",
     description="Trajectories waiting in the async GRPO replay buffer when the step starts.",
     prefix="train",
+    emitted_by=("grpo_async",),
 )
 """Trajectories waiting in the async GRPO replay buffer when the step starts.
 
@@ -305,6 +372,7 @@ GRPO_TRAJECTORY_AGE_MEAN: Final = TeedMetric(
         "Mean number of policy versions between generating a trajectory and training on it."
     ),
     prefix="train",
+    emitted_by=("grpo_async",),
 )
 """Mean number of policy versions between generating a trajectory and training on it.
 
@@ -324,6 +392,11 @@ GRPO_VALIDATION_ACCURACY: Final = TeedMetric(
     unit="1",
     description="Share of validation samples with a positive reward.",
     prefix="validation",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Share of validation samples with a positive reward.
 
@@ -343,6 +416,11 @@ GRPO_VALIDATION_RESPONSE_LENGTH_MEAN: Final = TeedMetric(
     unit="{token}",
     description="Mean generated length of the validation responses.",
     prefix="validation",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Mean generated length of the validation responses.
 
@@ -364,6 +442,11 @@ THROUGHPUT_JOB: Final = TeedMetric(
     unit="{token}/s",
     description="End-to-end token throughput of the whole job over the step.",
     prefix="performance",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """End-to-end token throughput of the whole job over the step.
 
@@ -383,6 +466,11 @@ THROUGHPUT_SAMPLES: Final = TeedMetric(
     unit="{sample}/s",
     description="End-to-end sample throughput of the whole job over the step.",
     prefix="performance",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """End-to-end sample throughput of the whole job over the step.
 

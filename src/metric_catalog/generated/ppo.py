@@ -25,6 +25,7 @@ VALUE_LOSS: Final = TeedMetric(
     description="Training loss of the value function for the step.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=("ppo",),
 )
 """Training loss of the value function for the step.
 
@@ -45,6 +46,7 @@ VALUE_GRAD_NORM: Final = TeedMetric(
     unit="",
     description="Global L2 norm of the critic's gradient before clipping.",
     prefix="train",
+    emitted_by=("ppo",),
 )
 """Global L2 norm of the critic's gradient before clipping.
 
@@ -64,6 +66,7 @@ VALUE_CLIP_FRACTION: Final = TeedMetric(
     unit="1",
     description="Share of value predictions whose update was clipped.",
     prefix="train",
+    emitted_by=("ppo",),
 )
 """Share of value predictions whose update was clipped.
 
@@ -83,6 +86,7 @@ VALUE_EXPLAINED_VARIANCE: Final = TeedMetric(
     unit="",
     description="Share of the returns' variance the critic's predictions explain (1 is perfect).",
     prefix="train",
+    emitted_by=("ppo",),
 )
 """Share of the returns' variance the critic's predictions explain (1 is perfect).
 
@@ -102,6 +106,7 @@ VALUE_RETURNS_MEAN: Final = TeedMetric(
     unit="",
     description="Mean discounted return the critic is trained towards.",
     prefix="train",
+    emitted_by=("ppo",),
 )
 """Mean discounted return the critic is trained towards.
 

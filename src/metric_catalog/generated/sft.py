@@ -24,6 +24,7 @@ SFT_VALIDATION_LOSS: Final = TeedMetric(
     unit="",
     description="Token-weighted loss over the validation set.",
     prefix="validation",
+    emitted_by=("sft",),
 )
 """Token-weighted loss over the validation set.
 
@@ -43,6 +44,7 @@ SFT_UNMASKED_TOKENS: Final = TeedMetric(
     unit="{token}",
     description="Supervised (unmasked) tokens trained on this step.",
     prefix="train",
+    emitted_by=("sft",),
 )
 """Supervised (unmasked) tokens trained on this step.
 
@@ -63,6 +65,7 @@ SFT_V2_LOADER_LATENCY_MAX: Final = TeedMetric(
     description="Longest wait for a batch from the data loader during the step.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=("sft_v2",),
 )
 """Longest wait for a batch from the data loader during the step.
 
@@ -84,6 +87,7 @@ SFT_V2_POLICY_DURATION: Final = TeedMetric(
     description="Time the SFT v2 step spent in the policy's forward and backward passes.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=("sft_v2",),
 )
 """Time the SFT v2 step spent in the policy's forward and backward passes.
 
@@ -105,6 +109,7 @@ SFT_V2_STEP_DURATION: Final = TeedMetric(
     description="Wall clock of one SFT v2 training step.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=("sft_v2",),
 )
 """Wall clock of one SFT v2 training step.
 
@@ -126,6 +131,7 @@ SFT_V2_VALID_TOKENS_PER_SECOND: Final = TeedMetric(
     description="Valid (unmasked) tokens trained per second by the SFT v2 loop over the step.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=("sft_v2",),
 )
 """Valid (unmasked) tokens trained per second by the SFT v2 loop over the step.
 

@@ -104,6 +104,11 @@ EFFICIENCY_SECONDS: Final = TeedMetric(
         ),
     ),
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Time attributed to one efficiency category, named by the rl.efficiency.category
 attribute.
@@ -150,6 +155,11 @@ EFFICIENCY_PCT: Final = TeedMetric(
         ),
     ),
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Productive share of driver-side wall clock, over the window named by
 rl.efficiency.window.
@@ -176,6 +186,11 @@ EFFICIENCY_WASTE: Final = TeedMetric(
     ),
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Driver wall clock lost to the per-step idle categories (buffer starvation, refit bubble,
 validation) over the window of rl.efficiency.pct, at most that window's wall time.
@@ -200,6 +215,11 @@ EFFICIENCY_PRODUCTIVE: Final = TeedMetric(
     ),
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Driver wall clock over the window of rl.efficiency.pct not lost to idle categories.
 
@@ -221,6 +241,11 @@ EFFICIENCY_WALL_TIME: Final = TeedMetric(
     description="Driver wall clock since training began, the denominator of each category's share.",
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Driver wall clock since training began, the denominator of each category's share.
 
@@ -245,6 +270,11 @@ EFFICIENCY_THREAD_TIME: Final = TeedMetric(
     ),
     prefix="train",
     other_prefixes=("",),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Sum of the collector-side categories, accumulated over concurrent threads since the
 collector started; it may exceed the wall time it covers.
@@ -272,6 +302,11 @@ SETUP_DURATION: Final = TeedMetric(
             max_cardinality=64,
             requirement="required",
         ),
+    ),
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
     ),
 )
 """Wall clock spent in one startup phase, named by the rl.setup.phase attribute.

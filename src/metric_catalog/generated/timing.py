@@ -24,6 +24,13 @@ STEP_DURATION: Final = TeedMetric(
     unit="s",
     description="Wall clock of one whole training step.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Wall clock of one whole training step.
 
@@ -43,6 +50,10 @@ GENERATION_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent generating rollouts during the step.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "ppo",
+    ),
 )
 """Time spent generating rollouts during the step.
 
@@ -62,6 +73,13 @@ DATA_PROCESSING_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent turning rollouts into training batches.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Time spent turning rollouts into training batches.
 
@@ -81,6 +99,10 @@ REWARD_CALCULATION_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent scoring rollouts in the reward environments.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "ppo",
+    ),
 )
 """Time spent scoring rollouts in the reward environments.
 
@@ -100,6 +122,11 @@ ADVANTAGE_CALCULATION_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent computing advantages from the rewards.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Time spent computing advantages from the rewards.
 
@@ -119,6 +146,11 @@ LOGPROB_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent computing policy and reference logprobs for the batch.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Time spent computing policy and reference logprobs for the batch.
 
@@ -138,6 +170,13 @@ POLICY_TRAINING_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent updating the policy weights.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Time spent updating the policy weights.
 
@@ -157,6 +196,13 @@ CHECKPOINT_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent saving a checkpoint during the step (zero-length steps save none).",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+        "dpo",
+    ),
 )
 """Time spent saving a checkpoint during the step (zero-length steps save none).
 
@@ -176,6 +222,7 @@ WEIGHT_SYNC_DURATION: Final = TeedMetric(
     unit="s",
     description="Time async GRPO spent pushing new weights to the generation workers.",
     prefix="timing/train",
+    emitted_by=("grpo_async",),
 )
 """Time async GRPO spent pushing new weights to the generation workers.
 
@@ -195,6 +242,7 @@ VALUE_TRAINING_DURATION: Final = TeedMetric(
     unit="s",
     description="Time PPO spent updating the value function.",
     prefix="timing/train",
+    emitted_by=("ppo",),
 )
 """Time PPO spent updating the value function.
 
@@ -214,6 +262,10 @@ REFIT_DURATION: Final = TeedMetric(
     unit="s",
     description="Time spent refitting the new weights into the generation engine.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "ppo",
+    ),
 )
 """Time spent refitting the new weights into the generation engine.
 
@@ -233,6 +285,11 @@ THROUGHPUT_VALID_TOKENS_PER_GPU: Final = TeedMetric(
     unit="{token}/s",
     description="Valid training tokens processed per second per GPU over the step.",
     prefix="timing/train",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+    ),
 )
 """Valid training tokens processed per second per GPU over the step.
 
@@ -252,6 +309,12 @@ VALIDATION_DURATION: Final = TeedMetric(
     unit="s",
     description="Wall clock of one validation pass.",
     prefix="timing/validation",
+    emitted_by=(
+        "grpo_sync",
+        "grpo_async",
+        "ppo",
+        "sft",
+    ),
 )
 """Wall clock of one validation pass.
 
