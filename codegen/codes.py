@@ -324,6 +324,20 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
     ),
     ("DUPLICATE_LOOP", "catalog", _E, "A loop is declared twice.", "Keep one declaration."),
     (
+        "DUPLICATE_BOOKKEEPING_KEY",
+        "catalog",
+        _E,
+        "A bookkeeping key (or pattern) is declared twice.",
+        "Keep one declaration with its reason.",
+    ),
+    (
+        "BOOKKEEPING_KEY_DECLARED",
+        "catalog",
+        _E,
+        "A key declared as bookkeeping (no metric) is also a teed row's logged key.",
+        "Drop the bookkeeping entry, or the row: a key is a metric or bookkeeping, not both.",
+    ),
+    (
         "KEY_PATTERN_OVERLAP",
         "catalog",
         _E,
@@ -495,6 +509,10 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "attribute_value": "Log an allowed value, or add it to the attribute.",
     "attribute_budget": "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",
     "unknown_loop": "Declare the loop under `loops:`, or fix the name the run logs.",
+    "ambiguous_key": (
+        "Name the input's loop (`JsonlLogger(loop=...)`, `METRIC_CATALOG_LOOP` or `--loop`), "
+        "or log a signature key of its loop."
+    ),
     "loop_conflict": (
         "Name one loop per worker (processes running different loops are a job of "
         "several), check each run on its own, or pass `--loop`."

@@ -24,6 +24,7 @@ from .model import (
     Attribute,
     AttributeRef,
     AttributeValue,
+    Bookkeeping,
     CatalogFile,
     Deprecation,
     Derivation,
@@ -131,6 +132,7 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         other_prefixes=file_prefixes[1:],
         loops=_loops(root, schema),
         emitted_by=file_emitted_by or (),
+        bookkeeping=_bookkeeping(root, display, schema),
     )
     return BuiltFile(catalog_file, tuple(diagnostics))
 
@@ -139,7 +141,8 @@ def _file_positions(root: YMap) -> dict[str, Position]:
     positions = {
         name: node.position
         for name, node in root.values.items()
-        if name in (*_FILE_FIELDS, "teed", "recorded", "attributes", "prefixes", "loops")
+        if name
+        in (*_FILE_FIELDS, "teed", "recorded", "attributes", "prefixes", "loops", "bookkeeping")
     }
     # Presence: the file's default emitted_by, item by item (emitted_by[0]).
     emitted = root.values.get("emitted_by")
@@ -180,6 +183,25 @@ def _loops(root: YMap, schema: SchemaResult) -> tuple[Loop, ...]:
         signature = _strings(item.values.get("signature")) or ()
         loops.append(Loop(name, description, signature, item.position))
     return tuple(loops)
+
+
+def _bookkeeping(root: YMap, display: str, schema: SchemaResult) -> tuple[Bookkeeping, ...]:
+    """The file's schema-clean ``bookkeeping`` entries."""
+    node = root.values.get("bookkeeping")
+    if not isinstance(node, YSeq) or node.bad:
+        return ()
+    entries = []
+    for index, item in enumerate(node.items):
+        if not isinstance(item, YMap) or subtree_bad(item):
+            continue
+        if not schema.is_clean(("bookkeeping", index)):
+            continue
+        key, reason = _text(item.values.get("key")), _text(item.values.get("reason"))
+        if key is None or reason is None:
+            continue
+        at = item.values["key"].position
+        entries.append(Bookkeeping(key, reason, at, display))
+    return tuple(entries)
 
 
 def _presence_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]) -> bool:
@@ -394,6 +416,7 @@ def _build_row(
         other_prefixes=prefixes[1:] if teed and prefixes else (),
         cardinality_limit=extras.cardinality_limit,
         temporality=texts.get("temporality", "delta") if teed else "delta",
+        value_type=texts.get("value_type", "number") if teed else "number",
         # "step" is the default axis, spelled out.
         step_axis=_step_axis(texts.get("step_axis", "")) if teed else "",
     )

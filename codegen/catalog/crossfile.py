@@ -163,7 +163,38 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(_namespaces(rows))
     diagnostics.extend(check_attributes(catalog, rows))
     diagnostics.extend(_loop_names(catalog))
+    diagnostics.extend(_bookkeeping(catalog, rows))
     return diagnostics
+
+
+def _bookkeeping(catalog: Catalog, rows: list[MetricRow]) -> Iterator[Diagnostic]:
+    """Each bookkeeping key is declared once, and is no teed row's logged key."""
+    first: dict[str, Position] = {}
+    logged: dict[str, MetricRow] = {}
+    for row in rows:
+        if row.logger_key is not None and not row.is_family:
+            for key in row.logged_keys:
+                logged.setdefault(key.replace("{{", "{").replace("}}", "}"), row)
+    for catalog_file in catalog.files:
+        for entry in catalog_file.bookkeeping:
+            earlier = first.setdefault(entry.key, entry.position)
+            if earlier is not entry.position:
+                yield _error(
+                    "DUPLICATE_BOOKKEEPING_KEY",
+                    f"bookkeeping key {entry.key!r} is already declared at {earlier}; keep "
+                    "one declaration with its reason.",
+                    entry.position,
+                )
+                continue
+            owner = next((r for key, r in logged.items() if entry.matches(key)), None)
+            if owner is not None:
+                yield _error(
+                    "BOOKKEEPING_KEY_DECLARED",
+                    f"bookkeeping key {entry.key!r} is also logged by teed row {_here(owner)} "
+                    f"at {owner.position}; a key is a metric or bookkeeping, not both: drop "
+                    "the bookkeeping entry or the row.",
+                    entry.position,
+                )
 
 
 def _modules(catalog: Catalog) -> Iterator[Diagnostic]:

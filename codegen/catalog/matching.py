@@ -14,6 +14,13 @@ once more with every placeholder opened (an enum or int placeholder takes
 any segment), so a key of a family's shape with a value outside the enum is
 an ``attribute_value`` finding rather than an undeclared key.
 
+Rows are scoped to the loops that emit them (``emitted_by``); rows of disjoint
+loops may share a key. :meth:`KeyMatcher.route_in` routes a pair for a run of
+one loop exactly as the tee does for a process of that loop: among that loop's
+rows first, then, for a key none of them takes (or a run whose loop is not
+known), to the one row every loop agrees on; a pair rows of several loops
+claim is *ambiguous* then, credited to none.
+
 A logging backend may rewrite keys before they reach its files (TensorBoard's
 writers replace every character outside ``[-/\\w.]`` with ``_``): a record read
 from such a file names the rule (:data:`KEY_REWRITES`), and a key no row takes
@@ -44,7 +51,14 @@ from metric_catalog.series_rules import (
 
 from ..catalog.model import Attribute, MetricRow
 
-__all__ = ["KEY_REWRITES", "KeyMatcher", "Match", "rewrite_pattern", "tensorboard_tag"]
+__all__ = [
+    "KEY_REWRITES",
+    "KeyMatcher",
+    "LoopRoute",
+    "Match",
+    "rewrite_pattern",
+    "tensorboard_tag",
+]
 
 _TENSORBOARD_INVALID: Final = re.compile(r"[^-/\w.]")
 
@@ -86,6 +100,20 @@ class Match(NamedTuple):
     captures: dict[str, object]
 
 
+class LoopRoute(NamedTuple):
+    """Where a pair goes for a run of one loop: its matches, or the rows that make it ambiguous."""
+
+    matches: tuple[Match, ...]
+    ambiguous: tuple[str, ...] = ()
+    """Series names of the rows of different loops that claim the pair (sorted), when the
+    run's loop does not decide it; ``matches`` is then empty."""
+
+
+def _emits(row: MetricRow, loop: str | None) -> bool:
+    """Whether a run of ``loop`` may log ``row`` (``None``: a loop no row names)."""
+    return not row.emitted_by or loop in row.emitted_by
+
+
 class KeyMatcher:
     """Teed rows by logged ``(prefix, key)``; family matches cached up to ``cache_limit`` pairs."""
 
@@ -104,6 +132,10 @@ class KeyMatcher:
         }
         self.rows = tuple(rows)
         self.attributes = known
+        self.scopes = tuple(sorted({loop for row in self.rows for loop in row.emitted_by}))
+        """Every loop some row names in ``emitted_by`` (empty: routing ignores loops)."""
+        self.views: dict[str | None, KeyMatcher] = {}
+        self.loop_routes: dict[tuple[str | None, str, str], LoopRoute] = {}
         self.rewrites: dict[str, KeyMatcher] = {}
         self.literal: dict[tuple[str, str], tuple[Match, ...]] = {}
         self.splits: dict[str, tuple[str, str]] = {}
@@ -139,6 +171,45 @@ class KeyMatcher:
         if not len(self.families):
             return ()
         return tuple(Match(row, captured) for row, captured in self.families.match(prefix, key))
+
+    def view(self, loop: str | None) -> KeyMatcher:
+        """A matcher over the rows a run of ``loop`` may log (``None``: rows of every loop)."""
+        found = self.views.get(loop)
+        if found is None:
+            rows = [row for row in self.rows if _emits(row, loop)]
+            found = KeyMatcher(rows, self.cache_limit, self.attributes)
+            self.views[loop] = found
+        return found
+
+    def route_in(self, prefix: str, key: str, loop: str | None) -> LoopRoute:
+        """:meth:`route` for a run of ``loop`` (``None``: not known), as the tee routes it.
+
+        A run's own rows take the pair first; otherwise each loop's view (and that of
+        a loop no row names) routes it, and the pair goes to the one row they agree
+        on, or to none when they disagree (``ambiguous``). Cached up to the limit.
+        """
+        if not self.scopes:
+            return LoopRoute(self.route(prefix, key))
+        slot = (loop, prefix, key)
+        found = self.loop_routes.get(slot)
+        if found is not None:
+            return found
+        own = self.view(loop).route(prefix, key) if loop is not None else ()
+        found = LoopRoute(own) if own else self._agreed(prefix, key)
+        if len(self.loop_routes) < self.cache_limit:
+            self.loop_routes[slot] = found
+        return found
+
+    def _agreed(self, prefix: str, key: str) -> LoopRoute:
+        """The row every loop's view routes ``(prefix, key)`` to, or the rows they differ on."""
+        claims: dict[tuple[str, ...], tuple[Match, ...]] = {}
+        for scope in (*self.scopes, None):
+            matches = self.view(scope).route(prefix, key)
+            if matches:
+                claims.setdefault(tuple(m.row.name for m in matches), matches)
+        if len(claims) > 1:
+            return LoopRoute((), tuple(sorted({name for names in claims for name in names})))
+        return LoopRoute(next(iter(claims.values()), ()))
 
     def match(self, prefix: str, key: str) -> tuple[Match, ...]:
         """:meth:`route`, else the families of the pair's shape (to judge their captures)."""

@@ -32,14 +32,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTE_TYPES",
+    "BUILTIN_BOOKKEEPING",
     "DEFAULT_REQUIREMENT_LEVEL",
     "KINDS",
     "PRESENCE_LEVELS",
     "REQUIREMENT_LEVELS",
     "STABILITY_LEVELS",
+    "VALUE_TYPES",
     "Attribute",
     "AttributeRef",
     "AttributeValue",
+    "Bookkeeping",
     "Catalog",
     "CatalogFile",
     "Deprecation",
@@ -48,6 +51,7 @@ __all__ = [
     "MetricRow",
     "Section",
     "attribute_label",
+    "bookkeeping_matches",
 ]
 
 Section = Literal["teed", "recorded"]
@@ -206,6 +210,63 @@ class Loop:
 
 
 @dataclass(frozen=True, slots=True)
+class Bookkeeping:
+    """A logged key (or ``*`` pattern) that is no metric, with the reason (``bookkeeping:``)."""
+
+    key: str
+    reason: str
+    position: Position
+    path: str = ""
+    """Catalog file that declares it (``""``: built in)."""
+
+    def matches(self, logged: str) -> bool:
+        """Whether the logged key (``prefix/key`` as the backends show it) is this one."""
+        return bookkeeping_matches(self.key, logged)
+
+
+def bookkeeping_matches(pattern: str, logged: str) -> bool:
+    """Whether ``logged`` is ``pattern``, where each ``*`` stands for any text (none too)."""
+    if "*" not in pattern:
+        return pattern == logged
+    parts = pattern.split("*")
+    if not logged.startswith(parts[0]) or not logged.endswith(parts[-1]):
+        return False
+    if len(parts[0]) + len(parts[-1]) > len(logged):
+        return False
+    at = len(parts[0])
+    end = len(logged) - len(parts[-1])
+    for middle in parts[1:-1]:
+        found = logged.find(middle, at, end)
+        if found < 0:
+            return False
+        at = found + len(middle)
+    return True
+
+
+BUILTIN_BOOKKEEPING: Final[tuple[Bookkeeping, ...]] = (
+    Bookkeeping(
+        "_*",
+        "W&B's own keys (_step, _runtime, _timestamp, _wandb...): written by the backend, "
+        "not by the training code.",
+        Position("<built-in>", 1, 1),
+    ),
+)
+"""Keys known as bookkeeping without a declaration. MLflow's system metrics (``system/...``)
+are told apart by the reader of an MLflow store, which knows the backend wrote them."""
+
+VALUE_TYPES: Final[tuple[str, ...]] = (
+    "number",
+    "table",
+    "text",
+    "image",
+    "histogram",
+    "media",
+    "object",
+)
+"""What a teed row's key holds: ``number`` (exported), or a non-scalar value (exported nowhere)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Deprecation:
     """A row on its way out: since when, what replaces it, and why."""
 
@@ -303,6 +364,14 @@ class MetricRow:
     """Unit the code logs values in when the row's ``unit:`` is a prefixed one (``ms``);
     ``unit`` is then the base unit the series is exported in (``s``). ``""``: logged as
     exported."""
+    value_type: str = "number"
+    """What the key holds: ``number`` (exported), or a non-scalar value (``table``,
+    ``text``, ``image``, ``histogram``, ``media``, ``object``) exported nowhere."""
+
+    @property
+    def is_scalar(self) -> bool:
+        """Whether the row's values are numbers the tee exports (``value_type: number``)."""
+        return self.value_type == "number"
 
     @property
     def declared_unit(self) -> str:
@@ -356,6 +425,8 @@ class CatalogFile:
     # Presence: the loops this file declares and its default ``emitted_by``.
     loops: tuple[Loop, ...] = ()
     emitted_by: tuple[str, ...] = ()
+    bookkeeping: tuple[Bookkeeping, ...] = ()
+    """Logged keys (or patterns) this file declares as no metric (``bookkeeping:``)."""
 
     @property
     def rows(self) -> tuple[MetricRow, ...]:
@@ -393,6 +464,27 @@ class Catalog:
             for attribute in catalog_file.attributes:
                 found.setdefault(attribute.name, attribute)
         return found
+
+    def bookkeeping(self) -> tuple[Bookkeeping, ...]:
+        """Every declared bookkeeping key, files by path, then the built-in ones."""
+        declared = tuple(entry for f in self.files for entry in f.bookkeeping)
+        return (*declared, *BUILTIN_BOOKKEEPING)
+
+    def is_bookkeeping(self, key: str) -> bool:
+        """Whether the logged key (``prefix/key`` as the backends show it) is no metric.
+
+        True for a key the catalog lists under ``bookkeeping:`` (or a pattern there
+        matches) and for the backends' own keys (W&B's ``_step``, ``_runtime``...).
+        What ``live-check``, ``infer`` and ``scan`` leave out.
+        """
+        return self.bookkeeping_entry(key) is not None
+
+    def bookkeeping_entry(self, key: str) -> Bookkeeping | None:
+        """The bookkeeping declaration ``key`` falls under, or ``None``."""
+        for entry in self.bookkeeping():
+            if entry.matches(key):
+                return entry
+        return None
 
     def loops(self) -> tuple[Loop, ...]:
         """Every declared loop, files by path, first declaration of a name only."""

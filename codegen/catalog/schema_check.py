@@ -337,6 +337,14 @@ def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
             if isinstance(name, YScalar) and isinstance(name.value, str):
                 label += f" ({name.value!r})"
         return label
+    if len(path) >= 2 and path[0] == "bookkeeping" and isinstance(path[1], int):
+        entry = nodes[2] if len(nodes) > 2 else None
+        label = f"bookkeeping entry {path[1] + 1}"
+        if isinstance(entry, YMap):
+            key = entry.values.get("key")
+            if isinstance(key, YScalar) and isinstance(key.value, str):
+                label += f" ({key.value!r})"
+        return label
     return "the file"
 
 

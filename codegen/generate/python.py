@@ -495,6 +495,8 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         lines.append(f"{' ' * _INDENT}cardinality_limit={row.cardinality_limit},")
     if row.temporality != "delta":  # the default is not written: existing modules stay as they are
         lines.append(py_kwarg("temporality", row.temporality, _INDENT))
+    if row.section == "teed" and not row.is_scalar:  # no instrument for a table, an image...
+        lines.append(py_kwarg("value_type", row.value_type, _INDENT))
     if row.section == "teed" and row.emitted_by:  # the tee routes a shared key by its loops
         lines.append(_tuple_kwarg("emitted_by", [py_str(loop) for loop in row.emitted_by], _INDENT))
     return "".join(f"{line}\n" for line in lines)

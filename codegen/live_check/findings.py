@@ -173,6 +173,14 @@ KINDS: Final[dict[str, Kind]] = {
         "A live point lacks a promoted identity attribute.",
         "{what} {example} ({count} point(s), first in request/scrape {step})",
     ),
+    "ambiguous_key": Kind(
+        Severity.WARNING,
+        "A logged key rows of several loops claim, in an input whose loop is not known.",
+        "{what} was logged {count} time(s), first at step {step}, but rows of different "
+        "loops claim it ({example}) and the loop of the input could not be decided, so it "
+        "was credited to none; name the loop (JsonlLogger(loop=...), METRIC_CATALOG_LOOP "
+        "or --loop), or log a signature key of the loop ({loops_file})",
+    ),
 }
 """Finding kind -> its severity, summary and message template: the one table of them."""
 
@@ -195,6 +203,7 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "prometheus_name",
     "overflow",
     "missing_identity",
+    "ambiguous_key",
 )
 """Every finding kind, as named on ``--fail-on``."""
 

@@ -102,9 +102,12 @@ class MetricSpec:
 
 
 def metric_specs() -> tuple[MetricSpec, ...]:
-    """Specs of every row registered so far: teed rows first, then recorded ones."""
+    """Specs of every row registered so far: teed rows first, then recorded ones.
+
+    A teed row of a non-scalar value (``value_type="table"``) has none: it gets no instrument.
+    """
     rows: tuple[TeedMetric | RecordedMetric, ...] = (
-        *vocabulary.teed_metrics(),
+        *(row for row in vocabulary.teed_metrics() if row.value_type == "number"),
         *vocabulary.recorded_metrics(),
     )
     return tuple(MetricSpec.from_row(row) for row in rows)

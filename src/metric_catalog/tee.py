@@ -294,8 +294,10 @@ def _tee_families(
         if not hits:
             continue
         for record, row, points, base, captured in hits:
+            if record is None:
+                continue  # no instrument: a non-scalar row (a W&B table), or one refused
             value = _checked_value(raw, row, prefix, key)
-            if value is None or record is None:
+            if value is None:
                 continue
             try:
                 if attributes is None:

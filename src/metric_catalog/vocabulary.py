@@ -54,6 +54,7 @@ __all__ = [
     "REQUIREMENT_LEVELS",
     "RUN_WINDOW_WALL_CLOCK_CATEGORIES",
     "TEMPORALITIES",
+    "VALUE_TYPES",
     "AttributeValue",
     "MetricAttribute",
     "RecordedMetric",
@@ -598,6 +599,10 @@ class TeedMetric:
     """The training loops that log the key (``("sft",)``); empty: every loop. Rows whose
     loops are disjoint may share a logger key: the tee routes it by the process's loop
     (``tee_metrics(loop=...)``, else ``METRIC_CATALOG_LOOP``)."""
+    value_type: str = "number"
+    """What the key holds: ``number`` (the default, exported), or a non-scalar value the
+    code logs under the key (``table``, ``text``, ``image``, ``histogram``, ``media``,
+    ``object``: a W&B table...), which gets no instrument and is skipped quietly."""
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -615,6 +620,7 @@ class TeedMetric:
             and self.replaced_by is None
             and self.temporality == "delta"
             and self.emitted_by == ()
+            and self.value_type == "number"
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -627,6 +633,12 @@ class TeedMetric:
             _check_temporality(what, self.kind, self.temporality)
         if self.emitted_by != ():
             _check_loops(what, self.emitted_by)
+        if self.value_type != "number" and self.value_type not in VALUE_TYPES:
+            msg = (
+                f"{what}: value_type {self.value_type!r} is not one of {', '.join(VALUE_TYPES)}; "
+                "'number' (the default) for a value the tee exports"
+            )
+            raise ValueError(msg)
         _check_text(what, "logger_key", self.logger_key)
         _check_text(what, "prefix", self.prefix)
         if not self.logger_key:
@@ -715,6 +727,18 @@ def _check_temporality(what: str, kind: str, temporality: object) -> None:
             "drop temporality (a gauge shows the running total as it is)"
         )
         raise ValueError(msg)
+
+
+VALUE_TYPES: Final[tuple[str, ...]] = (
+    "number",
+    "table",
+    "text",
+    "image",
+    "histogram",
+    "media",
+    "object",
+)
+"""What a teed key may hold: ``number`` (exported) or a non-scalar value (exported nowhere)."""
 
 
 def _check_loops(what: str, loops: object) -> None:

@@ -250,3 +250,30 @@ def test_a_wandb_media_dict_is_one_value_never_sub_keys(clean_otel: None) -> Non
         tee_wandb_log(Sink())({"train/generated_samples": table, "train/loss": 0.5})
         points = collect(memory)["rl.train.extra"].points
     assert [(p.value, dict(p.attributes)) for p in points] == [(0.5, {"extra": "loss"})]
+
+
+def test_a_non_scalar_row_gets_no_instrument_and_its_values_are_skipped_quietly(
+    clean_otel: None,
+) -> None:
+    """A W&B table under its own row: nothing exported, no warning, not even in strict mode."""
+    vocabulary.register_teed_metrics(
+        [
+            TeedMetric("generated_samples", "rl.ppo.generated_samples", value_type="table"),
+            TeedMetric("{extra}", "rl.train.extra", attributes=(FAMILY,)),
+        ]
+    )
+    table = {"_type": "table-file", "ncols": 3, "nrows": 12}
+    with installed_reader() as memory, caught_warnings() as caught:
+        tee_metrics({"generated_samples": table, "loss": 0.5}, "train", strict=True)
+        tee_metrics({"generated_samples": 3.0}, "train", strict=True)
+        series = collect(memory)
+    assert "rl.ppo.generated_samples" not in series
+    assert [p.value for p in series["rl.train.extra"].points] == [0.5]
+    assert caught.messages == []
+
+
+@pytest.mark.parametrize("value_type", ["tabel", "", "Number", None])
+def test_value_type_is_one_of_the_value_types(value_type: object) -> None:
+    """A misspelt value type is refused with the list."""
+    with pytest.raises(ValueError, match="value_type"):
+        TeedMetric("k", "rl.k", value_type=value_type)  # type: ignore[arg-type]
