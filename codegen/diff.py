@@ -24,7 +24,7 @@ Every rule has a stable code (:data:`RULES`); breaking ones are errors and make
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -258,6 +258,19 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.WARNING,
             "a beta series asks more of the loops that log it; check every loop in "
             "emitted_by logs it, or live-check reports it missing",
+        ),
+        _rule(
+            "STABLE_SHARED_KEY_SCOPE_CHANGED",
+            Severity.ERROR,
+            "a stable series shares its logger key with rows of other loops, and its "
+            "emitted_by changed: the tee and live-check now route the key of some loop to "
+            "another row; keep emitted_by, or add a new series",
+        ),
+        _rule(
+            "BETA_SHARED_KEY_SCOPE_CHANGED",
+            Severity.WARNING,
+            "a beta series shares its logger key with rows of other loops, and its "
+            "emitted_by changed: some loop's key now feeds another row; tell its consumers",
         ),
         _rule(
             "STABILITY_LOWERED",
@@ -495,6 +508,7 @@ def diff_catalogs(
     pairs = _rename_pairs(old_rows, new_rows)
     rename_targets = {new_name for new_name, _, _ in pairs.values()}
     findings = _Findings()
+    shared_old, shared_new = _shared_keys(old_rows.values()), _shared_keys(new_rows.values())
 
     added = tuple(
         new_rows[n] for n in sorted(new_rows) if n not in old_rows and n not in rename_targets
@@ -536,6 +550,7 @@ def diff_catalogs(
             if before != after:
                 changed.append(FieldChange(name, field_name, before, after, new.where(field_name)))
         _check_kept_row(old, new, findings)
+        _check_scope(old, new, (shared_old, shared_new), findings)
         _check_attributes(old, new, (old_attributes, new_attributes), findings)
 
     for name, (target, via, completed) in sorted(pairs.items()):
@@ -610,6 +625,39 @@ def _requirement_raised(old: MetricRow, new: MetricRow) -> str | None:
         if gained:
             return f"required by more loops now (emitted_by gained {', '.join(gained)})"
     return None
+
+
+def _shared_keys(rows: Iterable[MetricRow]) -> frozenset[str]:
+    """The logged keys (as written) that more than one teed row declares."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for row in rows:
+        for key in row.logged_keys:
+            (shared if key in seen else seen).add(key)
+    return frozenset(shared)
+
+
+def _check_scope(
+    old: MetricRow,
+    new: MetricRow,
+    shared: tuple[frozenset[str], frozenset[str]],
+    findings: _Findings,
+) -> None:
+    """An ``emitted_by`` change of a stable or beta row whose key other loops' rows share."""
+    if set(old.emitted_by) == set(new.emitted_by) or old.deprecated is not None:
+        return
+    keys = set(old.logged_keys) & shared[0] | set(new.logged_keys) & shared[1]
+    if not keys or old.stability not in ("stable", "beta"):
+        return
+    before = ", ".join(old.emitted_by) or "every loop"
+    after = ", ".join(new.emitted_by) or "every loop"
+    code = f"{old.stability.upper()}_SHARED_KEY_SCOPE_CHANGED"
+    findings.add(
+        code,
+        f"{old.stability} series {old.name} shares {', '.join(sorted(keys))} with rows of "
+        f"other loops and its emitted_by changed ({before} -> {after})",
+        new.where("emitted_by"),
+    )
 
 
 def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None:

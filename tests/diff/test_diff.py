@@ -243,6 +243,39 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         True,
     ),
     (
+        "stable row's emitted_by changed on a key another loop's row shares",
+        [
+            replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft",)),
+            replace(row("rl.dpo.loss", key="loss"), emitted_by=("dpo",)),
+        ],
+        [
+            replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft", "rm")),
+            replace(row("rl.dpo.loss", key="loss"), emitted_by=("dpo",)),
+        ],
+        ["STABLE_SHARED_KEY_SCOPE_CHANGED"],
+        True,
+    ),
+    (
+        "beta row's emitted_by changed on a key another loop's row shares",
+        [
+            replace(row("rl.sft.loss", stability=B, key="loss"), emitted_by=("sft", "rm")),
+            replace(row("rl.dpo.loss", key="loss"), emitted_by=("dpo",)),
+        ],
+        [
+            replace(row("rl.sft.loss", stability=B, key="loss"), emitted_by=("sft",)),
+            replace(row("rl.dpo.loss", key="loss"), emitted_by=("dpo",)),
+        ],
+        ["BETA_SHARED_KEY_SCOPE_CHANGED"],
+        False,
+    ),
+    (
+        "stable row's emitted_by changed on a key no other row shares is no scope change",
+        [replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft",))],
+        [replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft", "dpo"))],
+        [],
+        False,
+    ),
+    (
         "beta temporality changed with a deprecation is allowed",
         [row("rl.a", stability=B, kind="counter")],
         [
