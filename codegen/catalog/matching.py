@@ -211,6 +211,13 @@ class KeyMatcher:
             return LoopRoute((), tuple(sorted({name for names in claims for name in names})))
         return LoopRoute(next(iter(claims.values()), ()))
 
+    def match_in(self, prefix: str, key: str, loop: str | None) -> LoopRoute:
+        """:meth:`route_in`, else the families of the pair's shape (see :meth:`match`)."""
+        found = self.route_in(prefix, key, loop)
+        if found.matches or found.ambiguous or not len(self.shapes):
+            return found
+        return LoopRoute(tuple(Match(row, c) for row, c in self.shapes.match(prefix, key)))
+
     def match(self, prefix: str, key: str) -> tuple[Match, ...]:
         """:meth:`route`, else the families of the pair's shape (to judge their captures)."""
         found = self.route(prefix, key)

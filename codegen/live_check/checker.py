@@ -122,6 +122,7 @@ class Checker:
             limits=limits,
             report=report,
             rewrites=report.key_rewrites,
+            is_bookkeeping=catalog.is_bookkeeping,
         )
         self.values = ValueTracker(catalog)
         """Enum values seen per key family and required attribute, for the coverage."""
@@ -133,6 +134,10 @@ class Checker:
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
         self.loop_names = 0
+        self.pending: dict[int, tuple[Worker, list[tuple[Record, str, object]]]] = {}
+        """Keys rows of several loops claim, logged by a worker whose loop no record named:
+        routed once its loop is inferred from its signature keys (see :meth:`finish`)."""
+        self.pending_count = 0
         self.backend_values = 0
         """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
 
@@ -269,11 +274,14 @@ class Checker:
         on_training = False  # a key on the training step's axis (or no row's)
         off_axes: set[str] = set()
         memo_split = split if record.rewrite is None else record.rewrite
+        loop = self.loops.forced or worker.loop.named
         for logged, value in record.metrics.items():
             memo = (prefix, logged, memo_split)
-            plan = plans.get(memo)
+            plan = plans.get((prefix, logged, memo_split, loop))
             if plan is None:
-                plan = planner.planned(prefix, logged, split, record.rewrite)
+                plan = planner.planned(prefix, logged, split, record.rewrite, loop)
+            if plan.bookkeeping:
+                continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
             if plan.axes is TRAINING_AXIS:
@@ -294,6 +302,8 @@ class Checker:
                 continue
             if plan.matches:
                 self._matched(worker, plan, given, value, where)
+            elif plan.ambiguous:
+                self._ambiguous(worker, plan, record, logged, value, loop)
             else:
                 self._unmatched(worker, plan, record, logged, value)
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
@@ -325,6 +335,39 @@ class Checker:
         hint = self.planner.undeclared_hint(plan)
         where = (plan.prefix, plan.key, record.path, record.line, record.step)
         self.tally.note("undeclared", where, None, hint, worker)
+
+    def _ambiguous(  # noqa: PLR0917 - the record loop's locals, passed as they are
+        self,
+        worker: Worker,
+        plan: KeyPlan,
+        record: Record,
+        logged: str,
+        value: object,
+        loop: str | None,
+    ) -> None:
+        """A key rows of several loops claim: kept until the worker's loop is inferred, or
+        an ``ambiguous_key`` finding when the loop was named and still does not decide."""
+        if loop is None and self.pending_count < self.limits.max_family_keys:
+            self.pending_count += 1
+            self.pending.setdefault(id(worker), (worker, []))[1].append((record, logged, value))
+            return
+        where = (plan.prefix, plan.key, record.path, record.line, record.step)
+        self.tally.note("ambiguous_key", where, None, _claimed(plan), worker)
+
+    def _route_pending(self) -> None:
+        """Route each kept shared key by its worker's loop, inferred from its signature keys;
+        one whose loop stays undecided is an ``ambiguous_key`` finding, credited to no row."""
+        planner = self.planner
+        for worker, items in self.pending.values():
+            loop = self.loops.infer(worker.loop)
+            for record, logged, value in items:
+                plan = planner.planned(record.prefix, logged, record.split, record.rewrite, loop)
+                where = (plan.prefix, plan.key, record.path, record.line, record.step)
+                if plan.matches:
+                    self._matched(worker, plan, record.attributes, value, where)
+                elif plan.ambiguous:
+                    self.tally.note("ambiguous_key", where, None, _claimed(plan), worker)
+        self.pending.clear()
 
     def _matched(
         self,
@@ -417,6 +460,8 @@ class Checker:
             summary.null += 1
             return
         row = summary.row
+        if not row.is_scalar:
+            return  # a table, a text, an image...: counted, never judged as a number
         number, kind, example = judge_value(value)
         if number is None:
             summary.non_scalar += 1
@@ -453,6 +498,7 @@ class Checker:
     def finish(self) -> LiveCheckReport:
         """Choose the loop, judge presence, and return the report with every finding."""
         report = self.report
+        self._route_pending()
         self._choose_loops()
         outcome = self._judge_presence()
         for finding in outcome.findings:
@@ -538,6 +584,11 @@ def _job_notice(job: tuple[JobLoop, ...]) -> Notice:
         + ". Each row is judged by the steps of the loops that emit it, and a row is "
         "expected only when one of them emits it",
     )
+
+
+def _claimed(plan: KeyPlan) -> str:
+    """The rows an ambiguous key's finding names."""
+    return ", ".join(repr(name) for name in plan.ambiguous)
 
 
 def _is_media(value: object) -> bool:

@@ -10,9 +10,10 @@ keys), and its captured attribute values judged. The answer, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final, NamedTuple
 
-from metric_catalog.series_rules import PREFIX_GLUE
+from metric_catalog.series_rules import PREFIX_GLUE, qualified_key
 
 from ..catalog.matching import KeyMatcher, Match
 from ..runs.limits import Limits
@@ -23,13 +24,16 @@ from .judges.loops import LoopJudge
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
-__all__ = ["TRAINING_AXIS", "KeyPlan", "KeyPlanner"]
+__all__ = ["TRAINING_AXIS", "KeyPlan", "KeyPlanner", "PlanKey"]
 
 TRAINING_AXIS: Final[frozenset[str]] = frozenset({""})
 """The step axes of a key on the training step (``""``), or of a key no row takes."""
 
 Memo = tuple[str, str, bool | str]
 """A plan's cache key: ``(prefix, logged key, split or the backend's rewrite rule)``."""
+
+PlanKey = tuple[str, str, bool | str, str | None]
+""":data:`Memo` and the loop the key was routed for (``None``: not known)."""
 
 
 class KeyPlan(NamedTuple):
@@ -51,6 +55,11 @@ class KeyPlan(NamedTuple):
     training step (also for a key no row takes), else their ``step_axis`` values."""
     read_as: str | None = None
     hint: str = ""
+    ambiguous: tuple[str, ...] = ()
+    """Rows of different loops that claim the key when its input's loop does not decide it
+    (``matches`` is then empty): the ``ambiguous_key`` finding, never credited to a row."""
+    bookkeeping: bool = False
+    """The key is no metric (a ``bookkeeping:`` entry, or a backend's own key): left out."""
 
 
 class KeyPlanner:
@@ -67,8 +76,11 @@ class KeyPlanner:
         limits: Limits,
         report: LiveCheckReport,
         rewrites: tuple[tuple[str, str], ...],
+        is_bookkeeping: Callable[[str], bool] | None = None,
     ) -> None:
         self.matcher = matcher
+        self.is_bookkeeping = is_bookkeeping
+        """Whether a logged key (``prefix/key``) is no metric (``Catalog.is_bookkeeping``)."""
         self.rules = rules
         self.loops = loops
         self.limits = limits
@@ -81,46 +93,56 @@ class KeyPlanner:
         """``--key-rewrite`` rules: applied to every logged key before it is matched."""
         self.rewritten: set[tuple[str, str]] = set()
         """Distinct ``(prefix, key)`` a rewrite changed (bounded by the plan cache)."""
-        self.plans: dict[Memo, KeyPlan] = {}
-        """What each logged ``(prefix, key, split)`` means, decided once (bounded)."""
+        self.plans: dict[PlanKey, KeyPlan] = {}
+        """What each logged ``(prefix, key, split, loop)`` means, decided once (bounded)."""
 
-    def planned(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+    def planned(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
+    ) -> KeyPlan:
         """:meth:`plan`, kept in :attr:`plans` while the cache has room."""
-        plan = self.plan(prefix, logged, split, rewrite)
+        plan = self.plan(prefix, logged, split, rewrite, loop)
         if len(self.plans) < self.limits.max_family_keys:
-            self.plans[(prefix, logged, split if rewrite is None else rewrite)] = plan
+            self.plans[(prefix, logged, split if rewrite is None else rewrite, loop)] = plan
         return plan
 
-    def plan(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+    def plan(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
+    ) -> KeyPlan:
         """What a logged key means, decided once per ``(prefix, key)``: see :class:`KeyPlan`.
 
         A key a rewrite changes is judged as rewritten, unless only the key as
         read is declared (a key that merely contains the rewritten text, such as
         ``entropy_at_end`` under ``_at_ -> @``, keeps its meaning). ``rewrite``
         names the rule the record's backend rewrote keys by (see :meth:`_plan_key`).
+        ``loop`` is the loop of the input the key was logged in (``None``: not known):
+        a key rows of several loops share goes to that loop's row.
         """
+        if self.is_bookkeeping is not None and self.is_bookkeeping(qualified_key(prefix, logged)):
+            return KeyPlan(prefix, logged, (), (), (), False, True, TRAINING_AXIS, bookkeeping=True)
         plan = None
         if self.rewrites:
             rewritten = rewrite_key(logged, self.rewrites)
             if rewritten != logged:
-                plan = self._plan_key(prefix, rewritten, split, rewrite)
+                plan = self._plan_key(prefix, rewritten, split, rewrite, loop)
                 if not plan.matches:
-                    kept = self._plan_key(prefix, logged, split, rewrite)
+                    kept = self._plan_key(prefix, logged, split, rewrite, loop)
                     if kept.matches:
                         return kept
                 plan = plan._replace(read_as=logged)
         if plan is None:
-            plan = self._plan_key(prefix, logged, split, rewrite)
-        if plan.matches:
+            plan = self._plan_key(prefix, logged, split, rewrite, loop)
+        if plan.matches or plan.ambiguous:
             return plan
         tables = not self.report.key_prefix_rewrites
         for known, why, flag in known_spellings(logged, self.rewrites, prefix_tables=tables):
-            other = self._plan_key(prefix, known, split, rewrite)
+            other = self._plan_key(prefix, known, split, rewrite, loop)
             if other.matches:
                 return plan._replace(hint=spelling_hint(why, flag, other.prefix, other.key))
         return plan
 
-    def _plan_key(self, prefix: str, logged: str, split: bool, rewrite: str | None) -> KeyPlan:
+    def _plan_key(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None
+    ) -> KeyPlan:
         """:meth:`plan` of a key as given (no ``--key-rewrite``).
 
         A key no row takes as logged, read from a backend that rewrites keys
@@ -129,7 +151,7 @@ class KeyPlanner:
         """
         signature_keys = self.loops.signature_keys
         signature = bool(signature_keys) and (prefix, logged) in signature_keys
-        prefix, key, matches = self._match(prefix, logged, split, rewrite)
+        prefix, key, matches, ambiguous = self._match(prefix, logged, split, rewrite, loop)
         problems = tuple(
             self.rules.judge_captures(captures) if captures else None for _, captures in matches
         )
@@ -141,32 +163,36 @@ class KeyPlanner:
         axes = frozenset(row.step_axis for row, _ in matches)
         if not axes or axes == TRAINING_AXIS:
             axes = TRAINING_AXIS  # one shared object: the record loop tests it by identity
-        return KeyPlan(prefix, key, matches, problems, summaries, signature, plain, axes)
+        return KeyPlan(
+            prefix, key, matches, problems, summaries, signature, plain, axes, ambiguous=ambiguous
+        )
 
     def _match(
-        self, prefix: str, logged: str, split: bool, rewrite: str | None
-    ) -> tuple[str, str, tuple[Match, ...]]:
-        """``(prefix, key, matches)`` of a logged key: split, bare-split or as the backend
-        would have written the rows' keys, whichever first finds a row."""
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None
+    ) -> tuple[str, str, tuple[Match, ...], tuple[str, ...]]:
+        """``(prefix, key, matches, ambiguous)`` of a logged key: split, bare-split or as the
+        backend would have written the rows' keys, whichever first finds a row (or rows of
+        several loops, when ``loop`` does not decide between them)."""
         matcher = self.matcher
         given, key = prefix, logged
         if split:
             prefix, key = matcher.split(logged)
-        matches = matcher.match(prefix, key)
-        if not matches and not prefix and ("/" in logged or PREFIX_GLUE in logged):
+        found = matcher.match_in(prefix, key, loop)
+        bare = not prefix and ("/" in logged or PREFIX_GLUE in logged)
+        if not found.matches and not found.ambiguous and bare:
             # A flat key logged bare (a tracker's dict through adapters.tee_flat, written
             # under the empty prefix): split as the adapter does, at the longest prefix.
             prefix, key = matcher.split(logged)
-            matches = matcher.match(prefix, key)
-        if not matches and rewrite is not None:
+            found = matcher.match_in(prefix, key, loop)
+        if not found.matches and not found.ambiguous and rewrite is not None:
             # The backend rewrote the key (TensorBoard: '@' to '_'): match the rows' keys
             # as it would have written them.
             other = matcher.rewritten(rewrite)
-            found = other.split(logged) if split or not given else (given, logged)
-            rewritten = other.match(*found)
-            if rewritten:
-                (prefix, key), matches = found, rewritten
-        return prefix, key, matches
+            pair = other.split(logged) if split or not given else (given, logged)
+            rewritten = other.match_in(*pair, loop)
+            if rewritten.matches or rewritten.ambiguous:
+                (prefix, key), found = pair, rewritten
+        return prefix, key, found.matches, found.ambiguous
 
     def undeclared_hint(self, plan: KeyPlan) -> str:
         """What an undeclared key's finding adds (see :mod:`~codegen.live_check.hints`)."""

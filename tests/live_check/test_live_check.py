@@ -39,6 +39,8 @@ NOT_IN_FIXTURE = (
     "prometheus_name",
     "overflow",
     "missing_identity",
+    # Rows of several loops sharing a key: test_live_check_loop_scopes.py
+    "ambiguous_key",
 )
 
 

@@ -248,6 +248,15 @@ class LoopJudge:
             return LoopChoice(self.named, "log")
         return self._infer(self.seen)
 
+    def infer(self, worker: WorkerLoop) -> str | None:
+        """The loop one worker ran: ``--loop``, its records' named loop, else the loop its
+        own signature keys infer (``None``: undecided)."""
+        if self.forced is not None:
+            return self.forced
+        if worker.named is not None:
+            return worker.named
+        return self._infer(worker.seen).name
+
     def _infer(self, seen: Set[str]) -> LoopChoice:
         """The loop whose signature keys ``seen`` holds most of (then the largest share)."""
         best: list[tuple[int, float, str, tuple[str, ...]]] = []
