@@ -37,6 +37,7 @@ __all__ = [
     "renames",
     "scope_text",
     "shadowed_by",
+    "shared_keys",
     "shared_loops",
 ]
 
@@ -187,4 +188,23 @@ def shadowed_by(catalog: Catalog) -> dict[str, tuple[str, ...]]:
             continue
         loser = meeting.second if winner is meeting.first else meeting.first
         found.setdefault(loser.name, set()).add(winner.name)
+    return {name: tuple(sorted(names)) for name, names in sorted(found.items())}
+
+
+def shared_keys(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """Series name -> the rows of other loops that declare one of its logged keys, sorted.
+
+    Rows whose ``emitted_by`` loops are disjoint may share a key (each loop routes it
+    to its own row); the docs and ``resolve`` name the others on each row's entry.
+    """
+    by_key: dict[str, list[MetricRow]] = {}
+    for _file, row in catalog.rows():
+        for key in row.logged_keys:
+            by_key.setdefault(key, []).append(row)
+    found: dict[str, set[str]] = {}
+    for rows in by_key.values():
+        for row in rows:
+            others = {o.name for o in rows if o is not row and not shared_loops(row, o)}
+            if others:
+                found.setdefault(row.name, set()).update(others)
     return {name: tuple(sorted(names)) for name, names in sorted(found.items())}

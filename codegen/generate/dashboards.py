@@ -195,6 +195,9 @@ def _panel(row: MetricRow, index: int) -> dict[str, object]:
     if row.logged_unit:
         # The panel plots the exported series; say what the code logs.
         description += f" Exported in {row.unit}, logged in {row.logged_unit}."
+    if row.emitted_by:
+        # Rows of other loops may log the same key: the panel is this loop's series only.
+        description += f" Logged by loop(s): {', '.join(row.emitted_by)}."
     return {
         "datasource": dict(_DATASOURCE),
         "description": description,
@@ -226,7 +229,8 @@ def _panel(row: MetricRow, index: int) -> dict[str, object]:
 
 def render_dashboard(catalog_file: CatalogFile, config: Config | None = None) -> dict[str, object]:
     """One Grafana dashboard (JSON model) for one catalog file, panels sorted by series name."""
-    rows = sorted(catalog_file.rows, key=lambda r: r.name)
+    # A non-scalar row (a W&B table) is exported nowhere: no panel.
+    rows = sorted((r for r in catalog_file.rows if r.is_scalar), key=lambda r: r.name)
     command = (config or _DEFAULT).generate_command
     package = (config or _DEFAULT).package
     marker = marker_line(command, catalog_file.path)

@@ -15,7 +15,7 @@ from typing import Final
 from metric_catalog.series_rules import placeholders
 
 from ..catalog.model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
-from ..catalog.precedence import shadowed_by
+from ..catalog.precedence import shadowed_by, shared_keys
 from ..config import Config
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
@@ -81,6 +81,8 @@ def _row(
     package: str,
     attributes: dict[str, Attribute] | None = None,
     shadowed: dict[str, tuple[str, ...]] | None = None,
+    *,
+    shared: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, object]:
     prom = row.prometheus_name
     dep = row.deprecated
@@ -116,7 +118,9 @@ def _row(
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,
         "temporality": row.temporality if row.section == "teed" else None,
+        "value_type": row.value_type if row.section == "teed" else None,
         "shadowed_by": list((shadowed or {}).get(row.name, ())),
+        "shares_key_with": list((shared or {}).get(row.name, ())),
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
     } | _presence(row)
@@ -148,6 +152,7 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
     rows = sorted(((f, r) for f in files for r in f.rows), key=lambda fr: fr[1].name)
     attributes = catalog.attributes()
     shadowed = shadowed_by(catalog)
+    shared = shared_keys(catalog)
     return {
         "schema_version": RESOLVED_SCHEMA_VERSION,
         "files": [
@@ -164,7 +169,15 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
             }
             for f in files
         ],
-        "rows": [_row(f, r, package, attributes, shadowed) for f, r in rows],
+        "rows": [_row(f, r, package, attributes, shadowed, shared=shared) for f, r in rows],
+        "bookkeeping": [
+            {
+                "key": entry.key,
+                "reason": entry.reason,
+                "source": str(entry.position) if entry.path else None,
+            }
+            for entry in catalog.bookkeeping()
+        ],
         "loops": [
             {
                 "name": loop.name,

@@ -17,6 +17,7 @@ from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.generate.resolve import RESOLVED_SCHEMA_VERSION, render_resolved, resolve_catalog
+from tests.catalog_projects import loaded_catalog
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"
@@ -68,7 +69,9 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "attributes": [],
         "cardinality_limit": None,
         "temporality": "delta",
+        "value_type": "number",
         "shadowed_by": [],
+        "shares_key_with": [],
         "source": "catalog/grpo.yaml:18:5",
         "field_sources": {
             "description": "catalog/grpo.yaml:22:18",
@@ -278,3 +281,53 @@ def test_resolved_catalog_carries_derivations() -> None:
     assert bucket["map"]["init/total"] == "overhead"
     assert bucket["map"]["wasted/failed_trajectory"] == "wasted"
     assert len(bucket["map"]) == 8
+
+
+SHARED = """\
+owner: openrlhf.trainer
+module: trainers
+description: Trainer metrics.
+loops:
+  - name: dpo
+    description: Direct preference optimisation.
+  - name: rm
+    description: Reward-model training.
+bookkeeping:
+  - key: train/global_step
+    reason: The step W&B plots against (define_metric step_metric), not a metric.
+teed:
+  - logger_key: chosen_reward
+    name: rl.dpo.implicit_reward.chosen
+    kind: gauge
+    unit: ""
+    description: Implicit reward of the chosen response, in nats.
+    emitted_by: [dpo]
+  - logger_key: chosen_reward
+    name: rl.rm.score.chosen
+    kind: gauge
+    unit: "1"
+    description: Reward-model score of the chosen response.
+    emitted_by: [rm]
+  - logger_key: generated_samples
+    name: rl.dpo.generated_samples
+    kind: gauge
+    unit: ""
+    description: Samples of the step, as a W&B table.
+    value_type: table
+    emitted_by: [dpo]
+"""
+
+
+def test_resolve_shows_each_row_s_scope_the_rows_sharing_its_key_and_the_bookkeeping_keys(
+    tmp_path: Path,
+) -> None:
+    """What the docs pages render: loops, the other loops' rows of a key, value types."""
+    catalog = loaded_catalog(tmp_path, SHARED)
+    rows = rows_by_name(catalog)
+    dpo = rows["rl.dpo.implicit_reward.chosen"]
+    assert (dpo["emitted_by"], dpo["shares_key_with"]) == (["dpo"], ["rl.rm.score.chosen"])
+    assert rows["rl.dpo.generated_samples"]["value_type"] == "table"
+    assert rows["rl.dpo.generated_samples"]["shares_key_with"] == []
+    entries = resolve_catalog(catalog)["bookkeeping"]
+    assert isinstance(entries, list)
+    assert [entry["key"] for entry in entries] == ["train/global_step", "_*"]

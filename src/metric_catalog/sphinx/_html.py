@@ -144,6 +144,13 @@ def _presence(row: Mapping[str, Any]) -> str:
         out += f" ({text(row['condition'])})"
     loops = row.get("emitted_by") or []
     out += "; logged by " + (", ".join(ident(loop) for loop in loops) if loops else "any loop")
+    shares = row.get("shares_key_with") or []
+    if shares:
+        out += "; its key is shared with " + ", ".join(ident(name) for name in shares)
+        out += " (rows of other loops: each loop's key feeds its own row)"
+    value_type = row.get("value_type")
+    if value_type and value_type != "number":
+        out += f"; the value is a {text(value_type)}: exported nowhere, no instrument"
     if row.get("first_step") is not None:
         out += f"; first logged at step {text(row['first_step'])}"
     return f'<p class="mc-meta">Presence: {out}</p>'
