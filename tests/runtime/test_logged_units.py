@@ -155,9 +155,9 @@ def test_logged_unit_is_the_last_field_and_defaults_to_empty() -> None:
     row = TeedMetric("k", "rl.x", "gauge", "s", "d", "train")
     assert row.logged_unit == ""
     assert dataclasses.fields(RecordedMetric)[-1].name == "logged_unit"
-    # Fields added later (emitted_by) come after it, so positional construction holds.
+    # Fields added later (emitted_by, value_type) come after it: positional construction holds.
     names = [field.name for field in dataclasses.fields(TeedMetric)]
-    assert names[names.index("logged_unit") :] == ["logged_unit", "emitted_by"]
+    assert names[names.index("logged_unit") :] == ["logged_unit", "emitted_by", "value_type"]
 
 
 @pytest.mark.usefixtures("clean_otel")
