@@ -67,8 +67,8 @@ series up to the series' budget).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import BinaryIO
+from collections.abc import Iterable
+from typing import BinaryIO, Unpack
 
 from ..catalog.model import Catalog
 from ..runs.ingest import INGESTERS, Ingester, read_source, register
@@ -92,6 +92,7 @@ from .checker import Checker
 from .findings import FINDING_KINDS, KINDS, LOOP_KINDS, PER_WORKER_KINDS, Finding, Kind, Notice
 from .judges.attributes import DEFAULT_CARDINALITY_LIMIT, series_budget
 from .judges.loops import LoopChoice
+from .options import CheckKeywords, CheckOptions, resolve_options
 from .report import LiveCheckReport
 from .statistics import PRESENCE_STATES, RowSummary
 from .workers import (
@@ -120,6 +121,8 @@ __all__ = [
     "MAX_WORKERS",
     "PER_WORKER_KINDS",
     "PRESENCE_STATES",
+    "CheckKeywords",
+    "CheckOptions",
     "Finding",
     "Ingester",
     "Kind",
@@ -166,36 +169,35 @@ def current_limits() -> Limits:
 def check_records(
     records: Iterable[Record | RunConfig | Malformed | Note],
     catalog: Catalog,
+    options: CheckOptions | None = None,
     *,
     source: str = "<records>",
-    all_owners: bool = False,
-    loop: str | None = None,
-    promoted: tuple[str, ...] = (),
     multi: bool = False,
-    key_rewrites: tuple[tuple[str, str], ...] = (),
+    **keywords: Unpack[CheckKeywords],
 ) -> LiveCheckReport:
     """Judge ``records`` (from any ingester) against ``catalog``'s rows as one input.
 
+    ``options`` (:class:`CheckOptions`; or its fields as keywords, as before):
     ``loop`` judges the run as that declared loop instead of the one the
-    records name or their keys suggest. ``all_owners`` judges unlogged rows
+    records name or their keys suggest; ``all_owners`` judges unlogged rows
     of owners that logged nothing too, instead of listing those owners as
-    inactive. ``lines`` in the report is the last line a record came from.
-    ``promoted`` names the identity attributes every live point must carry;
-    ``multi`` positions findings by the record's source (many inputs, such
-    as live telemetry from several processes). ``key_rewrites`` are
-    ``(from, to)`` literal substring replacements applied, in order, to every
-    logged key before it is matched (``("_at_", "@")`` undoes verl's MLflow
-    spelling of ``mean@4``); a key only its spelling as read matches keeps it.
+    inactive; ``promoted`` names the identity attributes every live point must
+    carry; ``key_rewrites`` are ``(from, to)`` literal substring replacements
+    applied, in order, to every logged key before it is matched (``("_at_",
+    "@")`` undoes verl's MLflow spelling of ``mean@4``); a key only its
+    spelling as read matches keeps it. ``lines`` in the report is the last
+    line a record came from. ``multi`` positions findings by the record's
+    source (many inputs, such as live telemetry from several processes).
+
+    Raises:
+        TypeError: Both ``options`` and keywords were given.
     """
     checker = Checker(
         catalog,
         source,
-        all_owners=all_owners,
-        loop=loop,
+        resolve_options(options, keywords),
         limits=current_limits(),
-        promoted=promoted,
         multi=multi,
-        key_rewrites=key_rewrites,
     )
     last = 0
     for item in records:
@@ -208,41 +210,34 @@ def check_records(
 def check_stream(
     stream: BinaryIO,
     catalog: Catalog,
+    options: CheckOptions | None = None,
     *,
     source: str = "<stream>",
-    all_owners: bool = False,
-    loop: str | None = None,
-    input_format: str | None = None,
-    key_rewrites: tuple[tuple[str, str], ...] = (),
-    run_config: Mapping[str, object] | None = None,
-    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
+    **keywords: Unpack[CheckKeywords],
 ) -> LiveCheckReport:
     """Check a stream (JSONL unless ``input_format`` or its first bytes say otherwise).
 
+    ``options`` (:class:`CheckOptions`; or its fields as keywords, as before):
     ``loop`` judges the run as that declared loop instead of the one the log
     names or its keys suggest. ``all_owners`` judges unlogged rows of owners
     that logged nothing too, instead of listing those owners as inactive.
     ``run_config`` is the run's configuration for an input that does not log
     it (flat JSONL, TensorBoard, MLflow); it wins over a header the log holds.
     ``key_prefix_rewrites`` are ``(from, to)`` rules applied to each key that starts
-    with ``from``, before ``key_rewrites`` (see :mod:`.prefix_rewrites`).
+    with ``from``, before ``key_rewrites`` (see :mod:`codegen.runs.rewrites`).
 
     Raises:
         ValueError: ``input_format`` is not a registered format.
+        TypeError: Both ``options`` and keywords were given.
     """
+    options = resolve_options(options, keywords)
     limits = current_limits()
-    checker = Checker(
-        catalog,
-        source,
-        all_owners=all_owners,
-        loop=loop,
-        limits=limits,
-        key_rewrites=key_rewrites,
-    )
-    checker.run_config = run_config
+    checker = Checker(catalog, source, options, limits=limits)
+    checker.run_config = options.run_config
     read = Source(source, stream)
-    checker.report.key_prefix_rewrites = key_prefix_rewrites
-    for item in rewrite_prefixes(read_source(read, limits, input_format), key_prefix_rewrites):
+    prefixes = options.key_prefix_rewrites
+    checker.report.key_prefix_rewrites = prefixes
+    for item in rewrite_prefixes(read_source(read, limits, options.input_format), prefixes):
         checker.take(item)
     checker.report.lines = read.lines
     checker.report.inputs.append(read)
@@ -252,35 +247,29 @@ def check_stream(
 def check_file(
     path: str,
     catalog: Catalog,
-    *,
-    all_owners: bool = False,
-    loop: str | None = None,
-    input_format: str | None = None,
-    key_rewrites: tuple[tuple[str, str], ...] = (),
-    run_config: Mapping[str, object] | None = None,
-    runs: tuple[str, ...] = (),
-    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
+    options: CheckOptions | None = None,
+    **keywords: Unpack[CheckKeywords],
 ) -> LiveCheckReport:
     """Check the log at ``path``; raises :class:`OSError` when it cannot be read.
 
-    ``run_config`` and ``key_prefix_rewrites``: as for :func:`check_stream`. ``runs``
-    reads only the runs of a store or folder input (MLflow, W&B, TensorBoard) that one
-    of them names (an id, a name or a folder); a selection that names none of its runs raises
+    ``options``: as for :func:`check_stream`. ``runs`` reads only the runs of
+    a store or folder input (MLflow, W&B, TensorBoard) that one of them names
+    (an id, a name or a folder); a selection that names none of its runs raises
     :class:`LogInputError` (a :class:`ValueError`) naming the runs it holds.
     """
+    options = resolve_options(options, keywords)
     limits = current_limits()
-    checker = Checker(
-        catalog, path, all_owners=all_owners, loop=loop, limits=limits, key_rewrites=key_rewrites
-    )
-    checker.run_config = run_config
-    read = Source(path, select=runs)
-    checker.report.key_prefix_rewrites = key_prefix_rewrites
-    for item in rewrite_prefixes(read_source(read, limits, input_format), key_prefix_rewrites):
+    checker = Checker(catalog, path, options, limits=limits)
+    checker.run_config = options.run_config
+    read = Source(path, select=options.runs)
+    prefixes = options.key_prefix_rewrites
+    checker.report.key_prefix_rewrites = prefixes
+    for item in rewrite_prefixes(read_source(read, limits, options.input_format), prefixes):
         checker.take(item)
     checker.report.lines = read.lines
     checker.report.inputs.append(read)
-    check_selection(runs, checker.report.inputs)
-    checker.report.selected_runs = runs
+    check_selection(options.runs, checker.report.inputs)
+    checker.report.selected_runs = options.runs
     several = several_runs_notice(checker.report.inputs)
     if several is not None:
         checker.report.notices.append(several)
@@ -299,23 +288,17 @@ def expand_paths(patterns: list[str] | tuple[str, ...]) -> list[str]:
 def check_paths(
     paths: Iterable[str],
     catalog: Catalog,
+    options: CheckOptions | None = None,
     *,
-    all_owners: bool = False,
-    loop: str | None = None,
-    input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
-    key_rewrites: tuple[tuple[str, str], ...] = (),
-    run_config: Mapping[str, object] | None = None,
-    runs: tuple[str, ...] = (),
-    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
+    **keywords: Unpack[CheckKeywords],
 ) -> LiveCheckReport:
     """Check the logs at ``paths`` (already expanded) together, per worker.
 
-    ``loop`` judges the run as that declared loop (see :func:`check_stream`).
-    A worker is a file, or within a file a ``"worker"`` field value; see
-    :mod:`.workers` for what is judged per worker and what over the run.
-    ``duplicates`` (skipped spelling -> kept one) is named in the report. ``runs``:
-    as for :func:`check_file`, over all the inputs.
+    ``options``: as for :func:`check_file`, over all the inputs. A worker is a
+    file, or within a file a ``"worker"`` field value; see :mod:`.workers` for
+    what is judged per worker and what over the run. ``duplicates`` (skipped
+    spelling -> kept one) is named in the report.
 
     Raises:
         OSError: A file cannot be read; ``filename`` names it.
@@ -323,13 +306,7 @@ def check_paths(
     return check_sources(
         paths,
         catalog,
+        resolve_options(options, keywords),
         limits=current_limits(),
-        all_owners=all_owners,
-        loop=loop,
-        input_format=input_format,
         duplicates=duplicates,
-        key_rewrites=key_rewrites,
-        run_config=run_config,
-        runs=runs,
-        key_prefix_rewrites=key_prefix_rewrites,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, Unpack
 
 from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
@@ -34,6 +34,7 @@ from .judges.loops import JobLoop, LoopJudge
 from .judges.presence import PresenceOutcome, judge_presence
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
+from .options import CheckKeywords, CheckOptions, resolve_options
 from .report import LiveCheckReport
 from .routing import TRAINING_AXIS, KeyPlan, KeyPlanner, Memo
 from .run_state import RunState, Worker, Workers
@@ -88,17 +89,20 @@ class Checker:
         self,
         catalog: Catalog,
         source: str,
+        options: CheckOptions | None = None,
         *,
-        all_owners: bool = False,
-        loop: str | None = None,
         limits: Limits | None = None,
         multi: bool = False,
-        promoted: tuple[str, ...] = (),
-        key_rewrites: tuple[tuple[str, str], ...] = (),
+        **keywords: Unpack[CheckKeywords],
     ) -> None:
+        """``options`` (or the older keywords, see :class:`.options.CheckKeywords`): what
+        and how to judge; ``all_owners``, ``loop``, ``promoted`` and ``key_rewrites`` are
+        read here, the input options by the entry points that read the inputs."""
+        options = resolve_options(options, keywords)
+        all_owners, loop, promoted = options.all_owners, options.loop, options.promoted
         self.limits = limits = limits or Limits()
         self.report = report = LiveCheckReport(source, limits=limits)
-        report.key_rewrites = tuple((old, new) for old, new in key_rewrites if old)
+        report.key_rewrites = tuple((old, new) for old, new in options.key_rewrites if old)
         report.hints = catalog_hints(
             [f.path for f in catalog.files], [f.path for f in catalog.files if f.loops]
         )

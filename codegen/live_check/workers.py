@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Unpack
 
 from ..catalog.model import Catalog
 from ..runs.ingest import INGESTERS, jsonl, read_source, trainer_state
@@ -42,6 +42,7 @@ from ..runs.records import RunInfo, Source
 from ..runs.rewrites import rewrite_prefixes
 from .checker import Checker
 from .findings import Notice
+from .options import CheckKeywords, CheckOptions, resolve_options
 from .report import LiveCheckReport
 
 __all__ = [
@@ -223,46 +224,37 @@ def check_selection(select: Sequence[str], inputs: Sequence[Source]) -> None:
 def check_sources(
     paths: Iterable[str],
     catalog: Catalog,
+    options: CheckOptions | None = None,
     *,
     limits: Limits,
-    all_owners: bool = False,
-    loop: str | None = None,
-    input_format: str | None = None,
     duplicates: dict[str, str] | None = None,
-    key_rewrites: tuple[tuple[str, str], ...] = (),
-    run_config: Mapping[str, object] | None = None,
-    runs: tuple[str, ...] = (),
-    key_prefix_rewrites: tuple[tuple[str, str], ...] = (),
+    **keywords: Unpack[CheckKeywords],
 ) -> LiveCheckReport:
     """Check the inputs at ``paths`` (already expanded) together, per worker.
 
+    ``options`` (:class:`~.options.CheckOptions`, or its fields as keywords):
     ``run_config`` is the run's configuration for inputs that do not log it;
-    ``runs`` reads only the runs of store and folder inputs that one of them names.
-    ``key_prefix_rewrites`` rewrite each key's prefix as read (see :mod:`.prefix_rewrites`).
+    ``runs`` reads only the runs of store and folder inputs that one of them names;
+    ``key_prefix_rewrites`` rewrite each key's prefix as read (see :mod:`codegen.runs.rewrites`).
 
     Raises:
         OSError: An input cannot be read; ``filename`` names it.
         ValueError: ``input_format`` is not a registered format.
         LogInputError: ``runs`` named no run of the inputs.
+        TypeError: Both ``options`` and keywords were given.
     """
+    options = resolve_options(options, keywords)
+    runs, key_prefix_rewrites = options.runs, options.key_prefix_rewrites
     inputs = unique_inputs(paths)
     skipped = dict(duplicates or {}) | inputs.duplicates
     ordered = inputs.paths
-    checker = Checker(
-        catalog,
-        _source(ordered, len(ordered)),
-        all_owners=all_owners,
-        loop=loop,
-        limits=limits,
-        multi=True,
-        key_rewrites=key_rewrites,
-    )
-    checker.run_config = run_config
+    checker = Checker(catalog, _source(ordered, len(ordered)), options, limits=limits, multi=True)
+    checker.run_config = options.run_config
     checker.report.key_prefix_rewrites = key_prefix_rewrites
     lines = 0
     for path in ordered:
         source = Source(path, select=runs)
-        items = read_source(source, limits, input_format)
+        items = read_source(source, limits, options.input_format)
         for item in rewrite_prefixes(items, key_prefix_rewrites):
             checker.take(item)
         lines += source.lines
