@@ -30,8 +30,8 @@ generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages a
 
 check: $(STAMP) ## Validate and lint the catalog, prove generated files are current, diff against a baseline.
 	@$(PY) -m codegen lint
-	@$(PY) -m codegen check --no-warnings
-	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --no-warnings --against "$(CATALOG_BASELINE)"; fi
+	@$(PY) -m codegen check --hide-warnings
+	@if [ -n "$(CATALOG_BASELINE)" ]; then $(PY) -m codegen diff --hide-warnings --against "$(CATALOG_BASELINE)"; fi
 
 diff: $(STAMP) ## Breaking-change report against AGAINST=<git ref or dir> (default: HEAD); FORMAT=json.
 	@$(PY) -m codegen diff --against "$(or $(AGAINST),HEAD)" $(if $(FORMAT),--format $(FORMAT))

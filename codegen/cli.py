@@ -4,8 +4,9 @@ Every module under :mod:`codegen.commands` exposes ``HELP`` (one line),
 ``configure(parser)`` to add its arguments, and ``run(args) -> int`` returning
 the exit code (0 clean, 1 findings, 2 usage). Modules are imported only when
 their command runs, so ``--help`` stays fast. A bad ``[tool.metric-catalog]``
-table exits 2 with the file, the key and the fix; so does a catalog that
-matches no file (:class:`~codegen.config.NoCatalogError`), in every command.
+table or ``--config`` item exits 2 with the file, the key and the fix; so does a
+catalog that matches no file (:class:`~codegen.config.NoCatalogError`) and flags
+that do not go together (:class:`~codegen.commands.UsageError`), in every command.
 """
 
 from __future__ import annotations
@@ -18,11 +19,19 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NoReturn
 
+from .commands import UsageError
 from .config import ConfigError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "DESCRIPTION", "build_parsers", "main"]
+
+DESCRIPTION: Final = (
+    "Keep a catalog of the metrics a training stack emits: validate and lint it, generate "
+    "code, docs and dashboards from it, check runs, live jobs and source code against it. "
+    "Configured by [tool.metric-catalog] in the nearest pyproject.toml."
+)
+"""The top-level ``--help`` text."""
 
 COMMANDS: Final[dict[str, str]] = {
     "validate": ".commands.validate",
@@ -86,22 +95,34 @@ def _summary(module_name: str) -> str | None:
     return None
 
 
-def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose "required" errors say when ``--catalog`` took the paths."""
+
+    argv: Sequence[str] = ()
+
+    def error(self, message: str) -> NoReturn:
+        """Exit 2 with ``message``; a missing positional after ``--catalog`` says why."""
+        catalog = any(arg.startswith("--catalog") for arg in self.argv)
+        if catalog and "required" in message:
+            message += (
+                " (--catalog takes every path after it: give the other paths before "
+                "--catalog, or write --catalog=PATH once per catalog path)"
+            )
+        super().error(message)
+
+
+def _build_parser(argv: Sequence[str], *, every: bool = False) -> argparse.ArgumentParser:
+    """The parser; only the command ``argv`` names is configured (all when ``every``)."""
     prog = _prog()
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=(
-            "Validate, lint and render a metric catalog; configured by [tool.metric-catalog] "
-            "in the nearest pyproject.toml."
-        ),
-    )
+    parser = _Parser(prog=prog, description=DESCRIPTION)
     parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, module_name in COMMANDS.items():
-        if wanted == name:
+        if wanted == name or every:
             module = importlib.import_module(module_name, __package__)
             command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+            command.argv = argv
             module.configure(command)
             command.set_defaults(_run=module.run)
         else:
@@ -110,6 +131,17 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             summary = _summary(module_name) if wanted is None or wanted not in COMMANDS else None
             sub.add_parser(name, help=summary or f"see '{prog} {name} --help'")
     return parser
+
+
+def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and every command's, all configured (for the CLI reference).
+
+    Imports every command module (and so YAML, Jinja2 and jsonschema), which
+    :func:`main` avoids for one command's run.
+    """
+    parser = _build_parser((), every=True)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return parser, dict(sub.choices)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = run(args)
         sys.stdout.flush()
-    except ConfigError as exc:
+    except (ConfigError, UsageError) as exc:
+        # UsageError: flags that do not go together; ConfigError: a bad table or override.
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

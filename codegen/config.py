@@ -38,6 +38,7 @@ from .scan.calls import ScanCall, parse_scan_call
 
 __all__ = [
     "CONFIG_KEYS",
+    "CONFIG_OPTION",
     "KEYS",
     "PYPROJECT",
     "TABLE",
@@ -52,6 +53,7 @@ __all__ = [
     "find_pyproject",
     "load_config",
     "no_catalog_message",
+    "parse_config_option",
     "parse_table",
     "read_config",
     "table_lines",
@@ -563,12 +565,20 @@ def no_catalog_message(config: Config, entries: tuple[str, ...] | None = None) -
     )
 
 
-def _error(source: Path | None, key: str, problem: str) -> ConfigError:
-    where = f"{_where(source, key)}: [{TABLE}]" if source else "command line: --" + key
+_Where = Path | str | None
+"""Where a value came from, as errors name it: a ``pyproject.toml``, a label such as
+``command line: --config`` (:data:`CONFIG_OPTION`), or ``None`` for a per-key flag."""
+
+
+def _error(source: _Where, key: str, problem: str) -> ConfigError:
+    if isinstance(source, Path):
+        where = f"{_where(source, key)}: [{TABLE}]"
+    else:
+        where = source or "command line: --" + key
     return ConfigError(f"{where} {key}: {problem}; expected {_BY_NAME[key].example}")
 
 
-def _text(value: object, key: str, source: Path | None) -> str:
+def _text(value: object, key: str, source: _Where) -> str:
     """A non-empty string without control characters, or a ConfigError naming the key and line.
 
     Every string of the table can reach a generated file (the header names the
@@ -589,7 +599,7 @@ def _text(value: object, key: str, source: Path | None) -> str:
     return value
 
 
-def _relative(value: object, key: str, source: Path | None, *, glob: bool = False) -> str:
+def _relative(value: object, key: str, source: _Where, *, glob: bool = False) -> str:
     """A root-relative POSIX path from the table, or a ConfigError saying how to write it."""
     value = _text(value, key, source)
     path = PurePosixPath(value.replace("\\", "/"))
@@ -605,7 +615,7 @@ def _relative(value: object, key: str, source: Path | None, *, glob: bool = Fals
     return "" if text == "." else text
 
 
-def _rewrites(value: object, key: str, source: Path | None) -> tuple[str, ...]:
+def _rewrites(value: object, key: str, source: _Where) -> tuple[str, ...]:
     entries = [value] if isinstance(value, str) else value
     if not isinstance(entries, list):
         raise _error(source, key, f"{value!r} is not a list of strings")
@@ -623,7 +633,7 @@ def _rewrites(value: object, key: str, source: Path | None) -> tuple[str, ...]:
     return tuple(rules)
 
 
-def _outputs(value: object, source: Path | None) -> tuple[Output, ...]:
+def _outputs(value: object, source: _Where) -> tuple[Output, ...]:
     if not isinstance(value, list):
         raise _error(source, "outputs", f"{value!r} is not an array of tables")
     outputs = []
@@ -639,7 +649,7 @@ def _outputs(value: object, source: Path | None) -> tuple[Output, ...]:
     return tuple(outputs)
 
 
-def _scan_calls(value: object, source: Path | None) -> tuple[ScanCall, ...]:
+def _scan_calls(value: object, source: _Where) -> tuple[ScanCall, ...]:
     if not isinstance(value, list):
         raise _error(source, "scan-calls", f"{value!r} is not an array of tables")
     calls = []
@@ -666,7 +676,7 @@ def _check_package(config: Config) -> None:
         raise _error(where, "package-dir", problem)
 
 
-def _value(key: ConfigKey, value: object, source: Path | None) -> object:
+def _value(key: ConfigKey, value: object, source: _Where) -> object:
     """A key's value read according to its kind, or a ConfigError saying how to write it."""
     match key.kind:
         case "globs":
@@ -688,7 +698,7 @@ def _value(key: ConfigKey, value: object, source: Path | None) -> object:
             assert_never(key.kind)
 
 
-def _from_table(table: Mapping[str, object], source: Path | None) -> dict[str, object]:
+def _from_table(table: Mapping[str, object], source: _Where) -> dict[str, object]:
     """Validated keyword arguments for :class:`Config` from a TOML table."""
     values: dict[str, object] = {}
     for name, value in table.items():
@@ -696,7 +706,7 @@ def _from_table(table: Mapping[str, object], source: Path | None) -> dict[str, o
         if key is None:
             close = difflib.get_close_matches(name, KEYS, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            where = _where(source, name) if source else "configuration"
+            where = _where(source, name) if isinstance(source, Path) else source or "configuration"
             msg = (
                 f"{where}: [{TABLE}] has an unknown key {name!r}; {hint}"
                 f"the keys are {', '.join(KEYS)}"
@@ -798,11 +808,15 @@ def load_config(root: Path | None = None, *, start: Path | None = None) -> Confi
     return Config(root=here)
 
 
-def apply_overrides(config: Config, overrides: Mapping[str, object | None]) -> Config:
+def apply_overrides(
+    config: Config, overrides: Mapping[str, object | None], *, where: str | None = None
+) -> Config:
     """``config`` with the keys given on the command line replaced (``None`` = not given).
 
     Keys are the table's (``package-dir``); path values are relative to the
-    project root, like the table's.
+    project root, like the table's. ``where`` is how errors name the origin
+    (default: the key's own flag, ``command line: --package``; :data:`CONFIG_OPTION`
+    for ``--config KEY=VALUE``).
 
     Raises:
         ConfigError: An override is not a usable value for its key.
@@ -810,10 +824,51 @@ def apply_overrides(config: Config, overrides: Mapping[str, object | None]) -> C
     given = {key: value for key, value in overrides.items() if value is not None}
     if not given:
         return config
-    values = _from_table(given, None)
+    values = _from_table(given, where)
     if "package" in given and "package-dir" not in given:
         # --package alone keeps the configured folder unless it cannot hold that package.
         values.pop("package_dir", None)
     updated = dataclasses.replace(config, **values)  # type: ignore[arg-type]
     _check_package(updated)
     return updated
+
+
+CONFIG_OPTION: Final = "command line: --config"
+"""How errors name a value given as ``--config KEY=VALUE``."""
+
+
+def parse_config_option(text: str) -> tuple[str, object]:
+    """One ``--config KEY=VALUE``: the key's name and its value, as the table would hold it.
+
+    The value is read as a TOML value when it is one of the kinds a key takes (a
+    string, an array, an inline table: ``--config 'catalog=["a/*.yaml", "b"]'``),
+    otherwise as plain text (``--config package-dir=src/gen``), so the same
+    checks as the table's apply (:func:`apply_overrides` runs them).
+
+    Raises:
+        ConfigError: No ``=``, or the key is not a key of the table; the message
+            names the key (and the closest one) and how to write the option.
+    """
+    name, equals, raw = text.partition("=")
+    name = name.strip()
+    if not equals or not name:
+        msg = (
+            f"{CONFIG_OPTION} {text!r}: expected KEY=VALUE, e.g. --config package-dir=src/gen; "
+            f"the keys are {', '.join(KEYS)}"
+        )
+        raise ConfigError(msg)
+    if name not in _BY_NAME:
+        close = difflib.get_close_matches(name, KEYS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        msg = (
+            f"{CONFIG_OPTION} {name}: not a key of [{TABLE}]; {hint}the keys are {', '.join(KEYS)}"
+        )
+        raise ConfigError(msg)
+    value: object = raw
+    try:
+        parsed = tomllib.loads(f"value = {raw}").get("value")
+    except tomllib.TOMLDecodeError:
+        parsed = None
+    if isinstance(parsed, str | list | dict):
+        value = parsed
+    return name, value

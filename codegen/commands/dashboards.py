@@ -35,7 +35,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         metavar="DIR",
-        help="write the dashboards into DIR instead of the configured dashboards-dir",
+        help=(
+            "write the dashboards into the folder DIR instead of the configured "
+            "dashboards-dir (nothing is removed there)"
+        ),
     )
     parser.add_argument(
         "--check",

@@ -1,11 +1,11 @@
-"""``metric-catalog emit --loop L [--steps N] --jsonl FILE | --otlp URL | --prometheus HOST:PORT``.
+"""``metric-catalog emit --loop L --jsonl FILE | --otlp-endpoint URL | --prometheus HOST:PORT``.
 
 Sample telemetry from the catalog (see :mod:`codegen.emit`), through the real
 tee and exporters, to test dashboards, alerts and collectors before a real run
 exists. Transports combine: ``--jsonl`` writes the run's log (``live-check``
-reads it), ``--otlp`` pushes to an OTLP/HTTP collector with the SDK's exporter
-(flushed at the end), ``--prometheus`` serves a scrape endpoint for
-``--duration`` seconds (Ctrl-C stops it early).
+reads it), ``--otlp-endpoint`` (formerly ``--otlp``) pushes to an OTLP/HTTP
+collector with the SDK's exporter (flushed at the end), ``--prometheus`` serves a
+scrape endpoint for ``--duration`` seconds (Ctrl-C stops it early).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from types import FrameType
 
 from ..runs.live import parse_host_port, parse_otlp_url
-from . import add_root_argument, config_from_args, load_or_report
+from . import UsageError, add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -56,11 +56,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--jsonl", type=Path, metavar="FILE", help="write the run's JSON Lines log here"
     )
     parser.add_argument(
-        "--otlp",
+        "--otlp-endpoint",
+        dest="otlp",
         type=parse_otlp_url,
         metavar="URL",
         help="push to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
     )
+    # The older spelling; live-check's OTLP flag listens, this one sends: the new name says so.
+    parser.add_argument("--otlp", dest="otlp", type=parse_otlp_url, help=argparse.SUPPRESS)
     parser.add_argument(
         "--prometheus",
         type=parse_host_port,
@@ -100,15 +103,13 @@ def run(args: argparse.Namespace) -> int:
     from ..emit import EmitError, emit  # noqa: PLC0415
 
     if args.jsonl is None and args.otlp is None and args.prometheus is None:
-        print(
-            "error: choose where the sample goes: --jsonl FILE, --otlp URL and/or "
-            "--prometheus HOST:PORT",
-            file=sys.stderr,
+        msg = (
+            "choose where the sample goes: --jsonl FILE, --otlp-endpoint URL and/or "
+            "--prometheus HOST:PORT"
         )
-        return 2
+        raise UsageError(msg)
     if args.duration is not None and args.prometheus is None:
-        print("error: --duration applies to --prometheus only", file=sys.stderr)
-        return 2
+        raise UsageError("--duration applies to --prometheus only")
     config = config_from_args(args)
     catalog = load_or_report(config)
     if catalog is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ..config import NoCatalogError
-from . import add_root_argument, config_from_args, load_or_report
+from . import add_root_argument, config_from_args, load_or_report, refuse_swallowed_paths
 
 if TYPE_CHECKING:
     from ..catalog.model import Catalog
@@ -42,7 +42,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ),
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--out", type=Path, metavar="FILE", help="write every row to one new file")
+    where.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="write every row to FILE, one new file (--out-dir: a folder)",
+    )
     where.add_argument(
         "--out-dir", type=Path, metavar="DIR", help="write one new file per proposed owner"
     )
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {runs}", file=sys.stderr)
         return 2
     config = config_from_args(args)
+    refuse_swallowed_paths(args, "RUN")
     try:
         catalog = load_or_report(config, warnings=False)
     except NoCatalogError:

@@ -45,7 +45,7 @@ from ..config import (
     table_lines,
 )
 from ..generate.schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
-from . import add_config_arguments
+from . import add_root_argument, config_overrides
 
 __all__ = [
     "HELP",
@@ -75,20 +75,18 @@ class PyprojectError(ConfigError):
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``--root`` (where to start), ``--dry-run`` and the configuration flags."""
     parser.add_argument(
-        "--root",
-        type=Path,
-        default=None,
+        "--dry-run",
+        action="store_true",
+        help="print the changes as a unified diff and write nothing",
+    )
+    add_root_argument(
+        parser,
+        catalog=False,
         help=(
             "folder to start in (default: the cwd); the nearest pyproject.toml at or above "
             "it is the project"
         ),
     )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print the changes as a unified diff and write nothing",
-    )
-    add_config_arguments(parser, catalog=False)
 
 
 def _shown(path: Path) -> str:
@@ -114,27 +112,31 @@ def _project_name(root: Path, project: Mapping[str, object]) -> str:
     return f"_{ident}" if ident[0].isdigit() else ident
 
 
-def _layout(root: Path, project: Mapping[str, object], args: argparse.Namespace) -> dict[str, str]:
-    """The table's keys for a new project, from the flags or the project's name."""
+def _layout(
+    root: Path, project: Mapping[str, object], given: Mapping[str, object]
+) -> dict[str, object]:
+    """The table's keys for a new project: the keys given on the command line, the rest
+    from the project's name."""
     name = _project_name(root, project)
-    package: str = args.package or f"{name}.telemetry.generated"
+    package = str(given.get("package") or f"{name}.telemetry.generated")
     base = "src/" if (root / "src" / package.split(".", 1)[0]).is_dir() else ""
-    package_dir: str = args.package_dir or f"{base}{package.replace('.', '/')}"
+    package_dir = str(given.get("package-dir") or f"{base}{package.replace('.', '/')}")
     catalog_dir = PurePosixPath(package_dir).parent / "catalog"
-    return {
+    layout: dict[str, object] = {
         "catalog": f"{catalog_dir.as_posix()}/*.yaml",
         "package": package,
         "package-dir": package_dir,
-        "docs-dir": args.docs_dir or "docs/metrics",
-        "dashboards-dir": args.dashboards_dir or "docs/dashboards",
-        "title": args.title or f"{name} metrics",
-        "cache-dir": args.cache_dir or ".cache/metric-catalog",
-        # Only when asked: the default (beside the catalog) needs no line in the table.
-        **({"schema-file": args.schema_file} if getattr(args, "schema_file", None) else {}),
+        "docs-dir": "docs/metrics",
+        "dashboards-dir": "docs/dashboards",
+        "title": f"{name} metrics",
+        "cache-dir": ".cache/metric-catalog",
     }
+    # Every key given (--config KEY=VALUE or an old --KEY flag) is written as given;
+    # schema-file only when asked: its default (beside the catalog) needs no line.
+    return layout | dict(given)
 
 
-def table_text(keys: dict[str, str]) -> str:
+def table_text(keys: Mapping[str, object]) -> str:
     """The ``[tool.metric-catalog]`` table for ``keys``, with a comment per line."""
     lines = [
         "# metric-catalog: every path is relative to this file. Keys: metric-catalog --help,",
@@ -364,6 +366,7 @@ def run(args: argparse.Namespace) -> int:
     if not start.is_dir():
         msg = f"--root {args.root}: no such folder; pass the folder of your project"
         raise ConfigError(msg)
+    given = config_overrides(args)  # a --config typo stops init even in a set-up project
     configured, nearest = _find_projects(start)
     writes: list[_Write] = []
     # The cheap look may have matched a comment or a string: parse the file properly.
@@ -374,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
         pyproject = nearest or start / PYPROJECT
         old = _read_text(pyproject) if nearest is not None else None
         project = _parse(old, pyproject).get("project", {}) if old is not None else {}
-        keys = _layout(pyproject.parent, project if isinstance(project, dict) else {}, args)
+        keys = _layout(pyproject.parent, project if isinstance(project, dict) else {}, given)
         table = table_text(keys)
         # The table must read back, with the same checks as every command (before any write).
         config = parse_table(tomllib.loads(table)["tool"]["metric-catalog"], pyproject)

@@ -1,9 +1,11 @@
-"""``metric-catalog live-check RUN.jsonl [MORE.jsonl | GLOB ...]``: was the catalog logged?
+"""``metric-catalog live-check RUN... | --otlp-listen HOST:PORT | --scrape URL``: was it logged?
 
-Several files or a glob (one file per worker) are checked together: presence
-over the whole run, values per worker (see :mod:`codegen.live_check.workers`).
-``--otlp HOST:PORT`` and ``--scrape URL`` check what a running job exports
-instead (see :mod:`codegen.runs.live`).
+RUN is a log in any format :mod:`codegen.runs.ingest` reads (JSONL, TensorBoard,
+MLflow, W&B, CSV, ...). Several files or a glob (one file per worker) are
+checked together: presence over the whole run, values per worker (see
+:mod:`codegen.live_check.workers`). ``--otlp-listen HOST:PORT`` (formerly
+``--otlp``) and ``--scrape URL`` check what a running job exports instead (see
+:mod:`codegen.runs.live`). The flags build one :class:`~codegen.live_check.CheckOptions`.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
+from ..config import Config
 from ..live_check import (
     FINDING_KINDS,
     INGESTERS,
+    KINDS,
+    CheckOptions,
     LogInputError,
     check_file,
     check_paths,
@@ -30,25 +35,36 @@ from ..runs.live import add_live_arguments, gather
 from ..runs.rewrites import parse_prefix_rewrites, parse_rewrite
 from ..runs.telemetry import require_live_extra
 from . import (
+    UsageError,
     add_root_argument,
     config_from_args,
     load_or_report,
+    refuse_swallowed_paths,
 )
 
 if TYPE_CHECKING:
     from ..catalog.model import Catalog
     from ..live_check.report import LiveCheckReport
 
-__all__ = ["HELP", "configure", "parse_fail_on", "run"]
+__all__ = ["HELP", "REPORT_FORMATS", "SEVERITIES", "configure", "parse_fail_on", "run"]
 
-HELP = "Check a run's JSONL metrics log against the catalog's teed rows."
+HELP = (
+    "Check a run's logs (JSONL, TensorBoard, MLflow, W&B, CSV and five more formats) or a "
+    "live job's OTLP or Prometheus telemetry against the catalog's rows."
+)
+
+SEVERITIES: Final = ("error", "warning")
+"""Severities ``--fail-on`` takes: every finding kind of that severity."""
 
 
 def parse_fail_on(values: list[str] | None) -> list[str]:
-    """Flatten ``--fail-on a,b --fail-on c`` into kinds; ``all`` means every kind.
+    """Flatten ``--fail-on a,b --fail-on c`` into kinds.
+
+    ``all`` means every kind; a severity (``error``, ``warning``) every kind of
+    that severity in :data:`~codegen.live_check.KINDS`.
 
     Raises:
-        argparse.ArgumentTypeError: a name is not a finding kind.
+        argparse.ArgumentTypeError: a name is neither a finding kind nor a severity.
     """
     kinds: list[str] = []
     for value in values or ():
@@ -58,10 +74,15 @@ def parse_fail_on(values: list[str] | None) -> list[str]:
                 continue
             if name == "all":
                 kinds.extend(FINDING_KINDS)
+            elif name in SEVERITIES:
+                kinds.extend(k for k in FINDING_KINDS if KINDS[k].severity.value == name)
             elif name in FINDING_KINDS:
                 kinds.append(name)
             else:
-                msg = f"unknown finding kind {item!r}; choose from all, {', '.join(FINDING_KINDS)}"
+                msg = (
+                    f"unknown finding kind {item!r}; choose from all, error, warning, "
+                    f"{', '.join(FINDING_KINDS)}"
+                )
                 raise argparse.ArgumentTypeError(msg)
     return sorted(set(kinds), key=FINDING_KINDS.index)
 
@@ -83,87 +104,101 @@ def _percent(text: str) -> float:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the log path, ``--fail-on``, ``--format`` and the catalog location."""
+    """Add the inputs, the verdict, the judging options, live telemetry and the project."""
+    parser.usage = "%(prog)s [options] RUN [RUN ...] | --otlp-listen HOST:PORT | --scrape URL"
+    _add_inputs(parser)
+    _add_verdict(parser)
+    _add_judging(parser)
+    add_live_arguments(parser)
+    add_root_argument(parser)
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
+    """RUN..., ``--input-format``, ``--run`` and ``--run-config``: what is read."""
     parser.add_argument(
         "log",
         nargs="*",
-        metavar="RUN.jsonl",
+        metavar="RUN",
         help=(
-            "JSONL written by the JsonlLogger; several files or a quoted glob "
-            "('logs/run-rank*.jsonl') check a many-worker run per worker; - reads stdin "
-            "(e.g. zcat run.jsonl.gz | ...)"
-        ),
-    )
-    parser.add_argument(
-        "--fail-on",
-        action="append",
-        metavar="KINDS",
-        help=(
-            "comma-separated finding kinds that make the exit code 1 (repeatable): "
-            f"{', '.join(FINDING_KINDS)}, or all (default: none; report only)"
-        ),
-    )
-    parser.add_argument(
-        "--format",
-        choices=REPORT_FORMATS,
-        default="text",
-        help=(
-            "report format (default: text): json for dashboards, sarif (SARIF 2.1.0, for "
-            "code scanning), github (workflow-command annotations in a GitHub Actions log)"
+            "a log file or run folder; several files or a quoted glob ('logs/rank*.jsonl') "
+            "are one run of many workers; - reads stdin"
         ),
     )
     parser.add_argument(
         "--input-format",
         choices=tuple(INGESTERS),
         metavar="FORMAT",
+        help=f"read the inputs as FORMAT (default: detected): {', '.join(INGESTERS)}",
+    )
+    parser.add_argument(
+        "--run",
+        action="append",
+        metavar="RUN",
         help=(
-            "read every input as this format instead of detecting it per input: "
-            + "; ".join(f"{name}: {ingester.description}" for name, ingester in INGESTERS.items())
+            "judge only this run (id, name or folder) of an MLflow store, W&B or "
+            "TensorBoard folder (repeatable)"
+        ),
+    )
+    parser.add_argument(
+        "--run-config",
+        metavar="FILE",
+        help=(
+            "the run's configuration (JSON or YAML mapping) for inputs that do not log it; "
+            "rows whose condition names config.<path> are judged against it"
+        ),
+    )
+
+
+def _add_verdict(parser: argparse.ArgumentParser) -> None:
+    """``--fail-on``, ``--min-coverage``, ``--format`` and ``--all``: what the report says."""
+    parser.add_argument(
+        "--fail-on",
+        action="append",
+        metavar="KINDS",
+        help=(
+            "exit 1 on these finding kinds (comma-separated, repeatable): kind names, "
+            "a severity (error, warning) or all"
         ),
     )
     parser.add_argument(
         "--min-coverage",
         type=_percent,
         metavar="PERCENT",
-        help=(
-            "fail (exit 1) when fewer than PERCENT %% of the teed rows that apply to the run's "
-            "loop were logged (see coverage in the report)"
-        ),
+        help="exit 1 when fewer than PERCENT %% of the rows that apply to the run were logged",
+    )
+    parser.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        default="text",
+        help="report format: text (default), json, sarif (SARIF 2.1.0) or github (annotations)",
     )
     parser.add_argument(
         "--all",
         action="store_true",
         dest="show_all",
-        help="list every teed row in the text report, also those the run was not judged on",
+        help="list every teed row in the text report, judged or not",
     )
+
+
+def _add_judging(parser: argparse.ArgumentParser) -> None:
+    """``--loop``, ``--all-owners`` and the key rewrites: how the run is judged."""
     parser.add_argument(
         "--loop",
         metavar="NAME",
-        help=(
-            "judge the run as this declared training loop (e.g. grpo_sync) instead of the "
-            "loop the log names (JsonlLogger(loop=...) or METRIC_CATALOG_LOOP) or its keys "
-            "suggest; only required rows whose emitted_by lists it can be missing"
-        ),
+        help="judge the run as this declared loop (default: the one it names or suggests)",
     )
     parser.add_argument(
         "--all-owners",
         action="store_true",
-        help=(
-            "judge unlogged rows that list no loop (no emitted_by) even when their owner "
-            "logged nothing (default: list those owners as inactive, since an owner never "
-            "imported declares nothing)"
-        ),
+        help="judge the rows of owners that logged nothing too (default: owners inactive)",
     )
     parser.add_argument(
         "--key-rewrite",
         action="append",
         metavar="FROM=TO",
         help=(
-            "replace the literal text FROM with TO in every key read from the inputs before "
-            "matching it (repeatable, applied in order, after the key-rewrite rules of "
-            "[tool.metric-catalog]), for a logging backend that mangles keys: verl's MLflow "
-            "adapter logs mean@4 as mean_at_4, so --key-rewrite _at_=@; a key only its "
-            "spelling as read matches keeps it"
+            "replace FROM with TO in every logged key (repeatable, after the key-rewrite "
+            "key), e.g. _at_=@ for verl's MLflow keys"
         ),
     )
     parser.add_argument(
@@ -171,38 +206,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="FROM=TO|TABLE",
         help=(
-            "rewrite FROM at the start of a key read from the inputs to TO (the first rule "
-            "that fits, once; repeatable, after the key-prefix-rewrite rules of "
-            "[tool.metric-catalog]; applied before --key-rewrite), for a logging callback "
-            "that prefixes every key; the table 'transformers' undoes the Hugging Face "
-            "Trainer's W&B and TensorBoard callbacks (train/loss is loss, eval/loss eval_loss, "
-            "test/loss test_loss)"
+            "rewrite a key's start FROM to TO, first (repeatable); 'transformers' undoes "
+            "the HF Trainer's train/ and eval/"
         ),
     )
-    parser.add_argument(
-        "--run-config",
-        metavar="FILE",
-        help=(
-            "the run's configuration, a JSON or YAML mapping (torchtitan's saved job config, "
-            "Hydra's .hydra/config.yaml), for inputs that do not log it (flat JSONL, "
-            "TensorBoard, MLflow, trainer_state.json): rows whose condition or first_step "
-            "names config.<path> are judged against it; it wins over a header line the log holds"
-        ),
-    )
-    parser.add_argument(
-        "--run",
-        action="append",
-        metavar="RUN",
-        help=(
-            "read only this run of an input holding several (repeatable): an MLflow store "
-            "(mlruns/, an experiment folder, mlflow.db), a W&B folder (wandb/ or the project "
-            "above it) or a TensorBoard log folder; RUN is a run's id, its name, or its folder "
-            "(as given or its last part). Without it such runs are judged together as one "
-            "run, and the report says so"
-        ),
-    )
-    add_live_arguments(parser)
-    add_root_argument(parser)
 
 
 def load_run_config(path: str) -> dict[str, object]:
@@ -232,15 +239,108 @@ def load_run_config(path: str) -> dict[str, object]:
     return {str(key): item for key, item in value.items()}
 
 
-def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
-    """Receive and/or scrape until done (Ctrl-C ends an open-ended ``--otlp``), then judge."""
+def _fail_on(values: list[str] | None) -> list[str]:
+    try:
+        return parse_fail_on(values)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+
+
+def _refuse_conflicts(args: argparse.Namespace, logs: list[str], live: bool) -> None:
+    """The flags that do not go together, each refused with what to do instead.
+
+    Raises:
+        UsageError: Two flags, or a flag and the inputs, exclude each other.
+    """
+    if live == bool(logs):
+        msg = "give either log files (RUN ...) or live telemetry (--otlp-listen, --scrape)"
+        raise UsageError(msg)
+    if live:
+        keys = "logged keys (log inputs)"
+        for given, flag, what in (
+            (args.run_config is not None, "--run-config", "log inputs"),
+            (bool(args.run), "--run", "log inputs"),
+            (bool(args.key_rewrite), "--key-rewrite", keys),
+            (bool(args.key_prefix_rewrite), "--key-prefix-rewrite", keys),
+        ):
+            if given:
+                msg = f"{flag} applies to {what}, not to what --otlp-listen and --scrape receive"
+                raise UsageError(msg)
+    elif args.interval or args.duration:
+        raise UsageError("--interval and --duration apply to --otlp-listen and --scrape")
+    if args.interval and not args.duration:
+        raise UsageError("--interval needs --duration (how long to keep scraping)")
+    if "-" in logs and len(logs) > 1:
+        raise UsageError("- (stdin) cannot be combined with files")
+    if logs == ["-"] and args.run:
+        raise UsageError("--run selects runs of a store or folder input, not of stdin")
+
+
+def _rewrites(
+    args: argparse.Namespace, config: Config
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The key and key-prefix rewrites: the table's, then the flags'."""
+    try:
+        rewrites = config.key_rewrites + tuple(parse_rewrite(r) for r in args.key_rewrite or ())
+    except ValueError as exc:
+        raise UsageError(f"--key-rewrite: {exc}") from None
+    try:
+        prefixes = config.key_prefix_rewrites + parse_prefix_rewrites(args.key_prefix_rewrite or ())
+    except ValueError as exc:
+        raise UsageError(f"--key-prefix-rewrite: {exc}") from None
+    return rewrites, prefixes
+
+
+def _run_config(path: str | None) -> dict[str, object] | None:
+    if path is None:
+        return None
+    try:
+        return load_run_config(path)
+    except OSError as exc:
+        raise UsageError(f"--run-config: cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"--run-config: {exc}") from None
+
+
+def _promoted(text: str | None) -> tuple[str, ...]:
+    """``--promoted``'s names, or the shell's ``METRIC_CATALOG_PROMOTE``."""
     from metric_catalog.identity import promoted_names  # noqa: PLC0415 - stdlib only
 
-    promoted = (
-        promoted_names()
-        if args.promoted is None
-        else tuple(dict.fromkeys(n.strip() for n in args.promoted.split(",") if n.strip()))
+    if text is None:
+        return promoted_names()
+    return tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+
+
+def _options(args: argparse.Namespace, config: Config, live: bool) -> CheckOptions:
+    """The one :class:`CheckOptions` of this run, from the table and the flags.
+
+    Live telemetry carries series, not logged keys: no rewrites, and the
+    promoted identity attributes apply to it alone.
+    """
+    rewrites, prefixes = ((), ()) if live else _rewrites(args, config)
+    return CheckOptions(
+        all_owners=args.all_owners,
+        loop=args.loop,
+        input_format=args.input_format,
+        key_rewrites=rewrites,
+        key_prefix_rewrites=prefixes,
+        run_config=None if live else _run_config(args.run_config),
+        runs=tuple(dict.fromkeys(args.run or ())),
+        promoted=_promoted(args.promoted) if live else (),
     )
+
+
+def _refuse_unknown_loop(loop: str | None, catalog: Catalog) -> None:
+    loops = sorted(declared.name for declared in catalog.loops())
+    if loop is not None and loop not in loops:
+        declared = ", ".join(loops) if loops else "none (declare them under 'loops:')"
+        raise UsageError(f"--loop: unknown loop {loop!r}; declared loops: {declared}")
+
+
+def _check_live(
+    args: argparse.Namespace, catalog: Catalog, options: CheckOptions
+) -> LiveCheckReport:
+    """Receive and/or scrape until done (Ctrl-C ends an open ``--otlp-listen``), then judge."""
     stop = threading.Event()
 
     def interrupted(signum: int, frame: FrameType | None) -> None:
@@ -262,17 +362,42 @@ def _check_live(args: argparse.Namespace, catalog: Catalog) -> LiveCheckReport:
         )
         sources = [f"otlp {args.otlp[0]}:{args.otlp[1]}"] if args.otlp else []
         sources += args.scrape or []
-        return check_records(
-            records,
-            catalog,
-            source=", ".join(sources),
-            all_owners=args.all_owners,
-            loop=args.loop,
-            promoted=promoted,
-            multi=True,
-        )
+        return check_records(records, catalog, options, source=", ".join(sources), multi=True)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _check_logs(logs: list[str], catalog: Catalog, options: CheckOptions) -> LiveCheckReport:
+    """Judge the log inputs: stdin, one file, or many (per worker)."""
+    if logs == ["-"]:
+        return check_stream(sys.stdin.buffer, catalog, options, source="<stdin>")
+    if len(logs) == 1 and not glob.has_magic(logs[0]):
+        return check_file(logs[0], catalog, options)
+    inputs = expand_inputs(logs)
+    return check_paths(inputs.paths, catalog, options, duplicates=inputs.duplicates)
+
+
+def _judge(
+    args: argparse.Namespace, catalog: Catalog, options: CheckOptions, live: bool
+) -> LiveCheckReport | int:
+    """The report, or exit status 2 after an error line (an input that cannot be read)."""
+    logs: list[str] = args.log
+    try:
+        return _check_live(args, catalog, options) if live else _check_logs(logs, catalog, options)
+    except (LogInputError, ModuleNotFoundError) as exc:
+        # ModuleNotFoundError: an input format's optional extra is missing (the message
+        # names the extra to install), e.g. tensorboard for event files.
+        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        if live:
+            print(f"error: --otlp-listen: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+        else:
+            print(
+                f"error: cannot read {exc.filename or logs[0]}: {exc.strerror or exc}; pass the "
+                "log file(s) or run folder(s) the run wrote",
+                file=sys.stderr,
+            )
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
@@ -280,158 +405,31 @@ def run(args: argparse.Namespace) -> int:
 
     The report fails when a ``--fail-on`` kind occurred, when the input showed
     nothing the catalog declares, or when coverage is below ``--min-coverage``.
-
     An input abandoned part-way (an endless line, too many overlong lines) is
     bad input: the report is printed, then one error line per such input.
+
+    Raises:
+        UsageError: Flags that do not go together, or a flag's unusable value (exit 2).
     """
-    try:
-        fail_on = parse_fail_on(args.fail_on)
-    except argparse.ArgumentTypeError as exc:
-        print(f"error: --fail-on: {exc}", file=sys.stderr)
-        return 2
+    fail_on = _fail_on(args.fail_on)
     config = config_from_args(args)
-    try:
-        rewrites = config.key_rewrites + tuple(
-            parse_rewrite(rule) for rule in args.key_rewrite or ()
-        )
-    except ValueError as exc:
-        print(f"error: --key-rewrite: {exc}", file=sys.stderr)
-        return 2
-    try:
-        prefix_rewrites = config.key_prefix_rewrites + parse_prefix_rewrites(
-            args.key_prefix_rewrite or ()
-        )
-    except ValueError as exc:
-        print(f"error: --key-prefix-rewrite: {exc}", file=sys.stderr)
-        return 2
+    refuse_swallowed_paths(args, "RUN")
+    live = args.otlp is not None or bool(args.scrape)
+    _refuse_conflicts(args, args.log, live)
+    options = _options(args, config, live)
     catalog = load_or_report(config)
     if catalog is None:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
-    logs: list[str] = args.log
-    live = args.otlp is not None or bool(args.scrape)
-    if live == bool(logs):
-        print(
-            "error: give either log files (RUN.jsonl ...) or live telemetry (--otlp, --scrape)",
-            file=sys.stderr,
-        )
-        return 2
-    run_config: dict[str, object] | None = None
-    if args.run_config is not None:
-        if live:
-            print(
-                "error: --run-config applies to log inputs, not to --otlp or --scrape",
-                file=sys.stderr,
-            )
-            return 2
-        try:
-            run_config = load_run_config(args.run_config)
-        except OSError as exc:
-            print(
-                f"error: --run-config: cannot read {args.run_config}: {exc.strerror or exc}",
-                file=sys.stderr,
-            )
-            return 2
-        except ValueError as exc:
-            print(f"error: --run-config: {exc}", file=sys.stderr)
-            return 2
-    selected: tuple[str, ...] = tuple(dict.fromkeys(args.run or ()))
-    if live and selected:
-        print("error: --run applies to log inputs, not to --otlp or --scrape", file=sys.stderr)
-        return 2
-    if live and (args.key_rewrite or args.key_prefix_rewrite):
-        flag = "--key-rewrite" if args.key_rewrite else "--key-prefix-rewrite"
-        print(
-            f"error: {flag} applies to logged keys (log inputs), not to the series "
-            "--otlp and --scrape receive",
-            file=sys.stderr,
-        )
-        return 2
-    if not live and (args.interval or args.duration):
-        print("error: --interval and --duration apply to --otlp and --scrape", file=sys.stderr)
-        return 2
-    if args.interval and not args.duration:
-        print("error: --interval needs --duration (how long to keep scraping)", file=sys.stderr)
-        return 2
-    if "-" in logs and len(logs) > 1:
-        print("error: - (stdin) cannot be combined with files", file=sys.stderr)
-        return 2
-    loops = sorted(loop.name for loop in catalog.loops())
-    if args.loop is not None and args.loop not in loops:
-        declared = ", ".join(loops) if loops else "none (declare them under 'loops:')"
-        print(
-            f"error: --loop: unknown loop {args.loop!r}; declared loops: {declared}",
-            file=sys.stderr,
-        )
-        return 2
+    _refuse_unknown_loop(args.loop, catalog)
     if live:
         try:
             require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))
         except ModuleNotFoundError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    try:
-        if live:
-            report = _check_live(args, catalog)
-        elif logs == ["-"] and selected:
-            print(
-                "error: --run selects runs of a store or folder input, not of stdin",
-                file=sys.stderr,
-            )
-            return 2
-        elif logs == ["-"]:
-            report = check_stream(
-                sys.stdin.buffer,
-                catalog,
-                source="<stdin>",
-                all_owners=args.all_owners,
-                loop=args.loop,
-                input_format=args.input_format,
-                key_rewrites=rewrites,
-                run_config=run_config,
-                key_prefix_rewrites=prefix_rewrites,
-            )
-        elif len(logs) == 1 and not glob.has_magic(logs[0]):
-            report = check_file(
-                logs[0],
-                catalog,
-                all_owners=args.all_owners,
-                loop=args.loop,
-                input_format=args.input_format,
-                key_rewrites=rewrites,
-                run_config=run_config,
-                runs=selected,
-                key_prefix_rewrites=prefix_rewrites,
-            )
-        else:
-            inputs = expand_inputs(logs)
-            report = check_paths(
-                inputs.paths,
-                catalog,
-                all_owners=args.all_owners,
-                loop=args.loop,
-                input_format=args.input_format,
-                duplicates=inputs.duplicates,
-                key_rewrites=rewrites,
-                run_config=run_config,
-                runs=selected,
-                key_prefix_rewrites=prefix_rewrites,
-            )
-    except (LogInputError, ModuleNotFoundError) as exc:
-        # ModuleNotFoundError: an input format's optional extra is missing (the message
-        # names the extra to install), e.g. tensorboard for event files.
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        if live:
-            print(f"error: --otlp: cannot listen: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-        print(
-            f"error: cannot read {exc.filename or logs[0]}: {exc.strerror or exc}; pass the "
-            "JSONL file(s) the run's JsonlLogger wrote",
-            file=sys.stderr,
-        )
-        return 2
+            raise UsageError(str(exc)) from None
+    report = _judge(args, catalog, options, live)
+    if isinstance(report, int):
+        return report
     if args.min_coverage is not None:
         report.coverage.minimum = args.min_coverage / 100
     print(report.render(args.format, fail_on, show_all=args.show_all))

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Final
 
 from ..scan.calls import merge_calls
-from . import add_format_argument, add_root_argument, config_from_args, load_or_report
+from . import (
+    add_format_argument,
+    add_root_argument,
+    add_warnings_as_errors_argument,
+    config_from_args,
+    load_or_report,
+    refuse_swallowed_paths,
+)
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -36,10 +43,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Python files or folders to scan (default: the project root)",
     )
     add_format_argument(parser)
-    parser.add_argument(
-        "--warnings-as-errors",
-        action="store_true",
-        help="exit 1 on warnings too (unresolved logging, rows no scanned code logs)",
+    add_warnings_as_errors_argument(
+        parser, "warnings (unresolved logging, rows no scanned code logs)"
     )
     parser.add_argument(
         "--no-unlogged",
@@ -54,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scan.scanner import scan  # noqa: PLC0415 - keeps --help fast
 
     config = config_from_args(args)
+    refuse_swallowed_paths(args, "PATHS")
     paths: list[Path] = list(args.paths) or [config.root]
     missing = [path for path in paths if not path.exists() and not path.is_symlink()]
     if missing:

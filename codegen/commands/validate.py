@@ -17,7 +17,12 @@ from typing import Final
 from ..catalog.diagnostics import Severity, format_diagnostics
 from ..catalog.pipeline import load_and_check
 from ..config import NoCatalogError, no_catalog_message
-from . import add_config_arguments, add_format_argument, config_from_args
+from . import (
+    add_format_argument,
+    add_root_argument,
+    add_warnings_as_errors_argument,
+    config_from_args,
+)
 
 __all__ = ["HELP", "add_arguments", "configure", "run", "run_check"]
 
@@ -34,21 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="catalog files or directories, relative to the cwd (default: the configured catalog)",
     )
     add_format_argument(parser, "text lines for people (default) or a JSON array for machines")
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=None,
+    add_warnings_as_errors_argument(parser)
+    add_root_argument(
+        parser,
+        catalog=False,
         help=(
-            "project root (folder of the pyproject.toml with [tool.metric-catalog]); paths are "
-            "shown relative to it (default: the nearest one above the cwd, else the cwd)"
+            "the folder of the pyproject.toml with [tool.metric-catalog]; paths are shown "
+            "relative to it (default: the nearest one above the cwd, else the cwd)"
         ),
     )
-    parser.add_argument(
-        "--warnings-as-errors",
-        action="store_true",
-        help="exit 1 on warnings too",
-    )
-    add_config_arguments(parser, catalog=False)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -84,19 +84,21 @@ def _seconds(text: str) -> float:
 
 
 def add_live_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--otlp``, ``--scrape``, ``--interval``, ``--duration`` and ``--promoted``."""
-    group = parser.add_argument_group(
-        "live telemetry", "check what a running job exports instead of (or besides) its logs"
-    )
+    """``--otlp-listen`` (formerly ``--otlp``), ``--scrape``, ``--interval``, ``--duration``
+    and ``--promoted``."""
+    group = parser.add_argument_group("live telemetry (instead of RUN)")
     group.add_argument(
-        "--otlp",
+        "--otlp-listen",
+        dest="otlp",
         type=parse_host_port,
         metavar="HOST:PORT",
         help=(
-            "receive OTLP/HTTP metrics here (point the job's OTEL_EXPORTER_OTLP_ENDPOINT at "
-            "http://HOST:PORT) until Ctrl-C or --duration"
+            "receive OTLP/HTTP metrics on HOST:PORT (the job's OTEL_EXPORTER_OTLP_ENDPOINT) "
+            "until Ctrl-C or --duration"
         ),
     )
+    # The older spelling, which emit's --otlp (send to) made ambiguous.
+    group.add_argument("--otlp", dest="otlp", type=parse_host_port, help=argparse.SUPPRESS)
     group.add_argument(
         "--scrape",
         type=parse_scrape_url,
@@ -114,15 +116,12 @@ def add_live_arguments(parser: argparse.ArgumentParser) -> None:
         "--duration",
         type=_seconds,
         metavar="SECONDS",
-        help="how long to receive or scrape (default: until Ctrl-C for --otlp)",
+        help="how long to receive or scrape (default: until Ctrl-C for --otlp-listen)",
     )
     group.add_argument(
         "--promoted",
         metavar="NAMES",
-        help=(
-            "identity attributes every point must carry (comma-separated; default: the "
-            "METRIC_CATALOG_PROMOTE of this shell)"
-        ),
+        help="identity attributes every point must carry (default: $METRIC_CATALOG_PROMOTE)",
     )
 
 

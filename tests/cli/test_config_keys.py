@@ -91,7 +91,14 @@ def test_the_flags_are_the_declared_keys_and_override_them(tmp_path: Path) -> No
     parser = argparse.ArgumentParser()
     add_config_arguments(parser)
     flags = {opt for action in parser._actions for opt in action.option_strings} - {"-h", "--help"}
-    assert flags == {f"--{key.name}" for key in CONFIG_KEYS if key.flag is not None}
+    assert flags == {f"--{key.name}" for key in CONFIG_KEYS if key.flag is not None} | {"--config"}
+    shown = {
+        opt
+        for action in parser._actions
+        if action.help != argparse.SUPPRESS
+        for opt in action.option_strings
+    }
+    assert shown == {"-h", "--help", "--catalog", "--config"}
     given = {
         "package": "p.gen",
         "package-dir": "src/p/gen",

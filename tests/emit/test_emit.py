@@ -111,7 +111,7 @@ def test_counter_values_are_positive_and_ratios_within_one(catalog: Catalog) -> 
 def test_emit_without_a_transport_is_refused() -> None:
     done = _emit("--loop", "grpo_sync")
     assert done.returncode == 2
-    assert "--jsonl FILE, --otlp URL and/or --prometheus HOST:PORT" in done.stderr
+    assert "--jsonl FILE, --otlp-endpoint URL and/or --prometheus HOST:PORT" in done.stderr
 
 
 def test_emit_of_an_unknown_loop_exits_2_naming_the_declared_ones(tmp_path: Path) -> None:

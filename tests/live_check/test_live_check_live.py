@@ -230,7 +230,7 @@ def _live_check(*args: str) -> subprocess.CompletedProcess[str]:
         (["run.jsonl", "--otlp", "127.0.0.1:0"], "either log files"),
         ([], "either log files"),
         (["--scrape", "http://127.0.0.1:9/metrics", "--interval", "1"], "--interval needs"),
-        (["run.jsonl", "--duration", "3"], "apply to --otlp and --scrape"),
+        (["run.jsonl", "--duration", "3"], "apply to --otlp-listen and --scrape"),
         (["--otlp", "nohost"], "expected HOST:PORT"),
         (["--scrape", "ftp://x/metrics"], "expected an http(s) URL"),
     ],
