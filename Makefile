@@ -24,9 +24,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## Create .venv and install the package with its dev and otel extras.
 
-generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages and dashboards, and the diagnostics reference page.
+generate: $(STAMP) ## Render catalog/*.yaml into generated modules, docs pages and dashboards, and the diagnostics and CLI reference pages.
 	$(PY) -m codegen generate
 	$(PY) -m codegen.codes --write
+	$(PY) -m codegen.cli_reference --write
 
 check: $(STAMP) ## Validate and lint the catalog, prove generated files are current, diff against a baseline.
 	@$(PY) -m codegen lint
