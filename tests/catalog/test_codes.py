@@ -29,6 +29,9 @@ NOT_CODES = frozenset(
         "HELP",  # cli: the constant naming each command module's one-line description
         "O_NONBLOCK",  # safe_fs, writer: os flags looked up where the platform has them
         "O_CLOEXEC",
+        "RUN",  # commands: the positional named when --catalog took its paths
+        "PATHS",
+        "COLUMNS",  # cli_reference: the environment variable argparse wraps help at
     }
 )
 
