@@ -17,6 +17,7 @@ exit status (2, or 1). Relative to ``codegen``::
     ├── generate.plan.PlanError             a renderer's output cannot be planned
     ├── generate.outputs.TemplateOutputError    an adopter's template output is unusable
     │   └── generate.templating.TemplateSandboxError   refused by the sandbox; a ConfigError too
+    ├── commands.UsageError                 flags that do not go together (exit 2)
     ├── commands.diff.BaselineError         diff's baseline cannot be read
     ├── live_check.LogInputError            live-check's log paths cannot be read
     ├── runs.ingest.trainer_state.TrainerStateError   caught: malformed
