@@ -661,9 +661,10 @@ def _scan_calls(value: object, source: _Where) -> tuple[ScanCall, ...]:
     return tuple(calls)
 
 
-def _check_package(config: Config) -> None:
-    """The package's import path must match the tail of its folder."""
-    where = config.source
+def _check_package(config: Config, where: _Where = None) -> None:
+    """The package's import path must match the tail of its folder (errors name ``where``,
+    default: the table's file)."""
+    where = where or config.source
     if not _PACKAGE.match(config.package):
         raise _error(where, "package", f"{config.package!r} is not a dotted Python import path")
     parts = tuple(config.package.split("."))
@@ -829,7 +830,7 @@ def apply_overrides(
         # --package alone keeps the configured folder unless it cannot hold that package.
         values.pop("package_dir", None)
     updated = dataclasses.replace(config, **values)  # type: ignore[arg-type]
-    _check_package(updated)
+    _check_package(updated, where)
     return updated
 
 

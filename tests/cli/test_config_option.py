@@ -9,10 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.cli import build_parsers, main
 from codegen.commands import config_from_args
-from codegen.config import CONFIG_KEYS, ConfigError, Output, parse_config_option
+from codegen.config import (
+    CONFIG_KEYS,
+    CONFIG_OPTION,
+    KEYS,
+    Config,
+    ConfigError,
+    Output,
+    apply_overrides,
+    parse_config_option,
+)
 
 PARSERS = build_parsers()[1]
 
@@ -163,3 +174,29 @@ def test_a_catalog_folder_before_the_run_is_read_as_a_catalog(tmp_path: Path) ->
     args = PARSERS["scan"].parse_args(["src", "--catalog", str(folder), str(folder / "a.yaml")])
     assert args.paths == [Path("src")]
     assert args.catalog == [folder, folder / "a.yaml"]
+
+
+def _refusal(text: str) -> str | None:
+    """The ConfigError's message when ``--config text`` is refused, else None (applied)."""
+    try:
+        name, value = parse_config_option(text)
+        config = apply_overrides(Config(root=Path("/no-root")), {name: value}, where=CONFIG_OPTION)
+    except ConfigError as exc:
+        return str(exc)
+    assert isinstance(config, Config)
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.sampled_from(KEYS), value=st.text(max_size=40))
+def test_any_config_value_is_applied_or_refused_naming_the_option_and_key(
+    key: str, value: str
+) -> None:
+    refused = _refusal(f"{key}={value}")
+    assert refused is None or refused.startswith(f"{CONFIG_OPTION} ")
+
+
+@given(text=st.text(max_size=40))
+def test_any_config_item_is_applied_or_refused_naming_the_option(text: str) -> None:
+    refused = _refusal(text)
+    assert refused is None or refused.startswith(CONFIG_OPTION)
