@@ -36,7 +36,7 @@ _CHANGE_GOAL = 2.0
 _SITE_GOAL_MB = 25.0
 _INDEX_GOAL_MB = 1.5
 _BROWSER_GOAL_MS = 1000.0
-_DOCS_SOURCES = ("conf.py", "index.md", "guide", "reference", "api")
+_DOCS_SOURCES = ("conf.py", "index.md", "tutorial", "guide", "reference", "explanation", "api")
 _MB = 1_000_000
 
 
