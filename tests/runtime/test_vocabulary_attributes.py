@@ -299,12 +299,13 @@ def test_owner_must_be_a_module_name() -> None:
         register_teed_metrics([TeedMetric("k", "rl.k")], owner=3)  # type: ignore[arg-type]
 
 
-def test_readme_says_exactly_when_registration_raises() -> None:
-    """The README no longer reads as 'nothing can raise': it says a late row raises at import."""
+def test_the_concepts_page_says_exactly_when_registration_raises() -> None:
+    """The docs no longer read as 'nothing can raise': they say a late row raises at import."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    text = " ".join(readme.split())
+    repo = Path(__file__).resolve().parents[2]
+    concepts = (repo / "docs" / "explanation" / "concepts.md").read_text(encoding="utf-8")
+    text = " ".join(concepts.split())
     assert "the tee is a no-op" not in text
     assert "raises `RuntimeError` at that import" in text
     assert "with export on *and* off" in text
