@@ -53,6 +53,13 @@ def test_the_install_lines_work_without_pypi() -> None:
         assert line.startswith(("-e '.[", "'dist/", "'metric-catalog[codegen,otel] @ git+")), line
 
 
+def test_the_readme_does_not_call_the_unexported_tee_a_no_op() -> None:
+    """With no exporter the first tee still freezes the registry (a late import raises)."""
+    text = " ".join(_readme().split())
+    assert "no-op" not in text
+    assert "the first tee still freezes the registry" in text
+
+
 def test_the_readme_says_the_two_commands_set_up_a_fresh_machine() -> None:
     text = " ".join(_readme().split())
     assert "make generate" in text
