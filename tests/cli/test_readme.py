@@ -30,11 +30,13 @@ def test_the_readme_fits_its_word_budget() -> None:
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_command_of_the_cli_is_listed_with_a_link(command: str) -> None:
-    """Each command has its own line in the commands list, linking to where it is explained."""
-    lines = [line for line in _readme().splitlines() if line.startswith(f"- `{command}`: ")]
+def test_every_command_of_the_cli_is_listed_with_a_link_to_its_reference(command: str) -> None:
+    """Each command has one line in the commands list, linking to its CLI reference section."""
+    entry = f"- [`{command}`](docs/reference/cli.md#{command}): "
+    lines = [line for line in _readme().splitlines() if line.startswith(entry)]
     assert len(lines) == 1, f"README.md lists `{command}` on {len(lines)} lines, not one"
-    assert re.search(r"\]\((docs/[^)#]+)", lines[0]), lines[0]
+    reference = (REPO / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert f"\n## `{command}`\n" in reference, f"docs/reference/cli.md has no `{command}` section"
 
 
 def test_every_relative_link_of_the_readme_names_a_file_that_exists() -> None:
