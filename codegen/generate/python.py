@@ -18,12 +18,14 @@ import functools
 import json
 import keyword
 import re
+import types
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 import jinja2
+import jinja2.runtime
 
 from ..catalog.diagnostics import Diagnostic, Severity
 from ..catalog.model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
@@ -33,7 +35,6 @@ from .writer import marker_line
 
 __all__ = [
     "LINE_LENGTH",
-    "ROWS_TEMPLATE_SHA256",
     "make_environment",
     "py_assign",
     "py_docstring",
@@ -328,63 +329,9 @@ def _key_doc(row: MetricRow) -> str:
     return f"Logger key of {row.constant_name}; log its value under prefix {prefix}."
 
 
-# --- the compiled form of templates/python/_rows.j2 -----------------------------------------
-# The built-in row layout is the macros of python/_rows.j2 (a project may replace that file to
-# restyle rows). Rendering a macro per row costs more than the rest of generate's module
-# rendering, so the built-in layout renders from this compiled form: the same blocks as plain
-# f-strings. tests/generate/test_rows_template.py renders every block both ways and pins
-# the template's hash (ROWS_TEMPLATE_SHA256): edit both together.
-
-ROWS_TEMPLATE_SHA256: Final = "f7079279ef08130cf3ebbf63a043595987446da540ab1e244c11593a735240f0"
-"""SHA-256 of ``templates/python/_rows.j2`` that the compiled blocks below were written from."""
-
-
-def _teed_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
-    """A teed row's constant, docstring and ``<CONSTANT>_KEY``, after a blank line."""
-    constant = row.constant_name
-    logger_key = row.logger_key or ""  # always set on teed rows
-    prefix = row.prefix or ""  # the effective prefix, always set on teed rows
-    key_doc = _key_doc(row)
-    # A deprecated row names its replacement, so the tee records a shared key into both.
-    replaced_by = row.deprecated.replaced_by if row.deprecated is not None else None
-    replacement = f"{py_kwarg('replaced_by', replaced_by)}\n" if replaced_by else ""
-    return (
-        f"\n{constant}: Final = TeedMetric(\n"
-        f"{py_kwarg('logger_key', logger_key)}\n"
-        f"{py_kwarg('name', row.name)}\n"
-        f"{py_kwarg('kind', row.kind)}\n"
-        f"{py_kwarg('unit', row.unit)}\n"
-        f"{py_kwarg('description', row.description)}\n"
-        f"{py_kwarg('prefix', prefix)}\n"
-        f"{_extras(row, attributes)}"
-        f"{replacement}"
-        f"{_logged_unit(row)}"
-        f")\n{py_docstring(_row_doc(row))}\n"
-        f"\n{py_assign(_key_constant(row), logger_key)}\n"
-        f"{py_docstring([key_doc])}\n"
-    )
-
-
-def _recorded_block(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
-    """A recorded row's constant and docstring, after a blank line."""
-    return (
-        f"\n{row.constant_name}: Final = RecordedMetric(\n"
-        f"{py_kwarg('name', row.name)}\n"
-        f"{py_kwarg('kind', row.kind)}\n"
-        f"{py_kwarg('unit', row.unit)}\n"
-        f"{py_kwarg('description', row.description)}\n"
-        f"{_extras(row, attributes)}"
-        f"{_logged_unit(row)}"
-        f")\n{py_docstring(_row_doc(row))}\n"
-    )
-
-
-def _logged_unit(row: MetricRow) -> str:
-    """The ``logged_unit=`` line of a row declared in a prefixed unit (``ms``), else nothing.
-
-    Only such rows carry it, so rows declared in their exported unit render as before.
-    """
-    return f"{py_kwarg('logged_unit', row.logged_unit)}\n" if row.logged_unit else ""
+# --- the pieces templates/python/_rows.j2 lays rows out from ---------------------------------
+# The row layout is the macros of python/_rows.j2 and nothing else (a project may replace that
+# file to restyle rows); these helpers format one field each, the template orders them.
 
 
 # --- attributes -----------------------------------------------------------------------
@@ -533,22 +480,6 @@ def _attribute_doc(attribute: Attribute) -> list[str]:
     return [attribute.description, "\n".join(facts)]
 
 
-def _attribute_block(attribute: Attribute) -> str:
-    """An attribute's name constant and, for an enum, its ``Literal`` type and values."""
-    constant = attribute.constant_name
-    out = f"\n{py_assign(constant, attribute.name)}\n{py_docstring(_attribute_doc(attribute))}\n"
-    if attribute.values and attribute.type in ("string", "int"):
-        described = "\n".join(f"{v.value}: {v.description}" for v in attribute.values)
-        values = [_py_value(attribute, v.value) for v in attribute.values]
-        out += (
-            f"\n{_literal_alias(attribute)}\n"
-            f"{py_docstring([f'The values of {attribute.name}.', described])}\n"
-            f"\n{py_tuple(f'{constant}_VALUES', attribute.type_name, values)}\n"
-            f"{py_docstring([f'The values of {attribute.name}, in declaration order.'])}\n"
-        )
-    return out
-
-
 def _values_doc(attribute: Attribute) -> str:
     """One ``value: description`` line per enum value."""
     return "\n".join(f"{v.value}: {v.description}" for v in attribute.values)
@@ -559,7 +490,7 @@ def _py_values(attribute: Attribute) -> list[str]:
     return [_py_value(attribute, v.value) for v in attribute.values]
 
 
-# --- end of the compiled form ---------------------------------------------------------------
+# --- modules -------------------------------------------------------------------------------
 
 
 def _attribute_names(attribute: Attribute) -> list[str]:
@@ -679,6 +610,33 @@ def _autoescape(template_name: str | None) -> bool:
     return name.endswith((".html", ".htm", ".md", ".xml"))
 
 
+def _helpers(generate_command: str) -> dict[str, object]:
+    """The names every template sees: the layout helpers and the command that regenerates."""
+    return {
+        "py_kwarg": py_kwarg,
+        "py_docstring": py_docstring,
+        "py_assign": py_assign,
+        "py_tuple": py_tuple,
+        "marker_line": marker_line,
+        "generate_command": generate_command,
+        # The pieces the row macros of python/_rows.j2 are laid out from.
+        "py_extras": _extras,
+        "row_doc": _row_doc,
+        "key_doc": _key_doc,
+        "attribute_doc": _attribute_doc,
+        "literal_alias": _literal_alias,
+        "values_doc": _values_doc,
+        "py_values": _py_values,
+    }
+
+
+_FILTERS: Final = {"pystr": py_str, "json": _json_literal}
+_PLAIN_HELPERS: Final[frozenset[object]] = frozenset(
+    helper for helper in _helpers("").values() if callable(helper)
+)
+"""The helpers :class:`_ShippedContext` calls directly (plain functions of this package)."""
+
+
 @functools.lru_cache(maxsize=8)
 def make_environment(
     overrides: Path | None, generate_command: str, root: Path | None = None
@@ -695,24 +653,55 @@ def make_environment(
         folders,
         within=[_TEMPLATES] if project is None else [_TEMPLATES, project],
         autoescape=_autoescape,
-        filters={"pystr": py_str, "json": _json_literal},
-        globals_={
-            "py_kwarg": py_kwarg,
-            "py_docstring": py_docstring,
-            "py_assign": py_assign,
-            "py_tuple": py_tuple,
-            "marker_line": marker_line,
-            "generate_command": generate_command,
-            # The pieces the row macros of python/_rows.j2 are laid out from.
-            "py_extras": _extras,
-            "row_doc": _row_doc,
-            "key_doc": _key_doc,
-            "attribute_doc": _attribute_doc,
-            "literal_alias": _literal_alias,
-            "values_doc": _values_doc,
-            "py_values": _py_values,
-        },
+        filters=_FILTERS,
+        globals_=_helpers(generate_command),
     )
+
+
+class _ShippedContext(jinja2.runtime.Context):
+    """A context that calls the layout helpers (:func:`_helpers`) directly.
+
+    Jinja routes every call through :meth:`jinja2.runtime.Context.call`, which
+    looks for ``pass_context``-style markers on each callee; the helpers carry
+    none and never raise ``StopIteration`` (which that method turns into an
+    undefined value), so the shipped layout calls them as Python does: about a
+    sixth of module rendering at 10k rows.
+    """
+
+    def call(
+        __self,  # noqa: N805 - Jinja's own spelling: callees may take ``self``
+        __obj: Callable[..., object],
+        *args: object,
+        **kwargs: object,
+    ) -> object:
+        """``__obj(*args, **kwargs)`` for a layout helper, else Jinja's own call."""
+        if type(__obj) is types.FunctionType and __obj in _PLAIN_HELPERS and not kwargs:
+            return __obj(*args)
+        return super().call(__obj, *args, **kwargs)
+
+
+@functools.lru_cache(maxsize=8)
+def _shipped_rows_environment(generate_command: str) -> jinja2.Environment:
+    """The shipped ``python/_rows.j2`` alone, outside the sandbox (same helpers, same layout).
+
+    The sandbox guards against a project's templates; the shipped file is this
+    package's own code. Its attribute and call checks cost more than the rest of
+    module rendering at 10k rows, so the built-in layout skips them; a project's
+    replaced ``_rows.j2`` always renders in :func:`make_environment`'s sandbox.
+    """
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.context_class = _ShippedContext
+    env.filters.update(_FILTERS)
+    env.globals.update(_helpers(generate_command))
+    return env
 
 
 def render_python_module(
@@ -767,9 +756,11 @@ def render_rows(
 ) -> str:
     """Every block of a module (attributes, teed rows, recorded rows) laid out by ``_rows.j2``.
 
-    ``template=None`` renders the macros of ``python/_rows.j2`` when the project
-    replaces that file, else their compiled form (the same text, much faster);
-    ``True`` or ``False`` forces one (the tests compare both).
+    The macros of ``python/_rows.j2`` are the only layout. ``template=None``
+    renders the project's own ``_rows.j2`` in the sandbox when it replaces that
+    file, else the shipped one in an environment of its own (the same text,
+    without the sandbox's checks); ``True`` forces the sandboxed environment
+    ``env`` and ``False`` the shipped file's (the tests compare both).
 
     Raises:
         TemplateOutputError: The project's ``_rows.j2`` failed (file and line named).
@@ -778,11 +769,8 @@ def render_rows(
         folder = config.templates_path
         template = folder is not None and (folder / "python" / "_rows.j2").is_file()
     if not template:
-        blocks = [_attribute_block(attribute) for attribute in catalog_file.attributes]
-        blocks += [_teed_block(row, attributes) for row in catalog_file.teed]
-        blocks += [_recorded_block(row, attributes) for row in catalog_file.recorded]
-        return "".join(blocks)
-    if env is None:
+        env = _shipped_rows_environment(config.generate_command)
+    elif env is None:
         env = make_environment(config.templates_path, config.generate_command, config.root)
     values = {"file": catalog_file, "attributes": attributes}
     return render(env, "python/_module_rows.j2", values, root=config.root, variables=values)
