@@ -506,27 +506,11 @@ def _row_extras(
             return _Extras(plain if section == "teed" else None, (), None)
     prefixes: tuple[str, ...] | None = None
     if section == "teed":
-        listed = _strings(values.get("prefixes"))
-        single = _text(values.get("prefix"))
-        if listed is not None and single is not None:
-            diagnostics.append(
-                _error(
-                    "PREFIX_AND_PREFIXES",
-                    "the row sets both 'prefix' and 'prefixes'; keep one ('prefixes' "
-                    "lists every prefix, the first included).",
-                    values["prefixes"].position,
-                )
-            )
+        prefixes = _teed_prefixes(values, file_prefixes, diagnostics)
+        if prefixes is None:
             return None
-        if listed is not None:
-            prefixes = listed
-        elif single is not None:
-            prefixes = (single,)
-        else:
-            prefixes = file_prefixes
     key = _text(values.get("logger_key")) or ""
-    texts = (key, *(prefixes or ()))
-    family = any("{" in text for text in texts)
+    family = any("{" in text for text in (key, *(prefixes or ())))
     # An attribute every point carries: a placeholder of the key or of every prefix (one
     # captured by some prefixes only, eval_ of ["", "{hf.split}_"], is absent on the rest).
     wanted: set[str] = set()
@@ -534,8 +518,45 @@ def _row_extras(
         wanted = set(placeholders(key))
         if prefixes:
             wanted |= set.intersection(*(set(placeholders(prefix)) for prefix in prefixes))
-    for field_name, text in (("logger_key", key), *(("prefix", p) for p in prefixes or ())):
-        pair = adjacent_placeholders(text) if family else None
+        if not _placeholders_apart(row, key, prefixes or (), diagnostics):
+            return None
+    refs = _attribute_refs(values.get("attributes"), wanted, diagnostics)
+    if refs is None:
+        return None
+    limit_text = _text(values.get("cardinality_limit"))
+    return _Extras(prefixes, refs, int(limit_text) if limit_text else None)
+
+
+def _teed_prefixes(
+    values: Mapping[str, YNode], file_prefixes: tuple[str, ...], diagnostics: list[Diagnostic]
+) -> tuple[str, ...] | None:
+    """A teed row's prefixes: its ``prefixes``, its ``prefix`` or the file's; ``None`` (and
+    a finding) when it sets both."""
+    listed = _strings(values.get("prefixes"))
+    single = _text(values.get("prefix"))
+    if listed is not None and single is not None:
+        diagnostics.append(
+            _error(
+                "PREFIX_AND_PREFIXES",
+                "the row sets both 'prefix' and 'prefixes'; keep one ('prefixes' "
+                "lists every prefix, the first included).",
+                values["prefixes"].position,
+            )
+        )
+        return None
+    if listed is not None:
+        return listed
+    return (single,) if single is not None else file_prefixes
+
+
+def _placeholders_apart(
+    row: YMap, key: str, prefixes: tuple[str, ...], diagnostics: list[Diagnostic]
+) -> bool:
+    """Whether the key and each prefix keep literal text between placeholders (else a
+    finding): ``{a}{b}`` cannot say where one captured value ends."""
+    values = row.values
+    for field_name, text in (("logger_key", key), *(("prefix", p) for p in prefixes)):
+        pair = adjacent_placeholders(text)
         if pair is not None:
             where = values.get(field_name) or values.get("prefixes") or row
             diagnostics.append(
@@ -547,11 +568,21 @@ def _row_extras(
                     where.position,
                 )
             )
-            return None
+            return False
+    return True
+
+
+def _attribute_refs(
+    listed: YNode | None, wanted: set[str], diagnostics: list[Diagnostic]
+) -> tuple[AttributeRef, ...] | None:
+    """A row's ``attributes`` refs; ``None`` (and a finding) when one is invalid.
+
+    ``wanted`` are the attributes every point carries (placeholders): their
+    level defaults to, and must be, ``required``.
+    """
     refs: list[AttributeRef] = []
     seen: set[str] = set()
-    listed_refs = values.get("attributes")
-    for item in listed_refs.items if isinstance(listed_refs, YSeq) else []:
+    for item in listed.items if isinstance(listed, YSeq) else []:
         if not isinstance(item, YMap):
             continue
         ref_node = item.values.get("ref")
@@ -568,28 +599,37 @@ def _row_extras(
             )
             return None
         seen.add(name)
-        level_node = item.values.get("requirement_level")
-        level = _text(level_node)
-        if name in wanted and level is not None and level != "required" and level_node:
-            diagnostics.append(
-                _error(
-                    "PLACEHOLDER_NOT_REQUIRED",
-                    f"attribute {name!r} is a placeholder of this row's key (or of each of "
-                    f"its prefixes), so every point carries it, but its requirement_level is "
-                    f"{level!r}; write "
-                    "'requirement_level: required' or leave it out.",
-                    level_node.position,
-                )
-            )
+        ref = _attribute_ref(item, name, ref_node.position, name in wanted, diagnostics)
+        if ref is None:
             return None
-        written = level_node.position if level is not None and level_node else None
-        if level is None:
-            level = "required" if name in wanted else "recommended"
-        derive_node = item.values.get("derive")
-        derive = _derivation(derive_node, item.key_positions["derive"]) if derive_node else None
-        refs.append(AttributeRef(name, level, ref_node.position, derive, written))
-    limit_text = _text(values.get("cardinality_limit"))
-    return _Extras(prefixes, tuple(refs), int(limit_text) if limit_text else None)
+        refs.append(ref)
+    return tuple(refs)
+
+
+def _attribute_ref(
+    item: YMap, name: str, where: Position, placeholder: bool, diagnostics: list[Diagnostic]
+) -> AttributeRef | None:
+    """One ref at its requirement level (``required`` for a ``placeholder``), derived or not."""
+    level_node = item.values.get("requirement_level")
+    level = _text(level_node)
+    if placeholder and level is not None and level != "required" and level_node:
+        diagnostics.append(
+            _error(
+                "PLACEHOLDER_NOT_REQUIRED",
+                f"attribute {name!r} is a placeholder of this row's key (or of each of "
+                f"its prefixes), so every point carries it, but its requirement_level is "
+                f"{level!r}; write "
+                "'requirement_level: required' or leave it out.",
+                level_node.position,
+            )
+        )
+        return None
+    written = level_node.position if level is not None and level_node else None
+    if level is None:
+        level = "required" if placeholder else "recommended"
+    derive_node = item.values.get("derive")
+    derive = _derivation(derive_node, item.key_positions["derive"]) if derive_node else None
+    return AttributeRef(name, level, where, derive, written)
 
 
 def _derivation(node: YNode, where: Position) -> Derivation | None:
@@ -650,13 +690,39 @@ _TYPE_CHECKS = {
 
 
 def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attribute | None:
+    """One attribute declaration; ``None`` (and a finding) when its values or domain are wrong."""
     values = item.values
     name = _text(values.get("name")) or ""
     kind = _text(values.get("type")) or "string"
+    enum = _enum(values.get("values"), name, kind, diagnostics)
+    if enum is None or not _domain_ok(item, name, kind, enum, diagnostics):
+        return None
+    budget = _text(values.get("max_cardinality"))
+    spans = _text(values.get("spans_segments")) == "true"
+    no_lint_node = values.get("no_lint")
+    marks = {key: node.position for key, node in values.items()}
+    return Attribute(
+        name=name,
+        type=kind,
+        description=_text(values.get("description")) or "",
+        stability=_text(values.get("stability")) or "development",
+        position=item.position,
+        path=display,
+        values=enum,
+        max_cardinality=int(budget) if budget else None,
+        no_lint=_strings(no_lint_node) or () if no_lint_node is not None else (),
+        positions=marks,
+        spans_segments=spans,
+    )
+
+
+def _enum(
+    node: YNode | None, name: str, kind: str, diagnostics: list[Diagnostic]
+) -> tuple[AttributeValue, ...] | None:
+    """An attribute's ``values``, each once and of its type; ``None`` (and a finding) if not."""
     enum: list[AttributeValue] = []
     seen: set[str] = set()
-    values_node = values.get("values")
-    for entry in values_node.items if isinstance(values_node, YSeq) else []:
+    for entry in node.items if isinstance(node, YSeq) else []:
         if not isinstance(entry, YMap):
             return None
         value_node = entry.values.get("value")
@@ -676,27 +742,48 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
             )
             return None
         seen.add(value_key)
-        check = _TYPE_CHECKS.get(kind)
-        if kind in ("double", "bool") or (check is not None and not check(value)):
-            fix = (
-                "a double or bool attribute takes no 'values'; give max_cardinality "
-                "(double) or nothing (bool)"
-                if kind in ("double", "bool")
-                else 'write a whole number such as "0", or make the attribute a string'
-            )
-            diagnostics.append(
-                _error(
-                    "ATTRIBUTE_VALUE_TYPE",
-                    f"value {value!r} of attribute {name!r} is not {_A_TYPE[kind]} value; {fix}.",
-                    value_node.position,
-                )
-            )
+        if not _enum_value_ok(value, name, kind, value_node.position, diagnostics):
             return None
         enum.append(
             AttributeValue(value, _text(entry.values.get("description")) or "", value_node.position)
         )
+    return tuple(enum)
+
+
+def _enum_value_ok(
+    value: str, name: str, kind: str, where: Position, diagnostics: list[Diagnostic]
+) -> bool:
+    """Whether an enum value is of its attribute's type (a double or bool has no enum)."""
+    check = _TYPE_CHECKS.get(kind)
+    if kind not in ("double", "bool") and (check is None or check(value)):
+        return True
+    fix = (
+        "a double or bool attribute takes no 'values'; give max_cardinality "
+        "(double) or nothing (bool)"
+        if kind in ("double", "bool")
+        else 'write a whole number such as "0", or make the attribute a string'
+    )
+    diagnostics.append(
+        _error(
+            "ATTRIBUTE_VALUE_TYPE",
+            f"value {value!r} of attribute {name!r} is not {_A_TYPE[kind]} value; {fix}.",
+            where,
+        )
+    )
+    return False
+
+
+def _domain_ok(
+    item: YMap,
+    name: str,
+    kind: str,
+    enum: tuple[AttributeValue, ...],
+    diagnostics: list[Diagnostic],
+) -> bool:
+    """Whether an attribute's domain is one of: an enum, an open set with a budget, a bool
+    (and only an open string spans segments); else a finding."""
+    values = item.values
     budget_node = values.get("max_cardinality")
-    budget = _text(budget_node)
     if enum and budget_node is not None:
         diagnostics.append(
             _error(
@@ -706,8 +793,8 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
                 budget_node.position,
             )
         )
-        return None
-    if not enum and budget is None and kind != "bool":
+        return False
+    if not enum and _text(budget_node) is None and kind != "bool":
         diagnostics.append(
             _error(
                 "ATTRIBUTE_DOMAIN",
@@ -716,10 +803,9 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
                 item.position,
             )
         )
-        return None
+        return False
     spans_node = values.get("spans_segments")
-    spans = _text(spans_node) == "true"
-    if spans and spans_node is not None and (enum or kind != "string"):
+    if _text(spans_node) == "true" and spans_node is not None and (enum or kind != "string"):
         diagnostics.append(
             _error(
                 "ATTRIBUTE_DOMAIN",
@@ -729,19 +815,5 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
                 spans_node.position,
             )
         )
-        return None
-    no_lint_node = values.get("no_lint")
-    marks = {key: node.position for key, node in values.items()}
-    return Attribute(
-        name=name,
-        type=kind,
-        description=_text(values.get("description")) or "",
-        stability=_text(values.get("stability")) or "development",
-        position=item.position,
-        path=display,
-        values=tuple(enum),
-        max_cardinality=int(budget) if budget else None,
-        no_lint=_strings(no_lint_node) or () if no_lint_node is not None else (),
-        positions=marks,
-        spans_segments=spans,
-    )
+        return False
+    return True

@@ -420,15 +420,15 @@ def check_schema(root: YMap) -> SchemaResult:
 
 
 def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
+    """The diagnostics of one jsonschema error, at its node (none under a node the loader
+    already refused)."""
     path: list[str | int] = list(error.absolute_path)
     nodes = list(iter_path(root, iter(path)))
     if any(node.bad for node in nodes) or len(nodes) != len(path) + 1:
         return
     node = nodes[-1]
     where = node.position
-    context = _context(path, nodes)
-    field = _field(path)
-    subject = _subject(path, context)
+    subject = _subject(path, _context(path, nodes))
     kind = error.validator
     if kind == "required" and isinstance(node, YMap):
         if not node.refused_keys:
@@ -436,89 +436,90 @@ def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
     elif kind == "additionalProperties" and isinstance(node, YMap):
         yield from _unknown(node, error, subject, path)
     elif kind == "type":
-        expected = str(error.validator_value)
-        if expected == "string" and isinstance(node, YScalar) and isinstance(node.value, NonString):
-            text = node.value.text
-            shown = "an empty value" if text in ("", "~") else repr(text)
-            quoted = f'"{text}"' if text not in ("", "~") else '"..."'
-            if not isinstance(path[-1], int):
-                quoted = f"{field}: {quoted}"
-            yield _error(
-                "IMPLICIT_NON_STRING",
-                f"{subject}: YAML reads {shown} as {node.value.type_word}, "
-                f"not a string; quote it ({quoted}).",
-                where,
-            )
-        else:
-            wanted = _TYPE_WORDS.get(expected, expected)
-            yield _error(
-                "WRONG_TYPE",
-                f"{subject} must be {wanted}, not {_describe_node(node)}; "
-                f"{_type_fix(node, expected)}",
-                where,
-            )
+        yield _wrong_type(node, error, subject, path)
     elif kind == "enum":
-        choices = [str(choice) for choice in _listed(error)]
-        value = node.value if isinstance(node, YScalar) else None
-        hint = _suggest(value, choices) if isinstance(value, str) else None
-        fix = f"did you mean {hint!r}?" if hint else f"use one of: {', '.join(choices)}."
-        yield _error(
-            "INVALID_VALUE",
-            f"{subject} is {_describe_node(node)}, not one of {', '.join(choices)}; {fix}",
-            where,
-        )
+        yield _not_listed(node, error, subject)
     elif kind == "pattern":
-        hint_key = "attributes.name" if path[:1] == ["attributes"] and len(path) == 3 else field
-        hint = _PATTERN_HINTS.get(hint_key, f"it must match {error.validator_value}")
-        if path[:1] == ["loops"] and field == "name":
-            hint = _LOOP_NAME_HINT
-        text = node.value if isinstance(node, YScalar) and isinstance(node.value, str) else ""
-        if field in {"prefix", "prefixes"} and namespace_prefix(text) != text:
-            # NeMo-Aligner passes log_metrics(..., prefix="train/"); the tee reads it as "train".
-            hint += (
-                f"; a prefix the code passes with its separator is declared without it: "
-                f"{namespace_prefix(text)!r} (a log_metrics prefix ending in '/' names it)"
-            )
-        yield _error(
-            "INVALID_FORMAT",
-            f"{subject} is {_describe_node(node)}; {hint}.",
-            where,
-        )
-    elif kind == "minLength":
-        yield _error("INVALID_VALUE", f"{subject} is empty; write a value.", where)
-    elif kind == "minProperties":
-        yield _error(
-            "INVALID_VALUE",
-            f"{subject} maps nothing; give at least one entry or remove the key.",
-            where,
-        )
-    elif kind == "minItems":
-        yield _error(
-            "INVALID_VALUE",
-            f"{subject} lists nothing; list at least one item or remove the key.",
-            where,
-        )
-    elif kind == "maxLength":
-        yield _error(
-            "INVALID_VALUE",
-            f"{subject} is longer than {error.validator_value} characters; shorten it.",
-            where,
-        )
-    elif kind == "not" and field == "module":
+        yield _bad_format(node, error, subject, path)
+    elif kind == "not" and _field(path) == "module":
         yield _error(
             "INVALID_VALUE",
             f"'module' is {_describe_node(node)}, a Python keyword, which cannot name a "
             "module; pick another name (e.g. add a suffix).",
             where,
         )
-    elif kind == "uniqueItems":
-        yield _error(
-            "INVALID_VALUE",
-            f"{subject} lists the same entry twice; keep one.",
-            where,
-        )
+    elif kind in _SIZE_FIXES:
+        fix = _SIZE_FIXES[str(kind)].format(limit=error.validator_value)
+        yield _error("INVALID_VALUE", f"{subject} {fix}", where)
     else:
         yield _error("SCHEMA_VIOLATION", f"{subject}: {error.message}.", where)
+
+
+_SIZE_FIXES: Final = {
+    "minLength": "is empty; write a value.",
+    "minProperties": "maps nothing; give at least one entry or remove the key.",
+    "minItems": "lists nothing; list at least one item or remove the key.",
+    "maxLength": "is longer than {limit} characters; shorten it.",
+    "uniqueItems": "lists the same entry twice; keep one.",
+}
+"""What a value of the wrong size (or with a repeated item) is, and its fix, by keyword."""
+
+
+def _wrong_type(
+    node: YNode, error: ValidationError, subject: str, path: list[str | int]
+) -> Diagnostic:
+    """A value of another type; a YAML scalar read as a non-string gets the quoting fix."""
+    expected = str(error.validator_value)
+    if expected == "string" and isinstance(node, YScalar) and isinstance(node.value, NonString):
+        text = node.value.text
+        shown = "an empty value" if text in ("", "~") else repr(text)
+        quoted = f'"{text}"' if text not in ("", "~") else '"..."'
+        if not isinstance(path[-1], int):
+            quoted = f"{_field(path)}: {quoted}"
+        return _error(
+            "IMPLICIT_NON_STRING",
+            f"{subject}: YAML reads {shown} as {node.value.type_word}, "
+            f"not a string; quote it ({quoted}).",
+            node.position,
+        )
+    wanted = _TYPE_WORDS.get(expected, expected)
+    return _error(
+        "WRONG_TYPE",
+        f"{subject} must be {wanted}, not {_describe_node(node)}; {_type_fix(node, expected)}",
+        node.position,
+    )
+
+
+def _not_listed(node: YNode, error: ValidationError, subject: str) -> Diagnostic:
+    """A value outside an enum, with the closest choice when one is close."""
+    choices = [str(choice) for choice in _listed(error)]
+    value = node.value if isinstance(node, YScalar) else None
+    hint = _suggest(value, choices) if isinstance(value, str) else None
+    fix = f"did you mean {hint!r}?" if hint else f"use one of: {', '.join(choices)}."
+    return _error(
+        "INVALID_VALUE",
+        f"{subject} is {_describe_node(node)}, not one of {', '.join(choices)}; {fix}",
+        node.position,
+    )
+
+
+def _bad_format(
+    node: YNode, error: ValidationError, subject: str, path: list[str | int]
+) -> Diagnostic:
+    """A value that does not match its field's pattern, with the field's own hint."""
+    field = _field(path)
+    hint_key = "attributes.name" if path[:1] == ["attributes"] and len(path) == 3 else field
+    hint = _PATTERN_HINTS.get(hint_key, f"it must match {error.validator_value}")
+    if path[:1] == ["loops"] and field == "name":
+        hint = _LOOP_NAME_HINT
+    text = node.value if isinstance(node, YScalar) and isinstance(node.value, str) else ""
+    if field in {"prefix", "prefixes"} and namespace_prefix(text) != text:
+        # NeMo-Aligner passes log_metrics(..., prefix="train/"); the tee reads it as "train".
+        hint += (
+            f"; a prefix the code passes with its separator is declared without it: "
+            f"{namespace_prefix(text)!r} (a log_metrics prefix ending in '/' names it)"
+        )
+    return _error("INVALID_FORMAT", f"{subject} is {_describe_node(node)}; {hint}.", node.position)
 
 
 def _listed(error: ValidationError) -> list[object]:
