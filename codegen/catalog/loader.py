@@ -437,46 +437,29 @@ class _Composer:
             if kind is None:
                 kind = _event_kind(event)
             node: YNode
-            if kind == _SCALAR:
-                if (
-                    event.tag is None
-                    and event.anchor is None
-                    and not self.too_deep
-                    and len(stack) < MAX_DEPTH
-                ):
-                    # The common case, inline: an untagged, unanchored scalar.
-                    mark = event.start_mark
-                    value = event.value
-                    scalar: str | NonString = value
-                    if event.implicit[0] or path_resolvers:
-                        tag = resolved_tags.get(value)
-                        if tag is None:
-                            tag = resolve(yaml.ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
-                            if not path_resolvers:
-                                resolved_tags[value] = tag
-                        if tag != _TAG_STR:
-                            scalar = NonString(value, tag)
-                    node = YScalar(
-                        scalar,
-                        display,
-                        mark.line + 1,
-                        mark.column + 1,
-                        event.style in quoted_styles,
-                    )
-                else:
-                    node = self._node_for(event, loader, depth=len(stack))
-                    if self.too_deep and stack:
-                        stack[0].node.bad = True
-                if stack:
-                    attach(stack[-1], node)
-                elif documents == 1:
-                    root = node
+            if kind == _SCALAR and (
+                event.tag is None
+                and event.anchor is None
+                and not self.too_deep
+                and len(stack) < MAX_DEPTH
+            ):
+                # The common case, inline: an untagged, unanchored scalar.
+                mark = event.start_mark
+                value = event.value
+                scalar: str | NonString = value
+                if event.implicit[0] or path_resolvers:
+                    tag = resolved_tags.get(value)
+                    if tag is None:
+                        tag = resolve(yaml.ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
+                        if not path_resolvers:
+                            resolved_tags[value] = tag
+                    if tag != _TAG_STR:
+                        scalar = NonString(value, tag)
+                node = YScalar(
+                    scalar, display, mark.line + 1, mark.column + 1, event.style in quoted_styles
+                )
             elif kind == _END:
-                done = stack.pop().node
-                if stack:
-                    attach(stack[-1], done)
-                elif documents == 1:
-                    root = done
+                node = stack.pop().node
             elif kind == _DOCUMENT:
                 documents += 1
                 if documents == 2:
@@ -486,6 +469,7 @@ class _Composer:
                         "keep one document per catalog file.",
                         event.start_mark,
                     )
+                continue
             elif kind == _STREAM_END:
                 return root
             elif kind == _SKIP:
@@ -495,12 +479,14 @@ class _Composer:
                 if self.too_deep and stack:
                     # One report, and nothing else checked: the whole file is suspect.
                     stack[0].node.bad = True
-                if type(node) is YMap or type(node) is YSeq:
+                if kind != _SCALAR and (type(node) is YMap or type(node) is YSeq):
                     stack.append(_Frame(node))
-                elif stack:
-                    attach(stack[-1], node)
-                elif documents == 1:
-                    root = node
+                    continue
+            # A finished node: into its parent, or the document's root.
+            if stack:
+                attach(stack[-1], node)
+            elif documents == 1:
+                root = node
 
     def _node_for(
         self, event: yaml.Event, loader: yaml.SafeLoader | yaml.CSafeLoader, depth: int
