@@ -13,7 +13,7 @@ from ..catalog.diagnostics import Position, Severity
 from ..runs.records import RunInfo
 from ..safe_text import printable
 from .findings import FINDING_KINDS
-from .statistics import PRESENCE_STATES
+from .statistics import PRESENCE_STATES, RowSummary
 
 if TYPE_CHECKING:
     from .report import LiveCheckReport
@@ -108,22 +108,33 @@ def render_text(
     inactive owner) are left out of the table unless ``show_all``.
     """
     wanted = set(fail_on)
-    header = ("series", "logged as", "kind", "logged", "non-finite", "last value")
-    table = [header]
     shown = [r for r in report.rows if show_all or r.presence not in _NOT_JUDGED]
-    for r in shown:
-        last = "-" if r.last_value is None else f"{r.last_value:.6g}"
-        table.append(
-            (
-                r.row.name,
-                r.row.qualified_logger_key,
-                r.row.kind,
-                str(r.logged),
-                str(r.non_finite),
-                last,
-            )
-        )
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = _summary_lines(report, wanted)
+    lines.extend(_table_lines(shown))
+    hidden = len(report.rows) - len(shown)
+    if hidden:
+        lines.append(f"({hidden} row(s) the run was not judged on are hidden; --all shows them)")
+    lines.extend(f"error: {reason}" for reason, _ in report.verdict_reasons())
+    diagnostics = report.diagnostics(wanted, listed=True)
+    lines.extend(d.format() for d in diagnostics)
+    unlisted = report.unlisted_note()
+    if unlisted is not None:
+        lines.append(f"note: {unlisted}")
+    lines.extend(f"info[{n.kind.upper()}]: {n.message}" for n in report.notices)
+    lines.extend(_not_judged_lines(report))
+    counts = ", ".join(f"{k} {report.count(k)}" for k in FINDING_KINDS)
+    lines.append(f"findings: {counts}")
+    failed = report.failed(wanted)
+    if failed:
+        lines.append(f"FAILED: --fail-on {','.join(failed)}")
+    elif report.verdict_reasons():
+        lines.append("FAILED: " + "; ".join(rule for _, rule in report.verdict_reasons()))
+    # Keys, series and loop names come from the log or the network: one safe line each.
+    return "\n".join(printable(line) for line in lines)
+
+
+def _summary_lines(report: LiveCheckReport, wanted: set[str]) -> list[str]:
+    """What was read, the loop(s), the summary, the runs and the key rewrites in force."""
     lines = [
         f"live-check {report.source}: {report.lines} line(s), {report.records} record(s), "
         f"{len(report.rows)} teed row(s) declared",
@@ -148,6 +159,20 @@ def render_text(
             f"key rewrites: {rules}: {report.rewritten_keys} distinct key(s), "
             f"{report.rewritten_values} value(s) rewritten"
         )
+    return lines
+
+
+def _table_lines(shown: list[RowSummary]) -> list[str]:
+    """The judged rows as a table: a header, a rule, one line per row (counts right-aligned)."""
+    header = ("series", "logged as", "kind", "logged", "non-finite", "last value")
+    table = [header]
+    for r in shown:
+        last = "-" if r.last_value is None else f"{r.last_value:.6g}"
+        row = r.row
+        logged, non_finite = str(r.logged), str(r.non_finite)
+        table.append((row.name, row.qualified_logger_key, row.kind, logged, non_finite, last))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = []
     for i, cells in enumerate(table):
         text = "  ".join(
             c.rjust(w) if 3 <= n < 5 else c.ljust(w)
@@ -156,16 +181,12 @@ def render_text(
         lines.append(text.rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-    hidden = len(report.rows) - len(shown)
-    if hidden:
-        lines.append(f"({hidden} row(s) the run was not judged on are hidden; --all shows them)")
-    lines.extend(f"error: {reason}" for reason, _ in report.verdict_reasons())
-    diagnostics = report.diagnostics(wanted, listed=True)
-    lines.extend(d.format() for d in diagnostics)
-    unlisted = report.unlisted_note()
-    if unlisted is not None:
-        lines.append(f"note: {unlisted}")
-    lines.extend(f"info[{n.kind.upper()}]: {n.message}" for n in report.notices)
+    return lines
+
+
+def _not_judged_lines(report: LiveCheckReport) -> list[str]:
+    """How many rows the run's loop(s) do not emit or may not emit, and inactive owners."""
+    lines = []
     not_emitted = sum(r.presence == "not_emitted" for r in report.rows)
     undecided = sum(r.presence == "undecided" for r in report.rows)
     if not_emitted or undecided:
@@ -184,12 +205,4 @@ def render_text(
         lines.append(
             f"inactive owners (logged none of their rows; not imported in this run?): {owners}"
         )
-    counts = ", ".join(f"{k} {report.count(k)}" for k in FINDING_KINDS)
-    lines.append(f"findings: {counts}")
-    failed = report.failed(wanted)
-    if failed:
-        lines.append(f"FAILED: --fail-on {','.join(failed)}")
-    elif report.verdict_reasons():
-        lines.append("FAILED: " + "; ".join(rule for _, rule in report.verdict_reasons()))
-    # Keys, series and loop names come from the log or the network: one safe line each.
-    return "\n".join(printable(line) for line in lines)
+    return lines

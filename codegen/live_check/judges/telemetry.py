@@ -89,42 +89,8 @@ class WireJudge:
         mapped back), without exporter labels, the overflow marker and the
         promoted identity, ready for the attribute judges.
         """
-        problems: list[tuple[str, str, str]] = []
+        problems = _description_problems(row, record)
         prometheus = record.transport == "prometheus"
-        kind = record.kind
-        if kind is not None and kind != row.kind:
-            # The exposition has no up-down counter type: a gauge stands for one.
-            as_gauge = prometheus and kind in ("gauge", "unknown")
-            if not (as_gauge and row.kind == "up_down_counter"):
-                problems.append(
-                    (
-                        "kind_mismatch",
-                        f"arrives as a {kind} over {record.transport}, but the row is a "
-                        f"{row.kind}; export it with the row's instrument (regenerate and "
-                        "redeploy the owner), or fix the row's kind",
-                        "",
-                    )
-                )
-        if not prometheus and record.unit is not None and record.unit != row.unit:
-            problems.append(
-                (
-                    "unit_mismatch",
-                    f"arrives with unit {record.unit!r} over OTLP, but the row's unit is "
-                    f"{row.unit!r}; the exporting process runs other generated modules than "
-                    "this catalog's: regenerate and redeploy, or fix the row's unit",
-                    "",
-                )
-            )
-        if prometheus and record.exposed_as and record.exposed_as != row.prometheus_name:
-            problems.append(
-                (
-                    "prometheus_name",
-                    f"is exposed as {record.exposed_as!r}, but the catalog's Prometheus name is "
-                    f"{row.prometheus_name!r} (dashboards and alerts use it); check the "
-                    "exporter's name translation (unit suffix, _total) against the docs",
-                    "",
-                )
-            )
         labels = {ref.name: ref.name for ref in row.attributes}
         if prometheus:
             labels = {attribute_label(ref.name): ref.name for ref in row.attributes}
@@ -135,16 +101,7 @@ class WireJudge:
         for key, value in record.attributes.items():
             if key == overflow_key:
                 if value in (True, "true"):
-                    problems.append(
-                        (
-                            "overflow",
-                            "carries an overflow point (otel.metric.overflow=true): the "
-                            "series went past its cardinality budget in that process and new "
-                            "attribute sets were folded into it; find the attribute whose "
-                            "values grow without bound, or raise max_cardinality",
-                            "",
-                        )
-                    )
+                    problems.append(("overflow", _OVERFLOW, ""))
                 continue
             if key in promoted:
                 seen_promoted.add(promoted[key])
@@ -165,3 +122,52 @@ class WireJudge:
                     )
                 )
         return problems, attributes
+
+
+_OVERFLOW: Final = (
+    "carries an overflow point (otel.metric.overflow=true): the "
+    "series went past its cardinality budget in that process and new "
+    "attribute sets were folded into it; find the attribute whose "
+    "values grow without bound, or raise max_cardinality"
+)
+
+
+def _description_problems(row: MetricRow, record: Record) -> list[tuple[str, str, str]]:
+    """How the wire describes the series against the row: its kind, unit and exposed name."""
+    problems: list[tuple[str, str, str]] = []
+    prometheus = record.transport == "prometheus"
+    kind = record.kind
+    if kind is not None and kind != row.kind:
+        # The exposition has no up-down counter type: a gauge stands for one.
+        as_gauge = prometheus and kind in ("gauge", "unknown")
+        if not (as_gauge and row.kind == "up_down_counter"):
+            problems.append(
+                (
+                    "kind_mismatch",
+                    f"arrives as a {kind} over {record.transport}, but the row is a "
+                    f"{row.kind}; export it with the row's instrument (regenerate and "
+                    "redeploy the owner), or fix the row's kind",
+                    "",
+                )
+            )
+    if not prometheus and record.unit is not None and record.unit != row.unit:
+        problems.append(
+            (
+                "unit_mismatch",
+                f"arrives with unit {record.unit!r} over OTLP, but the row's unit is "
+                f"{row.unit!r}; the exporting process runs other generated modules than "
+                "this catalog's: regenerate and redeploy, or fix the row's unit",
+                "",
+            )
+        )
+    if prometheus and record.exposed_as and record.exposed_as != row.prometheus_name:
+        problems.append(
+            (
+                "prometheus_name",
+                f"is exposed as {record.exposed_as!r}, but the catalog's Prometheus name is "
+                f"{row.prometheus_name!r} (dashboards and alerts use it); check the "
+                "exporter's name translation (unit suffix, _total) against the docs",
+                "",
+            )
+        )
+    return problems
