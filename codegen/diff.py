@@ -502,57 +502,19 @@ def diff_catalogs(
     with the git ref), since those rows are not in the working tree.
     """
     to_report = baseline_position or _identity
-    old_attributes, new_attributes = baseline.attributes(), catalog.attributes()
     old_rows = {row.name: row for _, row in baseline.rows()}
     new_rows = {row.name: row for _, row in catalog.rows()}
     pairs = _rename_pairs(old_rows, new_rows)
     rename_targets = {new_name for new_name, _, _ in pairs.values()}
-    findings = _Findings()
-    shared_old, shared_new = _shared_keys(old_rows.values()), _shared_keys(new_rows.values())
-
     added = tuple(
         new_rows[n] for n in sorted(new_rows) if n not in old_rows and n not in rename_targets
     )
-    removed: list[MetricRow] = []
-    renamed: list[Rename] = []
-    changed: list[FieldChange] = []
-
+    changes = _Changes(
+        old_rows, new_rows, pairs, (baseline.attributes(), catalog.attributes()), to_report
+    )
     for name in sorted(old_rows):
-        old = old_rows[name]
-        new = new_rows.get(name)
-        stable = old.stability == "stable" and old.deprecated is None
-        if name in pairs:
-            target, via, completed = pairs[name]
-            where = new.where("deprecated") if new is not None else new_rows[target].position
-            renamed.append(Rename(name, target, via, completed, where))
-            if completed and stable:
-                findings.add(
-                    "STABLE_RENAMED",
-                    f"stable series {name} was renamed to {target} without a deprecation "
-                    f"in the baseline (found via {via})",
-                    new_rows[target].position,
-                )
-        if new is None:
-            if name not in pairs:
-                removed.append(old)
-                successor = old.deprecated.replaced_by if old.deprecated else None
-                if successor:
-                    _check_replacement(old, successor, None, findings, to_report)
-                if stable:
-                    findings.add(
-                        "STABLE_REMOVED",
-                        f"stable series {name} was removed",
-                        to_report(old.position),
-                    )
-            continue
-        for field_name in COMPARED_FIELDS:
-            before, after = _field_value(old, field_name), _field_value(new, field_name)
-            if before != after:
-                changed.append(FieldChange(name, field_name, before, after, new.where(field_name)))
-        _check_kept_row(old, new, findings)
-        _check_scope(old, new, (shared_old, shared_new), findings)
-        _check_attributes(old, new, (old_attributes, new_attributes), findings)
-
+        changes.compare(name)
+    findings = changes.findings
     for name, (target, via, completed) in sorted(pairs.items()):
         if via != "replaced_by":
             continue
@@ -565,12 +527,82 @@ def diff_catalogs(
     return DiffReport(
         against=against,
         added=added,
-        removed=tuple(removed),
-        renamed=tuple(renamed),
-        changed=tuple(changed),
+        removed=tuple(changes.removed),
+        renamed=tuple(changes.renamed),
+        changed=tuple(changes.changed),
         diagnostics=tuple(sorted(set(findings.items), key=Diagnostic.sort_key)),
         baseline_position=to_report,
     )
+
+
+class _Changes:
+    """The rows removed, renamed and changed between two catalogs, and the rules' findings."""
+
+    def __init__(
+        self,
+        old_rows: dict[str, MetricRow],
+        new_rows: dict[str, MetricRow],
+        pairs: dict[str, tuple[str, Literal["replaced_by", "logger_key"], bool]],
+        attributes: tuple[dict[str, Attribute], dict[str, Attribute]],
+        to_report: Callable[[Position], Position],
+    ) -> None:
+        self.old_rows, self.new_rows, self.pairs = old_rows, new_rows, pairs
+        self.attributes = attributes
+        self.shared = (_shared_keys(old_rows.values()), _shared_keys(new_rows.values()))
+        """The logged keys more than one teed row declares, in the baseline and now."""
+        self.to_report = to_report
+        self.findings = _Findings()
+        self.removed: list[MetricRow] = []
+        self.renamed: list[Rename] = []
+        self.changed: list[FieldChange] = []
+
+    def compare(self, name: str) -> None:
+        """One baseline row: renamed, removed, or kept with its changed fields judged."""
+        old = self.old_rows[name]
+        new = self.new_rows.get(name)
+        stable = old.stability == "stable" and old.deprecated is None
+        if name in self.pairs:
+            self._renamed(name, new, stable=stable)
+        if new is None:
+            if name not in self.pairs:
+                self._removed(old, stable=stable)
+            return
+        for field_name in COMPARED_FIELDS:
+            before, after = _field_value(old, field_name), _field_value(new, field_name)
+            if before != after:
+                self.changed.append(
+                    FieldChange(name, field_name, before, after, new.where(field_name))
+                )
+        _check_kept_row(old, new, self.findings)
+        _check_scope(old, new, self.shared, self.findings)
+        _check_attributes(old, new, self.attributes, self.findings)
+
+    def _renamed(self, name: str, new: MetricRow | None, *, stable: bool) -> None:
+        """A rename in progress (``new`` kept) or completed (a stable one is a finding)."""
+        target, via, completed = self.pairs[name]
+        where = new.where("deprecated") if new is not None else self.new_rows[target].position
+        self.renamed.append(Rename(name, target, via, completed, where))
+        if completed and stable:
+            self.findings.add(
+                "STABLE_RENAMED",
+                f"stable series {name} was renamed to {target} without a deprecation "
+                f"in the baseline (found via {via})",
+                self.new_rows[target].position,
+            )
+
+    def _removed(self, old: MetricRow, *, stable: bool) -> None:
+        """A row gone without a rename: its named successor is checked; a stable one is a
+        finding."""
+        self.removed.append(old)
+        successor = old.deprecated.replaced_by if old.deprecated else None
+        if successor:
+            _check_replacement(old, successor, None, self.findings, self.to_report)
+        if stable:
+            self.findings.add(
+                "STABLE_REMOVED",
+                f"stable series {old.name} was removed",
+                self.to_report(old.position),
+            )
 
 
 def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
