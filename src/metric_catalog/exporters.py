@@ -193,19 +193,7 @@ class ExporterConfig:
                 variable.
         """
         env = os.environ if environ is None else environ
-        raw = env.get(ENV_EXPORTER, "none")
-        names = tuple(dict.fromkeys(n.strip().lower() for n in raw.split(",") if n.strip()))
-        unknown = [n for n in names if n not in EXPORTER_NAMES]
-        if unknown:
-            msg = (
-                f"{ENV_EXPORTER}={raw!r}: unknown exporter {unknown[0]!r}; "
-                f"use one or more of {', '.join(EXPORTER_NAMES)}"
-            )
-            raise ExporterConfigError(msg)
-        if "none" in names and len(names) > 1:
-            msg = f"{ENV_EXPORTER}={raw!r}: 'none' cannot be combined with other exporters"
-            raise ExporterConfigError(msg)
-        exporters = tuple(n for n in names if n != "none")
+        exporters = _exporter_names(env)
 
         endpoint = env.get(ENV_OTLP_METRICS_ENDPOINT, "").strip()
         if not endpoint:
@@ -217,30 +205,14 @@ class ExporterConfig:
             or env.get("OTEL_EXPORTER_PROMETHEUS_HOST", "").strip()
             or "127.0.0.1"
         )
-        port_var = ENV_PROMETHEUS_PORT if env.get(ENV_PROMETHEUS_PORT, "").strip() else None
-        if port_var is None and env.get("OTEL_EXPORTER_PROMETHEUS_PORT", "").strip():
-            port_var = "OTEL_EXPORTER_PROMETHEUS_PORT"
-        port = DEFAULT_PROMETHEUS_PORT
-        if port_var is not None:
-            port = int(_number(env, port_var, minimum=0))
-            if port > 65535 or port != float(env[port_var]):
-                msg = f"{port_var}={env[port_var]!r}: expected a port number 0-65535"
-                raise ExporterConfigError(msg)
+        port, port_var = _prometheus_port(env)
         interval = _DEFAULT_INTERVAL_MS
         if env.get(ENV_EXPORT_INTERVAL, "").strip():
             interval = _number(env, ENV_EXPORT_INTERVAL, minimum=1.0)
         timeout = _DEFAULT_SHUTDOWN_TIMEOUT_S
         if env.get(ENV_SHUTDOWN_TIMEOUT, "").strip():
             timeout = _number(env, ENV_SHUTDOWN_TIMEOUT, minimum=0.0)
-        span = DEFAULT_PROMETHEUS_PORT_SPAN
-        if env.get(ENV_PROMETHEUS_PORT_SPAN, "").strip():
-            span = int(_number(env, ENV_PROMETHEUS_PORT_SPAN, minimum=1.0))
-            if span != float(env[ENV_PROMETHEUS_PORT_SPAN]) or span > 65535:
-                msg = (
-                    f"{ENV_PROMETHEUS_PORT_SPAN}={env[ENV_PROMETHEUS_PORT_SPAN]!r}: "
-                    "expected a whole number of ports 1-65535"
-                )
-                raise ExporterConfigError(msg)
+        span = _port_span(env)
         sd_dir = env.get(ENV_PROMETHEUS_SD_DIR, "").strip()
         if sd_dir and port_var is None:
             port = 0  # announced through the target file, so any free port will do
@@ -265,6 +237,51 @@ class ExporterConfig:
             export_timeout_millis=export_timeout,
             otlp_timeout=otlp_timeout,
         )
+
+
+def _exporter_names(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The exporters ``METRIC_CATALOG_EXPORTER`` names, each once (``none``: none)."""
+    raw = env.get(ENV_EXPORTER, "none")
+    names = tuple(dict.fromkeys(n.strip().lower() for n in raw.split(",") if n.strip()))
+    unknown = [n for n in names if n not in EXPORTER_NAMES]
+    if unknown:
+        msg = (
+            f"{ENV_EXPORTER}={raw!r}: unknown exporter {unknown[0]!r}; "
+            f"use one or more of {', '.join(EXPORTER_NAMES)}"
+        )
+        raise ExporterConfigError(msg)
+    if "none" in names and len(names) > 1:
+        msg = f"{ENV_EXPORTER}={raw!r}: 'none' cannot be combined with other exporters"
+        raise ExporterConfigError(msg)
+    return tuple(n for n in names if n != "none")
+
+
+def _prometheus_port(env: Mapping[str, str]) -> tuple[int, str | None]:
+    """The Prometheus port and the variable that set it (``None``: the default port)."""
+    port_var = ENV_PROMETHEUS_PORT if env.get(ENV_PROMETHEUS_PORT, "").strip() else None
+    if port_var is None and env.get("OTEL_EXPORTER_PROMETHEUS_PORT", "").strip():
+        port_var = "OTEL_EXPORTER_PROMETHEUS_PORT"
+    if port_var is None:
+        return DEFAULT_PROMETHEUS_PORT, None
+    port = int(_number(env, port_var, minimum=0))
+    if port > 65535 or port != float(env[port_var]):
+        msg = f"{port_var}={env[port_var]!r}: expected a port number 0-65535"
+        raise ExporterConfigError(msg)
+    return port, port_var
+
+
+def _port_span(env: Mapping[str, str]) -> int:
+    """How many ports from the Prometheus port a process may try (a whole number 1-65535)."""
+    if not env.get(ENV_PROMETHEUS_PORT_SPAN, "").strip():
+        return DEFAULT_PROMETHEUS_PORT_SPAN
+    span = int(_number(env, ENV_PROMETHEUS_PORT_SPAN, minimum=1.0))
+    if span != float(env[ENV_PROMETHEUS_PORT_SPAN]) or span > 65535:
+        msg = (
+            f"{ENV_PROMETHEUS_PORT_SPAN}={env[ENV_PROMETHEUS_PORT_SPAN]!r}: "
+            "expected a whole number of ports 1-65535"
+        )
+        raise ExporterConfigError(msg)
+    return span
 
 
 def _number(env: Mapping[str, str], var: str, *, minimum: float) -> float:

@@ -132,33 +132,7 @@ def tee_metrics(
                 return
         if plan.ambiguous:
             _warn_ambiguous(plan, table, prefix)
-        get = table.get
-        for logger_key, record, row, points, base, captured in plan.entries:
-            try:
-                raw = get(logger_key, _MISSING)
-            except Exception:  # noqa: BLE001 - a key whose __eq__ raises shares the hash
-                raw = _find_by_text(table, logger_key)
-            if raw is _MISSING:
-                continue
-            # _checked_value's fast path, inlined: a finite float the row's kind takes.
-            if (
-                type(raw) is float
-                and _isfinite(raw)
-                and (raw >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
-                and not row.logged_unit  # a row logged in another unit scales below
-            ):
-                value: float | None = raw
-            else:
-                value = _checked_value(raw, row, prefix, logger_key, _prefix_family(group, prefix))
-                if value is None:
-                    continue
-            try:
-                if attributes is None:
-                    record(value, base)
-                else:
-                    record(value, points.attributes(_merge(captured, attributes)))
-            except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
-                _warn_record_error(exc, prefix, logger_key, row, _prefix_family(group, prefix))
+        _tee_literals(group, plan, table, prefix, attributes)
         if plan.patterns is not None:
             _tee_families(plan, table, prefix, attributes)
     except Exception as exc:  # noqa: BLE001 - e.g. a key whose __eq__ raises on a collision
@@ -193,6 +167,43 @@ def _warn_ambiguous(plan: otel.PrefixPlan, table: dict[Any, Any], prefix: str) -
     for key, rows in plan.ambiguous.items():
         if key in table:
             otel.warn_ambiguous(prefix, key, list(rows))
+
+
+def _tee_literals(
+    group: otel.MetricGroup,
+    plan: otel.PrefixPlan,
+    table: dict[Any, Any],
+    prefix: str,
+    attributes: Attributes,
+) -> None:
+    """Record each of ``plan``'s literal rows that ``table`` logs (the hot loop)."""
+    get = table.get
+    for logger_key, record, row, points, base, captured in plan.entries:
+        try:
+            raw = get(logger_key, _MISSING)
+        except Exception:  # noqa: BLE001 - a key whose __eq__ raises shares the hash
+            raw = _find_by_text(table, logger_key)
+        if raw is _MISSING:
+            continue
+        # _checked_value's fast path, inlined: a finite float the row's kind takes.
+        if (
+            type(raw) is float
+            and _isfinite(raw)
+            and (raw >= 0.0 or row.kind not in _NONNEGATIVE_KINDS)
+            and not row.logged_unit  # a row logged in another unit scales below
+        ):
+            value: float | None = raw
+        else:
+            value = _checked_value(raw, row, prefix, logger_key, _prefix_family(group, prefix))
+            if value is None:
+                continue
+        try:
+            if attributes is None:
+                record(value, base)
+            else:
+                record(value, points.attributes(_merge(captured, attributes)))
+        except Exception as exc:  # noqa: BLE001 - the SDK must not crash training
+            _warn_record_error(exc, prefix, logger_key, row, _prefix_family(group, prefix))
 
 
 def _checked_prefix(prefix: object) -> str | None:
