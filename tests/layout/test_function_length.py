@@ -17,10 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 LIMIT: Final = 80
 
 ALLOWED: Final[dict[str, str]] = {
-    # The `cli` engineer owns codegen/commands/ and is splitting live-check's options into
-    # one dataclass (issue 27 item 3); these two go with that change.
-    "codegen/commands/live_check.py::run": "owned by the CLI options rework (issue 27 item 3)",
-    "codegen/commands/live_check.py::configure": "owned by the CLI options rework",
     # The `hostile` engineer owns codegen/runs/; the W&B frame reader is one state machine
     # over a binary format whose hostile-input tests are being extended there.
     "codegen/runs/ingest/wandb_run.py::frames": "owned by the hostile-input work on runs/",
