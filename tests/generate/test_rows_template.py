@@ -120,6 +120,10 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
         out["temporality"] = one.temporality
     if one.logged_unit:
         out["logged_unit"] = one.logged_unit
+    if one.logger_key is not None and one.value_type != "number":
+        out["value_type"] = one.value_type
+    if one.logger_key is not None and one.emitted_by:
+        out["emitted_by"] = one.emitted_by
     return out
 
 
@@ -222,7 +226,8 @@ def attribute_refs(draw: st.DrawFn) -> tuple[AttributeRef, ...]:
 
 @st.composite
 def rows(draw: st.DrawFn, *, teed: bool) -> MetricRow:
-    """A teed or recorded row, each optional field set or not."""
+    """A teed or recorded row, each optional field set or not (a recorded row's
+    ``emitted_by`` is presence only: its class has no such field)."""
     unit, logged_unit = draw(UNITS)
     kind = draw(st.sampled_from(["gauge", "counter", "histogram", "up_down_counter"]))
     replaced_by = draw(st.one_of(st.none(), st.text(min_size=1, max_size=60)))
@@ -247,6 +252,8 @@ def rows(draw: st.DrawFn, *, teed: bool) -> MetricRow:
         cardinality_limit=draw(st.one_of(st.none(), st.integers(1, 10_000))),
         temporality="cumulative" if teed and kind == "counter" and draw(st.booleans()) else "delta",
         logged_unit=logged_unit,
+        emitted_by=tuple(draw(st.lists(st.sampled_from(["sft", "grpo_sync"]), unique=True))),
+        value_type=draw(st.sampled_from(["number", "table", "text"])) if teed else "number",
     )
 
 
@@ -293,6 +300,8 @@ def _fullest(teed: bool) -> MetricRow:
         cardinality_limit=100,
         temporality="cumulative" if teed else "delta",
         logged_unit="ms",
+        emitted_by=("sft", "grpo_sync"),
+        value_type="table" if teed else "number",
     )
 
 
