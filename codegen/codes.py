@@ -331,6 +331,13 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Keep one declaration with its reason.",
     ),
     (
+        "STEP_KEY_DECLARED",
+        "catalog",
+        _E,
+        "A loop's step key (step_keys) is also a teed row's logged key.",
+        "Drop the row: the loop declares the key as its step.",
+    ),
+    (
         "BOOKKEEPING_KEY_DECLARED",
         "catalog",
         _E,

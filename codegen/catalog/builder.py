@@ -31,6 +31,7 @@ from .model import (
     Loop,
     MetricRow,
     Section,
+    StepKey,
 )
 from .schema_check import SchemaResult
 
@@ -181,8 +182,23 @@ def _loops(root: YMap, schema: SchemaResult) -> tuple[Loop, ...]:
         if name is None or description is None:
             continue
         signature = _strings(item.values.get("signature")) or ()
-        loops.append(Loop(name, description, signature, item.position))
+        loops.append(Loop(name, description, signature, item.position, _step_keys(item)))
     return tuple(loops)
+
+
+def _step_keys(loop: YMap) -> tuple[StepKey, ...]:
+    """A schema-clean loop's ``step_keys``."""
+    node = loop.values.get("step_keys")
+    if not isinstance(node, YSeq):
+        return ()
+    found = []
+    for item in node.items:
+        if isinstance(item, YMap):
+            key = _text(item.values.get("key"))
+            if key is not None:
+                prefix = _text(item.values.get("prefix")) or ""
+                found.append(StepKey(key, prefix, item.values["key"].position))
+    return tuple(found)
 
 
 def _bookkeeping(root: YMap, display: str, schema: SchemaResult) -> tuple[Bookkeeping, ...]:

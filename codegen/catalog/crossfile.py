@@ -175,6 +175,17 @@ def _bookkeeping(catalog: Catalog, rows: list[MetricRow]) -> Iterator[Diagnostic
         if row.logger_key is not None and not row.is_family:
             for key in row.logged_keys:
                 logged.setdefault(key.replace("{{", "{").replace("}}", "}"), row)
+    for loop in catalog.loops():
+        for step in loop.step_keys:
+            owner = logged.get(step.key)
+            if owner is not None:
+                yield _error(
+                    "STEP_KEY_DECLARED",
+                    f"step key {step.key!r} of loop {loop.name!r} is also logged by teed row "
+                    f"{_here(owner)} at {owner.position}; the loop's step_keys declare it "
+                    "(it is the step, not a metric): drop the row.",
+                    step.position or loop.position,
+                )
     for catalog_file in catalog.files:
         for entry in catalog_file.bookkeeping:
             earlier = first.setdefault(entry.key, entry.position)

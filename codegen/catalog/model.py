@@ -50,6 +50,7 @@ __all__ = [
     "Loop",
     "MetricRow",
     "Section",
+    "StepKey",
     "attribute_label",
     "bookkeeping_matches",
 ]
@@ -196,6 +197,19 @@ DEFAULT_REQUIREMENT_LEVEL: Final = "recommended"
 
 
 @dataclass(frozen=True, slots=True)
+class StepKey:
+    """A logged key whose value is the step of the keys under ``prefix`` (``""``: all)."""
+
+    key: str
+    prefix: str = ""
+    position: Position | None = field(default=None, compare=False)
+
+    def covers(self, logged: str) -> bool:
+        """Whether the logged key (``prefix/key`` as the backends show it) is on this axis."""
+        return not self.prefix or logged.startswith(self.prefix + "/")
+
+
+@dataclass(frozen=True, slots=True)
 class Loop:
     """A training loop (``grpo_sync``, ``sft``...) rows may name in ``emitted_by``.
 
@@ -207,6 +221,13 @@ class Loop:
     description: str
     signature: tuple[str, ...]
     position: Position
+    step_keys: tuple[StepKey, ...] = ()
+    """Logged keys holding the loop's step (``train/global_step``), most specific first."""
+
+    def step_key(self, logged: str) -> StepKey | None:
+        """The step key whose axis the logged key (``prefix/key``) is on, if any."""
+        found = [s for s in self.step_keys if s.covers(logged)]
+        return max(found, key=lambda s: len(s.prefix), default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,10 +495,15 @@ class Catalog:
         """Whether the logged key (``prefix/key`` as the backends show it) is no metric.
 
         True for a key the catalog lists under ``bookkeeping:`` (or a pattern there
-        matches) and for the backends' own keys (W&B's ``_step``, ``_runtime``...).
-        What ``live-check``, ``infer`` and ``scan`` leave out.
+        matches), for a loop's step key (``step_keys``) and for the backends' own keys
+        (W&B's ``_step``, ``_runtime``...). What ``live-check``, ``infer`` and ``scan``
+        leave out.
         """
-        return self.bookkeeping_entry(key) is not None
+        return key in self.step_key_names() or self.bookkeeping_entry(key) is not None
+
+    def step_key_names(self) -> frozenset[str]:
+        """Every logged key some loop declares as its step (``train/global_step``)."""
+        return frozenset(s.key for loop in self.loops() for s in loop.step_keys)
 
     def bookkeeping_entry(self, key: str) -> Bookkeeping | None:
         """The bookkeeping declaration ``key`` falls under, or ``None``."""

@@ -728,6 +728,9 @@ def render_python_module(
     all_names += [_key_constant(row) for row in catalog_file.teed]
     for attribute in catalog_file.attributes:
         all_names += _attribute_names(attribute)
+    step_keys = _step_keys_block(catalog_file)
+    if step_keys:
+        all_names.append("STEP_KEYS")
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
@@ -742,8 +745,29 @@ def render_python_module(
         "all_names": sorted(all_names, key=_all_order),
         "typing_names": ", ".join(typing_names),
         "uses_attributes": any(row.attributes for row in catalog_file.rows),
+        "step_keys": step_keys,
     }
     return render(env, "python/module.py.j2", values, root=config.root, variables=values)
+
+
+def _step_keys_block(catalog_file: CatalogFile) -> str:
+    """``STEP_KEYS: Final[...] = {...}`` of the file's loops with step keys ("" if none)."""
+    loops = [loop for loop in catalog_file.loops if loop.step_keys]
+    if not loops:
+        return ""
+    pad, inner = " " * _INDENT, " " * (2 * _INDENT)
+    lines = ["STEP_KEYS: Final[dict[str, tuple[tuple[str, str], ...]]] = {"]
+    for loop in loops:
+        pairs = [f"({py_str(step.prefix)}, {py_str(step.key)})" for step in loop.step_keys]
+        flat = f"{pad}{py_str(loop.name)}: ({pairs[0]},),"
+        if len(pairs) == 1 and len(flat) <= LINE_LENGTH:
+            lines.append(flat)  # as ruff writes a one-item tuple that fits
+            continue
+        lines.append(f"{pad}{py_str(loop.name)}: (")
+        lines.extend(f"{inner}{pair}," for pair in pairs)
+        lines.append(f"{pad}),")
+    lines.append("}")
+    return "\n".join(lines)
 
 
 def render_rows(

@@ -20,9 +20,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import NamedTuple, Unpack
 
+from metric_catalog.series_rules import qualified_key
+
 from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
-from ..catalog.model import Catalog, MetricRow
+from ..catalog.model import Catalog, MetricRow, StepKey
 from ..runs.limits import Limits
 from ..runs.records import Malformed, Note, Record, RunConfig
 from ..runs.rewrites import rewrite_key
@@ -137,6 +139,14 @@ class Checker:
         self.tally = Tally(report, limits, multi=multi)
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
+        self.step_keys: dict[str | None, tuple[StepKey, ...]] = {
+            loop.name: loop.step_keys for loop in catalog.loops() if loop.step_keys
+        }
+        """Each loop's step keys (``train/global_step``): the step of the keys they cover."""
+        self.any_step_keys: tuple[StepKey, ...] = tuple(
+            dict.fromkeys(s for keys in self.step_keys.values() for s in keys)
+        )
+        """Every loop's step keys, for a worker whose loop is not known."""
         self.loop_names = 0
         self.pending: dict[int, tuple[Worker, list[tuple[Record, str, object]]]] = {}
         """Keys rows of several loops claim, logged by a worker whose loop no record named:
@@ -279,6 +289,8 @@ class Checker:
         off_axes: set[str] = set()
         memo_split = split if record.rewrite is None else record.rewrite
         loop = self.loops.forced or worker.loop.named
+        axis = _axis_steps(record, self.step_keys.get(loop, self.any_step_keys))
+        seen_steps: set[int] = set()
         for logged, value in record.metrics.items():
             memo = (prefix, logged, memo_split)
             plan = plans.get((prefix, logged, memo_split, loop))
@@ -288,8 +300,12 @@ class Checker:
                 continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
+            if axis:
+                step = _key_step(axis, qualified_key(prefix, logged), record.step)
             if plan.axes is TRAINING_AXIS:
                 on_training = True
+                if axis:
+                    seen_steps.add(step)
             else:
                 off_axes.update(plan.axes)
             if plan.signature:
@@ -312,7 +328,12 @@ class Checker:
                 self._unmatched(worker, plan, record, logged, value)
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
         # far training got: a record of only such keys leaves the run's last step alone.
-        if on_training or not off_axes:
+        if axis:
+            # The loop's step keys say the step (W&B's _step counts calls; a flat line may
+            # have none): the keys they cover were logged at those steps.
+            for at in seen_steps:
+                worker.loop.see_step(at)
+        elif (on_training or not off_axes) and record.has_step:
             worker.loop.see_step(step)
             self.run.see_order(record)
 
@@ -588,6 +609,40 @@ def _job_notice(job: tuple[JobLoop, ...]) -> Notice:
         + ". Each row is judged by the steps of the loops that emit it, and a row is "
         "expected only when one of them emits it",
     )
+
+
+AxisStep = tuple[StepKey, int]
+"""A loop's step key a record holds, and the step it says."""
+
+
+def _axis_steps(record: Record, step_keys: tuple[StepKey, ...]) -> list[AxisStep]:
+    """The step keys of ``step_keys`` the record holds with a whole-number value."""
+    found: list[AxisStep] = []
+    prefix, metrics = record.prefix, record.metrics
+    for step_key in step_keys:
+        name = step_key.key
+        if prefix:
+            if not name.startswith(prefix + "/"):
+                continue
+            name = name[len(prefix) + 1 :]
+        value = metrics.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, float) and not value.is_integer():
+            continue
+        found.append((step_key, int(value)))
+    return found
+
+
+def _key_step(axis: list[AxisStep], qualified: str, default: int) -> int:
+    """The step of a logged key: its most specific covering step key's, else ``default``."""
+    best: AxisStep | None = None
+    for step_key, value in axis:
+        if step_key.covers(qualified) and (
+            best is None or len(step_key.prefix) > len(best[0].prefix)
+        ):
+            best = (step_key, value)
+    return default if best is None else best[1]
 
 
 def _claimed(plan: KeyPlan) -> str:

@@ -70,6 +70,10 @@ class Record(NamedTuple):
     system metrics, ``system/``): a key under it that no row takes is the backend's, not
     the training code's, so it is counted in a ``backend_metrics`` notice, not
     ``undeclared``."""
+    has_step: bool = True
+    """Whether the input gave the record a step (a flat JSONL line may log a table with
+    none): without one, ``step`` is 0 and says nothing of how far the run trained,
+    unless a loop's step key in ``metrics`` gives it."""
 
 
 class RunConfig(NamedTuple):

@@ -21,9 +21,10 @@ from __future__ import annotations
 import dataclasses
 import keyword
 import numbers
+import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Optional
 
 from .series_rules import (
@@ -67,8 +68,11 @@ __all__ = [
     "placeholders",
     "recorded_metrics",
     "register_recorded_metrics",
+    "register_step_keys",
     "register_teed_metrics",
     "registry_key",
+    "step_keys",
+    "step_metric",
     "teed_metrics",
 ]
 
@@ -1173,6 +1177,76 @@ def _reset_for_tests() -> None:
         _FROZEN = False
         _PREVIOUS.clear()
         _DERIVED = _Derived(_REGISTERED, _RECORDED)
+
+
+# --- step keys ----------------------------------------------------------------------
+
+_STEP_KEYS: dict[str, tuple[tuple[str, str], ...]] = {}
+_ENV_LOOP: Final = "METRIC_CATALOG_LOOP"
+
+
+def register_step_keys(step_keys: Mapping[str, tuple[tuple[str, str], ...]]) -> None:
+    """Declare each loop's step keys: ``{loop: ((prefix, step key), ...)}``.
+
+    The generated module of the catalog file declaring the loops calls it with its
+    ``STEP_KEYS`` (``{"sft": (("train", "train/global_step"),)}``); a prefix ``""``
+    makes the key the step of every key of the loop. Registering a loop again
+    replaces its keys.
+
+    Raises:
+        ValueError: A loop name or a pair is not made of strings.
+    """
+    checked: dict[str, tuple[tuple[str, str], ...]] = {}
+    for loop, pairs in step_keys.items():
+        if type(loop) is not str or not loop or not isinstance(pairs, tuple):
+            msg = f"register_step_keys: {loop!r} -> {pairs!r} is not a loop name and a tuple"
+            raise ValueError(msg)
+        for pair in pairs:
+            if not (
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and all(type(part) is str for part in pair)
+                and pair[1]
+            ):
+                msg = (
+                    f"register_step_keys: {pair!r} of loop {loop!r} is not a pair "
+                    "(prefix, step key) of strings, e.g. ('train', 'train/global_step')"
+                )
+                raise ValueError(msg)
+        checked[loop] = pairs
+    with _LOCK:
+        _STEP_KEYS.update(checked)
+
+
+def step_metric(key: str, loop: str | None = None) -> str | None:
+    """The logged key that is the step of ``key`` (``prefix/key``) in ``loop``, if declared.
+
+    What W&B's ``define_metric(key, step_metric=...)`` takes: OpenRLHF logs
+    without ``step=`` and plots ``train/*`` against ``train/global_step``. The most
+    specific prefix covering ``key`` wins. ``loop`` defaults to
+    ``METRIC_CATALOG_LOOP``; with no loop known, the step key every loop agrees
+    on, else ``None``.
+    """
+    if loop is None:
+        loop = os.environ.get(_ENV_LOOP, "").strip() or None
+    loops = [loop] if loop is not None else list(_STEP_KEYS)
+    found = {_step_of(_STEP_KEYS.get(name, ()), key) for name in loops} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
+def _step_of(pairs: tuple[tuple[str, str], ...], key: str) -> str | None:
+    best: tuple[str, str] | None = None
+    for prefix, step_key in pairs:
+        if prefix and not key.startswith(prefix + "/") and key != prefix:
+            continue
+        if best is None or len(prefix) > len(best[0]):
+            best = (prefix, step_key)
+    return None if best is None else best[1]
+
+
+def step_keys() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Every registered loop's step keys (a copy)."""
+    return dict(_STEP_KEYS)
 
 
 def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference signature

@@ -25,6 +25,7 @@ NOT_CODES = frozenset(
         "HEAD",  # diff: the default baseline ref
         "TEED",  # render_python: the generated modules' tuples of rows
         "RECORDED",
+        "STEP_KEYS",  # render_python: the generated loops' step keys
         "DIR",  # config: the metavar of a folder key's flag
         "HELP",  # cli: the constant naming each command module's one-line description
         "O_NONBLOCK",  # safe_fs, writer: os flags looked up where the platform has them

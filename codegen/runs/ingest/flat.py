@@ -54,6 +54,12 @@ def parse(raw: bytes, path: str, line: int) -> Record | str:
     if not isinstance(doc, dict):
         return f"expected an object, got a JSON {type(doc).__name__}"
     step = doc.get("step")
+    if step is None and "step" not in doc:
+        # A value logged outside the steps (a table at the end of the run): read and
+        # judged, at no step (a loop's step key in the line may still give one).
+        data = doc.get("data")
+        metrics = data if isinstance(data, dict) and doc.keys() == {"data"} else doc
+        return Record(0, "", metrics, path, line, split=True, has_step=False)
     if isinstance(step, bool) or not isinstance(step, int):
         return '"step" must be an integer'
     data = doc.get("data")
