@@ -26,7 +26,7 @@ from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
 from ..catalog.model import Catalog, MetricRow, StepKey
 from ..runs.limits import Limits
-from ..runs.records import Malformed, Note, Record, RunConfig
+from ..runs.records import NO_STEP, Malformed, Note, Record, RunConfig
 from ..runs.rewrites import rewrite_key
 from .coverage import ValueTracker, compute_coverage
 from .findings import Notice, catalog_hints
@@ -284,6 +284,9 @@ class Checker:
         planner = self.planner
         given, split, prefix = record.attributes, record.split, record.prefix
         path, line, step = record.path, record.line, record.step
+        if step == NO_STEP:
+            step = 0  # findings of a record logged at no step say step 0
+        base_step = step
         plans = planner.plans
         on_training = False  # a key on the training step's axis (or no row's)
         off_axes: set[str] = set()
@@ -301,7 +304,7 @@ class Checker:
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
             if axis:
-                step = _key_step(axis, qualified_key(prefix, logged), record.step)
+                step = _key_step(axis, qualified_key(prefix, logged), base_step)
             if plan.axes is TRAINING_AXIS:
                 on_training = True
                 if axis:
@@ -333,7 +336,7 @@ class Checker:
             # have none): the keys they cover were logged at those steps.
             for at in seen_steps:
                 worker.loop.see_step(at)
-        elif (on_training or not off_axes) and record.has_step:
+        elif (on_training or not off_axes) and record.step != NO_STEP:
             worker.loop.see_step(step)
             self.run.see_order(record)
 

@@ -12,10 +12,25 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import BinaryIO, Final, NamedTuple
 
-__all__ = ["NO_ATTRIBUTES", "Item", "Malformed", "Note", "Record", "RunConfig", "RunInfo", "Source"]
+__all__ = [
+    "NO_ATTRIBUTES",
+    "NO_STEP",
+    "Item",
+    "Malformed",
+    "Note",
+    "Record",
+    "RunConfig",
+    "RunInfo",
+    "Source",
+]
 
 NO_ATTRIBUTES: Final[Mapping[str, object]] = MappingProxyType({})
 """The attributes of a record that has none (shared, read-only)."""
+
+NO_STEP: Final = -(2**63)
+"""The ``step`` of a record the input gave none (a flat JSONL line logging a table at the
+end of a run): it says nothing of how far the run trained, unless a loop's step key in
+its ``metrics`` gives the step. (A field would cost every record: a sentinel costs none.)"""
 
 
 class Record(NamedTuple):
@@ -70,10 +85,6 @@ class Record(NamedTuple):
     system metrics, ``system/``): a key under it that no row takes is the backend's, not
     the training code's, so it is counted in a ``backend_metrics`` notice, not
     ``undeclared``."""
-    has_step: bool = True
-    """Whether the input gave the record a step (a flat JSONL line may log a table with
-    none): without one, ``step`` is 0 and says nothing of how far the run trained,
-    unless a loop's step key in ``metrics`` gives it."""
 
 
 class RunConfig(NamedTuple):

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import BinaryIO, Final
 
 from ..limits import Limits
-from ..records import Item, Record, Source
+from ..records import NO_STEP, Item, Record, Source
 from ._json import loads
 from .jsonl import first_line, read_lines
 
@@ -59,7 +59,7 @@ def parse(raw: bytes, path: str, line: int) -> Record | str:
         # judged, at no step (a loop's step key in the line may still give one).
         data = doc.get("data")
         metrics = data if isinstance(data, dict) and doc.keys() == {"data"} else doc
-        return Record(0, "", metrics, path, line, split=True, has_step=False)
+        return Record(NO_STEP, "", metrics, path, line, split=True)
     if isinstance(step, bool) or not isinstance(step, int):
         return '"step" must be an integer'
     data = doc.get("data")
