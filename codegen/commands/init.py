@@ -164,6 +164,7 @@ teed:
     unit: ""                        # dimensionless; "1" for a ratio; s, By, {{token}}, {{token}}/s
     description: Training loss of the example loop for the step.
     stability: development          # development | alpha | beta | stable
+    requirement_level: required     # every run logs it (live-check: missing); default recommended
 recorded:
   - name: rl.example.step.duration
     kind: histogram

@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from ..catalog.model import Catalog
     from ..live_check.report import LiveCheckReport
 
-__all__ = ["HELP", "REPORT_FORMATS", "SEVERITIES", "configure", "parse_fail_on", "run"]
+__all__ = [
+    "HELP",
+    "NOTHING_REQUIRED_NOTE",
+    "REPORT_FORMATS",
+    "SEVERITIES",
+    "configure",
+    "parse_fail_on",
+    "run",
+]
 
 HELP = (
     "Check a run's logs (JSONL, TensorBoard, MLflow, W&B, CSV and five more formats) or a "
@@ -239,6 +247,31 @@ def load_run_config(path: str) -> dict[str, object]:
     return {str(key): item for key, item in value.items()}
 
 
+NOTHING_REQUIRED_NOTE: Final = (
+    "note: --fail-on missing cannot fail with this catalog: no teed row is "
+    "`requirement_level: required` or `conditionally_required`, and rows default to "
+    "`recommended`, which a run may leave out; mark the rows every run must log "
+    "`requirement_level: required` (docs/reference/catalog-format.md, 'Row fields')"
+)
+"""Said when ``--fail-on`` names ``missing`` and no row of the catalog can be missing."""
+
+
+def _note_nothing_can_be_missing(values: list[str] | None, catalog: Catalog) -> None:
+    """Warn that an explicit ``--fail-on missing`` is a no-op for this catalog.
+
+    A newcomer's catalog leaves every row at the default level, so a run that never logs a
+    declared key passed ``--fail-on undeclared,missing`` with no word why.
+    """
+    named = any(
+        item.strip().replace("-", "_") == "missing"
+        for value in values or ()
+        for item in value.split(",")
+    )
+    levels = ("required", "conditionally_required")
+    if named and not any(row.requirement_level in levels for f in catalog.files for row in f.teed):
+        print(NOTHING_REQUIRED_NOTE, file=sys.stderr)
+
+
 def _fail_on(values: list[str] | None) -> list[str]:
     try:
         return parse_fail_on(values)
@@ -422,6 +455,7 @@ def run(args: argparse.Namespace) -> int:
         print("error: the catalog has errors; fix them before checking a run", file=sys.stderr)
         return 1
     _refuse_unknown_loop(args.loop, catalog)
+    _note_nothing_can_be_missing(args.fail_on, catalog)
     if live:
         try:
             require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))

@@ -25,12 +25,25 @@ from . import (
     refuse_swallowed_paths,
 )
 
-__all__ = ["HELP", "configure", "run"]
+__all__ = ["HELP", "NO_CALLS_NOTE", "configure", "run"]
 
 HELP: Final = (
     "Compare the keys the source code logs (read statically, never run) with the catalog; "
     "exit 1 on undeclared keys."
 )
+
+NO_CALLS_NOTE: Final = (
+    "note: no logging call was recognised in the {files} scanned file(s), so no key was "
+    "checked; if the code logs through a method of its own, such as "
+    "`self.tracker.log(metrics, step=...)`, add it to [tool.metric-catalog] in "
+    'pyproject.toml: scan-calls = [{{call = "tracker.log", metrics = 0}}] '
+    "(docs/guide/adopt.md, 'Adopting a codebase that already logs')"
+)
+"""Said after the summary when the scanned files hold no call scan reads as logging.
+
+Exit 0 with no findings otherwise reads as "every key is declared", when scan never
+saw a key: a trainer logging through its own tracker object matches no default call.
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -83,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         if report.diagnostics:
             print(report.to_text())
         print(report.summary(), file=sys.stderr)
+        if report.files and not report.calls:
+            print(NO_CALLS_NOTE.format(files=report.files), file=sys.stderr)
     if report.errors:
         return 1
     return 1 if args.warnings_as_errors and report.diagnostics else 0

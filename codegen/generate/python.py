@@ -325,8 +325,10 @@ def _key_constant(row: MetricRow) -> str:
 
 def _key_doc(row: MetricRow) -> str:
     """The docstring text of a teed row's ``<CONSTANT>_KEY``."""
-    prefix = _prefix_text(row.prefix or "")
-    return f"Logger key of {row.constant_name}; log its value under prefix {prefix}."
+    if row.prefix:
+        return f"Logger key of {row.constant_name}; log its value under prefix {row.prefix}."
+    # "under prefix the empty prefix" read as garbled English in every bare row's docstring.
+    return f"Logger key of {row.constant_name}; log its value bare, under the empty prefix."
 
 
 # --- the pieces templates/python/_rows.j2 lays rows out from ---------------------------------

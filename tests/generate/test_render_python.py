@@ -406,7 +406,7 @@ def test_deprecated_teed_row_names_its_replacement_in_the_constant() -> None:
     [
         ("train", ("",), ["Also under prefixes: the empty prefix (the key is logged bare)"]),
         ("train", ("eval", ""), ["Also under prefixes: eval, the empty prefix"]),
-        ("", (), ["log its value under prefix the empty prefix"]),
+        ("", (), ["log its value bare, under the empty prefix."]),
         ("train", (), ["log its value under prefix train."]),
     ],
 )
@@ -419,3 +419,4 @@ def test_the_empty_prefix_is_named_not_shown_as_none(
     for fact in facts:
         assert fact in text
     assert "(none)" not in text
+    assert "under prefix the empty prefix" not in text
