@@ -50,9 +50,11 @@ __all__ = [
     "parse_first_step",
 ]
 
-RUN_VALUES: Final[tuple[str, ...]] = ("format",)
+RUN_VALUES: Final[tuple[str, ...]] = ("format", "loop")
 """What ``run.<name>`` may name: ``run.format``, the input format the run was read in
-(an ingester's name, :mod:`codegen.runs.ingest`)."""
+(an ingester's name, :mod:`codegen.runs.ingest`), and ``run.loop``, the loop the run is
+judged as (named by its records, ``--loop`` or inferred; undecided for a job of several
+loops or an unknown loop)."""
 
 MAX_CONDITION_LENGTH: Final = 500
 """Longest expression parsed (a longer text is prose): bounds parsing hostile input."""
@@ -185,8 +187,9 @@ def _check(node: ast.expr) -> None:
     if name is not None:
         if name not in RUN_VALUES:
             raise ConditionError(
-                f"run.{name} is not known of a run: only run.format is (the format "
-                "live-check read the run in: jsonl, flat-jsonl, wandb, tensorboard, mlflow, ...)"
+                f"run.{name} is not known of a run: only run.format (the format "
+                "live-check read the run in: jsonl, flat-jsonl, wandb, tensorboard, mlflow, "
+                "...) and run.loop (the loop the run is judged as) are"
             )
         return
     if isinstance(node, ast.BoolOp):
@@ -289,7 +292,8 @@ def parse_condition(text: str) -> Condition | None:
     if others:
         raise ConditionError(
             f"{', '.join(others)} is not a configuration value: write config.<path> "
-            "(the run's configuration as JsonlLogger(config=...) logged it) or run.format"
+            "(the run's configuration as JsonlLogger(config=...) logged it), run.format or "
+            "run.loop"
         )
     _check(tree)
     return Condition(text, tree, tuple(_paths(tree)))

@@ -575,6 +575,8 @@ class Checker:
         # several formats decide nothing about it).
         formats = {read.format for read in report.inputs if read.format}
         run = {"format": next(iter(formats))} if len(formats) == 1 else {}
+        if report.loop.name is not None and not report.job_loops:
+            run["loop"] = report.loop.name  # a job of several loops leaves run.loop undecided
         loop_configs = self.run.loop_configs(report.job_loops)
         config, conflict = self.run.decided_config(loop_configs)
         if conflict is not None:

@@ -7,7 +7,8 @@ the run's configuration rules its condition out (``not_applicable``); other
 rows of owners that logged nothing count as unseen. A conditional row whose
 condition could not be decided (prose, or a configuration the run did not
 log: presence ``conditional``) is not known to apply, so it counts only when
-it was logged: a run is not marked down for a row it may rightly never log. The same share is given
+it was logged: a run is not marked down for a row it may rightly never log; so does an
+``opt_in`` row, which no run is asked to log. The same share is given
 per owner (the catalog file's ``owner``). For every applicable key family
 (a row whose logger key or prefix holds placeholders) and every applicable
 row with a ``required`` enum attribute, ``families`` and ``enum_values``
@@ -143,6 +144,8 @@ def compute_coverage(
     for summary in rows:
         if summary.presence in NOT_APPLICABLE:
             continue
+        if summary.row.requirement_level == "opt_in" and not summary.logged:
+            continue  # an opt_in row is asked of no run: it counts only when logged
         name = summary.row.name
         logged = 1 if summary.logged else 0
         out.applicable += 1

@@ -330,6 +330,8 @@ class Notice:
     checked together logged different configurations, so none decides a condition),
     ``several_states`` (several states of one Trainer output folder were read),
     ``restart`` (an input's step went back: a job restarted from a checkpoint),
+    ``undecided_step`` (a row's ``first_step`` or ``every`` names a configuration value
+    the run did not log, so the row is undecided; the notice names the path),
     ``unread_config`` (a configuration file that could not be read safely),
     ``workers_capped`` (records named more workers than are judged apart) and
     ``backend_metrics`` (a backend's own metrics no row declares, counted).

@@ -432,7 +432,7 @@ def test_run_format_names_the_format_the_run_was_read_in(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("run.host == 'a'", "run.host is not known of a run: only run.format is"),
+        ("run.host == 'a'", "run.host is not known of a run: only run.format"),
         ("run['format'] == 'wandb'", "is not allowed"),
         ("run == 'wandb'", "is not allowed"),
         ("run.format.x == 1", "is not allowed"),

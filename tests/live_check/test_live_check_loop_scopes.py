@@ -343,3 +343,58 @@ def test_the_tee_and_live_check_route_every_key_of_every_loop_to_the_same_row(
     for loop in (*LOOP_NAMES, None):
         for key in (*KEYS, "other/key"):
             assert _teed_to(teed, key, loop) == _checked_to(catalog, key, loop), (key, loop)
+
+
+PRESENCE = """\
+owner: openrlhf.trainer
+module: trainers
+description: Trainer metrics.
+loops:
+  - name: sft
+    description: Supervised fine-tuning.
+  - name: dpo
+    description: Direct preference optimisation.
+teed:
+  - logger_key: loss_mean
+    name: rl.train.loss_mean
+    kind: gauge
+    unit: ""
+    description: Mean loss over the accumulation window.
+    requirement_level: required
+  - logger_key: reject_reward
+    name: rl.dpo.implicit_reward.rejected
+    kind: gauge
+    unit: ""
+    description: Implicit reward of the rejected response, in nats.
+    requirement_level: conditionally_required
+    condition: "run.loop == 'dpo'"
+  - logger_key: tokens_per_second
+    name: rl.train.throughput
+    kind: gauge
+    unit: "{token}/s"
+    description: Tokens trained on per second.
+    requirement_level: opt_in
+"""
+
+
+def _loop_run(loop: str) -> io.BytesIO:
+    line = {"step": 1, "prefix": "train", "loop": loop, "metrics": {"loss_mean": 0.5}}
+    return io.BytesIO(json.dumps(line).encode() + b"\n")
+
+
+def test_a_condition_on_run_loop_is_decided_by_the_run_s_loop(tmp_path: Path) -> None:
+    """``run.loop == 'dpo'``: missing in a DPO run, not applicable in an SFT run."""
+    catalog = loaded_catalog(tmp_path / "project", PRESENCE)
+    dpo = check_stream(_loop_run("dpo"), catalog)
+    assert _kinds(dpo) == [("missing", "reject_reward")]
+    sft = check_stream(_loop_run("sft"), catalog)
+    assert _kinds(sft) == []
+    states = {s.row.name: s.presence for s in sft.rows}
+    assert states["rl.dpo.implicit_reward.rejected"] == "not_applicable"
+
+
+def test_an_opt_in_row_counts_in_coverage_only_when_logged(tmp_path: Path) -> None:
+    """A clean SFT run that logged everything asked of it reads 100%, not 50%."""
+    catalog = loaded_catalog(tmp_path / "project", PRESENCE)
+    report = check_stream(_loop_run("sft"), catalog)
+    assert (report.coverage.seen, report.coverage.applicable) == (1, 1)

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codegen.catalog.model import Catalog
 from codegen.live_check import LiveCheckReport, check_stream
 from tests.catalog_projects import loaded_catalog
@@ -99,3 +101,73 @@ def test_a_flat_line_without_a_step_is_read_and_judged_not_malformed(tmp_path: P
     samples = next(s for s in report.rows if s.row.name == "rl.sft.generated_samples")
     assert samples.logged == 1
     assert report.last_step == 1
+
+
+FLAT_CONFIG = """\
+owner: openrlhf.trainer
+module: ppo
+description: The PPO trainer, configured by flat dotted flags.
+teed:
+  - logger_key: other
+    name: rl.ppo.other
+    kind: gauge
+    unit: ""
+    description: A value logged every step.
+  - logger_key: policy_loss
+    name: rl.ppo.policy_loss
+    kind: gauge
+    unit: ""
+    description: Policy loss, once the actor is no longer frozen.
+    requirement_level: required
+    first_step: 'config["critic.freezing_steps"] + 1'
+  - logger_key: eval_reward
+    name: rl.ppo.eval_reward
+    kind: gauge
+    unit: ""
+    description: Evaluation reward every eval.steps steps.
+    requirement_level: required
+    every: 'config["eval.steps"]'
+"""
+
+
+def _jsonl(config: dict[str, Any] | None, steps: int) -> io.BytesIO:
+    lines = [] if config is None else [{"config": config}]
+    lines += [
+        {"step": s, "prefix": "train", "metrics": {"other": 1.0}} for s in range(1, steps + 1)
+    ]
+    return _flat(lines)
+
+
+def test_first_step_and_every_take_subscripts_for_flat_dotted_keys(tmp_path: Path) -> None:
+    """``config["critic.freezing_steps"] + 1`` and ``config["eval.steps"]`` resolve."""
+    catalog = loaded_catalog(tmp_path / "project", FLAT_CONFIG)
+    config = {"critic.freezing_steps": 5, "eval.steps": 4}
+    early = check_stream(_jsonl(config, 3), catalog)
+    states = {s.row.name: s.presence for s in early.rows}
+    assert (states["rl.ppo.policy_loss"], states["rl.ppo.eval_reward"]) == ("not_due", "not_due")
+    late = check_stream(_jsonl(config, 8), catalog)
+    assert sorted(f.key for f in late.findings if f.kind == "missing") == [
+        "eval_reward",
+        "policy_loss",
+    ]
+
+
+def test_a_path_the_configuration_lacks_is_undecided_with_a_notice_naming_it(
+    tmp_path: Path,
+) -> None:
+    """Never silently: the notice names the field and the path."""
+    catalog = loaded_catalog(tmp_path / "project", FLAT_CONFIG)
+    report = check_stream(_jsonl({"critic": {"freezing_steps": 5}}, 8), catalog)
+    assert {s.row.name: s.presence for s in report.rows}["rl.ppo.policy_loss"] == "undecided"
+    notices = [n.message for n in report.notices if n.kind == "undecided_step"]
+    assert any('config["critic.freezing_steps"] + 1' in text for text in notices)
+    assert any('config["eval.steps"]' in text for text in notices)
+
+
+@pytest.mark.parametrize("period", [-1, 0])
+def test_a_sentinel_period_is_never_due(tmp_path: Path, period: int) -> None:
+    """``-1`` (once per epoch, or never) and ``0``: not_due, never missing."""
+    catalog = loaded_catalog(tmp_path / "project", FLAT_CONFIG)
+    config = {"critic.freezing_steps": 0, "eval.steps": period}
+    report = check_stream(_jsonl(config, 8), catalog)
+    assert {s.row.name: s.presence for s in report.rows}["rl.ppo.eval_reward"] == "not_due"

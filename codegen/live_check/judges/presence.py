@@ -107,6 +107,15 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
     return int(value) + offset
 
 
+def _unresolved(row: MetricRow, config: Mapping[str, object] | None) -> tuple[str, str] | None:
+    """The ``first_step`` or ``every`` whose configuration value the run did not log."""
+    if row.first_step_config is not None and _first_step(row, config) == "unknown":
+        return "first_step", row.first_step_config
+    if row.every_config is not None and _every(row, config) == "unknown":
+        return "every", row.every_config
+    return None
+
+
 def _every(row: MetricRow, config: Mapping[str, object] | None) -> int | str | None:
     """The row's period; ``"unknown"`` when it names a configuration value not logged."""
     if row.every_config is None:
@@ -308,6 +317,22 @@ def judge_presence(
             out.findings.append(
                 Finding("missing", prefix, key, row.name, 0, None, judged_as, position=row.position)
             )
+        elif summary.presence == "undecided":
+            unresolved = _unresolved(row, row_config)
+            if unresolved is not None:
+                field_name, text = unresolved
+                out.notices.append(
+                    Notice(
+                        "undecided_step",
+                        f"{row.qualified_logger_key} ({row.name}) was not logged and is "
+                        f"undecided: its {field_name} names {text}, which the run's "
+                        "configuration does not hold as a whole number (log it with "
+                        "JsonlLogger(config=...), or fix the path; a flat, dotted key is "
+                        'written config["a.b"])',
+                        row.name,
+                        row.where(field_name),
+                    )
+                )
         elif summary.presence == "inactive_owner":
             out.inactive_owners[owner] = out.inactive_owners.get(owner, 0) + 1
         elif summary.presence == "conditional":
