@@ -4,7 +4,7 @@ A code is stable: CI, editors and scripts may match on it. Each :class:`Code`
 says where it comes from (the stage), its level, what it means and the fix.
 The codes of the lint rules (:data:`codegen.catalog.lints.LINTS`), the diff rules
 (:data:`codegen.diff.RULES`) and live-check's finding kinds
-(:data:`codegen.live_check.findings.KINDS`, upper-cased) are declared once,
+(:data:`codegen.live_check.findings.FINDING_KIND_TABLE`, upper-cased) are declared once,
 next to their logic, and read from there (live-check's fixes are kept here);
 every other code is declared below. ``tests/catalog/test_codes.py`` scans the code
 base and checks that every code it can emit is in the table and that the
@@ -505,7 +505,7 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
 
 
 # How to fix each live-check finding; what it means is its summary in
-# codegen.live_check.findings.KINDS.
+# codegen.live_check.findings.FINDING_KIND_TABLE.
 _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "undeclared": "Declare it in the catalog, or stop logging it.",
     "missing": "Log it, or lower its `requirement_level` or `emitted_by`.",
@@ -575,7 +575,7 @@ def _from_rules() -> list[Code]:
             kind.summary,
             _LIVE_CHECK_FIXES.get(name, ""),
         )
-        for name, kind in live_findings.KINDS.items()
+        for name, kind in live_findings.FINDING_KIND_TABLE.items()
     ]
     for rule in diff.RULES.values():
         meaning, _, fix = rule.text.partition("; ")

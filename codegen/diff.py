@@ -28,11 +28,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from metric_catalog.series_rules import (
+    ATTRIBUTE_REQUIREMENT_LEVELS,
+    PRESENCE_LEVELS,
+    STABILITY_LEVELS,
+)
+
 from .catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
 from .catalog.model import (
-    PRESENCE_LEVELS,
-    REQUIREMENT_LEVELS,
-    STABILITY_LEVELS,
     Attribute,
     Catalog,
     Deprecation,
@@ -906,7 +909,11 @@ def _derivation_change(before: Derivation | None, after: Derivation | None) -> s
 
 def _requirement_rank(requirement: str) -> int:
     """0 for required, higher for weaker levels (unknown ones weakest)."""
-    return REQUIREMENT_LEVELS.index(requirement) if requirement in REQUIREMENT_LEVELS else 99
+    return (
+        ATTRIBUTE_REQUIREMENT_LEVELS.index(requirement)
+        if requirement in ATTRIBUTE_REQUIREMENT_LEVELS
+        else 99
+    )
 
 
 def _check_pattern(

@@ -8,18 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from metric_catalog import series_rules
 from metric_catalog.series_rules import (
-    ATTRIBUTE_REQUIREMENT_LEVELS,
-    ATTRIBUTE_TYPES,
-    METRIC_KINDS,
-    PRESENCE_LEVELS,
-    STABILITY_LEVELS,
     Capture,
     is_literal,
-    parse_pattern,
     qualified_key,
 )
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
@@ -27,17 +21,9 @@ from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 from .diagnostics import Position
 from .naming import constant_name, prometheus_name
 
-if TYPE_CHECKING:
-    from metric_catalog.series_rules import KeyPattern
-
 __all__ = [
-    "ATTRIBUTE_TYPES",
     "BUILTIN_BOOKKEEPING",
     "DEFAULT_REQUIREMENT_LEVEL",
-    "KINDS",
-    "PRESENCE_LEVELS",
-    "REQUIREMENT_LEVELS",
-    "STABILITY_LEVELS",
     "VALUE_TYPES",
     "Attribute",
     "AttributeRef",
@@ -57,10 +43,8 @@ __all__ = [
 
 Section = Literal["teed", "recorded"]
 
-# The vocabularies are the series rules' (metric_catalog.series_rules); these names stay.
-KINDS: Final = METRIC_KINDS
-REQUIREMENT_LEVELS: Final = ATTRIBUTE_REQUIREMENT_LEVELS
-"""What a row may say of one of its attributes (not a row's presence: :data:`PRESENCE_LEVELS`)."""
+# The vocabularies are the series rules' (metric_catalog.series_rules: METRIC_KINDS,
+# ATTRIBUTE_REQUIREMENT_LEVELS for a row's attribute, PRESENCE_LEVELS for a row in a run).
 
 # --- attributes -------------------------------------------------------------------
 
@@ -329,11 +313,6 @@ class MetricRow:
     def prefixes(self) -> tuple[str, ...]:
         """Every prefix of a teed row, ``prefix`` first; empty for recorded rows."""
         return () if self.prefix is None else (self.prefix, *self.other_prefixes)
-
-    @property
-    def key_pattern(self) -> KeyPattern | None:
-        """The logger key parsed into literal text and placeholders."""
-        return None if self.logger_key is None else parse_pattern(self.logger_key)
 
     @property
     def logged_keys(self) -> tuple[str, ...]:

@@ -49,7 +49,6 @@ from . import add_root_argument, config_overrides
 
 __all__ = [
     "HELP",
-    "SCHEMA_PATH",
     "PyprojectError",
     "add_table",
     "configure",

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Final
 from ..config import Config
 from ..live_check import (
     FINDING_KINDS,
-    INGESTERS,
     KINDS,
     CheckOptions,
     LogInputError,
@@ -29,8 +28,9 @@ from ..live_check import (
     check_paths,
     check_records,
     check_stream,
-    expand_inputs,
 )
+from ..live_check.workers import expand_inputs
+from ..runs.ingest import INGESTERS
 from ..runs.live import add_live_arguments, gather
 from ..runs.rewrites import parse_prefix_rewrites, parse_rewrite
 from ..runs.telemetry import require_live_extra

@@ -34,7 +34,6 @@ from ..config import Config
 from .writer import marker_line
 
 __all__ = [
-    "DASHBOARD_DIR",
     "GENERATED_MARKER",
     "GRAFANA_UNITS",
     "QUANTILES",
@@ -121,7 +120,6 @@ def grafana_unit(kind: str, unit: str) -> str:
     return f"{_SUFFIX}{_unit_text(unit)}"
 
 
-_DEFAULT: Final = Config()
 _DATASOURCE: Final[dict[str, str]] = {"type": "prometheus", "uid": "${datasource}"}
 _UID_SAFE: Final = re.compile(r"^[A-Za-z0-9_-]{1,37}$")
 _PANEL_WIDTH: Final = 12
@@ -231,8 +229,8 @@ def render_dashboard(catalog_file: CatalogFile, config: Config | None = None) ->
     """One Grafana dashboard (JSON model) for one catalog file, panels sorted by series name."""
     # A non-scalar row (a W&B table) is exported nowhere: no panel.
     rows = sorted((r for r in catalog_file.rows if r.is_scalar), key=lambda r: r.name)
-    command = (config or _DEFAULT).generate_command
-    package = (config or _DEFAULT).package
+    config = config or Config()  # the working directory now, not at import
+    command, package = config.generate_command, config.package
     marker = marker_line(command, catalog_file.path)
     return {
         # The generator's writer recognises JSON it owns by this key; Grafana ignores it.
@@ -281,7 +279,7 @@ def render_dashboards(catalog: Catalog, config: Config | None = None) -> dict[st
         ValueError: two catalog files share a module name, so their dashboards
             would overwrite each other.
     """
-    config = config or _DEFAULT
+    config = config or Config()  # the working directory now, not at import
     out: dict[str, str] = {}
     owners: dict[str, str] = {}
     for catalog_file in catalog.files:

@@ -41,7 +41,6 @@ from .writer import marker_line
 __all__ = [
     "DOCS_HEADER_PREFIX",
     "INDEX_PAGE",
-    "METRICS_DIR",
     "SOURCE_PAGES_DIR",
     "escape_markdown",
     "render_catalog_data",

@@ -40,7 +40,6 @@ from .schema_file import schema_file_path
 from .writer import scratch_files, stale_generated_files, write_atomic
 
 __all__ = [
-    "MANIFEST_PATH",
     "CachedRun",
     "fingerprint_inputs",
     "fingerprint_or_none",

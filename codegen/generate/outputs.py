@@ -23,7 +23,7 @@ from .python import make_environment
 from .templating import TemplateOutputError, render
 from .writer import marker_line
 
-__all__ = ["TEMPLATE_VARIABLES", "TemplateOutputError", "render_template_outputs"]
+__all__ = ["TEMPLATE_VARIABLES", "render_template_outputs"]
 
 TEMPLATE_VARIABLES: Final[dict[str, str]] = {
     "catalog": "the whole catalog: catalog.files (sorted by path), catalog.rows()",

@@ -23,14 +23,13 @@ from ..catalog.pipeline import load_and_check
 from ..config import Config, config_for_root
 from .dashboards import render_dashboards
 from .docs import render_docs_pages
-from .outputs import TemplateOutputError, render_template_outputs
+from .outputs import render_template_outputs
 from .python import python_name_diagnostics, render_python_modules
 from .schema_file import render_schema_file, schema_file_path
-from .templating import TemplateSandboxError
+from .templating import TemplateOutputError, TemplateSandboxError
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
-    "MANAGED_DIRS",
     "RENDERERS",
     "PlanError",
     "PlanResult",

@@ -51,7 +51,6 @@ __all__ = [
 LINE_LENGTH: Final = 100
 """ruff's ``line-length`` in pyproject.toml; layout decisions are made against it."""
 
-_DEFAULT: Final = Config()
 _INDENT: Final = 4
 # Docstrings are wrapped well inside the limit: ruff never reflows them, and the
 # width estimate for non-ASCII text is only an estimate.
@@ -736,7 +735,7 @@ def render_python_module(
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
-    config = config or _DEFAULT
+    config = config or Config()  # the working directory now, not at import
     env = make_environment(config.templates_path, config.generate_command, config.root)
     values = {
         "header": marker_line(config.generate_command, catalog_file.path),
@@ -804,7 +803,7 @@ def render_rows(
 
 def render_python_modules(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
     """Root-relative path (``<package-dir>/<module>.py``) -> module text."""
-    config = config or _DEFAULT
+    config = config or Config()
     attributes = catalog.attributes()
     return {
         f"{config.package_dir}/{f.module}.py": render_python_module(f, attributes, config)

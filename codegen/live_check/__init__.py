@@ -26,7 +26,7 @@ with ``detect(path, head)`` and ``read(source, stream, limits)`` (see
 ``codegen/runs/ingest/__init__.py``. ``--input-format`` lists it, and
 detection tries it, with no other change.
 
-Finding kinds (:data:`FINDING_KINDS`; the table :data:`~.findings.KINDS` holds
+Finding kinds (:data:`FINDING_KINDS`; the table :data:`~.findings.FINDING_KIND_TABLE` holds
 each one's severity and message):
 
 ``undeclared``
@@ -71,8 +71,7 @@ from collections.abc import Iterable
 from typing import BinaryIO, Unpack
 
 from ..catalog.model import Catalog
-from ..runs.ingest import INGESTERS, Ingester, read_source, register
-from ..runs.ingest.jsonl import bounded_lines
+from ..runs.ingest import read_source
 from ..runs.limits import (
     MAX_FAMILY_KEYS,
     MAX_LINE_BYTES,
@@ -89,12 +88,9 @@ from ..runs.limits import (
 from ..runs.records import Malformed, Note, Record, RunConfig, Source
 from ..runs.rewrites import rewrite_prefixes
 from .checker import Checker
-from .findings import FINDING_KINDS, KINDS, LOOP_KINDS, PER_WORKER_KINDS, Finding, Kind, Notice
-from .judges.attributes import DEFAULT_CARDINALITY_LIMIT, series_budget
-from .judges.loops import LoopChoice
+from .findings import FINDING_KINDS, KINDS
 from .options import CheckKeywords, CheckOptions, resolve_options
 from .report import LiveCheckReport
-from .statistics import PRESENCE_STATES, RowSummary
 from .workers import (
     LogInputError,
     check_selection,
@@ -104,49 +100,19 @@ from .workers import (
 )
 
 __all__ = [
-    "DEFAULT_CARDINALITY_LIMIT",
     "FINDING_KINDS",
-    "INGESTERS",
     "KINDS",
-    "LOOP_KINDS",
-    "MAX_FAMILY_KEYS",
-    "MAX_LINE_BYTES",
-    "MAX_LOOP_NAMES",
-    "MAX_MALFORMED_REPORTED",
-    "MAX_OVERLONG_LINES",
-    "MAX_REPORTED_FINDINGS",
-    "MAX_SKIPPED_BYTES",
-    "MAX_TRACKED_VALUES",
-    "MAX_UNDECLARED_KEYS",
-    "MAX_WORKERS",
-    "PER_WORKER_KINDS",
-    "PRESENCE_STATES",
-    "CheckKeywords",
     "CheckOptions",
-    "Finding",
-    "Ingester",
-    "Kind",
     "Limits",
     "LiveCheckReport",
     "LogInputError",
-    "LoopChoice",
-    "Malformed",
-    "Note",
-    "Notice",
-    "Record",
-    "RowSummary",
-    "RunConfig",
     "Source",
-    "bounded_lines",
     "check_file",
     "check_paths",
     "check_records",
     "check_stream",
     "current_limits",
-    "expand_inputs",
     "expand_paths",
-    "register",
-    "series_budget",
 ]
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "CAPPED_KINDS",
     "DEFAULT_HINTS",
     "FINDING_KINDS",
+    "FINDING_KIND_TABLE",
     "KINDS",
     "LOOP_KINDS",
     "PER_WORKER_KINDS",
@@ -70,7 +71,7 @@ def catalog_hints(paths: list[str], loop_paths: list[str]) -> dict[str, str]:
     return {"catalog": folder, "loops_file": (loop_paths or sorted(paths))[0]}
 
 
-KINDS: Final[dict[str, Kind]] = {
+FINDING_KIND_TABLE: Final[dict[str, Kind]] = {
     "undeclared": Kind(
         Severity.WARNING,
         "A logged key no teed row declares.",
@@ -184,6 +185,10 @@ KINDS: Final[dict[str, Kind]] = {
 }
 """Finding kind -> its severity, summary and message template: the one table of them."""
 
+KINDS: Final = FINDING_KIND_TABLE
+"""The documented name of :data:`FINDING_KIND_TABLE` (imported as ``codegen.live_check.KINDS``;
+metric kinds are :data:`metric_catalog.series_rules.METRIC_KINDS`)."""
+
 FINDING_KINDS: Final[tuple[str, ...]] = (
     "undeclared",
     "missing",
@@ -290,7 +295,7 @@ class Finding:
                 else "log it or lower its requirement_level"
             ),
         }
-        kind = KINDS.get(self.kind)
+        kind = FINDING_KIND_TABLE.get(self.kind)
         return self.example if kind is None else kind.message.format(**fields)
 
     def to_json(self, hints: Mapping[str, str] | None = None) -> dict[str, object]:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from ..catalog.diagnostics import Position
 from ..safe_text import printable
-from .findings import FINDING_KINDS, KINDS, Finding
+from .findings import FINDING_KIND_TABLE, FINDING_KINDS, Finding
 
 if TYPE_CHECKING:
     from .report import LiveCheckReport
@@ -58,7 +58,7 @@ def render_sarif(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     rules: list[dict[str, object]] = [
         {
             "id": kind,
-            "shortDescription": {"text": KINDS[kind].summary},
+            "shortDescription": {"text": FINDING_KIND_TABLE[kind].summary},
             "defaultConfiguration": {"level": "error" if kind in wanted else "warning"},
         }
         for kind in FINDING_KINDS

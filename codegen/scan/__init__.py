@@ -20,6 +20,4 @@ hang it) and reads each real file once.
 
 from __future__ import annotations
 
-from .calls import DEFAULT_SCAN_CALLS, Argument, ScanCall, merge_calls, parse_scan_call
-
-__all__ = ["DEFAULT_SCAN_CALLS", "Argument", "ScanCall", "merge_calls", "parse_scan_call"]
+__all__: list[str] = []

@@ -18,21 +18,16 @@ from typing import Final
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics
 from ..catalog.model import Catalog
-from .calls import DEFAULT_SCAN_CALLS, ScanCall, merge_calls, parse_scan_call
-from .compare import CODES, SYNTAX, UNREADABLE, Judge
+from .calls import DEFAULT_SCAN_CALLS, ScanCall
+from .compare import SYNTAX, UNREADABLE, Judge
 from .extract import Module, Project
 
 __all__ = [
-    "CODES",
-    "DEFAULT_SCAN_CALLS",
     "IGNORE_COMMENT",
     "MAX_FILE_BYTES",
     "SKIPPED_DIRS",
-    "ScanCall",
     "ScanReport",
     "iter_sources",
-    "merge_calls",
-    "parse_scan_call",
     "scan",
 ]
 

@@ -29,7 +29,6 @@ from typing import Any, Final, Optional
 
 from .series_rules import (
     ATTRIBUTE_TYPES,
-    DEFAULT_CARDINALITY_LIMIT,
     METRIC_KINDS,
     PLACEHOLDER_TYPES,
     RUNTIME_REQUIREMENT_LEVELS,
@@ -46,7 +45,6 @@ from .series_rules import (
 
 __all__ = [
     "ATTRIBUTE_TYPES",
-    "DEFAULT_CARDINALITY_LIMIT",
     "DEFAULT_PREFIX",
     "INIT_TOTAL_CATEGORY",
     "METRIC_KINDS",
@@ -235,8 +233,9 @@ AttributeValue = str | int | float | bool
 """A value an attribute may take (OpenTelemetry's scalar attribute types)."""
 
 REQUIREMENT_LEVELS: Final = RUNTIME_REQUIREMENT_LEVELS
-"""Weaver's requirement levels for an attribute on a series (kept name of
-:data:`metric_catalog.series_rules.RUNTIME_REQUIREMENT_LEVELS`)."""
+"""Weaver's requirement levels for an attribute on a series: the documented name of
+:data:`metric_catalog.series_rules.RUNTIME_REQUIREMENT_LEVELS` (four levels; a catalog row's
+attribute takes :data:`~metric_catalog.series_rules.ATTRIBUTE_REQUIREMENT_LEVELS`, three)."""
 
 OVERFLOW_ATTRIBUTE: Final = "otel.metric.overflow"
 """Attribute of the one point that absorbs attribute sets past a series' budget."""
@@ -251,18 +250,6 @@ def _is_attribute_name(name: object) -> bool:
     if not isinstance(name, str) or not name.isascii() or not name[:1].isalpha():
         return False
     return all(part.replace("_", "a").isalnum() for part in name.split("."))
-
-
-class _AttributeNameMatcher:
-    """``_ATTRIBUTE_NAME.fullmatch(name)`` as with the regex it replaces (truthy on a match)."""
-
-    __slots__ = ()
-
-    def fullmatch(self, name: object) -> bool:
-        return _is_attribute_name(name)
-
-
-_ATTRIBUTE_NAME: Final = _AttributeNameMatcher()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -334,10 +321,10 @@ class MetricAttribute:
         if budget is not None and (type(budget) is not int or budget < 1):
             msg = f"{what}: max_cardinality must be a positive int or None, got {budget!r}"
             raise ValueError(msg)
-        if self.requirement not in REQUIREMENT_LEVELS:
+        if self.requirement not in RUNTIME_REQUIREMENT_LEVELS:
             msg = (
                 f"{what}: requirement {self.requirement!r} is not one of "
-                f"{', '.join(REQUIREMENT_LEVELS)}"
+                f"{', '.join(RUNTIME_REQUIREMENT_LEVELS)}"
             )
             raise ValueError(msg)
         if self.spans_segments is not False and (
@@ -363,7 +350,7 @@ class MetricAttribute:
                 "attribute of the row it is derived from, or drop them"
             )
             raise ValueError(msg)
-        if not isinstance(source, str) or not _ATTRIBUTE_NAME.fullmatch(source):
+        if not isinstance(source, str) or not _is_attribute_name(source):
             msg = f"{what}: derived_from must be an attribute name, got {source!r}"
             raise ValueError(msg)
         if source == self.name:

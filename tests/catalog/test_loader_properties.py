@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.catalog.lints import RULES
-from codegen.catalog.model import KINDS, STABILITY_LEVELS
 from codegen.catalog.pipeline import load_and_check
+from metric_catalog.series_rules import METRIC_KINDS as KINDS
+from metric_catalog.series_rules import STABILITY_LEVELS
 
 SETTINGS = settings(
     max_examples=30,

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.live_check import PRESENCE_STATES, LiveCheckReport, check_stream
+from codegen.live_check import LiveCheckReport, check_stream
+from codegen.live_check.statistics import PRESENCE_STATES
 from tests.upstream_runs import LOOPS as LOOP_NAMES
 from tests.upstream_runs import run_lines
 

@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 
 from codegen.catalog import schema_check
-from codegen.catalog.model import KINDS, STABILITY_LEVELS
+from metric_catalog.series_rules import METRIC_KINDS as KINDS
+from metric_catalog.series_rules import STABILITY_LEVELS
 from metric_catalog.vocabulary import METRIC_KINDS
 
 

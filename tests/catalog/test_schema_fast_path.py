@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from codegen.catalog import schema_check
 from codegen.catalog.loader import YMap, load_text, to_plain
-from codegen.catalog.model import KINDS, STABILITY_LEVELS
+from metric_catalog.series_rules import METRIC_KINDS as KINDS
+from metric_catalog.series_rules import STABILITY_LEVELS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from codegen.catalog.diagnostics import Position
 from codegen.catalog.model import (
-    STABILITY_LEVELS,
     Attribute,
     AttributeRef,
     AttributeValue,
@@ -26,6 +25,7 @@ from codegen.catalog.model import (
     MetricRow,
 )
 from codegen.diff import RULES, diff_catalogs
+from metric_catalog.series_rules import STABILITY_LEVELS
 
 REPO = Path(__file__).resolve().parents[2]
 

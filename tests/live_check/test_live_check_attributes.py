@@ -33,9 +33,9 @@ from codegen.live_check import (
     check_file,
     check_paths,
     check_stream,
-    series_budget,
 )
 from codegen.live_check.checker import Checker as _Checker
+from codegen.live_check.judges.attributes import series_budget
 from metric_catalog import exporters, identity, vocabulary
 from metric_catalog._attributes import SeriesPoints, series_limit
 from metric_catalog._warn import MetricCatalogWarning

@@ -7,6 +7,7 @@ import inspect
 import pkgutil
 import re
 from types import ModuleType
+from typing import Final
 
 import pytest
 
@@ -129,3 +130,102 @@ def test_codegens_docstring_names_the_runtimes_exceptions_and_their_bases() -> N
         module, _, attr = dotted.rpartition(".")
         cls = getattr(importlib.import_module(module), attr)
         assert cls.__bases__[0].__name__ == base, dotted
+
+
+# --- one public home per name ---------------------------------------------------------------
+
+DOCUMENTED_FACES: Final[dict[tuple[str, str], str]] = {
+    # docs/api/vocabulary.md lists these vocabularies as vocabulary's (series_rules is their home).
+    ("metric_catalog.vocabulary", "ATTRIBUTE_TYPES"): "docs/api/vocabulary.md",
+    ("metric_catalog.vocabulary", "METRIC_KINDS"): "docs/api/vocabulary.md",
+    ("metric_catalog.vocabulary", "REQUIREMENT_LEVELS"): "docs/api/vocabulary.md",
+    ("metric_catalog.vocabulary", "TEMPORALITIES"): "docs/api/vocabulary.md",
+    ("metric_catalog.vocabulary", "placeholders"): "docs/api/vocabulary.md",
+    # live-check's entry points take, return and raise these (codegen.live_check's docstring).
+    ("codegen.live_check", "CheckOptions"): "the options check_file & co. take",
+    ("codegen.live_check", "Limits"): "the caps check_file & co. take",
+    ("codegen.live_check", "LiveCheckReport"): "what check_file & co. return",
+    ("codegen.live_check", "LogInputError"): "what check_paths raises",
+    ("codegen.live_check", "Source"): "one input of check_paths",
+    ("codegen.live_check", "FINDING_KINDS"): "the kinds --fail-on names",
+    ("codegen.live_check", "KINDS"): "their severities and messages",
+    ("codegen.live_check.findings", "KINDS"): "the kept name of FINDING_KIND_TABLE",
+    # The catalog front end's package face (names imported on first use).
+    ("codegen.catalog", "Catalog"): "codegen.catalog's docstring",
+    ("codegen.catalog", "CheckResult"): "codegen.catalog's docstring",
+    ("codegen.catalog", "MetricRow"): "codegen.catalog's docstring",
+    ("codegen.catalog", "load_and_check"): "codegen.catalog's docstring",
+}
+"""Names public in a second module on purpose, each with where that face is documented."""
+
+
+def _public_modules() -> list[ModuleType]:
+    """Every importable public module of codegen and metric_catalog (no ``_`` part)."""
+    import codegen
+    import metric_catalog
+
+    found = []
+    for package in (codegen, metric_catalog):
+        prefix = package.__name__ + "."
+        for info in pkgutil.walk_packages(package.__path__, prefix):
+            parts = info.name.split(".")
+            if any(p.startswith("_") for p in parts) or "generated" in parts:
+                continue
+            if info.name.startswith("metric_catalog.codegen"):
+                continue  # the generator shipped under the runtime's name: codegen itself
+            try:
+                module = importlib.import_module(info.name)
+            except ImportError:  # an optional extra (sphinx, an exporter) is not installed
+                continue
+            if isinstance(getattr(module, "__all__", None), list | tuple):
+                found.append(module)
+        found.append(package)
+    return found
+
+
+def _exporters() -> dict[tuple[str, int], list[str]]:
+    """(name, id of the object) -> the public modules whose ``__all__`` exports it.
+
+    Small ints and strings are left out: equal literals may be one object without
+    being one name.
+    """
+    by_object: dict[tuple[str, int], list[str]] = {}
+    for module in _public_modules():
+        for name in module.__all__:
+            value = getattr(module, name, None)
+            if value is None or isinstance(value, int | float | str | bool):
+                continue
+            by_object.setdefault((name, id(value)), []).append(module.__name__)
+    return by_object
+
+
+def test_a_name_is_public_in_exactly_one_module_unless_a_documented_face() -> None:
+    twice = {
+        name: sorted(modules)
+        for (name, _), modules in _exporters().items()
+        if len([m for m in modules if (m, name) not in DOCUMENTED_FACES]) > 1
+    }
+    assert not twice, (
+        f"public in more than one module: {twice}; export each name from its home only, "
+        "or list the other module in DOCUMENTED_FACES with where it is documented"
+    )
+
+
+def test_a_public_function_or_class_is_exported_by_its_home_or_a_documented_face() -> None:
+    for module in _public_modules():
+        for name in module.__all__:
+            value = getattr(module, name)
+            home = getattr(value, "__module__", None)
+            if not (inspect.isclass(value) or inspect.isfunction(value)) or home is None:
+                continue
+            private_home = any(part.startswith("_") for part in home.split("."))
+            assert (
+                home == module.__name__
+                or private_home
+                or (module.__name__, name) in DOCUMENTED_FACES
+            ), f"{module.__name__} exports {name} from {home}: export it from {home} only"
+
+
+def test_every_documented_face_is_exported_by_its_module() -> None:
+    for module_name, name in DOCUMENTED_FACES:
+        assert name in importlib.import_module(module_name).__all__, (module_name, name)

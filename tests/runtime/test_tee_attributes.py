@@ -11,9 +11,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from metric_catalog import otel, vocabulary
 from metric_catalog._attributes import KEY_CACHE_LIMIT, SeriesPoints, series_limit
+from metric_catalog.series_rules import DEFAULT_CARDINALITY_LIMIT
 from metric_catalog.tee import record_metrics, tee_metrics
 from metric_catalog.vocabulary import (
-    DEFAULT_CARDINALITY_LIMIT,
     OVERFLOW_ATTRIBUTE,
     MetricAttribute,
     RecordedMetric,

@@ -27,13 +27,12 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from metric_catalog.series_rules import DEFAULT_CARDINALITY_LIMIT, series_limit, value_fits
+from metric_catalog.series_rules import series_limit, value_fits
 
 from ...catalog.model import Attribute, AttributeRef, Catalog, MetricRow
 from ...runs.limits import Limits
 
 __all__ = [
-    "DEFAULT_CARDINALITY_LIMIT",
     "AttributeRules",
     "Budgets",
     "accepts",
