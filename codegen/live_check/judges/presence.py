@@ -292,16 +292,7 @@ def judge_presence(
         row = summary.row
         if summary.logged:
             if ran is not None and row.emitted_by and not candidates & set(row.emitted_by):
-                out.notices.append(
-                    Notice(
-                        "unexpected_loop",
-                        f"{row.qualified_logger_key} ({row.name}) was logged, but its "
-                        f"emitted_by ({', '.join(row.emitted_by)}) does not list loop "
-                        f"{ran}; add the loop to emitted_by if it really logs the key",
-                        row.name,
-                        row.where("emitted_by"),
-                    )
-                )
+                out.notices.append(_unexpected_loop(row, ran))
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
@@ -320,19 +311,7 @@ def judge_presence(
         elif summary.presence == "undecided":
             unresolved = _unresolved(row, row_config)
             if unresolved is not None:
-                field_name, text = unresolved
-                out.notices.append(
-                    Notice(
-                        "undecided_step",
-                        f"{row.qualified_logger_key} ({row.name}) was not logged and is "
-                        f"undecided: its {field_name} names {text}, which the run's "
-                        "configuration does not hold as a whole number (log it with "
-                        "JsonlLogger(config=...), or fix the path; a flat, dotted key is "
-                        'written config["a.b"])',
-                        row.name,
-                        row.where(field_name),
-                    )
-                )
+                out.notices.append(_undecided_step(row, *unresolved))
         elif summary.presence == "inactive_owner":
             out.inactive_owners[owner] = out.inactive_owners.get(owner, 0) + 1
         elif summary.presence == "conditional":
@@ -355,3 +334,29 @@ def judge_presence(
                 )
             )
     return out
+
+
+def _unexpected_loop(row: MetricRow, ran: str) -> Notice:
+    """Information: a row was logged by a loop its ``emitted_by`` does not list."""
+    return Notice(
+        "unexpected_loop",
+        f"{row.qualified_logger_key} ({row.name}) was logged, but its "
+        f"emitted_by ({', '.join(row.emitted_by)}) does not list loop "
+        f"{ran}; add the loop to emitted_by if it really logs the key",
+        row.name,
+        row.where("emitted_by"),
+    )
+
+
+def _undecided_step(row: MetricRow, field_name: str, text: str) -> Notice:
+    """Information: an unlogged row's step field names a configuration path the run lacks."""
+    return Notice(
+        "undecided_step",
+        f"{row.qualified_logger_key} ({row.name}) was not logged and is "
+        f"undecided: its {field_name} names {text}, which the run's "
+        "configuration does not hold as a whole number (log it with "
+        "JsonlLogger(config=...), or fix the path; a flat, dotted key is "
+        'written config["a.b"])',
+        row.name,
+        row.where(field_name),
+    )
