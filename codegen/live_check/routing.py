@@ -17,7 +17,7 @@ from metric_catalog.series_rules import PREFIX_GLUE, qualified_key
 
 from ..catalog.matching import KeyMatcher, Match
 from ..runs.limits import Limits
-from ..runs.rewrites import rewrite_key
+from ..runs.rewrites import key_readings, rewrite_key
 from .hints import known_spellings, spelling_hint, undeclared_hint
 from .judges.attributes import AttributeRules
 from .judges.loops import LoopJudge
@@ -124,10 +124,13 @@ class KeyPlanner:
             rewritten = rewrite_key(logged, self.rewrites)
             if rewritten != logged:
                 plan = self._plan_key(prefix, rewritten, split, rewrite, loop)
-                if not plan.matches:
-                    kept = self._plan_key(prefix, logged, split, rewrite, loop)
-                    if kept.matches:
-                        return kept
+                if not _clean(plan):
+                    # Segment by segment: a key may hold a mangled and a genuine spelling
+                    # (eval/aime_at_2024/pass_at_1); the reading a row takes as it is wins,
+                    # and the key as read before any rewrite comes last.
+                    found = self._reading(prefix, logged, split, rewrite, loop, plan)
+                    if found is not None:
+                        return found
                 plan = plan._replace(read_as=logged)
         if plan is None:
             plan = self._plan_key(prefix, logged, split, rewrite, loop)
@@ -139,6 +142,28 @@ class KeyPlanner:
             if other.matches:
                 return plan._replace(hint=spelling_hint(why, flag, other.prefix, other.key))
         return plan
+
+    def _reading(  # noqa: PLR0917 - plan()'s arguments, passed on
+        self,
+        prefix: str,
+        logged: str,
+        split: bool,
+        rewrite: str | None,
+        loop: str | None,
+        whole: KeyPlan,
+    ) -> KeyPlan | None:
+        """The plan of the reading of ``logged`` a row takes as it is (else, when the whole
+        rewrite matched nothing, the first reading any row takes); ``None``: keep ``whole``."""
+        fallback: KeyPlan | None = None
+        for reading in key_readings(logged, self.rewrites)[1:]:
+            other = self._plan_key(prefix, reading, split, rewrite, loop)
+            if reading != logged:
+                other = other._replace(read_as=logged)
+            if _clean(other):
+                return other
+            if fallback is None and other.matches and not whole.matches:
+                fallback = other
+        return fallback
 
     def _plan_key(
         self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None
@@ -206,3 +231,8 @@ class KeyPlanner:
         if pair not in self.rewritten and len(self.rewritten) < self.limits.max_family_keys:
             self.rewritten.add(pair)
             self.report.rewritten_keys += 1
+
+
+def _clean(plan: KeyPlan) -> bool:
+    """Whether a row takes the key as it is (no captured value outside its attribute)."""
+    return bool(plan.matches) and all(problem is None for problem in plan.problems)

@@ -25,8 +25,10 @@ from .records import Item, Record
 
 __all__ = [
     "KNOWN_SPELLINGS",
+    "MAX_READINGS",
     "PREFIX_TABLES",
     "PREFIX_TABLE_SOURCES",
+    "key_readings",
     "parse_prefix_rewrites",
     "parse_rewrite",
     "rewrite_key",
@@ -98,6 +100,38 @@ def rewrite_key(key: str, rewrites: tuple[tuple[str, str], ...]) -> str:
     for old, new in rewrites:
         key = key.replace(old, new)
     return key
+
+
+MAX_READINGS: Final = 64
+"""Readings of one key :func:`key_readings` gives at most (segments are few in practice)."""
+
+
+def key_readings(key: str, rewrites: tuple[tuple[str, str], ...]) -> list[str]:
+    """The ways ``key`` may read under ``rewrites``: the whole key rewritten first, then each
+    mix of its ``/`` segments rewritten or kept (most rewritten first); ``key`` itself last.
+
+    MLflow spells ``@`` as ``_at_``, but a key may also hold a genuine ``_at_``:
+    ``eval/aime_at_2024/pass_at_1`` reads as ``eval/aime_at_2024/pass@1`` too, so the
+    caller can keep the reading a row takes.
+    """
+    whole = rewrite_key(key, rewrites)
+    segments = key.split("/")
+    variants = [
+        sorted({seg, rewrite_key(seg, rewrites)}, key=lambda s: s == seg) for seg in segments
+    ]
+    readings: dict[str, int] = {whole: len(segments) + 1}
+    combos: list[tuple[int, str]] = [(0, "")]
+    for index, options in enumerate(variants):
+        combos = [
+            (changed + (option != segments[index]), f"{text}/{option}" if index else option)
+            for changed, text in combos
+            for option in options
+        ][:MAX_READINGS]
+    for changed, text in combos:
+        readings.setdefault(text, changed)
+    ordered = sorted(readings, key=lambda text: -readings[text])
+    ordered = [text for text in ordered if text != key]
+    return [*ordered, key]
 
 
 def rewrite_prefix(key: str, rules: tuple[tuple[str, str], ...]) -> str:

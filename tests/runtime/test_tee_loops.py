@@ -277,3 +277,56 @@ def test_value_type_is_one_of_the_value_types(value_type: object) -> None:
     """A misspelt value type is refused with the list."""
     with pytest.raises(ValueError, match="value_type"):
         TeedMetric("k", "rl.k", value_type=value_type)  # type: ignore[arg-type]
+
+
+def test_the_adopt_guide_s_in_memory_reader_recipe_reads_the_points_back(
+    clean_otel: None,
+) -> None:
+    """What docs/guide/adopt.md shows: configure(meter_provider=...), tee, read back."""
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    from metric_catalog import exporters
+
+    vocabulary.register_teed_metrics(TRAINER_ROWS)
+    memory = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[memory])
+    exporters.configure(meter_provider=provider)
+    try:
+        TeeLogger(NullLogger(), loop="dpo").log_metrics({"loss_mean": 0.4}, 1, prefix="train")
+        data = memory.get_metrics_data()
+        assert data is not None
+        names = {
+            metric.name
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        }
+    finally:
+        exporters.reset_for_tests()
+        provider.shutdown()
+    assert names == {"rl.dpo.preference_loss.mean"}
+
+
+@pytest.mark.parametrize("adapter", ["tee_flat", "TrackingTee", "tee_wandb_log", "TeeLogger"])
+def test_strict_mode_warns_a_misspelt_key_through_every_adapter(
+    reader: InMemoryMetricReader, monkeypatch: pytest.MonkeyPatch, adapter: str
+) -> None:
+    """``METRIC_CATALOG_STRICT=1`` behaves the same whatever shape the logger has."""
+    monkeypatch.setenv("METRIC_CATALOG_STRICT", "1")  # read when the first tee builds the group
+
+    class Sink:
+        def log(self, data: object, *args: object, **kwargs: object) -> None:
+            del data, args, kwargs
+
+    with caught_warnings() as caught:
+        if adapter == "tee_flat":
+            tee_flat({"train/lr_typo": 0.1}, loop="sft")
+        elif adapter == "TrackingTee":
+            TrackingTee(Sink(), loop="sft").log({"train/lr_typo": 0.1}, 1)
+        elif adapter == "tee_wandb_log":
+            tee_wandb_log(Sink(), loop="sft")({"train/lr_typo": 0.1})
+        else:
+            TeeLogger(NullLogger(), loop="sft").log_metrics({"lr_typo": 0.1}, 1, prefix="train")
+    assert len(caught.messages) == 1, caught.messages
+    assert "'train/lr_typo'" in caught.messages[0]
+    assert "no row declares it" in caught.messages[0]

@@ -1,0 +1,67 @@
+"""``--key-rewrite`` applied segment by segment: a mangled and a genuine spelling in one key."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from codegen.live_check import check_stream
+from codegen.runs.rewrites import key_readings
+from tests.catalog_projects import loaded_catalog
+
+CATALOG = """\
+owner: evals
+module: evals
+description: Evaluation metrics, logged to MLflow (which spells '@' as '_at_').
+prefix: eval
+attributes:
+  - name: rl.source
+    type: string
+    description: The evaluation data source.
+    values:
+      - value: aime_at_2024
+        description: AIME 2024, as the data set is named.
+      - value: math
+        description: The MATH test set.
+teed:
+  - logger_key: "{rl.source}/pass@1"
+    name: rl.eval.pass_at_1
+    kind: gauge
+    unit: "1"
+    description: Share of problems solved at the first attempt.
+    attributes:
+      - ref: rl.source
+"""
+
+AT = (("_at_", "@"),)
+
+
+def test_a_key_with_a_mangled_and_a_genuine_spelling_routes_right(tmp_path: Path) -> None:
+    """``aime_at_2024`` is the data source's name; ``pass_at_1`` is MLflow's ``pass@1``."""
+    catalog = loaded_catalog(tmp_path / "project", CATALOG)
+    line = {"step": 1, "prefix": "eval", "metrics": {"aime_at_2024/pass_at_1": 0.3}}
+    stream = io.BytesIO(json.dumps(line).encode() + b"\n")
+    report = check_stream(stream, catalog, key_rewrites=AT)
+    assert [(f.kind, f.key) for f in report.findings] == []
+    assert {s.row.name: s.logged for s in report.rows} == {"rl.eval.pass_at_1": 1}
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("a_at_b", ["a@b", "a_at_b"]),
+        ("x/y", ["x/y"]),
+        (
+            "p_at_1/q_at_2",
+            ["p@1/q@2", "p@1/q_at_2", "p_at_1/q@2", "p_at_1/q_at_2"],
+        ),
+    ],
+)
+def test_the_readings_of_a_key_go_from_most_rewritten_to_as_read(
+    key: str, expected: list[str]
+) -> None:
+    """The whole key rewritten first, the key as read last, each reading once."""
+    assert key_readings(key, AT) == expected
