@@ -213,6 +213,35 @@ def tee_flat(
         return
     for prefix, sub in grouped.items():
         tee_metrics(sub, prefix, attributes=attributes, strict=strict, loop=loop)
+    bare = grouped.get("")
+    if bare and (strict or (strict is None and otel.current_group().strict)):
+        _report_unsplit(bare)
+
+
+def _report_unsplit(bare: Mapping[Any, Any]) -> None:
+    """Strict mode for flat keys: one no row took, under a declared prefix, is warned once.
+
+    ``tee_metrics`` is silent for the empty prefix when no row is declared there (a bare
+    key is no omission); a flat ``train/typo`` is one, as :class:`TeeLogger` says for
+    ``log_metrics({"typo": ...}, prefix="train")``.
+    """
+    declared = otel.current_group().rows_by_prefix
+    for key in list(bare):
+        if type(key) is not str or "/" not in key:
+            continue
+        head = key.rsplit("/", 1)[0]
+        while head and head not in declared:
+            head = head.rpartition("/")[0]
+        if not head:
+            continue
+        warn_once(
+            ("undeclared", head, key[len(head) + 1 :]),
+            f"tee (strict): {key!r} is logged under the teed prefix {head!r} but no row "
+            "declares it (nor matches it with a key pattern), so it is not exported; "
+            "declare a TeedMetric for it in its owner's catalog, or log it under another "
+            "prefix (warned once per key)",
+            family="undeclared-key",
+        )
 
 
 class TrackingTee:
