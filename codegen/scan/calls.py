@@ -11,7 +11,23 @@ by keyword, or both (``metrics = [0, "data"]``)::
     ]
 
 ``metrics`` is a dict of key -> value; ``key`` a single key (``add_scalar(tag,
-value)``); ``prefix`` the argument prefixing every key with ``prefix/``. A call
+value)``); ``prefix`` the argument prefixing every key with ``prefix/``;
+``key-prefix`` literal text written before every key (``"train/"`` for a
+wrapper that adds it in a way the scanner cannot read); ``dict-only = true``
+skips calls whose ``metrics`` argument is visibly not a dict (a list of
+episodes). Three more kinds of entry say what the scanner cannot see:
+
+* ``{call = "all_reduce", through = 0}``: the call hands back the dict passed
+  there with the same keys (a collective, a reduce, a filter);
+* ``{call = "training_step", returns = true, key-prefix = "train/"}``: the dict
+  the function (or method) of that name returns is logged, across a process
+  boundary the scanner cannot follow (a Ray actor's result); ``returns =
+  "metrics"`` when it returns ``{"metrics": m, ...}`` and ``m`` is what is logged;
+* ``{field = "info", key-prefix = "train/"}``: keys written into that field of
+  any object (``exp.info["kl"] = ...``; ``meta_info.metrics`` for
+  ``meta_info={"metrics": m}`` or ``x.meta_info["metrics"]``) are logged.
+
+A call
 name without a dot matches any call of that function or method
 (``self.logger.log_metrics(...)``); ``A.f`` matches ``A.f(...)``, ``x.A.f(...)``,
 and ``v.f(...)`` where ``v`` was assigned ``A(...)`` or annotated ``A`` in the
@@ -61,6 +77,28 @@ class ScanCall:
     """The argument holding one key (``add_scalar(tag, value)``)."""
     prefix: Argument | None = None
     """The argument holding the prefix (keys are logged as ``prefix/key``); absent: none."""
+    key_prefix: str = ""
+    """Literal text before every key the call logs (``train/``)."""
+    through: Argument | None = None
+    """A pass-through call: it returns the dict passed there, same keys (logs nothing)."""
+    returns: bool = False
+    """A producer: the dict the function of this name returns is logged (``key_prefix``)."""
+    returns_key: str = ""
+    """The producer returns a dict holding the metrics under this key (``{"metrics": m}``)."""
+    field: str = ""
+    """A producer: keys written into this object field are logged (``info``, ``meta_info.metrics``)."""
+    dict_only: bool = False
+    """Skip calls whose ``metrics`` argument is visibly not a dict (a list, a tuple)."""
+
+    @property
+    def logs(self) -> bool:
+        """The entry is a logging call (``metrics`` or ``key``), not a pass-through or producer."""
+        return self.metrics is not None or self.key is not None
+
+    @property
+    def slot(self) -> str:
+        """What a configured entry replaces: its ``call``, or its ``field``."""
+        return self.call or f"field:{self.field}"
 
     @property
     def name(self) -> str:
@@ -84,8 +122,20 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     ScanCall("self.log_dict", metrics=Argument(0, "dictionary")),
     ScanCall("mlflow.log_metric", key=Argument(0, "key")),
     ScanCall("SummaryWriter.add_scalar", key=Argument(0, "tag")),
+    # Collectives and reductions of a dict of metrics: the same keys come back.
+    ScanCall("all_reduce", through=Argument(0, "data")),
+    ScanCall("all_reduce_dict", through=Argument(0, "data")),
+    ScanCall("reduce_metrics", through=Argument(0, "metrics")),
+    ScanCall("reduce_dict", through=Argument(0, "input_dict")),
+    ScanCall("reduce_mean_dict", through=Argument(0, "data")),
+    ScanCall("all_gather_dict", through=Argument(0, "data")),
+    ScanCall("detach_dict", through=Argument(0, "data")),
 )
 """The calls scanned when ``scan-calls`` configures none (and under any that it adds)."""
+
+_FIELDS: Final = frozenset(
+    {"call", "metrics", "key", "prefix", "key-prefix", "through", "returns", "field", "dict-only"}
+)
 
 
 def _argument(value: object, what: str) -> Argument:
@@ -114,27 +164,81 @@ def parse_scan_call(entry: object) -> ScanCall:
     """One ``scan-calls`` entry as a :class:`ScanCall`.
 
     Raises:
-        ValueError: The entry is not a table of ``call`` and ``metrics`` or
-            ``key`` (and optionally ``prefix``); the message says which field.
+        ValueError: The entry is not a table of ``call`` and one of ``metrics``,
+            ``key``, ``through`` or ``returns`` (or of ``field``), with optional
+            ``prefix``, ``key-prefix``, ``dict-only``; the message says which field.
     """
     if not isinstance(entry, Mapping):
         raise ValueError(f"{entry!r} is not a table")
-    unknown = sorted(set(entry) - {"call", "metrics", "key", "prefix"})
+    unknown = sorted(set(entry) - _FIELDS)
     if unknown:
         raise ValueError(f"{dict(entry)!r} has unknown field(s) {', '.join(unknown)}")
+    key_prefix = _text(entry, "key-prefix")
+    dict_only = _flag(entry, "dict-only")
+    if "field" in entry:
+        return _field_entry(entry, key_prefix)
     call = entry.get("call")
     if not isinstance(call, str) or not _DOTTED.match(call):
         raise ValueError(f"call {call!r} is not a dotted name such as 'Tracking.log'")
-    if ("metrics" in entry) == ("key" in entry):
-        raise ValueError(f"{call!r} needs exactly one of metrics (a dict argument) and key")
+    kinds = [name for name in ("metrics", "key", "through", "returns") if name in entry]
+    if len(kinds) != 1:
+        raise ValueError(
+            f"{call!r} needs exactly one of metrics (a dict argument), key (one key argument), "
+            "through (an argument handed back with its keys) and returns = true"
+        )
+    if kinds == ["returns"]:
+        returns = entry["returns"]
+        if isinstance(returns, str) and _IDENTIFIER.match(returns):
+            return ScanCall(call, returns=True, returns_key=returns, key_prefix=key_prefix)
+        if returns is not True:
+            raise ValueError(
+                f"{call!r}: returns {returns!r} must be true (the returned dict is logged) or "
+                "the key under which the returned dict holds the metrics ('metrics')"
+            )
+        return ScanCall(call, returns=True, key_prefix=key_prefix)
     metrics = _argument(entry["metrics"], "metrics") if "metrics" in entry else None
     key = _argument(entry["key"], "key") if "key" in entry else None
+    through = _argument(entry["through"], "through") if "through" in entry else None
     prefix = _argument(entry["prefix"], "prefix") if "prefix" in entry else None
-    return ScanCall(call, metrics=metrics, key=key, prefix=prefix)
+    if dict_only and metrics is None:
+        raise ValueError(f"{call!r}: dict-only applies to a metrics argument only")
+    return ScanCall(
+        call,
+        metrics=metrics,
+        key=key,
+        prefix=prefix,
+        key_prefix=key_prefix,
+        through=through,
+        dict_only=dict_only,
+    )
+
+
+def _field_entry(entry: Mapping[str, object], key_prefix: str) -> ScanCall:
+    name = entry["field"]
+    if not isinstance(name, str) or not _DOTTED.match(name):
+        raise ValueError(f"field {name!r} is not a dotted name such as 'info' or 'meta_info.metrics'")
+    extra = sorted(set(entry) - {"field", "key-prefix"})
+    if extra:
+        raise ValueError(f"field {name!r} takes only key-prefix, not {', '.join(extra)}")
+    return ScanCall("", field=name, key_prefix=key_prefix)
+
+
+def _text(entry: Mapping[str, object], name: str) -> str:
+    value = entry.get(name, "")
+    if not isinstance(value, str):
+        raise ValueError(f"{name} {value!r} is not a string such as 'train/'")
+    return value
+
+
+def _flag(entry: Mapping[str, object], name: str) -> bool:
+    value = entry.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} {value!r} is not true or false")
+    return value
 
 
 def merge_calls(configured: Sequence[ScanCall]) -> tuple[ScanCall, ...]:
     """The defaults with ``configured`` added; a configured ``call`` replaces its default."""
-    merged = {spec.call: spec for spec in DEFAULT_SCAN_CALLS}
-    merged.update((spec.call, spec) for spec in configured)
+    merged = {spec.slot: spec for spec in DEFAULT_SCAN_CALLS}
+    merged.update((spec.slot, spec) for spec in configured)
     return tuple(merged.values())

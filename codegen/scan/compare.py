@@ -196,26 +196,32 @@ class Judge:
 
     def _judge_key(self, logged: Logged, prefix: Shape | None, key: Key) -> Iterable[Diagnostic]:
         flat = logged.flat
-        holding = self._holding(prefix, key.shape, flat)
-        if holding:
-            self.logged.update(row.name for row in holding)
-            return
         shown = self._shown(prefix, key.shape, flat)
-        open_parts = any(isinstance(p, Hole) for p in (*key.shape, *(prefix or ())))
-        sharing = self._sharing(prefix, key.shape, flat) if open_parts else []
         via = self._via(logged, key.where)
-        if sharing:
-            self.logged.update(row.name for row in sharing)
+        holes = [p for p in (*key.shape, *(prefix or ())) if isinstance(p, Hole)]
+        if holes:
+            # Never credit a row on a guess: a key with an unknown part logs no row known.
+            parts = ", ".join(dict.fromkeys("{" + hole.text + "}" for hole in holes))
+            literal = any(isinstance(p, str) and p for p in (*key.shape, *(prefix or ())))
+            sharing = self._sharing(prefix, key.shape, flat) if literal else []
             names = ", ".join(sorted(row.qualified_logger_key for row in sharing)[:5])
             more = ", ..." if len(sharing) > 5 else ""
+            rows = (
+                f"; it may log the rows {names}{more}, which are not credited" if sharing else ""
+            )
             yield _diagnostic(
                 UNRESOLVED,
                 Severity.WARNING,
-                f"cannot resolve statically which keys {shown}{via} logs: no key family holds "
-                f"every key of that shape, while the rows {names}{more} declare some; declare a "
-                "family with a placeholder there (logger_key with {attribute}) or log literal keys",
+                f"cannot resolve statically which keys {shown}{via} logs: the part(s) {parts} "
+                f"written here are known only at run time{rows}; build the key from literals, "
+                "module constants or loops over literal tuples, or mark the line "
+                "`# metric-catalog: ignore`",
                 key.where,
             )
+            return
+        holding = self._holding(prefix, key.shape, flat)
+        if holding:
+            self.logged.update(row.name for row in holding)
             return
         fix = self._fix(prefix, key.shape, flat)
         yield _diagnostic(

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import os
 import re
+import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
@@ -63,10 +65,15 @@ class Hole:
 
     text: str
     """The expression's source text (``name`` of ``f"timing_s/{name}"``)."""
+    param: str = ""
+    """A parameter of the enclosing function: its callers' arguments fill the hole."""
 
 
 Shape: TypeAlias = tuple[str | Hole, ...]
 """A key as literal text and holes, adjacent literals merged."""
+
+SLOT: Final = Hole("\x00key")
+"""In a template, where each key of a parameter's dict goes (``("train/", SLOT)``)."""
 
 
 def shape_text(shape: Shape) -> str:
@@ -118,20 +125,55 @@ class Unresolved:
 
 
 @dataclass(frozen=True, slots=True)
+class Spread:
+    """Every key of a parameter's dict, each rewritten by ``template`` (the callers decide)."""
+
+    param: str
+    template: Shape
+    """The key as written around :data:`SLOT` (``("train/", SLOT)`` for ``"train/%s" % k``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class DictVal:
-    """What a dict expression holds: keys, plus parts that could not be followed."""
+    """What a dict expression holds: keys, parts that could not be followed, parameters' keys."""
 
     keys: tuple[Key, ...] = ()
     unresolved: tuple[Unresolved, ...] = ()
+    spreads: tuple[Spread, ...] = ()
+    """Keys of a parameter's dict (the function's callers pass them), rewritten."""
+
+    def empty(self) -> bool:
+        """Holds nothing at all."""
+        return not (self.keys or self.unresolved or self.spreads)
 
     def merge(self, other: DictVal) -> DictVal:
-        """Both dicts' keys and unresolved parts (each once)."""
-        if not (self.keys or self.unresolved):
+        """Both dicts' keys, unresolved parts and spreads (each once)."""
+        if self.empty():
             return other
-        if not (other.keys or other.unresolved):
+        if other.empty():
             return self
-        keys = tuple(dict.fromkeys(self.keys + other.keys))
-        return DictVal(keys, tuple(dict.fromkeys(self.unresolved + other.unresolved)))
+        return DictVal(
+            tuple(dict.fromkeys(self.keys + other.keys)),
+            tuple(dict.fromkeys(self.unresolved + other.unresolved)),
+            tuple(dict.fromkeys(self.spreads + other.spreads)),
+        )
+
+
+def substitute(shape: Shape, inner: Shape) -> Shape:
+    """``shape`` with :data:`SLOT` replaced by ``inner`` (a key, or another template)."""
+    if SLOT not in shape:
+        return shape
+    parts: list[Shape] = [inner if part is SLOT or part == SLOT else (part,) for part in shape]
+    return _concat(*parts)
+
+
+def rewrite(value: DictVal, template: Shape) -> DictVal:
+    """Every key of ``value`` rewritten by ``template`` (``train/`` + key); spreads composed."""
+    if template == (SLOT,):
+        return value
+    keys = tuple(Key(substitute(template, key.shape), key.where) for key in value.keys)
+    spreads = tuple(Spread(s.param, substitute(template, s.template)) for s in value.spreads)
+    return DictVal(keys, value.unresolved, spreads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +208,14 @@ class Opaque:
     shown: ast.AST | None = None
     """An expression shown after ``label``."""
     parameter: bool = False
+    param: str = ""
+    """The parameter's name when the value is one (its callers' arguments hold the keys)."""
+
+    def as_dict(self) -> DictVal:
+        """A parameter: its callers' keys (a spread); anything else: unresolved."""
+        if self.param:
+            return DictVal(spreads=(Spread(self.param, (SLOT,)),))
+        return DictVal((), (self.why,))
 
     @property
     def why(self) -> Unresolved:
@@ -178,6 +228,28 @@ class Opaque:
 
 Value: TypeAlias = DictVal | StrVal | KeysOf | Opaque
 Env: TypeAlias = dict[str, Value]
+
+
+@dataclass(slots=True)
+class Returns:
+    """What a function hands back: its returned dict, the dicts of a returned tuple, and the
+    keys it adds to dicts passed as parameters (``metrics.update(...)`` on its argument)."""
+
+    whole: DictVal | None = None
+    items: dict[int, DictVal] = field(default_factory=dict)
+    filled: dict[str, DictVal] = field(default_factory=dict)
+    guarded: list[tuple[str, bool, DictVal]] = field(default_factory=list)
+    """Dicts returned under ``if param:`` (``True``) or ``if not param:`` (``False``)."""
+
+    def add(self, value: DictVal | tuple[DictVal | None, ...]) -> None:
+        """Merge one ``return`` statement's value."""
+        if isinstance(value, DictVal):
+            self.whole = value if self.whole is None else self.whole.merge(value)
+            return
+        for index, item in enumerate(value):
+            if item is not None:
+                now = self.items.get(index)
+                self.items[index] = item if now is None else now.merge(item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +266,26 @@ class Logged:
     """The call takes no prefix: keys are matched as ``prefix/key`` of the rows."""
     keys: tuple[Key, ...]
     unresolved: tuple[Unresolved, ...]
+    spreads: tuple[Spread, ...] = ()
+    """Keys of parameters of the enclosing function: its callers' arguments say which."""
+    inside: Wrapper | None = None
+    """The enclosing function, when ``spreads`` is not empty."""
+
+
+@dataclass(eq=False, slots=True)
+class Wrapper:
+    """A function that logs (part of) a parameter's dict: its callers say what is logged."""
+
+    module: Module
+    func: _FuncDef
+    cls: str | None
+    where: Where
+    used: bool = False
+
+    @property
+    def name(self) -> str:
+        """The function's name, as callers spell it."""
+        return self.func.name
 
 
 def _namespace(shape: Shape) -> Shape:
@@ -244,6 +336,8 @@ def _dotted(node: ast.expr) -> str | None:
 class _ClassInfo:
     constants: dict[str, ast.expr] = field(default_factory=dict)
     methods: dict[str, _FuncDef] = field(default_factory=dict)
+    bases: list[str] = field(default_factory=list)
+    """The base classes' names as written (``BasePPOTrainer``, ``base.Trainer``)."""
 
 
 class Module:
@@ -293,30 +387,41 @@ class Module:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
-            info = _ClassInfo()
+            info = _ClassInfo(bases=[b for b in map(_dotted, stmt.bases) if b])
             for item in stmt.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     info.methods[item.name] = item
                 else:
                     _constant_into(item, info.constants)
             self.classes[stmt.name] = info
-        elif isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    self.imports[alias.asname] = (alias.name, None, 0)
-                else:
-                    head = alias.name.partition(".")[0]
-                    self.imports[head] = (head, None, 0)
-        elif isinstance(stmt, ast.ImportFrom):
-            for alias in stmt.names:
-                local = alias.asname or alias.name
-                self.imports[local] = (stmt.module or "", alias.name, stmt.level)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            self.index_import(stmt)
         elif isinstance(stmt, ast.If | ast.Try):
             # ``if TYPE_CHECKING:`` / ``try: import x`` blocks still bind module names.
             for inner in stmt.body:
                 self._index(inner)
         else:
             _constant_into(stmt, self.constants)
+
+    def index_import(self, stmt: ast.Import | ast.ImportFrom, *, keep: bool = False) -> None:
+        """Record the names ``stmt`` binds (``keep``: a module-level binding wins)."""
+        bound: dict[str, tuple[str, str | None, int]] = {}
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    bound[alias.asname] = (alias.name, None, 0)
+                else:
+                    head = alias.name.partition(".")[0]
+                    bound[head] = (head, None, 0)
+        else:
+            for alias in stmt.names:
+                local = alias.asname or alias.name
+                bound[local] = (stmt.module or "", alias.name, stmt.level)
+        for name, target in bound.items():
+            if keep:
+                self.imports.setdefault(name, target)
+            else:
+                self.imports[name] = target
 
     def where(self, node: ast.AST) -> Where:
         """The 1-based line and character column of ``node`` (``col_offset`` counts bytes)."""
@@ -346,12 +451,16 @@ class Module:
         end = starts[line] if line < len(starts) else len(self.source)
         return self.source[starts[line - 1] : end]
 
-    def mention_lines(self, names: Iterable[str]) -> list[int]:
-        """Sorted 1-based lines where one of ``names`` is called (``name(``) in the text."""
+    def mention_lines(self, names: Iterable[str], *, call: bool = True) -> list[int]:
+        """Sorted 1-based lines where one of ``names`` is called (``name(``) in the text.
+
+        ``call=False``: lines where one of them appears as a word at all.
+        """
         alternatives = b"|".join(re.escape(name.encode()) for name in sorted(set(names)))
         if not alternatives:
             return []
-        pattern = re.compile(rb"\b(?:" + alternatives + rb")\s*\(")
+        tail = rb")\s*\(" if call else rb")\b"
+        pattern = re.compile(rb"\b(?:" + alternatives + tail)
         lines: list[int] = []
         line, position = 1, 0
         for found in pattern.finditer(self.source):
@@ -406,9 +515,17 @@ class Project:
         self.modules: list[Module] = []
         self._by_name: dict[str, list[Module]] = {}
         self._by_real: dict[str, Module] = {}
-        self._returns: dict[tuple[str, str], DictVal | None] = {}
+        self._returns: dict[tuple[str, str], Returns] = {}
         self._active: set[tuple[str, str]] = set()
         self.qualifiers = sorted({q.rpartition(".")[2] for s in calls if (q := s.qualifier)})
+        self.throughs = tuple(spec for spec in self.calls if spec.through is not None)
+        self.producers = tuple(spec for spec in self.calls if spec.returns)
+        self.fields = tuple(spec for spec in self.calls if spec.field)
+        self.calls = tuple(spec for spec in self.calls if spec.logs)
+        self.wrappers: dict[str, list[Wrapper]] = {}
+        self._wrapped: dict[tuple[str, int], Wrapper] = {}
+        self._defined: dict[str, int] = {}
+        self._inner: dict[tuple[str, int], list[Logged]] = {}
 
     def add(self, module: Module) -> None:
         """Make ``module`` searchable by the dotted names it may be imported as."""
@@ -416,7 +533,7 @@ class Project:
         module.calls = module.active(self.calls)
         module.lines = module.mention_lines(spec.name for spec in module.calls)
         if not module.lines:
-            module.release()  # most files log nothing: keep memory to their constants
+            pass  # module.release()
         self._by_real[module.real] = module
         for name in _module_names(module.real):
             self._by_name.setdefault(name, []).append(module)
@@ -435,22 +552,153 @@ class Project:
         return found[0] if found else None
 
     def logged(self) -> Iterator[Logged]:
-        """Every logging call of every module, in file order."""
+        """Every logging call: the scanned calls, then calls of the functions wrapping them.
+
+        A logging call whose dict holds a parameter's keys makes its function a
+        wrapper; the calls of wrappers are found in waves until no new wrapper appears.
+        """
+        found: list[Logged] = []
         for module in self.modules:
             if module.lines:
-                yield from _Scanner(self, module, module.lines, calls=module.calls).run()
+                found += _Scanner(self, module, module.lines, calls=module.calls).run()
+        found += self._produced()
+        wave = self._new_wrappers(found)
+        for _ in range(_MAX_DEPTH):
+            if not wave:
+                break
+            names = {wrapper.name for wrapper in wave}
+            new: list[Logged] = []
+            for module in self.modules:
+                if not any(name.encode() in module.source for name in names):
+                    continue
+                lines = module.mention_lines(names)
+                if lines:
+                    new += _Scanner(self, module, lines, wrappers=wave).run()
+            found += new
+            wave = self._new_wrappers(new)
+        for logged in found:
+            yield self._settled(logged)
+
+    def method(
+        self, module: Module, cls: str, name: str, depth: int = 0
+    ) -> tuple[Module, _FuncDef, str | None] | None:
+        """The method ``name`` of class ``cls`` or of its bases (same file or imported)."""
+        info = module.full().classes.get(cls)
+        if info is None or depth > _MAX_DEPTH:
+            return None
+        if name in info.methods:
+            return module, info.methods[name], cls
+        for base in info.bases:
+            head, _, last = base.rpartition(".")
+            source: Module | None = module
+            if head or last not in module.classes:
+                imported = module.imports.get(head.partition(".")[0] if head else last)
+                source = None
+                if imported is not None:
+                    name = _joined(*imported[:2]) if head else imported[0]
+                    source = self.find_module(name, imported[2], module)
+            if source is not None:
+                found = self.method(source, last, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def wrapped_by(self, wrapper: Wrapper) -> list[Logged]:
+        """The logging calls inside ``wrapper`` that log its parameters' keys."""
+        return self._inner.get((wrapper.module.real, id(wrapper.func)), [])
+
+    def _new_wrappers(self, found: Sequence[Logged]) -> list[Wrapper]:
+        wave = []
+        for logged in found:
+            wrapper = logged.inside
+            if wrapper is None or not logged.spreads:
+                continue
+            slot = (wrapper.module.real, id(wrapper.func))
+            self._inner.setdefault(slot, []).append(logged)
+            if slot not in self._wrapped:
+                self._wrapped[slot] = wrapper
+                self.wrappers.setdefault(wrapper.name, []).append(wrapper)
+                wave.append(wrapper)
+        return wave
+
+    def _settled(self, logged: Logged) -> Logged:
+        """A logged dict whose parameters no scanned call passes: unresolved there."""
+        wrapper = logged.inside
+        if not logged.spreads or wrapper is None:
+            return logged
+        slot = (wrapper.module.real, id(wrapper.func))
+        if self._wrapped.get(slot, wrapper).used:
+            return logged
+        params = sorted({spread.param for spread in logged.spreads})
+        what = (
+            f"the keys of the parameter(s) {', '.join(params)} of `{wrapper.name}`, "
+            "which no scanned call passes (scan its callers too, or name it in scan-calls)"
+        )
+        extra = Unresolved(what, logged.where)
+        return dataclasses.replace(logged, unresolved=(*logged.unresolved, extra))
+
+    def defined(self, name: str) -> int:
+        """How many functions or methods of the scanned files are named ``name``."""
+        count = self._defined.get(name)
+        if count is None:
+            pattern = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\s*\(")
+            count = sum(len(pattern.findall(m.source)) for m in self.modules if name.encode() in m.source)
+            self._defined[name] = count
+        return count
+
+    def _produced(self) -> list[Logged]:
+        """The dicts declared producers return (``returns = true``) or fields receive."""
+        found: list[Logged] = []
+        for spec in self.producers:
+            pattern = re.compile(rb"\bdef\s+" + re.escape(spec.name.encode()) + rb"\s*\(")
+            for module in self.modules:
+                if spec.name.encode() in module.source and pattern.search(module.source):
+                    found += self._returned_by(module.full(), spec)
+        for spec in self.fields:
+            head = spec.field.partition(".")[0]
+            for module in self.modules:
+                if head.encode() in module.source:
+                    lines = module.mention_lines([head], call=False)
+                    if lines:
+                        found += _Scanner(self, module, lines, fields=(spec,)).run()
+        return found
+
+    def _returned_by(self, module: Module, spec: ScanCall) -> list[Logged]:
+        qualifier = spec.qualifier
+        targets: list[tuple[_FuncDef, str | None]] = []
+        if qualifier is None and spec.name in module.functions:
+            targets.append((module.functions[spec.name], None))
+        for cls, info in module.classes.items():
+            if spec.name in info.methods and qualifier in (None, cls):
+                targets.append((info.methods[spec.name], cls))
+        found = []
+        for func, cls in targets:
+            if spec.returns_key:
+                scanner = _Scanner(self, module, [], cls=cls, depth=1)
+                scanner.pick = spec.returns_key
+                returned = scanner.returns(func)
+            else:
+                returned = self.returned(module, func, cls, 0)
+            value = returned.whole
+            for item in returned.items.values():
+                value = item if value is None else value.merge(item)
+            if value is None:
+                continue
+            value = rewrite(value, (spec.key_prefix, SLOT))
+            where = module.where(func)
+            shown = f"{spec.call} (returns)"
+            found.append(Logged(shown, where, spec, ((),), True, value.keys, value.unresolved))
+        return found
 
     # --- following a call to the dict its function returns ---------------------
 
-    def returned_dict(
-        self, module: Module, func: _FuncDef, cls: str | None, depth: int
-    ) -> DictVal | None:
-        """The dicts ``func`` returns, merged; ``None`` when it returns none we can follow."""
+    def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
+        """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""
         slot = (module.real, f"{cls}.{func.name}" if cls else func.name)
         if slot in self._returns:
             return self._returns[slot]
         if slot in self._active or depth > _MAX_DEPTH:
-            return None
+            return Returns()
         self._active.add(slot)
         try:
             result = _Scanner(self, module, [], cls=cls, depth=depth + 1).returns(func)
@@ -465,6 +713,41 @@ def _joined(module: str, attr: str | None) -> str:
     if attr is None:
         return module
     return f"{module}.{attr}" if module else attr
+
+
+def _bind(call: ast.Call, func: _FuncDef, *, method: bool) -> dict[str, ast.expr]:
+    """Parameter name -> the argument ``call`` passes for it (``self`` skipped for a method)."""
+    args = func.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if method and positional and not _is_static(func):
+        positional = positional[1:]
+    bound: dict[str, ast.expr] = {}
+    for name, value in zip(positional, call.args, strict=False):
+        if isinstance(value, ast.Starred):
+            break
+        bound[name] = value
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _defaults(func: _FuncDef) -> dict[str, ast.expr]:
+    """Parameter name -> its default expression."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    found = {
+        arg.arg: default
+        for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    }
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            found[arg.arg] = default
+    return found
+
+
+def _is_static(func: _FuncDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
 
 
 def _params(func: _FuncDef) -> list[str]:
@@ -508,9 +791,18 @@ class _Scanner:
         cls: str | None = None,
         depth: int = 0,
         calls: Sequence[ScanCall] = (),
+        wrappers: Sequence[Wrapper] = (),
+        fields: Sequence[ScanCall] = (),
     ) -> None:
         self.project = project
         self.calls = calls
+        self.pick = ""
+        self.guard: tuple[str, bool] | None = None
+        """Set for a producer returning its metrics under a key (``returns = "metrics"``)."""
+        self.wrappers: dict[str, list[Wrapper]] = {}
+        for wrapper in wrappers:
+            self.wrappers.setdefault(wrapper.name, []).append(wrapper)
+        self.fields = fields
         self.module = module
         self.lines = lines
         self.cls = cls
@@ -545,7 +837,7 @@ class _Scanner:
         if func is not None:
             for name in self.params:
                 what = f"the parameter `{name}` of `{func.name}` (its value comes from the callers)"
-                env[name] = Opaque(self.module, func, what, parameter=True)
+                env[name] = Opaque(self.module, func, what, parameter=True, param=name)
         nested: list[tuple[ast.stmt, Env]] = []
         self._block(body, env, nested)
         self.func, self.params, self.cls, self.outer = saved
@@ -559,22 +851,25 @@ class _Scanner:
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._scope(stmt.body, stmt, cls, [*outer, at])
 
-    def returns(self, func: _FuncDef) -> DictVal | None:
-        """The merged dicts of ``func``'s ``return`` statements (``None``: none followed)."""
+    def returns(self, func: _FuncDef) -> Returns:
+        """What ``func``'s ``return`` statements hand back and what it adds to its parameters."""
         self.func = func
         self.params = set(_params(func))
         env: Env = {}
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
-            env[name] = Opaque(self.module, func, what, parameter=True)
-        results: list[DictVal] = []
-        self._block(func.body, env, [], returns=results)
-        if not results:
-            return None
-        merged = results[0]
-        for value in results[1:]:
-            merged = merged.merge(value)
-        return merged
+            env[name] = Opaque(self.module, func, what, parameter=True, param=name)
+        results = Returns()
+        env = self._block(func.body, env, [], returns=results)
+        for name in self.params:
+            value = env.get(name)
+            own = Spread(name, (SLOT,))
+            if isinstance(value, DictVal) and own in value.spreads:
+                others = tuple(s for s in value.spreads if s != own)
+                added = DictVal(value.keys, value.unresolved, others)
+                if not added.empty():
+                    results.filled[name] = added
+        return results
 
     # --- statements -----------------------------------------------------------
 
@@ -583,7 +878,7 @@ class _Scanner:
         body: list[ast.stmt],
         env: Env,
         nested: list[tuple[ast.stmt, Env]],
-        returns: list[DictVal] | None = None,
+        returns: Returns | None = None,
     ) -> Env:
         for stmt in body:
             env = self._stmt(stmt, env, nested, returns)
@@ -594,7 +889,7 @@ class _Scanner:
         stmt: ast.stmt,
         env: Env,
         nested: list[tuple[ast.stmt, Env]],
-        returns: list[DictVal] | None,
+        returns: Returns | None,
     ) -> Env:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if returns is None and self._mentions(stmt):
@@ -615,14 +910,23 @@ class _Scanner:
                 env[stmt.target.id] = (
                     current.merge(added) if isinstance(current, DictVal) else added
                 )
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            self._mutation(stmt.value, env)
+        elif isinstance(stmt, ast.Expr):
+            call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+            if isinstance(call, ast.Call):
+                self._mutation(call, env)
+                self._filled(call, env)
         elif isinstance(stmt, ast.Return) and returns is not None and stmt.value is not None:
-            if self._is_dictish(stmt.value, env):
-                returns.append(self._dict(stmt.value, env))
+            self._return(stmt.value, env, returns)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            self.module.index_import(stmt, keep=True)  # an import in a function body binds too
         elif isinstance(stmt, ast.If):
+            guard = self._guard(stmt.test)
+            saved = self.guard
+            self.guard = guard if guard is not None else saved
             body = self._block(stmt.body, dict(env), nested, returns)
+            self.guard = (guard[0], not guard[1]) if guard is not None else saved
             orelse = self._block(stmt.orelse, dict(env), nested, returns)
+            self.guard = saved
             env = _join(env, body, orelse)
         elif isinstance(stmt, ast.For | ast.AsyncFor):
             inner = dict(env)
@@ -648,15 +952,65 @@ class _Scanner:
             env = _join(env, *cases)
         return env
 
+    def _guard(self, test: ast.expr) -> tuple[str, bool] | None:
+        """``if merged:`` / ``if not merged:`` on a parameter: (parameter, when taken)."""
+        truthy = True
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, truthy = test.operand, False
+        if isinstance(test, ast.Name) and test.id in self.params:
+            return test.id, truthy
+        return None
+
+    def _return(self, node: ast.expr, env: Env, returns: Returns) -> None:
+        if self.guard is not None:
+            # Returned only when a parameter is (not) true: the caller's argument decides.
+            if self._is_dictish(node, env):
+                returns.guarded.append((*self.guard, self._dict(node, env)))
+            return
+        if self.pick:
+            # ``return {"metrics": metrics, ...}`` with ``returns = "metrics"``: that entry.
+            value = _dict_item(node, self.pick) if isinstance(node, ast.Dict) else None
+            if value is not None:
+                returns.add(self._dict(value, env))
+            return
+        if isinstance(node, ast.Tuple):
+            items = [self._dict(i, env) if self._is_dictish(i, env) else None for i in node.elts]
+            if any(item is not None for item in items):
+                returns.add(tuple(items))
+        elif self._is_dictish(node, env):
+            returns.add(self._dict(node, env))
+
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self._add_key(target.value.id, target.slice, env)
         elif isinstance(target, ast.Tuple | ast.List):
-            for item in target.elts:
+            items = self._unpacked(node, env)
+            for index, item in enumerate(target.elts):
                 if isinstance(item, ast.Name):
-                    env[item.id] = Opaque(self.module, item, f"`{item.id}`, unpacked from ", node)
+                    got = items.get(index)
+                    if got is not None:
+                        env[item.id] = got
+                    else:
+                        what = f"`{item.id}`, unpacked from "
+                        env[item.id] = Opaque(self.module, item, what, node)
+
+    def _unpacked(self, node: ast.expr, env: Env) -> dict[int, Value]:
+        """The dicts of a tuple a call returns (``batch, metrics = correct(batch)``)."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if isinstance(node, ast.Tuple):
+            return {i: self._dict(e, env) for i, e in enumerate(node.elts) if self._is_dictish(e, env)}
+        if not isinstance(node, ast.Call):
+            return {}
+        returned = self._returned(node)
+        if returned is None:
+            return {}
+        return {
+            index: self._instantiate(item, node, returned[1], env)
+            for index, item in returned[0].items.items()
+        }
 
     def _add_key(self, name: str, key: ast.expr, env: Env) -> None:
         """``name[key] = ...``: the dict ``name`` gains ``key``."""
@@ -669,13 +1023,24 @@ class _Scanner:
         if isinstance(holder, DictVal):
             env[name] = holder.merge(added)
         elif isinstance(holder, Opaque):
-            env[name] = DictVal(added.keys, (*added.unresolved, holder.why))
+            env[name] = holder.as_dict().merge(added)
         elif holder is None:
             env[name] = added
 
     def _mutation(self, call: ast.Call, env: Env) -> None:
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        if not isinstance(func, ast.Attribute):
+            return
+        held = func.value
+        if (
+            func.attr in _ACCUMULATE
+            and isinstance(held, ast.Subscript)
+            and isinstance(held.value, ast.Name)
+        ):
+            # ``tensors["loss"].append(t)``: a dict of lists gains the key ``loss``.
+            self._add_key(held.value.id, held.slice, env)
+            return
+        if not isinstance(held, ast.Name):
             return
         name = func.value.id
         if func.attr == "update":
@@ -695,7 +1060,7 @@ class _Scanner:
         if isinstance(current, DictVal):
             env[name] = current.merge(added)
         elif isinstance(current, Opaque):
-            env[name] = DictVal(added.keys, (*added.unresolved, current.why))
+            env[name] = current.as_dict().merge(added)
         else:
             env[name] = added
 
@@ -741,6 +1106,13 @@ class _Scanner:
     def _value(self, node: ast.expr, env: Env) -> Value:
         if self._is_dictish(node, env):
             return self._dict(node, env)
+        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp) or (
+            isinstance(node, ast.Call) and _is_format(node)
+        ):
+            looped = self._looped(node, env)
+            if looped is not None:
+                # ``new_key = f"{prefix}{key}"`` in a loop over a dict: keys rewritten.
+                return KeysOf(self._rekeyed(node, env, *looped), looped[1].name)
         strings = self._strings(node, env)
         if strings is not None:
             return strings
@@ -759,17 +1131,27 @@ class _Scanner:
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
                 return self._is_dictish(node.func.value, env)
-            target = self._function(node.func)
-            if target is None:
-                return False
-            module, func, cls = target
-            return self.project.returned_dict(module, func, cls, self.depth) is not None
+            if self._producer(node):
+                return True
+            through = self._through(node)
+            if through is not None:
+                return self._is_dictish(through, env)
+            returned = self._returned(node)
+            return returned is not None and (
+                returned[0].whole is not None or bool(returned[0].guarded)
+            )
         if isinstance(node, ast.Name):
             return isinstance(self._lookup(node.id, env), DictVal)
+        if self._declared_field(node):
+            return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             return self._is_dictish(node.left, env) or self._is_dictish(node.right, env)
+        if isinstance(node, ast.BoolOp):
+            return any(self._is_dictish(item, env) for item in node.values)
+        if isinstance(node, ast.Await):
+            return self._is_dictish(node.value, env)
         return False
 
     def _dict(self, node: ast.expr, env: Env) -> DictVal:
@@ -796,9 +1178,20 @@ class _Scanner:
             if isinstance(found, DictVal):
                 return found
             if isinstance(found, Opaque):
-                return DictVal((), (found.why,))
+                return found.as_dict()
+        if isinstance(node, ast.BoolOp):
+            result = DictVal()
+            for item in node.values:  # ``d or {}``: the keys of either
+                result = result.merge(self._dict(item, env))
+            return result
+        if isinstance(node, ast.Await):
+            return self._dict(node.value, env)
         if isinstance(node, ast.Call):
             return self._call_dict(node, env)
+        if isinstance(node, ast.Constant) and node.value is None:
+            return DictVal()  # ``metrics=None``, ``d or None``: no keys
+        if self._declared_field(node):
+            return DictVal()  # a declared field's keys are logged where they are written
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
 
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
@@ -815,13 +1208,146 @@ class _Scanner:
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args:
             return self._dict(node.func.value, env)
-        target = self._function(node.func)
-        if target is not None:
-            module, func, cls = target
-            returned = self.project.returned_dict(module, func, cls, self.depth)
-            if returned is not None:
-                return returned
+        if self._producer(node):
+            return DictVal()  # a declared producer's keys are logged where it returns them
+        through = self._through(node)
+        if through is not None:
+            return self._dict(through, env)
+        returned = self._returned(node)
+        if returned is not None:
+            value = self._guarded(returned[0], node, returned[1])
+            if value is not None:
+                return self._instantiate(value, node, returned[1], env)
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
+
+    def _guarded(
+        self, returned: Returns, call: ast.Call, arguments: dict[str, ast.expr]
+    ) -> DictVal | None:
+        """The returned dict, with the dicts of branches this call's arguments cannot take."""
+        value = returned.whole
+        target = self._function(call.func) if returned.guarded else None
+        defaults = _defaults(target[1]) if target is not None else {}
+        for param, when, part in returned.guarded:
+            given = arguments.get(param, defaults.get(param))
+            if isinstance(given, ast.Constant) and bool(given.value) is not when:
+                continue  # ``_validate()`` with ``merged=False``: that return is not taken
+            value = part if value is None else value.merge(part)
+        return value
+
+    def _declared_field(self, node: ast.expr) -> bool:
+        """``exp.info`` or ``out.meta_info["metrics"]`` for a ``field`` entry of scan-calls."""
+        for spec in self.project.fields:
+            head, _, tail = spec.field.partition(".")
+            if not tail and _is_field(node, head):
+                return True
+            if (
+                tail
+                and isinstance(node, ast.Subscript)
+                and _is_field(node.value, head)
+                and _literal(node.slice) == tail
+            ):
+                return True
+        return False
+
+    def _producer(self, node: ast.Call) -> bool:
+        """A call of a function scan-calls declares with ``returns``."""
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return any(spec.name == name for spec in self.project.producers)
+
+    def _through(self, node: ast.Call) -> ast.expr | None:
+        """The argument a pass-through call (``all_reduce(d)``) hands back with its keys."""
+        spec = self._match(node, self.project.throughs)
+        if spec is None or spec.through is None:
+            return None
+        return self._argument(node, spec.through.position, spec.through.keyword)
+
+    def _returned(self, node: ast.Call) -> tuple[Returns, dict[str, ast.expr]] | None:
+        """What the scanned function ``node`` calls returns, with the arguments it is passed."""
+        target = self._function(node.func)
+        if target is None:
+            return None
+        module, func, cls = target
+        returned = self.project.returned(module, func, cls, self.depth)
+        return returned, _bind(node, func, method=cls is not None)
+
+    def _instantiate(
+        self, value: DictVal, call: ast.Call, arguments: dict[str, ast.expr], env: Env
+    ) -> DictVal:
+        """A callee's dict with the keys of the dicts the caller passes for its parameters,
+        and the strings it passes for parameters written into keys (``f"{prefix}/min"``)."""
+        value = self._fill(value, call, arguments, env)
+        if not value.spreads:
+            return value
+        result = DictVal(value.keys, value.unresolved)
+        for spread in value.spreads:
+            argument = arguments.get(spread.param)
+            if argument is None:
+                continue  # left at its default (``metrics=None``): no keys from the caller
+            result = result.merge(rewrite(self._dict(argument, env), spread.template))
+        return result
+
+    def _fill(
+        self, value: DictVal, call: ast.Call, arguments: dict[str, ast.expr], env: Env
+    ) -> DictVal:
+        """Keys with holes for the callee's parameters, filled with the caller's strings."""
+        shapes = [k.shape for k in value.keys] + [s.template for s in value.spreads]
+        if not any(isinstance(p, Hole) and p.param for shape in shapes for p in shape):
+            return value
+        target = self._returned_target(call)
+        defaults = _defaults(target[1]) if target is not None else {}
+        keys = [
+            Key(shape, key.where)
+            for key in value.keys
+            for shape in self._filled_shape(key.shape, arguments, defaults, env)
+        ]
+        spreads = [
+            Spread(spread.param, shape)
+            for spread in value.spreads
+            for shape in self._filled_shape(spread.template, arguments, defaults, env)
+        ]
+        return DictVal(
+            tuple(dict.fromkeys(keys)), value.unresolved, tuple(dict.fromkeys(spreads))
+        )
+
+    def _filled_shape(
+        self,
+        shape: Shape,
+        arguments: dict[str, ast.expr],
+        defaults: dict[str, ast.expr],
+        env: Env,
+    ) -> list[Shape]:
+        shapes: list[Shape] = [()]
+        for part in shape:
+            options: Sequence[Shape] = ((part,),)
+            if isinstance(part, Hole) and part.param:
+                given = arguments.get(part.param, defaults.get(part.param))
+                if given is not None:
+                    options = self._part(given, env, True)
+                else:
+                    options = ((Hole(part.text),),)
+            shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+        return shapes
+
+    def _returned_target(self, call: ast.Call) -> tuple[Module, _FuncDef, str | None] | None:
+        return self._function(call.func)
+
+    def _filled(self, call: ast.Call, env: Env) -> None:
+        """Keys a called function adds to dicts the caller passes (``_balance(b, metrics=m)``)."""
+        passed = [
+            a for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)
+        ]
+        if not any(isinstance(self._lookup(a.id, env), DictVal) for a in passed):
+            return
+        returned = self._returned(call)
+        if returned is None or not returned[0].filled:
+            return
+        for param, added in returned[0].filled.items():
+            argument = returned[1].get(param)
+            if isinstance(argument, ast.Name):
+                current = self._lookup(argument.id, env)
+                if isinstance(current, DictVal):
+                    env[argument.id] = current.merge(self._instantiate(added, call, returned[1], env))
 
     def _function(self, func: ast.expr) -> tuple[Module, _FuncDef, str | None] | None:
         """The scanned function a call goes to: same module, same class, or imported."""
@@ -839,10 +1365,7 @@ class _Scanner:
             return None
         owner = func.value.id
         if owner in {"self", "cls"} and self.cls is not None:
-            info = module.classes.get(self.cls)
-            if info is not None and func.attr in info.methods:
-                return module, info.methods[func.attr], self.cls
-            return None
+            return self.project.method(module, self.cls, func.attr)
         if owner in module.classes and func.attr in module.classes[owner].methods:
             return module, module.classes[owner].methods[func.attr], owner
         imported = module.imports.get(owner)
@@ -855,24 +1378,47 @@ class _Scanner:
 
     def _keys(self, node: ast.expr, env: Env) -> DictVal:
         """The key expression ``node`` as keys, or why it cannot be resolved."""
+        looped = self._looped(node, env)
+        if looped is not None:
+            return self._rekeyed(node, env, *looped)
         strings = self._strings(node, env, whole=True)
         if isinstance(strings, StrVal):
             where = self._at(node)
             return DictVal(tuple(Key(shape, where) for shape in strings.shapes))
-        if isinstance(node, ast.Name):
-            found = self._lookup(node.id, env)
-            if isinstance(found, KeysOf):
-                where = self._at(node)
-                unresolved = tuple(
-                    Unresolved(f"a key of `{found.name}`: {u.what}", where)
-                    for u in found.source.unresolved
-                )
-                return DictVal(found.source.keys, unresolved)
-            what = f"a key held by the variable `{node.id}`"
-            if isinstance(found, Opaque):
-                what += f" ({found.why.what})"
+        # A key only known at run time: a hole, written (and reported) here.
+        return DictVal((Key((Hole(_shown(node)),), self._at(node)),))
+
+    def _looped(self, node: ast.expr, env: Env) -> tuple[str, KeysOf] | None:
+        """The loop variable over a dict's keys that ``node`` uses (``"train/%s" % k``), if any."""
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name):
+                found = self._lookup(inner.id, env)
+                if isinstance(found, KeysOf):
+                    return inner.id, found
+        return None
+
+    def _rekeyed(self, node: ast.expr, env: Env, name: str, looped: KeysOf) -> DictVal:
+        """Each key of the looped dict as ``node`` rewrites it: a template around the key."""
+        inner = dict(env)
+        inner[name] = StrVal(((SLOT,),))
+        strings = self._strings(node, inner, whole=True)
+        if strings is None:
+            what = f"a key computed by `{_shown(node)}` from the keys of `{looped.name}`"
             return DictVal((), (Unresolved(what, self._at(node)),))
-        return DictVal((), (Unresolved(f"a key computed by `{_shown(node)}`", self._at(node)),))
+        source = looped.source
+        where = self._at(node)
+        result = DictVal()
+        for template in strings.shapes:
+            if SLOT not in template:
+                result = result.merge(DictVal((Key(template, where),)))
+                continue
+            result = result.merge(rewrite(DictVal(source.keys, (), source.spreads), template))
+            if source.unresolved:
+                # Keys of a dict the scanner cannot follow: the key is known up to a hole,
+                # written here (``f"val/{name}"`` over an unknown dict's names).
+                hole = substitute(template, (Hole(name),))
+                result = result.merge(DictVal((Key(hole, where),)))
+        return result
 
     def _strings(self, node: ast.expr, env: Env, *, whole: bool = False) -> StrVal | None:
         """The string values of ``node`` (holes for unknown parts), or ``None``.
@@ -889,21 +1435,23 @@ class _Scanner:
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     options: Sequence[Shape] = ((part.value,),)
                 elif isinstance(part, ast.FormattedValue):
-                    known = None
-                    if part.format_spec is None and part.conversion in (-1, 115):
-                        known = self._strings(part.value, env, whole=True)
-                    options = known.shapes if known else ((Hole(_shown(part.value)),),)
+                    plain = part.format_spec is None and part.conversion in (-1, 115)
+                    options = self._part(part.value, env, plain)
                 else:
                     return None
                 shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
             return StrVal(tuple(shapes))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return self._percent(node, env)
+        if isinstance(node, ast.Call) and _is_format(node):
+            return self._format(node, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left = self._strings(node.left, env)
             right = self._strings(node.right, env)
             if left is None and right is None:
                 return None
-            lefts = left.shapes if left else ((Hole(_shown(node.left)),),)
-            rights = right.shapes if right else ((Hole(_shown(node.right)),),)
+            lefts = left.shapes if left else self._part(node.left, env, True)
+            rights = right.shapes if right else self._part(node.right, env, True)
             combined = [_concat(a, b) for a in lefts for b in rights][:MAX_ALTERNATIVES]
             return StrVal(tuple(combined))
         if isinstance(node, ast.IfExp):
@@ -935,6 +1483,82 @@ class _Scanner:
                 if source is not None:
                     return self._field(source, node.value.attr, node.attr)
         return None
+
+    def _part(self, node: ast.expr | None, env: Env, plain: bool) -> Sequence[Shape]:
+        """The values of one formatted field; a hole when unknown or formatted (``%.2f``)."""
+        if node is None:
+            return (("",),)
+        known = self._strings(node, env, whole=True) if plain else None
+        if known is not None:
+            return known.shapes
+        if plain and isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            if isinstance(found, Opaque) and found.param:
+                return ((Hole(node.id, param=found.param),),)  # the callers fill it
+        return ((Hole(_shown(node)),),)
+
+    def _percent(self, node: ast.BinOp, env: Env) -> StrVal | None:
+        """``"train/%s" % k`` and ``"%s/%s" % (a, b)``: printf-style formatting of a literal."""
+        if not (isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+            return None
+        right = node.right
+        items = list(right.elts) if isinstance(right, ast.Tuple) else [right]
+        named = right if isinstance(right, ast.Dict) else None
+        shapes: list[Shape] = [()]
+        position = 0
+        text = node.left.value
+        last = 0
+        for found in _PERCENT.finditer(text):
+            literal = text[last : found.start()]
+            last = found.end()
+            spec = found.group(0)
+            if spec == "%%":
+                shapes = [_concat(shape, (literal + "%",)) for shape in shapes]
+                continue
+            if found.group("name") is not None:
+                value = _dict_item(named, found.group("name")) if named is not None else None
+            elif position < len(items) and not isinstance(items[position], ast.Starred):
+                value = items[position]
+                position += 1
+            else:
+                return None
+            plain = found.group("kind") in "sr" and found.group("flags") == ""
+            options = self._part(value, env, plain and value is not None)
+            shapes = [_concat(a, (literal,), b) for a in shapes for b in options]
+            shapes = shapes[:MAX_ALTERNATIVES]
+        return StrVal(tuple(_concat(shape, (text[last:],)) for shape in shapes))
+
+    def _format(self, node: ast.Call, env: Env) -> StrVal | None:
+        """``"{}/{stat}".format(name, stat=s)``: ``str.format`` of a literal."""
+        assert isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Constant)
+        text = node.func.value.value
+        assert isinstance(text, str)
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        try:
+            fields = list(string.Formatter().parse(text))
+        except ValueError:
+            return None
+        shapes: list[Shape] = [()]
+        automatic = 0
+        for literal, name, spec, conversion in fields:
+            shapes = [_concat(shape, (literal,)) for shape in shapes]
+            if name is None:
+                continue
+            value: ast.expr | None
+            if name == "":
+                value = node.args[automatic] if automatic < len(node.args) else None
+                automatic += 1
+            elif name.isdigit():
+                index = int(name)
+                value = node.args[index] if index < len(node.args) else None
+            else:
+                value = keywords.get(name)
+            if value is None or isinstance(value, ast.Starred):
+                return None
+            plain = not spec and conversion in (None, "s")
+            options = self._part(value, env, plain)
+            shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+        return StrVal(tuple(shapes))
 
     def _field(self, module: Module, name: str, field_name: str) -> StrVal | None:
         """A string keyword of a module-level call: ``X = TeedMetric(prefix="train")``."""
@@ -1001,12 +1625,89 @@ class _Scanner:
         """Find the scanned calls in ``stmt``'s own expressions (not nested blocks)."""
         if not self._mentions(stmt):
             return
+        if self.fields:
+            self._field_writes(stmt, env)
         for node in _own_expressions(stmt):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Call):
-                    spec = self._match(inner)
+                    spec = self._match(inner, self.calls)
                     if spec is not None:
                         self._log_call(inner, spec, env)
+                    elif self.wrappers:
+                        for wrapper in self._wrapper(inner):
+                            self._log_wrapped(inner, wrapper, env)
+
+    def _wrapper(self, call: ast.Call) -> list[Wrapper]:
+        """The wrappers ``call`` may go to: the one it resolves to, else every function of
+        its name when each of them is a wrapper (``self.logger.log_train(...)``)."""
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        wrappers = self.wrappers.get(name or "")
+        if not wrappers:
+            return []
+        target = self._function(func)
+        if target is not None:
+            return [w for w in wrappers if target[1] is w.func]
+        if not isinstance(func, ast.Attribute):
+            return []
+        head = _dotted(func.value)
+        if head is not None and head.partition(".")[0] in self.module.imports:
+            return []  # ``np.log(x)``: a module's function, not the wrapper
+        all_wrappers = self.project.wrappers.get(wrappers[0].name, [])
+        return wrappers if self.project.defined(wrappers[0].name) == len(all_wrappers) else []
+
+    def _log_wrapped(self, call: ast.Call, wrapper: Wrapper, env: Env) -> None:
+        """A call of a wrapper: each logging call inside it logs the argument's keys."""
+        wrapper.used = True
+        method = wrapper.cls is not None
+        arguments = _bind(call, wrapper.func, method=method)
+        for logged in self.project.wrapped_by(wrapper):
+            value = DictVal()
+            for spread in logged.spreads:
+                argument = arguments.get(spread.param)
+                if argument is not None:
+                    value = value.merge(rewrite(self._dict(argument, env), spread.template))
+            if value.empty():
+                continue
+            self._found(logged, call, value)
+
+    def _found(self, inner: Logged, call: ast.Call, value: DictVal) -> None:
+        inside = self._inside() if value.spreads else None
+        self.found.append(
+            Logged(
+                _shown(call.func),
+                self._at(call),
+                inner.spec,
+                inner.prefixes,
+                inner.flat,
+                value.keys,
+                value.unresolved,
+                value.spreads if inside is not None else (),
+                inside,
+            )
+        )
+
+    def _inside(self) -> Wrapper | None:
+        func = self.func
+        if func is None:
+            return None
+        if any(spec.name == func.name for spec in self.project.calls):
+            return None  # a function named like a scanned call: its calls are matched already
+        return Wrapper(self.module, func, self.cls, self._at(func))
+
+    def _field_writes(self, stmt: ast.stmt, env: Env) -> None:
+        """Keys written into a declared producer field (``exp.info["kl"] = v``)."""
+        for spec in self.fields:
+            for node, value in _field_targets(stmt, spec.field):
+                if value is None:
+                    added = self._keys(node, env)
+                else:
+                    added = self._dict(value, env)
+                added = rewrite(added, (spec.key_prefix, SLOT))
+                shown = f"field {spec.field}"
+                where = self._at(node)
+                logged = Logged(shown, where, spec, ((),), True, added.keys, added.unresolved)
+                self.found.append(logged)
 
     def _instances(self) -> dict[str, set[str]]:
         """Receivers assigned ``Cls(...)`` or annotated ``Cls`` in this file, by text."""
@@ -1021,6 +1722,9 @@ class _Scanner:
                 cls: str | None = None
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     target, cls = node.targets[0], _dotted(node.value.func)
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+                    # ``self._wandb = wandb``: the module kept on an object.
+                    target, cls = node.targets[0], node.value.id
                 elif isinstance(node, ast.AnnAssign):
                     target = node.target
                     value = node.value
@@ -1039,7 +1743,7 @@ class _Scanner:
         module.instances = found
         return found
 
-    def _match(self, call: ast.Call) -> ScanCall | None:
+    def _match(self, call: ast.Call, specs: Sequence[ScanCall]) -> ScanCall | None:
         func = call.func
         if isinstance(func, ast.Name):
             name, receiver = func.id, None
@@ -1047,7 +1751,7 @@ class _Scanner:
             name, receiver = func.attr, _dotted(func.value)
         else:
             return None
-        for spec in self.calls:
+        for spec in specs:
             if spec.name != name:
                 continue
             qualifier = spec.qualifier
@@ -1116,7 +1820,6 @@ class _Scanner:
                     unresolved.append(Unresolved(what, self._at(node)))
                 else:
                     prefixes = tuple(_namespace(shape) for shape in strings.shapes)
-        keys: tuple[Key, ...] = ()
         argument = spec.metrics or spec.key
         assert argument is not None
         node = self._argument(call, argument.position, argument.keyword)
@@ -1128,16 +1831,124 @@ class _Scanner:
                 unresolved.append(Unresolved(what, where))
             else:
                 return  # not a logging call of this shape (another function of that name)
+            value = DictVal()
         elif self._forwarded(node):
             return
         elif spec.metrics is not None:
+            if spec.dict_only and self._not_a_dict(node, env):
+                return  # ``monitors.log([episode])``: the entry logs dicts only
             value = self._dict(node, env)
-            keys, unresolved = value.keys, [*unresolved, *value.unresolved]
         else:
             value = self._keys(node, env)
-            keys, unresolved = value.keys, [*unresolved, *value.unresolved]
+        value = rewrite(value, (spec.key_prefix, SLOT))
+        unresolved += value.unresolved
         flat = spec.prefix is None
-        self.found.append(Logged(shown, where, spec, prefixes, flat, keys, tuple(unresolved)))
+        inside = self._inside() if value.spreads else None
+        if value.spreads and inside is None:
+            params = ", ".join(sorted({s.param for s in value.spreads}))
+            unresolved.append(Unresolved(f"the keys of the parameter(s) {params}", where))
+        spreads = value.spreads if inside is not None else ()
+        logged = Logged(
+            shown, where, spec, prefixes, flat, value.keys, tuple(unresolved), spreads, inside
+        )
+        self.found.append(logged)
+
+    def _not_a_dict(self, node: ast.expr, env: Env) -> bool:
+        """Visibly something else than a dict: a list or tuple, an attribute, a name not a dict."""
+        if self._is_dictish(node, env):
+            return False
+        if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.ListComp | ast.GeneratorExp):
+            return True
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            return True
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            return not (isinstance(found, Opaque) and found.param)
+        return False
+
+
+_ACCUMULATE: Final = frozenset({"append", "extend", "add", "update"})
+"""``d[k].append(v)`` and the like: ``d`` (a dict of lists or sets) holds ``k``."""
+
+_PERCENT: Final = re.compile(
+    r"%(?:\((?P<name>[^)]*)\))?(?P<flags>[-#0 +]*\d*(?:\.\d+)?)(?P<kind>[diouxXeEfFgGcrsa%])"
+)
+"""One printf-style conversion (``%s``, ``%(name)s``, ``%.2f``, ``%%``)."""
+
+
+def _is_format(node: ast.Call) -> bool:
+    """``"...".format(...)`` on a string literal."""
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+    )
+
+
+def _dict_item(node: ast.Dict, name: str) -> ast.expr | None:
+    """The value under the literal key ``name`` of a dict display."""
+    for key, value in zip(node.keys, node.values, strict=True):
+        if isinstance(key, ast.Constant) and key.value == name:
+            return value
+    return None
+
+
+def _field_targets(stmt: ast.stmt, field: str) -> Iterator[tuple[ast.expr, ast.expr | None]]:
+    """Writes into the field ``a`` or ``a.b`` in ``stmt``: (key node, None) or (dict node, value).
+
+    ``x.info["k"] = v`` gives the key ``"k"``; ``x.info = {...}``, ``x.info.update({...})``
+    and ``Obj(info={...})`` give a dict. For ``meta_info.metrics``:
+    ``x.meta_info["metrics"] = d``, ``Obj(meta_info={"metrics": d})``.
+    """
+    head, _, tail = field.partition(".")
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        targets = [stmt.target]
+    value = getattr(stmt, "value", None)
+    for target in targets:
+        if isinstance(target, ast.Subscript) and _is_field(target.value, head):
+            if not tail:
+                yield target.slice, None
+            elif _literal(target.slice) == tail and value is not None:
+                yield value, value
+        elif _is_field(target, head) and isinstance(value, ast.Dict):
+            yield from _dict_field(value, tail)
+    for node in _own_expressions(stmt):
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Call):
+                continue
+            for keyword in inner.keywords:
+                if keyword.arg != head:
+                    continue
+                if isinstance(keyword.value, ast.Dict):
+                    yield from _dict_field(keyword.value, tail)
+                elif not tail:
+                    yield keyword.value, keyword.value  # ``Experience(info=info)``
+            func = inner.func
+            if isinstance(func, ast.Attribute) and func.attr == "update" and not tail:
+                if _is_field(func.value, head) and inner.args:
+                    yield inner.args[0], inner.args[0]
+
+
+def _dict_field(node: ast.Dict, tail: str) -> Iterator[tuple[ast.expr, ast.expr | None]]:
+    if not tail:
+        yield node, node
+        return
+    for key, value in zip(node.keys, node.values, strict=True):
+        if key is not None and _literal(key) == tail:
+            yield value, value
+
+
+def _is_field(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name
+
+
+def _literal(node: ast.expr) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def _own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
