@@ -44,6 +44,7 @@ from metric_catalog.series_rules import (
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
+from .words import DURATION_WORDS, PROMETHEUS_SUFFIXES, TYPE_WORDS, UNIT_WORDS
 
 __all__ = [
     "LINTS",
@@ -231,18 +232,11 @@ _UNIT_FIXES: Final[dict[str, str]] = {
     **{f"{p}b": f"{p}bit" for p in _words("k M G Ki Mi Gi")},
     "Kbit": "kbit",
 }
-# Name components that spell a unit; the unit belongs in ``unit`` instead. Not
-# "min" (minimum) nor single letters other than "s".
-_UNIT_WORDS: Final = frozenset(
-    _words(
-        "ms msec millis millisecond milliseconds s sec secs second seconds us usec "
-        "microseconds ns nanoseconds mins minutes hours hrs bytes kb mb gb tb kib mib gib tib "
-        "kilobytes megabytes gigabytes mebibytes gibibytes percent pct"
-    )
-)
-_TYPE_WORDS: Final = frozenset({"counter", "gauge", "histogram", "summary"})
-_PROMETHEUS_SUFFIXES: Final = ("bucket", "sum", "count", "total")
-_DURATION_WORDS: Final = frozenset({"duration", "latency", "elapsed"})
+# Name components that spell a unit or a type, reserved suffixes: one table with infer.
+_UNIT_WORDS: Final = UNIT_WORDS
+_TYPE_WORDS: Final = TYPE_WORDS
+_PROMETHEUS_SUFFIXES: Final = PROMETHEUS_SUFFIXES
+_DURATION_WORDS: Final = DURATION_WORDS
 _HISTOGRAM_TIME_WORDS: Final = frozenset({"time", "wait"})
 _RATIO_WORDS: Final = frozenset({"ratio", "utilization", "fraction"})
 # Words a description may add to the name's words and still say nothing new.

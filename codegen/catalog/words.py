@@ -1,0 +1,138 @@
+"""Word tables shared by the naming lints and ``metric-catalog infer``: one source.
+
+The lints refuse a name that spells a unit or a metric type, or ends with a suffix
+Prometheus reserves; ``infer`` drafts names that pass them, and reads units, kinds,
+statistics and bookkeeping keys from the words real trainers put in their keys
+(OpenRLHF, verl, prime-rl, NeMo-RL: ``perf/throughput``, ``perf/mfu``,
+``timing_s/gen``, ``system/ckpt_disk_free_gib``, ``entropy/all/mean``).
+Both read the tables here, so a word added for one is known to the other.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ANNOTATIONS",
+    "BOOKKEEPING_KEYS",
+    "COUNT_WORDS",
+    "DURATION_WORDS",
+    "INDICATOR_WORDS",
+    "MEMORY_UNITS",
+    "MEMORY_WORDS",
+    "PERCENT_WORDS",
+    "PROMETHEUS_SUFFIXES",
+    "RATIO_WORDS",
+    "STATISTICS",
+    "STEP_AXIS_KEYS",
+    "THROUGHPUT_WORDS",
+    "TIMER_WORDS",
+    "TIME_WORDS",
+    "TOTAL_WORDS",
+    "TYPE_WORDS",
+    "UNIT_WORDS",
+    "UTILIZATION_WORDS",
+    "table",
+]
+
+
+def table(text: str) -> frozenset[str]:
+    """A word table written as one space-separated string (keeps long tables compact)."""
+    return frozenset(text.split())
+
+
+UNIT_WORDS: Final = table(
+    "ms msec millis millisecond milliseconds s sec secs second seconds us usec "
+    "microseconds ns nanoseconds mins minutes hours hrs bytes kb mb gb tb kib mib gib tib "
+    "kilobytes megabytes gigabytes mebibytes gibibytes percent pct"
+)
+"""Name components that spell a unit (the unit belongs in ``unit``). Not "min" (minimum)."""
+
+TYPE_WORDS: Final = table("counter gauge histogram summary")
+"""Name components that spell a metric type."""
+
+PROMETHEUS_SUFFIXES: Final = ("bucket", "sum", "count", "total")
+"""Last name components Prometheus reserves (only a counter may end in ``total``)."""
+
+DURATION_WORDS: Final = table("duration latency elapsed")
+"""Words that make a name a duration, exported in seconds."""
+
+STATISTICS: Final = table(
+    "mean avg average max min std stddev var median sum last first p50 p90 p95 p99 p999"
+)
+"""Statistics of one quantity: the segments a family varies over (``loss/{statistic}``)."""
+
+COUNT_WORDS: Final = table(
+    "num count tokens toks samples seqs sequences turns steps episodes trajectories"
+)
+"""Words of a count (a per-step integer is a counter)."""
+
+TOTAL_WORDS: Final = table("total cumulative consumed global overall")
+"""Words of a running total."""
+
+RATIO_WORDS: Final = table(
+    "ratio rate fraction frac accuracy acc utilization utilisation clipfrac share"
+)
+"""Words of a dimensionless fraction (unit ``1``, at most 1)."""
+
+INDICATOR_WORDS: Final = table("is has did")
+"""First words of a 0/1 indicator whose mean is a fraction (``is_masked/mean``: unit ``1``)."""
+
+PERCENT_WORDS: Final = table("pct percent percentage")
+"""Words of a percentage (unit ``%``)."""
+
+UTILIZATION_WORDS: Final = table("mfu hfu util utilization utilisation")
+"""Model/hardware FLOPs utilization: ``%`` when the values exceed 1, else ``1``."""
+
+THROUGHPUT_WORDS: Final = table("throughput tps tokens_per_sec tokens_per_second")
+"""Words of a token rate (``{token}/s``): prime-rl's and verl's ``perf/throughput``."""
+
+MEMORY_WORDS: Final = table("memory mem vram")
+"""Words of a memory amount; the unit comes from a unit word, else GiB (see infer)."""
+
+MEMORY_UNITS: Final[dict[str, str]] = {
+    "gb": "GBy",
+    "gib": "GiBy",
+    "mb": "MBy",
+    "mib": "MiBy",
+    "kb": "kBy",
+    "kib": "KiBy",
+    "tb": "TBy",
+    "tib": "TiBy",
+    "bytes": "By",
+}
+"""A key's memory unit word -> its UCUM unit (``_gb`` is decimal, ``_gib`` binary)."""
+
+TIME_WORDS: Final = table("s sec secs seconds time duration latency elapsed")
+"""Last words of a duration in seconds."""
+
+TIMER_WORDS: Final = table("timing time timer timers duration latency elapsed")
+"""Context words of timers (``timing_s/``, ``timers/``, ``time/``): seconds."""
+
+ANNOTATIONS: Final[dict[str, str]] = {
+    "tokens": "{token}",
+    "toks": "{token}",
+    "token": "{token}",
+    "length": "{token}",
+    "lengths": "{token}",
+    "len": "{token}",
+    "samples": "{sample}",
+    "sample": "{sample}",
+    "seqs": "{sequence}",
+    "sequences": "{sequence}",
+    "turns": "{turn}",
+    "step": "{step}",
+    "steps": "{step}",
+    "epoch": "{epoch}",
+    "epochs": "{epoch}",
+}
+"""Words of a count -> its UCUM annotation (``{token}``)."""
+
+STEP_AXIS_KEYS: Final = table(
+    "step _step global_step train/global_step eval/global_step training/global_step "
+    "trainer/global_step"
+)
+"""Keys that carry the step a record was logged at: a step axis, not a metric."""
+
+BOOKKEEPING_KEYS: Final = table("time _timestamp timestamp _runtime wall_time walltime")
+"""Keys a logger adds for its own bookkeeping (prime-rl's file logger writes ``time``)."""

@@ -1,0 +1,68 @@
+"""Draft catalog rows from what a team already logs: the engine behind ``metric-catalog infer``.
+
+Runs are read through live-check's ingesters (:func:`codegen.runs.ingest.read_source`),
+so every format live-check reads works here too. Keys a teed row already
+declares (matched with live-check's :class:`~codegen.catalog.matching.KeyMatcher`)
+are left alone; for the rest :func:`infer` proposes rows:
+
+* **families**: keys of one shape whose segments (split on ``/``) differ in one
+  place become a key family with a placeholder bound to a new attribute: an enum
+  of the seen values (at most :data:`MAX_ENUM_VALUES`), else ``max_cardinality``.
+  A segment becomes a placeholder only where it looks like a label and not like
+  the name of another metric: statistics (``mean``, ``max``...), a context that
+  fixes the unit (``timing_s/{stage}``), more than :data:`MAX_ENUM_VALUES`
+  values, or values holding digits. Keys that stand alone stay literal rows.
+* **units** from the key's words and suffixes (``_s``, ``_time``, ``_ms``,
+  ``tokens``, ``_gb``, ``_pct``, ``ratio``...), **kinds** from the values: a
+  running total (non-decreasing in every stream) is a cumulative counter when the
+  schema has ``temporality``, else a gauge with a comment; per-step integer counts
+  are counters; the rest gauges;
+* **presence** over the runs: ``required`` when every step of its prefix has
+  it (``first_step`` when it starts late or comes periodically),
+  ``conditionally_required`` otherwise; the loops the records name become
+  ``emitted_by`` (and are declared under ``loops:`` when new);
+* **names** ``rl.<prefix>.<key>`` cleaned to pass the naming lints (no unit or
+  type words, no reserved suffixes), unique against the catalog;
+* **owners**: one file per prefix (per first key segment for keys logged without one).
+
+Descriptions are ``TODO: ...``: ``validate`` accepts them and ``lint`` refuses
+them (``DESCRIPTION_TODO``), so a draft cannot be committed half-written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..catalog.model import Catalog
+from .draft import TODO, Draft, DraftAttribute, DraftFile, DraftRow, iter_texts, render
+from .observe import MAX_KEYS, Observations, observe
+from .propose import MAX_ENUM_VALUES, propose, single_file
+
+__all__ = [
+    "MAX_ENUM_VALUES",
+    "MAX_KEYS",
+    "TODO",
+    "Draft",
+    "DraftAttribute",
+    "DraftFile",
+    "DraftRow",
+    "Observations",
+    "infer",
+    "iter_texts",
+    "observe",
+    "propose",
+    "render",
+    "single_file",
+]
+
+
+def infer(
+    runs: Sequence[Sequence[str]], catalog: Catalog, *, input_format: str | None = None
+) -> Draft:
+    """Read ``runs`` and propose rows for every key ``catalog`` does not declare.
+
+    Raises:
+        OSError: An input cannot be read.
+        ValueError: ``input_format`` is not a registered format.
+    """
+    return propose(observe(runs, catalog, input_format=input_format), catalog)
