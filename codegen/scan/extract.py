@@ -1133,9 +1133,8 @@ class _Scanner:
                 return self._is_dictish(node.func.value, env)
             if self._producer(node):
                 return True
-            through = self._through(node)
-            if through is not None:
-                return self._is_dictish(through, env)
+            if self._through(node) is not None:
+                return True  # ``reduce_metrics(x)``: x's keys, or why they are unknown
             returned = self._returned(node)
             return returned is not None and (
                 returned[0].whole is not None or bool(returned[0].guarded)
