@@ -49,6 +49,7 @@ from .words import DURATION_WORDS, PROMETHEUS_SUFFIXES, TYPE_WORDS, UNIT_WORDS
 __all__ = [
     "LINTS",
     "META_RULES",
+    "OTHER_ROW_CODES",
     "RULES",
     "Nit",
     "Rule",
@@ -777,6 +778,15 @@ def _name_too_similar(catalog: Catalog) -> Iterator[Nit]:
         )
 
 
+OTHER_ROW_CODES: Final = frozenset({"SCAN_UNLOGGED", "SCAN_UNRESOLVED"})
+"""Codes of other commands a row's ``no_lint`` may silence (``scan`` honours them there).
+
+``SCAN_UNLOGGED``: no scanned code logs the row (it is logged by code not scanned);
+``SCAN_UNRESOLVED``: a key with unknown parts that may stand for the row. Lint never
+fires them, so it does not call such an entry unused.
+"""
+
+
 # --- running the rules and judging no_lint, once for every scope ---------------------------
 
 
@@ -830,6 +840,8 @@ def _judge_no_lint(target: Target, fired: set[str], ran: set[str]) -> Iterator[D
     kind = type(target)
     what = "attribute" if kind is Attribute else "series"
     known = [code for code, lint in LINTS.items() if lint.targets is kind]
+    if kind is MetricRow:
+        known += sorted(OTHER_ROW_CODES)
     for index, code in enumerate(target.no_lint):
         where = target.positions.get(f"no_lint[{index}]", target.where("no_lint"))
         if code not in known:

@@ -24,6 +24,7 @@ __all__ = [
 
 TODO: Final = "TODO: say what this measures."
 
+
 @dataclass(slots=True)
 class DraftAttribute:
     """An attribute a drafted family binds: its name and values (or budget)."""

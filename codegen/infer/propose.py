@@ -77,9 +77,7 @@ class _Group:
     members: list[str]
 
 
-def _context_unit(
-    prefix: str, parts: Sequence[str | int], stats: KeyStats | None = None
-) -> str:
+def _context_unit(prefix: str, parts: Sequence[str | int], stats: KeyStats | None = None) -> str:
     literal = [p for p in parts if isinstance(p, str)]
     return _unit(prefix, literal, stats=stats)
 
@@ -412,13 +410,13 @@ def _not_a_metric(prefix: str, key: str, stats: KeyStats) -> Bookkeeping | None:
     if qualified in STEP_AXIS_KEYS or key in STEP_AXIS_KEYS or last == "global_step":
         why = "the step the record was logged at (it repeats the step), not a metric"
         return Bookkeeping(qualified, "step axis", why)
-    if qualified in BOOKKEEPING_KEYS or key in BOOKKEEPING_KEYS:
-        # A timestamp grows like unix seconds; a key named ``time`` with small values is a
-        # duration, drafted as a metric.
-        if not stats.numeric or stats.low >= _UNIX_2001:
-            seen = f" ({_number(stats.low)} .. {_number(stats.high)})" if stats.numeric else ""
-            why = f"a logger's timestamp{seen}, not a metric"
-            return Bookkeeping(qualified, "bookkeeping", why)
+    # A timestamp grows like unix seconds; a key named ``time`` with small values is a
+    # duration, drafted as a metric.
+    named = qualified in BOOKKEEPING_KEYS or key in BOOKKEEPING_KEYS
+    if named and (not stats.numeric or stats.low >= _UNIX_2001):
+        seen = f" ({_number(stats.low)} .. {_number(stats.high)})" if stats.numeric else ""
+        why = f"a logger's timestamp{seen}, not a metric"
+        return Bookkeeping(qualified, "bookkeeping", why)
     return None
 
 

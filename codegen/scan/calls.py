@@ -86,7 +86,7 @@ class ScanCall:
     returns_key: str = ""
     """The producer returns a dict holding the metrics under this key (``{"metrics": m}``)."""
     field: str = ""
-    """A producer: keys written into this object field are logged (``info``, ``meta_info.metrics``)."""
+    """A producer: keys written into this object field are logged (``meta_info.metrics``)."""
     dict_only: bool = False
     """Skip calls whose ``metrics`` argument is visibly not a dict (a list, a tuple)."""
 
@@ -216,7 +216,8 @@ def parse_scan_call(entry: object) -> ScanCall:
 def _field_entry(entry: Mapping[str, object], key_prefix: str) -> ScanCall:
     name = entry["field"]
     if not isinstance(name, str) or not _DOTTED.match(name):
-        raise ValueError(f"field {name!r} is not a dotted name such as 'info' or 'meta_info.metrics'")
+        msg = f"field {name!r} is not a dotted name such as 'info' or 'meta_info.metrics'"
+        raise ValueError(msg)
     extra = sorted(set(entry) - {"field", "key-prefix"})
     if extra:
         raise ValueError(f"field {name!r} takes only key-prefix, not {', '.join(extra)}")

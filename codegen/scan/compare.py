@@ -104,8 +104,16 @@ class Judge:
     logged: set[str] = field(default_factory=set)
     """Names of rows some scanned call logs (or may log)."""
     captures: dict[str, Capture] = field(default_factory=dict)
+    aside: frozenset[str] = frozenset()
+    """Keys the catalog declares as a step axis or bookkeeping (see :meth:`_aside`)."""
 
     def __post_init__(self) -> None:
+        self.aside = frozenset(
+            (
+                *getattr(self.catalog, "step_axis_keys", ()),
+                *getattr(self.catalog, "bookkeeping_keys", ()),
+            )
+        )
         self.captures = captures(self.catalog.attributes())
         # A hole of the code may stand for any value: every placeholder opened up.
         opened = {name: Capture(spans=c.spans) for name, c in self.captures.items()}
@@ -204,11 +212,11 @@ class Judge:
             parts = ", ".join(dict.fromkeys("{" + hole.text + "}" for hole in holes))
             literal = any(isinstance(p, str) and p for p in (*key.shape, *(prefix or ())))
             sharing = self._sharing(prefix, key.shape, flat) if literal else []
+            if sharing and all(UNRESOLVED in row.no_lint for row in sharing):
+                return  # every row it may stand for says so (``no_lint: [SCAN_UNRESOLVED]``)
             names = ", ".join(sorted(row.qualified_logger_key for row in sharing)[:5])
             more = ", ..." if len(sharing) > 5 else ""
-            rows = (
-                f"; it may log the rows {names}{more}, which are not credited" if sharing else ""
-            )
+            rows = f"; it may log the rows {names}{more}, which are not credited" if sharing else ""
             yield _diagnostic(
                 UNRESOLVED,
                 Severity.WARNING,
@@ -218,6 +226,8 @@ class Judge:
                 "`# metric-catalog: ignore`",
                 key.where,
             )
+            return
+        if self._aside(prefix, key.shape, flat):
             return
         holding = self._holding(prefix, key.shape, flat)
         if holding:
@@ -230,6 +240,20 @@ class Judge:
             f"{shown}{via} is declared by no teed row; {fix}",
             key.where,
         )
+
+    def _aside(self, prefix: Shape | None, key: Shape, flat: bool) -> bool:
+        """A key the catalog declares as a step axis or bookkeeping key: not undeclared.
+
+        Hook for the catalog's step-axis and bookkeeping declarations: a catalog that
+        has them exposes ``step_axis_keys`` / ``bookkeeping_keys`` (qualified keys).
+        """
+        aside = self.aside
+        if not aside:
+            return False
+        text = _sample(key)
+        if flat or prefix is None:
+            return text in aside
+        return _qualify(_sample(prefix), text) in aside
 
     @staticmethod
     def _shown(prefix: Shape | None, key: Shape, flat: bool) -> str:
@@ -280,6 +304,8 @@ class Judge:
         for _, row in self.catalog.rows():
             if row.section != "teed" or row.logger_key is None or row.name in self.logged:
                 continue
+            if UNLOGGED in row.no_lint:
+                continue  # the adopter says code outside the scan logs it
             keys = ", ".join(repr(_qualify(p, row.logger_key)) for p in row.prefixes or ("",))
             found.append(
                 Diagnostic(

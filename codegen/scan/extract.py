@@ -642,7 +642,8 @@ class Project:
         count = self._defined.get(name)
         if count is None:
             pattern = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\s*\(")
-            count = sum(len(pattern.findall(m.source)) for m in self.modules if name.encode() in m.source)
+            word = name.encode()
+            count = sum(len(pattern.findall(m.source)) for m in self.modules if word in m.source)
             self._defined[name] = count
         return count
 
@@ -668,9 +669,9 @@ class Project:
         targets: list[tuple[_FuncDef, str | None]] = []
         if qualifier is None and spec.name in module.functions:
             targets.append((module.functions[spec.name], None))
-        for cls, info in module.classes.items():
-            if spec.name in info.methods and qualifier in (None, cls):
-                targets.append((info.methods[spec.name], cls))
+        for name, info in module.classes.items():
+            if spec.name in info.methods and qualifier in (None, name):
+                targets.append((info.methods[spec.name], name))
         found = []
         for func, cls in targets:
             if spec.returns_key:
@@ -736,10 +737,8 @@ def _defaults(func: _FuncDef) -> dict[str, ast.expr]:
     """Parameter name -> its default expression."""
     args = func.args
     positional = [*args.posonlyargs, *args.args]
-    found = {
-        arg.arg: default
-        for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
-    }
+    with_default = positional[len(positional) - len(args.defaults) :]
+    found = {arg.arg: value for arg, value in zip(with_default, args.defaults, strict=True)}
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if default is not None:
             found[arg.arg] = default
@@ -1001,7 +1000,8 @@ class _Scanner:
         if isinstance(node, ast.Await):
             node = node.value
         if isinstance(node, ast.Tuple):
-            return {i: self._dict(e, env) for i, e in enumerate(node.elts) if self._is_dictish(e, env)}
+            elts = enumerate(node.elts)
+            return {i: self._dict(e, env) for i, e in elts if self._is_dictish(e, env)}
         if not isinstance(node, ast.Call):
             return {}
         returned = self._returned(node)
@@ -1042,7 +1042,7 @@ class _Scanner:
             return
         if not isinstance(held, ast.Name):
             return
-        name = func.value.id
+        name = held.id
         if func.attr == "update":
             added = DictVal()
             for arg in call.args:
@@ -1305,9 +1305,7 @@ class _Scanner:
             for spread in value.spreads
             for shape in self._filled_shape(spread.template, arguments, defaults, env)
         ]
-        return DictVal(
-            tuple(dict.fromkeys(keys)), value.unresolved, tuple(dict.fromkeys(spreads))
-        )
+        return DictVal(tuple(dict.fromkeys(keys)), value.unresolved, tuple(dict.fromkeys(spreads)))
 
     def _filled_shape(
         self,
@@ -1346,7 +1344,8 @@ class _Scanner:
             if isinstance(argument, ast.Name):
                 current = self._lookup(argument.id, env)
                 if isinstance(current, DictVal):
-                    env[argument.id] = current.merge(self._instantiate(added, call, returned[1], env))
+                    filled = self._instantiate(added, call, returned[1], env)
+                    env[argument.id] = current.merge(filled)
 
     def _function(self, func: ast.expr) -> tuple[Module, _FuncDef, str | None] | None:
         """The scanned function a call goes to: same module, same class, or imported."""
@@ -1529,7 +1528,8 @@ class _Scanner:
 
     def _format(self, node: ast.Call, env: Env) -> StrVal | None:
         """``"{}/{stat}".format(name, stat=s)``: ``str.format`` of a literal."""
-        assert isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Constant)
+        assert isinstance(node.func, ast.Attribute)
+        assert isinstance(node.func.value, ast.Constant)
         text = node.func.value.value
         assert isinstance(text, str)
         keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
@@ -1698,10 +1698,7 @@ class _Scanner:
         """Keys written into a declared producer field (``exp.info["kl"] = v``)."""
         for spec in self.fields:
             for node, value in _field_targets(stmt, spec.field):
-                if value is None:
-                    added = self._keys(node, env)
-                else:
-                    added = self._dict(value, env)
+                added = self._keys(node, env) if value is None else self._dict(value, env)
                 added = rewrite(added, (spec.key_prefix, SLOT))
                 shown = f"field {spec.field}"
                 where = self._at(node)
@@ -1928,9 +1925,10 @@ def _field_targets(stmt: ast.stmt, field: str) -> Iterator[tuple[ast.expr, ast.e
                 elif not tail:
                     yield keyword.value, keyword.value  # ``Experience(info=info)``
             func = inner.func
-            if isinstance(func, ast.Attribute) and func.attr == "update" and not tail:
-                if _is_field(func.value, head) and inner.args:
-                    yield inner.args[0], inner.args[0]
+            if not (isinstance(func, ast.Attribute) and func.attr == "update") or tail:
+                continue
+            if _is_field(func.value, head) and inner.args:
+                yield inner.args[0], inner.args[0]
 
 
 def _dict_field(node: ast.Dict, tail: str) -> Iterator[tuple[ast.expr, ast.expr | None]]:

@@ -10,8 +10,8 @@ import pytest
 
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
-from codegen.cli import main
 from codegen.catalog.words import STEP_AXIS_KEYS
+from codegen.cli import main
 from codegen.infer import MAX_ENUM_VALUES, TODO, infer, render
 from tests.upstream_runs import LOOPS, run_lines
 
