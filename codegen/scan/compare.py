@@ -217,11 +217,12 @@ class Judge:
             names = ", ".join(sorted(row.qualified_logger_key for row in sharing)[:5])
             more = ", ..." if len(sharing) > 5 else ""
             rows = f"; it may log the rows {names}{more}, which are not credited" if sharing else ""
+            source = f"are keys of {key.why}" if key.why else "written here are"
             yield _diagnostic(
                 UNRESOLVED,
                 Severity.WARNING,
                 f"cannot resolve statically which keys {shown}{via} logs: the part(s) {parts} "
-                f"written here are known only at run time{rows}; build the key from literals, "
+                f"{source} known only at run time{rows}; build the key from literals, "
                 "module constants or loops over literal tuples, or mark the line "
                 "`# metric-catalog: ignore`",
                 key.where,

@@ -113,6 +113,8 @@ class Key:
 
     shape: Shape
     where: Where
+    why: str = ""
+    """For a key with holes from a dict the scanner cannot follow: what that dict is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,7 @@ def rewrite(value: DictVal, template: Shape) -> DictVal:
     """Every key of ``value`` rewritten by ``template`` (``train/`` + key); spreads composed."""
     if template == (SLOT,):
         return value
-    keys = tuple(Key(substitute(template, key.shape), key.where) for key in value.keys)
+    keys = tuple(Key(substitute(template, k.shape), k.where, k.why) for k in value.keys)
     spreads = tuple(Spread(s.param, substitute(template, s.template)) for s in value.spreads)
     return DictVal(keys, value.unresolved, spreads)
 
@@ -595,8 +597,8 @@ class Project:
                 imported = module.imports.get(head.partition(".")[0] if head else last)
                 source = None
                 if imported is not None:
-                    name = _joined(*imported[:2]) if head else imported[0]
-                    source = self.find_module(name, imported[2], module)
+                    where = _joined(*imported[:2]) if head else imported[0]
+                    source = self.find_module(where, imported[2], module)
             if source is not None:
                 found = self.method(source, last, name, depth + 1)
                 if found is not None:
@@ -1411,11 +1413,11 @@ class _Scanner:
                 result = result.merge(DictVal((Key(template, where),)))
                 continue
             result = result.merge(rewrite(DictVal(source.keys, (), source.spreads), template))
-            if source.unresolved:
-                # Keys of a dict the scanner cannot follow: the key is known up to a hole,
-                # written here (``f"val/{name}"`` over an unknown dict's names).
+            for origin in source.unresolved:
+                # Keys of a dict the scanner cannot follow: known up to a hole, reported
+                # where that dict enters (``f"val/{name}"`` over an unknown dict's names).
                 hole = substitute(template, (Hole(name),))
-                result = result.merge(DictVal((Key(hole, where),)))
+                result = result.merge(DictVal((Key(hole, origin.where, origin.what),)))
         return result
 
     def _strings(self, node: ast.expr, env: Env, *, whole: bool = False) -> StrVal | None:
