@@ -3,8 +3,9 @@
 Each fixture marks, on the line where a key is written, what scan must report there:
 ``# logs: KEY ...`` (a resolved key: ``SCAN_UNDECLARED`` against a catalog declaring
 none of them), ``# unresolved: KEY`` (a key with a hole: ``SCAN_UNRESOLVED``, crediting
-no row) or ``# unresolved`` (a dict the scanner cannot follow enters there). Whatever is not marked must not be reported: the non-firing half (a list of
-episodes, a branch the caller cannot take, a reader of a declared field). A fixture's
+no row) or ``# unresolved`` (a dict the scanner cannot follow enters there). Whatever
+is not marked must not be reported: the non-firing half (a list of episodes, a branch
+the caller cannot take, a reader of a declared field). A fixture's
 docstring may hold one ``scan-calls:`` entry as JSON.
 """
 
