@@ -1,0 +1,123 @@
+"""Property: a key built by any composition of the supported patterns is found, at its line.
+
+A generated module writes one key (``head/tail``) in one of the ways keys are written
+(a literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal
+tuple) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly,
+returned by a helper, returned in a tuple, filled by a callee through its parameter,
+through a pass-through call, through a wrapper that adds ``head/`` to every key of its
+parameter). Scan must report exactly that key, undeclared, on the line the key is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.scan.scanner import scan
+
+CATALOG = """\
+owner: tests.compositions
+module: compositions
+description: A row no generated module logs.
+prefix: ""
+teed:
+  - logger_key: zz_not_generated
+    name: rl.compositions.unused
+    kind: gauge
+    unit: "1"
+    description: A row the generated modules never log.
+"""
+
+WRITERS = ("literal", "fstring", "percent", "format", "loop")
+CARRIERS = ("direct", "helper", "tuple", "filled", "through", "wrapper")
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """A catalog declaring no generated key."""
+    folder = tmp_path_factory.mktemp("compositions")
+    (folder / "c.yaml").write_text(CATALOG, encoding="utf-8")
+    result = load_and_check([folder / "c.yaml"], root=folder, lint=False)
+    assert result.ok, result.diagnostics
+    return result.catalog
+
+
+def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
+    """Lines before, and the expression of the key ``head/tail`` (``head`` may be empty)."""
+    full = f"{head}/{tail}" if head else tail
+    lead = f"{head}/" if head else ""
+    if writer == "literal":
+        return [], repr(full)
+    if writer == "fstring":
+        return [f"TAIL = {tail!r}"], f'f"{lead}{{TAIL}}"'
+    if writer == "percent":
+        return [f"TAIL = {tail!r}"], f'"{lead}%s" % TAIL'
+    if writer == "format":
+        return [f"TAIL = {tail!r}"], f'"{lead}{{}}".format(TAIL)'
+    return [f"NAMES = ({tail!r},)"], f'f"{lead}{{name}}"'  # inside ``for name in NAMES``
+
+
+def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
+    """The source and the 1-based line where the key is written."""
+    wrapped = carrier == "wrapper"
+    constants, key = _key_expression(writer, "" if wrapped else head, tail)
+    lines = ["import wandb", *constants]
+    body: list[str] = []
+    if writer == "loop":
+        body += ["    for name in NAMES:", f"        d[{key}] = 1"]
+    else:
+        body += [f"    d[{key}] = 1"]
+    key_offset = len(body) - 1  # the key's line within ``build``'s body
+    lines += ["def build(d):", *body, "    return d"]
+    key_line = len(lines) - 1 - (len(body) - 1 - key_offset)
+    if carrier == "direct":
+        lines += ["def run():", "    wandb.log(build({}))"]
+    elif carrier == "helper":
+        lines += ["def helper():", "    return build({})", "def run():", "    m = {}"]
+        lines += ["    m.update(helper())", "    wandb.log(m)"]
+    elif carrier == "tuple":
+        lines += ["def helper():", "    return 1, build({})", "def run():"]
+        lines += ["    _, m = helper()", "    wandb.log(m)"]
+    elif carrier == "filled":
+        lines += ["def fill(metrics):", "    metrics.update(build({}))", "def run():"]
+        lines += ["    m = {}", "    fill(metrics=m)", "    wandb.log(m)"]
+    elif carrier == "through":
+        lines += ["def run(strategy):", "    m = strategy.all_reduce(build({}))"]
+        lines += ["    wandb.log(m)"]
+    else:
+        lines += ["def log_train(step, logs):"]
+        lines += [f'    wandb.log({{"{head}/%s" % k: v for k, v in logs.items()}})']
+        lines += ["def run():", "    log_train(1, build({}))"]
+    return "\n".join(lines) + "\n", key_line
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    writer=st.sampled_from(WRITERS),
+    carrier=st.sampled_from(CARRIERS),
+    head=_WORD,
+    tail=_WORD,
+)
+def test_a_key_built_by_any_composition_is_found_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    catalog: Catalog,
+    writer: str,
+    carrier: str,
+    head: str,
+    tail: str,
+) -> None:
+    folder = tmp_path_factory.mktemp("module")
+    source, line = _module(writer, carrier, head, tail)
+    (folder / "m.py").write_text(source, encoding="utf-8")
+    report = scan([folder / "m.py"], catalog, cwd=folder, unlogged=False)
+    found = [(d.code, d.position.line if d.position else 0) for d in report.diagnostics]
+    assert found == [("SCAN_UNDECLARED", line)], source
+    assert f"key '{head}/{tail}'" in report.diagnostics[0].message, source
