@@ -10,8 +10,6 @@ parameter). Scan must report exactly that key, undeclared, on the line the key i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
