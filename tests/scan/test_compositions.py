@@ -99,20 +99,17 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    writer=st.sampled_from(WRITERS),
-    carrier=st.sampled_from(CARRIERS),
-    head=_WORD,
-    tail=_WORD,
+    shape=st.tuples(st.sampled_from(WRITERS), st.sampled_from(CARRIERS)),
+    words=st.tuples(_WORD, _WORD),
 )
 def test_a_key_built_by_any_composition_is_found_at_its_line(
     tmp_path_factory: pytest.TempPathFactory,
     catalog: Catalog,
-    writer: str,
-    carrier: str,
-    head: str,
-    tail: str,
+    shape: tuple[str, str],
+    words: tuple[str, str],
 ) -> None:
     folder = tmp_path_factory.mktemp("module")
+    (writer, carrier), (head, tail) = shape, words
     source, line = _module(writer, carrier, head, tail)
     (folder / "m.py").write_text(source, encoding="utf-8")
     report = scan([folder / "m.py"], catalog, cwd=folder, unlogged=False)
