@@ -38,19 +38,30 @@ from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace
 from .calls import ScanCall
 
 __all__ = [
+    "KEEP_TREES_BYTES",
+    "SLOT",
     "Hole",
     "Key",
     "Logged",
     "Module",
     "Project",
+    "Returns",
     "Shape",
+    "Spread",
     "Unresolved",
     "Where",
+    "Wrapper",
+    "rewrite",
     "shape_text",
+    "substitute",
 ]
 
 MAX_ALTERNATIVES: Final = 64
 """Most alternatives one key expression expands to (a product of loops over literals)."""
+
+KEEP_TREES_BYTES: Final = 48 * 1024 * 1024
+"""Syntax trees of files that call no logging function are kept up to this much source:
+following a dict into them then costs no second parse (beyond it, they are parsed again)."""
 
 _MAX_DEPTH: Final = 8
 """How deep dicts are followed through returning functions."""
@@ -453,16 +464,22 @@ class Module:
         end = starts[line] if line < len(starts) else len(self.source)
         return self.source[starts[line - 1] : end]
 
-    def mention_lines(self, names: Iterable[str], *, call: bool = True) -> list[int]:
+    def mention_lines(self, names: Iterable[str], *, field: bool = False) -> list[int]:
         """Sorted 1-based lines where one of ``names`` is called (``name(``) in the text.
 
-        ``call=False``: lines where one of them appears as a word at all.
+        ``field=True``: lines writing the field ``names`` (``.info[``, ``.info =``,
+        ``.info.update(``, ``info=`` as a keyword).
         """
         alternatives = b"|".join(re.escape(name.encode()) for name in sorted(set(names)))
         if not alternatives:
             return []
-        tail = rb")\s*\(" if call else rb")\b"
-        pattern = re.compile(rb"\b(?:" + alternatives + tail)
+        if field:
+            pattern = re.compile(
+                rb"\.(?:" + alternatives + rb")\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.update\b)"
+                rb"|[(,]\s*(?:" + alternatives + rb")\s*=(?!=)"
+            )
+        else:
+            pattern = re.compile(rb"\b(?:" + alternatives + rb")\s*\(")
         lines: list[int] = []
         line, position = 1, 0
         for found in pattern.finditer(self.source):
@@ -528,6 +545,7 @@ class Project:
         self._wrapped: dict[tuple[str, int], Wrapper] = {}
         self._defined: dict[str, int] = {}
         self._inner: dict[tuple[str, int], list[Logged]] = {}
+        self._kept = 0
 
     def add(self, module: Module) -> None:
         """Make ``module`` searchable by the dotted names it may be imported as."""
@@ -535,7 +553,9 @@ class Project:
         module.calls = module.active(self.calls)
         module.lines = module.mention_lines(spec.name for spec in module.calls)
         if not module.lines:
-            pass  # module.release()
+            self._kept += len(module.source)
+            if self._kept > KEEP_TREES_BYTES:
+                module.release()  # a large tree: keep memory to its constants
         self._by_real[module.real] = module
         for name in _module_names(module.real):
             self._by_name.setdefault(name, []).append(module)
@@ -657,13 +677,15 @@ class Project:
             for module in self.modules:
                 if spec.name.encode() in module.source and pattern.search(module.source):
                     found += self._returned_by(module.full(), spec)
+        heads: dict[str, list[ScanCall]] = {}
         for spec in self.fields:
-            head = spec.field.partition(".")[0]
+            heads.setdefault(spec.field.partition(".")[0], []).append(spec)
+        for head, specs in heads.items():
             for module in self.modules:
                 if head.encode() in module.source:
-                    lines = module.mention_lines([head], call=False)
+                    lines = module.mention_lines([head], field=True)
                     if lines:
-                        found += _Scanner(self, module, lines, fields=(spec,)).run()
+                        found += _Scanner(self, module, lines, fields=specs).run()
         return found
 
     def _returned_by(self, module: Module, spec: ScanCall) -> list[Logged]:
@@ -761,7 +783,9 @@ def _params(func: _FuncDef) -> list[str]:
 def _join(before: Env, *branches: Env) -> Env:
     """The environment after branches: a dict any branch changed holds every branch's keys."""
     joined = dict(before)
-    names = {name for env in branches for name in env}
+    names = {
+        name for env in branches for name, value in env.items() if before.get(name) is not value
+    }
     for name in names:
         values = [env[name] for env in branches if name in env]
         if name in before and len(values) < len(branches):
@@ -1708,36 +1732,20 @@ class _Scanner:
                 self.found.append(logged)
 
     def _instances(self) -> dict[str, set[str]]:
-        """Receivers assigned ``Cls(...)`` or annotated ``Cls`` in this file, by text."""
+        """Receivers assigned ``Cls(...)`` (or a module: ``self._wandb = wandb``) or annotated
+        ``Cls`` in this file, read from the text (a regular expression, not a second walk)."""
         module = self.module
         if module.instances is not None:
             return module.instances
         found: dict[str, set[str]] = {}
-        names = self.project.qualifiers
+        names = set(self.project.qualifiers)
         if any(name.encode() in module.source for name in names):
-            for node in ast.walk(module.full().tree or ast.Module([], [])):
-                target: ast.expr | None = None
-                cls: str | None = None
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    target, cls = node.targets[0], _dotted(node.value.func)
-                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-                    # ``self._wandb = wandb``: the module kept on an object.
-                    target, cls = node.targets[0], node.value.id
-                elif isinstance(node, ast.AnnAssign):
-                    target = node.target
-                    value = node.value
-                    if isinstance(value, ast.Call):
-                        cls = _dotted(value.func)
-                    else:
-                        cls = _dotted(node.annotation) if node.annotation else None
-                elif isinstance(node, ast.arg) and node.annotation is not None:
-                    text = _dotted(node.annotation)
-                    if text:
-                        found.setdefault(node.arg, set()).add(text.rpartition(".")[2])
-                    continue
-                receiver = _dotted(target) if target is not None else None
-                if receiver and cls:
-                    found.setdefault(receiver, set()).add(cls.rpartition(".")[2])
+            text = module.source.decode("utf-8", "replace")
+            for match in _BINDING.finditer(text):
+                receiver = match.group("receiver")
+                cls = (match.group("value") or match.group("annotation") or "").rpartition(".")
+                if cls[2] in names:
+                    found.setdefault(receiver, set()).add(cls[2])
         module.instances = found
         return found
 
@@ -1864,6 +1872,14 @@ class _Scanner:
             return not (isinstance(found, Opaque) and found.param)
         return False
 
+
+_BINDING: Final = re.compile(
+    r"(?P<receiver>[A-Za-z_][\w.]*)[ \t]*"
+    r"(?::[ \t]*(?P<annotation>[A-Za-z_][\w.]*)[^=\n,)]*)?"
+    r"(?:=[ \t]*(?P<value>[A-Za-z_][\w.]*)[ \t]*(?:\(|$))?",
+    re.MULTILINE,
+)
+"""``x = Cls(``, ``self.w = wandb``, ``x: Cls = ...`` and ``def f(x: Cls)``: a receiver's class."""
 
 _ACCUMULATE: Final = frozenset({"append", "extend", "add", "update"})
 """``d[k].append(v)`` and the like: ``d`` (a dict of lists or sets) holds ``k``."""
