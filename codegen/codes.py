@@ -469,23 +469,29 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "SCAN_UNDECLARED",
         "scan",
         _E,
-        "The code logs a key (or a key shape with unknown parts) no teed row declares.",
+        "The code logs a key no teed row declares (a step-axis or bookkeeping key the "
+        "catalog declares is not one).",
         "Add a row (or a key family) for it, or draft rows with `metric-catalog infer`.",
     ),
     (
         "SCAN_UNRESOLVED",
         "scan",
         _W,
-        "What a logging call logs there cannot be resolved statically (the message says what).",
-        "Build the dict from literal keys or constants, or mark the line "
-        "`# metric-catalog: ignore`.",
+        "What a logging call logs there cannot be resolved statically: a dict the scanner "
+        "cannot follow, reported once where it enters, or a key with a part known only at "
+        "run time (`train/{k}`), which credits no row, open families included.",
+        "Build the dict from literal keys or constants, declare what crosses a process "
+        "boundary in `scan-calls` (`returns`, `field`), mark the line "
+        "`# metric-catalog: ignore`, or add `no_lint: [SCAN_UNRESOLVED]` to the rows the key "
+        "may stand for.",
     ),
     (
         "SCAN_UNLOGGED",
         "scan",
         _W,
         "No scanned code logs a teed row's key.",
-        "Scan the code that logs it (`--no-unlogged` when scanning part of it), or remove the row.",
+        "Scan the code that logs it (`--no-unlogged` when scanning part of it), add "
+        "`no_lint: [SCAN_UNLOGGED]` to a row code outside the scan logs, or remove the row.",
     ),
     (
         "SCAN_SYNTAX",

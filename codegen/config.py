@@ -277,8 +277,12 @@ class Config:
         ),
         example=(
             'a list of tables such as {call = "Tracking.log", metrics = "data"} or '
-            '{call = "log_metrics", metrics = 0, prefix = "prefix"} (metrics, key and prefix: '
-            "an argument position, a keyword name, or [position, keyword])"
+            '{call = "log_metrics", metrics = 0, prefix = "prefix"} (metrics, key, prefix and '
+            "through: an argument position, a keyword name, or [position, keyword]); "
+            'key-prefix = "train/" adds literal text before every key; dict-only = true skips '
+            'calls given no dict; {call = "all_reduce", through = 0} hands its argument back; '
+            'producers: {call = "Worker.training_step", returns = true} (or returns = "metrics") '
+            'and {field = "meta_info.metrics"} say what crosses a process boundary'
         ),
         shown_default="see below",
     )

@@ -16,7 +16,7 @@ from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.config import ConfigError, parse_table
 from codegen.scan import scanner
-from codegen.scan.calls import DEFAULT_SCAN_CALLS, merge_calls, parse_scan_call
+from codegen.scan.calls import DEFAULT_SCAN_CALLS, Argument, merge_calls, parse_scan_call
 from codegen.scan.scanner import ScanReport, iter_sources, scan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "scan"
@@ -550,6 +550,14 @@ def test_scan_calls_configured_in_pyproject_are_scanned(
         ({"call": "x", "metrics": [0, "a", "b"]}, "two keywords"),
         ({"call": "x", "metrics": 0, "prefixx": "p"}, "unknown field(s) prefixx"),
         ("log", "not a table"),
+        ({"call": "x", "metrics": 0, "through": 0}, "exactly one of metrics"),
+        ({"call": "x", "returns": False}, "must be true"),
+        ({"call": "x", "returns": "not a key"}, "must be true"),
+        ({"call": "x", "metrics": 0, "key-prefix": 3}, "not a string"),
+        ({"call": "x", "metrics": 0, "dict-only": "yes"}, "not true or false"),
+        ({"call": "x", "key": 0, "dict-only": True}, "dict-only applies to a metrics"),
+        ({"field": "info x"}, "not a dotted name"),
+        ({"field": "info", "metrics": 0}, "takes only key-prefix"),
     ],
 )
 def test_scan_calls_entries_are_checked(entry: object, problem: str, tmp_path: Path) -> None:
@@ -557,6 +565,21 @@ def test_scan_calls_entries_are_checked(entry: object, problem: str, tmp_path: P
         parse_scan_call(entry)
     with pytest.raises(ConfigError, match=r"scan-calls: entry 1:"):
         parse_table({"scan-calls": [entry]}, tmp_path / "pyproject.toml")
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "value"),
+    [
+        ({"call": "log_train", "metrics": 1, "key-prefix": "train/"}, "key_prefix", "train/"),
+        ({"call": "monitors.log", "metrics": 0, "dict-only": True}, "dict_only", True),
+        ({"call": "gather", "through": [0, "data"]}, "through", Argument(0, "data")),
+        ({"call": "A.step", "returns": True}, "returns", True),
+        ({"call": "A.step", "returns": "metrics"}, "returns_key", "metrics"),
+        ({"field": "meta_info.metrics"}, "field", "meta_info.metrics"),
+    ],
+)
+def test_scan_calls_entries_read_the_new_fields(entry: object, field: str, value: object) -> None:
+    assert getattr(parse_scan_call(entry), field) == value
 
 
 def test_scan_calls_configured_replace_the_default_of_the_same_name() -> None:
