@@ -5,8 +5,8 @@ OpenRLHF's: metrics dicts built over a function and handed to ``log_metrics`` wi
 a prefix, helpers returning dict literals and ``(batch, metrics)`` tuples, dicts a
 callee fills through its parameter, a pass-through reduce, a wrapper that adds
 ``train/`` with ``"train/%s" % k``, f-string and ``str.format`` keys over literal
-tuples, module constants, and mostly code that logs nothing) is written once per run. Both commands run
-as child processes from a cold interpreter: the baseline walks the folder and
+tuples, module constants, and mostly code that logs nothing) is written once per run.
+Both commands run as child processes from a cold interpreter: the baseline walks the folder and
 parses every file with :func:`ast.parse`; ``scan`` also loads this repo's
 catalog and judges every key. Median of ``runs`` interleaved runs each.
 """
