@@ -1712,6 +1712,11 @@ class _Scanner:
             )
         )
 
+    def _named_like_a_call(self) -> bool:
+        """In a function named like a scanned call: its callers are matched and judged."""
+        func = self.func
+        return func is not None and any(spec.name == func.name for spec in self.project.calls)
+
     def _inside(self) -> Wrapper | None:
         func = self.func
         if func is None:
@@ -1850,7 +1855,7 @@ class _Scanner:
         unresolved += value.unresolved
         flat = spec.prefix is None
         inside = self._inside() if value.spreads else None
-        if value.spreads and inside is None:
+        if value.spreads and inside is None and not self._named_like_a_call():
             params = ", ".join(sorted({s.param for s in value.spreads}))
             unresolved.append(Unresolved(f"the keys of the parameter(s) {params}", where))
         spreads = value.spreads if inside is not None else ()
