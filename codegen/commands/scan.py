@@ -67,26 +67,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_root_argument(parser)
 
 
-def _paths_after_catalog(args: argparse.Namespace) -> None:
-    """``--catalog a.yaml src/``: the flag takes every path after it; give back to PATHS those
-    that are no catalog file (not ``.yaml``/``.yml``), so ``src/`` is scanned."""
-    given: list[Path] | None = getattr(args, "catalog", None)
-    if not given:
-        return
-    moved = [path for path in given if path.suffix not in _CATALOG_SUFFIXES]
-    if moved:
-        args.paths = [*args.paths, *moved]
-        args.catalog = [path for path in given if path.suffix in _CATALOG_SUFFIXES] or None
-
-
-_CATALOG_SUFFIXES: Final = frozenset({".yaml", ".yml"})
-
-
 def run(args: argparse.Namespace) -> int:
     """Scan, print the findings, return the exit code."""
     from ..scan.scanner import scan  # noqa: PLC0415 - keeps --help fast
 
-    _paths_after_catalog(args)
     config = config_from_args(args)
     refuse_swallowed_paths(args, "PATHS")
     paths: list[Path] = list(args.paths) or [config.root]

@@ -25,6 +25,17 @@ __all__ = [
 TODO: Final = "TODO: say what this measures."
 
 
+@dataclass(frozen=True, slots=True)
+class Bookkeeping:
+    """A logged key that is no metric: a step axis or a logger's bookkeeping (``time``)."""
+
+    key: str
+    """The key as logged (prefix joined)."""
+    role: str
+    """``step axis`` or ``bookkeeping``."""
+    why: str
+
+
 @dataclass(slots=True)
 class DraftAttribute:
     """An attribute a drafted family binds: its name and values (or budget)."""
@@ -68,22 +79,13 @@ class DraftFile:
     attributes: list[DraftAttribute] = field(default_factory=list)
     loops: list[tuple[str, list[str]]] = field(default_factory=list)
     """New loops declared here: name and signature keys."""
+    bookkeeping: list[Bookkeeping] = field(default_factory=list)
+    """Keys proposed as no metric (``bookkeeping:``): a step axis, a logger's timestamp."""
 
     @property
     def file_name(self) -> str:
         """``<module>.yaml``."""
         return f"{self.module}.yaml"
-
-
-@dataclass(frozen=True, slots=True)
-class Bookkeeping:
-    """A logged key that is no metric: a step axis or a logger's bookkeeping (``time``)."""
-
-    key: str
-    """The key as logged (prefix joined)."""
-    role: str
-    """``step axis`` or ``bookkeeping``."""
-    why: str
 
 
 @dataclass(slots=True)
@@ -104,9 +106,8 @@ class Draft:
         """What the user should know about keys left out."""
         seen = self.observations
         notes = [
-            f"not a metric: {b.key!r} is a {b.role}: {b.why}; leave it undeclared as a row "
-            "(declare it as the catalog's step axis or bookkeeping key where the catalog "
-            "has them)"
+            f"not a metric: {b.key!r} is a {b.role}: {b.why}; drafted under bookkeeping: "
+            "(a step axis may instead be a loop's step_keys)"
             for b in self.bookkeeping
         ]
         for (prefix, key), why in sorted(seen.refused.items())[:20]:
@@ -170,6 +171,11 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
                 for value in attribute.values:
                     out.append(f"      - value: {_q(value)}")
                     out.append(f"        description: {_q('TODO: what this value means.')}")
+    if draft_file.bookkeeping:
+        out.append("bookkeeping:")
+        for entry in draft_file.bookkeeping:
+            out.append(f"  - key: {_q(entry.key)}")
+            out.append(f"    reason: {_q(entry.why[:1].upper() + entry.why[1:] + '.')}")
     out.append("teed:" if draft_file.rows else "teed: []")
     for row in draft_file.rows:
         out.extend(f"  # {note}" for note in row.notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -167,6 +167,7 @@ def observe(
                     run,
                     record=item,
                     matcher=matcher,
+                    is_bookkeeping=catalog.is_bookkeeping,
                     declared=declared,
                     last_prefix_step=last_prefix_step,
                 )
@@ -179,6 +180,7 @@ def _take(
     *,
     record: Record,
     matcher: KeyMatcher,
+    is_bookkeeping: Callable[[str], bool],
     declared: dict[tuple[str, str], bool],
     last_prefix_step: dict[tuple[int, str], int],
 ) -> None:
@@ -206,7 +208,8 @@ def _take(
             signature.add(f"{prefix}/{key}" if prefix else key)
         known = declared.get(pair)
         if known is None:
-            known = bool(matcher.match(prefix, key))
+            qualified = f"{prefix}/{key}" if prefix else key
+            known = bool(matcher.match(prefix, key)) or is_bookkeeping(qualified)
             if len(declared) < 4 * MAX_KEYS:
                 declared[pair] = known
         if known:

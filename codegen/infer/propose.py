@@ -400,7 +400,12 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
     if new_loops and ordered:
         for loop in new_loops:
             ordered[0].loops.append((loop, _signature(seen, loop)))
-    return Draft(ordered, seen, sorted(aside, key=lambda b: b.key))
+    aside.sort(key=lambda b: b.key)
+    if aside:
+        if not ordered:
+            ordered.append(DraftFile(_module_name("", "bookkeeping", modules), ""))
+        ordered[0].bookkeeping.extend(aside)
+    return Draft(ordered, seen, aside)
 
 
 def _not_a_metric(prefix: str, key: str, stats: KeyStats) -> Bookkeeping | None:
@@ -408,7 +413,7 @@ def _not_a_metric(prefix: str, key: str, stats: KeyStats) -> Bookkeeping | None:
     qualified = f"{prefix}/{key}" if prefix else key
     last = key.rsplit("/", 1)[-1]
     if qualified in STEP_AXIS_KEYS or key in STEP_AXIS_KEYS or last == "global_step":
-        why = "the step the record was logged at (it repeats the step), not a metric"
+        why = "the step the record was logged at (a step axis), not a metric"
         return Bookkeeping(qualified, "step axis", why)
     # A timestamp grows like unix seconds; a key named ``time`` with small values is a
     # duration, drafted as a metric.
@@ -462,6 +467,7 @@ def single_file(draft: Draft, module: str, catalog: Catalog) -> DraftFile:
         merged.rows += draft_file.rows
         merged.attributes += draft_file.attributes
         merged.loops += draft_file.loops
+        merged.bookkeeping += draft_file.bookkeeping
     return merged
 
 

@@ -104,16 +104,8 @@ class Judge:
     logged: set[str] = field(default_factory=set)
     """Names of rows some scanned call logs (or may log)."""
     captures: dict[str, Capture] = field(default_factory=dict)
-    aside: frozenset[str] = frozenset()
-    """Keys the catalog declares as a step axis or bookkeeping (see :meth:`_aside`)."""
 
     def __post_init__(self) -> None:
-        self.aside = frozenset(
-            (
-                *getattr(self.catalog, "step_axis_keys", ()),
-                *getattr(self.catalog, "bookkeeping_keys", ()),
-            )
-        )
         self.captures = captures(self.catalog.attributes())
         # A hole of the code may stand for any value: every placeholder opened up.
         opened = {name: Capture(spans=c.spans) for name, c in self.captures.items()}
@@ -243,18 +235,11 @@ class Judge:
         )
 
     def _aside(self, prefix: Shape | None, key: Shape, flat: bool) -> bool:
-        """A key the catalog declares as a step axis or bookkeeping key: not undeclared.
-
-        Hook for the catalog's step-axis and bookkeeping declarations: a catalog that
-        has them exposes ``step_axis_keys`` / ``bookkeeping_keys`` (qualified keys).
-        """
-        aside = self.aside
-        if not aside:
-            return False
+        """A key the catalog declares as a loop's step key or bookkeeping: not undeclared
+        (``Catalog.is_bookkeeping``: ``bookkeeping:``, ``step_keys``, W&B's ``_*`` keys)."""
         text = _sample(key)
-        if flat or prefix is None:
-            return text in aside
-        return _qualify(_sample(prefix), text) in aside
+        logged = text if flat or prefix is None else _qualify(_sample(prefix), text)
+        return self.catalog.is_bookkeeping(logged)
 
     @staticmethod
     def _shown(prefix: Shape | None, key: Shape, flat: bool) -> str:

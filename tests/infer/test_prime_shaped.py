@@ -55,3 +55,4 @@ def test_infer_proposes_the_file_loggers_timestamp_as_bookkeeping(tmp_path: Path
     draft = infer([[str(run)]], Catalog(()))
     assert [(b.key, b.role) for b in draft.bookkeeping] == [("time", "bookkeeping")]
     assert any("'time' is a bookkeeping" in note for note in draft.notes())
+    assert [b.key for f in draft.files for b in f.bookkeeping] == ["time"]

@@ -74,13 +74,35 @@ def test_without_no_lint_the_unlogged_row_is_reported(
     assert findings == ["SCAN_UNLOGGED no scanned code logs 'train/reward' (row"]
 
 
-def test_catalog_flag_before_the_paths_does_not_swallow_them(
+def test_catalog_flag_before_the_paths_says_it_took_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _project(tmp_path)
-    (root / "other.py").write_text('import wandb\nwandb.log({"train/bogus": 1})\n', "utf-8")
     monkeypatch.chdir(root)
-    argv = ["scan", "--format", "json", "--catalog", "catalog/catalog.yaml", "src"]
-    code, findings = _findings(capsys, *argv)
-    assert code == 0  # only src/ was scanned: other.py's undeclared key is not reported
-    assert findings == []
+    code = main(["scan", "--catalog", "catalog/catalog.yaml", "src"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--catalog src" in err
+    assert "before --catalog" in err
+    # Written the other way round, src/ is scanned against that catalog.
+    assert main(["scan", "src", "--catalog", "catalog/catalog.yaml"]) == 0
+
+
+def test_a_key_the_catalog_declares_as_bookkeeping_is_not_undeclared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _project(tmp_path)
+    text = ROWS.replace(
+        "teed:\n",
+        "bookkeeping:\n  - key: train/global_step\n"
+        "    reason: The step the wrapper adds to every record.\nteed:\n",
+    )
+    write_catalog(root, text)
+    (root / "src" / "train.py").write_text(
+        CODE + 'wandb.log({"train/global_step": 3, "_timestamp": 1.0})\n', encoding="utf-8"
+    )
+    code, findings = _findings(
+        capsys, "scan", "--root", str(root), "--format", "json", str(root / "src")
+    )
+    assert code == 0
+    assert findings == []  # declared bookkeeping, and W&B's own _* keys built in
