@@ -30,12 +30,16 @@ from .config import PYPROJECT, TABLE, Config, ConfigError
 
 __all__ = [
     "NotRegularFileError",
+    "OutsideRootError",
     "UnsafeOutputError",
     "check_output_locations",
     "check_output_path",
     "file_kind",
+    "inside_root",
     "is_within",
+    "open_input",
     "read_head",
+    "read_input",
     "read_regular",
 ]
 
@@ -54,6 +58,10 @@ class NotRegularFileError(OSError):
     """A path the generator would read is not a regular file (a FIFO, a device, a folder)."""
 
 
+class OutsideRootError(NotRegularFileError):
+    """A member of a folder the user named (a store, a tree, the project) resolves outside it."""
+
+
 class UnsafeOutputError(ConfigError):
     """An output location leaves the project root, loops, or is not the kind of file it must be.
 
@@ -70,24 +78,99 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading, or an error when it is not a regular file (never blocks)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except IsADirectoryError:
-        msg = "is a directory, not a regular file"
-        raise NotRegularFileError(errno.EISDIR, msg, str(path)) from None
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        os.close(fd)
-        raise
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = file_kind(mode)
-        raise NotRegularFileError(errno.EINVAL, f"is {kind}, not a regular file", str(path))
-    return os.fdopen(fd, "rb")
+def _open_regular(
+    path: str | os.PathLike[str], *, stream: bool = False, flags: int = 0
+) -> BinaryIO:
+    """``path`` opened for reading, or an error when it is not a regular file (never blocks).
+
+    ``stream=True`` also takes a FIFO or a character device (stdin-like, asked for by
+    name); the descriptor is then set blocking again, so reads wait for a writer.
+    """
+    flags |= os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+    def opener(name: str, _flags: int) -> int:
+        try:
+            fd = os.open(name, flags)
+        except IsADirectoryError:
+            msg = "is a directory, not a regular file"
+            raise NotRegularFileError(errno.EISDIR, msg, name) from None
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            os.close(fd)
+            raise
+        if stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            os.set_blocking(fd, True)
+        elif not stat.S_ISREG(mode):
+            os.close(fd)
+            msg = f"is {file_kind(mode)}, not a regular file"
+            raise NotRegularFileError(errno.EINVAL, msg, name)
+        return fd
+
+    # open() with an opener keeps the file's name on the handle (os.fdopen would not).
+    return open(os.fspath(path), "rb", opener=opener)
+
+
+def inside_root(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
+    """``path`` resolved (every symlink followed), which must stay inside the resolved ``root``.
+
+    Raises:
+        OutsideRootError: ``path`` resolves outside ``root`` (``strerror`` says where).
+        OSError: a symlink loop or a component that cannot be inspected.
+    """
+    real = os.path.realpath(path)
+    root_real = os.path.realpath(root)
+    if not is_within(real, root_real):
+        msg = f"resolves to {real}, outside {root_real} (a symlink out of the folder named)"
+        raise OutsideRootError(errno.EXDEV, msg, os.fspath(path))
+    return real
+
+
+def open_input(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    stream: bool = False,
+) -> BinaryIO:
+    """The one way a reader opens an input: a regular file, kept inside ``root`` when given.
+
+    Opened with ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor, so
+    a FIFO or a device never blocks or feeds an endless read (``stream=True``, for
+    a path the user named as a log, takes a FIFO or device as stdin is taken). With
+    ``root`` (the store, tree or project the user named), ``path`` is resolved and
+    must stay inside it, and the resolved file is opened without following a link
+    swapped in since.
+
+    Raises:
+        OutsideRootError: ``path`` resolves outside ``root``.
+        NotRegularFileError: ``path`` is a FIFO, a device, a socket or a folder.
+        OSError: it cannot be opened (missing, a symlink loop, denied).
+    """
+    if root is None:
+        return _open_regular(path, stream=stream)
+    return _open_regular(inside_root(path, root), flags=getattr(os, "O_NOFOLLOW", 0))
+
+
+def read_input(
+    path: str | os.PathLike[str], limit: int, *, root: str | os.PathLike[str] | None = None
+) -> bytes:
+    """The bytes of the regular file ``path`` (see :func:`open_input`), at most ``limit``.
+
+    The size is checked on the open descriptor before a byte is read.
+
+    Raises:
+        NotRegularFileError: ``path`` is not a regular file, leaves ``root`` or holds
+            more than ``limit`` bytes (``errno.EFBIG``).
+        OSError: it cannot be opened or read.
+    """
+    with open_input(path, root=root) as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            msg = f"is larger than {limit} bytes"
+            raise NotRegularFileError(errno.EFBIG, msg, os.fspath(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise NotRegularFileError(errno.EFBIG, f"is larger than {limit} bytes", os.fspath(path))
+    return data
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:

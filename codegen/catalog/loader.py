@@ -30,6 +30,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import yaml
 
 from ..safe_fs import NotRegularFileError, read_head
+from ..safe_yaml import Loader
 from .diagnostics import Diagnostic, Position, Severity
 from .yaml_errors import explain_syntax_error
 
@@ -57,11 +58,7 @@ MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 MAX_DEPTH: Final = 16
 """Deepest nesting accepted; a catalog needs 4 (file, list, row, deprecated)."""
 
-_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+_Loader = Loader  # the shared choice of libyaml's or PyYAML's safe loader
 
 _CORE_PREFIX: Final = "tag:yaml.org,2002:"
 _TAG_STR: Final = "tag:yaml.org,2002:str"

@@ -11,14 +11,17 @@ scrape endpoint for ``--duration`` seconds (Ctrl-C stops it early).
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
+from typing import Final
 
 from ..runs.live import parse_host_port, parse_otlp_url
+from ..safe_text import printable
 from . import UsageError, add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
@@ -95,6 +98,25 @@ def _wait(seconds: float) -> None:
             signal.signal(sig, old)
 
 
+_OTLP_LOGGER: Final = "opentelemetry.exporter.otlp"
+
+
+class _ExportErrors(logging.Handler):
+    """The last few warnings the OTLP exporter logged (why an export was not accepted)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the record's message, escaped and cut to one short line."""
+        try:
+            text = printable(record.getMessage())
+        except Exception:  # noqa: BLE001 - a log record that cannot be formatted
+            text = record.msg if isinstance(record.msg, str) else "an export error"
+        self.messages = [*self.messages[-4:], text[:300]]
+
+
 def run(args: argparse.Namespace) -> int:
     """Emit the sample run; 0 when it was sent, 2 on bad arguments, catalog or transport."""
     # Imported here so `metric-catalog --help` does not load the runtime and the tee.
@@ -127,6 +149,11 @@ def run(args: argparse.Namespace) -> int:
         exporter_config = replace(
             exporter_config, prometheus_host=host, prometheus_port=port, prometheus_port_span=1
         )
+    errors = _ExportErrors()
+    if args.otlp is not None:
+        # The SDK's OTLP exporter says why an export failed (the HTTP status, a refused
+        # connection) only in its log: kept, so the error names it.
+        logging.getLogger(_OTLP_LOGGER).addHandler(errors)
     if names:
         try:
             exporters.configure(config=replace(exporter_config, exporters=tuple(names)))
@@ -165,7 +192,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"prometheus: http://{address[0]}:{address[1]}/metrics for {duration:g} s")
             sys.stdout.flush()
         _wait(duration)
-    if not exporters.shutdown():
+    accepted = exporters.shutdown()
+    if args.otlp is not None and (not accepted or errors.messages):
+        why = errors.messages[-1] if errors.messages else "no answer within the deadline"
+        print(
+            f"error: otlp: the export to {args.otlp} was not accepted ({why}); check that "
+            "an OTLP/HTTP collector listens there (its /v1/metrics path)",
+            file=sys.stderr,
+        )
+        return 2
+    if not accepted:
         print("warning: the final export did not finish in time", file=sys.stderr)
     if args.otlp is not None:
         print(f"otlp: pushed to {args.otlp}")

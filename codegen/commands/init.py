@@ -45,6 +45,7 @@ from ..config import (
     table_lines,
 )
 from ..generate.schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
+from ..safe_fs import UnsafeOutputError, check_output_path, read_input
 from . import add_root_argument, config_overrides
 
 __all__ = [
@@ -205,9 +206,26 @@ def _parse(text: str, path: Path) -> dict[str, object]:
     return document
 
 
+_PYPROJECT_BYTES: Final = 16 * 1024 * 1024
+"""Largest pyproject.toml init reads (a real one is a few KiB)."""
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A pyproject.toml's bytes: a regular file (never a FIFO or a device), size capped."""
+    try:
+        return read_input(path, _PYPROJECT_BYTES)
+    except OSError as exc:
+        msg = (
+            f"{_shown(path)}: {exc.strerror or exc}; init reads and writes a regular "
+            f"{PYPROJECT} only: replace it with one, or run init in another folder "
+            "(nothing was written)"
+        )
+        raise PyprojectError(msg) from None
+
+
 def _read_text(path: Path) -> str:
     """The file's text, every byte kept (no newline translation), or a PyprojectError."""
-    data = path.read_bytes()
+    data = _read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -276,10 +294,10 @@ def _find_projects(start: Path) -> tuple[Path | None, Path | None]:
     nearest: Path | None = None
     for folder in (start, *start.parents):
         candidate = folder / PYPROJECT
-        if not candidate.is_file():
+        if not os.path.lexists(candidate):
             continue
         nearest = nearest or candidate
-        text = candidate.read_bytes().decode("utf-8", errors="replace")
+        text = _read_bytes(candidate).decode("utf-8", errors="replace")
         if re.search(rf"^\s*\[\s*{re.escape(TABLE)}\s*[\].]", text, re.MULTILINE):
             return candidate, nearest
     return None, nearest
@@ -332,23 +350,43 @@ def _diff(write: _Write) -> str:
     return "".join(line if line.endswith("\n") else f"{line}\n" for line in lines)
 
 
+def _check_inside(root: Path, write: _Write) -> None:
+    """Refuse a write that would follow a symlink out of the project (or onto a FIFO).
+
+    Raises:
+        UnsafeOutputError: a folder on the way, or the file, is a link leading
+            outside ``root``, a loop, or not a regular file; nothing is written.
+    """
+    try:
+        rel = write.path.relative_to(root).as_posix()
+    except ValueError:
+        msg = f"{_shown(write.path)} is outside the project root {root}; nothing was written"
+        raise UnsafeOutputError(msg) from None
+    check_output_path(root, rel)
+
+
 def _write(write: _Write) -> None:
-    """Create a new file (never over one), or replace pyproject.toml atomically, mode kept."""
+    """Create a new file (never over one), or replace pyproject.toml atomically, mode kept.
+
+    A pyproject.toml that is a link (inside the project: :func:`_check_inside`) is
+    replaced where it points, so the link stays a link.
+    """
     write.path.parent.mkdir(parents=True, exist_ok=True)
     data = write.new.encode("utf-8")
     if write.old is None:
         with write.path.open("xb") as handle:
             handle.write(data)
         return
-    if write.path.read_bytes().decode("utf-8") != write.old:
+    if _read_bytes(write.path).decode("utf-8") != write.old:
         msg = f"{_shown(write.path)} changed while init ran; run init again"
         raise PyprojectError(msg)
-    temp = write.path.with_name(f".{write.path.name}.{os.getpid()}.init.tmp")
+    target = Path(os.path.realpath(write.path))
+    temp = target.with_name(f".{target.name}.{os.getpid()}.init.tmp")
     try:
         with temp.open("xb") as handle:
             handle.write(data)
-        os.chmod(temp, write.path.stat().st_mode & 0o7777)
-        os.replace(temp, write.path)
+        os.chmod(temp, target.stat().st_mode & 0o7777)
+        os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -375,6 +413,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{_shown(configured)} already has [{TABLE}]; init leaves it as it is")
     else:
         pyproject = nearest or start / PYPROJECT
+        # A pyproject.toml that is a link out of its folder is never read or replaced.
+        check_output_path(pyproject.parent, PYPROJECT)
         old = _read_text(pyproject) if nearest is not None else None
         project = _parse(old, pyproject).get("project", {}) if old is not None else {}
         keys = _layout(pyproject.parent, project if isinstance(project, dict) else {}, given)
@@ -384,6 +424,9 @@ def run(args: argparse.Namespace) -> int:
         new = table if old is None else add_table(old, table, pyproject)
         writes.append(_Write(pyproject, old, new))
     _start_catalog(config, writes)
+    for write in writes:
+        if write.old is None:  # pyproject.toml itself was checked in its own folder
+            _check_inside(config.root, write)
     if args.dry_run:
         for write in writes:
             sys.stdout.write(_diff(write))

@@ -220,6 +220,10 @@ def _add_judging(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_RUN_CONFIG_BYTES: Final = 16 * 1024 * 1024
+"""Largest ``--run-config`` file read."""
+
+
 def load_run_config(path: str) -> dict[str, object]:
     """The mapping at ``path`` (JSON, or YAML when it does not parse as JSON).
 
@@ -231,14 +235,19 @@ def load_run_config(path: str) -> dict[str, object]:
 
     import yaml  # noqa: PLC0415
 
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    from ..safe_fs import read_input  # noqa: PLC0415
+    from ..safe_yaml import YamlBombError, load_bounded  # noqa: PLC0415
+
+    text = read_input(path, _RUN_CONFIG_BYTES).decode("utf-8", errors="replace")
     try:
         value: object = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+            value = load_bounded(text)
+        except YamlBombError as exc:
+            msg = f"{path}: refused ({exc}); write the configuration out without aliases"
+            raise ValueError(msg) from None
+        except (yaml.YAMLError, RecursionError) as exc:
             msg = f"{path} is neither JSON nor YAML ({exc.__class__.__name__})"
             raise ValueError(msg) from None
     if not isinstance(value, dict):

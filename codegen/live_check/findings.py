@@ -22,11 +22,13 @@ __all__ = [
     "FINDING_KIND_TABLE",
     "KINDS",
     "LOOP_KINDS",
+    "MAX_SHOWN_KEY_CHARS",
     "PER_WORKER_KINDS",
     "Finding",
     "Kind",
     "Notice",
     "catalog_hints",
+    "cut_key",
 ]
 
 
@@ -241,6 +243,18 @@ PER_WORKER_KINDS: Final = frozenset(
 ``attribute_budget`` is per worker because each process's tee has its own budget."""
 
 
+MAX_SHOWN_KEY_CHARS: Final = 256
+"""Longest key (or prefix) a report shows whole; a longer one is shown cut, with its
+length, so a log of 20-million-character keys still gives a report well under 1 MB."""
+
+
+def cut_key(key: str) -> str:
+    """``key``, or its first :data:`MAX_SHOWN_KEY_CHARS` characters and its length."""
+    if len(key) <= MAX_SHOWN_KEY_CHARS:
+        return key
+    return f"{key[:MAX_SHOWN_KEY_CHARS]}...({len(key)} characters)"
+
+
 @dataclass(slots=True)
 class Finding:
     """Every occurrence of one finding kind for one ``(prefix, key)``, aggregated.
@@ -278,12 +292,12 @@ class Finding:
         declaring its loops (``loops_file``), as the fixes point there.
         """
         shown_series = self.series and self.series != self.key
-        what = self.qualified_key + (f" ({self.series})" if shown_series else "")
+        what = cut_key(self.qualified_key) + (f" ({self.series})" if shown_series else "")
         fields = {
             **DEFAULT_HINTS,
             **(hints or {}),
             "what": what,
-            "key": self.key,
+            "key": cut_key(self.key),
             "count": self.count,
             "step": self.step,
             "first": f"first {self.example} at step {self.step}",
@@ -303,8 +317,8 @@ class Finding:
         line_only = self.kind == "malformed"
         return {
             "kind": self.kind,
-            "prefix": None if line_only or self.kind in LOOP_KINDS else self.prefix,
-            "key": None if line_only else self.key,
+            "prefix": None if line_only or self.kind in LOOP_KINDS else cut_key(self.prefix),
+            "key": None if line_only else cut_key(self.key),
             "series": self.series,
             "count": self.count,
             "first_line": self.line or None,

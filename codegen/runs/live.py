@@ -11,13 +11,21 @@ one "step" of the report, so findings say where they first arrived.
 from __future__ import annotations
 
 import argparse
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from urllib.parse import urlsplit
 
 from .records import Malformed, Record
-from .telemetry import OtlpReceiver, ScrapeError, parse_exposition, records_from_points, scrape
+from .telemetry import (
+    MAX_SCRAPE_POINTS,
+    OtlpReceiver,
+    ScrapeError,
+    parse_exposition,
+    records_from_points,
+    scrape,
+)
 
 __all__ = [
     "add_live_arguments",
@@ -126,13 +134,18 @@ def add_live_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _scrape_records(url: str, sequence: int) -> Iterator[Record | Malformed]:
+    """The points of one scrape as records: at most :data:`MAX_SCRAPE_POINTS` (then a
+    malformed record says the rest were not judged), none when it breaks."""
+    expected = "a Prometheus exposition"
     try:
-        text = scrape(url)
-        points = list(parse_exposition(text, url))
+        points = list(itertools.islice(parse_exposition(scrape(url), url), MAX_SCRAPE_POINTS + 1))
     except (ScrapeError, ValueError) as exc:
-        yield Malformed(url, sequence, str(exc), expected="a Prometheus exposition")
+        yield Malformed(url, sequence, str(exc), expected=expected)
         return
-    yield from records_from_points(points, sequence)
+    yield from records_from_points(points[:MAX_SCRAPE_POINTS], sequence)
+    if len(points) > MAX_SCRAPE_POINTS:
+        why = f"the scrape holds over {MAX_SCRAPE_POINTS} points; the first ones were judged"
+        yield Malformed(url, sequence, why, expected=expected)
 
 
 def gather(

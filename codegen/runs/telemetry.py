@@ -21,25 +21,39 @@ cut off and reported.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
+import http.client
+import socket
+import sys
 import threading
-import urllib.request
+import time
+import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
+from ..safe_text import printable
 from .records import Record
 
 __all__ = [
     "IDENTITY_LABEL",
+    "LISTEN_BACKLOG",
     "LIVE_EXTRA_HINT",
+    "MAX_ATTRIBUTE_CHARS",
     "MAX_BODY_BYTES",
+    "MAX_REQUEST_POINTS",
     "MAX_SCRAPE_BYTES",
+    "MAX_SCRAPE_POINTS",
+    "OTLP_INPUT",
+    "SCRAPE_DEADLINE_S",
     "OtlpReceiver",
     "ScrapeError",
     "TelemetryPoint",
+    "count_points",
     "decode_otlp",
     "decode_request_body",
     "parse_exposition",
@@ -48,10 +62,27 @@ __all__ = [
     "scrape",
 ]
 
-MAX_BODY_BYTES: Final = 64 * 1024 * 1024
-"""Largest OTLP request body accepted (after gzip); larger ones get HTTP 413."""
-MAX_SCRAPE_BYTES: Final = 64 * 1024 * 1024
+MAX_BODY_BYTES: Final = 20 * 1024 * 1024
+"""Largest OTLP request body accepted, sent and inflated (the OpenTelemetry Collector's
+own default); larger ones get HTTP 413."""
+MAX_REQUEST_POINTS: Final = 200_000
+"""Most data points one OTLP request may carry (a gzip body of 100 KB can inflate to
+millions); a request with more gets HTTP 413 and is not judged."""
+MAX_ATTRIBUTE_CHARS: Final = 1024
+"""Longer attribute values (and resource values) are kept cut to this many characters
+and a marker: a value that long is never a declared one, and a thousand distinct 1 MiB
+values would otherwise be held a megabyte each."""
+MAX_SCRAPE_POINTS: Final = 200_000
+"""Most points one scrape is judged by; the rest are reported, not judged."""
+OTLP_INPUT: Final = "POST /v1/metrics"
+"""The input every point the receiver takes belongs to (its workers: the exporters)."""
+LISTEN_BACKLOG: Final = 128
+"""Connections the OTLP receiver's socket queues while its threads are busy: a job's
+exporters (one per rank) all push at the same interval."""
+MAX_SCRAPE_BYTES: Final = 16 * 1024 * 1024
 """Largest scrape read; the rest is left unread and the scrape is reported as cut off."""
+SCRAPE_DEADLINE_S: Final = 10.0
+"""Seconds one scrape may take in all (connecting, headers and body), not per read."""
 
 
 LIVE_EXTRA_HINT: Final = "pip install 'metric-catalog[live]'"
@@ -135,8 +166,17 @@ def _any_value(value: Any) -> Any:
     if which == "kvlist_value":
         return {kv.key: _any_value(kv.value) for kv in value.kvlist_value.values}
     if which == "bytes_value":
-        return bytes(value.bytes_value)
-    return getattr(value, which)
+        return bytes(value.bytes_value[:MAX_ATTRIBUTE_CHARS])
+    found = getattr(value, which)
+    return _cut(found) if which == "string_value" else found
+
+
+_CUT_MARK: Final = "...(cut)"
+
+
+def _cut(text: str) -> str:
+    """``text``, or its first :data:`MAX_ATTRIBUTE_CHARS` characters and a marker."""
+    return text if len(text) <= MAX_ATTRIBUTE_CHARS else text[:MAX_ATTRIBUTE_CHARS] + _CUT_MARK
 
 
 def _attributes(items: Any) -> Mapping[str, Any]:
@@ -147,17 +187,38 @@ def _attributes(items: Any) -> Mapping[str, Any]:
         value = kv.value
         which = value.WhichOneof("value")
         # The common case, a string, without the generic walk.
-        found[kv.key] = value.string_value if which == "string_value" else _any_value(value)
+        text = value.string_value if which == "string_value" else None
+        if text is not None and len(text) <= MAX_ATTRIBUTE_CHARS:
+            found[kv.key[:MAX_ATTRIBUTE_CHARS]] = text
+        else:
+            found[kv.key[:MAX_ATTRIBUTE_CHARS]] = _any_value(value)
     return found
 
 
 def _worker_of(resource: Mapping[str, Any]) -> str | None:
-    """Which process exported a resource's points: its rank, else its instance id or service."""
+    """Which process exported a resource's points: its rank, else its instance id or
+    service, else a digest of its attributes (``resource 3f2a...``): the same exporter
+    is the same worker across its requests. ``None`` for an empty resource."""
     for name in IDENTITY_LABEL:
         value = resource.get(name)
         if value is not None and value != "":
             return f"rank{value}" if name == "rank" else str(value)
-    return None
+    if not resource:
+        return None
+    text = repr(sorted((str(k), repr(v)) for k, v in resource.items()))
+    return "resource " + hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=6).hexdigest()
+
+
+def count_points(request: Any) -> int:
+    """Data points an ``ExportMetricsServiceRequest`` carries (counted, not decoded)."""
+    total = 0
+    for resource_metrics in request.resource_metrics:
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                data = metric.WhichOneof("data")
+                if data is not None:
+                    total += len(getattr(metric, data).data_points)
+    return total
 
 
 def decode_otlp(request: Any, source: str = "") -> Iterator[TelemetryPoint]:
@@ -284,6 +345,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(413, b"request too large\n", "text/plain")
             return
         body = self.rfile.read(length)
+        if len(body) < length:
+            self.server.note_rejected(f"a request cut short ({len(body)} of {length} bytes)")
+            self.close_connection = True
+            return
         content_type = self.headers.get("Content-Type", "application/x-protobuf").lower()
         try:
             if self.headers.get("Content-Encoding", "").lower() == "gzip":
@@ -295,6 +360,12 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, zlib.error, gzip.BadGzipFile, EOFError) as exc:
             self.server.note_rejected(f"an undecodable request ({exc})")
             self._answer(400, b"not an ExportMetricsServiceRequest\n", "text/plain")
+            return
+        del body
+        points = count_points(request)
+        if points > MAX_REQUEST_POINTS:
+            self.server.note_rejected(f"a request of {points} points (over {MAX_REQUEST_POINTS})")
+            self._answer(413, b"too many data points in one request\n", "text/plain")
             return
         self.server.accept(request)
         from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (  # noqa: PLC0415
@@ -319,6 +390,18 @@ class OtlpReceiver(ThreadingHTTPServer):
     """
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line on stderr per connection that broke (reset mid-body, a timeout), never
+        a traceback; the receiver keeps serving."""
+        exc = sys.exc_info()[1]
+        what = f"{type(exc).__name__}: {exc}" if exc is not None else "an unknown error"
+        sys.stderr.write(
+            f"live-check: otlp receiver: a connection from {printable(str(client_address))} "
+            f"broke ({printable(what)[:200]}); it was not judged\n"
+        )
+        self.note_rejected(f"a broken connection ({type(exc).__name__})")
 
     def __init__(self, address: tuple[str, int] = ("127.0.0.1", 4318)) -> None:
         """Bind ``address`` (port 0 picks a free one); raises :class:`OSError` when taken."""
@@ -442,31 +525,108 @@ def parse_exposition(text: str, source: str = "") -> Iterator[TelemetryPoint]:
             )
 
 
-def scrape(url: str, *, timeout: float = 10.0) -> str:
-    """The exposition text served at ``url`` (one GET).
+def scrape(url: str, *, timeout: float = SCRAPE_DEADLINE_S) -> str:
+    """The exposition text served at ``url`` (one GET, redirects not followed).
+
+    ``timeout`` bounds the whole scrape (connecting, the headers and the body),
+    not each read: a server that trickles a byte at a time is cut off when it
+    passes. A redirect is refused (it may lead to another host or port: scrape
+    its target yourself), and a reply that is not HTTP, has a header line over
+    64 KiB or more than 100 headers, or a body shorter than its
+    ``Content-Length`` is reported as such.
 
     Raises:
-        ScrapeError: the endpoint refused, timed out, answered other than 200,
-            or served more than :data:`MAX_SCRAPE_BYTES`.
+        ScrapeError: the endpoint refused, did not answer in time, answered
+            other than 200, broke HTTP, or served more than :data:`MAX_SCRAPE_BYTES`.
     """
-    request = urllib.request.Request(
-        url, headers={"Accept": "text/plain;version=0.0.4;q=0.9,*/*;q=0.1"}
-    )
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        msg = f"cannot scrape {url}: not an http:// or https:// URL"
+        raise ScrapeError(msg)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body: bytes = response.read(MAX_SCRAPE_BYTES + 1)
-            status = int(response.status)
+        connection = kind(parts.hostname, parts.port, timeout=timeout)
+    except ValueError as exc:  # a port that is not a number
+        msg = f"cannot scrape {url}: {exc}"
+        raise ScrapeError(msg) from None
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    expired = time.monotonic() + timeout
+    deadline: threading.Timer | None = None
+    try:
+        connection.connect()
+        # The socket itself: the connection lets go of it once the response is read.
+        deadline = threading.Timer(
+            max(0.0, expired - time.monotonic()), _cut_off, (connection.sock,)
+        )
+        deadline.daemon = True
+        deadline.start()
+        connection.request("GET", target, headers={"Accept": _ACCEPT})
+        body = _body(connection.getresponse(), url)
+    except ScrapeError:
+        raise
+    except http.client.HTTPException as exc:
+        what = printable(str(exc))[:200] or type(exc).__name__
+        msg = (
+            f"cannot scrape {url}: the reply is not well-formed HTTP ({type(exc).__name__}: {what})"
+        )
+        raise ScrapeError(msg) from None
     except OSError as exc:
-        reason = getattr(exc, "reason", None) or exc
-        msg = f"cannot scrape {url}: {reason}"
-        raise ScrapeError(msg) from exc
+        if time.monotonic() >= expired:
+            msg = f"cannot scrape {url}: no complete answer within {timeout:g} s (the whole scrape)"
+        else:
+            msg = f"cannot scrape {url}: {exc.strerror or exc}"
+        raise ScrapeError(msg) from None
+    finally:
+        if deadline is not None:
+            deadline.cancel()
+        connection.close()
+    if time.monotonic() >= expired:
+        msg = f"cannot scrape {url}: no complete answer within {timeout:g} s (the whole scrape)"
+        raise ScrapeError(msg)
+    return body.decode("utf-8", errors="replace")
+
+
+_ACCEPT: Final = "text/plain;version=0.0.4;q=0.9,*/*;q=0.1"
+
+
+def _cut_off(sock: socket.socket | None) -> None:
+    """The scrape's deadline passed: end its socket, so a blocked read returns at once."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _body(response: http.client.HTTPResponse, url: str) -> bytes:
+    """The body of a 200 answer, whole (never a short one), at most :data:`MAX_SCRAPE_BYTES`."""
+    status = response.status
+    if 300 <= status < 400:
+        where = printable(response.getheader("Location", "") or "")[:200]
+        msg = (
+            f"cannot scrape {url}: HTTP {status}, a redirect to {where!r}; redirects are not "
+            "followed (they may lead to another host or port): scrape that URL itself"
+        )
+        raise ScrapeError(msg)
     if status != 200:
         msg = f"cannot scrape {url}: HTTP {status}"
         raise ScrapeError(msg)
-    if len(body) > MAX_SCRAPE_BYTES:
-        msg = f"cannot scrape {url}: the exposition is over {MAX_SCRAPE_BYTES} bytes"
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := response.read1(_SCRAPE_CHUNK):
+        size += len(chunk)
+        if size > MAX_SCRAPE_BYTES:
+            msg = f"cannot scrape {url}: the exposition is over {MAX_SCRAPE_BYTES} bytes"
+            raise ScrapeError(msg)
+        chunks.append(chunk)
+    if response.length:  # Content-Length promised more than arrived
+        msg = (
+            f"cannot scrape {url}: the body ended after {size} bytes, {response.length} short "
+            "of its Content-Length (the server closed the connection early); not judged"
+        )
         raise ScrapeError(msg)
-    return body.decode("utf-8", errors="replace")
+    return b"".join(chunks)
+
+
+_SCRAPE_CHUNK: Final = 256 * 1024
 
 
 def records_from_points(
@@ -486,6 +646,9 @@ def records_from_points(
         prometheus = transport == "prometheus"
         if prometheus and point.name == "target_info":
             continue
+        # Received points are one input whatever request carried them: the exporter's
+        # resource identity (the point's worker) tells the workers apart, not the request.
+        received = OTLP_INPUT if path is None and not prometheus else None
         yield record(
             sequence,
             "",
@@ -501,4 +664,5 @@ def records_from_points(
             None if prometheus else point.unit,
             transport,
             point.name if prometheus else None,
+            input=received,
         )

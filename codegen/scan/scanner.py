@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import errno
 import gc
 import json
 import os
@@ -18,6 +19,8 @@ from typing import Final
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics
 from ..catalog.model import Catalog
+from ..safe_fs import is_within, read_input
+from ..safe_text import shown as escaped
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
 from .compare import SYNTAX, UNREADABLE, Judge
 from .extract import Module, Project
@@ -25,6 +28,7 @@ from .extract import Module, Project
 __all__ = [
     "IGNORE_COMMENT",
     "MAX_FILE_BYTES",
+    "MAX_FILE_LINES",
     "SKIPPED_DIRS",
     "ScanReport",
     "iter_sources",
@@ -33,6 +37,10 @@ __all__ = [
 
 MAX_FILE_BYTES: Final = 8 * 1024 * 1024
 """Larger files are reported (``SCAN_UNREADABLE``) and skipped: generated data, not code."""
+
+MAX_FILE_LINES: Final = 50_000
+"""Files of more lines are reported and skipped too: a syntax tree costs a few hundred
+bytes per statement, and every module's tree is held until the scan ends."""
 
 IGNORE_COMMENT: Final = b"metric-catalog: ignore"
 """A finding on a line holding this text is dropped."""
@@ -44,11 +52,12 @@ SKIPPED_DIRS: Final = frozenset(
 
 
 def _shown(path: Path, cwd: Path) -> str:
-    """``path`` relative to the working directory when below it (clickable), else absolute."""
+    """``path`` relative to the working directory when below it (clickable), else absolute;
+    escaped (:func:`~codegen.safe_text.shown`), so a name cannot redraw the terminal."""
     try:
-        return path.relative_to(cwd).as_posix()
+        return escaped(path.relative_to(cwd).as_posix())
     except ValueError:
-        return path.as_posix()
+        return escaped(path.as_posix())
 
 
 def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[tuple[Path, str]]:
@@ -56,8 +65,10 @@ def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[t
 
     A file named directly is scanned whatever its suffix; folders give their
     ``*.py`` files, sorted, without hidden folders, :data:`SKIPPED_DIRS` and
-    ``skip`` (the generated package). Symbolic links are followed; a folder
-    already entered (by its real path) is not entered again.
+    ``skip`` (the generated package). Symbolic links are followed while they stay
+    inside the folder named (a link to a folder outside it is not entered; a file
+    link out of it is yielded and refused when read); a folder already entered (by
+    its real path) is not entered again.
     """
     seen_files: set[str] = set()
     seen_dirs: set[str] = {os.path.realpath(p) for p in skip}
@@ -78,8 +89,8 @@ def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[t
                 if name.startswith(".") or name in SKIPPED_DIRS:
                     continue
                 real = os.path.realpath(os.path.join(folder, name))
-                if real in seen_dirs:
-                    continue  # a link loop, or a folder reached twice
+                if real in seen_dirs or not is_within(real, real_top):
+                    continue  # a link loop, a folder reached twice, or a link out of the tree
                 seen_dirs.add(real)
                 kept.append(name)
             dirs[:] = kept
@@ -135,25 +146,30 @@ class ScanReport:
         )
 
 
-def _read(path: Path, shown: str, report: ScanReport) -> bytes | None:
+def _read(path: Path, shown: str, report: ScanReport, root: str | None) -> bytes | None:
+    """The bytes of a source file: a regular file (never a FIFO or a device), inside the
+    tree ``root`` when it was reached by walking one, within the size and line caps."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            message = (
-                f"{size} bytes, over the {MAX_FILE_BYTES}-byte limit of a source file; "
-                "it was not scanned (pass it by name after splitting it, or leave it out)"
-            )
-            report.diagnostics.append(
-                Diagnostic(UNREADABLE, Severity.WARNING, message, Position(shown))
-            )
-            return None
-        return path.read_bytes()
+        source = read_input(path, MAX_FILE_BYTES, root=root)
     except OSError as exc:
-        message = f"cannot read: {exc.strerror or exc}; it was not scanned"
-        report.diagnostics.append(
-            Diagnostic(UNREADABLE, Severity.WARNING, message, Position(shown))
-        )
+        if exc.errno == errno.EFBIG:
+            why = (
+                f"over the {MAX_FILE_BYTES}-byte limit of a source file; it was not scanned "
+                "(pass it by name after splitting it, or leave it out)"
+            )
+        else:
+            why = f"cannot read: {exc.strerror or exc}; it was not scanned"
+        report.diagnostics.append(Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown)))
         return None
+    lines = source.count(b"\n")
+    if lines > MAX_FILE_LINES:
+        why = (
+            f"{lines} lines, over the {MAX_FILE_LINES}-line limit of a source file; it was "
+            "not scanned (generated data, not code?)"
+        )
+        report.diagnostics.append(Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown)))
+        return None
+    return source
 
 
 def _parse(source: bytes, shown: str, report: ScanReport) -> ast.Module | None:
@@ -226,15 +242,18 @@ def _scan(
 ) -> ScanReport:
     report = ScanReport()
     project = Project(calls)
+    trees = [os.path.abspath(p) for p in paths if p.is_dir()]
     for path, real in iter_sources(paths, skip):
         shown = _shown(Path(os.path.abspath(path)), here)
-        source = _read(path, shown, report)
+        # A file reached by walking a tree must stay inside it; one named is read as named.
+        tree = next((top for top in trees if is_within(os.path.abspath(path), top)), None)
+        source = _read(path, shown, report, tree)
         if source is None:
             continue
-        tree = _parse(source, shown, report)
+        parsed = _parse(source, shown, report)
         report.files += 1
-        if tree is not None:
-            project.add(Module(shown, real, source, tree))
+        if parsed is not None:
+            project.add(Module(shown, real, source, parsed))
     judge = Judge(catalog)
     by_path = {module.shown: module for module in project.modules}
     found: dict[tuple[str, str, int, int, str], Diagnostic] = {}

@@ -57,6 +57,7 @@ __all__ = [
     "ATTRIBUTE_TYPES",
     "DEFAULT_CARDINALITY_LIMIT",
     "INVALID",
+    "MAX_PREFIX_CUTS",
     "METRIC_KINDS",
     "OPEN_SEGMENT",
     "PLACEHOLDER_TYPES",
@@ -281,17 +282,36 @@ def is_glued(prefix: str) -> bool:
     return prefix.endswith(PREFIX_GLUE)
 
 
+MAX_PREFIX_CUTS: Final = 64
+"""Most ``/`` (and, for glued prefixes, ``_``) a flat key is cut at, from its start: a
+declared prefix has a handful of parts, and a hostile key of 20,000 parts is then split
+in time and memory linear in its length (it stays whole: ``("", key)``)."""
+
+
+def _cut_points(logged: str, separator: str) -> list[int]:
+    """Where ``separator`` occurs in ``logged`` (not first or last), the first
+    :data:`MAX_PREFIX_CUTS` only."""
+    found: list[int] = []
+    index = logged.find(separator, 1, len(logged) - 1)
+    while index != -1 and len(found) < MAX_PREFIX_CUTS:
+        found.append(index)
+        index = logged.find(separator, index + 1, len(logged) - 1)
+    return found
+
+
 def _cuts(logged: str, glued: Callable[[str], bool] | None) -> Iterator[tuple[str, str]]:
     """Every ``(prefix, rest)`` a flat key may be cut into, the longest prefix first."""
-    for index in range(len(logged) - 2, 0, -1):
-        char = logged[index]
-        if char == "/":
+    points = _cut_points(logged, "/")
+    if glued is not None:
+        points = sorted(points + _cut_points(logged, PREFIX_GLUE))
+    for index in reversed(points):
+        if logged[index] == "/":
             prefix = logged[:index]
             if glued is None or not glued(prefix):
                 yield prefix, logged[index + 1 :]
-        elif char == PREFIX_GLUE and glued is not None:
+        else:
             prefix = logged[: index + 1]
-            if glued(prefix):
+            if glued is not None and glued(prefix):
                 yield prefix, logged[index + 1 :]
 
 

@@ -33,6 +33,7 @@ NOT_CODES = frozenset(
         "RUN",  # commands: the positional named when --catalog took its paths
         "PATHS",
         "COLUMNS",  # cli_reference: the environment variable argparse wraps help at
+        "O_NOFOLLOW",
     }
 )
 

@@ -121,14 +121,14 @@ def test_at_most_one_input_is_open_at_a_time(
                 open_now -= 1
             super().close()
 
-    def counting_open(path: str, mode: str = "r", *args: Any, **kwargs: Any) -> BinaryIO:
+    def counting_open(path: str, *args: Any, **kwargs: Any) -> BinaryIO:
         nonlocal open_now, most
         raw = real_open(path, "rb", buffering=0)
         open_now += 1
         most = max(most, open_now)
         return Counted(raw)
 
-    monkeypatch.setattr(ingest, "open", counting_open, raising=False)
+    monkeypatch.setattr(ingest, "open_input", counting_open)
     report = check_paths(paths, catalog)
     assert report.records == 60
     assert most == 1

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Final
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Item, Source
 from . import (
@@ -220,7 +221,9 @@ def read_source(source: Source, limits: Limits, input_format: str | None = None)
         source.format = ingester.name
         yield from ingester.read(source, None, limits)
         return
-    with open(source.path, "rb") as stream:
+    # A path named as a log may be a FIFO or a device (``<(zcat log.gz)``): a stream, read
+    # in bounded lines; every member of a folder is opened as a regular file only.
+    with open_input(source.path, stream=True) as stream:
         head = _file_head(stream, limits.max_line_bytes + 1)
         ingester = choose(source.path, head, input_format)
         source.format = ingester.name

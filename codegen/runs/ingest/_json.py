@@ -13,9 +13,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["loads"]
+__all__ = ["WIDE_DECODER", "loads", "wide_int"]
+
+
+def wide_int(text: str) -> int | float:
+    """A JSON integer; one past Python's integer-digits limit (4300) as the nearest float
+    (an infinity), rather than the ``ValueError`` :func:`int` raises."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+WIDE_DECODER: Final = json.JSONDecoder(parse_int=wide_int)
+"""What a line :func:`json.loads` refused for an over-long integer is decoded with."""
+
+
+def _stdlib_loads(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer past the digits limit: decoded again, slower, once
+        return WIDE_DECODER.decode(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
 
 
 def _with_fallback(fast: Callable[[bytes], Any], error: type[Exception]) -> Callable[[bytes], Any]:
@@ -24,7 +46,7 @@ def _with_fallback(fast: Callable[[bytes], Any], error: type[Exception]) -> Call
         try:
             return fast(raw)
         except error:
-            return json.loads(raw)
+            return _stdlib_loads(raw)
 
     return loads
 
@@ -32,6 +54,6 @@ def _with_fallback(fast: Callable[[bytes], Any], error: type[Exception]) -> Call
 try:
     import orjson
 except ImportError:  # the live extra is not installed: the standard library alone
-    loads: Callable[[bytes], Any] = json.loads
+    loads: Callable[[bytes], Any] = _stdlib_loads
 else:
     loads = _with_fallback(orjson.loads, orjson.JSONDecodeError)

@@ -55,13 +55,17 @@ def param_value(text: str) -> object:
 
     ``"True"`` and ``"true"`` are ``True``, ``"None"`` and ``"null"`` are ``None``,
     ``"16"`` is ``16``, ``"9e-07"`` and ``"0.01"`` are floats (``nan`` and ``inf`` too);
-    anything else (``"[0.9, 0.98]"``, ``"bf16"``) stays the text.
+    anything else (``"[0.9, 0.98]"``, ``"bf16"``, an integer of more digits than
+    Python converts) stays the text.
     """
     stripped = text.strip()
     if stripped in _WORDS:
         return _WORDS[stripped]
     if _INT.fullmatch(stripped):
-        return int(stripped)
+        try:
+            return int(stripped)
+        except ValueError:  # past Python's integer-digits limit: kept as the text logged
+            return text
     if _FLOAT.fullmatch(stripped):
         return float(stripped)
     return text

@@ -23,6 +23,8 @@ from typing import BinaryIO, Final
 
 import yaml
 
+from ...safe_fs import open_input, read_input
+from ...safe_yaml import YamlBombError, load_bounded
 from ..limits import Limits
 from ..records import Item, Note, Record, RunConfig, RunInfo, Source
 from ._params import param_value
@@ -134,15 +136,20 @@ def _hparams(folder: str) -> Iterator[Item]:
     ``!!python/tuple``) or too large is noted and left out: information, not a finding.
     """
     path = os.path.join(folder, HPARAMS_FILE)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return
-    if os.path.getsize(path) > MAX_HPARAMS_BYTES:
-        why = f"it is larger than {MAX_HPARAMS_BYTES} bytes"
+    try:
+        data = read_input(path, MAX_HPARAMS_BYTES, root=folder)
+    except OSError as exc:
+        text = exc.strerror or str(exc)
+        why = f"it {text}" if text.startswith(("is ", "resolves ")) else f"unreadable ({text})"
         yield Note("unread_config", _unread(path, why), path, 0)
         return
     try:
-        with open(path, encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle)
+        loaded = load_bounded(data.decode("utf-8"))
+    except YamlBombError as exc:
+        yield Note("unread_config", _unread(path, f"it is refused: {exc}"), path, 1)
+        return
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         yield Note("unread_config", _unread(path, f"it is not plain YAML ({exc})"), path, 1)
         return
@@ -179,7 +186,7 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
         yield from _hparams(folder)
         inner = Source(os.path.join(folder, METRICS_FILE))
         inner.format = source.format
-        with open(inner.path, "rb") as handle:
+        with open_input(inner.path, root=source.path) as handle:
             yield from read_lines(inner, handle, limits, _Rows(folder).parse, _EXPECTED)
         lines += inner.lines
     source.lines = lines

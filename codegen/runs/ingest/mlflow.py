@@ -43,6 +43,7 @@ import os
 from collections.abc import Iterator
 from typing import BinaryIO, Final
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
@@ -83,7 +84,7 @@ def read_meta(folder: str) -> dict[str, str]:
     if os.path.islink(path) or not os.path.isfile(path):
         return {}
     try:
-        with open(path, "rb") as meta:
+        with open_input(path) as meta:
             text = meta.read(_META_BYTES).decode("utf-8", "replace")
     except OSError:
         return {}
@@ -148,11 +149,20 @@ def detect(path: str, head: bytes) -> bool:
     return os.path.isdir(path) and run_folders(path) is not None
 
 
+def _member_folder(run: str, name: str) -> str | None:
+    """``run/name`` when it is a real folder of the run (not a link out of the store)."""
+    root = os.path.join(run, name)
+    if os.path.islink(root) or not os.path.isdir(root):
+        return None
+    return root
+
+
 def metric_files(run: str) -> list[tuple[str, str]]:
-    """``(key, file)`` of every metric of the run folder, sorted by key; links are not followed."""
-    root = os.path.join(run, "metrics")
+    """``(key, file)`` of every metric of the run folder, sorted by key; links are not
+    followed (a ``metrics`` folder that is a link is not read)."""
+    root = _member_folder(run, "metrics")
     found: list[tuple[str, str]] = []
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root) if root is not None else ():
         dirs.sort()
         for name in files:
             path = os.path.join(folder, name)
@@ -167,16 +177,16 @@ def params(run: str) -> list[tuple[str, str]]:
     """``(key, value)`` of the run folder's params, sorted by key (at most
     :data:`~._params.MAX_PARAMS`, each value's first :data:`~._params.MAX_PARAM_BYTES`);
     unreadable files and links are skipped."""
-    root = os.path.join(run, "params")
+    root = _member_folder(run, "params")
     found: list[tuple[str, str]] = []
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root) if root is not None else ():
         dirs.sort()
         for name in sorted(files):
             path = os.path.join(folder, name)
             if len(found) >= MAX_PARAMS or os.path.islink(path) or not os.path.isfile(path):
                 continue
             try:
-                with open(path, "rb") as param:
+                with open_input(path, root=root) as param:
                     value = param.read(MAX_PARAM_BYTES).decode("utf-8", "replace")
             except OSError:
                 continue
@@ -248,7 +258,7 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
             params_path = os.path.join(run, "params")
             yield RunConfig(configuration(logged), params_path, 0, run=info.run_id, input=run)
         for key, path in metric_files(run):
-            with open(path, "rb") as metric:
+            with open_input(path, root=source.path) as metric:
                 lines = LineReader(metric, limits)
                 for line_no, raw in lines:
                     if raw is None:

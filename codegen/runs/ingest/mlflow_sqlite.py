@@ -21,9 +21,9 @@ values of one step are one record (like one ``log_metrics`` call). The run's
 ``params`` rows are its configuration (see :mod:`._params`), as in the file store.
 
 The database is opened read-only (``mode=ro``): nothing is written and no
-journal is created (a WAL-mode database no writer has open is opened
-``immutable``, since even a read-only open would create its ``-wal`` and
-``-shm`` files). A database a running job is writing to stays readable
+journal is created (a WAL-mode database missing its ``-wal`` or ``-shm`` file, which no
+writer has open, is opened ``immutable``, since even a read-only open would
+create them). A database a running job is writing to stays readable
 (a write locks it only while committing); when it stays locked longer than
 :data:`BUSY_TIMEOUT_S` the input is abandoned with a message saying so.
 """
@@ -38,12 +38,21 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import BinaryIO, Final
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Malformed, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAM_BYTES, MAX_PARAMS, configuration
 from .mlflow import SYSTEM_PREFIX
 
-__all__ = ["BUSY_TIMEOUT_S", "HEADER", "INGESTER_NAME", "MAX_STEP_KEYS", "detect", "read"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "HEADER",
+    "INGESTER_NAME",
+    "MAX_KEY_CHARS",
+    "MAX_STEP_KEYS",
+    "detect",
+    "read",
+]
 
 INGESTER_NAME: Final = "mlflow-sqlite"
 HEADER: Final = b"SQLite format 3\x00"
@@ -68,9 +77,14 @@ _RUNS_NO_EXPERIMENTS: Final = (
     "SELECT run_uuid, name, NULL FROM runs "
     "WHERE coalesce(lifecycle_stage, 'active') != 'deleted' ORDER BY run_uuid"
 )
+MAX_KEY_CHARS: Final = 4096
+"""Longest metric key read (MLflow itself stores at most 250 characters); a longer one
+is reported malformed with its start, and only its first characters ever leave SQLite
+(a generated column can make a 1 MB file hold keys of millions of characters)."""
+
 _METRICS: Final = (
-    "SELECT key, value, step, is_nan FROM metrics WHERE run_uuid = ? "
-    "ORDER BY step, timestamp, key, value"
+    f"SELECT substr(key, 1, {MAX_KEY_CHARS + 1}), value, step, is_nan FROM metrics "
+    f"WHERE run_uuid = ? ORDER BY step, timestamp, substr(key, 1, {MAX_KEY_CHARS + 1}), value"
 )
 
 
@@ -81,17 +95,21 @@ def detect(path: str, head: bytes) -> bool:
 
 
 def _idle_wal(path: str) -> bool:
-    """Whether ``path`` is a WAL-mode database with no ``-wal`` file (no writer has it open).
+    """Whether ``path`` is a WAL-mode database lacking its ``-wal`` or its ``-shm`` file.
 
-    Opening such a database, even read-only, creates its ``-wal`` and ``-shm`` files;
-    it is opened ``immutable`` instead (nothing is writing it).
+    Opening such a database, even read-only, creates the missing one beside the
+    user's file (a ``-wal`` left without its ``-shm`` by a killed job included); it
+    is opened ``immutable`` instead: nothing is created, and no writer is running
+    (a live writer keeps both files).
     """
     try:
-        with open(path, "rb") as db:
+        with open_input(path) as db:
             header = db.read(20)
     except OSError:
         return False
-    return header[18:20] == b"\x02\x02" and not os.path.exists(path + "-wal")
+    if header[18:20] != b"\x02\x02":
+        return False
+    return not (os.path.exists(path + "-wal") and os.path.exists(path + "-shm"))
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -152,8 +170,8 @@ def _runs(connection: sqlite3.Connection, path: str, tables: set[str]) -> list[R
 
 
 _PARAMS: Final = (
-    f"SELECT key, substr(value, 1, {MAX_PARAM_BYTES}) FROM params WHERE run_uuid = ? "
-    f"ORDER BY key LIMIT {MAX_PARAMS}"
+    f"SELECT substr(key, 1, {MAX_KEY_CHARS}), substr(value, 1, {MAX_PARAM_BYTES}) FROM params "
+    f"WHERE run_uuid = ? ORDER BY substr(key, 1, {MAX_KEY_CHARS}) LIMIT {MAX_PARAMS}"
 )
 
 
@@ -179,7 +197,15 @@ def _values(
         for key, value, at, is_nan in cursor:
             source.lines += 1
             if not isinstance(key, str) or type(at) is not int:
-                why = f"key {key!r} at step {at!r}: the key must be text and the step an integer"
+                shown = repr(key)[:100]
+                why = f"key {shown} at step {at!r}: the key must be text and the step an integer"
+                yield Malformed(path, source.lines, why, expected=_ROW, input=run.input)
+                continue
+            if len(key) > MAX_KEY_CHARS:
+                why = (
+                    f"key {key[:80]!r}... is over {MAX_KEY_CHARS} characters (MLflow stores "
+                    "at most 250); not read"
+                )
                 yield Malformed(path, source.lines, why, expected=_ROW, input=run.input)
                 continue
             name = key
@@ -226,6 +252,12 @@ def read(
                     "a SQLite database without MLflow's metrics and runs tables; pass the "
                     "mlflow.db an MLflow tracking URI (sqlite:///...) names"
                 )
+                if os.path.exists(path + "-wal") and not os.path.exists(path + "-shm"):
+                    why += (
+                        " (its -wal file was not read: reading it would create a -shm file "
+                        "beside it; open the database once with sqlite3 to fold it in, or "
+                        "check a copy)"
+                    )
                 yield Malformed(path, 0, why, fatal=True, expected=_EXPECTED)
                 return
             for run in _runs(connection, path, tables):

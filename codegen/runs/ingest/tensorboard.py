@@ -69,6 +69,7 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._params import MAX_PARAMS, nested
@@ -507,7 +508,7 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
                 yield Note("not_read", f"{path} was not read: {why_not}", path)
                 continue
             reader.run = folder
-            with open(path, "rb") as events:
+            with open_input(path, root=source.path) as events:
                 yield from reader.items(events, path)
     if reader.skipped.total:
         yield reader.skipped.note(source.path)

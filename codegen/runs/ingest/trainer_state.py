@@ -54,8 +54,10 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO, Final
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Item, Malformed, Note, Record, Source
+from ._json import WIDE_DECODER
 
 __all__ = [
     "FILE_NAME",
@@ -241,6 +243,8 @@ class _Scanner:
                 value, end = None, -1
             except RecursionError:
                 raise TrainerStateError("a value nested too deeply") from None
+            except ValueError:  # an integer past Python's digits limit: decoded again, once
+                value, end = WIDE_DECODER.raw_decode(self.text, self.pos)
             # A number (or a value) that reaches the end of what was read may go on.
             if end != -1 and (end < len(self.text) or self.eof):
                 if end - self.pos > limit:
@@ -335,7 +339,7 @@ def read(source: Source, stream: BinaryIO | None, limits: Limits) -> Iterator[It
                 "history of those before it",
                 latest,
             )
-        with open(latest, "rb") as state:
+        with open_input(latest, root=source.path) as state:
             yield from _read(Source(latest), state, limits, source)
         return
     yield from _read(source, stream, limits, source)

@@ -89,6 +89,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO, Final, NamedTuple
 
+from ...safe_fs import open_input
 from ..limits import Limits
 from ..records import Item, Malformed, Note, Record, RunConfig, RunInfo, Source
 from ._json import loads
@@ -790,7 +791,7 @@ def _read_run_folder(folder: str, limits: Limits, run: str, source: Source) -> I
             why = "not a regular file (a link, a FIFO or a device); pass the run's .wandb file"
             yield Malformed(path, 0, why, True, _EXPECTED, run, "its start")
             continue
-        with open(path, "rb") as stream:
+        with open_input(path, root=source.path) as stream:
             yield from _read_file(path, stream, limits, run, source)
 
 
