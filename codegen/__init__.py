@@ -22,11 +22,13 @@ exit status (2, or 1). Relative to ``codegen``::
     ├── live_check.LogInputError            live-check's log paths cannot be read
     ├── runs.ingest.trainer_state.TrainerStateError   caught: malformed
     ├── catalog.conditions.ConditionError   a condition uses what the language forbids
+    ├── safe_yaml.YamlBombError             a YAML file too large once its aliases expand
     └── emit.EmitError                      emit cannot plan or send the sample run
     FileExistsError
     └── generate.writer.HandWrittenFileError   output would replace a hand-written file
     OSError
     ├── safe_fs.NotRegularFileError         an input is a FIFO, device or link loop: not read
+    │   └── safe_fs.OutsideRootError        a member of a folder named resolves outside it
     ├── generate.writer.WriteError          generate could not write; nothing was changed
     └── runs.telemetry.ScrapeError          a live-check scrape endpoint cannot be read
 

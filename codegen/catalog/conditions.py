@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
+    "MAX_CONDITION_DEPTH",
     "MAX_CONDITION_LENGTH",
     "RUN_VALUES",
     "Condition",
@@ -264,6 +265,22 @@ def _evaluate(node: ast.expr, config: Mapping[str, Any], run: Mapping[str, Any])
     return _literal(node)
 
 
+MAX_CONDITION_DEPTH: Final = 32
+"""Deepest nesting of an expression's syntax tree: every walk of it (checking, evaluating,
+quoting it in a message) then stays far from Python's recursion limit."""
+
+
+def _depth_over(tree: ast.AST, limit: int) -> bool:
+    """Whether ``tree`` nests deeper than ``limit`` nodes (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
 def parse_condition(text: str) -> Condition | None:
     """The expression ``text`` spells, or ``None`` for prose.
 
@@ -278,6 +295,11 @@ def parse_condition(text: str) -> Condition | None:
         tree = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    if _depth_over(tree, MAX_CONDITION_DEPTH):
+        raise ConditionError(
+            f"the expression nests deeper than {MAX_CONDITION_DEPTH} levels (operators "
+            "within operators, such as a run of '-' or 'not'); write it flatter"
+        )
     if not _mentions_config(tree):
         return None
     others = sorted(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..catalog.words import table
+from ..safe_text import shown as escaped
 from .observe import MAX_KEYS, Observations
 
 __all__ = [
@@ -111,8 +112,9 @@ class Draft:
             for b in self.bookkeeping
         ]
         for (prefix, key), why in sorted(seen.refused.items())[:20]:
-            shown = f"{prefix}/{key}" if prefix else key
-            notes.append(f"not drafted: {shown!r}: {why}")
+            whole = f"{prefix}/{key}" if prefix else key
+            cut = whole if len(whole) <= 80 else f"{whole[:80]}..."
+            notes.append(f"not drafted: {escaped(cut)!r}: {why}")
         if len(seen.refused) > 20:
             notes.append(f"not drafted: {len(seen.refused) - 20} more such keys")
         if seen.untracked:
@@ -144,7 +146,8 @@ def _q(text: str) -> str:
 def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
     """The owner file as YAML text, with the notes as comments."""
     out = [
-        "# Drafted by `metric-catalog infer` from: " + ", ".join(runs)[:200],
+        # Run names are file names: escaped, so a line break cannot start a YAML key.
+        "# Drafted by `metric-catalog infer` from: " + escaped(", ".join(runs))[:200],
         "# Replace every TODO (lint refuses them), check units and kinds, then commit.",
         "owner: TODO.owner",
         f"module: {draft_file.module}",
@@ -178,7 +181,7 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
             out.append(f"    reason: {_q(entry.why[:1].upper() + entry.why[1:] + '.')}")
     out.append("teed:" if draft_file.rows else "teed: []")
     for row in draft_file.rows:
-        out.extend(f"  # {note}" for note in row.notes)
+        out.extend(f"  # {escaped(note)}" for note in row.notes)
         out.append(f"  - logger_key: {_q(row.logger_key)}")
         if row.prefix != draft_file.prefix:
             out.append(f"    prefix: {_q(row.prefix)}")

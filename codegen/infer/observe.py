@@ -17,7 +17,7 @@ from ..runs.ingest import read_source
 from ..runs.limits import Limits
 from ..runs.records import Malformed, Record, Source
 
-__all__ = ["MAX_KEYS", "KeyStats", "Observations", "observe", "schema_pattern"]
+__all__ = ["MAX_DRAFTED_KEY_CHARS", "MAX_KEYS", "KeyStats", "Observations", "observe", "schema_pattern"]
 
 MAX_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""
@@ -229,8 +229,19 @@ def _take(
         stats.see(run, record, value)
 
 
+MAX_DRAFTED_KEY_CHARS: Final = 200
+"""Longest ``prefix/key`` a row is drafted for: the series name made of it must stay within
+OpenTelemetry's 255 characters. A longer key is reported, not drafted."""
+
+
 def _refusal(prefix: str, key: str) -> str | None:
     """Why the catalog's schema cannot hold this pair yet (``None``: it can)."""
+    if len(prefix) + len(key) > MAX_DRAFTED_KEY_CHARS:
+        return (
+            f"the key is {len(prefix) + len(key)} characters long, over the "
+            f"{MAX_DRAFTED_KEY_CHARS} a series name can be drafted from (OpenTelemetry "
+            "allows 255): name its row by hand"
+        )
     if not schema_pattern("loggerKey").match(key) or "{" in key:
         return "the key has characters a logger_key cannot hold yet"
     if "{" in prefix or not schema_pattern("prefix").match(prefix):

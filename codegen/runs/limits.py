@@ -31,8 +31,9 @@ MAX_OVERLONG_LINES: Final = 3
 """An input is abandoned at its this-many-th line longer than :data:`MAX_LINE_BYTES`."""
 
 MAX_SKIPPED_BYTES: Final = 64 * 1024 * 1024
-"""An input is abandoned when one line runs on past this many bytes without a line
-break (an endless stream such as ``/dev/zero``): it is not a log."""
+"""A stream (a pipe, a device) is abandoned when one line runs on past this many bytes
+without a line break (an endless stream such as ``/dev/zero``): it is not a log. An
+overlong line of a regular file is skipped to its end however long, unbuffered."""
 
 MAX_WORKERS: Final = 10_000
 """Distinct workers (an input, or a ``"worker"`` value within one) judged apart; lines

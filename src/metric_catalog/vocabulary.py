@@ -47,6 +47,7 @@ __all__ = [
     "ATTRIBUTE_TYPES",
     "DEFAULT_PREFIX",
     "INIT_TOTAL_CATEGORY",
+    "MAX_KEY_LENGTH",
     "METRIC_KINDS",
     "METRIC_NAME_PREFIX",
     "OVERFLOW_ATTRIBUTE",
@@ -89,6 +90,9 @@ DEFAULT_PREFIX: Final = "train"
 # OpenTelemetry rejects longer names and units (see the SDK's instrument.py).
 _MAX_NAME_LENGTH: Final = 255
 _MAX_UNIT_LENGTH: Final = 63
+MAX_KEY_LENGTH: Final = 1024
+"""Longest ``logger_key`` or prefix a teed row may declare: every logged key is matched
+against them, so a megabyte-long family key would slow every ``log_metrics`` call."""
 
 
 def registry_key(name: str) -> str:
@@ -156,6 +160,15 @@ def _derive_registry_key(name: str) -> str:
 def _check_text(owner: str, field_name: str, value: object) -> None:
     if not isinstance(value, str):
         msg = f"{owner}: {field_name} must be a str, got {type(value).__name__} {value!r}"
+        raise ValueError(msg)
+
+
+def _check_key_length(owner: str, field_name: str, value: str) -> None:
+    if len(value) > MAX_KEY_LENGTH:
+        msg = (
+            f"{owner}: {field_name} {value[:40]!r}... is {len(value)} characters long, over "
+            f"{MAX_KEY_LENGTH}; declare the key as logged (a key that long is not one)"
+        )
         raise ValueError(msg)
 
 
@@ -607,6 +620,8 @@ class TeedMetric:
             and type(logger_key) is str
             and type(prefix) is str
             and logger_key
+            and len(logger_key) <= MAX_KEY_LENGTH
+            and len(prefix) <= MAX_KEY_LENGTH
             and self.other_prefixes == ()
             and self.replaced_by is None
             and self.temporality == "delta"
@@ -635,6 +650,8 @@ class TeedMetric:
         if not self.logger_key:
             msg = f"{what}: logger_key must not be empty; give the key logged to log_metrics"
             raise ValueError(msg)
+        for field_name, text in (("logger_key", self.logger_key), ("prefix", self.prefix)):
+            _check_key_length(what, field_name, text)
         if (
             self.other_prefixes == ()
             and self.replaced_by is None
@@ -652,6 +669,7 @@ class TeedMetric:
             raise ValueError(msg)
         for other in self.other_prefixes:
             _check_text(what, "each of other_prefixes", other)
+            _check_key_length(what, "each of other_prefixes", other)
         if len(set(self.prefixes)) != len(self.prefixes):
             msg = f"{what}: prefixes {self.prefixes!r} repeat a prefix; list each once"
             raise ValueError(msg)

@@ -34,6 +34,7 @@ NOT_CODES = frozenset(
         "PATHS",
         "COLUMNS",  # cli_reference: the environment variable argparse wraps help at
         "O_NOFOLLOW",
+        "GET",  # runs.telemetry: the HTTP method a scrape sends
     }
 )
 

@@ -36,6 +36,7 @@ emits it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -102,9 +103,8 @@ def _first_step(row: MetricRow, config: Mapping[str, object] | None) -> int | st
         value = path.lookup(config)
     except KeyError:
         return "unknown"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        return "unknown"
-    return int(value) + offset
+    step = _whole(value)
+    return "unknown" if step is None else step + offset
 
 
 def _unresolved(row: MetricRow, config: Mapping[str, object] | None) -> tuple[str, str] | None:
@@ -127,8 +127,16 @@ def _every(row: MetricRow, config: Mapping[str, object] | None) -> int | str | N
         value = path.lookup(config)
     except KeyError:
         return "unknown"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        return "unknown"
+    return "unknown" if (step := _whole(value)) is None else step
+
+
+def _whole(value: object) -> int | None:
+    """A configuration value as a whole number of steps; ``None`` when it is not one (a
+    text, a bool, a fraction, NaN or an infinity: the row's due step is then unknown)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
     return int(value)
 
 

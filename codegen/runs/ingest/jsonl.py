@@ -16,12 +16,16 @@ objects the logger could not convert. Both shapes may carry ``"loop"``,
 Lines are read in bounded memory: a line longer than ``max_line_bytes`` is
 ``malformed`` and its rest skipped in bounded chunks; the input is abandoned
 (a fatal :class:`~codegen.runs.records.Malformed` naming the file) at
-its ``max_overlong_lines``-th such line, or when one line runs on past
-``max_skipped_bytes`` without a line break (``/dev/zero``).
+its ``max_overlong_lines``-th such line, or when one line of a stream (a pipe,
+a device: not a regular file, which ends) runs on past ``max_skipped_bytes``
+without a line break (``/dev/zero``). The messages name the format read (a CSV
+log is not told it is not JSONL).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
@@ -46,18 +50,44 @@ __all__ = [
 INGESTER_NAME: Final = "jsonl"
 
 
+JSONL_KIND: Final = "a JSONL log"
+JSONL_FIX: Final = "pass the file JsonlLogger wrote"
+
+_KINDS: Final = {
+    "csv": ("a CSV log", "pass the metrics.csv a CSVLogger wrote"),
+    "flat-jsonl": ("a flat JSONL log", "pass the file the trainer's file logger wrote"),
+    "otlp-json": ("an OTLP JSON log", "pass the file the Collector's file exporter wrote"),
+}
+"""What each line-based format's input is, for the message abandoning one (else JSONL's)."""
+
+
+def _is_regular(stream: BinaryIO) -> bool:
+    """Whether ``stream`` reads a regular file (not a pipe, a device or a socket)."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, AttributeError, ValueError):  # an in-memory stream: it ends too
+        return hasattr(stream, "getbuffer")
+
+
 class LineReader:
     """``(line number, raw line)`` of a stream in bounded memory; ``None`` for an overlong line.
 
     Iteration stops early when the input is abandoned; :attr:`abandoned` then says why.
     """
 
-    def __init__(self, stream: BinaryIO, limits: Limits) -> None:
+    def __init__(
+        self, stream: BinaryIO, limits: Limits, kind: str = JSONL_KIND, fix: str = JSONL_FIX
+    ) -> None:
         self.stream = stream
         self.limits = limits
         self.line = 0
         self.overlong = 0
         self.abandoned: str | None = None
+        self.kind, self.fix = kind, fix
+        """What the input should have been and how to get it, for the abandon message."""
+        self.finite = _is_regular(stream)
+        """A regular file ends: an overlong line in it is skipped to its end however long
+        (:attr:`Limits.max_skipped_bytes` bounds only a stream, which may never end)."""
 
     def __iter__(self) -> Iterator[tuple[int, bytes | None]]:
         limit = self.limits.max_line_bytes
@@ -78,7 +108,7 @@ class LineReader:
             if self.overlong >= self.limits.max_overlong_lines:
                 self.abandoned = (
                     f"{self.overlong} lines longer than {limit} bytes (the last at line "
-                    f"{self.line}); this is not a JSONL log: pass the file JsonlLogger wrote"
+                    f"{self.line}); this is not {self.kind}: {self.fix}"
                 )
                 return
 
@@ -89,11 +119,11 @@ class LineReader:
             read += len(rest)
             if rest.endswith(b"\n"):
                 return True
-            if read > bound:
+            if read > bound and not self.finite:
                 self.abandoned = (
                     f"line {self.line} runs on past {bound} bytes without a line break; "
-                    "this is not a JSONL log (an endless stream such as /dev/zero?): pass "
-                    "the file JsonlLogger wrote"
+                    f"this is not {self.kind} (an endless stream such as /dev/zero?): "
+                    f"{self.fix}"
                 )
                 return False
         return True  # the input ended mid-line
@@ -198,7 +228,8 @@ def read_lines(
     if stream is None:
         msg = f"{source.path} is not a file; the {source.format} format reads a file or stdin"
         raise IsADirectoryError(msg)
-    lines = LineReader(stream, limits)
+    kind, fix = _KINDS.get(source.format or "", (JSONL_KIND, JSONL_FIX))
+    lines = LineReader(stream, limits, kind, fix)
     path = source.path
     for line_no, raw in lines:
         source.lines = line_no
