@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -167,6 +168,15 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if args.jsonl is not None and os.path.islink(args.jsonl):
+        # A link planted where the log goes would send the write elsewhere (a dangling one
+        # creates its target): the log is written to the path named, never through a link.
+        print(
+            f"error: --jsonl {args.jsonl}: is a symlink (to {os.readlink(args.jsonl)!r}); "
+            "pass the file itself (nothing was written)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         summary = emit(
             catalog, config, loop=args.loop, steps=args.steps, jsonl=args.jsonl, seed=args.seed

@@ -40,6 +40,7 @@ from ..safe_text import printable
 from .records import Record
 
 __all__ = [
+    "CONNECTION_IDLE_S",
     "IDENTITY_LABEL",
     "LISTEN_BACKLOG",
     "LIVE_EXTRA_HINT",
@@ -74,6 +75,8 @@ and a marker: a value that long is never a declared one, and a thousand distinct
 values would otherwise be held a megabyte each."""
 MAX_SCRAPE_POINTS: Final = 200_000
 """Most points one scrape is judged by; the rest are reported, not judged."""
+CONNECTION_IDLE_S: Final = 30.0
+"""Seconds the receiver waits on a silent connection before dropping it."""
 OTLP_INPUT: Final = "POST /v1/metrics"
 """The input every point the receiver takes belongs to (its workers: the exporters)."""
 LISTEN_BACKLOG: Final = 128
@@ -185,13 +188,15 @@ def _attributes(items: Any) -> Mapping[str, Any]:
     found = {}
     for kv in items:
         value = kv.value
-        which = value.WhichOneof("value")
-        # The common case, a string, without the generic walk.
-        text = value.string_value if which == "string_value" else None
-        if text is not None and len(text) <= MAX_ATTRIBUTE_CHARS:
-            found[kv.key[:MAX_ATTRIBUTE_CHARS]] = text
+        key = kv.key
+        if len(key) > MAX_ATTRIBUTE_CHARS:
+            key = _cut(key)
+        if value.WhichOneof("value") == "string_value":
+            # The common case, a string, without the generic walk.
+            text = value.string_value
+            found[key] = text if len(text) <= MAX_ATTRIBUTE_CHARS else _cut(text)
         else:
-            found[kv.key[:MAX_ATTRIBUTE_CHARS]] = _any_value(value)
+            found[key] = _any_value(value)
     return found
 
 
@@ -322,6 +327,9 @@ def _decode_body(body: bytes, content_type: str) -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     server: OtlpReceiver
+    # A connection silent this long is dropped: idle or half-open connections (a
+    # slowloris) cannot hold the receiver's threads while real exporters wait.
+    timeout = CONNECTION_IDLE_S
 
     def _answer(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)

@@ -81,3 +81,17 @@ def test_an_export_not_accepted_fails_emit_naming_the_endpoint(
         assert why in done.stderr.lower() or why in done.stderr
         assert "pushed to" not in done.stdout
         assert done.peak_mib < MEMORY_MIB
+
+
+def test_a_jsonl_path_that_is_a_dangling_link_is_not_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = tmp_path / "run.jsonl"
+    link.symlink_to(outside / "emitted.jsonl")
+
+    done = run_cli("emit", "--root", str(REPO), "--steps", "1", "--jsonl", str(link), tmp=tmp_path)
+
+    assert done.code == 2
+    assert f"--jsonl {link}: is a symlink" in done.stderr
+    assert list(outside.iterdir()) == []
+    assert done.peak_mib < MEMORY_MIB
