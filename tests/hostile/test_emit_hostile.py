@@ -62,11 +62,16 @@ def closed_port() -> str:
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("answer", "why"),
-    [(500, "code: 500"), ("hang", "no answer within the deadline"), ("closed", "refused")],
+    [
+        (500, ("code: 500",)),
+        ("hang", ("no answer within the deadline",)),
+        # A loaded machine may reach the shutdown deadline before the first refusal is logged.
+        ("closed", ("refused", "no answer within the deadline")),
+    ],
     ids=["http-500", "hung", "closed-port"],
 )
 def test_an_export_not_accepted_fails_emit_naming_the_endpoint(
-    tmp_path: Path, answer: object, why: str
+    tmp_path: Path, answer: object, why: tuple[str, ...]
 ) -> None:
     if answer == "closed":
         urls: Iterator[str] = iter([closed_port()])
@@ -78,7 +83,7 @@ def test_an_export_not_accepted_fails_emit_naming_the_endpoint(
         )
         assert done.code == 2
         assert f"error: otlp: the export to {url}/v1/metrics was not accepted" in done.stderr
-        assert why in done.stderr.lower() or why in done.stderr
+        assert any(reason in done.stderr.lower() for reason in why), done.stderr
         assert "pushed to" not in done.stdout
         assert done.peak_mib < MEMORY_MIB
 
