@@ -133,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     if args.duration is not None and args.prometheus is None:
         raise UsageError("--duration applies to --prometheus only")
+    if _jsonl_is_a_link(args.jsonl):
+        return 2
     config = config_from_args(args)
     catalog = load_or_report(config)
     if catalog is None:
@@ -168,15 +170,6 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    if args.jsonl is not None and os.path.islink(args.jsonl):
-        # A link planted where the log goes would send the write elsewhere (a dangling one
-        # creates its target): the log is written to the path named, never through a link.
-        print(
-            f"error: --jsonl {args.jsonl}: is a symlink (to {os.readlink(args.jsonl)!r}); "
-            "pass the file itself (nothing was written)",
-            file=sys.stderr,
-        )
-        return 2
     try:
         summary = emit(
             catalog, config, loop=args.loop, steps=args.steps, jsonl=args.jsonl, seed=args.seed
@@ -202,17 +195,35 @@ def run(args: argparse.Namespace) -> int:
             print(f"prometheus: http://{address[0]}:{address[1]}/metrics for {duration:g} s")
             sys.stdout.flush()
         _wait(duration)
-    accepted = exporters.shutdown()
-    if args.otlp is not None and (not accepted or errors.messages):
+    return _shut_down(exporters.shutdown(), args.otlp, errors)
+
+
+def _jsonl_is_a_link(path: Path | None) -> bool:
+    """Whether ``--jsonl`` names a symlink (said on stderr): a link planted where the log
+    goes would send the write elsewhere (a dangling one creates its target)."""
+    if path is None or not os.path.islink(path):
+        return False
+    print(
+        f"error: --jsonl {path}: is a symlink (to {os.readlink(path)!r}); pass the file "
+        "itself (nothing was written)",
+        file=sys.stderr,
+    )
+    return True
+
+
+def _shut_down(accepted: bool, otlp: str | None, errors: _ExportErrors) -> int:
+    """The exit code once the exporters flushed: 2 when the OTLP export was not accepted
+    (the endpoint and why on stderr), else 0."""
+    if otlp is not None and (not accepted or errors.messages):
         why = errors.messages[-1] if errors.messages else "no answer within the deadline"
         print(
-            f"error: otlp: the export to {args.otlp} was not accepted ({why}); check that "
-            "an OTLP/HTTP collector listens there (its /v1/metrics path)",
+            f"error: otlp: the export to {otlp} was not accepted ({why}); check that an "
+            "OTLP/HTTP collector listens there (its /v1/metrics path)",
             file=sys.stderr,
         )
         return 2
     if not accepted:
         print("warning: the final export did not finish in time", file=sys.stderr)
-    if args.otlp is not None:
-        print(f"otlp: pushed to {args.otlp}")
+    if otlp is not None:
+        print(f"otlp: pushed to {otlp}")
     return 0

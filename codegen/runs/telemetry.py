@@ -649,14 +649,12 @@ def records_from_points(
     """
     record = Record
     no_metrics: Mapping[str, object] = _NO_ATTRIBUTES
+    received = OTLP_INPUT if path is None else None
     for point in points:
         transport = point.transport
         prometheus = transport == "prometheus"
         if prometheus and point.name == "target_info":
             continue
-        # Received points are one input whatever request carried them: the exporter's
-        # resource identity (the point's worker) tells the workers apart, not the request.
-        received = OTLP_INPUT if path is None and not prometheus else None
         yield record(
             sequence,
             "",
@@ -672,5 +670,8 @@ def records_from_points(
             None if prometheus else point.unit,
             transport,
             point.name if prometheus else None,
-            input=received,
+            False,
+            # Received points are one input whatever request carried them: the exporter's
+            # resource identity (the point's worker) tells the workers apart, not the request.
+            None if prometheus else received,
         )
