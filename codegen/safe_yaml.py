@@ -23,7 +23,7 @@ from typing import Final
 
 import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "Loader", "YamlBombError", "load_bounded"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "YamlBombError", "load_bounded"]
 
 Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 """libyaml's safe loader when PyYAML was built with it (several times faster), else PyYAML's."""
