@@ -17,7 +17,14 @@ from ..runs.ingest import read_source
 from ..runs.limits import Limits
 from ..runs.records import Malformed, Record, Source
 
-__all__ = ["MAX_DRAFTED_KEY_CHARS", "MAX_KEYS", "KeyStats", "Observations", "observe", "schema_pattern"]
+__all__ = [
+    "MAX_DRAFTED_KEY_CHARS",
+    "MAX_KEYS",
+    "KeyStats",
+    "Observations",
+    "observe",
+    "schema_pattern",
+]
 
 MAX_KEYS: Final = 10_000
 """Distinct undeclared ``(prefix, key)`` pairs tracked; later ones are only counted."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from codegen.catalog.conditions import MAX_CONDITION_DEPTH
-from codegen.infer import MAX_DRAFTED_KEY_CHARS
+from codegen.infer.observe import MAX_DRAFTED_KEY_CHARS
 from tests.catalog_projects import write_catalog
 from tests.hostile_runs import REPO, run_cli
 
