@@ -38,6 +38,10 @@ NOT_APPLICABLE: Final = frozenset(
 ``not_due`` too, since a run that stopped (or resumed) before a row's step could not log it."""
 
 
+MAX_OPEN_VALUES: Final = 32
+"""Values of one open placeholder the coverage lists at most (past it: ``capped``)."""
+
+
 def _share(seen: int, total: int) -> float:
     return round(seen / total, 4) if total else 1.0
 
@@ -48,6 +52,10 @@ class ValueTracker:
     def __init__(self, catalog: Catalog) -> None:
         attributes = catalog.attributes()
         self.tracked: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
+        self.open: dict[str, tuple[str, ...]] = {}
+        """Rows of a key family whose placeholders have no enum: their names."""
+        self.open_seen: dict[tuple[str, str], set[str]] = {}
+        self.open_capped: set[tuple[str, str]] = set()
         self.family: set[str] = set()
         self.required: dict[str, tuple[str, ...]] = {}
         for _, row in catalog.rows():
@@ -71,7 +79,16 @@ class ValueTracker:
             if shaped:
                 self.family.add(row.name)
             self.required[row.name] = required
-            if pairs:
+            # An open placeholder (no enum): the values it took are listed, capped, so a
+            # misspelling the family swallowed shows.
+            opened = tuple(
+                name
+                for name in dict.fromkeys(shaped)
+                if (attribute := attributes.get(name)) is not None and attribute.domain is None
+            )
+            if opened:
+                self.open[row.name] = opened
+            if pairs or opened:
                 self.tracked[row.name] = tuple(pairs)
         self.seen: dict[tuple[str, str], set[str]] = {}
 
@@ -80,6 +97,10 @@ class ValueTracker:
         pairs = self.tracked.get(row.name)
         if pairs is None:
             return
+        for name in self.open.get(row.name, ()):
+            value = values.get(name)
+            if value is not None:
+                self._see_open((row.name, name), str(value))
         for name, domain in pairs:
             value = values.get(name)
             if value is None:
@@ -87,6 +108,25 @@ class ValueTracker:
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             if text in domain:
                 self.seen.setdefault((row.name, name), set()).add(text)
+
+    def _see_open(self, slot: tuple[str, str], text: str) -> None:
+        seen = self.open_seen.setdefault(slot, set())
+        if text in seen:
+            return
+        if len(seen) >= MAX_OPEN_VALUES:
+            self.open_capped.add(slot)
+            return
+        seen.add(text)
+
+    def open_values(self) -> dict[str, dict[str, object]]:
+        """``{row: {attribute: {seen, capped}}}``: the values each open placeholder took."""
+        out: dict[str, dict[str, object]] = {}
+        for (row, name), seen in sorted(self.open_seen.items()):
+            out.setdefault(row, {})[name] = {
+                "seen": sorted(seen),
+                "capped": (row, name) in self.open_capped,
+            }
+        return out
 
     def values(self, row: str, names: tuple[str, ...] | None = None) -> dict[str, object]:
         """``{attribute: {seen, unseen, share}}`` of ``row``'s tracked attributes (or ``names``)."""
@@ -113,6 +153,9 @@ class Coverage:
     owners: dict[str, dict[str, object]] = field(default_factory=dict)
     families: dict[str, dict[str, object]] = field(default_factory=dict)
     enum_values: dict[str, dict[str, object]] = field(default_factory=dict)
+    open_values: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Row -> attribute -> the values an open placeholder (no enum) took, capped:
+    information, so a misspelt key an open family swallowed is visible."""
     minimum: float | None = None
     """``--min-coverage`` as a share (0 to 1), when given."""
 
@@ -130,6 +173,7 @@ class Coverage:
             "owners": self.owners,
             "families": self.families,
             "enum_values": self.enum_values,
+            "open_values": self.open_values,
             "min": self.minimum,
             "ok": not self.below_minimum,
         }
@@ -162,6 +206,7 @@ def compute_coverage(
             values = tracker.values(name, required)
             if values:
                 out.enum_values[name] = values
+    out.open_values = tracker.open_values()
     out.overall = _share(out.seen, out.applicable)
     for owner, (seen, total) in sorted(by_owner.items()):
         out.owners[owner] = {"seen": seen, "applicable": total, "overall": _share(seen, total)}

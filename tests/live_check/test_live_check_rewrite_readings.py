@@ -65,3 +65,42 @@ def test_the_readings_of_a_key_go_from_most_rewritten_to_as_read(
 ) -> None:
     """The whole key rewritten first, the key as read last, each reading once."""
     assert key_readings(key, AT) == expected
+
+
+OPEN = """\
+owner: policy
+module: policy
+description: Policy losses under an open family.
+prefix: ""
+attributes:
+  - name: rl.loss_name
+    type: string
+    description: Which loss term.
+    max_cardinality: "64"
+teed:
+  - logger_key: "policy/{rl.loss_name}"
+    name: rl.policy.loss_term
+    kind: gauge
+    unit: ""
+    description: One term of the policy loss.
+    attributes:
+      - ref: rl.loss_name
+"""
+
+
+def test_the_values_an_open_placeholder_took_are_listed_so_a_misspelling_shows(
+    tmp_path: Path,
+) -> None:
+    """``policy/entropy_los`` is swallowed by the family, but the report lists it."""
+    catalog = loaded_catalog(tmp_path / "project", OPEN)
+    lines = [
+        {"step": s, "prefix": "", "metrics": {"policy/kl": 0.1, "policy/entropy_los": 0.2}}
+        for s in (1, 2)
+    ]
+    stream = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    report = check_stream(stream, catalog)
+    assert report.findings == []
+    document = json.loads(report.to_json())
+    assert document["coverage"]["open_values"] == {
+        "rl.policy.loss_term": {"rl.loss_name": {"seen": ["entropy_los", "kl"], "capped": False}}
+    }
