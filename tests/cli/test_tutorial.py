@@ -69,7 +69,11 @@ def _bin_dir(tmp_path: Path) -> Path:
     """A folder whose ``python`` and ``metric-catalog`` are the test interpreter's."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    # A script, not a link: a link to a venv's python outside the venv's bin/ finds no
+    # pyvenv.cfg beside it, so it would run the base interpreter without the venv's packages.
+    python = bin_dir / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
     entry = Path(sys.executable).parent / "metric-catalog"
     if entry.exists():
         (bin_dir / "metric-catalog").symlink_to(entry)
