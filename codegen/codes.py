@@ -265,7 +265,23 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "A row that is not a counter says `temporality: cumulative` (a running total).",
         "Declare `kind: counter`, or drop `temporality` (a gauge shows the total as logged).",
     ),
+    (
+        "INVALID_RANGE",
+        "build",
+        _E,
+        "A row's `range` is not a range: a bound that is no finite number, two bounds on "
+        "one side (`min` and `above`), a lower bound not below the upper, or a fractional "
+        "bound on integer values.",
+        'Quote numbers (`min: "0"`), keep one bound per side, and order them.',
+    ),
     # --- catalog ---
+    (
+        "SUM_OF_UNKNOWN",
+        "catalog",
+        _E,
+        "A row's `sum_of` names a series no row declares, or the row itself.",
+        "List the declared series whose values add up to the row's.",
+    ),
     (
         "DUPLICATE_NAME",
         "catalog",
@@ -518,6 +534,8 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "non_scalar": "Log an int or a float.",
     "non_finite": "Log finite values (or skip the step).",
     "counter_decrease": "Log per-step increments, or make the row an up_down_counter or gauge.",
+    "out_of_range": "Fix the row's `unit` or `range`, or the value the code logs.",
+    "not_integer": "Log whole numbers, or drop `value_type: int`.",
     "malformed": "Fix the writer of the log.",
     "attribute_value": "Log an allowed value, or add it to the attribute.",
     "attribute_budget": "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",

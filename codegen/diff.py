@@ -41,6 +41,7 @@ from .catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
+    ValueRange,
 )
 
 __all__ = [
@@ -69,6 +70,10 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "cardinality_limit",
     "temporality",
     "logged_unit",
+    "range",
+    "goal",
+    "value_type",
+    "sum_of",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -116,6 +121,19 @@ RULES: Final[dict[str, Rule]] = dict(
             "a stable series never changes temporality: a running total read as deltas "
             "(or the other way round) makes the exported counter wrong; add a new series "
             "and deprecate this one",
+        ),
+        _rule(
+            "STABLE_RANGE_NARROWED",
+            Severity.ERROR,
+            "a stable series never narrows the range its values lie in (nor starts asking "
+            "for integers): values the code logs today would turn out_of_range and alerts "
+            "fire; add a new series and deprecate this one, or keep the range",
+        ),
+        _rule(
+            "STABLE_GOAL_CHANGED",
+            Severity.ERROR,
+            "a stable series keeps its goal: W&B summaries, sweeps and dashboards read "
+            "better as bigger or smaller; add a new series and deprecate this one",
         ),
         _rule(
             "STABILITY_DOWNGRADED",
@@ -444,6 +462,13 @@ def _field_value(row: MetricRow, field_name: str) -> str | None:
         return ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes) or None
     if field_name == "logged_unit":
         return row.declared_unit if row.logged_unit else None
+    if field_name == "range":
+        # As written: a unit's default changes with the unit, which is listed already.
+        found = row.declared_range
+        return None if found is None else found.text()
+    if field_name in ("goal", "sum_of"):
+        value = getattr(row, field_name)
+        return ", ".join(value) if isinstance(value, tuple) and value else (value or None)
     value = getattr(row, field_name)
     return None if value is None else str(value)
 
@@ -707,6 +732,7 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
         where = "requirement_level" if "level" in raised else "emitted_by"
         findings.add(code, f"{old.stability} series {name}: {raised}", new.where(where))
     if old.stability == "stable":
+        _check_values(old, new, findings)
         if new.kind != old.kind:
             findings.add(
                 "STABLE_KIND_CHANGED",
@@ -773,6 +799,29 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
                 f"{new.declared_unit!r} (exported in {new.unit!r}) without a deprecation",
                 new.where("unit"),
             )
+
+
+def _check_values(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
+    """A stable row's range may widen, never narrow; its goal never changes once set."""
+    before, after = old.value_range, new.value_range
+    # A changed unit or kind is its own finding; their defaults move with them.
+    same = old.declared_unit == new.declared_unit and old.kind == new.kind
+    if same and after is not None and not after.covers(before or _UNBOUNDED):
+        was = "any number" if before is None else before.text()
+        findings.add(
+            "STABLE_RANGE_NARROWED",
+            f"stable series {old.name} narrowed its range {was} -> {after.text()}",
+            new.where("range" if "range" in new.positions else "value_type"),
+        )
+    if old.goal and new.goal != old.goal:
+        findings.add(
+            "STABLE_GOAL_CHANGED",
+            f"stable series {old.name} changed goal {old.goal} -> {new.goal or 'none'}",
+            new.where("goal"),
+        )
+
+
+_UNBOUNDED: Final = ValueRange()
 
 
 def _check_replacement(

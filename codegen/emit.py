@@ -23,21 +23,32 @@ What is sampled, per step ``1..steps``:
 - values plausible for the kind and unit: ratios in ``[0, 1]``, percentages in
   ``[0, 100]``, positive durations and sizes, small positive counter increments,
   each written in the unit the code logs (a row declared in ``ms`` gets
-  millisecond values, one in ``GiBy`` gibibytes).
+  millisecond values, one in ``GiBy`` gibibytes); a row's declared ``range`` is
+  played inside, whole numbers where it declares ``value_type: int``;
+- coherent statistics: one call's ``x/min``, ``x/mean``, ``x/max`` (literal keys or
+  a family whose attribute takes those values) get min <= mean <= max, and a row
+  with ``sum_of`` logs the sum of its parts' values at the step.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
+import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from metric_catalog.loggers import JsonlLogger, TeeLogger
-from metric_catalog.series_rules import parse_pattern, placeholders, scale_value, unit_scale
+from metric_catalog.series_rules import (
+    compile_pattern,
+    parse_pattern,
+    placeholders,
+    scale_value,
+    unit_scale,
+)
 from metric_catalog.tee import record_metrics, tee_metrics
 
 from .catalog.model import Attribute, Catalog, MetricRow
@@ -171,11 +182,17 @@ def _value(row: MetricRow, rng: random.Random, step: int) -> float:
     a row logged in ``ms`` gets millisecond values (a few hundred), one in ``GiBy``
     gibibytes, as the code writing the log would.
     """
+    bounds = row.value_range
     value = _base_value(row, rng, step)
     if row.logged_unit:
         _base, numerator, denominator = unit_scale(row.logged_unit)
         # One logged unit is numerator/denominator base units: divide to express it.
         value = scale_value(value, denominator, numerator)
+    if bounds is not None and bounds.integer:
+        value = float(round(value))
+    if bounds is not None and not bounds.contains(value):
+        # The range (declared, in the unit the code logs) says where values lie.
+        value = bounds.sample(rng.random())
     return value
 
 
@@ -218,6 +235,81 @@ def _call_attributes(
     return chosen
 
 
+# Statistics of one quantity, smallest first: a call logging several of one stem
+# (loss/min, loss/mean, loss/max, or a family whose attribute takes these values) gets
+# values in this order.
+_STATISTIC_ORDER: Final = {"min": 0, "p5": 1, "p25": 2, "median": 3, "mean": 3, "avg": 3}
+_STATISTIC_ORDER_TOP: Final = {"p75": 4, "p95": 5, "p99": 6, "max": 7}
+_STATISTICS: Final = {**_STATISTIC_ORDER, **_STATISTIC_ORDER_TOP}
+_STATISTIC_SPLIT: Final = re.compile(r"([/_.@-])")
+
+
+def _statistic_stem(key: str) -> tuple[str, int] | None:
+    """``(stem, rank)`` when a segment of ``key`` names a statistic (``loss/min`` ->
+    ``("loss/*", 0)``); ``None`` otherwise. The last such segment counts."""
+    parts = _STATISTIC_SPLIT.split(key)
+    for index in range(len(parts) - 1, -1, -1):
+        rank = _STATISTICS.get(parts[index])
+        if rank is not None:
+            return "".join((*parts[:index], "*", *parts[index + 1 :])), rank
+    return None
+
+
+def _order_statistics(metrics: dict[str, float]) -> None:
+    """Reorder the values of each stem's statistics so min <= mean <= max (in place)."""
+    stems: dict[str, list[tuple[int, str]]] = {}
+    for key in metrics:
+        found = _statistic_stem(key)
+        if found is not None:
+            stems.setdefault(found[0], []).append((found[1], key))
+    for members in stems.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        values = sorted(metrics[key] for _rank, key in members)
+        for (_rank, key), value in zip(members, values, strict=True):
+            metrics[key] = value
+
+
+def _make_coherent(calls: Iterable[LoggedCall], teed: list[MetricRow], loop: str | None) -> None:
+    """One step's values made coherent: statistics ordered, totals the sum of their parts.
+
+    A row with ``sum_of`` logs the sum of every value its parts log at the step (each
+    key of a part family); the total goes where the row's single key is logged.
+    """
+    calls = list(calls)
+    for call in calls:
+        _order_statistics(call.metrics)
+    totals = [row for row in teed if row.sum_of and applies_to_loop(row, loop)]
+    if not totals:
+        return
+    by_name = {row.name: row for row in teed}
+    for total in totals:
+        amount = 0.0
+        for part in total.sum_of:
+            row = by_name.get(part)
+            if row is None:
+                continue
+            for call in calls:
+                for key, value in call.metrics.items():
+                    if _logged_by(row, call.prefix, key):
+                        amount += value
+        for call in calls:
+            for key in call.metrics:
+                if _logged_by(total, call.prefix, key):
+                    call.metrics[key] = amount
+
+
+def _logged_by(row: MetricRow, prefix: str, key: str) -> bool:
+    """Whether ``prefix``/``key`` is one of ``row``'s logged keys (families matched)."""
+    if row.logger_key is None:
+        return False
+    key_regex = compile_pattern(row.logger_key, {}).regex
+    if key_regex.fullmatch(key) is None:
+        return False
+    return any(compile_pattern(p, {}).regex.fullmatch(prefix) for p in row.prefixes)
+
+
 def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0) -> Iterator[Step]:
     """What a sample run of ``loop`` logs and records at each step ``1..steps``.
 
@@ -256,6 +348,7 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
                     if call is None:
                         call = calls[call_key] = LoggedCall(call_key[0], {}, dict(extra))
                     call.metrics[_fill(row.logger_key, values)] = _value(row, rng, step)
+        _make_coherent(calls.values(), teed, loop)
         records: list[RecordedCall] = []
         for row in recorded:
             extra = _call_attributes(row, set(), attributes, step)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from metric_catalog.series_rules import adjacent_placeholders, placeholders, unit_scale
+from metric_catalog.value_rules import ValueRange, parse_bound
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .conditions import ConditionError, parse_condition
@@ -113,10 +114,13 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
                 continue
             if not _temporality_ok(row, parts[0], diagnostics):
                 continue
+            value_range = _value_range(row, parts[0], diagnostics)
+            if value_range is False:
+                continue
             extras = _row_extras(row, section, file_prefixes, diagnostics)
             if extras is None:
                 continue
-            built = _build_row(row, section, extras, parts)
+            built = _with_values(_build_row(row, section, extras, parts), row, value_range)
             if section == "teed":
                 built = _with_presence(built, row, parts[0], file_emitted_by or ())
             sections[section].append(built)
@@ -280,6 +284,102 @@ def _temporality_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnost
         )
     )
     return False
+
+
+# --- What a value may be: range, goal, value_type, sum_of ---------------------------------
+
+_LOWER: Final = (("min", False), ("above", True))
+_UPPER: Final = (("max", False), ("below", True))
+
+
+def _range_error(message: str, node: YNode) -> Diagnostic:
+    return Diagnostic("INVALID_RANGE", Severity.ERROR, message, node.position)
+
+
+def _bound(
+    node: YMap, sides: tuple[tuple[str, bool], ...], diagnostics: list[Diagnostic]
+) -> tuple[float | None, bool, YNode | None] | None:
+    """One side of a range: ``(value, exclusive, node)``; ``None`` (reported) when invalid."""
+    written = [(name, open_) for name, open_ in sides if name in node.values]
+    if len(written) > 1:
+        first, second = written[0][0], written[1][0]
+        diagnostics.append(
+            _range_error(
+                f"the range sets both '{first}' and '{second}', two bounds on one side; keep "
+                f"one ('{first}' includes its value, '{second}' excludes it).",
+                node.values[second],
+            )
+        )
+        return None
+    if not written:
+        return None, False, None
+    name, exclusive = written[0]
+    value_node = node.values[name]
+    text = _text(value_node)
+    number = None if text is None else parse_bound(text)
+    if number is None:
+        diagnostics.append(
+            _range_error(
+                f"range.{name} is {text!r}, not a finite number; write a number in quotes "
+                f'such as "0" or "1.5", or leave the bound out for no bound.',
+                value_node,
+            )
+        )
+        return None
+    return number, exclusive, value_node
+
+
+def _value_range(
+    row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]
+) -> ValueRange | bool | None:
+    """The row's declared range (``None``: none written); ``False`` (reported) when invalid."""
+    node = row.values.get("range")
+    if not isinstance(node, YMap):
+        return None
+    lower = _bound(node, _LOWER, diagnostics)
+    upper = _bound(node, _UPPER, diagnostics)
+    if lower is None or upper is None:
+        return False
+    low, low_open, low_node = lower
+    high, high_open, high_node = upper
+    if low is not None and high is not None and high_node is not None:
+        empty = low > high or (low == high and (low_open or high_open))
+        if empty:
+            diagnostics.append(
+                _range_error(
+                    f"range.{'below' if high_open else 'max'} {high:g} is not above "
+                    f"range.{'above' if low_open else 'min'} {low:g}, so no value fits; swap "
+                    "them, or fix the one that is wrong.",
+                    high_node,
+                )
+            )
+            return False
+    if texts.get("value_type") == "int":
+        for number, where in ((low, low_node), (high, high_node)):
+            if number is not None and where is not None and not number.is_integer():
+                diagnostics.append(
+                    _range_error(
+                        f"the row's values are integers (value_type: int) but a range bound is "
+                        f"{number:g}; write a whole number, or drop value_type: int.",
+                        where,
+                    )
+                )
+                return False
+    return ValueRange(low, high, low_open=low_open, high_open=high_open)
+
+
+def _with_values(built: MetricRow, row: YMap, value_range: ValueRange | bool | None) -> MetricRow:
+    """``built`` with what its values may be (range, goal, value_type, sum_of)."""
+    values = row.values
+    if value_range is None and values.keys().isdisjoint(("goal", "value_type", "sum_of")):
+        return built
+    return replace(
+        built,
+        declared_range=value_range if isinstance(value_range, ValueRange) else None,
+        goal=_text(values.get("goal")) or "",
+        value_type=_text(values.get("value_type")) or "number",
+        sum_of=_strings(values.get("sum_of")) or (),
+    )
 
 
 def _with_presence(

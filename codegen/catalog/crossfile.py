@@ -160,6 +160,7 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(_logger_keys(rows))
     diagnostics.extend(_names(rows))
     diagnostics.extend(_replacements(rows, declared))
+    diagnostics.extend(_sums(rows, declared))
     diagnostics.extend(_namespaces(rows))
     diagnostics.extend(check_attributes(catalog, rows))
     diagnostics.extend(_loop_names(catalog))
@@ -327,6 +328,22 @@ def _replacements(rows: list[MetricRow], declared: Collection[str]) -> Iterator[
                 f"'replaced_by' of {row.name!r} names {target!r}, which no catalog row "
                 f"declares; {fix}",
                 where,
+            )
+
+
+def _sums(rows: list[MetricRow], declared: Collection[str]) -> Iterator[Diagnostic]:
+    """Each ``sum_of`` item names another declared series."""
+    names = {row.name for row in rows} | set(declared)
+    for row in rows:
+        for index, part in enumerate(row.sum_of):
+            if part != row.name and part in names:
+                continue
+            why = "the row itself" if part == row.name else "a series no catalog row declares"
+            yield _error(
+                "SUM_OF_UNKNOWN",
+                f"'sum_of' of {row.name!r} names {part!r}, {why}; list the series whose "
+                "values add up to this one.",
+                row.where(f"sum_of[{index}]"),
             )
 
 

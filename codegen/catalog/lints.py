@@ -665,6 +665,33 @@ def _ratio_unit(row: MetricRow) -> Iterator[str]:
         )
 
 
+_BOUNDED_RATIO_WORDS: Final = frozenset({"ratio", "fraction", "rate"})
+
+
+@rule("RANGE_SUGGESTED", Severity.WARNING, "unit")
+def _range_suggested(row: MetricRow) -> Iterator[str]:
+    """A ratio, fraction or rate in unit ``1`` declares the range its values lie in.
+
+    A value logged in percent under unit ``1`` (38.2 for 38.2 %) then shows in
+    live-check as ``out_of_range``. A learning rate is no share: it is left alone.
+
+    Fix: Add ``range: {min: "0", max: "1"}`` (or the row's real range), or ``range: {}``
+    when it is unbounded.
+    """
+    if row.declared_unit != "1" or row.declared_range is not None:
+        return
+    tokens = _tokens(row.name)
+    words = set(tokens[-2:]) if tokens else set()
+    hits = sorted(words & _BOUNDED_RATIO_WORDS)
+    if hits and "learning" not in tokens and "lr" not in tokens:
+        yield (
+            f"{row.name!r} is a {hits[0]} in unit '1' but declares no range, so a value "
+            'logged in percent (or a count) passes live-check; add range: {min: "0", '
+            'max: "1"} for a share, range: {min: "0"} for a quotient such as an importance '
+            "ratio, or range: {} when unbounded."
+        )
+
+
 # --- rules about one declared attribute ------------------------------------------------------
 #
 # Attribute names follow the OpenTelemetry semantic-convention syntax, must not

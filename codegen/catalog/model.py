@@ -15,7 +15,9 @@ from metric_catalog.series_rules import (
     Capture,
     is_literal,
     qualified_key,
+    unit_scale,
 )
+from metric_catalog.value_rules import ValueRange, implied_range
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .diagnostics import Position
@@ -37,6 +39,7 @@ __all__ = [
     "MetricRow",
     "Section",
     "StepKey",
+    "ValueRange",
     "attribute_label",
     "bookkeeping_matches",
 ]
@@ -365,13 +368,47 @@ class MetricRow:
     ``unit`` is then the base unit the series is exported in (``s``). ``""``: logged as
     exported."""
     value_type: str = "number"
-    """What the key holds: ``number`` (exported), or a non-scalar value (``table``,
-    ``text``, ``image``, ``histogram``, ``media``, ``object``) exported nowhere."""
+    """What the key holds: ``number`` (exported), ``int`` (a number that is always whole),
+    or a non-scalar value (``table``, ``text``, ``image``, ``histogram``, ``media``,
+    ``object``) exported nowhere."""
 
     @property
     def is_scalar(self) -> bool:
-        """Whether the row's values are numbers the tee exports (``value_type: number``)."""
-        return self.value_type == "number"
+        """Whether the row's values are numbers the tee exports (``number`` or ``int``)."""
+        return self.value_type in ("number", "int")
+    # What a value may be (metric_catalog.value_rules).
+    declared_range: ValueRange | None = None
+    """The row's ``range:`` in the unit the code logs (``None``: none written, the unit's
+    default applies; ``ValueRange()`` for ``range: {}``, unbounded)."""
+    goal: str = ""
+    """``maximize`` or ``minimize`` (bigger or smaller is better); ``""``: not declared."""
+    sum_of: tuple[str, ...] = ()
+    """Series whose values sum to this row's value at the same step (``sum_of:``)."""
+
+    @property
+    def value_range(self) -> ValueRange | None:
+        """The range values are judged against, in the unit the code logs: the declared
+        one, else the unit's default; with ``value_type: int``, integers. ``None``: any
+        number is fine."""
+        found = self.declared_range
+        if found is None:
+            found = implied_range(self.declared_unit, self.kind)
+        if self.value_type != "int":
+            return found if found is not None and found.bounded else None
+        if found is None:
+            return ValueRange(integer=True)
+        return ValueRange(
+            found.low, found.high, low_open=found.low_open, high_open=found.high_open, integer=True
+        )
+
+    @property
+    def exported_range(self) -> ValueRange | None:
+        """:attr:`value_range` in the unit the series is exported in (``ms`` -> ``s``)."""
+        found = self.value_range
+        if found is None or not self.logged_unit:
+            return found
+        _base, numerator, denominator = unit_scale(self.logged_unit)
+        return found.scaled(numerator / denominator)
 
     @property
     def declared_unit(self) -> str:

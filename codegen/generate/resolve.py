@@ -119,11 +119,32 @@ def _row(
         "cardinality_limit": row.cardinality_limit,
         "temporality": row.temporality if row.section == "teed" else None,
         "value_type": row.value_type if row.section == "teed" else None,
+        **_values(row),
         "shadowed_by": list((shadowed or {}).get(row.name, ())),
         "shares_key_with": list((shared or {}).get(row.name, ())),
         "source": str(row.position),
         "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
     } | _presence(row)
+
+
+def _values(row: MetricRow) -> dict[str, object]:
+    """What a row's values may be: the range they are judged against (declared or the
+    unit's default, in the unit the code logs), its bounds, the goal and what it sums."""
+    found = row.value_range
+    return {
+        "range": None if found is None else found.text(),
+        "range_declared": row.declared_range is not None,
+        "range_bounds": None
+        if found is None
+        else {
+            "low": found.low,
+            "high": found.high,
+            "low_exclusive": found.low_open,
+            "high_exclusive": found.high_open,
+        },
+        "goal": row.goal or None,
+        "sum_of": list(row.sum_of),
+    }
 
 
 def _presence(row: MetricRow) -> dict[str, object]:

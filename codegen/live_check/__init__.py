@@ -41,6 +41,9 @@ each one's severity and message):
     a teed key logged as NaN or an infinity.
 ``counter_decrease``
     a teed counter logged with a negative value (:mod:`.judges.counters`).
+``out_of_range``, ``not_integer``
+    a finite teed value outside its row's range (declared, or its unit's default),
+    or with a fraction where the row declares ``value_type: int`` (:mod:`.judges.ranges`).
 ``attribute_value``, ``attribute_budget``, ``undeclared_attribute``, ``missing_attribute``
     what the tee would drop or fold of a point's attributes
     (:mod:`.judges.attributes`).

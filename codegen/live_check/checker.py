@@ -34,6 +34,7 @@ from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import JobLoop, LoopJudge
 from .judges.presence import PresenceOutcome, judge_presence
+from .judges.ranges import judge_range
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .options import CheckKeywords, CheckOptions, resolve_options
@@ -447,6 +448,10 @@ class Checker:
         if value < 0.0 and row.kind == "counter":
             self._record_row(worker, summary, where, value, set())
             return True
+        bounds = summary.value_range
+        if bounds is not None and bounds.judge(value) is not None:
+            self._record_row(worker, summary, where, value, set())
+            return True
         summary.logged += 1
         summary.last_step = where[4]
         summary.last_value = value
@@ -502,8 +507,10 @@ class Checker:
                 if counter is not None:
                     summary.negative += 1
                     kind, example = "counter_decrease", counter
-                elif row.temporality == "cumulative":
-                    self._running_total(worker, summary, where, number)
+                else:
+                    kind, example = judge_range(summary, number)
+                    if row.temporality == "cumulative":
+                        self._running_total(worker, summary, where, number)
         if kind is not None and kind not in noted:
             noted.add(kind)
             self.tally.note(kind, where, row.name, example, worker)

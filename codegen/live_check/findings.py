@@ -103,6 +103,19 @@ FINDING_KIND_TABLE: Final[dict[str, Kind]] = {
         "{first}; a counter never goes backwards: log the step's increase, or declare the "
         "row an up_down_counter or gauge",
     ),
+    "out_of_range": Kind(
+        Severity.WARNING,
+        "A teed value outside its row's range (declared, or its unit's default).",
+        "{what} was logged {count} time(s) outside its range, {first}; a wrong unit shows "
+        "this way (percent logged under unit '1', GiB under 'By'): fix the row's unit or "
+        "range, or the value the code logs",
+    ),
+    "not_integer": Kind(
+        Severity.WARNING,
+        "A teed value with a fraction where its row declares integers.",
+        "{what} was logged {count} time(s) with a fraction, {first}, but its row declares "
+        "value_type: int; log whole numbers, or drop value_type: int",
+    ),
     "malformed": Kind(
         Severity.WARNING,
         "A line that is not a well-formed record.",
@@ -211,8 +224,11 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "overflow",
     "missing_identity",
     "ambiguous_key",
+    "out_of_range",
+    "not_integer",
 )
-"""Every finding kind, as named on ``--fail-on``."""
+"""Every finding kind, as named on ``--fail-on`` (new kinds go last: reports list them
+in this order, and a report only ever gains fields)."""
 
 LOOP_KINDS: Final = frozenset({"unknown_loop", "loop_conflict"})
 """Finding kinds about the ``"loop"`` field; their ``key`` is the loop name."""
@@ -232,6 +248,8 @@ PER_WORKER_KINDS: Final = frozenset(
         "non_scalar",
         "non_finite",
         "counter_decrease",
+        "out_of_range",
+        "not_integer",
         "malformed",
         "attribute_budget",
         "overflow",

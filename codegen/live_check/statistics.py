@@ -7,10 +7,10 @@ is computed from these summaries when a check finishes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
-from ..catalog.model import MetricRow
+from ..catalog.model import MetricRow, ValueRange
 
 __all__ = ["PRESENCE_STATES", "RowSummary", "json_number", "number_text"]
 
@@ -45,6 +45,15 @@ class RowSummary:
     last_step: int | None = None
     presence: str = "logged"
     """One of :data:`PRESENCE_STATES`, set when the log is finished."""
+    out_of_range: int = 0
+    """Finite values outside the row's range (declared, or its unit's default)."""
+    not_integer: int = 0
+    """Finite values with a fraction where the row declares ``value_type: int``."""
+    value_range: ValueRange | None = field(default=None, init=False)
+    """The row's range, looked up once (``None``: any finite value is fine)."""
+
+    def __post_init__(self) -> None:
+        self.value_range = self.row.value_range
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``.
@@ -68,6 +77,10 @@ class RowSummary:
         }
         if self.row.temporality == "cumulative":
             found["resets"] = self.resets
+        if self.value_range is not None:
+            found["range"] = self.value_range.text()
+            found["out_of_range"] = self.out_of_range
+            found["not_integer"] = self.not_integer
         return found
 
 

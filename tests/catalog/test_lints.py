@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from codegen.catalog.diagnostics import Position, Severity
 from codegen.catalog.lints import META_RULES, RULES, lint_catalog, lint_row
-from codegen.catalog.model import Catalog, CatalogFile, MetricRow
+from codegen.catalog.model import Catalog, CatalogFile, MetricRow, ValueRange
 
 
 def make_row(**fields: Any) -> MetricRow:
@@ -136,6 +136,21 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"name": "rl.gpu.utilization", "unit": "s"},
         {"name": "rl.gpu.utilization", "unit": "%"},
     ),
+    ("RANGE_SUGGESTED", {"name": "rl.clip_fraction"}, {"name": "rl.clip_fractions"}),
+    (
+        "RANGE_SUGGESTED",
+        {"name": "rl.response.stop_rate"},
+        {"name": "rl.response.stop_rate", "declared_range": ValueRange(0.0, 1.0)},
+    ),
+    # an importance ratio is a quotient: range {} (or {min: "0"}) says so and silences it
+    (
+        "RANGE_SUGGESTED",
+        {"name": "rl.policy.importance_ratio"},
+        {"name": "rl.policy.importance_ratio", "declared_range": ValueRange()},
+    ),
+    # a ratio logged in percent has its unit's default range; a learning rate is no share
+    ("RANGE_SUGGESTED", {"name": "rl.mfu.ratio"}, {"name": "rl.mfu.ratio", "unit": "%"}),
+    ("RANGE_SUGGESTED", {"name": "rl.eval.rate"}, {"name": "rl.learning_rate"}),
 ]
 
 

@@ -23,6 +23,7 @@ from codegen.catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
+    ValueRange,
 )
 from codegen.diff import RULES, diff_catalogs
 from metric_catalog.series_rules import STABILITY_LEVELS
@@ -687,6 +688,56 @@ RULE_CASES += [
      [derived(S, (AB[1], AB[0]))], [], False),
     ("stable derivation added is allowed", [derived(S, None)], [derived(S, AB)], [], False),
 ]  # fmt: skip
+
+
+def valued(
+    stability: str,
+    bounds: ValueRange | None = None,
+    goal: str = "",
+    value_type: str = "number",
+    unit: str = "1",
+) -> MetricRow:
+    """Row rl.a with a declared range, goal and value type."""
+    return replace(
+        row("rl.a", stability=stability, unit=unit),
+        declared_range=bounds,
+        goal=goal,
+        value_type=value_type,
+    )
+
+
+UNIT = ValueRange(0.0, 1.0)
+# What a value may be: a stable row's range never narrows and its goal never changes.
+RULE_CASES += [
+    ("stable range narrowed", [valued(S, ValueRange(0.0, 100.0))], [valued(S, UNIT)],
+     ["STABLE_RANGE_NARROWED"], True),
+    ("stable range declared where any number was fine", [valued(S)], [valued(S, UNIT)],
+     ["STABLE_RANGE_NARROWED"], True),
+    ("stable bound made exclusive", [valued(S, UNIT)],
+     [valued(S, ValueRange(0.0, 1.0, high_open=True))], ["STABLE_RANGE_NARROWED"], True),
+    ("stable row starts asking for integers", [valued(S, UNIT)],
+     [valued(S, UNIT, value_type="int")], ["STABLE_RANGE_NARROWED"], True),
+    ("stable percentage given a narrower range than its unit's", [valued(S, unit="%")],
+     [valued(S, ValueRange(0.0, 50.0), unit="%")], ["STABLE_RANGE_NARROWED"], True),
+    ("stable goal flipped", [valued(S, goal="maximize")], [valued(S, goal="minimize")],
+     ["STABLE_GOAL_CHANGED"], True),
+    ("stable goal dropped", [valued(S, goal="maximize")], [valued(S)],
+     ["STABLE_GOAL_CHANGED"], True),
+    ("stable range widened is allowed", [valued(S, UNIT)], [valued(S, ValueRange(0.0))], [],
+     False),
+    ("stable range dropped is allowed", [valued(S, UNIT)], [valued(S, ValueRange())], [], False),
+    ("stable goal declared is allowed", [valued(S)], [valued(S, goal="maximize")], [], False),
+    ("beta range narrowed is allowed", [valued(B)], [valued(B, UNIT)], [], False),
+]  # fmt: skip
+
+
+def test_range_and_goal_changes_are_listed_as_field_changes() -> None:
+    report = diff_catalogs(
+        catalog(valued(B, ValueRange(0.0, 100.0))), catalog(valued(B, UNIT, goal="maximize"))
+    )
+    changes = {(c.field, c.old, c.new) for c in report.changed}
+    assert ("range", "[0, 100]", "[0, 1]") in changes
+    assert ("goal", None, "maximize") in changes
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,27 @@ def rows_by_name(catalog: Catalog) -> dict[str, dict[str, object]]:
     return {r["name"]: r for r in rows}
 
 
+def test_a_resolved_row_carries_what_its_values_may_be(tmp_path: Path) -> None:
+    text = (FIXTURES / "catalog" / "grpo.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        "    description: Mean rollout reward.\n",
+        "    description: Mean rollout reward.\n"
+        '    range: {min: "0", below: "1"}\n    goal: maximize\n',
+    )
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "grpo.yaml").write_text(text, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert result.catalog is not None
+    row = rows_by_name(result.catalog)["rl.reward.mean"]
+    assert (row["range"], row["range_declared"], row["goal"]) == ("[0, 1)", True, "maximize")
+    assert row["range_bounds"] == {
+        "low": 0.0,
+        "high": 1.0,
+        "low_exclusive": False,
+        "high_exclusive": True,
+    }
+
+
 def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog: Catalog) -> None:
     row = rows_by_name(fixture_catalog)["rl.train.valid_tokens"]
     assert row == {
@@ -70,6 +91,12 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
         "cardinality_limit": None,
         "temporality": "delta",
         "value_type": "number",
+        # a counter's logged value is a step's change: its unit implies no range
+        "range": None,
+        "range_declared": False,
+        "range_bounds": None,
+        "goal": None,
+        "sum_of": [],
         "shadowed_by": [],
         "shares_key_with": [],
         "source": "catalog/grpo.yaml:18:5",

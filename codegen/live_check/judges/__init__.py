@@ -2,6 +2,7 @@
 
 - :mod:`.values`: ``non_scalar`` and ``non_finite`` (what the tee can export);
 - :mod:`.counters`: ``counter_decrease``;
+- :mod:`.ranges`: ``out_of_range`` and ``not_integer`` (a value its row's range refuses);
 - :mod:`.attributes`: ``attribute_value``, ``undeclared_attribute``,
   ``missing_attribute`` and ``attribute_budget`` (keys, values and budgets);
 - :mod:`.loops`: ``unknown_loop``, ``loop_conflict`` and the run's loop;

@@ -237,6 +237,26 @@ def _source(row: Mapping[str, Any], href: Href) -> str:
     return f'<a class="mc-src" href="{escape(url)}">{_breakable(text(label))}</a>'
 
 
+_GOALS = {"maximize": "bigger is better", "minimize": "smaller is better"}
+
+
+def _values(row: Mapping[str, Any]) -> str:
+    """What the values may be, under the unit: range, integers, goal, and what they sum."""
+    parts = []
+    if row.get("range"):
+        parts.append(f"values in {text(str(row['range']))}")
+    elif row.get("value_type") == "int":
+        parts.append("integers")
+    goal = _GOALS.get(str(row.get("goal") or ""))
+    if goal:
+        parts.append(goal)
+    if row.get("sum_of"):
+        parts.append("sum of " + ", ".join(ident(str(n)) for n in row["sum_of"]))
+    if not parts:
+        return ""
+    return '<br><span class="mc-values">' + " · ".join(parts) + "</span>"
+
+
 def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
     """One series: its table row, which is also its entry (``id`` = its anchor)."""
     name = str(row["name"])
@@ -254,6 +274,7 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         unit = f"exported in {unit}, logged in {ident(str(logged_unit))}"
     if row.get("temporality") == "cumulative":  # logged as a running total; the tee adds growth
         unit += '<br><span class="mc-temporality">running total</span>'
+    unit += _values(row)
     constant = row.get("python_constant") or (
         f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
     )
