@@ -11,7 +11,10 @@ so a dashboard works the moment the tee exports, before anyone has looked at
 - gauges and up-down counters: the plain series;
 - a row with attributes: summed by the labels of its required attributes (else its
   recommended ones), one line per attribute set, named by the values in the legend
-  (``sum by (rl_setup_phase) (rl_setup_duration_seconds)``, legend ``{{rl_setup_phase}}``).
+  (``sum by (rl_setup_phase) (rl_setup_duration_seconds)``, legend ``{{rl_setup_phase}}``);
+- a gauge's or histogram's declared ``range`` is drawn as threshold lines
+  (:func:`range_thresholds`); the alerts beside the dashboard
+  (:mod:`codegen.generate.alerts`) fire outside it.
 
 Output is deterministic: keys sorted, ids and uids derived from module and
 series names, no timestamps. The JSON is indented two spaces, except that each
@@ -41,6 +44,7 @@ __all__ = [
     "grafana_unit",
     "panel_labels",
     "panel_queries",
+    "range_thresholds",
     "render_dashboard",
     "render_dashboards",
 ]
@@ -184,6 +188,31 @@ def panel_queries(row: MetricRow) -> list[tuple[str, str]]:
     return [(legend, f"sum by ({by}) ({name})" if labels else name)]
 
 
+def range_thresholds(row: MetricRow) -> dict[str, object]:
+    """A panel's field defaults drawing the row's declared range as threshold lines.
+
+    Green inside the range, red outside, in the exported unit (a row logged in ``ms``
+    draws seconds); only a gauge's or a histogram's panel plots values the range is
+    about (a counter's plots its rate). Empty when the row declares no range.
+    """
+    bounds = row.exported_range if row.declared_range is not None else None
+    if bounds is None or row.kind not in ("gauge", "histogram"):
+        return {}
+    if bounds.low is None and bounds.high is None:
+        return {}
+    steps: list[dict[str, object]] = []
+    if bounds.low is not None:
+        steps += [{"color": "red", "value": None}, {"color": "green", "value": bounds.low}]
+    else:
+        steps.append({"color": "green", "value": None})
+    if bounds.high is not None:
+        steps.append({"color": "red", "value": bounds.high})
+    return {
+        "custom": {"thresholdsStyle": {"mode": "line"}},
+        "thresholds": {"mode": "absolute", "steps": steps},
+    }
+
+
 def _panel(row: MetricRow, index: int) -> dict[str, object]:
     title = row.name + (" (deprecated)" if row.deprecated else "")
     description = row.description
@@ -200,7 +229,7 @@ def _panel(row: MetricRow, index: int) -> dict[str, object]:
         "datasource": dict(_DATASOURCE),
         "description": description,
         "fieldConfig": {
-            "defaults": {"unit": grafana_unit(row.kind, row.unit)},
+            "defaults": {"unit": grafana_unit(row.kind, row.unit), **range_thresholds(row)},
             "overrides": [],
         },
         "gridPos": {

@@ -2,7 +2,8 @@
 
 The renderers contribute: Python registration modules
 (:mod:`codegen.generate.python`), docs pages (:mod:`codegen.generate.docs`),
-Grafana dashboards (:mod:`codegen.generate.dashboards`), a project's template outputs
+Grafana dashboards (:mod:`codegen.generate.dashboards`) with their Prometheus rules
+(:mod:`codegen.generate.alerts`), a project's template outputs
 and the schema copy editors read (:mod:`codegen.generate.schema_file`). Each returns repo-relative
 path -> text; this module merges them, checks each file lands in a folder it
 manages and carries the generated marker, and works out what to write and
@@ -21,6 +22,7 @@ from ..catalog.diagnostics import Diagnostic, Severity, format_diagnostics, has_
 from ..catalog.model import Catalog
 from ..catalog.pipeline import load_and_check
 from ..config import Config, config_for_root
+from .alerts import render_alerts
 from .dashboards import render_dashboards
 from .docs import render_docs_pages
 from .outputs import render_template_outputs
@@ -48,6 +50,7 @@ RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], 
     ("render_python_modules", render_python_modules),
     ("render_docs_pages", render_docs_pages),
     ("render_dashboards", render_dashboards),
+    ("render_alerts", render_alerts),
     ("render_template_outputs", render_template_outputs),
     ("render_schema_file", render_schema_file),
 )

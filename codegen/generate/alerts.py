@@ -1,0 +1,224 @@
+"""Prometheus alerting and recording rules, one file per catalog file beside its dashboard.
+
+``<dashboards-dir>/<module>.rules.yaml`` ships with ``<module>.json`` as one bundle
+(the monitoring-mixin way): load it with ``rule_files:`` and ``promtool check rules``
+accepts it. Queries use the names a scrape shows (:attr:`MetricRow.prometheus_name`),
+as the dashboards do. Per row:
+
+- **absent**: a ``required`` teed row (one due from the first step: no ``first_step``,
+  no ``every``) whose series a scraped process does not export while the process
+  runs its loop, i.e. exports series of the rows of the loop's signature (the rows
+  logging a ``signature`` key of a loop the row's ``emitted_by`` names; without one,
+  the other series of the same owner);
+- **non-finite**: a gauge whose value is NaN or an infinity;
+- **out of range**: a gauge (or a histogram's quantile) outside the row's range (declared,
+  or its unit's default; :attr:`MetricRow.exported_range`, in the exported unit).
+
+Each alert carries the series' description and owner in its annotations; the labels
+say ``owner``, ``series`` and ``severity: warning``. Recording rules keep a counter's
+per-second rate (``job:<name>:rate5m``) and a histogram's p95
+(``job:<name>:p95_5m``), summed by ``job`` and the row's panel labels.
+
+Text from the catalog is YAML-escaped (:func:`yaml.safe_dump`) and, in annotations
+(Go templates to Prometheus), ``{{`` is written so it stays literal text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+import yaml
+
+from ..catalog.model import Catalog, CatalogFile, MetricRow, ValueRange
+from ..config import Config
+from .dashboards import panel_labels
+from .writer import marker_line
+
+__all__ = [
+    "ABSENT_FOR",
+    "VALUE_FOR",
+    "alert_name",
+    "present_series",
+    "range_condition",
+    "render_alerts",
+    "render_rules",
+]
+
+ABSENT_FOR: Final = "10m"
+"""How long a required series may be missing from a running job before the alert fires."""
+
+VALUE_FOR: Final = "1m"
+"""How long a value must be non-finite or out of range before the alert fires."""
+
+_DEFAULT: Final = Config()
+_WORD: Final = re.compile(r"[A-Za-z0-9]+")
+
+
+def alert_name(row: MetricRow, what: str) -> str:
+    """``rl.reward.mean`` + ``Absent`` -> ``RlRewardMeanAbsent``."""
+    return "".join(part[:1].upper() + part[1:] for part in _WORD.findall(row.name)) + what
+
+
+def present_series(row: MetricRow) -> str:
+    """The series a scrape shows whenever the row was exported (a histogram's ``_count``)."""
+    return row.prometheus_name + ("_count" if row.kind == "histogram" else "")
+
+
+def _number(value: float) -> str:
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+def range_condition(query: str, bounds: ValueRange) -> str | None:
+    """PromQL keeping the samples of ``query`` outside ``bounds`` (``None``: unbounded)."""
+    parts = []
+    if bounds.low is not None:
+        parts.append(f"{query} {'<=' if bounds.low_open else '<'} {_number(bounds.low)}")
+    if bounds.high is not None:
+        parts.append(f"{query} {'>=' if bounds.high_open else '>'} {_number(bounds.high)}")
+    if not parts:
+        return None
+    return " or ".join(f"({part})" for part in parts) if len(parts) > 1 else parts[0]
+
+
+def _literal(text: str) -> str:
+    """``text`` as Go-template text: a ``{{`` in it is printed, never run."""
+    return text.replace("{{", '{{ "{{" }}')
+
+
+def _annotations(row: MetricRow, file: CatalogFile, summary: str) -> dict[str, str]:
+    """``summary`` is a template already (catalog text in it went through :func:`_literal`)."""
+    unit = f" Unit: {row.declared_unit}." if row.declared_unit not in ("", "1") else ""
+    return {
+        "summary": summary,
+        "description": _literal(f"{row.description}{unit} Owner: {file.owner} ({file.path})."),
+        "owner": _literal(file.owner),
+        "series": row.name,
+    }
+
+
+def _labels(row: MetricRow, file: CatalogFile) -> dict[str, str]:
+    return {"owner": file.owner, "series": row.name, "severity": "warning"}
+
+
+def _signal(row: MetricRow, file: CatalogFile, catalog: Catalog) -> list[str]:
+    """Series whose presence says a process runs the row's loop (see the module doc)."""
+    loops = {loop.name: loop for loop in catalog.loops()}
+    keys = {key for name in row.emitted_by if name in loops for key in loops[name].signature}
+    found = [
+        present_series(other)
+        for _f, other in catalog.rows()
+        if other.name != row.name and keys.intersection(other.logged_keys)
+    ]
+    if not found:
+        found = [present_series(other) for other in file.rows if other.name != row.name]
+    return sorted(set(found))
+
+
+def _absent(row: MetricRow, file: CatalogFile, catalog: Catalog) -> dict[str, object] | None:
+    if row.section != "teed" or row.requirement_level != "required" or row.deprecated:
+        return None
+    if row.first_step is not None or row.first_step_config or row.every or row.every_config:
+        return None
+    signal = _signal(row, file, catalog)
+    if not signal:
+        return None
+    names = "|".join(signal)
+    expr = (
+        f'group by (job, instance) ({{__name__=~"{names}"}}) unless on (job, instance) '
+        f"group by (job, instance) ({present_series(row)})"
+    )
+    return {
+        "alert": alert_name(row, "Absent"),
+        "expr": expr,
+        "for": ABSENT_FOR,
+        "labels": _labels(row, file),
+        "annotations": _annotations(
+            row,
+            file,
+            f"{row.name} ({_literal(row.qualified_logger_key)}) is required but "
+            "{{ $labels.job }}/{{ $labels.instance }} does not export it while it runs.",
+        ),
+    }
+
+
+def _value_alerts(row: MetricRow, file: CatalogFile) -> Iterable[dict[str, object]]:
+    if row.kind != "gauge" or row.deprecated:
+        return
+    name = row.prometheus_name
+    yield {
+        "alert": alert_name(row, "NonFinite"),
+        "expr": f"({name} != {name}) or (abs({name}) == +Inf)",
+        "for": VALUE_FOR,
+        "labels": _labels(row, file),
+        "annotations": _annotations(
+            row, file, f"{row.name} is NaN or infinite on {{{{ $labels.instance }}}}."
+        ),
+    }
+    bounds = row.exported_range
+    condition = None if bounds is None else range_condition(name, bounds)
+    if bounds is None or condition is None:
+        return
+    shown = bounds.text() + (f" {row.unit}" if row.unit not in ("", "1") else "")
+    yield {
+        "alert": alert_name(row, "OutOfRange"),
+        "expr": condition,
+        "for": VALUE_FOR,
+        "labels": _labels(row, file),
+        "annotations": _annotations(
+            row,
+            file,
+            f"{row.name} is {{{{ $value }}}} on {{{{ $labels.instance }}}}, outside its "
+            f"range {shown}.",
+        ),
+    }
+
+
+def _recording(row: MetricRow) -> dict[str, str] | None:
+    by = ", ".join(("job", *panel_labels(row)))
+    name = row.prometheus_name
+    if row.kind == "counter":
+        base = name.removesuffix("_total")
+        return {"record": f"job:{base}:rate5m", "expr": f"sum by ({by}) (rate({name}[5m]))"}
+    if row.kind == "histogram":
+        return {
+            "record": f"job:{name}:p95_5m",
+            "expr": f"histogram_quantile(0.95, sum by (le, {by}) (rate({name}_bucket[5m])))",
+        }
+    return None
+
+
+def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | None = None) -> str:
+    """One owner's rule file (YAML text, generated marker first)."""
+    rows = sorted(catalog_file.rows, key=lambda r: r.name)
+    alerts: list[dict[str, object]] = []
+    for row in rows:
+        absent = _absent(row, catalog_file, catalog)
+        if absent is not None:
+            alerts.append(absent)
+        alerts.extend(_value_alerts(row, catalog_file))
+    recorded = [rule for row in rows if (rule := _recording(row)) is not None]
+    groups: list[dict[str, object]] = []
+    if recorded:
+        groups.append(
+            {"name": f"metric-catalog.{catalog_file.module}.recording", "rules": recorded}
+        )
+    if alerts:
+        groups.append({"name": f"metric-catalog.{catalog_file.module}.alerts", "rules": alerts})
+    command = (config or _DEFAULT).generate_command
+    body = yaml.safe_dump(
+        {"groups": groups}, sort_keys=False, allow_unicode=True, width=1 << 16, indent=2
+    )
+    return f"# {marker_line(command, catalog_file.path)}\n{body}"
+
+
+def render_alerts(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
+    """``<dashboards-dir>/<module>.rules.yaml`` -> rule file text, for each file with rows."""
+    config = config or _DEFAULT
+    out: dict[str, str] = {}
+    for catalog_file in catalog.files:
+        if catalog_file.rows:
+            path = f"{config.dashboards_dir}/{catalog_file.module}.rules.yaml"
+            out[path] = render_rules(catalog_file, catalog, config)
+    return dict(sorted(out.items()))
