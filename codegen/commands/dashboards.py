@@ -1,4 +1,5 @@
-"""``metric-catalog dashboards``: write one Grafana dashboard JSON per catalog file.
+"""``metric-catalog dashboards``: write one Grafana dashboard JSON per catalog file,
+with the Prometheus rules that ship with it (``<module>.rules.yaml``).
 
 By default the dashboards go to the configured ``dashboards-dir`` through the
 generator's writer (:mod:`codegen.generate.writer`): unchanged files are not rewritten,
@@ -13,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..generate.alerts import render_alerts
 from ..generate.dashboards import render_dashboards
 from ..generate.writer import (
     HandWrittenFileError,
@@ -26,7 +28,10 @@ from . import add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]
 
-HELP = "Write a Grafana dashboard JSON per catalog file (<dashboards-dir>/<module>.json)."
+HELP = (
+    "Write a Grafana dashboard JSON per catalog file (<dashboards-dir>/<module>.json) and "
+    "its Prometheus rules (<module>.rules.yaml)."
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
     if catalog is None:
         return 1
     try:
-        rendered = render_dashboards(catalog, config)
+        # The rules ship with the dashboards: one bundle, so neither is stale without the other.
+        rendered = dict(
+            sorted({**render_dashboards(catalog, config), **render_alerts(catalog, config)}.items())
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -89,5 +97,6 @@ def run(args: argparse.Namespace) -> int:
     for change in changes:
         print(f"{change.action} {change.path}")
     if not changes:
-        print(f"{config.dashboards_dir}: up to date ({len(rendered)} dashboard(s))")
+        shown = sum(1 for path in rendered if path.endswith(".json"))
+        print(f"{config.dashboards_dir}: up to date ({shown} dashboard(s) and their rules)")
     return 0

@@ -265,7 +265,7 @@ def test_command_writes_checks_and_leaves_current_files_alone(
     assert main([*args, "--check"]) == 1
     assert main(args) == 0
     written = sorted(p.name for p in (tmp_path / "docs" / "dashboards").iterdir())
-    assert written == ["grpo.json", "sft.json"]
+    assert written == ["grpo.json", "grpo.rules.yaml", "sft.json", "sft.rules.yaml"]
     capsys.readouterr()
     assert main([*args, "--check"]) == 0
     assert main(args) == 0
@@ -287,7 +287,12 @@ def test_command_refuses_to_overwrite_a_hand_written_dashboard(
 def test_command_out_dir_writes_plain_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["dashboards", "--root", str(FIXTURES), "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["grpo.json", "sft.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "grpo.json",
+        "grpo.rules.yaml",
+        "sft.json",
+        "sft.rules.yaml",
+    ]
 
 
 @pytest.mark.integration
