@@ -343,6 +343,9 @@ def _render_file(sf: SyntheticFile) -> str:
                     f"    stability: {r.stability}",
                 )
             )
+            if r.unit == "1" and r.name.endswith("_rate"):
+                # A share: its range (the RANGE_SUGGESTED lint asks for it).
+                lines.append('    range: {min: "0", max: "1"}')
     return "\n".join(lines) + "\n"
 
 

@@ -28,7 +28,15 @@ import jinja2
 import jinja2.runtime
 
 from ..catalog.diagnostics import Diagnostic, Severity
-from ..catalog.model import Attribute, AttributeRef, Catalog, CatalogFile, Derivation, MetricRow
+from ..catalog.model import (
+    Attribute,
+    AttributeRef,
+    Catalog,
+    CatalogFile,
+    Derivation,
+    MetricRow,
+    ValueRange,
+)
 from ..config import Config
 from .templating import render, sandboxed_environment
 from .writer import marker_line
@@ -447,6 +455,14 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         lines.append(py_kwarg("value_type", row.value_type, _INDENT))
     if row.section == "teed" and row.emitted_by:  # the tee routes a shared key by its loops
         lines.append(_tuple_kwarg("emitted_by", [py_str(loop) for loop in row.emitted_by], _INDENT))
+    # What a value may be, only when declared: the runtime knows the unit's default.
+    exported = row.exported_range
+    if exported is not None and (row.declared_range is not None or row.value_type == "int"):
+        lines.append(py_kwarg("value_range", exported.text(), _INDENT))
+    elif row.declared_range is not None:  # range: {} drops the unit's default
+        lines.append(py_kwarg("value_range", ValueRange().text(), _INDENT))
+    if row.goal:
+        lines.append(py_kwarg("goal", row.goal, _INDENT))
     return "".join(f"{line}\n" for line in lines)
 
 

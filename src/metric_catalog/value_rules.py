@@ -25,6 +25,8 @@ __all__ = [
     "ValueRange",
     "implied_range",
     "parse_bound",
+    "parse_range",
+    "series_range",
 ]
 
 GOALS: Final[tuple[str, ...]] = ("maximize", "minimize")
@@ -230,3 +232,41 @@ def _base_of(term: str) -> str:
     if term in ("s", "ms", "us", "ns", "min", "h", "d"):
         return "s"
     return term
+
+
+def parse_range(text: str) -> ValueRange:
+    """The range :meth:`ValueRange.text` wrote (``[0, 1]``, ``integers in (0, +inf)``).
+
+    Generated row declarations carry their range this way (``value_range="[0, 1]"``).
+
+    Raises:
+        ValueError: ``text`` is not interval notation with finite or infinite bounds.
+    """
+    body = text.strip()
+    integer = body.startswith("integers in ")
+    body = body.removeprefix("integers in ").strip()
+    if len(body) < 5 or body[0] not in "[(" or body[-1] not in "])" or "," not in body:
+        msg = f"value range {text!r} is not interval notation such as '[0, 1]' or '(0, +inf)'"
+        raise ValueError(msg)
+    low_text, _, high_text = body[1:-1].partition(",")
+    low = None if low_text.strip() == "-inf" else parse_bound(low_text)
+    high = None if high_text.strip() == "+inf" else parse_bound(high_text)
+    if (low is None and low_text.strip() != "-inf") or (
+        high is None and high_text.strip() != "+inf"
+    ):
+        msg = f"value range {text!r} has a bound that is not a number (or -inf/+inf)"
+        raise ValueError(msg)
+    return ValueRange(
+        low, high, low_open=body[0] == "(", high_open=body[-1] == ")", integer=integer
+    )
+
+
+def series_range(value_range: str, unit: str, kind: str) -> ValueRange | None:
+    """The range a registered row's exported values are judged against.
+
+    ``value_range`` is the row's declaration (``TeedMetric.value_range``, written by the
+    generator in the exported unit); ``""`` takes the unit's default
+    (:func:`implied_range`). ``None``: any finite number is fine.
+    """
+    found = parse_range(value_range) if value_range else implied_range(unit, kind)
+    return found if found is not None and found.bounded else None

@@ -194,6 +194,8 @@ def _common_fields_plain(row: TeedMetric | RecordedMetric) -> bool:
         and row.attributes == ()
         and row.cardinality_limit is None
         and row.logged_unit == ""
+        and row.value_range == ""
+        and row.goal == ""
     )
 
 
@@ -213,6 +215,7 @@ def _check_common(row: TeedMetric | RecordedMetric) -> None:
     _check_text(what, "description", row.description)
     _check_attributes(what, row.attributes)
     _check_logged_unit(what, row.unit, row.logged_unit)
+    _check_values(what, row.value_range, row.goal)
     limit = row.cardinality_limit
     if limit is not None and (type(limit) is not int or limit < 2):
         msg = (
@@ -220,6 +223,25 @@ def _check_common(row: TeedMetric | RecordedMetric) -> None:
             f"plus the overflow point) or None for the default, got {limit!r}"
         )
         raise ValueError(msg)
+
+
+def _check_values(what: str, value_range: object, goal: object) -> None:
+    """``value_range`` is ``""`` or interval notation; ``goal`` ``""`` or a known goal."""
+    from metric_catalog.value_rules import GOALS, parse_range  # noqa: PLC0415 - only when set
+
+    if goal != "" and goal not in GOALS:
+        msg = f"{what}: goal must be one of {', '.join(GOALS)} or '', got {goal!r}"
+        raise ValueError(msg)
+    if value_range == "":
+        return
+    if type(value_range) is not str:
+        msg = f"{what}: value_range must be a str such as '[0, 1]', got {value_range!r}"
+        raise ValueError(msg)
+    try:
+        parse_range(value_range)
+    except ValueError as exc:
+        msg = f"{what}: {exc}"
+        raise ValueError(msg) from None
 
 
 def _check_logged_unit(what: str, unit: str, logged_unit: object) -> None:
@@ -544,6 +566,12 @@ class RecordedMetric:
     logged_unit: str = ""
     """Unit the code logs values in when it differs from ``unit`` (``ms`` for ``unit="s"``);
     values are scaled exactly to ``unit`` before recording. ``""``: logged in ``unit``."""
+    value_range: str = ""
+    """The range the exported values lie in, in ``unit``, as interval notation (``[0, 1]``,
+    ``integers in [0, +inf)``); ``""``: the unit's default (``metric_catalog.value_rules``).
+    The tee never judges values; checkers and ``metric_catalog.testing`` do."""
+    goal: str = ""
+    """``maximize`` or ``minimize`` when bigger or smaller values are better, else ``""``."""
 
     def __replace__(self, /, **changes: Any) -> RecordedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -607,6 +635,12 @@ class TeedMetric:
     """What the key holds: ``number`` (the default, exported), or a non-scalar value the
     code logs under the key (``table``, ``text``, ``image``, ``histogram``, ``media``,
     ``object``: a W&B table...), which gets no instrument and is skipped quietly."""
+    value_range: str = ""
+    """The range the exported values lie in, in ``unit``, as interval notation (``[0, 1]``,
+    ``integers in [0, +inf)``); ``""``: the unit's default (``metric_catalog.value_rules``).
+    The tee never judges values; checkers and ``metric_catalog.testing`` do."""
+    goal: str = ""
+    """``maximize`` or ``minimize`` when bigger or smaller values are better, else ``""``."""
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""

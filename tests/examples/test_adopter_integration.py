@@ -153,7 +153,7 @@ def venv(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Env:
     root = tmp_path_factory.mktemp("venv") / "venv"
     run([sys.executable, "-m", "venv", root], cwd=root.parent)
     pip = [root / "bin" / "python", "-m", "pip", "install", "--quiet"]
-    run([*pip, f"{dist.wheel}[codegen,otel,docs]", "mypy", "hatchling"], cwd=root.parent)
+    run([*pip, f"{dist.wheel}[codegen,otel,docs]", "mypy", "hatchling", "pytest"], cwd=root.parent)
     return Env(root)
 
 
@@ -163,7 +163,7 @@ def project(venv: Env, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("adopter") / "myrl-project"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".cache", "_build", "web"))
     out = run([venv.bin("metric-catalog"), "generate"], cwd=root, venv=venv.root).stdout
-    assert "generate: 7 written" in out
+    assert "generate: 8 written" in out  # the dashboard's rules (ppo.rules.yaml) too
     pip = [venv.bin("python"), "-m", "pip", "install", "--quiet", "--no-build-isolation"]
     run([*pip, "--no-deps", root], cwd=root.parent, venv=venv.root)
     return root
@@ -297,6 +297,14 @@ def test_the_installed_project_imports_its_generated_modules(venv: Env, project:
     assert "site-packages" in path
     assert names == "rl.value.loss value_loss"
     assert metrics == "{'value_loss': 1.0, 'clip_fraction': 0.5, 'reward': 2.0}"
+
+
+def test_the_projects_telemetry_tests_use_the_registered_pytest_plugin(
+    venv: Env, project: Path
+) -> None:
+    # No -p: the installed package registers metric_catalog.testing (pytest11 entry point).
+    done = run([venv.bin("python"), "-m", "pytest", "-q", "tests"], cwd=project, venv=venv.root)
+    assert "2 passed" in done.stdout
 
 
 def test_generated_modules_pass_mypy_strict(venv: Env, project: Path) -> None:

@@ -1,0 +1,202 @@
+"""metric_catalog.testing: a block's exported points judged against the registered rows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from metric_catalog import exporters, vocabulary
+from metric_catalog.tee import record_metrics, tee_metrics
+from metric_catalog.testing import CatalogMismatchError, MetricCapture
+from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
+from tests.otel_fixtures import clean_otel
+
+__all__ = ["clean_otel"]  # a fixture used by name
+
+REPO = Path(__file__).resolve().parents[2]
+PHASE = MetricAttribute("phase", values=("train", "validation"), requirement="required")
+
+ROWS = (
+    TeedMetric("perf/mfu", "rl.perf.mfu", "gauge", "1", "MFU.", value_range="[0, 1]"),
+    TeedMetric(
+        "tokens", "rl.tokens", "gauge", "{token}", "Tokens.", value_range="integers in [0, +inf)"
+    ),
+    TeedMetric("gpu_util", "rl.gpu.utilization", "gauge", "%", "GPU utilization."),
+    TeedMetric("loss", "rl.loss", "gauge", "", "Loss.", attributes=(PHASE,), emitted_by=("sft",)),
+    TeedMetric("reward", "rl.reward", "gauge", "1", "Reward.", emitted_by=("grpo",)),
+)
+RECORDED = (RecordedMetric("rl.step.duration", "histogram", "s", "Step time.", logged_unit="ms"),)
+
+
+@pytest.fixture
+def rows(clean_otel: None) -> None:
+    vocabulary.register_teed_metrics(ROWS)
+    vocabulary.register_recorded_metrics(RECORDED)
+
+
+def capture(*calls: tuple[dict[str, object], dict[str, str] | None]) -> MetricCapture:
+    block = MetricCapture()
+    with block:
+        for metrics, attributes in calls:
+            tee_metrics(metrics, "train", attributes=attributes)
+    return block
+
+
+def test_a_clean_block_matches_the_catalog_and_covers_its_loop(rows: None) -> None:
+    block = capture(
+        ({"perf/mfu": 0.38, "tokens": 4096, "gpu_util": 91.0}, None),
+        ({"loss": 0.5}, {"phase": "train"}),
+    )
+    report = block.captured.assert_matches_catalog(loop="sft")
+    assert report.ok
+    assert report.applicable == ("rl.gpu.utilization", "rl.loss", "rl.perf.mfu", "rl.tokens")
+    assert report.exported == report.applicable
+    assert "coverage 100.0% (4 of 4 applicable rows exported)" in report.render()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kind", "example"),
+    [
+        ({"perf/mfu": 38.2}, "out_of_range", "38.2 (the row's range is [0, 1])"),
+        ({"tokens": 3.5}, "not_integer", "3.5 (the row's range is integers in [0, +inf))"),
+        ({"gpu_util": 140.0}, "out_of_range", "140 (the row's range is [0, 100])"),
+    ],
+)
+def test_a_value_outside_its_rows_range_fails_with_a_live_check_like_report(
+    rows: None, metrics: dict[str, object], kind: str, example: str
+) -> None:
+    block = capture((metrics, None))
+    with pytest.raises(CatalogMismatchError) as raised:
+        block.captured.assert_matches_catalog()
+    assert isinstance(raised.value, AssertionError)
+    message = str(raised.value)
+    assert message.startswith("metric-catalog capture: 1 point(s) of 1 series;")
+    assert f"warning[{kind.upper()}]" in message
+    assert f"first {example}" in message
+    assert f"{kind} 1" in message.splitlines()[-2]
+    assert message.endswith("FAILED: 1 distinct finding(s)")
+
+
+def test_a_loop_row_never_exported_is_missing_from_its_coverage(rows: None) -> None:
+    block = capture(({"perf/mfu": 0.5}, None))
+    report = block.captured.check(loop="grpo")
+    assert [(f.kind, f.series) for f in report.findings] == [
+        ("missing", "rl.gpu.utilization"),
+        ("missing", "rl.reward"),
+        ("missing", "rl.tokens"),
+    ]
+    assert "coverage 25.0% (1 of 4 applicable rows exported)" in report.render()
+    assert block.captured.check().ok  # without a loop, nothing is owed
+
+
+def test_points_recorded_beside_the_tee_are_judged_too(rows: None) -> None:
+    """Code that records on the provider directly: an undeclared series, another kind,
+    another unit, an undeclared attribute and a missing required one."""
+    block = MetricCapture()
+    with block:
+        provider = exporters.get_meter_provider()
+        assert provider is not None
+        meter = provider.get_meter("handwritten")
+        meter.create_gauge("rl.rogue").set(1.0)
+        meter.create_counter("rl.perf.mfu", unit="1").add(1, {"host": "a"})
+        meter.create_gauge("rl.loss", unit="s").set(0.3, {"shard": "0"})
+    kinds = {(f.kind, f.series, f.attribute) for f in block.captured.check().findings}
+    assert kinds == {
+        ("undeclared_series", "rl.rogue", ""),
+        ("kind_mismatch", "rl.perf.mfu", ""),
+        ("undeclared_attribute", "rl.perf.mfu", "host"),
+        ("unit_mismatch", "rl.loss", ""),
+        ("undeclared_attribute", "rl.loss", "shard"),
+        ("missing_attribute", "rl.loss", "phase"),
+    }
+
+
+def test_a_histograms_min_and_max_are_judged_in_the_exported_unit(rows: None) -> None:
+    block = MetricCapture()
+    with block:
+        record_metrics({"step_duration": 1500.0})  # ms, exported as 1.5 s
+    ((point),) = block.captured.points
+    assert (point.series, point.kind, point.unit, point.values) == (
+        "rl.step.duration",
+        "histogram",
+        "s",
+        (1.5, 1.5),
+    )
+    assert block.captured.check().ok
+
+
+def _pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_block.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    env = {**os.environ, "OTEL_METRICS_EXPORTER": "none"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+         "metric_catalog.testing", *args, str(tmp_path / "test_block.py")],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+_USER_TEST = """
+    from metric_catalog import vocabulary
+    from metric_catalog.tee import tee_metrics
+    from metric_catalog.vocabulary import TeedMetric
+
+    vocabulary.register_teed_metrics(
+        [TeedMetric("perf/mfu", "rl.perf.mfu", "gauge", "1", "MFU.", value_range="[0, 1]")]
+    )
+
+    def test_step(metric_capture):
+        with metric_capture() as captured:
+            tee_metrics({"perf/mfu": VALUE}, "train")
+        captured.assert_matches_catalog()
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("value", "passes"), [("0.38", True), ("38.2", False)])
+def test_the_fixture_works_in_a_users_test_session(
+    tmp_path: Path, value: str, passes: bool
+) -> None:
+    done = _pytest(tmp_path, _USER_TEST.replace("VALUE", value))
+    assert (done.returncode == 0) is passes, done.stdout + done.stderr
+    if not passes:
+        assert "CatalogMismatchError: metric-catalog capture: 1 point(s) of 1 series" in done.stdout
+        assert "warning[OUT_OF_RANGE]: rl.perf.mfu was exported 1 time(s) outside" in done.stdout
+
+
+@pytest.mark.integration
+def test_without_the_otel_extra_a_capture_skips_and_pytest_still_runs(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "import sys\nfor name in ('opentelemetry', 'opentelemetry.sdk', "
+        "'opentelemetry.sdk.metrics'):\n    sys.modules[name] = None\n",
+        encoding="utf-8",
+    )
+    source = textwrap.dedent(_USER_TEST).replace("VALUE", "0.5")
+    source += "\n\ndef test_other():\n    assert True\n"
+    done = _pytest(tmp_path, source, "-rs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed, 1 skipped" in done.stdout
+    assert "pip install 'metric-catalog[otel]'" in done.stdout
+
+
+def test_importing_the_plugin_imports_no_opentelemetry() -> None:
+    code = (
+        "import sys, metric_catalog.testing; "
+        "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry', 'codegen'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_package_registers_the_plugin_with_pytest() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["entry-points"]["pytest11"] == {
+        "metric_catalog.testing": "metric_catalog.testing"
+    }
