@@ -5,7 +5,9 @@ hooks the interpreter) never touches the test process. The spec is a JSON list
 of runs, each ``{"dir", "config", "steps": [[step, {key: value}], ...]}`` with
 optional ``"config_update"`` (``run.config.update`` after the first step),
 ``"encoding"`` (``x_history_value_encoding``), ``"define_metric"`` (``[[name,
-step_metric or null], ...]``, defined before the first step), ``"id"`` and ``"resume"``
+step_metric or null], ...]``, defined before the first step), ``"catalog_definitions"``
+(``[path of a generated wandb_metrics.py, loop]``: its ``define_loop(run, loop)`` is called
+before the first step), ``"id"`` and ``"resume"``
 (a run resumed with the same id writes a second run folder). A step ``null`` logs
 without ``step=`` (W&B counts the call). A value ``"<histogram>"`` or
 ``"<table>"`` is logged as ``wandb.Histogram`` / ``wandb.Table``. Each run's
@@ -14,6 +16,7 @@ folder is printed, one per line. Offline mode: nothing leaves the machine.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -54,6 +57,14 @@ def main(spec_path: str) -> None:
         )
         for name, step_metric in run_spec.get("define_metric", []):
             run.define_metric(name, step_metric=step_metric, step_sync=bool(step_metric))
+        if "catalog_definitions" in run_spec:
+            module_path, loop = run_spec["catalog_definitions"]
+            found = importlib.util.spec_from_file_location("wandb_metrics", module_path)
+            assert found is not None
+            assert found.loader is not None
+            module = importlib.util.module_from_spec(found)
+            found.loader.exec_module(module)
+            module.define_loop(run, loop)
         for index, (step, data) in enumerate(run_spec["steps"]):
             if step is None:
                 run.log(_value(data, wandb))

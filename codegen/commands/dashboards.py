@@ -98,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{change.action} {change.path}")
     if not changes:
         shown = sum(1 for path in rendered if path.endswith(".json"))
-        print(f"{config.dashboards_dir}: up to date ({shown} dashboard(s) and their rules)")
+        print(f"{config.dashboards_dir}: up to date ({shown} dashboard(s)), with their rules")
     return 0

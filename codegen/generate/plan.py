@@ -1,7 +1,8 @@
 """Everything ``make generate`` writes, as one plan: :func:`render_all` and :func:`plan_changes`.
 
 The renderers contribute: Python registration modules
-(:mod:`codegen.generate.python`), docs pages (:mod:`codegen.generate.docs`),
+(:mod:`codegen.generate.python`) and each loop's W&B definitions
+(:mod:`codegen.generate.wandb`), docs pages (:mod:`codegen.generate.docs`),
 Grafana dashboards (:mod:`codegen.generate.dashboards`) with their Prometheus rules
 (:mod:`codegen.generate.alerts`), a project's template outputs
 and the schema copy editors read (:mod:`codegen.generate.schema_file`). Each returns repo-relative
@@ -29,6 +30,7 @@ from .outputs import render_template_outputs
 from .python import python_name_diagnostics, render_python_modules
 from .schema_file import render_schema_file, schema_file_path
 from .templating import TemplateOutputError, TemplateSandboxError
+from .wandb import render_wandb
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
 __all__ = [
@@ -48,6 +50,7 @@ MANAGED_DIRS: Final[tuple[str, ...]] = Config().managed_dirs
 
 RENDERERS: Final[tuple[tuple[str, Callable[[Catalog, Config], dict[str, str]]], ...]] = (
     ("render_python_modules", render_python_modules),
+    ("render_wandb", render_wandb),
     ("render_docs_pages", render_docs_pages),
     ("render_dashboards", render_dashboards),
     ("render_alerts", render_alerts),

@@ -359,7 +359,8 @@ class Notice:
     line-based log's last record is cut short, as while the run still writes it or
     after it was killed, or a restart appended a record after a line cut short;
     ``skipped_summaries``: TensorBoard summaries that are not scalars, counted;
-    ``skipped_values``: W&B media and tables, counted; ``latest_state``: the
+    ``skipped_values``: W&B media and tables, counted; ``metric_definitions``: a W&B run's
+    ``define_metric`` calls, listed; ``latest_state``: the
     ``trainer_state.json`` of a Trainer output folder that was read), and the check's
     own: ``several_runs`` (an input held several runs, judged together; ``--run``
     judges one), ``several_loops`` (the workers ran different loops, a job of

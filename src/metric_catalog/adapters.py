@@ -27,7 +27,9 @@ raising:
 - :func:`tee_summary_writer`: a TensorBoard ``SummaryWriter`` (torch's or
   tensorboardX's) whose ``add_scalar(tag, scalar_value, global_step=None, ...)``
   then tees ``{tag: scalar_value}`` too (Megatron-LM's ``training_log``,
-  torchtitan's ``TensorBoardLogger``).
+  torchtitan's ``TensorBoardLogger``);
+  :func:`metric_catalog.tensorboard_setup.describe_summary_writer` adds each scalar's
+  catalog description and a custom-scalars layout to the same writer.
 
 Like the tee, nothing here imports those libraries.
 """

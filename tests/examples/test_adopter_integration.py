@@ -163,7 +163,7 @@ def project(venv: Env, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("adopter") / "myrl-project"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".cache", "_build", "web"))
     out = run([venv.bin("metric-catalog"), "generate"], cwd=root, venv=venv.root).stdout
-    assert "generate: 8 written" in out  # the dashboard's rules (ppo.rules.yaml) too
+    assert "generate: 9 written" in out  # the rules (ppo.rules.yaml) and wandb_metrics.py too
     pip = [venv.bin("python"), "-m", "pip", "install", "--quiet", "--no-build-isolation"]
     run([*pip, "--no-deps", root], cwd=root.parent, venv=venv.root)
     return root

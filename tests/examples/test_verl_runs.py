@@ -99,6 +99,7 @@ teed:
     kind: gauge
     unit: "1"
     description: Share of responses clipped at the maximum length.
+    range: {min: "0", max: "1"}
   - logger_key: "critic/score/{rl.stat}"
     name: rl.verl.score
     kind: gauge

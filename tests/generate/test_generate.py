@@ -83,7 +83,8 @@ def test_generate_writes_one_module_per_owner_and_reports_counts(
     """A first run writes every module and prints a one-line summary."""
     assert run("generate", "--root", str(tree)) == 0
     modules = sorted(p.name for p in (tree / GENERATED).glob("*.py"))
-    assert modules == ["alpha.py", "beta.py", "injection.py"]
+    # One module per owner, and the loops' W&B definitions beside them.
+    assert modules == ["alpha.py", "beta.py", "injection.py", "wandb_metrics.py"]
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1
     assert out[0].startswith("generate: ")

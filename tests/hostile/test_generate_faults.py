@@ -140,10 +140,11 @@ def test_a_link_that_is_not_supported_falls_back_to_a_rename(
 
 
 @pytest.mark.parametrize(
-    ("operation", "code", "shown"),
+    ("operation", "code", "shown", "call"),
     [
-        ("_write_new", errno.ENOSPC, "cannot write"),
-        ("_rename", errno.EROFS, "cannot remove"),  # sorted first: a stale dashboard
+        ("_write_new", errno.ENOSPC, "cannot write", 2),
+        # sorted: alpha's dashboard and its rules (updated), then the stale beta dashboard
+        ("_rename", errno.EROFS, "cannot remove", 3),
     ],
 )
 def test_generate_exits_2_with_one_line_naming_the_path_and_the_reason(
@@ -154,12 +155,13 @@ def test_generate_exits_2_with_one_line_naming_the_path_and_the_reason(
     operation: str,
     code: int,
     shown: str,
+    call: int,
 ) -> None:
     """No traceback, no half tree: one line, the file, the reason; the rerun then completes."""
     before = snapshot(tree)
     capsys.readouterr()
     with monkeypatch.context() as patch:
-        fail_on_call(patch, operation, 2, code)
+        fail_on_call(patch, operation, call, code)
         assert main(["generate", "--root", str(tree)]) == 2
     err = capsys.readouterr().err.splitlines()
     errors = [line for line in err if line.startswith("error:")]

@@ -151,13 +151,20 @@ def test_a_logged_unit_that_scales_to_the_unit_is_accepted(unit: str, logged_uni
     assert TeedMetric("k", "rl.x", unit=unit, logged_unit=logged_unit).logged_unit == logged_unit
 
 
-def test_logged_unit_is_the_last_field_and_defaults_to_empty() -> None:
+def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None:
     row = TeedMetric("k", "rl.x", "gauge", "s", "d", "train")
     assert row.logged_unit == ""
-    assert dataclasses.fields(RecordedMetric)[-1].name == "logged_unit"
-    # Fields added later (emitted_by, value_type) come after it: positional construction holds.
+    # Fields added later come after it: positional construction of every earlier one holds.
+    recorded = [field.name for field in dataclasses.fields(RecordedMetric)]
+    assert recorded[recorded.index("logged_unit") :] == ["logged_unit", "value_range", "goal"]
     names = [field.name for field in dataclasses.fields(TeedMetric)]
-    assert names[names.index("logged_unit") :] == ["logged_unit", "emitted_by", "value_type"]
+    assert names[names.index("logged_unit") :] == [
+        "logged_unit",
+        "emitted_by",
+        "value_type",
+        "value_range",
+        "goal",
+    ]
 
 
 @pytest.mark.usefixtures("clean_otel")

@@ -230,6 +230,8 @@ def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - 
         attributes=attributes,
         cardinality_limit=limit,
         logged_unit=logged_unit,
+        value_range="",
+        goal="",
     )
     try:
         plain = vocabulary._common_fields_plain(row)

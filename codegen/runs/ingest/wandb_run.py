@@ -26,6 +26,8 @@ in that record, stays at ``_step``. A step metric is an axis: counted under the 
 that declares it, but never reported undeclared, since W&B's ``step_sync`` writes its
 last value into every record of its keys that lacks it (OpenRLHF defines ``eval/epoch``
 as the axis of ``eval/*`` and never logs it: W&B writes ``eval/epoch`` 0 on each).
+The run's definitions (key or glob, step metric, summary, goal, hidden) are listed in a
+``metric_definitions`` notice, as ``metric_catalog.wandb_setup`` writes them from the catalog.
 
 What is not read. ``_step``, ``_runtime``, ``_timestamp`` and ``_wandb`` are
 W&B's bookkeeping, not metrics. A media value (``wandb.Histogram``,
@@ -130,6 +132,10 @@ _DOUBLE = struct.Struct("<d")
 # Field numbers of wandb_internal.proto (wandb/proto/wandb_internal.proto).
 _RECORD_HISTORY, _RECORD_CONFIG, _RECORD_METRIC, _RECORD_RUN = 2, 5, 12, 17
 _METRIC_NAME, _METRIC_GLOB, _METRIC_STEP = 1, 2, 4
+_METRIC_OPTIONS, _METRIC_SUMMARY, _METRIC_GOAL, _OPTION_HIDDEN = 6, 7, 8, 2
+_SUMMARIES: Final = ("min", "max", "mean", "best", "last", "none", "copy", "first")
+_GOALS: Final = {1: "minimize", 2: "maximize"}
+_DEFINITIONS_SHOWN: Final = 8
 _RUN_ID, _RUN_PROJECT, _RUN_CONFIG, _RUN_NAME = 1, 3, 4, 8
 _HISTORY_ITEM, _HISTORY_STEP = 1, 2
 _CONFIG_UPDATE, _CONFIG_REMOVE = 1, 2
@@ -411,11 +417,29 @@ class ConfigChange(NamedTuple):
 
 
 class MetricDefinition(NamedTuple):
-    """``wandb.define_metric``: a key (``name``) or glob (``train/*``) and its x axis."""
+    """``wandb.define_metric``: a key (``name``) or glob (``train/*``) and its x axis,
+    with the run summaries, goal and hidden flag it asked for."""
 
     name: str
     glob: str
     step_metric: str
+    summary: tuple[str, ...] = ()
+    goal: str = ""
+    hidden: bool = False
+
+    def describe(self) -> str:
+        """``train/* against train/global_step (summary max, goal maximize)``."""
+        parts = []
+        if self.summary:
+            parts.append(f"summary {'+'.join(self.summary)}")
+        if self.goal:
+            parts.append(f"goal {self.goal}")
+        if self.hidden:
+            parts.append("hidden")
+        text = self.name or self.glob
+        if self.step_metric:
+            text += f" against {self.step_metric}"
+        return text + (f" ({', '.join(parts)})" if parts else "")
 
 
 class RunStart(NamedTuple):
@@ -509,10 +533,24 @@ def _run(buf: bytes) -> RunStart:
 
 def _metric(buf: bytes) -> MetricDefinition:
     text = {_METRIC_NAME: "", _METRIC_GLOB: "", _METRIC_STEP: ""}
+    summary: tuple[str, ...] = ()
+    goal, hidden = "", False
     for number, _, value in _fields(buf):
         if number in text:
             text[number] = _text(value, "a field of a metric definition")
-    return MetricDefinition(text[_METRIC_NAME], text[_METRIC_GLOB], text[_METRIC_STEP])
+        elif number == _METRIC_SUMMARY:
+            flags = _fields(_message(value, "a metric summary"))
+            summary = tuple(
+                _SUMMARIES[n - 1] for n, _, on in flags if 1 <= n <= len(_SUMMARIES) and on
+            )
+        elif number == _METRIC_GOAL and isinstance(value, int):
+            goal = _GOALS.get(value, "")
+        elif number == _METRIC_OPTIONS:
+            options = _fields(_message(value, "metric options"))
+            hidden = any(n == _OPTION_HIDDEN and on for n, _, on in options)
+    return MetricDefinition(
+        text[_METRIC_NAME], text[_METRIC_GLOB], text[_METRIC_STEP], summary, goal, hidden
+    )
 
 
 Decoded = History | ConfigChange | RunStart | MetricDefinition
@@ -641,10 +679,13 @@ class _Run:
         self.axis_of_glob: list[tuple[str, str]] = []  # define_metric(glob, ...), latest first
         self.axes: set[str] = set()
         self.axis_cache: dict[str, str] = {}
+        self.definitions: dict[str, MetricDefinition] = {}  # what the run defined, shown
 
     def define(self, metric: MetricDefinition) -> None:
         """Note one ``define_metric`` call (a later one for the same key or glob wins)."""
         self.axis_cache.clear()
+        if len(self.definitions) < _DEFINITIONS_SHOWN * 64:
+            self.definitions[metric.name or f"glob:{metric.glob}"] = metric
         # A later definition of the same key or glob is merged into the earlier one
         # (wandb's handler merges unless overwrite=True): an empty step metric keeps it.
         if metric.name:
@@ -769,6 +810,8 @@ def _read_file(
     )
     if state.config:
         yield RunConfig(state.config, path, state.config_line, run=run_id or name, input=run)
+    if state.definitions:
+        yield Note("metric_definitions", _definitions_message(state.definitions), path)
     if state.media:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(state.media.items()))
         total = sum(state.media.values())
@@ -777,6 +820,17 @@ def _read_file(
             "live-check judges scalar values only, so they were skipped"
         )
         yield Note("skipped_values", message, path)
+
+
+def _definitions_message(definitions: dict[str, MetricDefinition]) -> str:
+    """The run's ``define_metric`` calls, the first few by name."""
+    shown = [d.describe() for _, d in sorted(definitions.items())[:_DEFINITIONS_SHOWN]]
+    more = len(definitions) - len(shown)
+    tail = f"; and {more} more" if more > 0 else ""
+    return (
+        f"the run defined {len(definitions)} metric(s) with define_metric: "
+        f"{'; '.join(shown)}{tail}; keys are read at their step metric"
+    )
 
 
 def _read_run_folder(folder: str, limits: Limits, run: str, source: Source) -> Iterator[Item]:

@@ -1,0 +1,184 @@
+"""``<package-dir>/wandb_metrics.py``: each loop's W&B metric definitions, from the catalog.
+
+For every declared loop (``loops:``) the module holds a tuple of
+:class:`metric_catalog.wandb_setup.WandbMetric`, one per logged key of each teed row the
+loop logs (``emitted_by`` naming it, or none), and ``define_<loop>(run)`` calling
+``run.define_metric`` for each (:func:`metric_catalog.wandb_setup.define_metrics`);
+``define_loop(run, name)`` picks one by name and ``LOOPS`` maps names to tuples. A catalog
+without loops gets one ``ALL`` tuple and ``define_all``.
+
+Per row: the logged key (prefix and key; a family's key up to its first placeholder,
+then ``*``, the only glob W&B's ``define_metric`` takes); ``summary``/``goal`` from the
+row's ``goal``; deprecated rows hidden; the x axis the row's own ``step_axis`` when it is
+not the training step, else the loop's (the caller's ``step_metric=``).
+
+The seam for a loop's own step axis (issue 31): :func:`loop_step_axis` reads a
+``step_axis`` of the :class:`~codegen.catalog.model.Loop` once the catalog declares one,
+and the generated ``define_<loop>`` passes it as the default ``step_metric``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from metric_catalog.series_rules import parse_pattern, qualified_key
+
+from ..catalog.model import Catalog, Loop, MetricRow
+from ..config import Config
+from .python import py_str
+from .writer import marker_line
+
+__all__ = ["MODULE", "loop_step_axis", "render_wandb_module", "wandb_key", "wandb_metrics"]
+
+MODULE: Final = "wandb_metrics"
+"""The generated module's name, beside the owners' modules."""
+
+_DEFAULT: Final = Config()
+_IDENT: Final = re.compile(r"[^a-z0-9_]")
+_SUMMARY: Final = {"maximize": "max", "minimize": "min"}
+_LINE: Final = 100
+
+
+def wandb_key(prefix: str, logger_key: str) -> str:
+    """The key W&B shows for a row's prefix and key; a family's, as a glob ending in ``*``."""
+    found = ""
+    for part in parse_pattern(qualified_key(prefix, logger_key)):
+        if not isinstance(part, str):
+            return found + "*"
+        found += part
+    return found
+
+
+def loop_step_axis(loop: Loop | None) -> str:
+    """The key of a loop's training-step axis (``""``: W&B's own ``_step``).
+
+    The seam for the per-loop step axis: a ``step_axis`` on the loop, when the catalog
+    declares one, is used as is.
+    """
+    return str(getattr(loop, "step_axis", "") or "")
+
+
+def wandb_metrics(rows: Iterable[MetricRow]) -> list[tuple[str, str, str, str, bool]]:
+    """``(name, step_metric, summary, goal, hidden)`` per distinct key or glob of ``rows``."""
+    found: dict[str, tuple[str, str, str, str, bool]] = {}
+    for row in rows:
+        if row.logger_key is None:
+            continue
+        for prefix in row.prefixes:
+            name = wandb_key(prefix, row.logger_key)
+            if name in found:
+                continue
+            found[name] = (
+                name,
+                row.step_axis,
+                _SUMMARY.get(row.goal, ""),
+                row.goal,
+                row.deprecated is not None,
+            )
+    return sorted(found.values())
+
+
+def _entry(name: str, step_metric: str, summary: str, goal: str, hidden: bool) -> str:
+    args = [py_str(name)]
+    if step_metric:
+        args.append(f"step_metric={py_str(step_metric)}")
+    if summary:
+        args.append(f"summary={py_str(summary)}")
+    if goal:
+        args.append(f"goal={py_str(goal)}")
+    if hidden:
+        args.append("hidden=True")
+    return _call("    ", "WandbMetric", args, ",")
+
+
+def _call(pad: str, head: str, args: list[str], tail: str) -> str:
+    """``head(args)tail`` laid out as ``ruff format`` does: flat, else the arguments on one
+    indented line, else one per line with a trailing comma."""
+    flat = f"{pad}{head}({', '.join(args)}){tail}"
+    if len(flat) <= _LINE:
+        return flat
+    inner = f"{pad}    {', '.join(args)}"
+    if len(inner) <= _LINE:
+        return f"{pad}{head}(\n{inner}\n{pad}){tail}"
+    each = "".join(f"{pad}    {arg},\n" for arg in args)
+    return f"{pad}{head}(\n{each}{pad}){tail}"
+
+
+def _constant(loop: str) -> str:
+    return _IDENT.sub("_", loop.lower()).upper()
+
+
+def _loop_block(name: str, axis: str, rows: list[MetricRow]) -> str:
+    constant = _constant(name)
+    entries = "\n".join(_entry(*metric) for metric in wandb_metrics(rows))
+    body = f"(\n{entries}\n)" if entries else "()"
+    default = py_str(axis) if axis else "None"
+    return (
+        f"\n{constant}: Final[tuple[WandbMetric, ...]] = {body}\n"
+        f'"""The W&B metric definitions of loop {name}, by key."""\n\n\n'
+        + _call(
+            "",
+            f"def define_{constant.lower()}",
+            ["run: Any", "*", f"step_metric: str | None = {default}"],
+            " -> int:",
+        )
+        + "\n"
+        f'    """``run.define_metric`` for every row loop {name} logs; how many W&B took."""\n'
+        f"    return define_metrics(run, {constant}, step_metric=step_metric)\n\n"
+    )
+
+
+def render_wandb_module(catalog: Catalog, config: Config | None = None) -> str:
+    """The module's text (generated marker first, ``ruff format`` layout)."""
+    config = config or _DEFAULT
+    teed = [row for _f, row in catalog.rows() if row.logger_key is not None]
+    loops: list[tuple[str, str, list[MetricRow]]] = []
+    for loop in catalog.loops():
+        rows = [row for row in teed if not row.emitted_by or loop.name in row.emitted_by]
+        loops.append((loop.name, loop_step_axis(loop), rows))
+    if not loops:
+        loops.append(("all", "", teed))
+    blocks = "".join(_loop_block(name, axis, rows) for name, axis, rows in loops)
+    table = "".join(f"    {py_str(name)}: {_constant(name)},\n" for name, _a, _r in loops)
+    return (
+        f"# {marker_line(config.generate_command, 'the catalog')}\n"
+        f'"""W&B metric definitions of each training loop, from the catalog.\n\n'
+        "Call ``define_<loop>(run)`` once after ``wandb.init`` (see\n"
+        ':mod:`metric_catalog.wandb_setup`)."""\n\n'
+        "from __future__ import annotations\n\n"
+        "from typing import Any, Final\n\n"
+        "from metric_catalog.wandb_setup import WandbMetric, define_metrics\n"
+        f"{blocks}\n"
+        f"LOOPS: Final[dict[str, tuple[WandbMetric, ...]]] = {{\n{table}}}\n"
+        '"""Each loop\'s definitions, by loop name."""\n\n\n'
+        "def define_loop(run: Any, loop: str, *, step_metric: str | None = None) -> int:\n"
+        '    """``run.define_metric`` for every row ``loop`` logs.\n\n'
+        "    Raises:\n"
+        "        KeyError: ``loop`` is not declared (the message lists the declared ones).\n"
+        '    """\n'
+        "    if loop not in LOOPS:\n"
+        "        msg = f\"unknown loop {loop!r}; declared: {', '.join(sorted(LOOPS))}\"\n"
+        "        raise KeyError(msg)\n"
+        "    return define_metrics(run, LOOPS[loop], step_metric=step_metric)\n"
+    )
+
+
+def render_wandb(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
+    """``<package-dir>/wandb_metrics.py`` -> its text, when the catalog has teed rows.
+
+    Raises:
+        ValueError: a catalog file's module is named ``wandb_metrics`` too.
+    """
+    config = config or _DEFAULT
+    if not any(row.logger_key is not None for _f, row in catalog.rows()):
+        return {}
+    for catalog_file in catalog.files:
+        if catalog_file.module == MODULE:
+            msg = (
+                f"{catalog_file.path}: module {MODULE!r} is the generated W&B definitions' "
+                "name; give the catalog file another module name"
+            )
+            raise ValueError(msg)
+    return {f"{config.package_dir}/{MODULE}.py": render_wandb_module(catalog, config)}
