@@ -264,6 +264,7 @@ are told apart by the reader of an MLflow store, which knows the backend wrote t
 
 VALUE_TYPES: Final[tuple[str, ...]] = (
     "number",
+    "int",
     "table",
     "text",
     "image",
@@ -271,7 +272,8 @@ VALUE_TYPES: Final[tuple[str, ...]] = (
     "media",
     "object",
 )
-"""What a teed row's key holds: ``number`` (exported), or a non-scalar value (exported nowhere)."""
+"""What a teed row's key holds: ``number`` or ``int`` (exported; ``int`` values are whole), or
+a non-scalar value (exported nowhere)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +378,7 @@ class MetricRow:
     def is_scalar(self) -> bool:
         """Whether the row's values are numbers the tee exports (``number`` or ``int``)."""
         return self.value_type in ("number", "int")
+
     # What a value may be (metric_catalog.value_rules).
     declared_range: ValueRange | None = None
     """The row's ``range:`` in the unit the code logs (``None``: none written, the unit's
@@ -390,6 +393,8 @@ class MetricRow:
         """The range values are judged against, in the unit the code logs: the declared
         one, else the unit's default; with ``value_type: int``, integers. ``None``: any
         number is fine."""
+        if not self.is_scalar:
+            return None  # a table or an image has no range
         found = self.declared_range
         if found is None:
             found = implied_range(self.declared_unit, self.kind)

@@ -191,7 +191,7 @@ def _recording(row: MetricRow) -> dict[str, str] | None:
 
 def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | None = None) -> str:
     """One owner's rule file (YAML text, generated marker first)."""
-    rows = sorted(catalog_file.rows, key=lambda r: r.name)
+    rows = sorted((r for r in catalog_file.rows if r.is_scalar), key=lambda r: r.name)
     alerts: list[dict[str, object]] = []
     for row in rows:
         absent = _absent(row, catalog_file, catalog)

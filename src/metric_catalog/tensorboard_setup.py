@@ -71,7 +71,8 @@ def scalars_layout(rows: tuple[TeedMetric, ...] | None = None) -> dict[str, dict
     row's chart lists its tags, a family's the regular expression of each prefix.
     """
     layout: dict[str, dict[str, list[Any]]] = {}
-    for row in sorted(vocabulary.teed_metrics() if rows is None else rows, key=lambda r: r.name):
+    chosen = vocabulary.teed_metrics() if rows is None else rows
+    for row in sorted((r for r in chosen if r.value_type == "number"), key=lambda r: r.name):
         owner = vocabulary.owner_of(row.name) or "unowned"
         prefixes = (row.prefix, *row.other_prefixes)
         if _is_family(row):

@@ -30,6 +30,7 @@ REWARD_MEAN: Final = TeedMetric(
         "grpo_async",
         "ppo",
     ),
+    goal="maximize",
 )
 """Mean rollout reward over the batch.
 
@@ -59,6 +60,7 @@ POLICY_LOSS: Final = TeedMetric(
         "sft_v2",
         "dpo",
     ),
+    goal="minimize",
 )
 """Training loss of the policy for the step, as the algorithm defines it.
 
@@ -146,6 +148,7 @@ TRAIN_VALID_TOKENS: Final = TeedMetric(
         "sft",
         "dpo",
     ),
+    value_range="integers in (-inf, +inf)",
 )
 """Valid (unmasked) tokens trained on this step, summed over all data-parallel ranks.
 
@@ -172,6 +175,7 @@ TRAIN_VALID_SEQUENCES: Final = TeedMetric(
         "sft",
         "dpo",
     ),
+    value_range="integers in (-inf, +inf)",
 )
 """Valid sequences trained on this step, summed over all data-parallel ranks.
 

@@ -68,6 +68,8 @@ DPO_ACCURACY: Final = TeedMetric(
     ),
     prefix="train",
     emitted_by=("dpo",),
+    value_range="[0, 1]",
+    goal="maximize",
 )
 """Share of pairs whose chosen response gets a higher implicit reward than the rejected
 one.
@@ -136,6 +138,7 @@ DPO_VALIDATION_LOSS: Final = TeedMetric(
         ),
     ),
     emitted_by=("dpo",),
+    goal="minimize",
 )
 """DPO loss over one validation dataset.
 
@@ -164,6 +167,8 @@ DPO_VALIDATION_ACCURACY: Final = TeedMetric(
         ),
     ),
     emitted_by=("dpo",),
+    value_range="[0, 1]",
+    goal="maximize",
 )
 """Share of one validation dataset's pairs ranked correctly by the implicit reward.
 

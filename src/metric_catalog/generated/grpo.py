@@ -183,6 +183,7 @@ POLICY_IMPORTANCE_RATIO: Final = TeedMetric(
         "grpo_async",
         "ppo",
     ),
+    value_range="[0, +inf)",
 )
 """Mean off-policy importance-sampling ratio between trainer and generator.
 
@@ -209,6 +210,7 @@ POLICY_PROBS_RATIO: Final = TeedMetric(
         "grpo_async",
         "ppo",
     ),
+    value_range="[0, +inf)",
 )
 """Mean ratio of the updated to the behaviour policy's token probabilities, before
 clipping.
@@ -397,6 +399,8 @@ GRPO_VALIDATION_ACCURACY: Final = TeedMetric(
         "grpo_async",
         "ppo",
     ),
+    value_range="[0, 1]",
+    goal="maximize",
 )
 """Share of validation samples with a positive reward.
 

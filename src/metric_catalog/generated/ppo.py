@@ -67,6 +67,8 @@ VALUE_CLIP_FRACTION: Final = TeedMetric(
     description="Share of value predictions whose update was clipped.",
     prefix="train",
     emitted_by=("ppo",),
+    value_range="[0, 1]",
+    goal="minimize",
 )
 """Share of value predictions whose update was clipped.
 

@@ -25,6 +25,7 @@ SFT_VALIDATION_LOSS: Final = TeedMetric(
     description="Token-weighted loss over the validation set.",
     prefix="validation",
     emitted_by=("sft",),
+    goal="minimize",
 )
 """Token-weighted loss over the validation set.
 

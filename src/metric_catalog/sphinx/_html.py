@@ -149,7 +149,7 @@ def _presence(row: Mapping[str, Any]) -> str:
         out += "; its key is shared with " + ", ".join(ident(name) for name in shares)
         out += " (rows of other loops: each loop's key feeds its own row)"
     value_type = row.get("value_type")
-    if value_type and value_type != "number":
+    if value_type and value_type not in ("number", "int"):
         out += f"; the value is a {text(value_type)}: exported nowhere, no instrument"
     if row.get("first_step") is not None:
         out += f"; first logged at step {text(row['first_step'])}"
