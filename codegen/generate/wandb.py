@@ -10,11 +10,9 @@ without loops gets one ``ALL`` tuple and ``define_all``.
 Per row: the logged key (prefix and key; a family's key up to its first placeholder,
 then ``*``, the only glob W&B's ``define_metric`` takes); ``summary``/``goal`` from the
 row's ``goal``; deprecated rows hidden; the x axis the row's own ``step_axis`` when it is
-not the training step, else the loop's (the caller's ``step_metric=``).
-
-The seam for a loop's own step axis (issue 31): :func:`loop_step_axis` reads a
-``step_axis`` of the :class:`~codegen.catalog.model.Loop` once the catalog declares one,
-and the generated ``define_<loop>`` passes it as the default ``step_metric``.
+not the training step, else the loop's step key covering the key (the loop's
+``step_keys``, e.g. ``train/global_step`` for ``train/*``), else the caller's
+``step_metric=`` (W&B's own ``_step`` when none).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from ..config import Config
 from .python import py_str
 from .writer import marker_line
 
-__all__ = ["MODULE", "loop_step_axis", "render_wandb_module", "wandb_key", "wandb_metrics"]
+__all__ = ["MODULE", "render_wandb", "render_wandb_module", "wandb_key", "wandb_metrics"]
 
 MODULE: Final = "wandb_metrics"
 """The generated module's name, beside the owners' modules."""
@@ -51,18 +49,19 @@ def wandb_key(prefix: str, logger_key: str) -> str:
     return found
 
 
-def loop_step_axis(loop: Loop | None) -> str:
-    """The key of a loop's training-step axis (``""``: W&B's own ``_step``).
+def wandb_metrics(
+    rows: Iterable[MetricRow], loop: Loop | None = None
+) -> list[tuple[str, str, str, str, bool]]:
+    """``(name, step_metric, summary, goal, hidden)`` per distinct key or glob of ``rows``.
 
-    The seam for the per-loop step axis: a ``step_axis`` on the loop, when the catalog
-    declares one, is used as is.
+    The x axis of a key is the row's own ``step_axis`` when it is not the training step,
+    else the loop's step key covering it (``step_keys``: ``train/global_step`` for
+    ``train/*``), else ``""`` (the caller's ``step_metric``, or W&B's ``_step``). The
+    loop's step keys are defined first, as metrics of their own.
     """
-    return str(getattr(loop, "step_axis", "") or "")
-
-
-def wandb_metrics(rows: Iterable[MetricRow]) -> list[tuple[str, str, str, str, bool]]:
-    """``(name, step_metric, summary, goal, hidden)`` per distinct key or glob of ``rows``."""
     found: dict[str, tuple[str, str, str, str, bool]] = {}
+    for step in loop.step_keys if loop is not None else ():
+        found.setdefault(step.key, (step.key, "", "", "", False))
     for row in rows:
         if row.logger_key is None:
             continue
@@ -70,14 +69,19 @@ def wandb_metrics(rows: Iterable[MetricRow]) -> list[tuple[str, str, str, str, b
             name = wandb_key(prefix, row.logger_key)
             if name in found:
                 continue
+            axis = row.step_axis
+            if not axis and loop is not None:
+                covering = loop.step_key(qualified_key(prefix, row.logger_key))
+                axis = "" if covering is None or covering.key == name else covering.key
             found[name] = (
                 name,
-                row.step_axis,
+                axis,
                 _SUMMARY.get(row.goal, ""),
                 row.goal,
                 row.deprecated is not None,
             )
-    return sorted(found.values())
+    steps = [found.pop(s.key) for s in loop.step_keys] if loop is not None else []
+    return steps + sorted(found.values())
 
 
 def _entry(name: str, step_metric: str, summary: str, goal: str, hidden: bool) -> str:
@@ -110,11 +114,11 @@ def _constant(loop: str) -> str:
     return _IDENT.sub("_", loop.lower()).upper()
 
 
-def _loop_block(name: str, axis: str, rows: list[MetricRow]) -> str:
+def _loop_block(name: str, loop: Loop | None, rows: list[MetricRow]) -> str:
     constant = _constant(name)
-    entries = "\n".join(_entry(*metric) for metric in wandb_metrics(rows))
+    entries = "\n".join(_entry(*metric) for metric in wandb_metrics(rows, loop))
     body = f"(\n{entries}\n)" if entries else "()"
-    default = py_str(axis) if axis else "None"
+    default = "None"
     return (
         f"\n{constant}: Final[tuple[WandbMetric, ...]] = {body}\n"
         f'"""The W&B metric definitions of loop {name}, by key."""\n\n\n'
@@ -134,13 +138,13 @@ def render_wandb_module(catalog: Catalog, config: Config | None = None) -> str:
     """The module's text (generated marker first, ``ruff format`` layout)."""
     config = config or _DEFAULT
     teed = [row for _f, row in catalog.rows() if row.logger_key is not None]
-    loops: list[tuple[str, str, list[MetricRow]]] = []
+    loops: list[tuple[str, Loop | None, list[MetricRow]]] = []
     for loop in catalog.loops():
         rows = [row for row in teed if not row.emitted_by or loop.name in row.emitted_by]
-        loops.append((loop.name, loop_step_axis(loop), rows))
+        loops.append((loop.name, loop, rows))
     if not loops:
-        loops.append(("all", "", teed))
-    blocks = "".join(_loop_block(name, axis, rows) for name, axis, rows in loops)
+        loops.append(("all", None, teed))
+    blocks = "".join(_loop_block(name, loop, rows) for name, loop, rows in loops)
     table = "".join(f"    {py_str(name)}: {_constant(name)},\n" for name, _a, _r in loops)
     return (
         f"# {marker_line(config.generate_command, 'the catalog')}\n"

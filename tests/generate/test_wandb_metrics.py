@@ -26,6 +26,8 @@ loops:
   - name: grpo
     description: GRPO.
     signature: [train/reward]
+    step_keys:
+      - {key: train/global_step, prefix: train}
   - name: sft
     description: SFT.
     signature: [train/sft_loss]
@@ -117,13 +119,15 @@ def test_each_loop_defines_its_rows_with_goal_summary_and_hidden_deprecations(
 ) -> None:
     _path, module = generated(catalog, tmp_path)
     run = FakeRun()
-    assert module.define_grpo(run) == 5
+    assert module.define_grpo(run) == 6
+    axis = {"step_metric": "train/global_step"}  # the loop's step key for train/*
     assert run.calls == [
-        ("train/lm_loss", {"step_metric": "samples"}),
-        ("train/loss", {"summary": "min", "goal": "minimize"}),
-        ("train/old_reward", {"hidden": True}),
-        ("train/reward", {"summary": "max", "goal": "maximize"}),
-        ("val/*", {}),  # a key family: a glob, W&B's only kind
+        ("train/global_step", {}),  # the loop's step key, defined first
+        ("train/lm_loss", {"step_metric": "samples"}),  # the row's own axis wins
+        ("train/loss", {**axis, "summary": "min", "goal": "minimize"}),
+        ("train/old_reward", {**axis, "hidden": True}),
+        ("train/reward", {**axis, "summary": "max", "goal": "maximize"}),
+        ("val/*", {}),  # a key family: a glob, W&B's only kind; no step key covers val/
     ]
     sft = FakeRun()
     assert module.define_loop(sft, "sft", step_metric="trainer/global_step") == 3
@@ -209,7 +213,8 @@ def test_the_definitions_reach_the_run_file_and_live_check_reads_them_back(
 
     path, _module = generated(catalog, tmp_path)
     steps = [[n, {"train/reward": 0.1 * n, "train/loss": 1.0 / n, "samples": 64 * n,
-                  "train/lm_loss": 2.0}] for n in range(1, 4)]  # fmt: skip
+                  "train/lm_loss": 2.0, "train/global_step": 10 * n}]
+             for n in range(1, 4)]  # fmt: skip
     (with_defs, without) = write_runs(
         tmp_path,
         [
@@ -225,17 +230,20 @@ def test_the_definitions_reach_the_run_file_and_live_check_reads_them_back(
     (notice,) = [n for n in report.notices if n.kind == "metric_definitions"]
     assert "the run defined" in notice.message
     for described in (
-        "train/reward (summary max",  # and goal maximize, where this wandb takes a goal
-        "train/loss (summary min",
-        "train/old_reward (hidden)",
+        "train/global_step;",
+        # (and goal maximize, where the installed wandb takes a goal)
+        "train/reward against train/global_step (summary max",
+        "train/loss against train/global_step (summary min",
+        "train/old_reward against train/global_step (hidden)",
         "train/lm_loss against samples",
         "val/*",
     ):
         assert described in notice.message
-    # the catalog's step axis is what live-check reads train/lm_loss at: samples, not _step
+    # the catalog's axes are what live-check reads the keys at: samples, the global step
     rows = {s.row.name: s for s in report.rows}
     assert rows["rl.lm.loss.samples"].last_step == 192
-    assert rows["rl.reward"].last_step == 3
+    assert rows["rl.reward"].last_step == 30
     plain = check_paths([str(without)], catalog)
     assert not [n for n in plain.notices if n.kind == "metric_definitions"]
-    assert {s.row.name: s for s in plain.rows}["rl.lm.loss.samples"].last_step == 3
+    # without the run's definitions, only the catalog's step key says where it is
+    assert {s.row.name: s for s in plain.rows}["rl.lm.loss.samples"].last_step == 30
