@@ -53,6 +53,7 @@ __all__ = [
     "render_python_module",
     "render_python_modules",
     "render_rows",
+    "value_range_text",
 ]
 
 
@@ -456,14 +457,22 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     if row.section == "teed" and row.emitted_by:  # the tee routes a shared key by its loops
         lines.append(_tuple_kwarg("emitted_by", [py_str(loop) for loop in row.emitted_by], _INDENT))
     # What a value may be, only when declared: the runtime knows the unit's default.
-    exported = row.exported_range
-    if exported is not None and (row.declared_range is not None or row.value_type == "int"):
-        lines.append(py_kwarg("value_range", exported.text(), _INDENT))
-    elif row.declared_range is not None:  # range: {} drops the unit's default
-        lines.append(py_kwarg("value_range", ValueRange().text(), _INDENT))
+    value_range = value_range_text(row)
+    if value_range is not None:
+        lines.append(py_kwarg("value_range", value_range, _INDENT))
     if row.goal:
         lines.append(py_kwarg("goal", row.goal, _INDENT))
     return "".join(f"{line}\n" for line in lines)
+
+
+def value_range_text(row: MetricRow) -> str | None:
+    """A row's ``value_range=`` (its range in the exported unit, interval notation) when it
+    declares a range or integers; ``None`` otherwise (the runtime knows the unit's default).
+    ``range: {}`` is written as unbounded, so the unit's default is dropped there too."""
+    if row.declared_range is None and row.value_type != "int":
+        return None
+    found = row.exported_range if row.is_scalar else row.declared_range
+    return (found or ValueRange()).text()
 
 
 def _literal_alias(attribute: Attribute) -> str:

@@ -34,6 +34,7 @@ from codegen.catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
+    ValueRange,
 )
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
@@ -120,10 +121,16 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
         out["temporality"] = one.temporality
     if one.logged_unit:
         out["logged_unit"] = one.logged_unit
-    if one.logger_key is not None and one.value_type != "number":
+    if one.logger_key is not None and not one.is_scalar:  # int is a number: its range says so
         out["value_type"] = one.value_type
     if one.logger_key is not None and one.emitted_by:
         out["emitted_by"] = one.emitted_by
+    if one.declared_range is not None or one.value_type == "int":
+        # In the exported unit: a range of a row logged in ms is written in seconds.
+        found = one.exported_range if one.is_scalar else one.declared_range
+        out["value_range"] = (found or ValueRange()).text()
+    if one.goal:
+        out["goal"] = one.goal
     return out
 
 
@@ -302,6 +309,8 @@ def _fullest(teed: bool) -> MetricRow:
         logged_unit="ms",
         emitted_by=("sft", "grpo_sync"),
         value_type="table" if teed else "number",
+        declared_range=ValueRange(0.0, 5000.0),
+        goal="minimize",
     )
 
 
