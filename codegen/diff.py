@@ -33,6 +33,7 @@ from metric_catalog.series_rules import (
     PRESENCE_LEVELS,
     STABILITY_LEVELS,
 )
+from metric_catalog.value_rules import ValueRange
 
 from .catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics, has_errors
 from .catalog.model import (
@@ -41,7 +42,6 @@ from .catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
-    ValueRange,
 )
 
 __all__ = [

@@ -39,7 +39,6 @@ __all__ = [
     "MetricRow",
     "Section",
     "StepKey",
-    "ValueRange",
     "attribute_label",
     "bookkeeping_matches",
 ]

@@ -31,7 +31,9 @@ from typing import Final
 
 import yaml
 
-from ..catalog.model import Catalog, CatalogFile, MetricRow, ValueRange
+from metric_catalog.value_rules import ValueRange
+
+from ..catalog.model import Catalog, CatalogFile, MetricRow
 from ..config import Config
 from .dashboards import panel_labels
 from .writer import marker_line

@@ -27,6 +27,8 @@ from typing import Final
 import jinja2
 import jinja2.runtime
 
+from metric_catalog.value_rules import ValueRange
+
 from ..catalog.diagnostics import Diagnostic, Severity
 from ..catalog.model import (
     Attribute,
@@ -35,7 +37,6 @@ from ..catalog.model import (
     CatalogFile,
     Derivation,
     MetricRow,
-    ValueRange,
 )
 from ..config import Config
 from .templating import render, sandboxed_environment

@@ -10,7 +10,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..catalog.model import MetricRow, ValueRange
+from metric_catalog.value_rules import ValueRange
+
+from ..catalog.model import MetricRow
 
 __all__ = ["PRESENCE_STATES", "RowSummary", "json_number", "number_text"]
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from codegen.catalog.diagnostics import Position, Severity
 from codegen.catalog.lints import META_RULES, RULES, lint_catalog, lint_row
-from codegen.catalog.model import Catalog, CatalogFile, MetricRow, ValueRange
+from codegen.catalog.model import Catalog, CatalogFile, MetricRow
+from metric_catalog.value_rules import ValueRange
 
 
 def make_row(**fields: Any) -> MetricRow:

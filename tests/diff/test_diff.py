@@ -23,10 +23,10 @@ from codegen.catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
-    ValueRange,
 )
 from codegen.diff import RULES, diff_catalogs
 from metric_catalog.series_rules import STABILITY_LEVELS
+from metric_catalog.value_rules import ValueRange
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -34,12 +34,12 @@ from codegen.catalog.model import (
     Deprecation,
     Derivation,
     MetricRow,
-    ValueRange,
 )
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.config import Config
 from codegen.generate.python import render_rows
+from metric_catalog.value_rules import ValueRange
 from metric_catalog.vocabulary import MetricAttribute, RecordedMetric, TeedMetric
 from tests.adopter_project import ROW as ADOPTER_ROW
 from tests.docs_fixtures import HOSTILE_DESCRIPTIONS, fixture_catalog, row
