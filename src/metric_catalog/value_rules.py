@@ -40,6 +40,8 @@ which is exported nowhere and has no range."""
 # Base units (after unit_scale) whose values cannot be negative: durations, sizes,
 # and their rates. Counts are UCUM annotations ({token}), also never negative.
 _NON_NEGATIVE_BASES: Final = frozenset({"s", "By", "bit"})
+# Units whose logged values are whole numbers (a prefixed size, GiBy, may be fractional).
+_WHOLE_UNITS: Final = frozenset({"By", "bit"})
 
 
 class ValueRange:
@@ -203,7 +205,9 @@ def implied_range(unit: str, kind: str = "gauge") -> ValueRange | None:
 
     ``%`` lies in [0, 100]; a duration (``s``, ``ms``, ``h``...), a size (``By``,
     ``GiBy``, ``bit``), a count (``{token}``) and a rate of them (``{token}/s``,
-    ``By/s``) is at least 0. Only a ``gauge`` or ``histogram`` takes a default: a
+    ``By/s``) is at least 0, and a size in ``By`` or ``bit`` is a whole number (a
+    fraction there is a prefixed size, GiB, declared in bytes). Only a ``gauge`` or
+    ``histogram`` takes a default: a
     counter's or up-down counter's logged value is a step's change (a counter's
     negative one is ``counter_decrease`` already; an up-down counter's may be
     negative whatever its unit). A ratio
@@ -217,6 +221,9 @@ def implied_range(unit: str, kind: str = "gauge") -> ValueRange | None:
     base = _base_of(terms[0])
     if kind in ("counter", "up_down_counter"):
         return None
+    if unit in _WHOLE_UNITS:
+        # A size in bytes (or bits) is a whole number: 38.5 declared By is GiB logged.
+        return ValueRange(0.0, integer=True)
     if base in _NON_NEGATIVE_BASES or _is_count(base):
         return ValueRange(0.0)
     return None

@@ -53,6 +53,11 @@ teed:
     unit: s
     description: Clock drift against the driver, which may be negative.
     range: {}
+  - logger_key: perf/memory
+    name: rl.perf.memory
+    kind: gauge
+    unit: By
+    description: Device memory allocated.
   - logger_key: perf/temperature
     name: rl.perf.temperature
     kind: gauge
@@ -85,6 +90,8 @@ def run(catalog: Catalog, *steps: dict[str, object]) -> LiveCheckReport:
         pytest.param({"perf/step_time": -4.0}, "out_of_range", id="negative-duration"),
         pytest.param({"perf/gpu_util": 140.0}, "out_of_range", id="percent-above-100"),
         pytest.param({"perf/temperature": 0.0}, "out_of_range", id="exclusive-bound-reached"),
+        pytest.param({"perf/memory": 38.5}, "not_integer", id="gib-declared-in-bytes"),
+        pytest.param({"perf/memory": 41_341_669_376}, None, id="bytes-in-bytes"),
         pytest.param({"perf/mfu": 0.382}, None, id="ratio-in-range"),
         pytest.param({"perf/mfu": 1}, None, id="inclusive-bound"),
         pytest.param({"perf/tokens": 4096}, None, id="whole-count"),

@@ -43,6 +43,8 @@ def test_a_value_is_judged_against_bounds_and_integers(
         ("s", ValueRange(0.0)),
         ("ms", ValueRange(0.0)),
         ("GiBy", ValueRange(0.0)),
+        ("By", ValueRange(0.0, integer=True)),  # 38.5 "By" is a GiB value: not_integer
+        ("bit", ValueRange(0.0, integer=True)),
         ("By/s", ValueRange(0.0)),
         ("{token}", ValueRange(0.0)),
         ("{token}/s", ValueRange(0.0)),
