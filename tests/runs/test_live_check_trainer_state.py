@@ -77,7 +77,7 @@ def test_each_log_history_entry_is_one_record_at_its_step_and_line() -> None:
         ("run.jsonl", b'{"step": 1, "prefix": "train", "metrics": {"loss": 1.0}}\n', False),
         ("run.jsonl", b'{"step": 1, "data": {"actor/pg_loss": 0.1}}\n', False),
         ("trainer_state.json", b"[]", False),
-        ("trainer_state.json", b"", False),
+        ("trainer_state.json", b"", True),  # cut before its first byte: read, a notice
     ],
 )
 def test_a_trainer_state_is_detected_by_its_name_or_its_log_history_key(

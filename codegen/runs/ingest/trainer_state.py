@@ -137,6 +137,8 @@ def detect(path: str, head: bytes) -> bool:
         return bool(states(path)) and not any(
             "tfevents" in name for _, _, files in os.walk(path) for name in files
         )
+    if os.path.basename(path) == FILE_NAME and not head.strip():
+        return True  # cut before its first byte: the Trainer is writing it (a notice)
     if not head.lstrip().startswith(b"{"):
         return False
     return os.path.basename(path) == FILE_NAME or b'"log_history"' in head
