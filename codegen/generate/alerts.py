@@ -25,6 +25,7 @@ Text from the catalog is written as JSON strings (valid YAML scalars) and, in an
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -194,37 +195,51 @@ _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _YAML11_WORDS: Final = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 
 
+_STRING: Final = json.encoder.encode_basestring  # the C one where the json module has it
+_JSON: Final = json.JSONEncoder(ensure_ascii=False).encode
+_YAML_UNSAFE: Final = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+@functools.cache
 def _key(key: str) -> str:
     plain = _PLAIN_KEY.fullmatch(key) and key.lower() not in _YAML11_WORDS
     return key if plain else json.dumps(key, ensure_ascii=False)
 
 
 def _scalar(value: object) -> str:
-    # A JSON string or number is a YAML flow scalar with the same value; json.dumps escapes
-    # what YAML would misread, at C speed (PyYAML's representer took four fifths of a
-    # 10,000-row generate).
-    return json.dumps(value, ensure_ascii=False)
+    # A JSON string or number is a YAML flow scalar with the same value; JSON's escaping
+    # covers what YAML would misread, at C speed (PyYAML's representer took four fifths
+    # of a 10,000-row generate).
+    if not isinstance(value, str):
+        return _JSON(value)
+    text = _STRING(value)
+    # JSON leaves these raw; YAML refuses them in a stream, or folds them as line breaks.
+    return _YAML_UNSAFE.sub(_escaped, text) if _YAML_UNSAFE.search(text) else text
 
 
-def _block(value: object, indent: int) -> Iterator[str]:
-    """Block-style YAML of plain mappings (identifier keys), lists and JSON scalars."""
-    pad = " " * indent
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, (dict, list)) and item:
-                yield f"{pad}{_key(key)}:\n"
-                yield from _block(item, indent + 2)
-            else:
-                yield f"{pad}{_key(key)}: {_scalar(item)}\n"
-        return
-    assert isinstance(value, list)
-    for item in value:
-        lines = list(_block(item, indent + 2)) if isinstance(item, (dict, list)) else []
-        if not lines:
-            yield f"{pad}- {_scalar(item)}\n"
-            continue
-        yield f"{pad}- {lines[0][indent + 2 :]}"
-        yield from lines[1:]
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _rule(rule: dict[str, object]) -> Iterator[str]:
+    """One rule as a block-YAML list item: scalar values, or one level of label mappings."""
+    lead = "      - "
+    for key, item in rule.items():
+        if isinstance(item, dict) and item:
+            yield f"{lead}{_key(key)}:\n"
+            for name, value in item.items():
+                yield f"          {_key(name)}: {_scalar(value)}\n"
+        else:
+            yield f"{lead}{_key(key)}: {_scalar(item)}\n"
+        lead = "        "
+
+
+def _groups(groups: list[tuple[str, list[dict[str, object]]]]) -> Iterator[str]:
+    yield "groups:\n"
+    for name, rules in groups:
+        yield f"  - name: {_scalar(name)}\n    rules:\n"
+        for rule in rules:
+            yield from _rule(rule)
 
 
 def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | None = None) -> str:
@@ -236,16 +251,18 @@ def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | N
         if absent is not None:
             alerts.append(absent)
         alerts.extend(_value_alerts(row, catalog_file))
-    recorded = [rule for row in rows if (rule := _recording(row)) is not None]
-    groups: list[dict[str, object]] = []
+    recorded: list[dict[str, object]] = []
+    for row in rows:
+        rule = _recording(row)
+        if rule is not None:
+            recorded.append(dict(rule))
+    groups: list[tuple[str, list[dict[str, object]]]] = []
     if recorded:
-        groups.append(
-            {"name": f"metric-catalog.{catalog_file.module}.recording", "rules": recorded}
-        )
+        groups.append((f"metric-catalog.{catalog_file.module}.recording", recorded))
     if alerts:
-        groups.append({"name": f"metric-catalog.{catalog_file.module}.alerts", "rules": alerts})
+        groups.append((f"metric-catalog.{catalog_file.module}.alerts", alerts))
     command = (config or _DEFAULT).generate_command
-    body = "".join(_block({"groups": groups}, 0))
+    body = "".join(_groups(groups)) if groups else "groups: []\n"
     return f"# {marker_line(command, catalog_file.path)}\n{body}"
 
 

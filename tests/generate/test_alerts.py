@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.config import load_config
-from codegen.generate.alerts import range_condition, render_alerts
+from codegen.generate.alerts import _scalar, range_condition, render_alerts
 from codegen.generate.dashboards import range_thresholds, render_dashboards
 from metric_catalog.value_rules import ValueRange
 from tests.catalog_projects import loaded_catalog
@@ -314,3 +316,9 @@ def test_promtool_unit_test_fails_when_an_expected_alert_does_not_fire(
     tests.write_text(_unit_tests("trainer.rules.yaml", series, alerts), encoding="utf-8")
     done = _run(promtool, "test", "rules", str(tests))
     assert done.returncode != 0
+
+
+@given(st.text())
+def test_any_catalog_text_is_written_as_a_yaml_scalar_holding_the_same_text(text: str) -> None:
+    """Descriptions and names reach the rule file as JSON strings: YAML reads back each one."""
+    assert yaml.safe_load(f"key: {_scalar(text)}") == {"key": text}
