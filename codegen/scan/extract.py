@@ -36,6 +36,7 @@ from typing import Final, TypeAlias
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
 
 from .calls import ScanCall
+from .keyfilter import KeyTest, has_exit, literal_table
 
 __all__ = [
     "KEEP_TREES_BYTES",
@@ -144,6 +145,9 @@ class Spread:
     param: str
     template: Shape
     """The key as written around :data:`SLOT` (``("train/", SLOT)`` for ``"train/%s" % k``)."""
+    keep: tuple[tuple[KeyTest, Shape], ...] = ()
+    """Filters each key of the parameter passes first: a test of the key as rewritten by
+    the shape (``out[k] = v`` only when ``not k.startswith("debug/")``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +189,59 @@ def rewrite(value: DictVal, template: Shape) -> DictVal:
     if template == (SLOT,):
         return value
     keys = tuple(Key(substitute(template, k.shape), k.where, k.why) for k in value.keys)
-    spreads = tuple(Spread(s.param, substitute(template, s.template)) for s in value.spreads)
+    spreads = tuple(
+        Spread(s.param, substitute(template, s.template), s.keep) for s in value.spreads
+    )
     return DictVal(keys, value.unresolved, spreads)
+
+
+def _test_key(keep: Sequence[tuple[KeyTest, Shape]], shape: Shape) -> bool | None:
+    """Whether a key passes every filter: ``None`` when one of them cannot tell."""
+    answer: bool | None = True
+    for test, template in keep:
+        parts = [p if isinstance(p, str) else None for p in substitute(template, shape)]
+        decided = test.decide_shape(parts)
+        if decided is False:
+            return False
+        if decided is None:
+            answer = None
+    return answer
+
+
+def spread_into(spread: Spread, value: DictVal) -> DictVal:
+    """The keys ``value`` (a caller's dict) gives ``spread``: filtered, then rewritten.
+
+    A key a filter cannot decide is unresolved where it is written (a key with a hole is
+    kept unless every tried value of the hole is dropped; it stays unresolved anyway).
+    """
+    if not spread.keep:
+        return rewrite(value, spread.template)
+    keys: list[Key] = []
+    unresolved = list(value.unresolved)
+    for key in value.keys:
+        decided = _test_key(spread.keep, key.shape)
+        holed = any(isinstance(part, Hole) for part in key.shape)
+        if decided is False:
+            continue
+        if decided is None and not holed:
+            test = spread.keep[0][0]
+            what = (
+                f"the key '{shape_text(key.shape)}' passes a filter in `{test.where}` "
+                "whose test scan cannot evaluate for it"
+            )
+            unresolved.append(Unresolved(what, key.where))
+            continue
+        keys.append(key)
+    spreads = tuple(
+        Spread(
+            s.param,
+            s.template,
+            s.keep + tuple((test, substitute(t, s.template)) for test, t in spread.keep),
+        )
+        for s in value.spreads
+    )
+    kept = DictVal(tuple(keys), tuple(dict.fromkeys(unresolved)), spreads)
+    return rewrite(kept, spread.template)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +258,16 @@ class KeysOf:
     source: DictVal
     name: str
     """The dict's expression text, for messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyList:
+    """A collection of a dict's keys (``list(self.keys())``, ``sorted(d)``), ``nest`` deep:
+    ``all_gather_object(out, keys)`` makes ``out`` a list of such lists (``nest`` 2)."""
+
+    source: DictVal
+    name: str
+    nest: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +304,7 @@ class Opaque:
         return Unresolved(what, self.module.where(self.node))
 
 
-Value: TypeAlias = DictVal | StrVal | KeysOf | Opaque
+Value: TypeAlias = DictVal | StrVal | KeysOf | KeyList | Opaque
 Env: TypeAlias = dict[str, Value]
 
 
@@ -374,6 +439,7 @@ class Module:
         self.imports: dict[str, tuple[str, str | None, int]] = {}
         """Local name -> (module, imported attribute or None, relative level)."""
         self.instances: dict[str, set[str]] | None = None
+        self.literals: dict[str, object] | None = None
         for stmt in tree.body:
             self._index(stmt)
 
@@ -733,6 +799,22 @@ class Project:
         return result
 
 
+def _literal_constants(module: Module) -> dict[str, object]:
+    """The module's constants that are literals (``SKIP = ("a/", "b/")``), for key filters."""
+    if module.literals is None:
+        module.literals = literal_table(
+            [ast.Assign([ast.Name(name)], value) for name, value in module.constants.items()]
+        )
+    return module.literals
+
+
+_DICT_BASES: Final = frozenset({"dict", "defaultdict", "OrderedDict", "Counter", "UserDict"})
+"""Bases making a class's instances dicts (``class Tensors(defaultdict)``)."""
+
+_GATHER_OBJECT: Final = "all_gather_object"
+"""``dist.all_gather_object(out, obj)``: ``out`` becomes a list of every rank's ``obj``."""
+
+
 def _joined(module: str, attr: str | None) -> str:
     """``pkg.mod`` + ``name`` -> ``pkg.mod.name`` (``from . import name``: just ``name``)."""
     if attr is None:
@@ -836,6 +918,13 @@ class _Scanner:
         self.func: _FuncDef | None = None
         self.params: set[str] = set()
         self.outer: list[Env] = []
+        self.typed: dict[str, tuple[Module, str]] = {}
+        """Variables assigned an instance of a scanned dict subclass (``t = Tensors()``)."""
+        self.stmt: ast.stmt | None = None
+        """The statement being analysed (a key filter decides whether it runs)."""
+        self.loops: dict[str, tuple[ast.For | ast.AsyncFor, dict[str, object]]] = {}
+        """Loop variables over a dict's keys whose loop may skip keys (``continue``)."""
+        self.tests: dict[tuple[int, int], KeyTest | None] = {}
 
     # --- scopes ---------------------------------------------------------------
 
@@ -916,6 +1005,7 @@ class _Scanner:
         nested: list[tuple[ast.stmt, Env]],
         returns: Returns | None,
     ) -> Env:
+        self.stmt = stmt
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if returns is None and self._mentions(stmt):
                 nested.append((stmt, dict(env)))
@@ -956,7 +1046,10 @@ class _Scanner:
         elif isinstance(stmt, ast.For | ast.AsyncFor):
             inner = dict(env)
             self._bind_loop(stmt.target, stmt.iter, inner)
+            variable = self._filtering(stmt, inner)
             inner = self._block(stmt.body, inner, nested, returns)
+            if variable is not None:
+                self.loops.pop(variable, None)
             after = self._block(stmt.orelse, dict(env), nested, returns)
             env = _join(env, inner, after)
         elif isinstance(stmt, ast.While):
@@ -976,6 +1069,41 @@ class _Scanner:
             cases = [self._block(case.body, dict(env), nested, returns) for case in stmt.cases]
             env = _join(env, *cases)
         return env
+
+    def _filtering(self, loop: ast.For | ast.AsyncFor, env: Env) -> str | None:
+        """A loop over a dict's keys that skips some (``continue``): its variable, registered
+        so the keys written in its body are tested per key (see :mod:`.keyfilter`)."""
+        target = loop.target
+        first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+        if not isinstance(first, ast.Name) or not isinstance(env.get(first.id), KeysOf):
+            return None
+        if not has_exit(loop.body):
+            return None
+        names: dict[str, object] = {}
+        if self.func is not None:
+            names.update(literal_table(self.func.body))
+        self.loops[first.id] = (loop, names)
+        return first.id
+
+    def _loop_test(self, name: str) -> KeyTest | None:
+        """The filter deciding whether the current statement runs for a key of loop ``name``."""
+        loop = self.loops.get(name)
+        stmt = self.stmt
+        if loop is None or stmt is None:
+            return None
+        slot = (id(loop[0]), id(stmt))
+        if slot not in self.tests:
+            module = self.module
+            test: KeyTest | None = KeyTest(
+                name,
+                tuple(loop[0].body),
+                stmt,
+                {**_literal_constants(module), **loop[1]},
+                module.functions.get,
+                self.func.name if self.func is not None else module.shown,
+            )
+            self.tests[slot] = test if test is not None and test.covers(stmt) else None
+        return self.tests[slot]
 
     def _guard(self, test: ast.expr) -> tuple[str, bool] | None:
         """``if merged:`` / ``if not merged:`` on a parameter: (parameter, when taken)."""
@@ -1008,6 +1136,11 @@ class _Scanner:
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+            owner = self._dict_class(node) if isinstance(node, ast.Call) else None
+            if owner is not None:
+                self.typed[target.id] = owner
+            else:
+                self.typed.pop(target.id, None)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self._add_key(target.value.id, target.slice, env)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -1055,6 +1188,13 @@ class _Scanner:
 
     def _mutation(self, call: ast.Call, env: Env) -> None:
         func = call.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name == _GATHER_OBJECT and len(call.args) == 2 and isinstance(call.args[0], ast.Name):
+            gathered = self._keylist(call.args[1], env)
+            if gathered is not None:
+                nest = gathered.nest + 1
+                env[call.args[0].id] = KeyList(gathered.source, gathered.name, nest)
+            return
         if not isinstance(func, ast.Attribute):
             return
         held = func.value
@@ -1065,6 +1205,17 @@ class _Scanner:
         ):
             # ``tensors["loss"].append(t)``: a dict of lists gains the key ``loss``.
             self._add_key(held.value.id, held.slice, env)
+            return
+        if (
+            func.attr in _ACCUMULATE
+            and isinstance(held, ast.Call)
+            and held.args
+            and isinstance(held.func, ast.Attribute)
+            and held.func.attr == "setdefault"
+            and isinstance(held.func.value, ast.Name)
+        ):
+            # ``groups.setdefault(name, []).append(i)``: ``groups`` gains the key ``name``.
+            self._add_key(held.func.value.id, held.args[0], env)
             return
         if not isinstance(held, ast.Name):
             return
@@ -1091,6 +1242,15 @@ class _Scanner:
             env[name] = added
 
     def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: Env) -> None:
+        listed = self._keylist(iterable, env)
+        if listed is not None and isinstance(target, ast.Name):
+            # ``for key in sorted(keys)``: each key of the dict (or, nested, each list of them)
+            env[target.id] = (
+                KeysOf(listed.source, listed.name)
+                if listed.nest <= 1
+                else KeyList(listed.source, listed.name, listed.nest - 1)
+            )
+            return
         names = [target] if isinstance(target, ast.Name) else []
         if isinstance(target, ast.Tuple) and target.elts:
             names = [e for e in target.elts if isinstance(e, ast.Name)]
@@ -1146,7 +1306,45 @@ class _Scanner:
             found = self._lookup(node.id, env)
             if found is not None:
                 return found
+        listed = self._keylist(node, env)
+        if listed is not None:
+            return listed
         return Opaque(self.module, node)
+
+    def _keylist(self, node: ast.expr, env: Env) -> KeyList | None:
+        """``list(d.keys())``, ``sorted(d)``, ``{k for ks in gathered for k in ks}``: a
+        collection of a dict's keys, or ``None``."""
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            return found if isinstance(found, KeyList) else None
+        if isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "keys" and not node.args:
+                held = func.value
+                if isinstance(held, ast.Name) and isinstance(
+                    self._lookup(held.id, env), DictVal | Opaque
+                ):
+                    return KeyList(self._dict(held, env), _shown(held))
+                return None
+            if isinstance(func, ast.Name) and func.id in _KEY_COLLECTIONS and len(node.args) == 1:
+                arg = node.args[0]
+                listed = self._keylist(arg, env)
+                if listed is None and isinstance(arg, ast.Name):
+                    found = self._lookup(arg.id, env)
+                    if isinstance(found, DictVal):
+                        return KeyList(found, arg.id)
+                return listed
+            return None
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            if not isinstance(node.elt, ast.Name):
+                return None
+            inner = dict(env)
+            for generator in node.generators:
+                self._bind_loop(generator.target, generator.iter, inner)
+            found = inner.get(node.elt.id)
+            if isinstance(found, KeysOf):
+                return KeyList(found.source, found.name)
+        return None
 
     def _is_dictish(self, node: ast.expr, env: Env) -> bool:
         if isinstance(node, ast.Dict | ast.DictComp):
@@ -1158,6 +1356,8 @@ class _Scanner:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
                 return self._is_dictish(node.func.value, env)
             if self._producer(node):
+                return True
+            if self._dict_class(node) is not None:
                 return True
             if self._through(node) is not None:
                 return True  # ``reduce_metrics(x)``: x's keys, or why they are unknown
@@ -1235,6 +1435,8 @@ class _Scanner:
             return self._dict(node.func.value, env)
         if self._producer(node):
             return DictVal()  # a declared producer's keys are logged where it returns them
+        if self._dict_class(node) is not None:
+            return DictVal()  # ``Tensors()``: a new, empty dict subclass
         through = self._through(node)
         if through is not None:
             return self._dict(through, env)
@@ -1258,6 +1460,26 @@ class _Scanner:
                 continue  # ``_validate()`` with ``merged=False``: that return is not taken
             value = part if value is None else value.merge(part)
         return value
+
+    def _dict_class(self, node: ast.Call) -> tuple[Module, str] | None:
+        """``Tensors()`` of a scanned ``class Tensors(defaultdict)``: where the class is."""
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id in _KEY_COLLECTIONS:
+            return None
+        module: Module | None = self.module
+        name = func.id
+        if name not in self.module.classes:
+            imported = self.module.imports.get(name)
+            if imported is None or imported[1] is None:
+                return None
+            module = self.project.find_module(imported[0], imported[2], self.module)
+            name = imported[1]
+        if module is None:
+            return None
+        info = module.classes.get(name)
+        if info is None or not any(b.rpartition(".")[2] in _DICT_BASES for b in info.bases):
+            return None
+        return module, name
 
     def _declared_field(self, node: ast.expr) -> bool:
         """``exp.info`` or ``out.meta_info["metrics"]`` for a ``field`` entry of scan-calls."""
@@ -1294,7 +1516,12 @@ class _Scanner:
             return None
         module, func, cls = target
         returned = self.project.returned(module, func, cls, self.depth)
-        return returned, _bind(node, func, method=cls is not None)
+        bound = _bind(node, func, method=cls is not None)
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        positional = func.args.posonlyargs + func.args.args
+        if isinstance(receiver, ast.Name) and receiver.id in self.typed and positional:
+            bound[positional[0].arg] = receiver  # ``tensors.compute_stats()``: self's keys
+        return returned, bound
 
     def _instantiate(
         self, value: DictVal, call: ast.Call, arguments: dict[str, ast.expr], env: Env
@@ -1309,7 +1536,7 @@ class _Scanner:
             argument = arguments.get(spread.param)
             if argument is None:
                 continue  # left at its default (``metrics=None``): no keys from the caller
-            result = result.merge(rewrite(self._dict(argument, env), spread.template))
+            result = result.merge(spread_into(spread, self._dict(argument, env)))
         return result
 
     def _fill(
@@ -1390,6 +1617,9 @@ class _Scanner:
         owner = func.value.id
         if owner in {"self", "cls"} and self.cls is not None:
             return self.project.method(module, self.cls, func.attr)
+        if owner in self.typed:
+            home, cls = self.typed[owner]
+            return self.project.method(home, cls, func.attr)
         if owner in module.classes and func.attr in module.classes[owner].methods:
             return module, module.classes[owner].methods[func.attr], owner
         imported = module.imports.get(owner)
@@ -1430,6 +1660,9 @@ class _Scanner:
             what = f"a key computed by `{_shown(node)}` from the keys of `{looped.name}`"
             return DictVal((), (Unresolved(what, self._at(node)),))
         source = looped.source
+        test = self._loop_test(name)
+        if test is not None:
+            source = spread_into(Spread("", (SLOT,), ((test, (SLOT,)),)), source)
         where = self._at(node)
         result = DictVal()
         for template in strings.shapes:
@@ -1691,7 +1924,7 @@ class _Scanner:
             for spread in logged.spreads:
                 argument = arguments.get(spread.param)
                 if argument is not None:
-                    value = value.merge(rewrite(self._dict(argument, env), spread.template))
+                    value = value.merge(spread_into(spread, self._dict(argument, env)))
             if value.empty():
                 continue
             self._found(logged, call, value)
@@ -1885,6 +2118,9 @@ _BINDING: Final = re.compile(
     re.MULTILINE,
 )
 """``x = Cls(``, ``self.w = wandb``, ``x: Cls = ...`` and ``def f(x: Cls)``: a receiver's class."""
+
+_KEY_COLLECTIONS: Final = frozenset({"list", "sorted", "set", "tuple", "frozenset"})
+"""Calls that make a collection of their argument's items (a dict's: its keys)."""
 
 _ACCUMULATE: Final = frozenset({"append", "extend", "add", "update"})
 """``d[k].append(v)`` and the like: ``d`` (a dict of lists or sets) holds ``k``."""

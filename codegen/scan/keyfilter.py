@@ -1,0 +1,357 @@
+"""Filters that drop keys by their text, evaluated statically per key.
+
+A trainer often passes its statistics through a function that keeps some keys and
+drops others by a test on the key's text before logging them::
+
+    for k, v in metrics.items():
+        if any(k.startswith(p) for p in SKIP):
+            continue
+        if k.startswith("entropy/") and not k.endswith("/mean"):
+            continue
+        out[k] = v
+
+:class:`KeyTest` answers, for one key, whether the loop reaches the statement writing
+``out[k]``: it walks the loop body with the key's text, evaluating ``if`` tests made
+of literals, ``==``/``in``, ``str.startswith``/``endswith``/``split``, ``len``,
+``any``/``all`` over literal tuples, and calls of small module-level helper functions.
+Anything else makes the answer unknown (``None``): the scanner then reports the key as
+unresolved instead of guessing. Nothing is imported or run; only these operations on
+strings, tuples, sets and integers are evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["HOLE_SAMPLES", "KeyTest", "has_exit", "literal_table"]
+
+HOLE_SAMPLES: Final = ("x", "x/y")
+"""Values tried for a part of a key the scanner cannot know (``entropy/{env}/mean``)."""
+
+_MAX_CALL_DEPTH: Final = 4
+_MAX_ITEMS: Final = 256
+
+
+class _UnknownError(Exception):
+    """The evaluation needs something the scanner does not evaluate."""
+
+
+_REACHED: Final = "reached"
+_STOPPED: Final = "stopped"
+_FELL: Final = "fell"
+
+_STR_METHODS: Final = frozenset(
+    {"startswith", "endswith", "split", "rsplit", "strip", "lower", "upper", "count", "partition"}
+)
+_BUILTINS: Final[dict[str, Callable[..., object]]] = {
+    "len": len,
+    "tuple": tuple,
+    "set": set,
+    "frozenset": frozenset,
+    "list": list,
+    "bool": bool,
+}
+
+
+def _safe(value: object) -> object:
+    """Only plain data (strings, numbers, and containers of them) is kept."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, tuple | list | set | frozenset):
+        if len(value) > _MAX_ITEMS:
+            raise _UnknownError
+        for item in value:
+            _safe(item)
+        return value
+    raise _UnknownError
+
+
+def literal_table(body: Sequence[ast.stmt]) -> dict[str, object]:
+    """``NAME = <literal>`` assignments at the top of ``body`` (tuples of prefixes)."""
+    table: dict[str, object] = {}
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            try:
+                table[stmt.targets[0].id] = _safe(ast.literal_eval(stmt.value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, _UnknownError):
+                continue
+    return table
+
+
+def has_exit(body: Sequence[ast.stmt]) -> bool:
+    """``continue`` or ``break`` in ``body`` that leaves this loop's iteration."""
+    return any(isinstance(node, ast.Continue | ast.Break) for node in _own_nodes(body))
+
+
+def _own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of ``body``, not descending into nested loops, functions or classes."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(
+                child,
+                ast.For | ast.AsyncFor | ast.While | ast.FunctionDef | ast.AsyncFunctionDef,
+            ) and not isinstance(child, ast.ClassDef | ast.Lambda):
+                stack.append(child)
+
+
+@dataclass(eq=False, frozen=True)
+class KeyTest:
+    """Whether one iteration of a loop over a dict's keys reaches ``target`` for a key.
+
+    Compared by identity: each (loop, write) pair is one test.
+    """
+
+    var: str
+    """The loop variable holding the key."""
+    body: tuple[ast.stmt, ...]
+    target: ast.stmt
+    """The statement writing the key (``out[k] = v``)."""
+    names: dict[str, object]
+    """Literal values of names the tests read (``SKIP = ("a/", "b/")``)."""
+    functions: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None]
+    """Looks up a helper function the tests call (``_is_stat(k, {...})``)."""
+    where: str = ""
+    """The loop's function, for messages."""
+    _inside: frozenset[int] = field(default=frozenset(), repr=False)
+
+    def __post_init__(self) -> None:
+        inside = frozenset(id(n) for stmt in self.body for n in ast.walk(stmt))
+        object.__setattr__(self, "_inside", inside)
+
+    def covers(self, stmt: ast.stmt) -> bool:
+        """``stmt`` is inside the loop body (so this test decides whether it runs)."""
+        return id(stmt) in self._inside
+
+    def decide(self, text: str) -> bool | None:
+        """``True``: the write runs for the key ``text``; ``False``: not; ``None``: unknown."""
+        try:
+            outcome = self._run(self.body, {self.var: text}, 0)
+        except (_UnknownError, TypeError, ValueError, IndexError, KeyError, RecursionError):
+            return None
+        return outcome == _REACHED
+
+    def decide_shape(self, parts: Sequence[str | None]) -> bool | None:
+        """For a key of literal text and holes (``None``): the same answer for every tried hole
+        value, else ``None``."""
+        if None not in parts:
+            return self.decide("".join(p for p in parts if p is not None))
+        answers = {
+            self.decide("".join(sample if p is None else p for p in parts))
+            for sample in HOLE_SAMPLES
+        }
+        return answers.pop() if len(answers) == 1 else None
+
+    # --- statements -----------------------------------------------------------
+
+    def _run(self, body: Sequence[ast.stmt], scope: dict[str, object], depth: int) -> str:
+        for stmt in body:
+            outcome = self._stmt(stmt, scope, depth)
+            if outcome != _FELL:
+                return outcome
+        return _FELL
+
+    def _stmt(self, stmt: ast.stmt, scope: dict[str, object], depth: int) -> str:
+        if stmt is self.target:
+            return _REACHED
+        if isinstance(stmt, ast.Continue | ast.Break | ast.Return):
+            return _STOPPED
+        if isinstance(stmt, ast.If):
+            try:
+                taken = self._eval(stmt.test, scope, depth)
+            except (_UnknownError, TypeError, ValueError, IndexError, KeyError):
+                if any(isinstance(n, ast.Name) and n.id == self.var for n in ast.walk(stmt.test)):
+                    raise _UnknownError from None  # a test of the key the walk cannot evaluate
+                # A test of something else (``if t.numel() == 0:``): either branch may run.
+                outcomes = {
+                    self._run(stmt.body, dict(scope), depth),
+                    self._run(stmt.orelse, dict(scope), depth),
+                }
+                for outcome in (_REACHED, _FELL):
+                    if outcome in outcomes:
+                        return outcome
+                return _STOPPED
+            return self._run(stmt.body if taken else stmt.orelse, scope, depth)
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                try:
+                    scope[stmt.targets[0].id] = self._eval(stmt.value, scope, depth)
+                except _UnknownError:
+                    scope[stmt.targets[0].id] = _UNKNOWN
+            return _FELL
+        if isinstance(stmt, ast.With):
+            return self._run(stmt.body, scope, depth)
+        if isinstance(stmt, ast.For | ast.While) and not stmt.orelse:
+            # An inner loop (``for stat in STATS:``): the write runs if one iteration reaches
+            # it; its ``continue``/``break`` end that loop's iteration, not this one's.
+            inner = dict(scope)
+            for node in ast.walk(stmt.target) if isinstance(stmt, ast.For) else ():
+                if isinstance(node, ast.Name):
+                    inner[node.id] = _UNKNOWN
+            if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+                raise _UnknownError
+            return _REACHED if self._run(stmt.body, inner, depth) == _REACHED else _FELL
+        if any(
+            node is self.target or isinstance(node, ast.Continue | ast.Break | ast.Return)
+            for node in _own_nodes([stmt])
+        ):
+            raise _UnknownError  # control flow the walk does not model reaches the write
+        return _FELL
+
+    # --- expressions ------------------------------------------------------------
+
+    def _eval(self, node: ast.expr, scope: dict[str, object], depth: int) -> object:
+        value = self._value(node, scope, depth)
+        if value is _UNKNOWN:
+            raise _UnknownError
+        return _safe(value)
+
+    def _value(self, node: ast.expr, scope: dict[str, object], depth: int) -> object:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in scope:
+                return scope[node.id]
+            if node.id in self.names:
+                return self.names[node.id]
+            raise _UnknownError
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = [self._eval(item, scope, depth) for item in node.elts]
+            return set(items) if isinstance(node, ast.Set) else tuple(items)
+        if isinstance(node, ast.BoolOp):
+            return self._boolop(node, scope, depth)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return not self._eval(node.operand, scope, depth)
+        if isinstance(node, ast.Compare):
+            return self._compare(node, scope, depth)
+        if isinstance(node, ast.Subscript):
+            value = self._eval(node.value, scope, depth)
+            if isinstance(node.slice, ast.Slice):
+                bounds = [
+                    None if part is None else self._eval(part, scope, depth)
+                    for part in (node.slice.lower, node.slice.upper, node.slice.step)
+                ]
+                return value[slice(*bounds)]  # type: ignore[index]
+            return value[self._eval(node.slice, scope, depth)]  # type: ignore[index]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = self._eval(node.operand, scope, depth)
+            if isinstance(operand, int):
+                return -operand
+        if isinstance(node, ast.Call):
+            return self._call(node, scope, depth)
+        raise _UnknownError
+
+    def _boolop(self, node: ast.BoolOp, scope: dict[str, object], depth: int) -> object:
+        is_and = isinstance(node.op, ast.And)
+        result: object = is_and
+        for item in node.values:
+            result = self._eval(item, scope, depth)
+            if bool(result) is not is_and:
+                return result
+        return result
+
+    def _compare(self, node: ast.Compare, scope: dict[str, object], depth: int) -> bool:
+        left = self._eval(node.left, scope, depth)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self._eval(right_node, scope, depth)
+            if not _OPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+
+    def _call(self, node: ast.Call, scope: dict[str, object], depth: int) -> object:
+        if node.keywords:
+            raise _UnknownError
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
+            owner = self._eval(func.value, scope, depth)
+            if not isinstance(owner, str):
+                raise _UnknownError
+            args = [self._eval(arg, scope, depth) for arg in node.args]
+            return _safe(getattr(owner, func.attr)(*args))
+        if not isinstance(func, ast.Name):
+            raise _UnknownError
+        if func.id in {"any", "all"} and len(node.args) == 1:
+            return self._any_all(func.id, node.args[0], scope, depth)
+        if func.id in _BUILTINS and func.id not in scope:
+            args = [self._eval(arg, scope, depth) for arg in node.args]
+            return _safe(_BUILTINS[func.id](*args))
+        helper = self.functions(func.id)
+        if helper is None or depth >= _MAX_CALL_DEPTH:
+            raise _UnknownError
+        return self._helper(helper, node, scope, depth)
+
+    def _any_all(self, name: str, arg: ast.expr, scope: dict[str, object], depth: int) -> bool:
+        if not isinstance(arg, ast.GeneratorExp | ast.ListComp) or len(arg.generators) != 1:
+            return bool((any if name == "any" else all)(self._eval(arg, scope, depth)))  # type: ignore[arg-type]
+        generator = arg.generators[0]
+        if not isinstance(generator.target, ast.Name) or generator.ifs or generator.is_async:
+            raise _UnknownError
+        items = self._eval(generator.iter, scope, depth)
+        if not isinstance(items, tuple | list | set | frozenset | str):
+            raise _UnknownError
+        for item in items:
+            inner = {**scope, generator.target.id: item}
+            if bool(self._eval(arg.elt, inner, depth)) is (name == "any"):
+                return name == "any"
+        return name != "any"
+
+    def _helper(
+        self,
+        helper: ast.FunctionDef | ast.AsyncFunctionDef,
+        node: ast.Call,
+        scope: dict[str, object],
+        depth: int,
+    ) -> object:
+        args = helper.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise _UnknownError
+        if len(node.args) != len(args.args):
+            raise _UnknownError
+        inner = {
+            param.arg: self._eval(value, scope, depth)
+            for param, value in zip(args.args, node.args, strict=True)
+        }
+        for stmt in helper.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue  # a docstring
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                return self._eval(stmt.value, inner, depth + 1)
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                inner[stmt.targets[0].id] = self._eval(stmt.value, inner, depth + 1)
+                continue
+            raise _UnknownError
+        raise _UnknownError
+
+
+class _UnknownValue:
+    """A name assigned something the walk does not evaluate."""
+
+
+_UNKNOWN: Final = _UnknownValue()
+
+_OPS: Final[dict[type[ast.cmpop], Callable[[object, object], bool]]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.In: lambda a, b: a in b,  # type: ignore[operator]
+    ast.NotIn: lambda a, b: a not in b,  # type: ignore[operator]
+    ast.Lt: lambda a, b: a < b,  # type: ignore[operator]
+    ast.LtE: lambda a, b: a <= b,  # type: ignore[operator]
+    ast.Gt: lambda a, b: a > b,  # type: ignore[operator]
+    ast.GtE: lambda a, b: a >= b,  # type: ignore[operator]
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
