@@ -601,6 +601,7 @@ class Project:
         self._by_name: dict[str, list[Module]] = {}
         self._by_real: dict[str, Module] = {}
         self._returns: dict[tuple[str, str], Returns] = {}
+        self._attributes: dict[tuple[str, str], DictVal | None] = {}
         self._active: set[tuple[str, str]] = set()
         self.qualifiers = sorted({q.rpartition(".")[2] for s in calls if (q := s.qualifier)})
         self.throughs = tuple(spec for spec in self.calls if spec.through is not None)
@@ -783,6 +784,41 @@ class Project:
 
     # --- following a call to the dict its function returns ---------------------
 
+    def attribute_dict(self, module: Module, cls: str, attr: str, depth: int) -> DictVal | None:
+        """The keys the methods of ``cls`` write into ``self.<attr>``; ``None``: no writes."""
+        slot = (module.real, f"{cls}.self.{attr}")
+        if slot in self._attributes:
+            return self._attributes[slot]
+        if slot in self._active or depth > _MAX_DEPTH:
+            return None
+        writes = re.compile(
+            rb"self\.%s\s*(?:\[[^\]\n]*\]\s*(?:=(?!=)|\.\s*(?:append|extend|add)\b)"
+            rb"|=(?!=)|\|=|\.(?:update|setdefault)\s*\()" % re.escape(attr.encode())
+        )
+        info = module.full().classes.get(cls)
+        found: DictVal | None = None
+        starts: list[int] = []
+        line, position = 1, 0
+        for match in writes.finditer(module.source):
+            line += module.source.count(b"\n", position, match.start())
+            position = match.start()
+            starts.append(line)
+        if info is not None and starts:
+            self._active.add(slot)
+            try:
+                for method in info.methods.values():
+                    end = method.end_lineno or method.lineno
+                    if not any(method.lineno <= line <= end for line in starts):
+                        continue
+                    scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
+                    value = scanner.collect(method, f"self.{attr}")
+                    if value is not None:
+                        found = value if found is None else found.merge(value)
+            finally:
+                self._active.discard(slot)
+        self._attributes[slot] = found
+        return found
+
     def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
         """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""
         slot = (module.real, f"{cls}.{func.name}" if cls else func.name)
@@ -797,6 +833,19 @@ class Project:
             self._active.discard(slot)
         self._returns[slot] = result
         return result
+
+
+def _holder(node: ast.expr) -> str | None:
+    """The name a dict is followed under: a variable, or ``self.metrics`` (an attribute)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return f"self.{node.attr}"
+    return None
 
 
 def _literal_constants(module: Module) -> dict[str, object]:
@@ -1018,13 +1067,11 @@ class _Scanner:
                 self._assign(target, stmt.value, value, env)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             self._assign(stmt.target, stmt.value, self._value(stmt.value, env), env)
-        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        elif isinstance(stmt, ast.AugAssign) and (holder := _holder(stmt.target)) is not None:
             if isinstance(stmt.op, ast.BitOr):
-                current = env.get(stmt.target.id)
+                current = env.get(holder)
                 added = self._dict(stmt.value, env)
-                env[stmt.target.id] = (
-                    current.merge(added) if isinstance(current, DictVal) else added
-                )
+                env[holder] = current.merge(added) if isinstance(current, DictVal) else added
         elif isinstance(stmt, ast.Expr):
             call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
             if isinstance(call, ast.Call):
@@ -1134,15 +1181,17 @@ class _Scanner:
             returns.add(self._dict(node, env))
 
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Attribute) and (holder := _holder(target)) is not None:
+            env[holder] = value  # ``self.metrics = {...}``: followed within the class
+        elif isinstance(target, ast.Name):
             env[target.id] = value
             owner = self._dict_class(node) if isinstance(node, ast.Call) else None
             if owner is not None:
                 self.typed[target.id] = owner
             else:
                 self.typed.pop(target.id, None)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            self._add_key(target.value.id, target.slice, env)
+        elif isinstance(target, ast.Subscript) and (holder := _holder(target.value)) is not None:
+            self._add_key(holder, target.slice, env)
         elif isinstance(target, ast.Tuple | ast.List):
             items = self._unpacked(node, env)
             for index, item in enumerate(target.elts):
@@ -1201,10 +1250,10 @@ class _Scanner:
         if (
             func.attr in _ACCUMULATE
             and isinstance(held, ast.Subscript)
-            and isinstance(held.value, ast.Name)
+            and (holder := _holder(held.value)) is not None
         ):
             # ``tensors["loss"].append(t)``: a dict of lists gains the key ``loss``.
-            self._add_key(held.value.id, held.slice, env)
+            self._add_key(holder, held.slice, env)
             return
         if (
             func.attr in _ACCUMULATE
@@ -1217,9 +1266,10 @@ class _Scanner:
             # ``groups.setdefault(name, []).append(i)``: ``groups`` gains the key ``name``.
             self._add_key(held.func.value.id, held.args[0], env)
             return
-        if not isinstance(held, ast.Name):
+        holder = _holder(held)
+        if holder is None:
             return
-        name = held.id
+        name = holder
         if func.attr == "update":
             added = DictVal()
             for arg in call.args:
@@ -1369,6 +1419,8 @@ class _Scanner:
             return isinstance(self._lookup(node.id, env), DictVal)
         if self._declared_field(node):
             return True
+        if isinstance(node, ast.Attribute) and self._attribute_dict(node) is not None:
+            return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
@@ -1417,7 +1469,33 @@ class _Scanner:
             return DictVal()  # ``metrics=None``, ``d or None``: no keys
         if self._declared_field(node):
             return DictVal()  # a declared field's keys are logged where they are written
+        if isinstance(node, ast.Attribute):
+            held = self._attribute_dict(node)
+            if held is not None:
+                return held
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
+
+    def _attribute_dict(self, node: ast.Attribute) -> DictVal | None:
+        """``self.metrics``: the keys every method of the class writes into it, or ``None``."""
+        holder = _holder(node)
+        if holder is None or not holder.startswith("self.") or self.cls is None:
+            return None
+        return self.project.attribute_dict(self.module, self.cls, node.attr, self.depth)
+
+    def collect(self, func: _FuncDef, holder: str) -> DictVal | None:
+        """What ``func`` writes into ``holder`` (``self.metrics``); a parameter's keys are
+        unresolved where the function starts (its callers are not followed)."""
+        self.func = func
+        self.params = set(_params(func))
+        env: Env = {}
+        for name in self.params:
+            what = f"the parameter `{name}` of `{func.name}`"
+            env[name] = Opaque(self.module, func, what)
+        env = self._block(func.body, env, [], returns=Returns())
+        value = env.get(holder)
+        if isinstance(value, Opaque):
+            return value.as_dict()
+        return value if isinstance(value, DictVal) else None
 
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
         name = _dotted(node.func)
@@ -1979,11 +2057,19 @@ class _Scanner:
         names = set(self.project.qualifiers)
         if any(name.encode() in module.source for name in names):
             text = module.source.decode("utf-8", "replace")
+            aliases: list[tuple[str, str]] = []
             for match in _BINDING.finditer(text):
                 receiver = match.group("receiver")
                 cls = (match.group("value") or match.group("annotation") or "").rpartition(".")
                 if cls[2] in names:
                     found.setdefault(receiver, set()).add(cls[2])
+                elif match.group("value") and not match.group("annotation"):
+                    aliases.append((receiver, match.group("value")))
+            # ``def __init__(self, tracker: Tracking): self.tracker = tracker``: the attribute
+            # holds what the annotated parameter does.
+            for receiver, value in aliases:
+                if value in found and receiver != value:
+                    found.setdefault(receiver, set()).update(found[value])
         module.instances = found
         return found
 
