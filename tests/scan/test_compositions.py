@@ -5,7 +5,9 @@ A generated module writes one key (``head/tail``) in one of the ways keys are wr
 tuple) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly,
 returned by a helper, returned in a tuple, filled by a callee through its parameter,
 through a pass-through call, through a wrapper that adds ``head/`` to every key of its
-parameter). Scan must report exactly that key, undeclared, on the line the key is written.
+parameter, through a filter dropping other keys by prefix, kept on ``self`` by one method
+and logged by another). Scan must report exactly that key, undeclared, on the line the key
+is written.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ teed:
 """
 
 WRITERS = ("literal", "fstring", "percent", "format", "loop")
-CARRIERS = ("direct", "helper", "tuple", "filled", "through", "wrapper")
+CARRIERS = ("direct", "helper", "tuple", "filled", "through", "wrapper", "filter", "attribute")
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
 
@@ -88,6 +90,14 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     elif carrier == "through":
         lines += ["def run(strategy):", "    m = strategy.all_reduce(build({}))"]
         lines += ["    wandb.log(m)"]
+    elif carrier == "filter":
+        lines += ["def keep(metrics):", "    out = {}", "    for k, v in metrics.items():"]
+        lines += ['        if k.startswith("_drop/") or k == "_step":', "            continue"]
+        lines += ["        out[k] = v", "    return out", "def run():"]
+        lines += ["    wandb.log(keep(build({})))"]
+    elif carrier == "attribute":
+        lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
+        lines += ["    def run(self):", "        wandb.log({**self.m})"]
     else:
         lines += ["def log_train(step, logs):"]
         lines += [f'    wandb.log({{"{head}/%s" % k: v for k, v in logs.items()}})']
