@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import functools
 import os
 import re
 import string
@@ -536,21 +537,31 @@ class Module:
         ``field=True``: lines writing the field ``names`` (``.info[``, ``.info =``,
         ``.info.update(``, ``info=`` as a keyword).
         """
-        alternatives = b"|".join(re.escape(name.encode()) for name in sorted(set(names)))
+        unique = sorted(set(names))
+        alternatives = b"|".join(re.escape(name.encode()) for name in unique)
         if not alternatives:
             return []
+        source = self.source
         if field:
             pattern = re.compile(
                 rb"\.(?:" + alternatives + rb")\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.update\b)"
                 rb"|[(,]\s*(?:" + alternatives + rb")\s*=(?!=)"
             )
+            starts = sorted(found.start() for found in pattern.finditer(source))
         else:
-            pattern = re.compile(rb"\b(?:" + alternatives + rb")\s*\(")
+            # One pattern per name: a literal prefix the regex engine searches for fast.
+            starts = sorted(
+                found.start()
+                for name in unique
+                if name.encode() in source
+                for found in _call_pattern(name).finditer(source)
+                if not (found.start() and _WORD_BYTE[source[found.start() - 1]])
+            )
         lines: list[int] = []
         line, position = 1, 0
-        for found in pattern.finditer(self.source):
-            line += self.source.count(b"\n", position, found.start())
-            position = found.start()
+        for start in starts:
+            line += source.count(b"\n", position, start)
+            position = start
             if not lines or lines[-1] != line:
                 lines.append(line)
         return lines
@@ -833,6 +844,18 @@ class Project:
             self._active.discard(slot)
         self._returns[slot] = result
         return result
+
+
+_WORD_BYTE: Final = tuple(
+    chr(b).isascii() and (chr(b).isalnum() or b == ord("_")) for b in range(256)
+)
+"""Bytes that continue a name (so ``catalog(`` is no call of ``log``)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _call_pattern(name: str) -> re.Pattern[bytes]:
+    """``name(`` (spaces allowed before the parenthesis)."""
+    return re.compile(re.escape(name.encode()) + rb"\s*\(")
 
 
 def _holder(node: ast.expr) -> str | None:
@@ -1124,13 +1147,23 @@ class _Scanner:
         first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
         if not isinstance(first, ast.Name) or not isinstance(env.get(first.id), KeysOf):
             return None
-        if not has_exit(loop.body):
+        if not self._has_word(loop, (b"continue", b"break")) or not has_exit(loop.body):
             return None
         names: dict[str, object] = {}
         if self.func is not None:
             names.update(literal_table(self.func.body))
         self.loops[first.id] = (loop, names)
         return first.id
+
+    def _has_word(self, node: ast.stmt, words: Sequence[bytes]) -> bool:
+        """One of ``words`` is in ``node``'s source text (a cheap test before walking it)."""
+        starts = self.module.line_starts()
+        first = node.lineno - 1
+        last = node.end_lineno or node.lineno
+        begin = starts[first] if first < len(starts) else len(self.module.source)
+        end = starts[last] if last < len(starts) else len(self.module.source)
+        text = self.module.source[begin:end]
+        return any(word in text for word in words)
 
     def _loop_test(self, name: str) -> KeyTest | None:
         """The filter deciding whether the current statement runs for a key of loop ``name``."""
@@ -1964,14 +1997,32 @@ class _Scanner:
         if self.fields:
             self._field_writes(stmt, env)
         for node in _own_expressions(stmt):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Call):
-                    spec = self._match(inner, self.calls)
-                    if spec is not None:
-                        self._log_call(inner, spec, env)
-                    elif self.wrappers:
-                        for wrapper in self._wrapper(inner):
-                            self._log_wrapped(inner, wrapper, env)
+            for inner in self._calls_on_lines(node):
+                spec = self._match(inner, self.calls)
+                if spec is not None:
+                    self._log_call(inner, spec, env)
+                elif self.wrappers:
+                    for wrapper in self._wrapper(inner):
+                        self._log_wrapped(inner, wrapper, env)
+
+    def _calls_on_lines(self, node: ast.expr) -> list[ast.Call]:
+        """The calls in ``node`` (outermost first) whose text spans a line naming a scanned
+        call: subexpressions on other lines are not walked."""
+        found: list[ast.Call] = []
+        lines = self.lines
+        stack: list[ast.AST] = [node]
+        while stack:
+            item = stack.pop()
+            start = getattr(item, "lineno", None)
+            if start is not None:
+                end = getattr(item, "end_lineno", None) or start
+                index = bisect.bisect_left(lines, start)
+                if index >= len(lines) or lines[index] > end:
+                    continue
+                if isinstance(item, ast.Call):
+                    found.append(item)
+            stack.extend(reversed(list(ast.iter_child_nodes(item))))
+        return found
 
     def _wrapper(self, call: ast.Call) -> list[Wrapper]:
         """The wrappers ``call`` may go to: the one it resolves to, else every function of
