@@ -23,6 +23,7 @@ exit status (2, or 1). Relative to ``codegen``::
     ├── runs.ingest.trainer_state.TrainerStateError   caught: malformed
     ├── catalog.conditions.ConditionError   a condition uses what the language forbids
     ├── safe_yaml.YamlBombError             a YAML file too large once its aliases expand
+    ├── scan.keyfilter._UnknownError        caught: a key filter scan cannot evaluate
     └── emit.EmitError                      emit cannot plan or send the sample run
     FileExistsError
     └── generate.writer.HandWrittenFileError   output would replace a hand-written file

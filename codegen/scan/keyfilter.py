@@ -35,8 +35,8 @@ _MAX_CALL_DEPTH: Final = 4
 _MAX_ITEMS: Final = 256
 
 
-class _UnknownError(Exception):
-    """The evaluation needs something the scanner does not evaluate."""
+class _UnknownError(ValueError):
+    """The evaluation needs something the scanner does not evaluate (caught: unknown)."""
 
 
 _REACHED: Final = "reached"
