@@ -290,11 +290,13 @@ class Checker:
         base_step = step
         plans = planner.plans
         on_training = False  # a key on the training step's axis (or no row's)
+        on_rows = False  # a key of a training row (on the training axis, not periodic)
+        periodic = False  # a key of periodic rows only (an evaluation, a checkpoint)
         off_axes: set[str] = set()
         memo_split = split if record.rewrite is None else record.rewrite
         loop = self.loops.forced or worker.loop.named
         axis = _axis_steps(record, self.step_keys.get(loop, self.any_step_keys))
-        seen_steps: set[int] = set()
+        seen_steps: dict[int, bool] = {}  # step -> whether a training row's key had it
         for logged, value in record.metrics.items():
             memo = (prefix, logged, memo_split)
             plan = plans.get((prefix, logged, memo_split, loop))
@@ -308,8 +310,11 @@ class Checker:
                 step = _key_step(axis, qualified_key(prefix, logged), base_step)
             if plan.axes is TRAINING_AXIS:
                 on_training = True
+                periodic = periodic or plan.periodic
+                trains = bool(plan.matches) and not plan.periodic
+                on_rows = on_rows or trains
                 if axis:
-                    seen_steps.add(step)
+                    seen_steps[step] = seen_steps.get(step, False) or trains
             else:
                 off_axes.update(plan.axes)
             if plan.signature:
@@ -335,10 +340,12 @@ class Checker:
         if axis:
             # The loop's step keys say the step (W&B's _step counts calls; a flat line may
             # have none): the keys they cover were logged at those steps.
-            for at in seen_steps:
-                worker.loop.see_step(at)
+            for at, trains in seen_steps.items():
+                worker.loop.see_step(at, training=trains or not periodic)
         elif (on_training or not off_axes) and record.step != NO_STEP:
-            worker.loop.see_step(step)
+            # A record of periodic rows' keys only (a final evaluation past the last
+            # step) is no training step: it makes no training row due.
+            worker.loop.see_step(step, training=on_rows or not periodic)
             self.run.see_order(record)
 
     def _unmatched(

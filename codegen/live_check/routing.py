@@ -60,6 +60,9 @@ class KeyPlan(NamedTuple):
     (``matches`` is then empty): the ``ambiguous_key`` finding, never credited to a row."""
     bookkeeping: bool = False
     """The key is no metric (a ``bookkeeping:`` entry, or a backend's own key): left out."""
+    periodic: bool = False
+    """Every row it counts under is periodic (``every``: evaluation, checkpoints): its steps
+    are not training steps, so a final evaluation past the last step makes nothing due."""
 
 
 class KeyPlanner:
@@ -188,8 +191,20 @@ class KeyPlanner:
         axes = frozenset(row.step_axis for row, _ in matches)
         if not axes or axes == TRAINING_AXIS:
             axes = TRAINING_AXIS  # one shared object: the record loop tests it by identity
+        periodic = bool(matches) and all(
+            row.every is not None or row.every_config is not None for row, _ in matches
+        )
         return KeyPlan(
-            prefix, key, matches, problems, summaries, signature, plain, axes, ambiguous=ambiguous
+            prefix,
+            key,
+            matches,
+            problems,
+            summaries,
+            signature,
+            plain,
+            axes,
+            ambiguous=ambiguous,
+            periodic=periodic,
         )
 
     def _match(

@@ -59,9 +59,25 @@ class StepSpan(Protocol):
 
 
 class WorkerLoop:
-    """One worker's loop facts: the loop its records named, its steps, its signature keys."""
+    """One worker's loop facts: the loop its records named, its steps, its signature keys.
 
-    __slots__ = ("first_step", "input", "label", "last_step", "named", "named_at", "seen")
+    Its steps are its training steps: those of records holding a key of a row that is
+    not periodic (``every``), or, when it logged none, every step it logged. An
+    evaluation logged before the first or after the last training step (a final one
+    at ``num_steps + 1``) then makes no training row due.
+    """
+
+    __slots__ = (
+        "_any_first",
+        "_any_last",
+        "_train_first",
+        "_train_last",
+        "input",
+        "label",
+        "named",
+        "named_at",
+        "seen",
+    )
 
     def __init__(self, label: str, input_key: str = "") -> None:
         self.label = label
@@ -69,17 +85,35 @@ class WorkerLoop:
         """The input (file, or run of a store) the worker's records came from."""
         self.named: str | None = None
         self.named_at: tuple[str, int] = ("", 0)
-        self.first_step: int | None = None
-        self.last_step: int | None = None
+        self._any_first: int | None = None
+        self._any_last: int | None = None
+        self._train_first: int | None = None
+        self._train_last: int | None = None
         self.seen: set[str] = set()
         """The declared loops' signature keys this worker logged."""
 
-    def see_step(self, step: int) -> None:
-        """A record of this worker at training step ``step``."""
-        if self.last_step is None or step > self.last_step:
-            self.last_step = step
-        if self.first_step is None or step < self.first_step:
-            self.first_step = step
+    def see_step(self, step: int, *, training: bool = True) -> None:
+        """A record of this worker at step ``step``; ``training=False`` for one holding
+        only keys of periodic rows (an evaluation, a checkpoint)."""
+        if self._any_last is None or step > self._any_last:
+            self._any_last = step
+        if self._any_first is None or step < self._any_first:
+            self._any_first = step
+        if training:
+            if self._train_last is None or step > self._train_last:
+                self._train_last = step
+            if self._train_first is None or step < self._train_first:
+                self._train_first = step
+
+    @property
+    def first_step(self) -> int | None:
+        """The first training step (any step when the worker logged no training row)."""
+        return self._any_first if self._train_first is None else self._train_first
+
+    @property
+    def last_step(self) -> int | None:
+        """The last training step (any step when the worker logged no training row)."""
+        return self._any_last if self._train_last is None else self._train_last
 
 
 @dataclass(frozen=True, slots=True)
