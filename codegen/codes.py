@@ -544,6 +544,9 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
         "Name the input's loop (`JsonlLogger(loop=...)`, `METRIC_CATALOG_LOOP` or `--loop`), "
         "or log a signature key of its loop."
     ),
+    "ambiguous_rewrite": (
+        "Rename the key or a row so only one `--key-rewrite` reading routes, or narrow the rewrite."
+    ),
     "loop_conflict": (
         "Name one loop per worker (processes running different loops are a job of "
         "several), check each run on its own, or pass `--loop`."

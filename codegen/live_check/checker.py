@@ -333,6 +333,8 @@ class Checker:
                 self._matched(worker, plan, given, value, where)
             elif plan.ambiguous:
                 self._ambiguous(worker, plan, record, logged, value, loop)
+            elif plan.readings:
+                self.tally.note("ambiguous_rewrite", where, None, "; ".join(plan.readings), worker)
             else:
                 self._unmatched(worker, plan, record, logged, value)
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
@@ -403,6 +405,9 @@ class Checker:
                     self._matched(worker, plan, record.attributes, value, where)
                 elif plan.ambiguous:
                     self.tally.note("ambiguous_key", where, None, _claimed(plan), worker)
+                elif plan.readings:
+                    example = "; ".join(plan.readings)
+                    self.tally.note("ambiguous_rewrite", where, None, example, worker)
         self.pending.clear()
 
     def _matched(

@@ -197,6 +197,13 @@ FINDING_KIND_TABLE: Final[dict[str, Kind]] = {
         "was credited to none; name the loop (JsonlLogger(loop=...), METRIC_CATALOG_LOOP "
         "or --loop), or log a signature key of the loop ({loops_file})",
     ),
+    "ambiguous_rewrite": Kind(
+        Severity.WARNING,
+        "A logged key whose --key-rewrite readings rows take in different ways.",
+        "{what} was logged {count} time(s), first at step {step}, but its readings under "
+        "--key-rewrite route to different rows or values ({example}), so it was credited "
+        "to none; rename the key or a row so one reading routes, or narrow the rewrite",
+    ),
 }
 """Finding kind -> its severity, summary and message template: the one table of them."""
 
@@ -226,6 +233,7 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "ambiguous_key",
     "out_of_range",
     "not_integer",
+    "ambiguous_rewrite",
 )
 """Every finding kind, as named on ``--fail-on`` (new kinds go last: reports list them
 in this order, and a report only ever gains fields)."""

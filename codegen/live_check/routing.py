@@ -60,6 +60,9 @@ class KeyPlan(NamedTuple):
     (``matches`` is then empty): the ``ambiguous_key`` finding, never credited to a row."""
     bookkeeping: bool = False
     """The key is no metric (a ``bookkeeping:`` entry, or a backend's own key): left out."""
+    readings: tuple[str, ...] = ()
+    """Readings of the key under ``--key-rewrite`` that route it differently (``matches``
+    is then empty): the ``ambiguous_rewrite`` finding, never credited to a row."""
     periodic: bool = False
     """Every row it counts under is periodic (``every``: evaluation, checkpoints): its steps
     are not training steps, so a final evaluation past the last step makes nothing due."""
@@ -126,6 +129,9 @@ class KeyPlanner:
         if self.rewrites:
             rewritten = rewrite_key(logged, self.rewrites)
             if rewritten != logged:
+                clash = self._clash(prefix, logged, split, rewrite, loop)
+                if clash is not None:
+                    return clash
                 plan = self._plan_key(prefix, rewritten, split, rewrite, loop)
                 if not _clean(plan):
                     # Segment by segment: a key may hold a mangled and a genuine spelling
@@ -145,6 +151,29 @@ class KeyPlanner:
             if other.matches:
                 return plan._replace(hint=spelling_hint(why, flag, other.prefix, other.key))
         return plan
+
+    def _clash(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None
+    ) -> KeyPlan | None:
+        """The plan of a key whose readings under ``--key-rewrite`` rows take in different
+        ways (other rows, or other captured values): credited to no row, as no reading is
+        more right than another; ``None`` when at most one routing exists."""
+        routes: dict[tuple[tuple[str, tuple[tuple[str, str], ...]], ...], str] = {}
+        as_read: KeyPlan | None = None
+        for reading in key_readings(logged, self.rewrites):
+            plan = self._plan_key(prefix, reading, split, rewrite, loop)
+            as_read = plan
+            if _clean(plan):
+                route = tuple(
+                    (row.name, tuple(sorted((str(k), str(v)) for k, v in captures.items())))
+                    for row, captures in plan.matches
+                )
+                routes.setdefault(route, f"{reading!r} -> {_describe(route)}")
+        if len(routes) < 2 or as_read is None:
+            return None
+        return as_read._replace(
+            matches=(), problems=(), summaries=(), plain=True, readings=tuple(routes.values())
+        )
 
     def _reading(  # noqa: PLR0917 - plan()'s arguments, passed on
         self,
@@ -246,6 +275,14 @@ class KeyPlanner:
         if pair not in self.rewritten and len(self.rewritten) < self.limits.max_family_keys:
             self.rewritten.add(pair)
             self.report.rewritten_keys += 1
+
+
+def _describe(route: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]) -> str:
+    """``rl.eval.pass_at_1 (rl.source=aime@2024)``: the rows a reading routes to."""
+    return ", ".join(
+        name + (f" ({', '.join(f'{k}={v}' for k, v in captures)})" if captures else "")
+        for name, captures in route
+    )
 
 
 def _clean(plan: KeyPlan) -> bool:

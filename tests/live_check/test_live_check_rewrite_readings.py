@@ -104,3 +104,103 @@ def test_the_values_an_open_placeholder_took_are_listed_so_a_misspelling_shows(
     assert document["coverage"]["open_values"] == {
         "rl.policy.loss_term": {"rl.loss_name": {"seen": ["entropy_los", "kl"], "capped": False}}
     }
+
+
+TWO_ROWS = """\
+owner: evals
+module: evals
+description: Two rows whose keys differ only by '@' and '_at_'.
+prefix: eval
+teed:
+  - logger_key: pass@1
+    name: rl.eval.pass_at_1
+    kind: gauge
+    unit: "1"
+    description: Share of problems solved at the first attempt.
+  - logger_key: pass_at_1
+    name: rl.eval.pass_at_1_legacy
+    kind: gauge
+    unit: "1"
+    description: The same share under the legacy name.
+  - logger_key: entropy_at_end
+    name: rl.eval.entropy_at_end
+    kind: gauge
+    unit: ""
+    description: Entropy of the last token.
+"""
+
+OPEN_SOURCE = """\
+owner: evals
+module: evals
+description: Evaluation metrics under an open data-source family.
+prefix: eval
+attributes:
+  - name: rl.source
+    type: string
+    description: The evaluation data source.
+    max_cardinality: "64"
+teed:
+  - logger_key: "{rl.source}/pass@1"
+    name: rl.eval.pass_at_1
+    kind: gauge
+    unit: "1"
+    description: Share of problems solved at the first attempt.
+    attributes:
+      - ref: rl.source
+"""
+
+
+def _one_line(metrics: dict[str, float]) -> io.BytesIO:
+    line = {"step": 1, "prefix": "eval", "metrics": metrics}
+    return io.BytesIO(json.dumps(line).encode() + b"\n")
+
+
+@pytest.mark.parametrize(
+    ("catalog_text", "key", "readings"),
+    [
+        pytest.param(
+            TWO_ROWS,
+            "pass_at_1",
+            ["'pass@1' -> rl.eval.pass_at_1", "'pass_at_1' -> rl.eval.pass_at_1_legacy"],
+            id="two-rows",
+        ),
+        pytest.param(
+            OPEN_SOURCE,
+            "aime_at_2024/pass_at_1",
+            [
+                "'aime@2024/pass@1' -> rl.eval.pass_at_1 (rl.source=aime@2024)",
+                "'aime_at_2024/pass@1' -> rl.eval.pass_at_1 (rl.source=aime_at_2024)",
+            ],
+            id="open-family-two-values",
+        ),
+    ],
+)
+def test_a_key_whose_readings_route_apart_is_an_ambiguous_rewrite_credited_to_no_row(
+    tmp_path: Path, catalog_text: str, key: str, readings: list[str]
+) -> None:
+    """No reading is more right than another: the finding names each, no row is credited."""
+    catalog = loaded_catalog(tmp_path / "project", catalog_text)
+    report = check_stream(_one_line({key: 0.3}), catalog, key_rewrites=AT)
+    assert [(f.kind, f.key) for f in report.findings] == [("ambiguous_rewrite", key)]
+    finding = report.findings[0]
+    assert finding.example == "; ".join(readings)
+    assert "credited to none" in finding.message()
+    assert all(s.logged == 0 for s in report.rows)
+
+
+@pytest.mark.parametrize(
+    ("catalog_text", "key", "row"),
+    [
+        pytest.param(TWO_ROWS, "entropy_at_end", "rl.eval.entropy_at_end", id="only-as-read"),
+        pytest.param(OPEN_SOURCE, "math/pass_at_1", "rl.eval.pass_at_1", id="only-rewritten"),
+        pytest.param(CATALOG, "aime_at_2024/pass_at_1", "rl.eval.pass_at_1", id="enum-decides"),
+    ],
+)
+def test_a_key_with_one_routing_reading_is_no_ambiguous_rewrite(
+    tmp_path: Path, catalog_text: str, key: str, row: str
+) -> None:
+    """One reading routes (the others match nothing, or capture a value the enum refuses)."""
+    catalog = loaded_catalog(tmp_path / "project", catalog_text)
+    report = check_stream(_one_line({key: 0.3}), catalog, key_rewrites=AT)
+    assert report.findings == []
+    assert {s.row.name: s.logged for s in report.rows}[row] == 1
