@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from ..catalog.words import (
     table,
 )
 from .draft import Bookkeeping, Draft, DraftAttribute, DraftFile, DraftRow
-from .observe import SCHEMA, KeyStats, Observations, schema_pattern
+from .observe import KeyStats, Observations, schema_pattern
 
 __all__ = ["MAX_ENUM_VALUES", "propose", "single_file"]
 
@@ -54,12 +53,6 @@ MAX_ENUM_VALUES: Final = 10
 def _words(text: str) -> list[str]:
     """Lowercase words of a key segment (``valid_tokens_per_sec`` -> valid, tokens, per, sec)."""
     return [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
-
-
-@cache
-def _has_temporality() -> bool:
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    return "temporality" in schema["$defs"]["teedRow"]["properties"]
 
 
 def _segments(key: str) -> tuple[str, ...]:
@@ -261,13 +254,7 @@ def _kind(stats: KeyStats, last: str) -> tuple[str, str | None, list[str]]:
     )
     if running:
         seen = f"{_number(stats.low)} -> {_number(stats.high)}"
-        if _has_temporality():
-            return "counter", "cumulative", [f"a running total ({seen} in the runs)"]
-        note = (
-            f"a running total ({seen} in the runs): a counter with temporality: cumulative "
-            "once the schema has it; a gauge until then (a counter adds each value)"
-        )
-        return "gauge", None, [note]
+        return "counter", "cumulative", [f"a running total ({seen} in the runs)"]
     counted = any(w in COUNT_WORDS for w in words) and not any(
         w in STATISTICS or w == "per" for w in words
     )
@@ -474,15 +461,9 @@ def single_file(draft: Draft, module: str, catalog: Catalog) -> DraftFile:
 def _signature(seen: Observations, loop: str) -> list[str]:
     mine = seen.loop_keys.get(loop, set())
     others = set().union(*(keys for name, keys in seen.loop_keys.items() if name != loop))
-    pattern = schema_pattern("qualifiedKey") if _has_def("qualifiedKey") else None
-    unique = sorted(k for k in mine - others if pattern is None or pattern.match(k))
+    pattern = schema_pattern("qualifiedKey")
+    unique = sorted(k for k in mine - others if pattern.match(k))
     return unique[:3]
-
-
-@cache
-def _has_def(name: str) -> bool:
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    return "pattern" in schema["$defs"].get(name, {})
 
 
 def _checked_family(group: _Group, catalog: Catalog, declared: dict[str, Capture]) -> list[_Group]:
