@@ -1788,6 +1788,17 @@ class _Scanner:
                 result = result.merge(DictVal((Key(hole, origin.where, origin.what),)))
         return result
 
+    def _sum(self, operands: list[ast.expr], env: Env) -> StrVal | None:
+        """``a + b + ...`` folded left to right (a loop: a chain of 2,000 literals is fine)."""
+        values = [self._strings(operand, env) for operand in operands]
+        if all(value is None for value in values):
+            return None
+        shapes: list[Shape] = [()]
+        for operand, value in zip(operands, values, strict=True):
+            options = value.shapes if value else self._part(operand, env, True)
+            shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+        return StrVal(tuple(shapes))
+
     def _strings(self, node: ast.expr, env: Env, *, whole: bool = False) -> StrVal | None:
         """The string values of ``node`` (holes for unknown parts), or ``None``.
 
@@ -1814,14 +1825,7 @@ class _Scanner:
         if isinstance(node, ast.Call) and _is_format(node):
             return self._format(node, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left = self._strings(node.left, env)
-            right = self._strings(node.right, env)
-            if left is None and right is None:
-                return None
-            lefts = left.shapes if left else self._part(node.left, env, True)
-            rights = right.shapes if right else self._part(node.right, env, True)
-            combined = [_concat(a, b) for a in lefts for b in rights][:MAX_ALTERNATIVES]
-            return StrVal(tuple(combined))
+            return self._sum(_added(node), env)
         if isinstance(node, ast.IfExp):
             body = self._strings(node.body, env)
             orelse = self._strings(node.orelse, env)
@@ -2357,3 +2361,13 @@ def _own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
                     yield item
                 elif isinstance(item, ast.withitem):
                     yield item.context_expr
+
+
+def _added(node: ast.BinOp) -> list[ast.expr]:
+    """The operands of a left-nested ``+`` chain, in order, walked without recursion."""
+    right: list[ast.expr] = []
+    current: ast.expr = node
+    while isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+        right.append(current.right)
+        current = current.left
+    return [current, *reversed(right)]

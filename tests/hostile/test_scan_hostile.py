@@ -4,8 +4,9 @@ What an attacker controls in a tree handed to ``scan``: every entry's kind (a FI
 link to ``/dev/zero`` named ``*.py``), where links lead (out of the tree), each file's
 size and line count, and every file name (an ANSI escape, a carriage return). ``scan``
 reads regular files inside the tree only, within its size and line caps, and prints
-names escaped. Each run is a child bounded by a deadline and 300 MiB of peak RSS. (A
-file of 2000 concatenated literals is the scan engine's own case, not tested here.)
+names escaped, and every expression in it: a key of 2,000 concatenated literals is
+followed without recursion. Each run is a child bounded by a deadline and 300 MiB of peak
+RSS.
 """
 
 from __future__ import annotations
@@ -79,3 +80,35 @@ def test_a_file_name_with_an_escape_and_a_carriage_return_is_printed_escaped(
     assert "\x1b" not in done.stdout + done.stderr
     assert "\r" not in done.stdout + done.stderr
     assert "evil\\x1b[2J\\x1b[31mRED\\rfake.py" in done.stdout
+
+
+@pytest.mark.parametrize("terms", [2, 2_000])
+def test_a_key_of_thousands_of_concatenated_literals_is_read_whole(
+    tmp_path: Path, terms: int
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    key = " + ".join(['"k"'] * terms)
+    (src / "train.py").write_text(f'logger.log_metrics({{{key}: 1.0}}, step=1, prefix="train")\n')
+
+    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+
+    assert "1 file(s), 1 logging call(s), 1 key(s)" in done.stderr
+    assert "k" * min(terms, 40) in done.stdout  # the undeclared key, named (cut if long)
+    assert done.peak_mib < MEMORY_MIB
+
+
+def test_a_chain_too_deep_for_pythons_parser_is_a_positioned_error_and_the_rest_is_scanned(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    key = " + ".join(['"k"'] * 100_000)
+    (src / "deep.py").write_text(f'logger.log_metrics({{{key}: 1.0}}, step=1, prefix="train")\n')
+    (src / "other.py").write_text(CALL)
+
+    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+
+    assert "deep.py:1:1: error[SCAN_SYNTAX]: does not parse as Python" in done.stdout
+    assert "undeclared_key_x" in done.stdout  # the other file was scanned
+    assert done.peak_mib < MEMORY_MIB
