@@ -316,36 +316,28 @@ def _describe_node(node: YNode) -> str:
     return f"the string {node.value!r}"
 
 
+_ENTRY_NAMES: Final = {
+    "teed": ("teed row", "name"),
+    "recorded": ("recorded row", "name"),
+    "attributes": ("attribute", "name"),
+    "loops": ("loop", "name"),
+    "bookkeeping": ("bookkeeping entry", "key"),
+}
+"""The list sections of a file: what an entry is called, and the field that names it."""
+
+
 def _context(path: Sequence[str | int], nodes: Sequence[YNode]) -> str:
     """Where in the file a path points, in words: ``teed row 2 ('rl.x')``."""
-    if len(path) >= 2 and path[0] in ("teed", "recorded", "attributes"):
-        if not isinstance(path[1], int):
-            return "the file"
-        row = nodes[2] if len(nodes) > 2 else None
-        kind = "attribute" if path[0] == "attributes" else f"{path[0]} row"
-        label = f"{kind} {path[1] + 1}"
-        if isinstance(row, YMap):
-            name = row.values.get("name")
-            if isinstance(name, YScalar) and isinstance(name.value, str):
-                label += f" ({name.value!r})"
-        return label
-    if len(path) >= 2 and path[0] == "loops" and isinstance(path[1], int):
-        loop = nodes[2] if len(nodes) > 2 else None
-        label = f"loop {path[1] + 1}"
-        if isinstance(loop, YMap):
-            name = loop.values.get("name")
-            if isinstance(name, YScalar) and isinstance(name.value, str):
-                label += f" ({name.value!r})"
-        return label
-    if len(path) >= 2 and path[0] == "bookkeeping" and isinstance(path[1], int):
-        entry = nodes[2] if len(nodes) > 2 else None
-        label = f"bookkeeping entry {path[1] + 1}"
-        if isinstance(entry, YMap):
-            key = entry.values.get("key")
-            if isinstance(key, YScalar) and isinstance(key.value, str):
-                label += f" ({key.value!r})"
-        return label
-    return "the file"
+    if len(path) < 2 or not isinstance(path[1], int) or path[0] not in _ENTRY_NAMES:
+        return "the file"
+    kind, field = _ENTRY_NAMES[str(path[0])]
+    label = f"{kind} {path[1] + 1}"
+    entry = nodes[2] if len(nodes) > 2 else None
+    if isinstance(entry, YMap):
+        named = entry.values.get(field)
+        if isinstance(named, YScalar) and isinstance(named.value, str):
+            label += f" ({named.value!r})"
+    return label
 
 
 def _field(path: Sequence[str | int]) -> str:
