@@ -547,6 +547,10 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "ambiguous_rewrite": (
         "Rename the key or a row so only one `--key-rewrite` reading routes, or narrow the rewrite."
     ),
+    "new_open_value": (
+        "Fix the key the code logs, or refresh the `--baseline-values` report if the value "
+        "is right."
+    ),
     "loop_conflict": (
         "Name one loop per worker (processes running different loops are a job of "
         "several), check each run on its own, or pass `--loop`."

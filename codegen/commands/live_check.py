@@ -29,6 +29,12 @@ from ..live_check import (
     check_records,
     check_stream,
 )
+from ..live_check.baseline import (
+    BaselineError,
+    BaselineValues,
+    load_baseline_values,
+    new_open_value_findings,
+)
 from ..live_check.workers import expand_inputs
 from ..runs.ingest import INGESTERS
 from ..runs.live import add_live_arguments, gather
@@ -173,6 +179,11 @@ def _add_verdict(parser: argparse.ArgumentParser) -> None:
         type=_percent,
         metavar="PERCENT",
         help="exit 1 when fewer than PERCENT %% of the rows that apply to the run were logged",
+    )
+    parser.add_argument(
+        "--baseline-values",
+        metavar="REPORT",
+        help="a --format json report; open placeholder values new to it are findings",
     )
     parser.add_argument(
         "--format",
@@ -372,6 +383,20 @@ def _options(args: argparse.Namespace, config: Config, live: bool) -> CheckOptio
     )
 
 
+def _baseline(path: str | None) -> BaselineValues | None:
+    """``--baseline-values``' open placeholder values, read before any run is.
+
+    Raises:
+        UsageError: The file cannot be read or is not a report's ``open_values`` (exit 2).
+    """
+    if path is None:
+        return None
+    try:
+        return load_baseline_values(path)
+    except BaselineError as exc:
+        raise UsageError(f"--baseline-values: {exc}") from None
+
+
 def _refuse_unknown_loop(loop: str | None, catalog: Catalog) -> None:
     loops = sorted(declared.name for declared in catalog.loops())
     if loop is not None and loop not in loops:
@@ -470,9 +495,12 @@ def run(args: argparse.Namespace) -> int:
             require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))
         except ModuleNotFoundError as exc:
             raise UsageError(str(exc)) from None
+    baseline = _baseline(args.baseline_values)
     report = _judge(args, catalog, options, live)
     if isinstance(report, int):
         return report
+    if baseline is not None:
+        report.findings.extend(new_open_value_findings(report, baseline))
     if args.min_coverage is not None:
         report.coverage.minimum = args.min_coverage / 100
     print(report.render(args.format, fail_on, show_all=args.show_all))

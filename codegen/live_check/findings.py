@@ -204,6 +204,13 @@ FINDING_KIND_TABLE: Final[dict[str, Kind]] = {
         "--key-rewrite route to different rows or values ({example}), so it was credited "
         "to none; rename the key or a row so one reading routes, or narrow the rewrite",
     ),
+    "new_open_value": Kind(
+        Severity.WARNING,
+        "An open placeholder took a value the --baseline-values run did not.",
+        "{what} took {count} value(s) of an open placeholder the baseline did not have "
+        "({example}); if they are right, refresh the baseline, else fix the key the code "
+        "logs (or give the attribute an enum in {catalog})",
+    ),
 }
 """Finding kind -> its severity, summary and message template: the one table of them."""
 
@@ -234,6 +241,7 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "out_of_range",
     "not_integer",
     "ambiguous_rewrite",
+    "new_open_value",
 )
 """Every finding kind, as named on ``--fail-on`` (new kinds go last: reports list them
 in this order, and a report only ever gains fields)."""
