@@ -517,7 +517,8 @@ def _build_row(
     return MetricRow(
         section=section,
         name=texts.get("name", ""),
-        kind=texts.get("kind", ""),
+        # A non-scalar row (a W&B table) creates no instrument: its kind may be left out.
+        kind=texts.get("kind", "gauge" if _non_scalar(texts) else ""),
         unit=exported_unit,
         logged_unit=declared_unit if declared_unit != exported_unit else "",
         description=texts.get("description", ""),
@@ -536,6 +537,11 @@ def _build_row(
         # "step" is the default axis, spelled out.
         step_axis=_step_axis(texts.get("step_axis", "")) if teed else "",
     )
+
+
+def _non_scalar(texts: Mapping[str, str]) -> bool:
+    """Whether a row declares a value that is not a number (``value_type: table``...)."""
+    return texts.get("value_type", "number") not in ("number", "int")
 
 
 def _step_axis(text: str) -> str:

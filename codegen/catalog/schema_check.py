@@ -397,10 +397,14 @@ def check_schema(root: YMap) -> SchemaResult:
     mistake yields one diagnostic. A file the fast path accepts has nothing to
     report; any other goes through jsonschema.
     """
-    if _FAST_CHECK is not None and _FAST_CHECK(root):
+    numeric = tuple(_numeric_rows_fields(root))
+    if _FAST_CHECK is not None and _FAST_CHECK(root) and not numeric:
         return _CLEAN
     found: dict[tuple[str, Position | None, str], Diagnostic] = {}
     paths: set[JsonPath] = set()
+    for index, diagnostic in numeric:
+        found.setdefault((diagnostic.code, diagnostic.position, diagnostic.message), diagnostic)
+        paths.update({(), ("teed",), ("teed", index)})
     for error in validator().iter_errors(to_plain(root)):
         steps = tuple(error.absolute_path)
         # Ancestors too, so is_clean() is a set lookup even with 10k broken rows.
@@ -409,6 +413,51 @@ def check_schema(root: YMap) -> SchemaResult:
             key = (diagnostic.code, diagnostic.position, diagnostic.message)
             found.setdefault(key, diagnostic)
     return SchemaResult(tuple(found.values()), frozenset(paths))
+
+
+def _non_scalar_types() -> frozenset[str]:
+    """The teed rows' ``value_type`` values that are not numbers (a table, a text...)."""
+    schema = load_schema()["$defs"]["teedRow"]["properties"]["value_type"]
+    return frozenset(str(v) for v in schema["enum"]) - {"number", "int"}
+
+
+_NON_SCALAR_TYPES: Final = _non_scalar_types()
+_NUMERIC_ONLY: Final = ("kind", "unit")
+"""Fields a teed row of numbers must write; a non-scalar row (no instrument) may omit them."""
+
+
+def _numeric_rows_fields(root: YMap) -> Iterator[tuple[int, Diagnostic]]:
+    """``MISSING_FIELD`` for each teed row of numbers (no non-scalar ``value_type``) that
+    lacks ``kind`` or ``unit``, with the row's index; a misspelt key (``kidn``) is left to
+    its ``UNKNOWN_FIELD`` and its suggestion."""
+    teed = root.values.get("teed")
+    if not isinstance(teed, YSeq) or root.bad or teed.bad:
+        return
+    allowed = list(load_schema()["$defs"]["teedRow"]["properties"])
+    for index, row in enumerate(teed.items):
+        if not isinstance(row, YMap) or row.bad or row.refused_keys:
+            continue  # the loader reported this row's mistake: one mistake, one diagnostic
+        missing = [name for name in _NUMERIC_ONLY if name not in row.values]
+        value_type = row.values.get("value_type")
+        if not missing or (
+            isinstance(value_type, YScalar) and value_type.value in _NON_SCALAR_TYPES
+        ):
+            continue
+        unknown = [key for key in row.values if key not in allowed]
+        subject = _context(("teed", index), (root, teed, row))
+        for name in missing:
+            if any(_suggest(k, allowed) == name for k in unknown):
+                continue
+            yield (
+                index,
+                _error(
+                    "MISSING_FIELD",
+                    f"{subject} has no {name!r}; add it (required of a row of numbers; a row "
+                    "whose value_type is table, text, image, histogram, media or object may "
+                    "omit it).",
+                    row.position,
+                ),
+            )
 
 
 def _map_error(root: YMap, error: ValidationError) -> Iterator[Diagnostic]:
