@@ -535,7 +535,14 @@ _LIVE_CHECK_FIXES: Final[dict[str, str]] = {
     "non_finite": "Log finite values (or skip the step).",
     "counter_decrease": "Log per-step increments, or make the row an up_down_counter or gauge.",
     "out_of_range": "Fix the row's `unit` or `range`, or the value the code logs.",
-    "not_integer": "Log whole numbers, or drop `value_type: int`.",
+    "not_integer": (
+        "Log whole numbers, or drop `value_type: int`; under `By`, declare the unit the "
+        "code logs (`GiBy`, `MBy`)."
+    ),
+    "unit_suspect": (
+        "Declare the unit the code logs (`%` for percent), or the row's `range` "
+        "(`range: {}` when it may exceed 1)."
+    ),
     "malformed": "Fix the writer of the log.",
     "attribute_value": "Log an allowed value, or add it to the attribute.",
     "attribute_budget": "Bound the attribute, or raise `max_cardinality`/`cardinality_limit`.",

@@ -44,7 +44,7 @@ from metric_catalog.series_rules import (
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
-from .words import DURATION_WORDS, PROMETHEUS_SUFFIXES, TYPE_WORDS, UNIT_WORDS
+from .words import DURATION_WORDS, PROMETHEUS_SUFFIXES, TYPE_WORDS, UNIT_WORDS, share_word
 
 __all__ = [
     "LINTS",
@@ -665,28 +665,26 @@ def _ratio_unit(row: MetricRow) -> Iterator[str]:
         )
 
 
-_BOUNDED_RATIO_WORDS: Final = frozenset({"ratio", "fraction", "rate"})
-
-
 @rule("RANGE_SUGGESTED", Severity.WARNING, "unit")
 def _range_suggested(row: MetricRow) -> Iterator[str]:
     """A ratio, fraction or rate in unit ``1`` declares the range its values lie in.
 
     A value logged in percent under unit ``1`` (38.2 for 38.2 %) then shows in
-    live-check as ``out_of_range``. A learning rate is no share: it is left alone.
+    live-check as ``out_of_range`` (without one, live-check guesses [0, 1] from the name:
+    ``unit_suspect``). A learning rate is no share: it is left alone. The words are
+    :data:`~codegen.catalog.words.SHARE_WORDS`.
 
     Fix: Add ``range: {min: "0", max: "1"}`` (or the row's real range), or ``range: {}``
     when it is unbounded.
     """
     if row.declared_unit != "1" or row.declared_range is not None:
         return
-    tokens = _tokens(row.name)
-    words = set(tokens[-2:]) if tokens else set()
-    hits = sorted(words & _BOUNDED_RATIO_WORDS)
-    if hits and "learning" not in tokens and "lr" not in tokens:
+    hit = share_word(_tokens(row.name))
+    if hit is not None:
         yield (
-            f"{row.name!r} is a {hits[0]} in unit '1' but declares no range, so a value "
-            'logged in percent (or a count) passes live-check; add range: {min: "0", '
+            f"{row.name!r} is a share by its name ({hit!r}) in unit '1' but declares no "
+            "range, so live-check can only guess one from its name (a count there passes); add "
+            'range: {min: "0", '
             'max: "1"} for a share, range: {min: "0"} for a quotient such as an importance '
             "ratio, or range: {} when unbounded."
         )

@@ -10,6 +10,7 @@ Both read the tables here, so a word added for one is known to the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 __all__ = [
@@ -20,9 +21,12 @@ __all__ = [
     "INDICATOR_WORDS",
     "MEMORY_UNITS",
     "MEMORY_WORDS",
+    "NOT_SHARE_WORDS",
     "PERCENT_WORDS",
     "PROMETHEUS_SUFFIXES",
+    "QUOTIENT_WORDS",
     "RATIO_WORDS",
+    "SHARE_WORDS",
     "STATISTICS",
     "STEP_AXIS_KEYS",
     "THROUGHPUT_WORDS",
@@ -32,6 +36,7 @@ __all__ = [
     "TYPE_WORDS",
     "UNIT_WORDS",
     "UTILIZATION_WORDS",
+    "share_word",
     "table",
 ]
 
@@ -74,6 +79,20 @@ RATIO_WORDS: Final = table(
     "ratio rate fraction frac accuracy acc utilization utilisation clipfrac share"
 )
 """Words of a dimensionless fraction (unit ``1``, at most 1)."""
+
+SHARE_WORDS: Final = table(
+    "ratio fraction frac accuracy acc utilization utilisation util mfu hfu clipfrac share rate"
+)
+"""Words of a share (unit ``1``, in [0, 1]) among a name's last two words: ``perf/mfu``,
+``clip_frac``, ``eval/accuracy``, ``stop_rate``. ``RANGE_SUGGESTED`` asks such a row for a
+range; live-check judges one that declares none against [0, 1] (``unit_suspect``).
+Plurals (``clip_fractions``, a count of them) are not shares."""
+
+NOT_SHARE_WORDS: Final = table("learning lr")
+"""Words that make a ``rate`` no share: a learning rate."""
+
+QUOTIENT_WORDS: Final = table("importance kl prob probs likelihood compression")
+"""Words of a ratio that is a quotient and may exceed 1 (importance or probability ratio)."""
 
 INDICATOR_WORDS: Final = table("is has did")
 """First words of a 0/1 indicator whose mean is a fraction (``is_masked/mean``: unit ``1``)."""
@@ -136,3 +155,18 @@ STEP_AXIS_KEYS: Final = table(
 
 BOOKKEEPING_KEYS: Final = table("time _timestamp timestamp _runtime wall_time walltime")
 """Keys a logger adds for its own bookkeeping (prime-rl's file logger writes ``time``)."""
+
+
+def share_word(words: Sequence[str], *, quotients: bool = True) -> str | None:
+    """The share word (:data:`SHARE_WORDS`) among a name's last two ``words``, else ``None``.
+
+    A learning rate is no share; with ``quotients=False`` neither is a ratio that may
+    exceed 1 by design (``importance_ratio``): live-check only judges what is surely
+    a share, while lint suggests a range for every ratio.
+    """
+    if not words or NOT_SHARE_WORDS.intersection(words):
+        return None
+    if not quotients and QUOTIENT_WORDS.intersection(words):
+        return None
+    hits = sorted(SHARE_WORDS.intersection(words[-2:]))
+    return hits[0] if hits else None

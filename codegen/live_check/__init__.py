@@ -44,6 +44,9 @@ each one's severity and message):
 ``out_of_range``, ``not_integer``
     a finite teed value outside its row's range (declared, or its unit's default),
     or with a fraction where the row declares ``value_type: int`` (:mod:`.judges.ranges`).
+``unit_suspect``
+    a value above 1 of a row in unit ``1`` with no range whose name says it is a share
+    (percent logged under ``1``; :mod:`.judges.shares`).
 ``attribute_value``, ``attribute_budget``, ``undeclared_attribute``, ``missing_attribute``
     what the tee would drop or fold of a point's attributes
     (:mod:`.judges.attributes`).

@@ -461,7 +461,9 @@ class Checker:
             self._record_row(worker, summary, where, value, set())
             return True
         bounds = summary.value_range
-        if bounds is not None and bounds.judge(value) is not None:
+        if (bounds is not None and bounds.judge(value) is not None) or (
+            value > 1.0 and summary.share_word is not None
+        ):
             self._record_row(worker, summary, where, value, set())
             return True
         summary.logged += 1

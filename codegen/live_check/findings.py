@@ -112,9 +112,17 @@ FINDING_KIND_TABLE: Final[dict[str, Kind]] = {
     ),
     "not_integer": Kind(
         Severity.WARNING,
-        "A teed value with a fraction where its row declares integers.",
-        "{what} was logged {count} time(s) with a fraction, {first}, but its row declares "
-        "value_type: int; log whole numbers, or drop value_type: int",
+        "A teed value with a fraction where its row asks for integers (`int`, `By`).",
+        "{what} was logged {count} time(s) with a fraction, {first}, but its row asks for "
+        "whole numbers (value_type: int, or a unit in By or bit); log whole numbers, or "
+        "fix the row's value_type or unit",
+    ),
+    "unit_suspect": Kind(
+        Severity.WARNING,
+        "A value above 1 of a row in unit '1' whose name says it is a share.",
+        "{what} is a share by its name, in unit '1' with no range, but was logged above 1 "
+        "{count} time(s), {first}; is it logged in percent? declare unit '%' (or the "
+        "row's range: range: {{}} if it may exceed 1)",
     ),
     "malformed": Kind(
         Severity.WARNING,
@@ -242,6 +250,7 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
     "not_integer",
     "ambiguous_rewrite",
     "new_open_value",
+    "unit_suspect",
 )
 """Every finding kind, as named on ``--fail-on`` (new kinds go last: reports list them
 in this order, and a report only ever gains fields)."""
@@ -266,6 +275,7 @@ PER_WORKER_KINDS: Final = frozenset(
         "counter_decrease",
         "out_of_range",
         "not_integer",
+        "unit_suspect",
         "malformed",
         "attribute_budget",
         "overflow",

@@ -13,6 +13,7 @@ from typing import Final
 from metric_catalog.value_rules import ValueRange
 
 from ..catalog.model import MetricRow
+from .judges.shares import share_guess
 
 __all__ = ["PRESENCE_STATES", "RowSummary", "json_number", "number_text"]
 
@@ -53,14 +54,23 @@ class RowSummary:
     """Finite values with a fraction where the row declares ``value_type: int``."""
     value_range: ValueRange | None = field(default=None, init=False)
     """The row's range, looked up once (``None``: any finite value is fine)."""
+    unit_suspect: int = 0
+    """Values above 1 of a row in unit ``1`` with no range whose name says it is a share."""
+    suspect_peak: float | None = None
+    """The largest of those values (38.2: a percentage logged under unit ``1``)."""
+    share_word: str | None = field(default=None, init=False)
+    """The word that makes the row a share in live-check's eyes (see ``judges.ranges``)."""
 
     def __post_init__(self) -> None:
         self.value_range = self.row.value_range
+        self.share_word = share_guess(self.row)
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; non-finite last values become the strings ``NaN``, ``Infinity``.
 
-        A running total's row (``temporality: cumulative``) also has ``resets``.
+        A running total's row (``temporality: cumulative``) also has ``resets``; a row
+        with a range ``range``, ``out_of_range`` and ``not_integer``; a row live-check
+        guesses a share (unit ``1``, no range) ``unit_suspect`` and ``unit_suspect_max``.
         """
         found: dict[str, object] = {
             "presence": self.presence,
@@ -83,6 +93,9 @@ class RowSummary:
             found["range"] = self.value_range.text()
             found["out_of_range"] = self.out_of_range
             found["not_integer"] = self.not_integer
+        if self.share_word is not None:
+            found["unit_suspect"] = self.unit_suspect
+            found["unit_suspect_max"] = json_number(self.suspect_peak)
         return found
 
 

@@ -56,11 +56,11 @@ def test_duplicate_logger_key_across_files_names_both_positions(tmp_path: Path) 
 
 def test_same_logger_key_under_other_prefix_is_fine(tmp_path: Path) -> None:
     """Keys are unique per prefix: ``train/accuracy`` and ``validation/accuracy`` coexist."""
-    write(tmp_path, "dpo", "teed:\n" + teed_row("accuracy", "rl.dpo.accuracy"))
+    write(tmp_path, "dpo", "teed:\n" + teed_row("accuracy", "rl.dpo.accuracy", unit='"%"'))
     write(
         tmp_path,
         "grpo",
-        "teed:\n" + teed_row("accuracy", "rl.grpo.validation.accuracy"),
+        "teed:\n" + teed_row("accuracy", "rl.grpo.validation.accuracy", unit='"%"'),
         file_prefix="validation",
     )
     result = load_and_check(root=tmp_path)

@@ -47,7 +47,7 @@ def _codes(found: list[Diagnostic]) -> list[tuple[str, str, int]]:
     ("first", "second"),
     [
         ("rl.reward.mean", "rl.rewards.mean"),  # a plural
-        ("rl.gpu.util", "rl.gpuutil"),  # a separator dropped
+        ("rl.gpu.busy", "rl.gpubusy"),  # a separator dropped
         ("rl.batch.tokens", "rl.batch_token"),  # both
     ],
 )

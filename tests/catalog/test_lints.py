@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from codegen.catalog.diagnostics import Position, Severity
 from codegen.catalog.lints import META_RULES, RULES, lint_catalog, lint_row
 from codegen.catalog.model import Catalog, CatalogFile, MetricRow
+from codegen.catalog.words import share_word
 from metric_catalog.value_rules import ValueRange
 
 
@@ -152,6 +153,10 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     # a ratio logged in percent has its unit's default range; a learning rate is no share
     ("RANGE_SUGGESTED", {"name": "rl.mfu.ratio"}, {"name": "rl.mfu.ratio", "unit": "%"}),
     ("RANGE_SUGGESTED", {"name": "rl.eval.rate"}, {"name": "rl.learning_rate"}),
+    # the shared table (codegen.catalog.words.SHARE_WORDS) knows utilizations and accuracies
+    ("RANGE_SUGGESTED", {"name": "rl.perf.mfu"}, {"name": "rl.perf.mfu", "unit": "%"}),
+    ("RANGE_SUGGESTED", {"name": "rl.actor.clip_frac"}, {"name": "rl.actor.clip_count"}),
+    ("RANGE_SUGGESTED", {"name": "rl.eval.accuracy"}, {"name": "rl.eval.score"}),
 ]
 
 
@@ -349,3 +354,23 @@ def test_unit_not_ucum_suggestion_is_itself_a_valid_unit(term: str) -> None:
     suggestion = _suggested_count(term)
     assert suggestion is not None
     assert "UNIT_NOT_UCUM" not in codes(make_row(unit=suggestion))
+
+
+@pytest.mark.parametrize(
+    ("words", "quotients", "share"),
+    [
+        (("perf", "mfu"), True, "mfu"),
+        (("actor", "clip", "frac"), True, "frac"),
+        (("eval", "accuracy", "mean"), True, "accuracy"),
+        (("response", "stop", "rate"), True, "rate"),
+        (("optim", "learning", "rate"), True, None),
+        (("policy", "importance", "ratio"), True, "ratio"),
+        (("policy", "importance", "ratio"), False, None),
+        (("ratio", "of", "something", "else"), True, None),
+        ((), True, None),
+    ],
+)
+def test_share_word_reads_the_last_two_words_of_a_name(
+    words: tuple[str, ...], quotients: bool, share: str | None
+) -> None:
+    assert share_word(words, quotients=quotients) == share

@@ -29,7 +29,7 @@ __all__ = ["clean_otel"]  # fixture used by name
 
 # Keys verl and other stacks log, and the hardest text for the generated module's escaping.
 KEYS = {
-    "rl.keys.val_acc": "val-core/openai~gsm8k/acc/mean@4",
+    "rl.keys.val_score": "val-core/openai~gsm8k/acc/mean@4",
     "rl.keys.quoted": 'it\'s "quoted"',
     "rl.keys.backslash": "back\\slash\\n",
     "rl.keys.assign": "lr=3e-4:warmup %",

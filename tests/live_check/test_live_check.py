@@ -48,6 +48,7 @@ NOT_IN_FIXTURE = (
     # The fixture declares no range: test_live_check_values.py
     "out_of_range",
     "not_integer",
+    "unit_suspect",
 )
 
 

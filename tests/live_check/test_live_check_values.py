@@ -161,3 +161,117 @@ def test_the_json_report_counts_the_new_kinds(catalog: Catalog) -> None:
     data = json.loads(report.to_json())
     kinds = {f["kind"] for f in data["findings"]}
     assert {"out_of_range", "not_integer"} <= kinds
+
+
+SHARES = """\
+owner: myrl.shares
+module: shares
+description: Rows in unit '1' with and without a range.
+teed:
+  - logger_key: perf/mfu
+    name: rl.perf.mfu
+    kind: gauge
+    unit: "1"
+    description: Model FLOPs utilization.
+  - logger_key: actor/pg_clipfrac
+    name: rl.actor.clip_frac
+    kind: gauge
+    unit: "1"
+    description: Share of tokens whose ratio was clipped.
+  - logger_key: eval/acc
+    name: rl.eval.accuracy
+    kind: gauge
+    unit: "1"
+    description: Share of prompts answered right, in percent by mistake.
+    range: {}
+  - logger_key: eval/pass
+    name: rl.eval.pass_rate
+    kind: gauge
+    unit: "1"
+    description: Share of prompts passed, declared up to 100.
+    range: {max: "100"}
+  - logger_key: actor/importance_ratio
+    name: rl.actor.importance_ratio
+    kind: gauge
+    unit: "1"
+    description: Mean importance ratio, a quotient that may exceed 1.
+  - logger_key: optim/lr
+    name: rl.optim.learning_rate
+    kind: gauge
+    unit: "1"
+    description: Learning rate.
+  - logger_key: optim/loss_scale
+    name: rl.optim.loss_scale
+    kind: gauge
+    unit: "1"
+    description: Dynamic loss scale.
+  - logger_key: perf/flop_util
+    name: rl.perf.flops
+    kind: counter
+    unit: "1"
+    description: A counter is a step's change, never guessed a share.
+"""
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kind"),
+    [
+        pytest.param({"perf/mfu": 38.2}, "unit_suspect", id="mfu-in-percent"),
+        pytest.param({"actor/pg_clipfrac": 12.5}, "unit_suspect", id="clip-frac-in-percent"),
+        pytest.param({"perf/mfu": 0.382}, None, id="mfu-as-a-ratio"),
+        pytest.param({"perf/mfu": 1.0}, None, id="exactly-one"),
+        pytest.param({"perf/mfu": 0.0}, None, id="zero"),
+        pytest.param({"actor/pg_clipfrac": 0.05}, None, id="clip-frac-as-a-ratio"),
+        pytest.param({"eval/acc": 81.0}, None, id="range-{}-overrides-the-guess"),
+        pytest.param({"eval/pass": 81.0}, None, id="a-declared-range-overrides-the-guess"),
+        pytest.param({"eval/pass": 181.0}, "out_of_range", id="the-declared-range-judges"),
+        pytest.param({"actor/importance_ratio": 1.7}, None, id="a-quotient-is-no-share"),
+        pytest.param({"optim/lr": 3.0}, None, id="a-learning-rate-is-no-share"),
+        pytest.param({"optim/loss_scale": 65536.0}, None, id="no-share-word-stays-silent"),
+        pytest.param({"perf/flop_util": 4.0}, None, id="a-counter-is-never-guessed"),
+    ],
+)
+def test_a_share_by_its_name_in_unit_1_is_judged_against_0_to_1(
+    tmp_path: Path, metrics: dict[str, object], kind: str | None
+) -> None:
+    report = run(loaded_catalog(tmp_path, SHARES), metrics)
+    assert report.kinds() - {"missing"} == ({kind} if kind else set())
+
+
+def test_unit_suspect_counts_every_value_above_1_and_keeps_the_largest(tmp_path: Path) -> None:
+    report = run(
+        loaded_catalog(tmp_path, SHARES),
+        {"perf/mfu": 0.4},
+        {"perf/mfu": 38.2},
+        {"perf/mfu": 41.0},
+        {"perf/mfu": 40.5},
+    )
+    (finding,) = [f for f in report.findings if f.kind == "unit_suspect"]
+    assert (finding.count, finding.step, finding.last_line) == (3, 2, 4)
+    message = finding.message()
+    assert "train/perf/mfu (rl.perf.mfu) is a share by its name" in message
+    assert "first 38.2 (a mfu by its name, declared in unit '1') at step 2" in message
+    assert "is it logged in percent? declare unit '%'" in message
+    (summary,) = [s for s in report.rows if s.row.name == "rl.perf.mfu"]
+    row = summary.to_json()
+    assert (row["unit_suspect"], row["unit_suspect_max"]) == (3, 41.0)
+    assert "range" not in row  # the guess is live-check's, not the row's range
+
+
+def test_unit_suspect_is_a_warning_that_fail_on_can_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_catalog(tmp_path, SHARES)
+    log = tmp_path / "run.jsonl"
+    log.write_text(json.dumps({"step": 1, "prefix": "train", "metrics": {"perf/mfu": 38.2}}))
+    assert main(["live-check", str(log), "--root", str(tmp_path)]) == 0
+    assert "warning[UNIT_SUSPECT]" in capsys.readouterr().out
+    assert main(["live-check", str(log), "--root", str(tmp_path), "--fail-on", "unit_suspect"]) == 1
+
+
+def test_a_fraction_under_bytes_hints_at_the_unit_the_code_logs(catalog: Catalog) -> None:
+    report = run(catalog, {"perf/memory": 38.5})
+    (finding,) = [f for f in report.findings if f.kind == "not_integer"]
+    assert "logged in GiB/MB? declare the unit the code logs (GiBy, MBy)" in finding.message()
+    tokens = run(catalog, {"perf/tokens": 1.5}).findings
+    assert all("GiB" not in f.message() for f in tokens)  # a declared int row: no size hint

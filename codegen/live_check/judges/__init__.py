@@ -2,7 +2,8 @@
 
 - :mod:`.values`: ``non_scalar`` and ``non_finite`` (what the tee can export);
 - :mod:`.counters`: ``counter_decrease``;
-- :mod:`.ranges`: ``out_of_range`` and ``not_integer`` (a value its row's range refuses);
+- :mod:`.ranges`: ``out_of_range`` and ``not_integer`` (a value its row's range refuses),
+  ``unit_suspect`` (a share by its name in unit ``1`` logged above 1, :mod:`.shares`);
 - :mod:`.attributes`: ``attribute_value``, ``undeclared_attribute``,
   ``missing_attribute`` and ``attribute_budget`` (keys, values and budgets);
 - :mod:`.loops`: ``unknown_loop``, ``loop_conflict`` and the run's loop;

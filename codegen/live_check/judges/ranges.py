@@ -1,17 +1,29 @@
-"""``out_of_range`` and ``not_integer``: a finite value its row's range does not allow.
+"""``out_of_range``, ``not_integer`` and ``unit_suspect``: a finite value its row refuses.
 
 The range is the row's declared ``range`` (in the unit the code logs), else the
 one its unit implies (``%`` in [0, 100], durations, sizes and counts at least
 0), with ``value_type: int`` asking for whole numbers
 (:attr:`codegen.catalog.model.MetricRow.value_range`). A wrong but valid unit
 shows here: ``perf/mfu`` logged as 38.2 under unit ``1`` with ``range: {max: "1"}``.
+
+Unit ``1`` implies no range, so a row in ``1`` that declares none, whose name or
+key says it is a share (:func:`.shares.share_guess`: ``perf/mfu``,
+``clip_frac``, ``eval/accuracy``), is judged in live-check only against [0, 1]:
+a value above 1 is ``unit_suspect`` (percent logged under ``1``). The generated
+code never judges that guess.
 """
 
 from __future__ import annotations
 
-from ..statistics import RowSummary, number_text
+from typing import Final
 
-__all__ = ["judge_range"]
+from ..statistics import RowSummary, number_text
+from .shares import share_guess
+
+__all__ = ["judge_range", "share_guess"]
+
+# Units whose fractional values say the code logs a prefixed size (GiB) or bits.
+_WHOLE_SIZE_UNITS: Final = frozenset({"By", "bit"})
 
 
 def judge_range(summary: RowSummary, number: float) -> tuple[str | None, str]:
@@ -22,9 +34,28 @@ def judge_range(summary: RowSummary, number: float) -> tuple[str | None, str]:
     bounds = summary.value_range
     problem = None if bounds is None else bounds.judge(number)
     if problem is None or bounds is None:
-        return None, ""
+        return _judge_share(summary, number)
     if problem == "out_of_range":
         summary.out_of_range += 1
+        return problem, f"{number_text(number)} (the row's range is {bounds.text()})"
+    summary.not_integer += 1
+    unit = summary.row.declared_unit
+    if unit in _WHOLE_SIZE_UNITS and summary.row.value_type != "int":
+        why = (
+            f"a size in {unit!r} is whole: logged in GiB/MB? declare the unit the code "
+            "logs (GiBy, MBy)"
+        )
     else:
-        summary.not_integer += 1
-    return problem, f"{number_text(number)} (the row's range is {bounds.text()})"
+        why = f"the row's range is {bounds.text()}"
+    return problem, f"{number_text(number)} ({why})"
+
+
+def _judge_share(summary: RowSummary, number: float) -> tuple[str | None, str]:
+    """``unit_suspect`` for a value above 1 of a row guessed a share (see module doc)."""
+    word = summary.share_word
+    if word is None or number <= 1.0:
+        return None, ""
+    summary.unit_suspect += 1
+    if summary.suspect_peak is None or number > summary.suspect_peak:
+        summary.suspect_peak = number
+    return "unit_suspect", f"{number_text(number)} (a {word} by its name, declared in unit '1')"
