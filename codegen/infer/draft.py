@@ -68,6 +68,9 @@ class DraftRow:
     temporality: str | None = None
     notes: list[str] = field(default_factory=list)
     """Comments written above the row (why a kind, what values were seen)."""
+    value_range: tuple[tuple[str, str], ...] = ()
+    """The proposed ``range:`` as (bound, number text) pairs (``(("min", "0"),)``);
+    ``()``: none proposed (the unit implies one, or name and values do not agree)."""
 
 
 @dataclass(slots=True)
@@ -190,6 +193,9 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
         if row.temporality is not None:
             out.append(f"    temporality: {row.temporality}")
         out.append(f"    unit: {json.dumps(row.unit)}")
+        if row.value_range:
+            bounds = ", ".join(f'{side}: "{number}"' for side, number in row.value_range)
+            out.append(f"    range: {{{bounds}}}")
         out.append(f"    description: {_q(TODO)}")
         if row.attributes:
             refs = ", ".join(f"{{ref: {name}}}" for name in row.attributes)

@@ -15,6 +15,7 @@ from metric_catalog.series_rules import (
     parse_pattern,
     unit_scale,
 )
+from metric_catalog.value_rules import implied_range
 from metric_catalog.vocabulary import registry_key
 
 from ..catalog.model import Catalog
@@ -39,6 +40,7 @@ from ..catalog.words import (
     TYPE_WORDS,
     UNIT_WORDS,
     UTILIZATION_WORDS,
+    share_word,
     table,
 )
 from .draft import Bookkeeping, Draft, DraftAttribute, DraftFile, DraftRow
@@ -535,12 +537,17 @@ def _row(
     if group.values:
         shown = ", ".join(group.members[:3]) + (", ..." if len(group.members) > 3 else "")
         notes.append(f"a family of {len(group.members)} keys: {shown}")
+    words = [w for part in literal_parts for w in _words(part)]
+    value_range, why = _proposed_range(unit, kind, stats, words)
+    if why:
+        notes.append(why)
     return DraftRow(
         prefix=group.prefix,
         logger_key=key,
         name=name,
         kind=kind,
         unit=unit,
+        value_range=value_range,
         attributes=bound,
         requirement_level=level,
         condition=condition,
@@ -549,6 +556,33 @@ def _row(
         temporality=temporality,
         notes=notes + more,
     )
+
+
+def _proposed_range(
+    unit: str, kind: str, stats: KeyStats, words: Sequence[str]
+) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The ``range`` to propose where the observed values and the name agree, and why.
+
+    A share by its name (:func:`~codegen.catalog.words.share_word`, not a quotient) in
+    unit ``1`` whose values all lie in [0, 1] gets ``{min: "0", max: "1"}``; a count by its
+    name (``num_*``, ``*_count``; a gauge: a mean of counts) whose unit implies no lower
+    bound and whose values are never negative gets ``{min: "0"}``. A unit that implies a
+    range (``%``, durations, sizes, ``{token}``) needs none; counters log a step's change:
+    none.
+    """
+    if kind not in ("gauge", "histogram") or not stats.numeric or stats.types:
+        return (), ""
+    implied = implied_range(unit, kind)
+    if implied is not None and implied.low is not None:
+        return (), ""
+    if unit == "1" and share_word(words, quotients=False) is not None:
+        if stats.low >= 0.0 and stats.high <= 1.0:
+            return (("min", "0"), ("max", "1")), "range: a share by its name, every value in [0, 1]"
+        return (), ""
+    counted = any(w in COUNT_WORDS for w in words)
+    if counted and unit in ("", "1") and stats.nonnegative:
+        return (("min", "0"),), "range: a count by its name, never negative"
+    return (), ""
 
 
 def _attribute(
