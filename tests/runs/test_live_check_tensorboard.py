@@ -235,7 +235,8 @@ teed:
     name: rl.t.val_acc
     kind: gauge
     unit: "1"
-    description: Validation accuracy over N samples.
+    description: Validation accuracy over N samples (the test logs any value).
+    range: {}
     attributes:
       - ref: data_source
       - ref: n
@@ -249,7 +250,7 @@ teed:
     prefix: actor
     name: rl.t.clip
     kind: gauge
-    unit: "1"
+    unit: "%"
     description: Clipped fraction, in percent.
     requirement_level: required
 attributes:

@@ -20,7 +20,7 @@ from typing import Final
 from ..statistics import RowSummary, number_text
 from .shares import share_guess
 
-__all__ = ["judge_range", "share_guess"]
+__all__ = ["judge_range"]
 
 # Units whose fractional values say the code logs a prefixed size (GiB) or bits.
 _WHOLE_SIZE_UNITS: Final = frozenset({"By", "bit"})
