@@ -343,7 +343,7 @@ def _render_file(sf: SyntheticFile) -> str:
                     f"    stability: {r.stability}",
                 )
             )
-            if r.unit == "1" and r.name.endswith("_rate"):
+            if r.unit == "1" and r.name.endswith(("_rate", ".accuracy")):
                 # A share: its range (the RANGE_SUGGESTED lint asks for it).
                 lines.append('    range: {min: "0", max: "1"}')
     return "\n".join(lines) + "\n"
