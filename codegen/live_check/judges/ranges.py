@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Final
 
 from ..statistics import RowSummary, number_text
-from .shares import share_guess
 
 __all__ = ["judge_range"]
 
