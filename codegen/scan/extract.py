@@ -1081,6 +1081,8 @@ class _Scanner:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if returns is None and self._mentions(stmt):
                 nested.append((stmt, dict(env)))
+            if not isinstance(stmt, ast.ClassDef):
+                self._closure(stmt, env)
             return env
         if returns is None:
             self._calls_in(stmt, env)
@@ -1139,6 +1141,27 @@ class _Scanner:
             cases = [self._block(case.body, dict(env), nested, returns) for case in stmt.cases]
             env = _join(env, *cases)
         return env
+
+    def _closure(self, func: _FuncDef, env: Env) -> None:
+        """A nested function that fills a dict of the enclosing one (``all_metrics[k] = v``,
+        ``all_metrics.setdefault(k, [])``): the dict holds those keys from the ``def`` on,
+        since a closure written to fill it is called; without this they vanish silently."""
+        names = _closure_writes(func, env)
+        if not names:
+            return
+        saved = (self.func, self.params, self.guard, self.pick, self.stmt)
+        self.func, self.guard, self.pick = func, None, ""
+        self.params = set(_params(func))
+        inner: Env = dict(env)
+        for name in self.params:
+            what = f"the parameter `{name}` of `{func.name}` (its value comes from the callers)"
+            inner[name] = Opaque(self.module, func, what, parameter=True, param=name)
+        inner = self._block(func.body, inner, [], returns=Returns())
+        self.func, self.params, self.guard, self.pick, self.stmt = saved
+        for name in names:
+            value = inner.get(name)
+            if isinstance(value, DictVal):
+                env[name] = value
 
     def _filtering(self, loop: ast.For | ast.AsyncFor, env: Env) -> str | None:
         """A loop over a dict's keys that skips some (``continue``): its variable, registered
@@ -2270,6 +2293,36 @@ _PERCENT: Final = re.compile(
     r"%(?:\((?P<name>[^)]*)\))?(?P<flags>[-#0 +]*\d*(?:\.\d+)?)(?P<kind>[diouxXeEfFgGcrsa%])"
 )
 """One printf-style conversion (``%s``, ``%(name)s``, ``%.2f``, ``%%``)."""
+
+
+def _closure_writes(func: _FuncDef, env: Env) -> list[str]:
+    """The dicts of ``env`` that ``func``'s body writes keys into without rebinding them."""
+    held = {name for name, value in env.items() if isinstance(value, DictVal)}
+    held -= set(_params(func))
+    if not held:
+        return []
+    written: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+        ):
+            written.add(node.value.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.attr in {"setdefault", "update"}:
+                written.add(node.value.id)
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in _ACCUMULATE
+            and isinstance(node.value, ast.Subscript)
+            and isinstance(node.value.value, ast.Name)
+        ):
+            written.add(node.value.value.id)
+    return sorted((written & held) - bound)
 
 
 def _is_format(node: ast.Call) -> bool:
