@@ -215,7 +215,10 @@ def _shut_down(accepted: bool, otlp: str | None, errors: _ExportErrors) -> int:
     """The exit code once the exporters flushed: 2 when the OTLP export was not accepted
     (the endpoint and why on stderr), else 0."""
     if otlp is not None and (not accepted or errors.messages):
-        why = errors.messages[-1] if errors.messages else "no answer within the deadline"
+        # The exporter's last word may be its own "Shutdown in progress, aborting retry":
+        # the reason is the failure before it.
+        reasons = [m for m in errors.messages if not m.lower().startswith("shutdown in progress")]
+        why = reasons[-1] if reasons else "no answer within the deadline"
         print(
             f"error: otlp: the export to {otlp} was not accepted ({why}); check that an "
             "OTLP/HTTP collector listens there (its /v1/metrics path)",
