@@ -54,7 +54,6 @@ ABSENT_FOR: Final = "10m"
 VALUE_FOR: Final = "1m"
 """How long a value must be non-finite or out of range before the alert fires."""
 
-_DEFAULT: Final = Config()
 _WORD: Final = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -261,14 +260,14 @@ def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | N
         groups.append((f"metric-catalog.{catalog_file.module}.recording", recorded))
     if alerts:
         groups.append((f"metric-catalog.{catalog_file.module}.alerts", alerts))
-    command = (config or _DEFAULT).generate_command
+    command = (config or Config()).generate_command
     body = "".join(_groups(groups)) if groups else "groups: []\n"
     return f"# {marker_line(command, catalog_file.path)}\n{body}"
 
 
 def render_alerts(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
     """``<dashboards-dir>/<module>.rules.yaml`` -> rule file text, for each file with rows."""
-    config = config or _DEFAULT
+    config = config or Config()
     out: dict[str, str] = {}
     for catalog_file in catalog.files:
         if catalog_file.rows:

@@ -33,7 +33,6 @@ __all__ = ["MODULE", "render_wandb", "render_wandb_module", "wandb_key", "wandb_
 MODULE: Final = "wandb_metrics"
 """The generated module's name, beside the owners' modules."""
 
-_DEFAULT: Final = Config()
 _IDENT: Final = re.compile(r"[^a-z0-9_]")
 _SUMMARY: Final = {"maximize": "max", "minimize": "min"}
 _LINE: Final = 100
@@ -136,7 +135,7 @@ def _loop_block(name: str, loop: Loop | None, rows: list[MetricRow]) -> str:
 
 def render_wandb_module(catalog: Catalog, config: Config | None = None) -> str:
     """The module's text (generated marker first, ``ruff format`` layout)."""
-    config = config or _DEFAULT
+    config = config or Config()
     teed = [row for _f, row in catalog.rows() if row.logger_key is not None]
     loops: list[tuple[str, Loop | None, list[MetricRow]]] = []
     for loop in catalog.loops():
@@ -175,7 +174,7 @@ def render_wandb(catalog: Catalog, config: Config | None = None) -> dict[str, st
     Raises:
         ValueError: a catalog file's module is named ``wandb_metrics`` too.
     """
-    config = config or _DEFAULT
+    config = config or Config()
     if not any(row.logger_key is not None for _f, row in catalog.rows()):
         return {}
     for catalog_file in catalog.files:
