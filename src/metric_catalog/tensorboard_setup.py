@@ -27,8 +27,9 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from metric_catalog import vocabulary
+from metric_catalog._attributes import captures
 from metric_catalog._warn import warn_once
-from metric_catalog.series_rules import parse_pattern, qualified_key
+from metric_catalog.series_rules import SeriesMatcher, parse_pattern, qualified_key
 from metric_catalog.vocabulary import TeedMetric
 
 __all__ = ["describe_summary_writer", "row_description", "scalars_layout", "tag_pattern"]
@@ -84,25 +85,25 @@ def scalars_layout(rows: tuple[TeedMetric, ...] | None = None) -> dict[str, dict
 
 
 class _Rows:
-    """Which registered teed row a tag belongs to, remembered per tag."""
+    """Which registered teed row a tag belongs to, remembered per tag: the tee's split of a
+    flat key, then the series rules' matcher (the most specific row wins, placeholders
+    capture only what their attributes admit)."""
 
     def __init__(self) -> None:
-        self.rows = vocabulary.teed_metrics()
         self.found: dict[str, TeedMetric | None] = {}
-        self.compiled = [
-            (re.compile(tag_pattern(prefix, row.logger_key)), row)
-            for row in self.rows
-            for prefix in (row.prefix, *row.other_prefixes)
-        ]
+        self.matcher = SeriesMatcher()
+        for row in vocabulary.teed_metrics():
+            declared = captures({a.name: a for a in row.attributes})
+            for prefix in (row.prefix, *row.other_prefixes):
+                self.matcher.add(prefix, row.logger_key, declared, row)
 
     def row(self, tag: str) -> TeedMetric | None:
         if tag in self.found:
             return self.found[tag]
         from metric_catalog.adapters import split_key  # noqa: PLC0415 - the tee's split
 
-        prefix, key = split_key(tag)
-        whole = qualified_key(prefix, key)
-        found = next((row for regex, row in self.compiled if regex.fullmatch(whole)), None)
+        matched = self.matcher.match(*split_key(tag))
+        found: TeedMetric | None = matched[0][0] if matched else None
         if len(self.found) < _TAGS_REMEMBERED:
             self.found[tag] = found
         return found

@@ -53,6 +53,7 @@ def write(folder: Path, *, describe: bool) -> None:
         writer.add_scalar("eval/val/accuracy", 0.5, step)
         writer.add_scalar("train/reward", 0.1 * step, global_step=step)
         writer.add_scalar("not/declared", 3.0, step)
+        writer.add_scalar("eval/test/accuracy", 0.5, step)  # not a value rl.phase takes
     writer.close()
 
 
@@ -79,6 +80,8 @@ def test_each_declared_scalar_reads_back_with_its_description_unit_and_owner(
         "train/reward": "Mean rollout reward. Owner: myrl.rollout. Series: rl.reward.",
     }
     assert events.SummaryMetadata("not/declared").summary_description == ""
+    # routed as the tee routes it: an enum placeholder takes only its values
+    assert events.SummaryMetadata("eval/test/accuracy").summary_description == ""
     # the description costs no point: every step of every tag is there
     for tag in ("train/loss", "train/step_time", "not/declared"):
         assert [event.step for event in events.Tensors(tag)] == [1, 2, 3]
