@@ -1,4 +1,4 @@
-"""No function in ``codegen/`` or ``src/`` runs past 80 lines, but for a short, explained list.
+"""No function in ``codegen/`` or ``src/`` runs past 80 lines, with no exception.
 
 A function is counted from its first decorator to its last line, docstring
 included, as the style review measured them. Generated modules are left out:
@@ -15,13 +15,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LIMIT: Final = 80
-
-ALLOWED: Final[dict[str, str]] = {
-    # The `hostile` engineer owns codegen/runs/; the W&B frame reader is one state machine
-    # over a binary format whose hostile-input tests are being extended there.
-    "codegen/runs/ingest/wandb_run.py::frames": "owned by the hostile-input work on runs/",
-}
-"""Functions allowed past the limit, each with the reason (at most three)."""
 
 
 def long_functions(root: Path = REPO, limit: int = LIMIT) -> dict[str, int]:
@@ -42,16 +35,11 @@ def long_functions(root: Path = REPO, limit: int = LIMIT) -> dict[str, int]:
     return found
 
 
-def test_no_function_runs_past_80_lines_unless_allowed_with_a_reason() -> None:
-    over = {name: n for name, n in long_functions().items() if name not in ALLOWED}
+def test_no_function_runs_past_80_lines() -> None:
+    over = long_functions()
     assert not over, (
         f"functions over {LIMIT} lines: {over}; split them into pieces with one job each"
     )
-
-
-def test_the_allow_list_is_short_and_says_why() -> None:
-    assert len(ALLOWED) <= 3
-    assert all(reason.strip() for reason in ALLOWED.values())
 
 
 @pytest.mark.parametrize(

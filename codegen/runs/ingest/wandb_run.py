@@ -192,93 +192,153 @@ def frames(stream: BinaryIO, limits: Limits) -> Iterator[Frame]:
     At most one block and one record (up to ``max_line_bytes``) are held.
     """
     head = _read_block(stream, len(FILE_HEADER))
-    if head[:6] != FILE_HEADER[:6]:
-        yield Frame("fatal", 0, why="it does not start with the W&B header (':W&B', 0xBEE1)")
+    refused = _header_problem(head)
+    if refused:
+        yield Frame("fatal", 0, why=refused)
         return
+    yield from _Container(stream, limits, head).frames()
+
+
+def _header_problem(head: bytes) -> str:
+    """Why a file starting with ``head`` is not read, or ``""`` when it is a W&B run file."""
+    if head[:6] != FILE_HEADER[:6]:
+        return "it does not start with the W&B header (':W&B', 0xBEE1)"
     if len(head) < len(FILE_HEADER) or head[6] != FILE_HEADER[6]:
         version = head[6] if len(head) > 6 else "missing"
-        yield Frame("fatal", 0, why=f"unknown W&B file version {version} (0 is read)")
-        return
-    block = head + _read_block(stream, BLOCK_SIZE - len(head))
-    start, pos = 0, len(head)
-    pending: list[bytes] = []
-    pending_at, pending_size = -1, 0
-    dropping = False  # the rest of a record already reported is skipped silently
-    overlong = 0
-    skipped = 0  # bytes skipped since the last good record
-    while True:
-        if pos + _CHUNK_HEADER > len(block):
-            if len(block) < BLOCK_SIZE:  # the last, short block: the end of the file
-                if pending or block[pos:].strip(b"\x00"):
-                    at = pending_at if pending else start + pos
-                    yield Frame("torn", at, why="the file ends inside this record")
-                return
-            skipped += len(block) - pos  # the block's zero trailer
-            start += BLOCK_SIZE
-            block, pos = _read_block(stream, BLOCK_SIZE), 0
-            if not block:
-                if pending:
-                    yield Frame("torn", pending_at, why="the file ends inside this record")
-                return
-            if skipped > limits.max_skipped_bytes:
-                why = f"more than {limits.max_skipped_bytes} bytes without a record"
-                yield Frame("fatal", start, why=why)
-                return
-            continue
-        crc, length, kind = _HEAD.unpack_from(block, pos)
-        at = start + pos
-        end = pos + _CHUNK_HEADER + length
-        problem = ""
-        if crc == 0 and length == 0 and kind == 0:
-            if pending:
-                problem = "zero bytes where the record's next chunk should be"
-            else:  # zero padding: the rest of the block is empty
-                skipped += len(block) - pos
-                pos = len(block)
-                continue
-        elif end > len(block):
-            if len(block) < BLOCK_SIZE and end <= BLOCK_SIZE:
-                yield Frame("torn", pending_at if pending else at, why="the file ends inside it")
-                return
-            problem = f"chunk length {length} runs past the end of its 32 KiB block"
-        elif kind not in (_FULL, _FIRST, _MIDDLE, _LAST):
-            problem = f"unknown chunk type {kind}"
-        elif zlib.crc32(block[pos + 6 : end]) != crc:
-            problem = "checksum mismatch (the chunk is damaged)"
+        return f"unknown W&B file version {version} (0 is read)"
+    return ""
+
+
+class _Container:
+    """The reading state of one run file past its header: the block in hand and the record
+    being assembled from its chunks.
+
+    Each step below returns the frames it found (most often none or one) and sets
+    ``done`` when the file is done with (its end, or a reason to abandon it).
+    """
+
+    def __init__(self, stream: BinaryIO, limits: Limits, head: bytes) -> None:
+        self.stream = stream
+        self.limits = limits
+        self.block = head + _read_block(stream, BLOCK_SIZE - len(head))
+        self.start = 0  # the file offset of the block in hand
+        self.pos = len(head)
+        self.pending: list[bytes] = []  # the chunks of the record being assembled
+        self.pending_at = -1
+        self.pending_size = 0
+        self.dropping = False  # the rest of a record already reported is skipped silently
+        self.overlong = 0
+        self.skipped = 0  # bytes skipped since the last good record
+        self.done = False
+
+    def frames(self) -> Iterator[Frame]:
+        """Every frame from the current position to the end of the file."""
+        while not self.done:
+            if self.pos + _CHUNK_HEADER > len(self.block):
+                yield from self._next_block()
+            else:
+                yield from self._chunk()
+
+    def _end(self, *last: Frame) -> tuple[Frame, ...]:
+        """``last``, the file's final frames; nothing more is read."""
+        self.done = True
+        return last
+
+    def _skip_block(self) -> None:
+        """Pass over the rest of the block in hand."""
+        self.skipped += len(self.block) - self.pos
+        self.pos = len(self.block)
+
+    def _next_block(self) -> tuple[Frame, ...]:
+        """Move to the next block, past the zero trailer of this one."""
+        torn = "the file ends inside this record"
+        if len(self.block) < BLOCK_SIZE:  # the last, short block: the end of the file
+            if self.pending or self.block[self.pos :].strip(b"\x00"):
+                at = self.pending_at if self.pending else self.start + self.pos
+                return self._end(Frame("torn", at, why=torn))
+            return self._end()
+        self.skipped += len(self.block) - self.pos
+        self.start += BLOCK_SIZE
+        self.block, self.pos = _read_block(self.stream, BLOCK_SIZE), 0
+        if not self.block:
+            if self.pending:
+                return self._end(Frame("torn", self.pending_at, why=torn))
+            return self._end()
+        if self.skipped > self.limits.max_skipped_bytes:
+            why = f"more than {self.limits.max_skipped_bytes} bytes without a record"
+            return self._end(Frame("fatal", self.start, why=why))
+        return ()
+
+    def _chunk(self) -> tuple[Frame, ...]:
+        """Read the chunk at the current position: check it, then add it to its record."""
+        crc, length, kind = _HEAD.unpack_from(self.block, self.pos)
+        at = self.start + self.pos
+        end = self.pos + _CHUNK_HEADER + length
+        if crc == 0 and length == 0 and kind == 0 and not self.pending:
+            self._skip_block()  # zero padding: the rest of the block is empty
+            return ()
+        if end > len(self.block) and len(self.block) < BLOCK_SIZE and end <= BLOCK_SIZE:
+            at = self.pending_at if self.pending else at
+            return self._end(Frame("torn", at, why="the file ends inside it"))
+        problem = self._chunk_problem(crc, length, kind, end)
         if problem:
             # As LevelDB's reader recovers: drop the record, resume at the next block.
-            yield Frame("bad", at, why=problem)
-            pending, pending_size, dropping = [], 0, True
-            skipped += len(block) - pos
-            pos = len(block)
-            continue
-        payload = block[pos + _CHUNK_HEADER : end]
-        pos = end
+            self.pending, self.pending_size, self.dropping = [], 0, True
+            self._skip_block()
+            return (Frame("bad", at, why=problem),)
+        payload = self.block[self.pos + _CHUNK_HEADER : end]
+        self.pos = end
+        return self._assemble(kind, payload, at)
+
+    def _chunk_problem(self, crc: int, length: int, kind: int, end: int) -> str:
+        """What is wrong with the chunk at the current position, or ``""``."""
+        if crc == 0 and length == 0 and kind == 0:
+            return "zero bytes where the record's next chunk should be"
+        if end > len(self.block):
+            return f"chunk length {length} runs past the end of its 32 KiB block"
+        if kind not in (_FULL, _FIRST, _MIDDLE, _LAST):
+            return f"unknown chunk type {kind}"
+        if zlib.crc32(self.block[self.pos + 6 : end]) != crc:
+            return "checksum mismatch (the chunk is damaged)"
+        return ""
+
+    def _assemble(self, kind: int, payload: bytes, at: int) -> tuple[Frame, ...]:
+        """Add a sound chunk to the record it belongs to; the record once it is whole."""
+        found: tuple[Frame, ...] = ()
+        if kind == _FULL and not self.pending and len(payload) <= self.limits.max_line_bytes:
+            self.skipped, self.dropping = 0, False  # the common case: a record in one chunk
+            return (Frame("record", at, payload),)
         if kind in (_FULL, _FIRST):
-            if pending:
-                yield Frame("bad", pending_at, why="the record's last chunk is missing")
-            pending, pending_at, pending_size, dropping = [payload], at, length, False
-        elif not pending:
-            if not dropping:
-                yield Frame("bad", at, why="a continuation chunk without its first chunk")
-                dropping = True
-            continue
+            if self.pending:
+                found = (Frame("bad", self.pending_at, why="the record's last chunk is missing"),)
+            self.pending, self.pending_at, self.dropping = [payload], at, False
+            self.pending_size = len(payload)
+        elif not self.pending:
+            if self.dropping:
+                return ()
+            self.dropping = True
+            return (Frame("bad", at, why="a continuation chunk without its first chunk"),)
         else:
-            pending.append(payload)
-            pending_size += length
-        if pending_size > limits.max_line_bytes:
-            overlong += 1
-            yield Frame("bad", pending_at, why=f"longer than {limits.max_line_bytes} bytes")
-            pending, pending_size, dropping = [], 0, True
-            if overlong >= limits.max_overlong_lines:
-                why = f"{overlong} records longer than {limits.max_line_bytes} bytes"
-                yield Frame("fatal", at, why=why)
-                return
-            continue
+            self.pending.append(payload)
+            self.pending_size += len(payload)
+        if self.pending_size > self.limits.max_line_bytes:
+            return found + self._overlong(at)
         if kind in (_FULL, _LAST):
-            whole = pending[0] if len(pending) == 1 else b"".join(pending)
-            yield Frame("record", pending_at, whole)
-            pending, pending_size, skipped = [], 0, 0
+            whole = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            found += (Frame("record", self.pending_at, whole),)
+            self.pending, self.pending_size, self.skipped = [], 0, 0
+        return found
+
+    def _overlong(self, at: int) -> tuple[Frame, ...]:
+        """Drop a record past ``max_line_bytes``; give up once too many were."""
+        limit = self.limits.max_line_bytes
+        self.overlong += 1
+        dropped = Frame("bad", self.pending_at, why=f"longer than {limit} bytes")
+        self.pending, self.pending_size, self.dropping = [], 0, True
+        if self.overlong >= self.limits.max_overlong_lines:
+            why = f"{self.overlong} records longer than {limit} bytes"
+            return self._end(dropped, Frame("fatal", at, why=why))
+        return (dropped,)
 
 
 # --- the payload: a few fields of wandb_internal.Record ---------------------------------
