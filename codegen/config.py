@@ -320,6 +320,18 @@ class Config:
         comment="live-check: rewrite a logged key's prefix before matching",
     )
     """Prefix rules (``FROM=TO`` or a table name) live-check applies to each key's start."""
+    baseline_values: str | None = _key(
+        None,
+        kind="folder",
+        help=(
+            "`live-check`: a `--format json` report of an earlier run; an open placeholder "
+            "value its `coverage.open_values` did not list is a `new_open_value` finding; "
+            "`--baseline-values` overrides it"
+        ),
+        example='a live-check JSON report inside the project, e.g. "ci/baseline-report.json"',
+        comment="live-check: report whose open placeholder values are known",
+    )
+    """Root-relative path of the report live-check's ``new_open_value`` findings compare with."""
     catalog_flag: bool = False
     """Whether :attr:`catalog` came from ``--catalog`` (named in errors; not an output input)."""
 
@@ -402,6 +414,7 @@ class Config:
         doc.pop("scan_calls")  # read by scan only; changes no generated output
         doc.pop("key_rewrite")  # read by live-check only
         doc.pop("key_prefix_rewrite")
+        doc.pop("baseline_values")
         return repr(sorted(doc.items()))
 
 

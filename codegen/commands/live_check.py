@@ -380,11 +380,23 @@ def _options(args: argparse.Namespace, config: Config, live: bool) -> CheckOptio
         run_config=None if live else _run_config(args.run_config),
         runs=tuple(dict.fromkeys(args.run or ())),
         promoted=_promoted(args.promoted) if live else (),
+        baseline_values=_baseline_path(args, config),
     )
 
 
-def _baseline(path: str | None) -> BaselineValues | None:
-    """``--baseline-values``' open placeholder values, read before any run is.
+def _baseline_path(args: argparse.Namespace, config: Config) -> str | None:
+    """``--baseline-values`` as given (cwd-relative), else the table's key under the root."""
+    if args.baseline_values is not None:
+        return str(args.baseline_values)
+    if config.baseline_values is None:
+        return None
+    return str(config.root / config.baseline_values)
+
+
+def _baseline(path: str | None, origin: str) -> BaselineValues | None:
+    """The baseline report's open placeholder values, read before any run is.
+
+    ``origin`` names where the path came from in errors (the flag or the key).
 
     Raises:
         UsageError: The file cannot be read or is not a report's ``open_values`` (exit 2).
@@ -394,7 +406,7 @@ def _baseline(path: str | None) -> BaselineValues | None:
     try:
         return load_baseline_values(path)
     except BaselineError as exc:
-        raise UsageError(f"--baseline-values: {exc}") from None
+        raise UsageError(f"{origin}: {exc}") from None
 
 
 def _refuse_unknown_loop(loop: str | None, catalog: Catalog) -> None:
@@ -495,7 +507,8 @@ def run(args: argparse.Namespace) -> int:
             require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))
         except ModuleNotFoundError as exc:
             raise UsageError(str(exc)) from None
-    baseline = _baseline(args.baseline_values)
+    origin = "--baseline-values" if args.baseline_values is not None else "baseline-values"
+    baseline = _baseline(options.baseline_values, origin)
     report = _judge(args, catalog, options, live)
     if isinstance(report, int):
         return report

@@ -44,6 +44,11 @@ class CheckOptions:
     """Read only these runs (id, name or folder) of a store or folder input."""
     promoted: tuple[str, ...] = ()
     """Identity attributes every live point must carry."""
+    baseline_values: str | None = None
+    """A ``--format json`` report of an earlier run (its path): an open placeholder value it
+    did not list is a ``new_open_value`` finding. The command line reads it before any
+    input (``live-check --baseline-values``, or the ``baseline-values`` key); the entry
+    points leave it to their caller (:mod:`codegen.live_check.baseline`)."""
 
 
 class CheckKeywords(TypedDict, total=False):
@@ -57,6 +62,7 @@ class CheckKeywords(TypedDict, total=False):
     run_config: Mapping[str, object] | None
     runs: tuple[str, ...]
     promoted: tuple[str, ...]
+    baseline_values: str | None
 
 
 def resolve_options(options: CheckOptions | None, keywords: CheckKeywords) -> CheckOptions:

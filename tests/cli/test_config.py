@@ -148,6 +148,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
         "scan-calls": '[{call = "Tracking.log", metrics = "data"}]',
         "key-rewrite": '["_at_=@"]',
         "key-prefix-rewrite": '["transformers", "x/=y_"]',
+        "baseline-values": '"ci/report.json"',
     }
     assert set(values) == set(KEYS)
     body = "\n".join(f"{k} = {v}" for k, v in values.items())
@@ -158,6 +159,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
     assert config.outputs[0].per_file
     assert config.key_rewrites == (("_at_", "@"),)
     assert config.key_prefix_rewrites[-1] == ("x/", "y_")
+    assert config.baseline_values == "ci/report.json"
 
 
 # --- flags ----------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ def test_only_globs_and_folders_are_paths() -> None:
         "dashboards-dir",
         "cache-dir",
         "templates-dir",
+        "baseline-values",
     }
 
 
@@ -134,6 +135,7 @@ def test_inits_table_reads_back_to_the_values_it_was_given(tmp_path: Path) -> No
         "generate-command": "make gen",
         "key-rewrite": ["_at_=@", "__=/"],
         "key-prefix-rewrite": ["transformers", "x/=y_"],
+        "baseline-values": "ci/report.json",
     }
     assert set(values) == set(KEYS) - {"outputs", "scan-calls"}  # arrays of tables
     text = "[tool.metric-catalog]\n" + "\n".join(table_lines(values)) + "\n"

@@ -152,3 +152,87 @@ def test_an_unreadable_baseline_is_a_usage_error(
     monkeypatch.chdir(_project(tmp_path))
     assert main(["live-check", "run.jsonl", "--baseline-values", "absent.json"]) == 2
     assert "absent.json" in capsys.readouterr().err
+
+
+def _known_only_kl(root: Path, name: str) -> None:
+    values = {"rl.policy.loss_term": {"rl.loss_name": {"seen": ["kl"], "capped": False}}}
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text(json.dumps(values), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("table", "flags"),
+    [
+        pytest.param('baseline-values = "ci/baseline.json"\n', [], id="table-key"),
+        pytest.param("", ["--config", "baseline-values=ci/baseline.json"], id="config-option"),
+    ],
+)
+def test_the_baseline_can_be_the_tables_key_or_a_config_option(
+    table: str,
+    flags: list[str],
+    *,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Root-relative, read from the project's folder though the command runs below it."""
+    root = _project(tmp_path)
+    (root / "pyproject.toml").write_text(f"[tool.metric-catalog]\n{table}", encoding="utf-8")
+    _known_only_kl(root, "ci/baseline.json")
+    (root / "sub").mkdir()
+    monkeypatch.chdir(root / "sub")
+    argv = ["live-check", "../run.jsonl", *flags, "--fail-on", "new_open_value"]
+    assert main([*argv, "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [f["kind"] for f in document["findings"]] == ["new_open_value"]
+
+
+def test_the_flag_wins_over_the_tables_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's baseline knows only ``kl``; the flag's knows both values: no finding."""
+    root = _project(tmp_path)
+    text = '[tool.metric-catalog]\nbaseline-values = "ci/baseline.json"\n'
+    (root / "pyproject.toml").write_text(text, encoding="utf-8")
+    _known_only_kl(root, "ci/baseline.json")
+    both = {"seen": ["kl", "entropy_los"], "capped": False}
+    _baseline(root, {"rl.policy.loss_term": {"rl.loss_name": both}})
+    monkeypatch.chdir(root)
+    argv = ["live-check", "run.jsonl", "--baseline-values", "baseline.json"]
+    assert main([*argv, "--fail-on", "new_open_value"]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        pytest.param("/abs/baseline.json", "is absolute", id="absolute"),
+        pytest.param("../baseline.json", "leaves the project root", id="outside"),
+    ],
+)
+def test_a_config_baseline_outside_the_project_is_refused_naming_the_key(
+    value: str,
+    says: str,
+    *,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(_project(tmp_path))
+    assert main(["live-check", "run.jsonl", "--config", f"baseline-values={value}"]) == 2
+    err = capsys.readouterr().err
+    assert "baseline-values" in err
+    assert says in err
+
+
+def test_a_missing_baseline_named_by_the_table_is_a_usage_error_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _project(tmp_path)
+    text = '[tool.metric-catalog]\nbaseline-values = "ci/absent.json"\n'
+    (root / "pyproject.toml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(root)
+    assert main(["live-check", "run.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "baseline-values:" in err
+    assert "absent.json" in err
