@@ -31,8 +31,10 @@ A call
 name without a dot matches any call of that function or method
 (``self.logger.log_metrics(...)``); ``A.f`` matches ``A.f(...)``, ``x.A.f(...)``,
 and ``v.f(...)`` where ``v`` was assigned ``A(...)`` or annotated ``A`` in the
-same file. Configured entries are added to :data:`DEFAULT_SCAN_CALLS`; one with
-the same ``call`` replaces the default.
+same file, and ``self.f(...)`` or ``super().f(...)`` in a class deriving from a class
+named ``A`` (directly or through scanned classes). A bare name does not match a function
+of a numeric package (``math.log``: see :mod:`.inherited`). Configured entries are added
+to :data:`DEFAULT_SCAN_CALLS`; one with the same ``call`` replaces the default.
 
 Standard library only: :mod:`codegen.config` parses the table with it.
 """
@@ -118,6 +120,9 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     # verl's utils.tracking.Tracking.log(data, step).
     ScanCall("Tracking.log", metrics=Argument(0, "data")),
     ScanCall("wandb.log", metrics=Argument(0, "data")),
+    # Hugging Face transformers' Trainer.log(logs, start_time): TRL's trainers override it
+    # and call ``super().log(logs)``; matched through ``self``/``super()`` in subclasses.
+    ScanCall("Trainer.log", metrics=Argument(0, "logs")),
     # PyTorch Lightning's LightningModule.log_dict(dictionary, ...).
     ScanCall("self.log_dict", metrics=Argument(0, "dictionary")),
     ScanCall("mlflow.log_metric", key=Argument(0, "key")),

@@ -36,7 +36,9 @@ from typing import Final, TypeAlias
 
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
 
+from .accumulators import caller_keys, nested_holder, write_pattern
 from .calls import ScanCall
+from .inherited import module_function, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
 
 __all__ = [
@@ -802,10 +804,7 @@ class Project:
             return self._attributes[slot]
         if slot in self._active or depth > _MAX_DEPTH:
             return None
-        writes = re.compile(
-            rb"self\.%s\s*(?:\[[^\]\n]*\]\s*(?:=(?!=)|\.\s*(?:append|extend|add)\b)"
-            rb"|=(?!=)|\|=|\.(?:update|setdefault)\s*\()" % re.escape(attr.encode())
-        )
+        writes = write_pattern(attr)
         info = module.full().classes.get(cls)
         found: DictVal | None = None
         starts: list[int] = []
@@ -824,6 +823,7 @@ class Project:
                     scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
                     value = scanner.collect(method, f"self.{attr}")
                     if value is not None:
+                        value = caller_keys(self, module, cls, method, value)
                         found = value if found is None else found.merge(value)
             finally:
                 self._active.discard(slot)
@@ -868,7 +868,7 @@ def _holder(node: ast.expr) -> str | None:
         and node.value.id == "self"
     ):
         return f"self.{node.attr}"
-    return None
+    return nested_holder(node)  # ``self.m[mode]``: the inner dicts as one (``self.m[]``)
 
 
 def _literal_constants(module: Module) -> dict[str, object]:
@@ -882,6 +882,22 @@ def _literal_constants(module: Module) -> dict[str, object]:
 
 _DICT_BASES: Final = frozenset({"dict", "defaultdict", "OrderedDict", "Counter", "UserDict"})
 """Bases making a class's instances dicts (``class Tensors(defaultdict)``)."""
+
+_DICT_CALLS: Final = frozenset({"dict", "collections.OrderedDict", "OrderedDict"})
+_FLAT_FACTORIES: Final = frozenset({"list", "set", "int", "float"})
+
+
+def _flat_defaultdict(node: ast.Call) -> bool:
+    """``defaultdict(list)``: a new dict whose keys are only those written into it (``d[k]
+    .append(v)``, followed). A nested one (``defaultdict(lambda: defaultdict(list))``) is
+    filled through two subscripts, which are not followed: it stays unresolved."""
+    return (
+        _dotted(node.func) in {"defaultdict", "collections.defaultdict"}
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in _FLAT_FACTORIES
+    )
+
 
 _GATHER_OBJECT: Final = "all_gather_object"
 """``dist.all_gather_object(out, obj)``: ``out`` becomes a list of every rank's ``obj``."""
@@ -1427,6 +1443,9 @@ class _Scanner:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "keys" and not node.args:
                 held = func.value
+                attribute = self._attribute_dict(held)
+                if attribute is not None:
+                    return KeyList(attribute, _shown(held))
                 if isinstance(held, ast.Name) and isinstance(
                     self._lookup(held.id, env), DictVal | Opaque
                 ):
@@ -1435,6 +1454,9 @@ class _Scanner:
             if isinstance(func, ast.Name) and func.id in _KEY_COLLECTIONS and len(node.args) == 1:
                 arg = node.args[0]
                 listed = self._keylist(arg, env)
+                attribute = self._attribute_dict(arg) if listed is None else None
+                if attribute is not None:
+                    return KeyList(attribute, _shown(arg))  # ``sorted(self.pending)``
                 if listed is None and isinstance(arg, ast.Name):
                     found = self._lookup(arg.id, env)
                     if isinstance(found, DictVal):
@@ -1457,7 +1479,7 @@ class _Scanner:
             return True
         if isinstance(node, ast.Call):
             name = _dotted(node.func)
-            if name in {"dict", "collections.OrderedDict", "OrderedDict"}:
+            if name in _DICT_CALLS or _flat_defaultdict(node):
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
                 return self._is_dictish(node.func.value, env)
@@ -1475,7 +1497,7 @@ class _Scanner:
             return isinstance(self._lookup(node.id, env), DictVal)
         if self._declared_field(node):
             return True
-        if isinstance(node, ast.Attribute) and self._attribute_dict(node) is not None:
+        if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node):
             return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)
@@ -1525,18 +1547,20 @@ class _Scanner:
             return DictVal()  # ``metrics=None``, ``d or None``: no keys
         if self._declared_field(node):
             return DictVal()  # a declared field's keys are logged where they are written
-        if isinstance(node, ast.Attribute):
+        if isinstance(node, ast.Attribute | ast.Subscript):
             held = self._attribute_dict(node)
             if held is not None:
                 return held
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
 
-    def _attribute_dict(self, node: ast.Attribute) -> DictVal | None:
-        """``self.metrics``: the keys every method of the class writes into it, or ``None``."""
+    def _attribute_dict(self, node: ast.expr) -> DictVal | None:
+        """``self.metrics`` (or ``self.metrics[mode]``, its inner dicts): the keys every
+        method of the class writes into it, or ``None``."""
         holder = _holder(node)
         if holder is None or not holder.startswith("self.") or self.cls is None:
             return None
-        return self.project.attribute_dict(self.module, self.cls, node.attr, self.depth)
+        attr = holder.removeprefix("self.")
+        return self.project.attribute_dict(self.module, self.cls, attr, self.depth)
 
     def collect(self, func: _FuncDef, holder: str) -> DictVal | None:
         """What ``func`` writes into ``holder`` (``self.metrics``); a parameter's keys are
@@ -1546,7 +1570,7 @@ class _Scanner:
         env: Env = {}
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
-            env[name] = Opaque(self.module, func, what)
+            env[name] = Opaque(self.module, func, what, parameter=True)
         env = self._block(func.body, env, [], returns=Returns())
         value = env.get(holder)
         if isinstance(value, Opaque):
@@ -1555,9 +1579,11 @@ class _Scanner:
 
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
         name = _dotted(node.func)
-        if name in {"dict", "collections.OrderedDict", "OrderedDict"}:
+        flat = _flat_defaultdict(node)
+        if name in _DICT_CALLS or flat:
             result = DictVal()
-            for arg in node.args:
+            # ``defaultdict(list)``: the first argument is the factory, not a dict of keys
+            for arg in node.args[1:] if flat else node.args:
                 result = result.merge(self._dict(arg, env))
             for keyword in node.keywords:
                 if keyword.arg is None:
@@ -1773,6 +1799,12 @@ class _Scanner:
         if isinstance(strings, StrVal):
             where = self._at(node)
             return DictVal(tuple(Key(shape, where) for shape in strings.shapes))
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            if isinstance(found, Opaque) and found.parameter:
+                # ``d[name] = v`` of a parameter: the callers' strings fill it, if followed.
+                hole = Hole(node.id, param=found.param or node.id)
+                return DictVal((Key((hole,), self._at(node)),))
         # A key only known at run time: a hole, written (and reported) here.
         return DictVal((Key((Hole(_shown(node)),), self._at(node)),))
 
@@ -2164,7 +2196,11 @@ class _Scanner:
                 continue
             qualifier = spec.qualifier
             if qualifier is None:
+                if module_function(self.module.imports, receiver):
+                    continue  # ``math.log(x)``: a module's function, not a logging method
                 return spec
+            if subclass_call(self.project, self.module, self.cls, func, qualifier):
+                return spec  # ``super().log(logs)`` in a subclass of ``Trainer``
             full = self._normalise(receiver, name)
             if full is not None and (full == spec.call or full.endswith("." + spec.call)):
                 return spec
@@ -2209,6 +2245,12 @@ class _Scanner:
             return False
         return any(spec.name == func.name for spec in self.project.calls)
 
+    def _extended(self, node: ast.expr, env: Env) -> bool:
+        """A forwarded parameter the function added keys to first (``logs.update(metrics)``
+        before ``super().log(logs)``): those keys are logged here."""
+        found = self._lookup(node.id, env) if isinstance(node, ast.Name) else None
+        return isinstance(found, DictVal) and bool(found.keys or found.unresolved)
+
     def _log_call(self, call: ast.Call, spec: ScanCall, env: Env) -> None:
         where = self._at(call)
         shown = _shown(call.func)
@@ -2240,7 +2282,7 @@ class _Scanner:
             else:
                 return  # not a logging call of this shape (another function of that name)
             value = DictVal()
-        elif self._forwarded(node):
+        elif self._forwarded(node) and not self._extended(node, env):
             return
         elif spec.metrics is not None:
             if spec.dict_only and self._not_a_dict(node, env):
@@ -2267,6 +2309,8 @@ class _Scanner:
             return False
         if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.ListComp | ast.GeneratorExp):
             return True
+        if isinstance(node, ast.Constant | ast.JoinedStr | ast.UnaryOp | ast.Compare):
+            return True  # ``log(1e-08)``: a number or a string is no dict
         if isinstance(node, ast.Attribute | ast.Subscript):
             return True
         if isinstance(node, ast.Name):

@@ -1,0 +1,95 @@
+"""Which calls a ``scan-calls`` name matches through inheritance and imports.
+
+* ``Trainer.log`` names a method a class inherits: it matches ``super().log(...)`` and
+  ``self.log(...)`` in any class deriving from a class named ``Trainer``, directly or
+  through classes of the scanned files (``class GRPOTrainer(BaseTrainer)``, ``class
+  BaseTrainer(Trainer)``), though ``Trainer`` itself is not scanned (Hugging Face
+  transformers' ``Trainer.log(logs)``, which TRL's trainers override and call).
+* A bare name (``log``) matches calls of functions and methods, not a function of a
+  numeric package the file imports (``math.log(x)``, ``np.log(x)``, ``torch.log(x)``).
+
+Only :mod:`ast` facts are read.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from .extract import Module, Project
+
+__all__ = ["NUMERIC_MODULES", "derives_from", "module_function", "subclass_call"]
+
+_MAX_BASES: Final = 8
+"""How many classes up a chain of bases is followed."""
+
+
+NUMERIC_MODULES: Final = frozenset(
+    {"math", "cmath", "numpy", "torch", "jax", "scipy", "tensorflow", "mpmath", "sympy"}
+)
+"""Packages whose ``log``/``exp``... are mathematics: a bare scanned name never matches them."""
+
+
+def module_function(
+    imports: Mapping[str, tuple[str, str | None, int]], receiver: str | None
+) -> bool:
+    """``receiver`` (``math``, ``np``, ``torch.special``) is a numeric module the file
+    imports (``import numpy as np``, ``from jax import numpy as jnp``)."""
+    if receiver is None:
+        return False
+    imported = imports.get(receiver.partition(".")[0])
+    if imported is None or imported[2]:
+        return False  # not imported, or from a relative (the project's own) module
+    package = (imported[0] or imported[1] or "").partition(".")[0]
+    return package in NUMERIC_MODULES
+
+
+def subclass_call(
+    project: Project, module: Module, cls: str | None, func: ast.expr, qualifier: str
+) -> bool:
+    """``super().f(...)`` or ``self.f(...)`` in a class deriving from ``qualifier``'s class."""
+    if cls is None or not isinstance(func, ast.Attribute):
+        return False
+    receiver = func.value
+    on_self = isinstance(receiver, ast.Name) and receiver.id == "self"
+    on_super = (
+        isinstance(receiver, ast.Call)
+        and isinstance(receiver.func, ast.Name)
+        and receiver.func.id == "super"
+    )
+    if not (on_self or on_super):
+        return False
+    return derives_from(project, module, cls, qualifier.rpartition(".")[2])
+
+
+def derives_from(project: Project, module: Module, cls: str, base: str, depth: int = 0) -> bool:
+    """Class ``cls`` of ``module`` has ``base`` among its bases (as named), or a scanned
+    base class of it does."""
+    info = module.classes.get(cls)
+    if info is None or depth > _MAX_BASES:
+        return False
+    for written in info.bases:
+        head, _, last = written.rpartition(".")
+        if last == base:
+            return True
+        source: Module | None = module if not head and last in module.classes else None
+        if source is None:
+            imported = module.imports.get(head.partition(".")[0] if head else last)
+            if imported is not None:
+                where = _joined(imported[0], imported[1]) if head else imported[0]
+                source = project.find_module(where, imported[2], module)
+                if not head and imported[1] is not None:
+                    last = imported[1]  # ``from x import Trainer as HFTrainer``
+                    if last == base:
+                        return True
+        if source is not None and derives_from(project, source, last, base, depth + 1):
+            return True
+    return False
+
+
+def _joined(module: str, attr: str | None) -> str:
+    if attr is None:
+        return module
+    return f"{module}.{attr}" if module else attr
