@@ -27,12 +27,14 @@ __all__ = [
     "QUOTIENT_WORDS",
     "RATIO_WORDS",
     "SHARE_WORDS",
+    "SPLIT_GLUES",
     "STATISTICS",
     "STEP_AXIS_KEYS",
     "THROUGHPUT_WORDS",
     "TIMER_WORDS",
     "TIME_WORDS",
     "TOTAL_WORDS",
+    "TRAINER_BOOKKEEPING_KEYS",
     "TYPE_WORDS",
     "UNIT_WORDS",
     "UTILIZATION_WORDS",
@@ -122,7 +124,7 @@ MEMORY_UNITS: Final[dict[str, str]] = {
 }
 """A key's memory unit word -> its UCUM unit (``_gb`` is decimal, ``_gib`` binary)."""
 
-TIME_WORDS: Final = table("s sec secs seconds time duration latency elapsed")
+TIME_WORDS: Final = table("s sec secs seconds time duration latency elapsed runtime")
 """Last words of a duration in seconds."""
 
 TIMER_WORDS: Final = table("timing time timer timers duration latency elapsed")
@@ -149,12 +151,21 @@ ANNOTATIONS: Final[dict[str, str]] = {
 
 STEP_AXIS_KEYS: Final = table(
     "step _step global_step train/global_step eval/global_step training/global_step "
-    "trainer/global_step"
+    "trainer/global_step epoch"
 )
-"""Keys that carry the step a record was logged at: a step axis, not a metric."""
+"""Keys that carry the step a record was logged at: a step axis, not a metric (``epoch``:
+the fractional epoch a Hugging Face ``Trainer`` adds to every record it logs)."""
 
 BOOKKEEPING_KEYS: Final = table("time _timestamp timestamp _runtime wall_time walltime")
 """Keys a logger adds for its own bookkeeping (prime-rl's file logger writes ``time``)."""
+
+TRAINER_BOOKKEEPING_KEYS: Final = table("total_flos")
+"""Keys a training framework logs from its own state, whatever their values: a Hugging
+Face ``Trainer``'s ``total_flos`` (its FLOP estimate, logged once when training ends)."""
+
+SPLIT_GLUES: Final = ("eval_", "train_", "test_", "validation_", "val_")
+"""Prefixes a framework glues to a key for the pass that logged it: Hugging Face's
+``metric_key_prefix`` (``eval_loss``, ``train_runtime``), Keras's ``val_``."""
 
 
 def share_word(words: Sequence[str], *, quotients: bool = True) -> str | None:

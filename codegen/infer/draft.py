@@ -71,6 +71,9 @@ class DraftRow:
     value_range: tuple[tuple[str, str], ...] = ()
     """The proposed ``range:`` as (bound, number text) pairs (``(("min", "0"),)``);
     ``()``: none proposed (the unit implies one, or name and values do not agree)."""
+    prefixes: list[str] = field(default_factory=list)
+    """Several prefixes instead of ``prefix`` (``["", "eval_"]``: also logged as
+    ``eval_<key>``); empty: ``prefix`` only."""
 
 
 @dataclass(slots=True)
@@ -186,7 +189,9 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
     for row in draft_file.rows:
         out.extend(f"  # {escaped(note)}" for note in row.notes)
         out.append(f"  - logger_key: {_q(row.logger_key)}")
-        if row.prefix != draft_file.prefix:
+        if row.prefixes:
+            out.append(f"    prefixes: [{', '.join(json.dumps(p) for p in row.prefixes)}]")
+        elif row.prefix != draft_file.prefix:
             out.append(f"    prefix: {_q(row.prefix)}")
         out.append(f"    name: {row.name}")
         out.append(f"    kind: {row.kind}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from ..catalog.words import (
     INDICATOR_WORDS,
     MEMORY_UNITS,
     MEMORY_WORDS,
+    NOT_SHARE_WORDS,
     PERCENT_WORDS,
     PROMETHEUS_SUFFIXES,
     RATIO_WORDS,
@@ -37,6 +39,7 @@ from ..catalog.words import (
     TIME_WORDS,
     TIMER_WORDS,
     TOTAL_WORDS,
+    TRAINER_BOOKKEEPING_KEYS,
     TYPE_WORDS,
     UNIT_WORDS,
     UTILIZATION_WORDS,
@@ -45,6 +48,7 @@ from ..catalog.words import (
 )
 from .draft import Bookkeeping, Draft, DraftAttribute, DraftFile, DraftRow
 from .observe import KeyStats, Observations, schema_pattern
+from .splits import split_variants
 
 __all__ = ["MAX_ENUM_VALUES", "propose", "single_file"]
 
@@ -136,6 +140,8 @@ def _named_unit(last: Sequence[str], stats: KeyStats | None) -> str:
             return MEMORY_UNITS[word]
     if any(w in MEMORY_WORDS for w in last):
         return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
+    if NOT_SHARE_WORDS.intersection(last):
+        return ""  # a learning rate is no fraction
     if any(w in RATIO_WORDS for w in last) or (last and last[0] in INDICATOR_WORDS):
         fraction = not any(w == "ratio" for w in last)
         if fraction and high is not None and 1 < high <= 100:
@@ -184,32 +190,53 @@ def _families(
                 buckets.setdefault((len(group.parts), shape, like), []).append(group)
             merged: list[_Group] = []
             used: set[int] = set()
-            for bucket in buckets.values():
-                if len(bucket) < 2:
-                    continue
-                values = [str(g.parts[position]) for g in bucket]
-                probe = tuple(-1 if i == position else p for i, p in enumerate(bucket[0].parts))
+            for whole in buckets.values():
                 # Beside a placeholder (``entropy/{env}/{statistic}``) a varying inner
                 # segment labels the same measurement: one family, several attributes.
-                beside = position > 0 and bool(bucket[0].values)
-                if not (beside or _labelish(values, prefix, probe)):
-                    continue
-                first = bucket[0]
-                slot = len(first.values)
-                parts = (*first.parts[:position], slot, *first.parts[position + 1 :])
-                members = [m for g in bucket for m in g.members]
-                merged.append(_Group(prefix, parts, [*first.values, sorted(values)], members))
-                used.update(id(g) for g in bucket)
+                beside = position > 0 and bool(whole[0].values)
+                for bucket in [whole] if beside else _by_unit(prefix, whole):
+                    family = _merged(prefix, bucket, position, beside=beside)
+                    if family is not None:
+                        merged.append(family)
+                        used.update(id(g) for g in bucket)
             if merged:
                 groups = [g for g in groups if id(g) not in used] + merged
                 changed = True
     return groups
 
 
+def _merged(prefix: str, bucket: list[_Group], position: int, *, beside: bool) -> _Group | None:
+    """The family of ``bucket``'s groups varying at ``position``, or ``None`` when the
+    values there name different metrics."""
+    if len(bucket) < 2 or len(bucket[0].parts) < 2:
+        return None  # a key that is one varying segment is the name of a metric
+    values = [str(g.parts[position]) for g in bucket]
+    probe = tuple(-1 if i == position else p for i, p in enumerate(bucket[0].parts))
+    if not (beside or _labelish(values, prefix, probe)):
+        return None
+    first = bucket[0]
+    slot = len(first.values)
+    parts = (*first.parts[:position], slot, *first.parts[position + 1 :])
+    members = [m for g in bucket for m in g.members]
+    return _Group(prefix, parts, [*first.values, sorted(values)], members)
+
+
+def _by_unit(prefix: str, bucket: list[_Group]) -> list[list[_Group]]:
+    """A bucket split by the unit its members' own names give: ``completions/clipped_ratio``
+    (a fraction) is no family with ``completions/mean_length`` (tokens)."""
+    split: dict[str, list[_Group]] = {}
+    for group in bucket:
+        units = {_unit(prefix, _segments(member)) for member in group.members}
+        split.setdefault(units.pop() if len(units) == 1 else "\x00mixed", []).append(group)
+    return list(split.values())
+
+
 def _name_words(prefix: str, parts: Sequence[str | int]) -> list[str]:
     components: list[str] = []
     for segment in (*prefix.split("/"), *(p for p in parts if isinstance(p, str))):
         words = [w for w in _words(segment) if w not in UNIT_WORDS and w not in TYPE_WORDS]
+        if len(words) > 1 and words[-1] == "per":
+            words[-1] = "rate"  # ``samples_per_second`` (unit ``{sample}/s``): samples_rate
         if words:
             components.append("_".join(words))
     return components
@@ -356,6 +383,15 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
             aside.append(role)
             continue
         by_prefix.setdefault(prefix, []).append(key)
+    # ``eval_loss`` beside ``loss``: one row teed under ``prefixes: ["", eval_]``.
+    bare = by_prefix.get("", [])
+    variants = split_variants(
+        (("", k) for k in bare),
+        {k: _kind(seen.keys[("", k)], k.rsplit("/", 1)[-1])[:2] for k in bare},
+    )
+    if "" in by_prefix:
+        by_prefix[""] = variants.keys(by_prefix[""])
+        seen = dataclasses.replace(seen, keys={**seen.keys, **variants.stats(seen.keys)})
     names = {registry_key(row.name) for _, row in catalog.rows()}
     modules = {f.module for f in catalog.files}
     declared_attributes = catalog.attributes()
@@ -372,6 +408,8 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
         for family in sorted(families, key=lambda g: g.members[0]):
             for single in _checked_family(family, catalog, domains):
                 row = _row(single, seen, attributes, declared_attributes, names)
+                if not prefix:
+                    row.prefixes = variants.prefixes(single.members)
                 # Without a prefix, keys group by their first segment (actor/..., critic/...).
                 head = single.parts[0] if len(single.parts) > 1 else ""
                 owner = prefix if prefix else (head if isinstance(head, str) else "")
@@ -406,6 +444,9 @@ def _not_a_metric(prefix: str, key: str, stats: KeyStats) -> Bookkeeping | None:
         return Bookkeeping(qualified, "step axis", why)
     # A timestamp grows like unix seconds; a key named ``time`` with small values is a
     # duration, drafted as a metric.
+    if qualified in TRAINER_BOOKKEEPING_KEYS:
+        why = "a training framework's own state (a Trainer's FLOP estimate), not a metric"
+        return Bookkeeping(qualified, "bookkeeping", why)
     named = qualified in BOOKKEEPING_KEYS or key in BOOKKEEPING_KEYS
     if named and (not stats.numeric or stats.low >= _UNIX_2001):
         seen = f" ({_number(stats.low)} .. {_number(stats.high)})" if stats.numeric else ""

@@ -379,7 +379,9 @@ def test_infer_keeps_keys_that_behave_differently_out_of_one_family(tmp_path: Pa
     assert "logger_key: train_rollouts/consumed_samples" in text
     assert "logger_key: val_rollouts/consumed_samples" in text
     assert '/consumed_samples"' not in text  # no family row of both
-    assert 'logger_key: "{rl.key.name}/response_lengths"' in text  # alike: one family
+    # Alike: one row, the split glued to the key (train_, val_) read as its prefixes.
+    assert "logger_key: rollouts/response_lengths" in text
+    assert 'prefixes: ["train_", "val_"]' in text
 
 
 @pytest.mark.parametrize("head", ["timers", "timer", "elapsed"])
@@ -390,3 +392,98 @@ def test_infer_drafts_timer_sections_in_seconds(tmp_path: Path, head: str) -> No
     text = _draft(tmp_path, records)
     assert f'logger_key: "{head}/{{' in text
     assert 'unit: "s"' in text
+
+
+def _trainer_history(steps: int = 8) -> list[tuple[int, str, dict[str, object]]]:
+    """A transformers Trainer's log: training records, eval_ records every 4 steps and the
+    train_ summary at the end (the shapes of trainer_state.json's log_history)."""
+    records: list[tuple[int, str, dict[str, object]]] = []
+    for s in range(1, steps + 1):
+        records.append(
+            (
+                s,
+                "",
+                {
+                    "loss": 0.5 / s,
+                    "learning_rate": 1e-6 * (1 - s / (steps + 1)),
+                    "epoch": s / steps,
+                    "kl": 0.01 * s,
+                    "entropy": 0.9 - s / 100,
+                    "completions/mean_length": 200.0 + s,
+                },
+            )
+        )
+        if s % 4 == 0:
+            evaluated = {"eval_loss": 0.4 / s, "eval_kl": 0.02, "eval_runtime": 61.5}
+            evaluated |= {"eval_samples_per_second": 3.2, "eval_completions/mean_length": 190.0}
+            records.append((s, "", {**evaluated, "epoch": s / steps}))
+    summary = {"train_runtime": 512.4, "train_samples_per_second": 1.2, "total_flos": 0.0}
+    records.append((steps, "", {**summary, "epoch": 1.0}))
+    return records
+
+
+def test_infer_drafts_an_eval_variant_as_a_prefix_of_its_row(tmp_path: Path) -> None:
+    """eval_loss beside loss is loss logged by an evaluation: one row under ["", eval_]."""
+    text = _draft(tmp_path, _trainer_history())
+    assert "logger_key: loss\n" in text
+    assert "logger_key: completions/mean_length\n" in text
+    assert text.count('prefixes: ["", "eval_"]') == 3  # loss, kl, completions/mean_length
+    assert "eval_loss" not in text
+    assert "eval_kl" not in text
+    # Only logged glued (eval_runtime, train_runtime): one row teed under both splits.
+    assert 'logger_key: runtime\n    prefixes: ["eval_", "train_"]' in text
+    assert 'logger_key: samples_per_second\n    prefixes: ["eval_", "train_"]' in text
+
+
+@pytest.mark.parametrize(
+    ("keys", "kept"),
+    [
+        ({"eval_accuracy": 0.5}, "logger_key: eval_accuracy"),  # nothing else: a key
+        ({"train_rollouts/size": 32.0}, "logger_key: train_rollouts/size"),
+        ({"evaluation_loss": 0.2, "loss": 0.3}, "logger_key: evaluation_loss"),
+    ],
+)
+def test_infer_keeps_a_glued_looking_key_that_has_no_bare_or_split_twin(
+    tmp_path: Path, keys: dict[str, object], kept: str
+) -> None:
+    text = _draft(tmp_path, [(s, "", dict(keys)) for s in range(1, 5)])
+    assert kept in text
+    assert "prefixes:" not in text
+
+
+def test_infer_drafts_a_trainers_epoch_and_flop_estimate_as_bookkeeping(tmp_path: Path) -> None:
+    text = _draft(tmp_path, _trainer_history())
+    assert "bookkeeping:\n  - key: epoch\n" in text
+    assert "  - key: total_flos\n" in text
+    assert "logger_key: epoch" not in text
+    assert "logger_key: total_flos" not in text
+
+
+def test_infer_makes_no_family_of_whole_keys_and_no_fraction_of_a_learning_rate(
+    tmp_path: Path,
+) -> None:
+    """Twelve one-segment keys are twelve metrics, however many: no {placeholder} row."""
+    names = "loss kl entropy reward reward_std grad_norm learning_rate step_time a b c d"
+    records = [(s, "", dict.fromkeys(names.split(), 0.1 * s)) for s in range(1, 5)]
+    text = _draft(tmp_path, records)
+    assert "{rl." not in text
+    assert text.count("  - logger_key:") == 12
+    learning_rate = "logger_key: learning_rate\n    name: rl.learning_rate\n    kind: gauge\n"
+    assert learning_rate + '    unit: ""' in text
+
+
+def test_infer_keeps_a_key_whose_name_gives_another_unit_out_of_a_family(
+    tmp_path: Path,
+) -> None:
+    """Timers under timing_s/ are seconds, but timing_s/update_ratio is a fraction."""
+    keys = {"timing_s/gen": 1.5, "timing_s/ref": 0.4, "timing_s/update_ratio": 0.3}
+    text = _draft(tmp_path, [(s, "", dict(keys)) for s in range(1, 5)])
+    assert 'logger_key: "timing_s/{' in text
+    assert "logger_key: timing_s/update_ratio\n" in text
+
+
+def test_infer_names_a_rate_per_second_without_a_dangling_per(tmp_path: Path) -> None:
+    records = [(s, "", {"perf/samples_per_second": 3.0 + s}) for s in range(1, 5)]
+    text = _draft(tmp_path, records)
+    assert "name: rl.perf.samples_rate" in text
+    assert 'unit: "{sample}/s"' in text
