@@ -26,13 +26,24 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Final, TypeAlias
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
-    from .extract import DictVal, Key, Module, Project
+    from .extract import DictVal, Key, Module, Project, Where
 
-__all__ = ["NESTED", "caller_keys", "nested_holder", "write_pattern"]
+V = TypeVar("V")
+
+__all__ = [
+    "NESTED",
+    "caller_keys",
+    "narrowed",
+    "nested_holder",
+    "read_tags",
+    "write_indexes",
+    "write_pattern",
+]
 
 NESTED: Final = "[]"
 """Suffix of the synthetic holder of a dict's inner dicts (``self._metrics[]``)."""
@@ -136,3 +147,121 @@ def _handed_out(source: bytes, name: str) -> bool:
             continue  # called, or assigned
         return True
     return False
+
+
+# --- the mode a key is written under --------------------------------------------------
+
+_INDEXES: Final[weakref.WeakKeyDictionary[Module, dict[str, dict[Where, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def write_indexes(module: Module, cls: str, attr: str) -> dict[Where, str]:
+    """Where a key of ``self.<attr>[<index>][<key>]`` is written under a known index -> it.
+
+    The index is known when it is a string (``self.m["train"]["step_time"]``) or a
+    variable an enclosing ``if mode == "train":`` fixes. Keys written under a variable
+    index (``self.m[mode][k]``) are absent: any mode may hold them.
+    """
+    per_module = _INDEXES.setdefault(module, {})
+    slot = f"{cls}.{attr}"
+    if slot in per_module:
+        return per_module[slot]
+    found: dict[Where, str] = {}
+    info = module.classes.get(cls)
+    if info is not None and attr.endswith(NESTED):
+        name = attr[: -len(NESTED)]
+        for method in info.methods.values():
+            _indexes(module, method.body, {}, name, found)
+    per_module[slot] = found
+    return found
+
+
+def _indexes(
+    module: Module, body: list[ast.stmt], fixed: dict[str, str], name: str, found: dict[Where, str]
+) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            _indexes(module, stmt.body, {**fixed, **_fixed_by(stmt.test, taken=True)}, name, found)
+            _indexes(module, stmt.orelse, fixed, name, found)
+            continue
+        blocks = [getattr(stmt, field, None) for field in ("body", "orelse", "finalbody")]
+        blocks += [h.body for h in getattr(stmt, "handlers", ())]
+        if any(isinstance(block, list) for block in blocks):
+            for block in blocks:
+                if isinstance(block, list):
+                    _indexes(module, block, fixed, name, found)
+            continue
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript)):
+                continue
+            if nested_holder(node.value) != f"self.{name}{NESTED}":
+                continue
+            index = node.value.slice
+            known = index.value if isinstance(index, ast.Constant) else None
+            if isinstance(index, ast.Name):
+                known = fixed.get(index.id)
+            if isinstance(known, str):
+                found[module.where(node.slice)] = known
+
+
+def _fixed_by(test: ast.expr, *, taken: bool) -> dict[str, str]:
+    """``mode == "eval"`` (alone, or in an ``and`` when the branch is taken): {mode: eval}."""
+    tests = (
+        test.values
+        if taken and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        else [test]
+    )
+    fixed: dict[str, str] = {}
+    for item in tests:
+        if (
+            isinstance(item, ast.Compare)
+            and len(item.ops) == 1
+            and isinstance(item.ops[0], ast.Eq)
+            and isinstance(item.left, ast.Name)
+            and isinstance(item.comparators[0], ast.Constant)
+            and isinstance(item.comparators[0].value, str)
+        ):
+            fixed[item.left.id] = item.comparators[0].value
+    return fixed
+
+
+def read_tags(
+    node: ast.expr, value: DictVal, module: Module, cls: str
+) -> dict[Key, tuple[str, str]]:
+    """The keys a read ``self.m[mode]`` gets that only one mode holds: key -> (mode, it)."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Name):
+        return {}
+    holder = nested_holder(node)
+    if holder is None:
+        return {}
+    indexes = write_indexes(module, cls, holder.removeprefix("self."))
+    variable = node.slice.id
+    return {key: (variable, indexes[key.where]) for key in value.keys if key.where in indexes}
+
+
+def narrowed(
+    env: dict[str, V], test: ast.expr, tags: Mapping[Key, tuple[str, str]], *, taken: bool
+) -> dict[str, V]:
+    """``env`` in a branch of ``if mode == "eval":``: dicts lose the keys read from
+    ``self.m[mode]`` that only another mode holds (taken), or only that mode (not taken)."""
+    from .extract import DictVal  # noqa: PLC0415 - import cycle
+
+    fixed = _fixed_by(test, taken=True) if taken else _fixed_by(test, taken=False)
+    if not fixed or not tags:
+        return env
+    result = dict(env)
+    for name, value in env.items():
+        if not isinstance(value, DictVal):
+            continue
+        kept = tuple(k for k in value.keys if not _excluded(tags.get(k), fixed, taken=taken))
+        if len(kept) != len(value.keys):
+            result[name] = DictVal(kept, value.unresolved, value.spreads)  # type: ignore[assignment]
+    return result
+
+
+def _excluded(tag: tuple[str, str] | None, fixed: Mapping[str, str], *, taken: bool) -> bool:
+    if tag is None or tag[0] not in fixed:
+        return False
+    same = fixed[tag[0]] == tag[1]
+    return not same if taken else same

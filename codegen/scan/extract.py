@@ -36,7 +36,7 @@ from typing import Final, TypeAlias
 
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
 
-from .accumulators import caller_keys, nested_holder, write_pattern
+from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_pattern
 from .calls import ScanCall
 from .inherited import module_function, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
@@ -1013,6 +1013,8 @@ class _Scanner:
         self.loops: dict[str, tuple[ast.For | ast.AsyncFor, dict[str, object]]] = {}
         """Loop variables over a dict's keys whose loop may skip keys (``continue``)."""
         self.tests: dict[tuple[int, int], KeyTest | None] = {}
+        self.tags: dict[Key, tuple[str, str]] = {}
+        """Keys read from ``self.m[mode]`` that one mode only holds (see :mod:`.accumulators`)."""
 
     # --- scopes ---------------------------------------------------------------
 
@@ -1126,9 +1128,11 @@ class _Scanner:
             guard = self._guard(stmt.test)
             saved = self.guard
             self.guard = guard if guard is not None else saved
-            body = self._block(stmt.body, dict(env), nested, returns)
+            taken = narrowed(dict(env), stmt.test, self.tags, taken=True)
+            body = self._block(stmt.body, taken, nested, returns)
             self.guard = (guard[0], not guard[1]) if guard is not None else saved
-            orelse = self._block(stmt.orelse, dict(env), nested, returns)
+            skipped = narrowed(dict(env), stmt.test, self.tags, taken=False)
+            orelse = self._block(stmt.orelse, skipped, nested, returns)
             self.guard = saved
             env = _join(env, body, orelse)
         elif isinstance(stmt, ast.For | ast.AsyncFor):
@@ -1560,7 +1564,10 @@ class _Scanner:
         if holder is None or not holder.startswith("self.") or self.cls is None:
             return None
         attr = holder.removeprefix("self.")
-        return self.project.attribute_dict(self.module, self.cls, attr, self.depth)
+        value = self.project.attribute_dict(self.module, self.cls, attr, self.depth)
+        if value is not None and isinstance(node, ast.Subscript):
+            self.tags.update(read_tags(node, value, self.module, self.cls))
+        return value
 
     def collect(self, func: _FuncDef, holder: str) -> DictVal | None:
         """What ``func`` writes into ``holder`` (``self.metrics``); a parameter's keys are
