@@ -25,6 +25,7 @@ Only :mod:`ast` and the source text are read; nothing is imported or run.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -105,9 +106,10 @@ def caller_keys(
     if not params:
         return value
     info = module.classes.get(cls)
-    calls = list(_calls_of(info.methods.values(), method.name)) if info is not None else []
-    if not calls or _handed_out(module.source, method.name):
-        return value
+    called = re.compile(rb"\bself\.%s\s*\(" % re.escape(method.name.encode()))
+    if info is None or not called.search(module.source) or _handed_out(module.source, method.name):
+        return value  # no call passes it (a text search first: walking every method costs)
+    calls = list(_calls_of(info.methods.values(), method.name))
     scanner = _Scanner(project, module, [], cls=cls)
     keys: list[Key] = []
     for key in value.keys:
@@ -171,26 +173,54 @@ def write_indexes(module: Module, cls: str, attr: str) -> dict[Where, str]:
     info = module.classes.get(cls)
     if info is not None and attr.endswith(NESTED):
         name = attr[: -len(NESTED)]
+        lines = _lines(module.source, write_pattern(attr))
         for method in info.methods.values():
-            _indexes(module, method.body, {}, name, found)
+            if _spans(method, lines):
+                _indexes(module, method.body, {}, name=name, found=found, lines=lines)
     per_module[slot] = found
     return found
 
 
+def _lines(source: bytes, pattern: re.Pattern[bytes]) -> list[int]:
+    """Sorted 1-based lines where ``pattern`` matches."""
+    lines: list[int] = []
+    line, position = 1, 0
+    for match in pattern.finditer(source):
+        line += source.count(b"\n", position, match.start())
+        position = match.start()
+        lines.append(line)
+    return lines
+
+
+def _spans(node: ast.stmt, lines: list[int]) -> bool:
+    """``node``'s lines hold one of ``lines``."""
+    index = bisect.bisect_left(lines, node.lineno)
+    return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)
+
+
 def _indexes(
-    module: Module, body: list[ast.stmt], fixed: dict[str, str], name: str, found: dict[Where, str]
+    module: Module,
+    body: list[ast.stmt],
+    fixed: dict[str, str],
+    *,
+    name: str,
+    found: dict[Where, str],
+    lines: list[int],
 ) -> None:
     for stmt in body:
+        if not _spans(stmt, lines):
+            continue
         if isinstance(stmt, ast.If):
-            _indexes(module, stmt.body, {**fixed, **_fixed_by(stmt.test, taken=True)}, name, found)
-            _indexes(module, stmt.orelse, fixed, name, found)
+            inside = {**fixed, **_fixed_by(stmt.test, taken=True)}
+            _indexes(module, stmt.body, inside, name=name, found=found, lines=lines)
+            _indexes(module, stmt.orelse, fixed, name=name, found=found, lines=lines)
             continue
         blocks = [getattr(stmt, field, None) for field in ("body", "orelse", "finalbody")]
         blocks += [h.body for h in getattr(stmt, "handlers", ())]
         if any(isinstance(block, list) for block in blocks):
             for block in blocks:
                 if isinstance(block, list):
-                    _indexes(module, block, fixed, name, found)
+                    _indexes(module, block, fixed, name=name, found=found, lines=lines)
             continue
         for node in ast.walk(stmt):
             if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript)):

@@ -38,7 +38,7 @@ from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace
 
 from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_pattern
 from .calls import ScanCall
-from .inherited import module_function, subclass_call
+from .inherited import module_function, numeric_call, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
 
 __all__ = [
@@ -558,6 +558,7 @@ class Module:
                 if name.encode() in source
                 for found in _call_pattern(name).finditer(source)
                 if not (found.start() and _WORD_BYTE[source[found.start() - 1]])
+                and not numeric_call(source, found.start(), self.imports)
             )
         lines: list[int] = []
         line, position = 1, 0
@@ -2212,9 +2213,9 @@ class _Scanner:
             if full is not None and (full == spec.call or full.endswith("." + spec.call)):
                 return spec
             if (
-                receiver is not None
+                receiver not in {None, "self"}  # ``self.log``: the class itself (see above)
                 and "." not in qualifier
-                and qualifier in self._instances().get(receiver, ())
+                and qualifier in self._instances().get(receiver or "", ())
             ):
                 return spec
         return None

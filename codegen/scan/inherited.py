@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from .extract import Module, Project
 
-__all__ = ["NUMERIC_MODULES", "derives_from", "module_function", "subclass_call"]
+__all__ = ["NUMERIC_MODULES", "derives_from", "module_function", "numeric_call", "subclass_call"]
 
 _MAX_BASES: Final = 8
 """How many classes up a chain of bases is followed."""
@@ -44,6 +44,20 @@ def module_function(
         return False  # not imported, or from a relative (the project's own) module
     package = (imported[0] or imported[1] or "").partition(".")[0]
     return package in NUMERIC_MODULES
+
+
+def numeric_call(
+    source: bytes, start: int, imports: Mapping[str, tuple[str, str | None, int]]
+) -> bool:
+    """The call of a name at ``start`` is ``np.log(`` of a numeric package the file imports:
+    the function holding it need not be analysed for a logging call."""
+    if start < 2 or source[start - 1 : start] != b".":
+        return False
+    begin = start - 1
+    while begin > 0 and (source[begin - 1 : begin].isalnum() or source[begin - 1] == 95):
+        begin -= 1
+    receiver = source[begin : start - 1].decode("ascii", "replace")
+    return bool(receiver) and module_function(imports, receiver)
 
 
 def subclass_call(
