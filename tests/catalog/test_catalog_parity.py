@@ -7,16 +7,12 @@ kind, unit and attributes. Upstream tees a row under ``train`` or ``""``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from codegen.catalog.model import Catalog, MetricRow
-from codegen.catalog.pipeline import load_and_check
 from codegen.generate.resolve import resolve_catalog
 from metric_catalog.series_rules import SeriesMatcher
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN: tuple[str, ...] = ("train", "")
 EFFICIENCY = "rl.efficiency.seconds"
 CATEGORY = "rl.efficiency.category"
@@ -97,17 +93,9 @@ UPSTREAM: list[tuple[str, str | None, tuple[str, ...], str, str, tuple[str, ...]
 
 
 @pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The repository's catalog; it must load clean."""
-    result = load_and_check(root=ROOT)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
-
-
-@pytest.fixture(scope="module")
-def rows(catalog: Catalog) -> dict[str, MetricRow]:
+def rows(repo_catalog: Catalog) -> dict[str, MetricRow]:
     """The repository's catalog by series name."""
-    return {row.name: row for _f, row in catalog.rows()}
+    return {row.name: row for _f, row in repo_catalog.rows()}
 
 
 def test_the_table_holds_upstreams_22_series() -> None:
@@ -146,21 +134,21 @@ def test_upstream_series_is_declared_as_upstream_declares_it(
     ],
 )  # fmt: skip
 def test_real_upstream_keys_match_exactly_one_row(
-    catalog: Catalog, prefix: str, key: str, name: str | None, attributes: dict[str, str]
+    repo_catalog: Catalog, prefix: str, key: str, name: str | None, attributes: dict[str, str]
 ) -> None:
     """Logged keys of real runs reach one series each, with the captured attributes."""
-    captures = {a.name: a.capture for a in catalog.attributes().values()}
+    captures = {a.name: a.capture for a in repo_catalog.attributes().values()}
     matcher = SeriesMatcher()
-    for _f, row in catalog.rows():
+    for _f, row in repo_catalog.rows():
         for row_prefix in row.prefixes:
             matcher.add(row_prefix, row.logger_key or "", captures, row.name)
     matches = matcher.match(prefix, key)
     assert matches == ([] if name is None else [(name, attributes)])
 
 
-def test_resolved_catalog_lists_every_shared_attribute(catalog: Catalog) -> None:
+def test_resolved_catalog_lists_every_shared_attribute(repo_catalog: Catalog) -> None:
     """The attributes of upstream's families are declared once, in catalog/attributes.yaml."""
-    declared = resolve_catalog(catalog)["attributes"]
+    declared = resolve_catalog(repo_catalog)["attributes"]
     assert isinstance(declared, list)
     attributes = {a["name"]: a for a in declared}
     for name in ("rl.efficiency.category", "rl.bucket", "rl.setup.phase", "rl.dataset"):
@@ -208,7 +196,7 @@ UPSTREAM_DERIVED: dict[str, dict[str, str]] = {
 
 @pytest.mark.parametrize("attribute", sorted(UPSTREAM_DERIVED))
 def test_efficiency_attributes_are_derived_from_the_category_with_upstreams_table(
-    catalog: Catalog, rows: dict[str, MetricRow], attribute: str
+    repo_catalog: Catalog, rows: dict[str, MetricRow], attribute: str
 ) -> None:
     """Same table as upstream, covering every category, so the tee fills it on every point."""
     refs = {ref.name: ref for ref in rows[EFFICIENCY].attributes}
@@ -217,7 +205,7 @@ def test_efficiency_attributes_are_derived_from_the_category_with_upstreams_tabl
     assert derive.source == CATEGORY
     assert derive.default is None
     assert dict(derive.table) == UPSTREAM_DERIVED[attribute]
-    categories = catalog.attributes()[CATEGORY].domain
+    categories = repo_catalog.attributes()[CATEGORY].domain
     assert categories is not None
     assert set(categories) == set(UPSTREAM_DERIVED[attribute])
     assert refs[attribute].requirement_level == "required"

@@ -21,6 +21,7 @@ from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
 from metric_catalog.loggers import JsonlLogger
+from tests.catalog_projects import loaded_catalog
 
 CONFIG = {
     "trainer": {"test_freq": 5, "critic_warmup": 0, "name": "ppo"},
@@ -210,13 +211,9 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    root = tmp_path_factory.mktemp("conditions")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "verl.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root)
-    assert result.catalog is not None, result.diagnostics
-    return result.catalog
+def verl_conditions_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """verl's PPO trainer rows of :data:`CATALOG`, with their presence conditions."""
+    return loaded_catalog(tmp_path_factory.mktemp("conditions"), CATALOG, "verl.yaml")
 
 
 def _run(path: Path, config: dict[str, Any] | None, steps: int) -> Path:
@@ -245,24 +242,34 @@ def test_the_header_line_carries_the_configuration(tmp_path: Path) -> None:
     assert header == {"config": _config(True, 5)}
 
 
-def test_a_condition_that_holds_makes_the_row_required(catalog: Catalog, tmp_path: Path) -> None:
-    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8))
+def test_a_condition_that_holds_makes_the_row_required(
+    verl_conditions_catalog: Catalog, tmp_path: Path
+) -> None:
+    states, findings = _presence(
+        verl_conditions_catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8)
+    )
     assert states["rl.verl.actor.kl_loss"] == "missing"
     assert states["rl.verl.validation.accuracy"] == "missing"
     assert findings == ["missing:rl.verl.actor.kl_loss", "missing:rl.verl.validation.accuracy"]
 
 
 def test_a_condition_that_does_not_hold_makes_the_row_not_applicable(
-    catalog: Catalog, tmp_path: Path
+    verl_conditions_catalog: Catalog, tmp_path: Path
 ) -> None:
-    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(False, -1), 8))
+    states, findings = _presence(
+        verl_conditions_catalog, _run(tmp_path / "run.jsonl", _config(False, -1), 8)
+    )
     assert states["rl.verl.actor.kl_loss"] == "not_applicable"
     assert states["rl.verl.validation.accuracy"] == "not_applicable"
     assert findings == []
 
 
-def test_first_step_read_from_the_configuration(catalog: Catalog, tmp_path: Path) -> None:
-    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", _config(False, 10), 4))
+def test_first_step_read_from_the_configuration(
+    verl_conditions_catalog: Catalog, tmp_path: Path
+) -> None:
+    states, findings = _presence(
+        verl_conditions_catalog, _run(tmp_path / "run.jsonl", _config(False, 10), 4)
+    )
     assert states["rl.verl.validation.accuracy"] == "not_due"
     assert findings == []
 
@@ -272,18 +279,18 @@ def test_first_step_read_from_the_configuration(catalog: Catalog, tmp_path: Path
     [(3, 3, "not_due"), (3, 4, "missing"), (-1, 1, "missing"), (0, 1, "missing")],
 )
 def test_first_step_adds_its_offset_to_the_configuration_value(
-    catalog: Catalog, tmp_path: Path, freeze: int, steps: int, presence: str
+    verl_conditions_catalog: Catalog, tmp_path: Path, freeze: int, steps: int, presence: str
 ) -> None:
     """``config.freezing_actor_steps + 1``: frozen 3 steps, a run that stops at 3 lacks nothing."""
     config = _config(False, -1) | {"freezing_actor_steps": freeze}
-    states, _ = _presence(catalog, _run(tmp_path / "run.jsonl", config, steps))
+    states, _ = _presence(verl_conditions_catalog, _run(tmp_path / "run.jsonl", config, steps))
     assert states["rl.openrlhf.actor.policy_loss"] == presence
 
 
 def test_without_a_configuration_conditions_stay_information(
-    catalog: Catalog, tmp_path: Path
+    verl_conditions_catalog: Catalog, tmp_path: Path
 ) -> None:
-    states, findings = _presence(catalog, _run(tmp_path / "run.jsonl", None, 8))
+    states, findings = _presence(verl_conditions_catalog, _run(tmp_path / "run.jsonl", None, 8))
     assert states["rl.verl.actor.kl_loss"] == "conditional"
     assert states["rl.verl.critic.vf_loss"] == "conditional"
     assert findings == []
@@ -304,7 +311,7 @@ def test_without_a_configuration_conditions_stay_information(
     ],
 )
 def test_coverage_leaves_out_an_undecided_conditional_row_the_run_did_not_log(
-    catalog: Catalog,
+    verl_conditions_catalog: Catalog,
     tmp_path: Path,
     config: dict[str, Any] | None,
     extra: dict[str, float],
@@ -314,23 +321,25 @@ def test_coverage_leaves_out_an_undecided_conditional_row_the_run_did_not_log(
     path = tmp_path / "run.jsonl"
     with JsonlLogger(path, config=config) as log:
         log.log_metrics({"actor/pg_loss": 0.5, "actor/policy_loss": 0.1, **extra}, 1)
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), verl_conditions_catalog)
     assert (report.coverage.seen, report.coverage.applicable) == expected  # (seen, applicable)
 
 
 def test_a_prose_condition_stays_information_with_a_configuration(
-    catalog: Catalog, tmp_path: Path
+    verl_conditions_catalog: Catalog, tmp_path: Path
 ) -> None:
-    states, _ = _presence(catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8))
+    states, _ = _presence(
+        verl_conditions_catalog, _run(tmp_path / "run.jsonl", _config(True, 5), 8)
+    )
     assert states["rl.verl.critic.vf_loss"] == "conditional"
 
 
 def test_a_header_whose_config_is_not_an_object_is_malformed(
-    catalog: Catalog, tmp_path: Path
+    verl_conditions_catalog: Catalog, tmp_path: Path
 ) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text('{"config": [1, 2]}\n{"step": 1, "prefix": "", "metrics": {}}\n')
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), verl_conditions_catalog)
     (finding,) = [f for f in report.findings if f.kind == "malformed"]
     assert "configuration header" in finding.message()
 

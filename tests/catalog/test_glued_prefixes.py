@@ -148,7 +148,8 @@ def reader(clean_otel: None) -> Iterator[InMemoryMetricReader]:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def glued_prefix_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The Trainer's rows of :data:`CATALOG`, under prefixes glued to their keys (``eval_``)."""
     return loaded_catalog(tmp_path_factory.mktemp("glued"), CATALOG, "trainer.yaml")
 
 
@@ -188,10 +189,13 @@ def test_without_glued_prefixes_a_key_is_cut_at_slashes_only() -> None:
 
 @pytest.mark.parametrize(("logged", "expected"), SPLITS, ids=[k for k, _ in SPLITS])
 def test_the_tee_and_live_check_split_a_flat_key_alike(
-    reader: InMemoryMetricReader, catalog: Catalog, logged: str, expected: tuple[str, str]
+    reader: InMemoryMetricReader,
+    glued_prefix_catalog: Catalog,
+    logged: str,
+    expected: tuple[str, str],
 ) -> None:
     assert split_key(logged) == expected
-    assert Checker(catalog, "run").matcher.split(logged) == expected
+    assert Checker(glued_prefix_catalog, "run").matcher.split(logged) == expected
 
 
 def test_a_trainer_callback_tees_eval_keys_to_the_same_series_with_the_split(
@@ -228,11 +232,13 @@ def test_a_trainer_callback_tees_eval_keys_to_the_same_series_with_the_split(
 
 
 def test_a_placeholder_of_some_prefixes_only_is_not_required_of_every_point(
-    catalog: Catalog, tmp_path: Path
+    glued_prefix_catalog: Catalog, tmp_path: Path
 ) -> None:
     """``hf.split`` of ``["", "{hf.split}_"]``: training points carry none, so it may be
     ``recommended`` (written, or by default); of every prefix, it must be ``required``."""
-    (row,) = [row for _file, row in catalog.rows() if row.name == "rl.trl.reward.group_std"]
+    (row,) = [
+        row for _file, row in glued_prefix_catalog.rows() if row.name == "rl.trl.reward.group_std"
+    ]
     assert [(ref.name, ref.requirement_level) for ref in row.attributes] == [
         ("hf.split", "recommended")
     ]
@@ -260,7 +266,7 @@ def test_a_placeholder_of_some_prefixes_only_is_not_required_of_every_point(
 
 
 def test_live_check_reads_glued_keys_of_a_flat_log_cleanly(
-    catalog: Catalog, tmp_path: Path
+    glued_prefix_catalog: Catalog, tmp_path: Path
 ) -> None:
     log = tmp_path / "run.jsonl"
     log.write_text(
@@ -269,7 +275,7 @@ def test_live_check_reads_glued_keys_of_a_flat_log_cleanly(
         '{"step": 2, "train_loss": 0.45, "eval_made_up": 1.0}\n',
         encoding="utf-8",
     )
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), glued_prefix_catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == [("undeclared", "eval_made_up")]
     assert {r.row.name: r.logged for r in report.rows if r.logged} == {
         "rl.hf.loss": 3,

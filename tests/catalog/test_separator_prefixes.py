@@ -118,7 +118,7 @@ class _Wrapper:
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Catalog:
+def separator_prefix_catalog(tmp_path: Path) -> Catalog:
     """The catalog of :data:`CATALOG`."""
     path = tmp_path / "ppo.yaml"
     path.write_text(CATALOG, encoding="utf-8")
@@ -131,7 +131,7 @@ def catalog(tmp_path: Path) -> Catalog:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("through", ["wrapper", "tee_logger"])
 def test_live_check_reads_a_prefix_given_with_its_separator(
-    catalog: Catalog, tmp_path: Path, through: str
+    separator_prefix_catalog: Catalog, tmp_path: Path, through: str
 ) -> None:
     """The flat keys the wrapper writes, and a ``TeeLogger(JsonlLogger)`` line whose
     ``"prefix"`` is ``"train_rollouts/"``, are judged clean and counted on their rows."""
@@ -143,7 +143,7 @@ def test_live_check_reads_a_prefix_given_with_its_separator(
             logger.log_metrics({"generate": 1.5, "train_time": 3.0}, step, prefix="timers/")
     if through == "tee_logger":
         assert '"prefix":"train_rollouts/"' in path.read_text(encoding="utf-8")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), separator_prefix_catalog)
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
     assert {s.row.name: s.logged for s in report.rows} == {
         "rl.na.rollout.reward": 3,
@@ -152,7 +152,7 @@ def test_live_check_reads_a_prefix_given_with_its_separator(
 
 
 def test_scan_reads_a_literal_prefix_given_with_its_separator(
-    catalog: Catalog, tmp_path: Path
+    separator_prefix_catalog: Catalog, tmp_path: Path
 ) -> None:
     """``log_metrics(metrics, step, prefix="timers/")`` logs ``timers/<key>``: declared."""
     code = """\
@@ -164,7 +164,7 @@ def test_scan_reads_a_literal_prefix_given_with_its_separator(
             self.logger.log_metrics(timing, step=self.step, prefix="timers/")
         """
     (tmp_path / "ppo.py").write_text(textwrap.dedent(code), encoding="utf-8")
-    report = scan([tmp_path / "ppo.py"], catalog, cwd=tmp_path)
+    report = scan([tmp_path / "ppo.py"], separator_prefix_catalog, cwd=tmp_path)
     assert [d.code for d in report.diagnostics if d.severity.value == "error"] == []
 
 

@@ -22,13 +22,6 @@ from codegen.live_check import check_file
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    result = load_and_check(root=ROOT)
-    assert result.catalog is not None
-    return result.catalog
-
-
 def _loops(catalog: Catalog) -> list[str]:
     return sorted(loop.name for loop in catalog.loops())
 
@@ -45,11 +38,11 @@ def _emit(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.Comp
     )
 
 
-def test_plan_logs_every_row_of_the_loop_once_due(catalog: Catalog) -> None:
+def test_plan_logs_every_row_of_the_loop_once_due(repo_catalog: Catalog) -> None:
     loop = "grpo_sync"
-    steps = list(plan_steps(catalog, loop, 12))
+    steps = list(plan_steps(repo_catalog, loop, 12))
     logged = {(call.prefix, key) for step in steps for call in step.logged for key in call.metrics}
-    for _, row in catalog.rows():
+    for _, row in repo_catalog.rows():
         if row.logger_key is None or "{" in row.logger_key or "{" in (row.prefix or ""):
             continue
         expected = applies_to_loop(row, loop) and (row.first_step or 0) <= 12
@@ -57,25 +50,25 @@ def test_plan_logs_every_row_of_the_loop_once_due(catalog: Catalog) -> None:
             assert ((prefix, row.logger_key) in logged) is expected, row.name
 
 
-def test_plan_fills_every_enum_value_of_a_family_at_each_step(catalog: Catalog) -> None:
-    categories = catalog.attributes()["rl.efficiency.category"].typed_values()
+def test_plan_fills_every_enum_value_of_a_family_at_each_step(repo_catalog: Catalog) -> None:
+    categories = repo_catalog.attributes()["rl.efficiency.category"].typed_values()
     assert categories
-    for step in plan_steps(catalog, "grpo_sync", 2):
+    for step in plan_steps(repo_catalog, "grpo_sync", 2):
         for prefix in ("train", ""):
             keys = {key for call in step.logged if call.prefix == prefix for key in call.metrics}
             assert {f"efficiency/{category}_s" for category in categories} <= keys
 
 
-def test_plan_gives_an_open_attribute_sample_values_of_one_segment(catalog: Catalog) -> None:
-    step = next(iter(plan_steps(catalog, "grpo_sync", 1)))
+def test_plan_gives_an_open_attribute_sample_values_of_one_segment(repo_catalog: Catalog) -> None:
+    step = next(iter(plan_steps(repo_catalog, "grpo_sync", 1)))
     keys = {key for call in step.logged if call.prefix == "timing/setup" for key in call.metrics}
     assert keys == {"sample0_time_s", "sample1_time_s"}
 
 
-def test_plan_is_deterministic_for_a_seed(catalog: Catalog) -> None:
-    first = list(plan_steps(catalog, "ppo", 3, seed=7))
-    again = list(plan_steps(catalog, "ppo", 3, seed=7))
-    other = list(plan_steps(catalog, "ppo", 3, seed=8))
+def test_plan_is_deterministic_for_a_seed(repo_catalog: Catalog) -> None:
+    first = list(plan_steps(repo_catalog, "ppo", 3, seed=7))
+    again = list(plan_steps(repo_catalog, "ppo", 3, seed=7))
+    other = list(plan_steps(repo_catalog, "ppo", 3, seed=8))
     assert first == again
     assert first != other
 
@@ -88,15 +81,15 @@ def test_plan_is_deterministic_for_a_seed(catalog: Catalog) -> None:
     ],
 )
 def test_plan_refuses_an_unknown_loop_or_no_steps(
-    catalog: Catalog, loop: str, steps: int, message: str
+    repo_catalog: Catalog, loop: str, steps: int, message: str
 ) -> None:
     with pytest.raises(EmitError, match=re.escape(message)):
-        list(plan_steps(catalog, loop, steps))
+        list(plan_steps(repo_catalog, loop, steps))
 
 
-def test_counter_values_are_positive_and_ratios_within_one(catalog: Catalog) -> None:
-    rows = {row.qualified_logger_key: row for _, row in catalog.rows() if row.logger_key}
-    for step in plan_steps(catalog, "grpo_sync", 5):
+def test_counter_values_are_positive_and_ratios_within_one(repo_catalog: Catalog) -> None:
+    rows = {row.qualified_logger_key: row for _, row in repo_catalog.rows() if row.logger_key}
+    for step in plan_steps(repo_catalog, "grpo_sync", 5):
         for call in step.logged:
             for key, value in call.metrics.items():
                 row = rows.get(f"{call.prefix}/{key}" if call.prefix else key)
@@ -123,19 +116,19 @@ def test_emit_of_an_unknown_loop_exits_2_naming_the_declared_ones(tmp_path: Path
 
 @pytest.mark.parametrize("loop", ["grpo_sync", "grpo_async", "ppo", "sft", "sft_v2", "dpo"])
 def test_emit_jsonl_round_trip_is_clean_in_live_check(
-    catalog: Catalog, tmp_path: Path, loop: str
+    repo_catalog: Catalog, tmp_path: Path, loop: str
 ) -> None:
-    if loop not in _loops(catalog):
+    if loop not in _loops(repo_catalog):
         pytest.skip(f"{loop} is not declared")
     log = tmp_path / f"{loop}.jsonl"
     done = _emit("--loop", loop, "--steps", "12", "--jsonl", str(log))
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no warning from the tee: every value and attribute fits
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), repo_catalog)
     assert report.findings == [], [f.kind for f in report.findings]
     applicable = {
         row.name
-        for _, row in catalog.rows()
+        for _, row in repo_catalog.rows()
         if row.logger_key is not None and applies_to_loop(row, loop) and (row.first_step or 0) <= 12
     }
     logged = {summary.row.name for summary in report.rows if summary.logged}
@@ -161,7 +154,7 @@ def receiver() -> Iterator[object]:
 
 
 @pytest.mark.integration
-def test_emit_otlp_pushes_every_series_of_the_loop(catalog: Catalog, receiver: object) -> None:
+def test_emit_otlp_pushes_every_series_of_the_loop(repo_catalog: Catalog, receiver: object) -> None:
     from tests.runtime.test_otlp_integration import Receiver
 
     assert isinstance(receiver, Receiver)
@@ -186,11 +179,13 @@ def test_emit_otlp_pushes_every_series_of_the_loop(catalog: Catalog, receiver: o
                         )
     expected = {
         row.name
-        for _, row in catalog.rows()
+        for _, row in repo_catalog.rows()
         if row.logger_key is None or applies_to_loop(row, "grpo_sync")
-    } - {row.name for _, row in catalog.rows() if (row.first_step or 0) > 3}
+    } - {row.name for _, row in repo_catalog.rows() if (row.first_step or 0) > 3}
     assert expected <= set(seen)
-    categories = {str(v) for v in catalog.attributes()["rl.efficiency.category"].typed_values()}
+    categories = {
+        str(v) for v in repo_catalog.attributes()["rl.efficiency.category"].typed_values()
+    }
     assert {dict(s)["rl.efficiency.category"] for s in seen["rl.efficiency.seconds"]} == categories
     # Derived attributes arrive filled by the tee, consistent with their source.
     assert all(
@@ -211,7 +206,7 @@ def _scrape(url: str, deadline: float) -> str:
 
 
 @pytest.mark.integration
-def test_emit_prometheus_serves_the_catalogs_prometheus_names(catalog: Catalog) -> None:
+def test_emit_prometheus_serves_the_catalogs_prometheus_names(repo_catalog: Catalog) -> None:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -248,7 +243,7 @@ def test_emit_prometheus_serves_the_catalogs_prometheus_names(catalog: Catalog) 
     families = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
     expected = {
         row.prometheus_name
-        for _, row in catalog.rows()
+        for _, row in repo_catalog.rows()
         if (row.logger_key is None or applies_to_loop(row, "grpo_sync"))
         and (row.first_step or 0) <= 2
     }

@@ -11,26 +11,14 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import LiveCheckReport, check_stream
 from tests.upstream_runs import LOOPS, UPSTREAM_SERIES, run_lines
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The repo's own catalog."""
-    result = load_and_check(root=REPO, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
 
 
 def check(catalog: Catalog, lines: list[str], **kwargs: object) -> LiveCheckReport:
@@ -39,29 +27,29 @@ def check(catalog: Catalog, lines: list[str], **kwargs: object) -> LiveCheckRepo
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_the_loop_of_an_upstream_log_is_inferred(catalog: Catalog, loop: str) -> None:
-    report = check(catalog, run_lines(loop))
+def test_the_loop_of_an_upstream_log_is_inferred(repo_catalog: Catalog, loop: str) -> None:
+    report = check(repo_catalog, run_lines(loop))
     assert (report.loop.name, report.loop.source) == (loop, "inferred")
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_a_short_upstream_log_still_infers_its_loop(catalog: Catalog, loop: str) -> None:
-    assert check(catalog, run_lines(loop, steps=1)).loop.name == loop
+def test_a_short_upstream_log_still_infers_its_loop(repo_catalog: Catalog, loop: str) -> None:
+    assert check(repo_catalog, run_lines(loop, steps=1)).loop.name == loop
 
 
 @pytest.mark.parametrize("loop", LOOPS)
 @pytest.mark.parametrize("steps", [12, 3], ids=["past-validation", "before-validation"])
 def test_no_row_is_missing_from_a_complete_upstream_log(
-    catalog: Catalog, loop: str, steps: int
+    repo_catalog: Catalog, loop: str, steps: int
 ) -> None:
-    report = check(catalog, run_lines(loop, steps=steps))
+    report = check(repo_catalog, run_lines(loop, steps=steps))
     assert [f.message() for f in report.findings if f.kind == "missing"] == []
     assert [n.message for n in report.notices if n.kind == "unexpected_loop"] == []
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_every_upstream_series_the_loop_logs_is_matched(catalog: Catalog, loop: str) -> None:
-    report = check(catalog, run_lines(loop))
+def test_every_upstream_series_the_loop_logs_is_matched(repo_catalog: Catalog, loop: str) -> None:
+    report = check(repo_catalog, run_lines(loop))
     logged = {r.row.name for r in report.rows if r.logged}
     expected = {name for name, loops in UPSTREAM_SERIES.items() if loop in loops}
     assert expected - logged == set()
@@ -79,7 +67,7 @@ def test_every_upstream_series_the_loop_logs_is_matched(catalog: Catalog, loop: 
     ],
 )
 def test_a_required_key_dropped_from_an_upstream_log_is_missing(
-    catalog: Catalog, loop: str, dropped: tuple[str, str], series: str
+    repo_catalog: Catalog, loop: str, dropped: tuple[str, str], series: str
 ) -> None:
     prefix, key = dropped
     lines = []
@@ -88,7 +76,7 @@ def test_a_required_key_dropped_from_an_upstream_log_is_missing(
         if doc["prefix"] == prefix:
             doc["metrics"].pop(key, None)
         lines.append(json.dumps(doc))
-    report = check(catalog, lines)
+    report = check(repo_catalog, lines)
     assert report.loop.name == loop
     assert [f.series for f in report.findings if f.kind == "missing"] == [series]
 
@@ -100,21 +88,20 @@ def test_a_required_key_dropped_from_an_upstream_log_is_missing(
     val_period=st.integers(min_value=1, max_value=20),
 )
 def test_no_upstream_run_of_any_length_or_validation_period_misses_a_row(
-    loop: str, steps: int, val_period: int
+    repo_catalog: Catalog, loop: str, steps: int, val_period: int
 ) -> None:
-    catalog = load_and_check(root=REPO, lint=False).catalog
-    report = check(catalog, run_lines(loop, steps=steps, val_period=val_period))
+    report = check(repo_catalog, run_lines(loop, steps=steps, val_period=val_period))
     assert report.loop.name == loop
     assert [f.series for f in report.findings if f.kind == "missing"] == []
 
 
 @pytest.mark.parametrize("loop", ["grpo_sync", "grpo_async", "ppo"])
 def test_every_efficiency_seconds_key_of_an_upstream_log_is_declared(
-    catalog: Catalog, loop: str
+    repo_catalog: Catalog, loop: str
 ) -> None:
     """The aggregates (efficiency/total_waste_s, ...) share the category family's shape; each
     is its own row, so no run reports them as a bad category value or as undeclared."""
-    report = check(catalog, run_lines(loop))
+    report = check(repo_catalog, run_lines(loop))
     efficiency = [
         f.message()
         for f in report.findings

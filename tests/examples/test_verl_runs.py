@@ -173,7 +173,8 @@ def _write_run(path: Path, seed: int, steps: int) -> list[dict[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def verl_trainer_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """verl's trainer rows of :data:`CATALOG`, loaded and linted clean."""
     root = tmp_path_factory.mktemp("verl")
     (root / "catalog").mkdir()
     (root / "catalog" / "verl_trainer.yaml").write_text(CATALOG, encoding="utf-8")
@@ -184,12 +185,12 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 
 @pytest.mark.parametrize(("seed", "steps"), [(1, 12), (2, 20), (3, 7)])
 def test_live_check_reports_no_false_finding_on_verl_style_runs(
-    catalog: Catalog, tmp_path: Path, seed: int, steps: int
+    verl_trainer_catalog: Catalog, tmp_path: Path, seed: int, steps: int
 ) -> None:
     """Overlapping families, literal rows beside them and spanning data sources: clean."""
     path = tmp_path / "run.jsonl"
     _write_run(path, seed, steps)
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), verl_trainer_catalog)
     assert [(f.kind, f.qualified_key, f.message()) for f in report.findings] == []
     logged = {summary.row.name: summary.logged for summary in report.rows}
     # The literal row takes its key; the family beside it keeps the others.
@@ -230,12 +231,12 @@ def _runtime_rows(catalog: Catalog) -> list[TeedMetric]:
 
 
 def test_the_tee_routes_each_verl_key_as_live_check_counts_it(
-    catalog: Catalog, clean_otel: None, tmp_path: Path
+    verl_trainer_catalog: Catalog, clean_otel: None, tmp_path: Path
 ) -> None:
     """Every key of a step goes to the series live-check counts it under, same attributes."""
     metrics = _step_metrics(random.Random(7), 5, with_validation=True)
-    rows = [row for _f, row in catalog.rows()]
-    checker = KeyMatcher(rows, 1000, catalog.attributes())
+    rows = [row for _f, row in verl_trainer_catalog.rows()]
+    checker = KeyMatcher(rows, 1000, verl_trainer_catalog.attributes())
     expected: dict[tuple[str, frozenset[tuple[str, Any]]], float] = {}
     for key, value in metrics.items():
         ((row, captured),) = checker.route("", key)
@@ -244,7 +245,7 @@ def test_the_tee_routes_each_verl_key_as_live_check_counts_it(
                                                      ("rl.var", "acc")}))] == (
         metrics["val-core/openai/gsm8k/acc/mean-4"]
     )  # fmt: skip
-    vocabulary.register_teed_metrics(_runtime_rows(catalog))
+    vocabulary.register_teed_metrics(_runtime_rows(verl_trainer_catalog))
     with installed_reader() as reader:
         tee_metrics(metrics, "")
         data = reader.get_metrics_data()

@@ -71,7 +71,8 @@ teed:
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Catalog:
+def alerts_catalog(tmp_path: Path) -> Catalog:
+    """The trainer rows of :data:`CATALOG` the alert rules are rendered from."""
     return loaded_catalog(tmp_path, CATALOG)
 
 
@@ -87,8 +88,8 @@ def rules(catalog: Catalog) -> dict[str, dict[str, Any]]:
     return found
 
 
-def test_each_row_gets_the_alerts_its_declaration_asks_for(catalog: Catalog) -> None:
-    assert sorted(rules(catalog)) == [
+def test_each_row_gets_the_alerts_its_declaration_asks_for(alerts_catalog: Catalog) -> None:
+    assert sorted(rules(alerts_catalog)) == [
         "RlAccuracyAbsent",
         "RlAccuracyNonFinite",
         "RlAccuracyOutOfRange",
@@ -101,8 +102,8 @@ def test_each_row_gets_the_alerts_its_declaration_asks_for(catalog: Catalog) -> 
     ]
 
 
-def test_an_alert_carries_the_series_description_and_owner(catalog: Catalog) -> None:
-    rule = rules(catalog)["RlAccuracyOutOfRange"]
+def test_an_alert_carries_the_series_description_and_owner(alerts_catalog: Catalog) -> None:
+    rule = rules(alerts_catalog)["RlAccuracyOutOfRange"]
     assert rule["labels"] == {
         "owner": "myrl.trainer",
         "series": "rl.accuracy",
@@ -118,8 +119,8 @@ def test_an_alert_carries_the_series_description_and_owner(catalog: Catalog) -> 
     assert "outside its range [0, 1]" in annotations["summary"]
 
 
-def test_a_range_logged_in_ms_is_alerted_in_the_exported_seconds(catalog: Catalog) -> None:
-    assert rules(catalog)["RlStepDurationOutOfRange"]["expr"] == (
+def test_a_range_logged_in_ms_is_alerted_in_the_exported_seconds(alerts_catalog: Catalog) -> None:
+    assert rules(alerts_catalog)["RlStepDurationOutOfRange"]["expr"] == (
         "rl_step_duration_seconds > 2"  # a declared range replaces the unit's default
     )
 
@@ -139,8 +140,8 @@ def test_a_range_becomes_the_promql_of_values_outside_it(
     assert range_condition("x", bounds) == expected
 
 
-def test_the_dashboard_draws_a_declared_range_as_thresholds(catalog: Catalog) -> None:
-    rows = {row.name: row for _f, row in catalog.rows()}
+def test_the_dashboard_draws_a_declared_range_as_thresholds(alerts_catalog: Catalog) -> None:
+    rows = {row.name: row for _f, row in alerts_catalog.rows()}
     assert range_thresholds(rows["rl.accuracy"])["thresholds"] == {
         "mode": "absolute",
         "steps": [
@@ -155,7 +156,7 @@ def test_the_dashboard_draws_a_declared_range_as_thresholds(catalog: Catalog) ->
     }
     assert range_thresholds(rows["rl.loss"]) == {}
     assert range_thresholds(rows["rl.tokens"]) == {}
-    (dashboard,) = render_dashboards(catalog).values()
+    (dashboard,) = render_dashboards(alerts_catalog).values()
     assert '"thresholdsStyle": {"mode": "line"}' in dashboard
 
 
@@ -226,10 +227,10 @@ def _expected(series: str, instance: str, summary: str) -> dict[str, Any]:
 
 @pytest.mark.integration
 def test_promtool_unit_tests_fire_each_alert_only_on_its_bad_input(
-    catalog: Catalog, tmp_path: Path
+    alerts_catalog: Catalog, tmp_path: Path
 ) -> None:
     promtool = _promtool()
-    ((_name, text),) = render_alerts(catalog).items()
+    ((_name, text),) = render_alerts(alerts_catalog).items()
     (tmp_path / "trainer.rules.yaml").write_text(text, encoding="utf-8")
     good, bad = 'job="trainer", instance="a:1"', 'job="trainer", instance="b:1"'
     series = [
@@ -294,11 +295,11 @@ def test_promtool_unit_tests_fire_each_alert_only_on_its_bad_input(
 
 @pytest.mark.integration
 def test_promtool_unit_test_fails_when_an_expected_alert_does_not_fire(
-    catalog: Catalog, tmp_path: Path
+    alerts_catalog: Catalog, tmp_path: Path
 ) -> None:
     # The harness itself can fail: an in-range value must not fire the range alert.
     promtool = _promtool()
-    ((_name, text),) = render_alerts(catalog).items()
+    ((_name, text),) = render_alerts(alerts_catalog).items()
     (tmp_path / "trainer.rules.yaml").write_text(text, encoding="utf-8")
     series = [{"series": 'rl_accuracy{job="trainer", instance="a:1"}', "values": "0.5x10"}]
     alerts = [

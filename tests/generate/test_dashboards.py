@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog, CatalogFile
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.generate.dashboards import (
     GENERATED_MARKER,
@@ -33,17 +32,9 @@ _PROMQL_WORDS = {"rate", "histogram_quantile", "sum", "by", "le", "__rate_interv
 
 
 @pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture catalog."""
-    result = load_and_check(root=FIXTURES, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
-
-
-@pytest.fixture(scope="module")
-def dashboards(catalog: Catalog) -> dict[str, Any]:
+def dashboards(evolution_catalog: Catalog) -> dict[str, Any]:
     """Rendered dashboards, parsed back from their JSON text."""
-    return {path: json.loads(text) for path, text in render_dashboards(catalog).items()}
+    return {path: json.loads(text) for path, text in render_dashboards(evolution_catalog).items()}
 
 
 def real_series(catalog: Catalog) -> set[str]:
@@ -63,20 +54,20 @@ def panels(dashboard: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_one_dashboard_per_owner_file_with_a_panel_per_series(
-    catalog: Catalog, dashboards: dict[str, Any]
+    evolution_catalog: Catalog, dashboards: dict[str, Any]
 ) -> None:
     assert sorted(dashboards) == ["docs/dashboards/grpo.json", "docs/dashboards/sft.json"]
-    for catalog_file in catalog.files:
+    for catalog_file in evolution_catalog.files:
         dashboard = dashboards[f"docs/dashboards/{catalog_file.module}.json"]
         titles = [p["title"].removesuffix(" (deprecated)") for p in panels(dashboard)]
         assert titles == sorted(r.name for r in catalog_file.rows)
 
 
 def test_every_query_names_a_real_series_with_the_function_for_its_kind(
-    catalog: Catalog, dashboards: dict[str, Any]
+    evolution_catalog: Catalog, dashboards: dict[str, Any]
 ) -> None:
-    series = real_series(catalog)
-    rows = {row.name: row for _, row in catalog.rows()}
+    series = real_series(evolution_catalog)
+    rows = {row.name: row for _, row in evolution_catalog.rows()}
     for dashboard in dashboards.values():
         for panel in panels(dashboard):
             row = rows[panel["title"].removesuffix(" (deprecated)")]
@@ -179,9 +170,11 @@ def test_deprecated_series_panel_points_to_the_replacement(
     assert panel["description"].endswith("Deprecated: use rl.kl.reference.")
 
 
-def test_rendering_is_deterministic_and_recognised_by_the_generator(catalog: Catalog) -> None:
-    first = render_dashboards(catalog)
-    reordered = Catalog(tuple(reversed(catalog.files)))
+def test_rendering_is_deterministic_and_recognised_by_the_generator(
+    evolution_catalog: Catalog,
+) -> None:
+    first = render_dashboards(evolution_catalog)
+    reordered = Catalog(tuple(reversed(evolution_catalog.files)))
     assert render_dashboards(reordered) == first
     for text in first.values():
         assert is_generated(text)
@@ -203,9 +196,9 @@ def _expected_layout(doc: dict[str, Any]) -> str:
     return text.replace('    "PANELS"', lines, 1)
 
 
-def test_each_panel_is_one_line(catalog: Catalog) -> None:
+def test_each_panel_is_one_line(evolution_catalog: Catalog) -> None:
     """A series' panel is one line of its dashboard, so a catalog edit is a one-line diff."""
-    for text in render_dashboards(catalog).values():
+    for text in render_dashboards(evolution_catalog).values():
         doc = json.loads(text)
         panel_lines = [line for line in text.splitlines() if line.startswith('    {"datasource"')]
         assert len(panel_lines) == len(doc["panels"])
@@ -213,7 +206,7 @@ def test_each_panel_is_one_line(catalog: Catalog) -> None:
             assert json.loads(line.removesuffix(",")) == panel
 
 
-def test_owner_without_series_gets_no_dashboard(catalog: Catalog) -> None:
+def test_owner_without_series_gets_no_dashboard(evolution_catalog: Catalog) -> None:
     """Issue 21: an attributes-only file (no rows) gets no empty dashboard; others still do."""
     empty = CatalogFile(
         path="catalog/empty.yaml",
@@ -224,8 +217,8 @@ def test_owner_without_series_gets_no_dashboard(catalog: Catalog) -> None:
         recorded=(),
     )
     assert render_dashboards(Catalog((empty,))) == {}
-    with_rows = render_dashboards(Catalog((catalog.files[0], empty)))
-    assert list(with_rows) == [f"docs/dashboards/{catalog.files[0].module}.json"]
+    with_rows = render_dashboards(Catalog((evolution_catalog.files[0], empty)))
+    assert list(with_rows) == [f"docs/dashboards/{evolution_catalog.files[0].module}.json"]
 
 
 @pytest.mark.parametrize(
@@ -251,8 +244,8 @@ def test_uids_are_derived_from_the_import_path_and_fit_grafana(
         assert re.fullmatch(r"mc-[0-9a-f]{16}", result)
 
 
-def test_two_files_with_one_module_are_refused(catalog: Catalog) -> None:
-    grpo = catalog.files[0]
+def test_two_files_with_one_module_are_refused(evolution_catalog: Catalog) -> None:
+    grpo = evolution_catalog.files[0]
     twin = CatalogFile("catalog/other.yaml", "pkg.other", grpo.module, "Other.", grpo.teed, ())
     with pytest.raises(ValueError, match=r"catalog/other.yaml: module 'grpo' is also used by"):
         render_dashboards(Catalog((grpo, twin)))
@@ -297,12 +290,11 @@ def test_command_out_dir_writes_plain_files(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_every_query_parses_as_promql_for_the_fixture_and_repo_catalogs(
-    dashboards: dict[str, Any], tmp_path: Path
+    dashboards: dict[str, Any], repo_catalog: Catalog, tmp_path: Path
 ) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.skip("promtool not installed (apt-get install prometheus)")
-    repo_catalog = load_and_check(root=REPO, lint=False).catalog
     rendered = [*dashboards.values(), *map(json.loads, render_dashboards(repo_catalog).values())]
     rules: list[dict[str, str]] = []
     for dashboard in rendered:

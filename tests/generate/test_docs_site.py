@@ -108,14 +108,14 @@ def _synthetic(tree: Path) -> Catalog:
 
 @pytest.fixture(scope="session", params=["catalog", "10k"])
 def site(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    repo_catalog: Catalog,
 ) -> Iterator[Site]:
     """Build a fixture site with -W (zero warnings) and serve it on a free loopback port."""
-    result = load_and_check(root=ROOT)
-    assert result.ok, [str(d) for d in result.diagnostics]
     tree = tmp_path_factory.mktemp(f"docs-site-{request.param}")
     _copy_docs_tree(tree)
-    catalog = merged_catalog(result.catalog)
+    catalog = merged_catalog(repo_catalog)
     if request.param == "10k":
         catalog = Catalog((*catalog.files, *_synthetic(tree).files))
     for path, text in render_docs_pages(catalog).items():
@@ -144,7 +144,7 @@ def site(
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        yield Site(request.param, catalog, result.catalog, url, html)
+        yield Site(request.param, catalog, repo_catalog, url, html)
     finally:
         server.shutdown()
         server.server_close()

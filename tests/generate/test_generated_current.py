@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 
@@ -50,13 +51,13 @@ def test_repo_catalog_passes_validation_and_lints_without_errors() -> None:
     assert sorted(f.module for f in result.catalog.files) == sorted(OWNER_MODULES)
 
 
-def test_repo_catalog_covers_kinds_families_and_several_prefixes() -> None:
+def test_repo_catalog_covers_kinds_families_and_several_prefixes(repo_catalog: Catalog) -> None:
     """The real catalog exercises gauges, counters, a histogram, stable rows and key families.
 
     Upstream declares no up-down counter and nothing deprecated, so neither does the
     catalog; any deprecation must still name a declared series.
     """
-    rows = [row for _, row in load_and_check(root=ROOT).catalog.rows()]
+    rows = [row for _, row in repo_catalog.rows()]
     assert {row.kind for row in rows} >= {"gauge", "counter", "histogram"}
     assert {row.section for row in rows} == {"teed", "recorded"}
     assert any(row.stability == "stable" for row in rows)
@@ -79,7 +80,7 @@ def test_generated_package_imports_no_owner_module() -> None:
     assert out.splitlines() == ["[]", "0 0"]
 
 
-def test_all_owner_modules_import_together_and_register_every_row() -> None:
+def test_all_owner_modules_import_together_and_register_every_row(repo_catalog: Catalog) -> None:
     """Every owner module imports in one process without a clash and registers all its rows."""
     imports = "; ".join(f"import metric_catalog.generated.{m}" for m in OWNER_MODULES)
     out = _python(
@@ -87,7 +88,7 @@ def test_all_owner_modules_import_together_and_register_every_row() -> None:
         "from metric_catalog.vocabulary import teed_metrics, recorded_metrics\n"
         "print(len(teed_metrics()) + len(recorded_metrics()))\n"
     )
-    rows = sum(len(f.rows) for f in load_and_check(root=ROOT).catalog.files)
+    rows = sum(len(f.rows) for f in repo_catalog.files)
     assert int(out) == rows
 
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def catalog() -> Catalog:
+def gamma_catalog() -> Catalog:
     """The attribute fixture, loaded clean."""
     result = load_and_check([GAMMA], root=ROOT)
     assert result.ok, [d.format() for d in result.diagnostics]
@@ -30,9 +30,9 @@ def catalog() -> Catalog:
 
 
 @pytest.fixture(scope="module")
-def gamma_text(catalog: Catalog) -> str:
+def gamma_text(gamma_catalog: Catalog) -> str:
     """The generated module's text."""
-    return render_python_modules(catalog)["src/metric_catalog/generated/gamma.py"]
+    return render_python_modules(gamma_catalog)["src/metric_catalog/generated/gamma.py"]
 
 
 def test_generated_rows_carry_attributes_prefixes_and_budget(gamma_text: str) -> None:
@@ -83,7 +83,7 @@ def test_a_misspelt_attribute_value_is_a_mypy_error(gamma_text: str, tmp_path: P
     assert "'init/totl'" in errors[0]
 
 
-def test_plain_rows_render_without_attribute_imports(catalog: Catalog) -> None:
+def test_plain_rows_render_without_attribute_imports(gamma_catalog: Catalog) -> None:
     """A module whose rows use no attributes imports neither MetricAttribute nor Literal."""
     plain = load_and_check([ROOT / "tests" / "fixtures" / "generate" / "alpha.yaml"], root=ROOT)
     text = next(iter(render_python_modules(plain.catalog).values()))
@@ -91,9 +91,11 @@ def test_plain_rows_render_without_attribute_imports(catalog: Catalog) -> None:
     assert "from typing import Final\n" in text
 
 
-def test_attribute_constant_clashing_with_a_row_constant_is_reported(catalog: Catalog) -> None:
+def test_attribute_constant_clashing_with_a_row_constant_is_reported(
+    gamma_catalog: Catalog,
+) -> None:
     """``rl.fixture.rank`` generates RL_FIXTURE_RANK, so a series ``rl.rl.fixture.rank`` clashes."""
-    (gamma,) = catalog.files
+    (gamma,) = gamma_catalog.files
     row = gamma.teed[0]
     clash = type(row)(**{**_fields(row), "name": "rl.rl.fixture.rank"})
     broken = type(gamma)(**{**_fields(gamma), "teed": (clash,)})
@@ -124,10 +126,10 @@ def _owner_page_text(catalog: Catalog, module: str, tmp_path: Path) -> str:
 
 
 def test_docs_pages_show_attributes_per_series_and_the_registry(
-    catalog: Catalog, tmp_path: Path
+    gamma_catalog: Catalog, tmp_path: Path
 ) -> None:
     """A series lists its attributes with level and values; the file lists its registry."""
-    page = " ".join(_owner_page_text(catalog, "gamma", tmp_path).split())
+    page = " ".join(_owner_page_text(gamma_catalog, "gamma", tmp_path).split())
     assert "rl.fixture.phase (string; required; at most 64 values)" in page
     assert "rl.fixture.rank (int; opt in; values 0 , 1 )" in page
     registry = page.split("Attributes declared here", 1)[1]
@@ -143,10 +145,10 @@ def test_docs_page_of_a_file_without_attributes_has_no_registry_section(tmp_path
     assert "required" not in page
 
 
-def test_dashboard_panels_sum_by_required_attributes_with_a_legend(catalog: Catalog) -> None:
+def test_dashboard_panels_sum_by_required_attributes_with_a_legend(gamma_catalog: Catalog) -> None:
     """Gauges, counters and histograms group by the row's attribute labels, legend by value."""
 
-    rows = {row.name: row for _f, row in catalog.rows()}
+    rows = {row.name: row for _f, row in gamma_catalog.rows()}
     family = rows["rl.fixture.efficiency.time"]
     assert panel_labels(family) == ("rl_fixture_category",)  # required beats recommended
     assert panel_queries(family) == [
@@ -168,7 +170,7 @@ def test_dashboard_panels_sum_by_required_attributes_with_a_legend(catalog: Cata
 
 
 def test_dashboard_queries_with_attributes_parse_as_promql(
-    catalog: Catalog, tmp_path: Path
+    gamma_catalog: Catalog, tmp_path: Path
 ) -> None:
     """promtool accepts every grouped query (skipped where promtool is not installed)."""
 
@@ -181,7 +183,7 @@ def test_dashboard_queries_with_attributes_parse_as_promql(
         {"record": f"q:{n}", "expr": expr.replace("$__rate_interval", "1m")}
         for n, (_legend, expr) in enumerate(
             query
-            for _f, row in catalog.rows()
+            for _f, row in gamma_catalog.rows()
             for query in panel_queries(type(row)(**{**_fields(row), "kind": "counter"}))
             + panel_queries(row)
         )

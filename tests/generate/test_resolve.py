@@ -23,14 +23,6 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"
 
 
-@pytest.fixture(scope="module")
-def fixture_catalog() -> Catalog:
-    """The evolution fixture catalog."""
-    result = load_and_check(root=FIXTURES, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
-
-
 def rows_by_name(catalog: Catalog) -> dict[str, dict[str, object]]:
     """Resolved rows keyed by series name."""
     doc = resolve_catalog(catalog)
@@ -60,8 +52,8 @@ def test_a_resolved_row_carries_what_its_values_may_be(tmp_path: Path) -> None:
     }
 
 
-def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog: Catalog) -> None:
-    row = rows_by_name(fixture_catalog)["rl.train.valid_tokens"]
+def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalog: Catalog) -> None:
+    row = rows_by_name(evolution_catalog)["rl.train.valid_tokens"]
     assert row == {
         "name": "rl.train.valid_tokens",
         "owner": "nemo_rl.algorithms.grpo",
@@ -148,13 +140,13 @@ def test_resolved_row_carries_every_derived_name_and_its_source(fixture_catalog:
     ],
 )  # fmt: skip
 def test_resolved_fields_per_row(
-    fixture_catalog: Catalog, name: str, key: str, expected: object
+    evolution_catalog: Catalog, name: str, key: str, expected: object
 ) -> None:
-    assert rows_by_name(fixture_catalog)[name][key] == expected
+    assert rows_by_name(evolution_catalog)[name][key] == expected
 
 
-def test_document_lists_files_and_rows_sorted(fixture_catalog: Catalog) -> None:
-    doc = json.loads(render_resolved(fixture_catalog))
+def test_document_lists_files_and_rows_sorted(evolution_catalog: Catalog) -> None:
+    doc = json.loads(render_resolved(evolution_catalog))
     assert doc["schema_version"] == RESOLVED_SCHEMA_VERSION
     assert [f["path"] for f in doc["files"]] == ["catalog/grpo.yaml", "catalog/sft.yaml"]
     names = [r["name"] for r in doc["rows"]]

@@ -16,21 +16,12 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
 from metric_catalog import vocabulary
 from metric_catalog.series_rules import MAX_PREFIX_CUTS, split_flat_key
 from tests.hostile_runs import REPO, run_cli, run_snippet
 
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.catalog is not None
-    return result.catalog
 
 
 def test_a_key_of_40000_parts_is_split_trying_a_bounded_number_of_cuts() -> None:
@@ -112,7 +103,7 @@ GOOD = '{"step": 2, "prefix": "train", "metrics": {"reward": 0.5}}\n'
 
 
 def test_the_good_line_after_an_overlong_line_of_a_file_is_read(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The caps scaled down 1000x: a 100 KB line past a 64 KB skip bound stands for a 100 MB
     # line past the 64 MiB one.
@@ -124,7 +115,7 @@ def test_the_good_line_after_an_overlong_line_of_a_file_is_read(
     junk = '{"step": 1, "prefix": "train", "metrics": {"junk": "' + "x" * 100_000 + '"}}\n'
     log.write_text(junk + GOOD, encoding="utf-8")
 
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), evolution_catalog)
 
     assert report.abandoned == []
     assert report.records == 1
@@ -132,7 +123,7 @@ def test_the_good_line_after_an_overlong_line_of_a_file_is_read(
 
 
 def test_a_csv_log_abandoned_for_overlong_lines_is_told_it_is_not_csv(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codegen import live_check
 
@@ -142,7 +133,7 @@ def test_a_csv_log_abandoned_for_overlong_lines_is_told_it_is_not_csv(
     overlong = "1," + "9" * 2000 + "\n"
     (folder / "metrics.csv").write_text("step,loss\n" + overlong * 3, encoding="utf-8")
 
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), evolution_catalog)
 
     assert len(report.abandoned) == 1
     assert "this is not a CSV log: pass the metrics.csv a CSVLogger wrote" in report.abandoned[0]

@@ -24,7 +24,6 @@ import pytest
 
 from codegen import live_check
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import (
     check_file,
@@ -39,14 +38,6 @@ from codegen.runs import ingest
 REPO = Path(__file__).resolve().parents[2]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
 LINE = json.dumps({"step": 1, "prefix": "train", "metrics": {"reward": 1.0}}) + "\n"
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
 
 
 # --- issue 18 item 7: many files, bounded memory, de-duplicated inputs -------------------
@@ -88,13 +79,13 @@ def test_ten_thousand_one_line_files_peak_under_150_mb(tmp_path: Path) -> None:
     assert peak_kb <= 150 * 1024, f"peak RSS {peak_kb / 1024:.0f} MiB"
 
 
-def test_workers_keep_no_per_row_state(catalog: Catalog, tmp_path: Path) -> None:
+def test_workers_keep_no_per_row_state(evolution_catalog: Catalog, tmp_path: Path) -> None:
     paths = []
     for i in range(50):
         path = tmp_path / f"run-{i}.jsonl"
         path.write_text(LINE)
         paths.append(str(path))
-    checker = Checker(catalog, "run", multi=True)
+    checker = Checker(evolution_catalog, "run", multi=True)
     for path in paths:
         for item in ingest.read_source(live_check.Source(path), live_check.current_limits()):
             checker.take(item)
@@ -104,7 +95,7 @@ def test_workers_keep_no_per_row_state(catalog: Catalog, tmp_path: Path) -> None
 
 
 def test_at_most_one_input_is_open_at_a_time(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = []
     for i in range(20):
@@ -129,14 +120,14 @@ def test_at_most_one_input_is_open_at_a_time(
         return Counted(raw)
 
     monkeypatch.setattr(ingest, "open_input", counting_open)
-    report = check_paths(paths, catalog)
+    report = check_paths(paths, evolution_catalog)
     assert report.records == 60
     assert most == 1
     assert open_now == 0
 
 
 def test_a_recursive_glob_through_a_parent_symlink_reads_each_file_once(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     logs = tmp_path / "logs"
     (logs / "sub").mkdir(parents=True)
@@ -147,18 +138,20 @@ def test_a_recursive_glob_through_a_parent_symlink_reads_each_file_once(
     assert inputs.paths == [str(logs / "run.jsonl")]
     assert len(inputs.duplicates) > 1
     assert expand_paths([pattern]) == inputs.paths
-    report = check_paths(inputs.paths, catalog, duplicates=inputs.duplicates)
+    report = check_paths(inputs.paths, evolution_catalog, duplicates=inputs.duplicates)
     assert report.records == 1
     assert report.skipped_inputs == sorted(inputs.duplicates)
     (notice,) = [n for n in report.notices if n.kind == "duplicate_input"]
     assert f"{len(inputs.duplicates)} input(s) named a file already read" in notice.message
 
 
-def test_two_spellings_of_one_file_are_one_worker(catalog: Catalog, tmp_path: Path) -> None:
+def test_two_spellings_of_one_file_are_one_worker(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text(LINE)
     os.symlink(path, tmp_path / "alias.jsonl")
-    report = check_paths([str(path), str(tmp_path / "alias.jsonl")], catalog)
+    report = check_paths([str(path), str(tmp_path / "alias.jsonl")], evolution_catalog)
     assert report.records == 1
     assert report.source == str(path)
     doc = json.loads(report.to_json())
@@ -196,12 +189,12 @@ class Endless(io.RawIOBase):
 
 @pytest.mark.parametrize("byte", [b"\0", b"x", b"{"], ids=["nul", "text", "brace"])
 def test_an_endless_line_is_abandoned_past_the_size_bound(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, byte: bytes
+    evolution_catalog: Catalog, monkeypatch: pytest.MonkeyPatch, byte: bytes
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_LINE_BYTES", 1024)
     monkeypatch.setattr(live_check, "MAX_SKIPPED_BYTES", 8192)
     raw = Endless(byte)
-    report = check_stream(io.BufferedReader(raw), catalog, source="endless")
+    report = check_stream(io.BufferedReader(raw), evolution_catalog, source="endless")
     assert raw.read_bytes < 64 * 1024
     assert report.abandoned == [
         "endless: line 1 runs on past 8192 bytes without a line break; this is not a JSONL "
@@ -212,12 +205,12 @@ def test_an_endless_line_is_abandoned_past_the_size_bound(
 
 
 def test_an_input_of_overlong_lines_is_abandoned_after_a_few(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_LINE_BYTES", 64)
     long_line = b"x" * 200 + b"\n"
     raw = long_line * 10 + LINE.encode()
-    report = check_stream(io.BytesIO(raw), catalog, source="long.jsonl")
+    report = check_stream(io.BytesIO(raw), evolution_catalog, source="long.jsonl")
     assert report.lines == live_check.MAX_OVERLONG_LINES
     assert report.records == 0
     (why,) = report.abandoned
@@ -225,11 +218,11 @@ def test_an_input_of_overlong_lines_is_abandoned_after_a_few(
 
 
 def test_fewer_overlong_lines_than_the_cap_are_skipped_and_reading_goes_on(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_LINE_BYTES", 64)
     raw = b"x" * 200 + b"\n" + LINE.encode() + b"y" * 300 + b"\n" + LINE.encode()
-    report = check_stream(io.BytesIO(raw), catalog, source="long.jsonl")
+    report = check_stream(io.BytesIO(raw), evolution_catalog, source="long.jsonl")
     assert (report.lines, report.records, report.abandoned) == (4, 2, [])
 
 
@@ -265,7 +258,7 @@ def _reads(path: Path, hook: Any) -> Iterator[BinaryIO]:
 
 @pytest.mark.parametrize("cut", [0, 1, 37, 200])
 def test_a_log_truncated_while_read_is_judged_as_far_as_it_was_read(
-    catalog: Catalog, tmp_path: Path, cut: int
+    evolution_catalog: Catalog, tmp_path: Path, cut: int
 ) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(LINE.encode() * 50)
@@ -275,12 +268,14 @@ def test_a_log_truncated_while_read_is_judged_as_far_as_it_was_read(
             os.truncate(path, cut)
 
     for stream in _reads(path, truncate):
-        report = check_stream(stream, catalog, source="run.jsonl")
+        report = check_stream(stream, evolution_catalog, source="run.jsonl")
     assert report.records < 50
     assert all(f.kind in {"malformed", "missing"} for f in report.findings)
 
 
-def test_a_log_that_grows_while_read_is_read_to_its_end(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_log_that_grows_while_read_is_read_to_its_end(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(LINE.encode() * 5)
 
@@ -292,7 +287,7 @@ def test_a_log_that_grows_while_read_is_read_to_its_end(catalog: Catalog, tmp_pa
                 log.write(LINE.encode()[30:])
 
     for stream in _reads(path, grow):
-        report = check_stream(stream, catalog, source="run.jsonl")
+        report = check_stream(stream, evolution_catalog, source="run.jsonl")
     assert report.records >= 5
     assert report.abandoned == []
 
@@ -305,14 +300,16 @@ def test_a_file_removed_before_it_is_read_is_an_error_naming_it(
     assert "gone.jsonl" in capsys.readouterr().err
 
 
-def test_a_folder_given_as_a_log_is_an_error_naming_it(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_folder_given_as_a_log_is_an_error_naming_it(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     with pytest.raises(OSError, match="is not a file"):
-        check_file(str(tmp_path), catalog)
+        check_file(str(tmp_path), evolution_catalog)
 
 
 @pytest.mark.parametrize("fmt", ["text", "github"])
 def test_a_logged_key_cannot_redraw_the_terminal_or_the_job_log(
-    catalog: Catalog, tmp_path: Path, fmt: str
+    evolution_catalog: Catalog, tmp_path: Path, fmt: str
 ) -> None:
     """Keys come from the log (or the network): the text and GitHub reports escape what is
     not printable, so a key holding \\r or an ANSI escape shows as text."""
@@ -322,7 +319,7 @@ def test_a_logged_key_cannot_redraw_the_terminal_or_the_job_log(
     path = tmp_path / "evil.jsonl"
     key = "evil\r\x1b[2J\u202ekey"
     path.write_text(json.dumps({"step": 1, "prefix": "train", "metrics": {key: 1.0}}) + "\n")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog)
     out = render_text(report) if fmt == "text" else render_github(report)
     assert "\x1b" not in out
     assert "\u202e" not in out

@@ -25,7 +25,6 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_records
 from codegen.runs.telemetry import (
     LISTEN_BACKLOG,
@@ -34,15 +33,7 @@ from codegen.runs.telemetry import (
     OtlpReceiver,
     records_from_points,
 )
-from tests.hostile_runs import REPO, run_snippet
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """This repository's catalog: ``rl.setup.duration`` carries ``rl.setup.phase`` (64 values)."""
-    result = load_and_check(root=REPO, lint=False)
-    assert result.catalog is not None
-    return result.catalog
+from tests.hostile_runs import run_snippet
 
 
 @pytest.fixture
@@ -80,7 +71,7 @@ def post(receiver: OtlpReceiver, body: bytes, headers: dict[str, str] | None = N
 
 
 def test_one_exporters_requests_are_one_worker_whose_budget_is_judged_across_them(
-    receiver: OtlpReceiver, catalog: Catalog
+    receiver: OtlpReceiver, repo_catalog: Catalog
 ) -> None:
     for i in range(100):  # a 64-value attribute given 100 values, one per request
         assert post(receiver, request([f"phase_{i}"], service="one-exporter")) == 200
@@ -89,7 +80,7 @@ def test_one_exporters_requests_are_one_worker_whose_budget_is_judged_across_the
         for sequence, points in receiver.drain_requests()
         for record in records_from_points(points, sequence)
     ]
-    report = check_records(records, catalog, source="otlp", multi=True)
+    report = check_records(records, repo_catalog, source="otlp", multi=True)
     kinds = {finding.kind for finding in report.findings}
     assert "attribute_budget" in kinds
     assert len({(r.input, r.worker) for r in records}) == 1

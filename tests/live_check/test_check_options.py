@@ -57,7 +57,8 @@ OPTIONS = CheckOptions(
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Catalog:
+def accuracy_catalog(tmp_path: Path) -> Catalog:
+    """The accuracy and loss rows of :data:`CATALOG`."""
     write_catalog(tmp_path, CATALOG, "acc.yaml")
     return loaded_catalog(tmp_path)
 
@@ -78,14 +79,14 @@ def test_the_keywords_build_the_same_options_once() -> None:
     assert resolve_options(None, {}) == CheckOptions()
 
 
-def test_options_and_keywords_together_are_refused(catalog: Catalog) -> None:
+def test_options_and_keywords_together_are_refused(accuracy_catalog: Catalog) -> None:
     with pytest.raises(TypeError, match=r"not both.*loop|loop.*not both"):
-        check_stream(io.BytesIO(RUN), catalog, OPTIONS, loop="x")
+        check_stream(io.BytesIO(RUN), accuracy_catalog, OPTIONS, loop="x")
 
 
 @pytest.mark.parametrize("entry", ["stream", "file", "paths"])
 def test_each_entry_point_judges_the_same_with_options_or_keywords(
-    catalog: Catalog, tmp_path: Path, entry: str
+    accuracy_catalog: Catalog, tmp_path: Path, entry: str
 ) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(RUN)
@@ -93,10 +94,12 @@ def test_each_entry_point_judges_the_same_with_options_or_keywords(
 
     def run(*args: object, **kwargs: object) -> LiveCheckReport:
         if entry == "stream":
-            return check_stream(io.BytesIO(RUN), catalog, *args, source=str(path), **kwargs)  # type: ignore[arg-type]
+            return check_stream(
+                io.BytesIO(RUN), accuracy_catalog, *args, source=str(path), **kwargs
+            )  # type: ignore[arg-type]
         if entry == "file":
-            return check_file(str(path), catalog, *args, **kwargs)  # type: ignore[arg-type]
-        return check_paths([str(path)], catalog, *args, **kwargs)  # type: ignore[arg-type]
+            return check_file(str(path), accuracy_catalog, *args, **kwargs)  # type: ignore[arg-type]
+        return check_paths([str(path)], accuracy_catalog, *args, **kwargs)  # type: ignore[arg-type]
 
     with_options, with_keywords = run(OPTIONS), run(**keywords)
     assert _findings(with_options) == _findings(with_keywords)
@@ -106,11 +109,11 @@ def test_each_entry_point_judges_the_same_with_options_or_keywords(
     assert with_options.key_rewrites == with_keywords.key_rewrites == (("_at_", "@"),)
 
 
-def test_check_records_takes_the_options_whole(catalog: Catalog) -> None:
+def test_check_records_takes_the_options_whole(accuracy_catalog: Catalog) -> None:
     records = list(read_source(Source("run", io.BytesIO(RUN)), Limits(), "flat-jsonl"))
     options = CheckOptions(key_rewrites=(("_at_", "@"),))
-    report = check_records(records, catalog, options)
+    report = check_records(records, accuracy_catalog, options)
     assert report.key_rewrites == (("_at_", "@"),)
     assert _findings(report) == _findings(
-        check_records(records, catalog, key_rewrites=(("_at_", "@"),))
+        check_records(records, accuracy_catalog, key_rewrites=(("_at_", "@"),))
     )

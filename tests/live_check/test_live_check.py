@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,24 +51,6 @@ NOT_IN_FIXTURE = (
 )
 
 
-def all_required(catalog: Catalog) -> Catalog:
-    """``catalog`` with every teed row ``required``, as if each run must log them all."""
-    return Catalog(
-        tuple(
-            replace(f, teed=tuple(replace(r, requirement_level="required") for r in f.teed))
-            for f in catalog.files
-        )
-    )
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture catalog (grpo + sft owners), every teed row required."""
-    result = load_and_check(root=FIXTURES, lint=False)
-    assert result.ok, result.diagnostics
-    return all_required(result.catalog)
-
-
 def check_lines(catalog: Catalog, *lines: str | bytes) -> LiveCheckReport:
     """Check an in-memory log made of ``lines``."""
     raw = b"".join((x if isinstance(x, bytes) else x.encode()) + b"\n" for x in lines)
@@ -86,8 +67,10 @@ def findings(report: LiveCheckReport) -> list[tuple[str, str, int, int]]:
     return sorted((f.kind, f.qualified_key, f.count, f.line) for f in report.findings)
 
 
-def test_fixture_log_reports_every_finding_kind_at_its_first_line(catalog: Catalog) -> None:
-    report = check_file(str(RUN), catalog)
+def test_fixture_log_reports_every_finding_kind_at_its_first_line(
+    evolution_catalog_all_required: Catalog,
+) -> None:
+    report = check_file(str(RUN), evolution_catalog_all_required)
     assert (report.lines, report.records) == (11, 6)
     assert findings(report) == [
         ("counter_decrease", "train/global_valid_toks", 1, 3),
@@ -107,8 +90,10 @@ def test_fixture_log_reports_every_finding_kind_at_its_first_line(catalog: Catal
     assert report.kinds() == set(FINDING_KINDS) - set(NOT_IN_FIXTURE)
 
 
-def test_summary_counts_logged_values_non_finite_and_last_value(catalog: Catalog) -> None:
-    report = check_file(str(RUN), catalog)
+def test_summary_counts_logged_values_non_finite_and_last_value(
+    evolution_catalog_all_required: Catalog,
+) -> None:
+    report = check_file(str(RUN), evolution_catalog_all_required)
     rows = {r["series"]: r for r in json.loads(report.to_json())["rows"]}
     assert rows["rl.reward.mean"] == {
         "presence": "logged",
@@ -156,9 +141,11 @@ def test_summary_counts_logged_values_non_finite_and_last_value(catalog: Catalog
     ],
 )
 def test_malformed_lines_are_diagnosed_with_their_line_number(
-    catalog: Catalog, line: str | bytes, reason: str
+    evolution_catalog_all_required: Catalog, line: str | bytes, reason: str
 ) -> None:
-    report = check_lines(catalog, record(1, reward=1.0), line, record(2, reward=2.0))
+    report = check_lines(
+        evolution_catalog_all_required, record(1, reward=1.0), line, record(2, reward=2.0)
+    )
     (bad,) = [f for f in report.findings if f.kind == "malformed"]
     assert bad.line == 2
     assert reason in bad.message()
@@ -169,11 +156,11 @@ def test_malformed_lines_are_diagnosed_with_their_line_number(
 
 
 def test_overlong_line_is_skipped_without_holding_it(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog_all_required: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_LINE_BYTES", 64)
     long_line = record(1, reward=1.0, padding="x" * 500)
-    report = check_lines(catalog, long_line, record(2, reward=2.0))
+    report = check_lines(evolution_catalog_all_required, long_line, record(2, reward=2.0))
     (bad,) = [f for f in report.findings if f.kind == "malformed"]
     assert bad.line == 1
     assert "longer than 64 bytes" in bad.message()
@@ -201,16 +188,21 @@ def test_overlong_line_is_skipped_without_holding_it(
     ],
 )
 def test_each_value_shape_maps_to_its_finding_kind(
-    catalog: Catalog, metrics: dict[str, object], kind: str | None
+    evolution_catalog_all_required: Catalog, metrics: dict[str, object], kind: str | None
 ) -> None:
-    report = check_lines(catalog, json.dumps({"step": 1, "prefix": "train", "metrics": metrics}))
+    report = check_lines(
+        evolution_catalog_all_required,
+        json.dumps({"step": 1, "prefix": "train", "metrics": metrics}),
+    )
     kinds = {f.kind for f in report.findings} - {"missing"}
     assert kinds == ({kind} if kind else set())
 
 
-def test_a_null_value_is_no_value_this_step_counted_but_not_a_finding(catalog: Catalog) -> None:
+def test_a_null_value_is_no_value_this_step_counted_but_not_a_finding(
+    evolution_catalog_all_required: Catalog,
+) -> None:
     report = check_lines(
-        catalog,
+        evolution_catalog_all_required,
         record(1, reward=None, global_valid_toks=None),
         record(2, reward=0.5, global_valid_toks=None),
     )
@@ -223,9 +215,11 @@ def test_a_null_value_is_no_value_this_step_counted_but_not_a_finding(catalog: C
     assert rows["global_valid_toks"].non_scalar == 0
 
 
-def test_a_counter_delta_smaller_than_the_last_is_not_a_decrease(catalog: Catalog) -> None:
+def test_a_counter_delta_smaller_than_the_last_is_not_a_decrease(
+    evolution_catalog_all_required: Catalog,
+) -> None:
     report = check_lines(
-        catalog,
+        evolution_catalog_all_required,
         record(1, global_valid_toks=100),
         record(2, global_valid_toks=3),
         record(3, global_valid_toks=0),
@@ -233,20 +227,22 @@ def test_a_counter_delta_smaller_than_the_last_is_not_a_decrease(catalog: Catalo
     assert "counter_decrease" not in report.kinds()
 
 
-def test_undeclared_key_under_another_prefix_names_the_declared_prefix(catalog: Catalog) -> None:
-    report = check_lines(catalog, record(1, "validation", reward=1.0))
+def test_undeclared_key_under_another_prefix_names_the_declared_prefix(
+    evolution_catalog_all_required: Catalog,
+) -> None:
+    report = check_lines(evolution_catalog_all_required, record(1, "validation", reward=1.0))
     (finding,) = [f for f in report.findings if f.kind == "undeclared"]
     assert "(a row declares it under prefix 'train')" in finding.message()
 
 
 def test_undeclared_tracking_is_capped_and_the_rest_counted(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog_all_required: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_UNDECLARED_KEYS", 5)
     lines = (
         json.dumps({"step": i, "prefix": "train", "metrics": {f"k{i}": 1.0}}) for i in range(8)
     )
-    report = check_lines(catalog, *lines)
+    report = check_lines(evolution_catalog_all_required, *lines)
     assert len([f for f in report.findings if f.kind == "undeclared"]) == 5
     assert report.undeclared_untracked == 3
     notes = [d.message for d in report.diagnostics() if "counted, not listed" in d.message]
@@ -260,19 +256,19 @@ def test_undeclared_tracking_is_capped_and_the_rest_counted(
 
 
 def test_malformed_reporting_is_capped_and_the_rest_counted(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog_all_required: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_check, "MAX_MALFORMED_REPORTED", 2)
-    report = check_lines(catalog, *(["nope"] * 5))
+    report = check_lines(evolution_catalog_all_required, *(["nope"] * 5))
     assert len([f for f in report.findings if f.kind == "malformed"]) == 2
     assert report.malformed_unreported == 3
     assert report.failed(["malformed"]) == ["malformed"]
 
 
 def test_json_findings_carry_count_first_occurrence_severity_and_source(
-    catalog: Catalog,
+    evolution_catalog_all_required: Catalog,
 ) -> None:
-    doc = json.loads(check_file(str(RUN), catalog).to_json(["non_finite"]))
+    doc = json.loads(check_file(str(RUN), evolution_catalog_all_required).to_json(["non_finite"]))
     by_key = {(f["kind"], f["key"]): f for f in doc["findings"]}
     assert by_key[("non_finite", "reward")] == {
         "kind": "non_finite",
@@ -302,8 +298,10 @@ def test_json_findings_carry_count_first_occurrence_severity_and_source(
     assert (doc["failed"], doc["ok"], doc["notes"]) == (["non_finite"], False, [])
 
 
-def test_text_report_has_a_table_per_teed_row_and_the_verdict(catalog: Catalog) -> None:
-    report = check_file(str(RUN), catalog)
+def test_text_report_has_a_table_per_teed_row_and_the_verdict(
+    evolution_catalog_all_required: Catalog,
+) -> None:
+    report = check_file(str(RUN), evolution_catalog_all_required)
     text = report.to_text(["non_finite"])
     lines = text.splitlines()
     assert lines[0] == f"live-check {RUN}: 11 line(s), 6 record(s), 9 teed row(s) declared"
@@ -328,7 +326,9 @@ def test_text_report_has_a_table_per_teed_row_and_the_verdict(catalog: Catalog) 
     assert lines[-1] == "FAILED: --fail-on non_finite"
 
 
-def test_log_written_by_the_jsonl_logger_checks_clean(catalog: Catalog, tmp_path: Path) -> None:
+def test_log_written_by_the_jsonl_logger_checks_clean(
+    evolution_catalog_all_required: Catalog, tmp_path: Path
+) -> None:
     from metric_catalog.loggers import JsonlLogger
 
     path = tmp_path / "run.jsonl"
@@ -349,7 +349,7 @@ def test_log_written_by_the_jsonl_logger_checks_clean(catalog: Catalog, tmp_path
             )
             logger.log_metrics({"total_step_time": 1.25}, step, prefix="timing/train")
             logger.log_metrics({"val_loss": 0.5}, step, prefix="validation")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog_all_required)
     assert report.findings == []
     assert all(r.logged == 3 for r in report.rows)
 
@@ -423,10 +423,11 @@ def test_unreadable_log_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=80) | st.text(max_size=80).map(str.encode), max_size=12))
-def test_arbitrary_bytes_never_raise_and_every_line_is_accounted_for(lines: list[bytes]) -> None:
-    catalog = load_and_check(root=FIXTURES, lint=False).catalog
+def test_arbitrary_bytes_never_raise_and_every_line_is_accounted_for(
+    evolution_catalog: Catalog, lines: list[bytes]
+) -> None:
     raw = b"\n".join(lines)
-    report = check_stream(io.BytesIO(raw), catalog)
+    report = check_stream(io.BytesIO(raw), evolution_catalog)
     malformed = report._count("malformed")
     assert report.records + malformed <= report.lines
     assert report.lines == raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
@@ -510,10 +511,12 @@ def test_a_200_mb_log_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     assert growth_mib < 50, f"peak RSS grew {growth_mib:.1f} MiB ({baseline} -> {peak} KiB)"
 
 
-def test_rows_of_an_owner_that_logged_nothing_are_inactive_not_missing(catalog: Catalog) -> None:
+def test_rows_of_an_owner_that_logged_nothing_are_inactive_not_missing(
+    evolution_catalog_all_required: Catalog,
+) -> None:
     """An owner never imported declares nothing: its rows are listed as inactive, not missing."""
     raw = (record(1, reward=0.5) + "\n").encode()
-    report = check_stream(io.BytesIO(raw), catalog, source="grpo-only.jsonl")
+    report = check_stream(io.BytesIO(raw), evolution_catalog_all_required, source="grpo-only.jsonl")
     missing_owners = {f.qualified_key for f in report.findings if f.kind == "missing"}
     assert "validation/val_loss" not in missing_owners  # sft logged nothing
     assert "train/loss" in missing_owners  # grpo logged reward, so its other rows count
@@ -522,10 +525,12 @@ def test_rows_of_an_owner_that_logged_nothing_are_inactive_not_missing(catalog: 
     assert json.loads(report.to_json())["inactive_owners"] == {"catalog/sft.yaml": 3}
 
 
-def test_all_owners_reports_rows_of_silent_owners_as_missing(catalog: Catalog) -> None:
+def test_all_owners_reports_rows_of_silent_owners_as_missing(
+    evolution_catalog_all_required: Catalog,
+) -> None:
     """--all-owners restores the strict reading: every unlogged teed row is missing."""
     raw = (record(1, reward=0.5) + "\n").encode()
-    report = check_stream(io.BytesIO(raw), catalog, all_owners=True)
+    report = check_stream(io.BytesIO(raw), evolution_catalog_all_required, all_owners=True)
     missing = {f.qualified_key for f in report.findings if f.kind == "missing"}
     assert "validation/val_loss" in missing
     assert report.inactive_owners == {}

@@ -41,6 +41,7 @@ from metric_catalog._attributes import SeriesPoints, series_limit
 from metric_catalog._warn import MetricCatalogWarning
 from metric_catalog.loggers import ENV_LOOP, JsonlLogger, TeeLogger
 from metric_catalog.vocabulary import OVERFLOW_ATTRIBUTE
+from tests.catalog_projects import loaded_catalog
 from tests.otel_fixtures import caught_warnings, clean_otel, collect
 
 __all__ = ["clean_otel"]  # fixture used by name
@@ -155,17 +156,15 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def catalog(root: Path) -> Catalog:
-    """The test catalog, loaded clean."""
-    result = load_and_check(root=root, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+def attributes_catalog(root: Path) -> Catalog:
+    """The catalog of :data:`ATTRIBUTES` and :data:`GEN` (the rows carrying them), loaded clean."""
+    return loaded_catalog(root)
 
 
 @pytest.fixture
-def runtime(catalog: Catalog, clean_otel: None) -> Iterator[InMemoryMetricReader]:
+def runtime(attributes_catalog: Catalog, clean_otel: None) -> Iterator[InMemoryMetricReader]:
     """The catalog's generated module registered for real, and a reader on the tee's provider."""
-    for path, text in render_python_modules(catalog).items():
+    for path, text in render_python_modules(attributes_catalog).items():
         if path.endswith("/gen.py"):
             module = types.ModuleType("gen_under_test")
             exec(compile(text, path, "exec"), module.__dict__)
@@ -288,9 +287,11 @@ def test_record_metrics_on_a_closed_logger_warns_once_and_still_records(
 # --- live-check: each rule, firing and not --------------------------------------------------
 
 
-def test_a_point_of_a_declared_series_by_name_or_registry_key_is_clean(catalog: Catalog) -> None:
+def test_a_point_of_a_declared_series_by_name_or_registry_key_is_clean(
+    attributes_catalog: Catalog,
+) -> None:
     report = check(
-        catalog,
+        attributes_catalog,
         point("rl.gen.batch.duration", 0.2, **{"rl.engine": "vllm", "rl.phase": "train"}),
         point("gen_waiting", 3),
         point("rl.policy.loss", 0.4, **{"rl.phase": "validation"}),
@@ -299,9 +300,14 @@ def test_a_point_of_a_declared_series_by_name_or_registry_key_is_clean(catalog: 
     assert report.failed(NEW_KINDS) == []
 
 
-def test_a_point_of_an_undeclared_series_is_reported_at_its_line(catalog: Catalog) -> None:
+def test_a_point_of_an_undeclared_series_is_reported_at_its_line(
+    attributes_catalog: Catalog,
+) -> None:
     report = check(
-        catalog, point("rl.gen.batch.duration"), point("rl.gen.typo"), point("rl.gen.typo")
+        attributes_catalog,
+        point("rl.gen.batch.duration"),
+        point("rl.gen.typo"),
+        point("rl.gen.typo"),
     )
     assert kinds(report) == [("undeclared_series", "rl.gen.typo", 2)]
     (finding,) = report.findings
@@ -391,16 +397,16 @@ def test_a_point_of_an_undeclared_series_is_reported_at_its_line(catalog: Catalo
     ],
 )
 def test_attribute_keys_values_and_types_are_judged_per_row(
-    catalog: Catalog, doc: dict[str, Any], expected: list[tuple[str, str, int]]
+    attributes_catalog: Catalog, doc: dict[str, Any], expected: list[tuple[str, str, int]]
 ) -> None:
-    assert kinds(check(catalog, doc)) == expected
+    assert kinds(check(attributes_catalog, doc)) == expected
 
 
 def test_an_undeclared_attribute_finding_names_the_attribute_and_the_rows_declared_ones(
-    catalog: Catalog,
+    attributes_catalog: Catalog,
 ) -> None:
     report = check(
-        catalog,
+        attributes_catalog,
         point("rl.gen.batch.duration", **{"rank": 1, "host": "a"}),
         point("rl.gen.batch.duration", **{"rank": 2}),
     )
@@ -422,10 +428,10 @@ def test_an_undeclared_attribute_finding_names_the_attribute_and_the_rows_declar
 
 
 def test_a_point_without_a_required_attribute_is_reported_per_series_and_attribute(
-    catalog: Catalog,
+    attributes_catalog: Catalog,
 ) -> None:
     report = check(
-        catalog,
+        attributes_catalog,
         point("rl.gen.prompt_tokens", 10, **{"rl.engine": "vllm"}),
         point("rl.gen.prompt_tokens", 10),
         {"step": 1, "prefix": "train", "metrics": {"step_tokens": 5}},
@@ -442,9 +448,9 @@ def test_a_point_without_a_required_attribute_is_reported_per_series_and_attribu
     assert report.failed(["missing_attribute"]) == ["missing_attribute"]
 
 
-def test_a_required_attribute_passed_or_derived_is_not_missing(catalog: Catalog) -> None:
+def test_a_required_attribute_passed_or_derived_is_not_missing(attributes_catalog: Catalog) -> None:
     report = check(
-        catalog,
+        attributes_catalog,
         point("rl.gen.prompt_tokens", 10, **{"rl.phase": "train"}),
         {
             "step": 1,
@@ -466,13 +472,15 @@ def test_a_required_attribute_passed_or_derived_is_not_missing(catalog: Catalog)
 
 
 def test_a_series_over_its_set_budget_is_reported_once_at_the_first_set_over_it(
-    catalog: Catalog,
+    attributes_catalog: Catalog,
 ) -> None:
     # cardinality_limit "4": the attribute-less set, replicas 0 and 1, the overflow point.
     within = [point("rl.gen.queue.depth", **{"rl.replica": r}) for r in (0, 1, 0, 1)]
-    assert kinds(check(catalog, *within)) == []
+    assert kinds(check(attributes_catalog, *within)) == []
     report = check(
-        catalog, *within, *(point("rl.gen.queue.depth", **{"rl.replica": r}) for r in (2, 3))
+        attributes_catalog,
+        *within,
+        *(point("rl.gen.queue.depth", **{"rl.replica": r}) for r in (2, 3)),
     )
     assert kinds(report) == [("attribute_budget", "rl.gen.queue.depth", 1)]
     (finding,) = report.findings
@@ -480,10 +488,14 @@ def test_a_series_over_its_set_budget_is_reported_once_at_the_first_set_over_it(
     assert "more distinct attribute sets than its budget of 4" in finding.message()
 
 
-def test_an_open_attribute_over_its_max_cardinality_is_reported(catalog: Catalog) -> None:
+def test_an_open_attribute_over_its_max_cardinality_is_reported(
+    attributes_catalog: Catalog,
+) -> None:
     engines = [point("rl.gen.batch.duration", **{"rl.engine": e}) for e in ("a", "b", "c", "a")]
-    assert kinds(check(catalog, *engines)) == []
-    report = check(catalog, *engines, point("rl.gen.batch.duration", **{"rl.engine": "d"}))
+    assert kinds(check(attributes_catalog, *engines)) == []
+    report = check(
+        attributes_catalog, *engines, point("rl.gen.batch.duration", **{"rl.engine": "d"})
+    )
     assert kinds(report) == [("attribute_budget", "rl.gen.batch.duration", 1)]
     assert "more than 3 distinct values of rl.engine (its max_cardinality)" in (
         report.findings[0].message()
@@ -502,17 +514,17 @@ def test_an_open_attribute_over_its_max_cardinality_is_reported(catalog: Catalog
     ],
 )
 def test_a_malformed_point_or_attributes_field_is_reported_and_skipped(
-    catalog: Catalog, line: dict[str, Any], why: str
+    attributes_catalog: Catalog, line: dict[str, Any], why: str
 ) -> None:
-    report = check(catalog, line)
+    report = check(attributes_catalog, line)
     (finding,) = report.findings
     assert finding.kind == "malformed"
     assert why in finding.message()
 
 
-def test_point_values_are_judged_like_logged_values(catalog: Catalog) -> None:
+def test_point_values_are_judged_like_logged_values(attributes_catalog: Catalog) -> None:
     report = check(
-        catalog,
+        attributes_catalog,
         point("rl.gen.waiting", -1),
         point("rl.gen.queue.depth", "busy"),
         point("rl.gen.batch.duration", float("nan")),
@@ -533,12 +545,14 @@ def test_point_values_are_judged_like_logged_values(catalog: Catalog) -> None:
     engines=st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=30),
 )
 def test_live_check_finds_the_budget_overflow_exactly_where_the_runtime_folds(
-    catalog: Catalog, replicas: list[int | None], engines: list[str]
+    attributes_catalog: Catalog, replicas: list[int | None], engines: list[str]
 ) -> None:
     """Same rows, same points: live-check's first over-budget line is the tee's first overflow."""
-    by_name = {row.name: row for _, row in catalog.rows()}
+    by_name = {row.name: row for _, row in attributes_catalog.rows()}
     module = next(
-        text for path, text in render_python_modules(catalog).items() if path.endswith("/gen.py")
+        text
+        for path, text in render_python_modules(attributes_catalog).items()
+        if path.endswith("/gen.py")
     )
     namespace: dict[str, Any] = {}
     vocabulary._reset_for_tests()
@@ -554,7 +568,9 @@ def test_live_check_finds_the_budget_overflow_exactly_where_the_runtime_folds(
         ]
         for name, constant, sets in cases:
             runtime_row = namespace[constant]
-            assert series_budget(by_name[name], catalog.attributes()) == series_limit(runtime_row)
+            assert series_budget(by_name[name], attributes_catalog.attributes()) == series_limit(
+                runtime_row
+            )
             points = SeriesPoints(runtime_row, {})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -564,7 +580,8 @@ def test_live_check_finds_the_budget_overflow_exactly_where_the_runtime_folds(
                     if (points.attributes(attrs) or {}).get(OVERFLOW_ATTRIBUTE) == "true"
                 ]
             report = check(
-                catalog, *(point(name, 1.0, i + 1, **attrs) for i, attrs in enumerate(sets))
+                attributes_catalog,
+                *(point(name, 1.0, i + 1, **attrs) for i, attrs in enumerate(sets)),
             )
             over = [f.line for f in report.findings if f.kind == "attribute_budget"]
             assert over == folded[:1]
@@ -584,11 +601,13 @@ def test_live_check_finds_the_budget_overflow_exactly_where_the_runtime_folds(
     )
 )
 def test_a_family_with_a_derived_attribute_overflows_where_the_runtime_does(
-    catalog: Catalog, points: list[tuple[str, str | None, str | None]]
+    attributes_catalog: Catalog, points: list[tuple[str, str | None, str | None]]
 ) -> None:
     """Captured phase, passed rl.phase and rl.setup.kind (which the derivation replaces)."""
     module = next(
-        text for path, text in render_python_modules(catalog).items() if path.endswith("/gen.py")
+        text
+        for path, text in render_python_modules(attributes_catalog).items()
+        if path.endswith("/gen.py")
     )
     namespace: dict[str, Any] = {}
     vocabulary._reset_for_tests()
@@ -613,15 +632,17 @@ def test_a_family_with_a_derived_attribute_overflows_where_the_runtime_does(
             if given:
                 doc["attributes"] = given
             docs.append(doc)
-        report = check(catalog, *docs)
+        report = check(attributes_catalog, *docs)
         assert [f.line for f in report.findings if f.kind == "attribute_budget"] == folded[:1]
     finally:
         vocabulary._reset_for_tests()
 
 
-def test_set_counting_stops_at_the_budget_whatever_the_log_holds(catalog: Catalog) -> None:
-    checker = _Checker(catalog, "mem.jsonl")
-    rows = {row.name: row for _, row in catalog.rows()}
+def test_set_counting_stops_at_the_budget_whatever_the_log_holds(
+    attributes_catalog: Catalog,
+) -> None:
+    checker = _Checker(attributes_catalog, "mem.jsonl")
+    rows = {row.name: row for _, row in attributes_catalog.rows()}
     queue, duration = rows["rl.gen.queue.depth"], rows["rl.gen.batch.duration"]
     for i in range(20_000):
         checker.budgets.check(queue, {"rl.replica": i}, {})
@@ -630,10 +651,12 @@ def test_set_counting_stops_at_the_budget_whatever_the_log_holds(catalog: Catalo
     assert len(checker.budgets.values[("rl.gen.batch.duration", "rl.engine")]) == 3
 
 
-def test_undeclared_attributes_are_tracked_up_to_the_cap_then_counted(catalog: Catalog) -> None:
+def test_undeclared_attributes_are_tracked_up_to_the_cap_then_counted(
+    attributes_catalog: Catalog,
+) -> None:
     extra = 5
     docs = (point("rl.gen.waiting", 1, **{f"k{i}": 1}) for i in range(MAX_UNDECLARED_KEYS + extra))
-    report = check(catalog, *docs)
+    report = check(attributes_catalog, *docs)
     assert len(report.findings) == MAX_UNDECLARED_KEYS
     assert report.untracked == {"undeclared_attribute": extra}
     assert "undeclared_attribute" in report.kinds()
@@ -645,7 +668,7 @@ def test_undeclared_attributes_are_tracked_up_to_the_cap_then_counted(catalog: C
 
 
 def test_a_real_run_with_attributes_is_judged_as_the_tee_recorded_it(
-    catalog: Catalog, root: Path, tmp_path: Path, runtime: InMemoryMetricReader
+    attributes_catalog: Catalog, root: Path, tmp_path: Path, runtime: InMemoryMetricReader
 ) -> None:
     with JsonlLogger(tmp_path / "run.jsonl", loop="") as backend:
         logger = TeeLogger(backend, attributes={"rl.phase": "train"})
@@ -667,7 +690,7 @@ def test_a_real_run_with_attributes_is_judged_as_the_tee_recorded_it(
         "attribute 'gpu' on rl.gen.batch.duration",
         "rl.gen.queue.depth reached its budget of",
     ]
-    report = check_file(str(backend.path), catalog)
+    report = check_file(str(backend.path), attributes_catalog)
     found = {(f.kind, f.qualified_key, f.count) for f in report.findings}
     assert found == {
         ("undeclared_attribute", "rl.gen.batch.duration", 3),  # gpu, every call
@@ -688,7 +711,10 @@ def test_a_real_run_with_attributes_is_judged_as_the_tee_recorded_it(
 
 
 def test_the_budget_is_judged_per_worker(
-    catalog: Catalog, tmp_path: Path, runtime: InMemoryMetricReader, monkeypatch: pytest.MonkeyPatch
+    attributes_catalog: Catalog,
+    tmp_path: Path,
+    runtime: InMemoryMetricReader,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     paths = []
     for rank, replicas in enumerate(((0, 1), (2, 3), (4, 5, 6))):
@@ -699,7 +725,7 @@ def test_the_budget_is_judged_per_worker(
                 logger.log_point("rl.gen.queue.depth", 1.0, step, {"rl.replica": replica})
         paths.append(str(logger.path))
     identity._reset_for_tests()
-    report = check_paths(paths, catalog)
+    report = check_paths(paths, attributes_catalog)
     # Six replicas over the run, but only rank 2 gave more than two in its own process.
     budget = [(f.kind, str(report._where(f))) for f in report.findings]
     assert budget == [("attribute_budget", f"{paths[2]}[worker rank2]:3:1")]

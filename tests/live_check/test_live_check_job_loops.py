@@ -102,7 +102,8 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def actor_critic_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The actor's and the critic server's rows of :data:`CATALOG`, each loop its own."""
     return loaded_catalog(tmp_path_factory.mktemp("job"), CATALOG, "ppo.yaml")
 
 
@@ -136,7 +137,7 @@ CRITIC = {"critic/loss": 0.1, "critic/grad_norm": 1.0}
 
 @pytest.mark.parametrize("named", [True, False], ids=["named", "inferred"])
 def test_an_actor_and_a_critic_checked_together_are_judged_each_by_its_own_steps(
-    catalog: Catalog, tmp_path: Path, *, named: bool
+    actor_critic_catalog: Catalog, tmp_path: Path, *, named: bool
 ) -> None:
     """The critic logged 40 steps, the actor 5: validation (every 10 actor steps) is not
     due, whatever the critic's step count."""
@@ -154,7 +155,7 @@ def test_an_actor_and_a_critic_checked_together_are_judged_each_by_its_own_steps
         config={"lr": 1e-6},
         **({"loop": "critic"} if named else {}),
     )
-    report = check_paths([actor, critic], catalog)
+    report = check_paths([actor, critic], actor_critic_catalog)
     assert kinds(report) == []
     assert [(j.name, j.inputs, j.first_step, j.last_step) for j in report.job_loops] == [
         ("actor", (actor,), 1, 5),
@@ -172,7 +173,7 @@ def test_an_actor_and_a_critic_checked_together_are_judged_each_by_its_own_steps
 
 
 def test_a_job_loop_still_lacks_the_rows_it_emits_and_its_workers_did_not_log(
-    catalog: Catalog, tmp_path: Path
+    actor_critic_catalog: Catalog, tmp_path: Path
 ) -> None:
     """The job is not a way around presence: the critic worker logged no grad_norm, and
     the actor reached validation's step (10) without logging it."""
@@ -182,69 +183,73 @@ def test_a_job_loop_still_lacks_the_rows_it_emits_and_its_workers_did_not_log(
     critic = write(
         tmp_path / "critic.jsonl", range(1, 41), {"critic/loss": 0.1}, config={}, loop="critic"
     )
-    report = check_paths([actor, critic], catalog)
+    report = check_paths([actor, critic], actor_critic_catalog)
     missing = {f.qualified_key: f.example for f in report.findings if f.kind == "missing"}
     assert missing == {"critic/grad_norm": "critic", "val/reward": "actor"}
 
 
-def test_each_loops_configuration_decides_its_own_rows(catalog: Catalog, tmp_path: Path) -> None:
+def test_each_loops_configuration_decides_its_own_rows(
+    actor_critic_catalog: Catalog, tmp_path: Path
+) -> None:
     """The critic's configuration says use_kl true; the actor's (false) decides actor/kl."""
     actor = write(tmp_path / "a.jsonl", range(1, 4), ACTOR, config={"use_kl": False}, loop="actor")
     critic = write(
         tmp_path / "c.jsonl", range(1, 4), CRITIC, config={"use_kl": True}, loop="critic"
     )
     for order in ([actor, critic], [critic, actor]):
-        report = check_paths(order, catalog)
+        report = check_paths(order, actor_critic_catalog)
         assert presence(report)["rl.actor.kl"] == "not_applicable", order
         assert kinds(report) == []
 
 
 def test_two_actor_workers_with_different_configurations_decide_nothing(
-    catalog: Catalog, tmp_path: Path
+    actor_critic_catalog: Catalog, tmp_path: Path
 ) -> None:
     one = write(tmp_path / "a0.jsonl", range(1, 4), ACTOR, config={"use_kl": False}, loop="actor")
     two = write(tmp_path / "a1.jsonl", range(1, 4), ACTOR, config={"use_kl": True}, loop="actor")
     critic = write(tmp_path / "c.jsonl", range(1, 4), CRITIC, config={}, loop="critic")
-    report = check_paths([one, two, critic], catalog)
+    report = check_paths([one, two, critic], actor_critic_catalog)
     assert presence(report)["rl.actor.kl"] == "conditional"  # undecided, never missing
     assert kinds(report) == []
 
 
 def test_a_worker_of_a_loop_another_extends_is_that_loop_not_a_job(
-    catalog: Catalog, tmp_path: Path
+    actor_critic_catalog: Catalog, tmp_path: Path
 ) -> None:
     """A PPO rank that logged only GRPO's signature keys is inferred as GRPO on its own;
     beside a rank that logged PPO's, the run is one PPO run."""
     full = write(tmp_path / "r0.jsonl", range(1, 4), {"shared/reward": 1.0, "ppo/value": 0.5})
     part = write(tmp_path / "r1.jsonl", range(1, 4), {"shared/reward": 1.0})
-    report = check_paths([full, part], catalog)
+    report = check_paths([full, part], actor_critic_catalog)
     assert report.job_loops == ()
     assert report.loop.name == "ppo"
     assert kinds(report) == []
 
 
-def test_a_forced_loop_is_one_loop_for_every_worker(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_forced_loop_is_one_loop_for_every_worker(
+    actor_critic_catalog: Catalog, tmp_path: Path
+) -> None:
     actor = write(tmp_path / "a.jsonl", range(1, 4), ACTOR, config={}, loop="actor")
     critic = write(tmp_path / "c.jsonl", range(1, 4), CRITIC, config={}, loop="critic")
-    report = check_paths([actor, critic], catalog, loop="actor")
+    report = check_paths([actor, critic], actor_critic_catalog, loop="actor")
     assert report.job_loops == ()
     assert report.loop.name == "actor"
     assert any(n.kind == "unexpected_loop" for n in report.notices)  # the critic's rows
 
 
-def test_one_input_of_one_loop_is_no_job(catalog: Catalog) -> None:
+def test_one_input_of_one_loop_is_no_job(actor_critic_catalog: Catalog) -> None:
     raw = b'{"step": 1, "prefix": "", "metrics": {"actor/loss": 0.5}}\n'
-    report = check_stream(io.BytesIO(raw), catalog)
+    report = check_stream(io.BytesIO(raw), actor_critic_catalog)
     assert report.job_loops == ()
     assert json.loads(render_json(report))["job_loops"] == []
 
 
 def test_the_reports_name_each_loop_its_workers_and_steps(
-    catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    actor_critic_catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     actor = write(tmp_path / "a.jsonl", range(1, 6), ACTOR, config={}, loop="actor")
     critic = write(tmp_path / "c.jsonl", range(1, 41), CRITIC, config={}, loop="critic")
-    report = check_paths([actor, critic], catalog)
+    report = check_paths([actor, critic], actor_critic_catalog)
     doc = json.loads(render_json(report))
     assert doc["job_loops"] == [
         {"name": "actor", "source": "log", "workers": [actor], "first_step": 1, "last_step": 5},
@@ -258,7 +263,7 @@ def test_the_reports_name_each_loop_its_workers_and_steps(
 
 
 def test_a_log_naming_a_new_worker_on_every_line_is_capped(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    actor_critic_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hostile input: each distinct "worker" value is state; past the cap, lines are judged
     as their input's unnamed worker and a notice counts them."""
@@ -270,7 +275,7 @@ def test_a_log_naming_a_new_worker_on_every_line_is_capped(
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     other = write(tmp_path / "c.jsonl", range(1, 3), CRITIC, loop="critic")
-    report = check_paths([str(path), other], catalog)
+    report = check_paths([str(path), other], actor_critic_catalog)
     (note,) = [n.message for n in report.notices if n.kind == "workers_capped"]
     assert note.startswith("47 record(s) named a worker after the first 3 workers")  # w3..w49
     assert kinds(report) == []
@@ -278,14 +283,14 @@ def test_a_log_naming_a_new_worker_on_every_line_is_capped(
 
 
 def test_ranks_that_logged_different_parts_of_one_loops_keys_are_no_job(
-    catalog: Catalog, tmp_path: Path
+    actor_critic_catalog: Catalog, tmp_path: Path
 ) -> None:
     """Rank 0 logged the async loop's keys and the reward; rank 1 only the reward, which
     on its own infers GRPO. Rank 0's keys span both loops: one run, judged as before."""
     keys = {"async/buffer": 3.0, "async/age": 1.0, "shared/reward": 1.0}
     full = write(tmp_path / "r0.jsonl", range(1, 4), keys)
     part = write(tmp_path / "r1.jsonl", range(1, 4), {"shared/reward": 1.0})
-    report = check_paths([full, part], catalog)
+    report = check_paths([full, part], actor_critic_catalog)
     assert report.job_loops == ()
     assert report.loop.name == "async"
 
@@ -306,7 +311,7 @@ CRITIC_KEYS = ("critic/loss", "critic/grad_norm")
     critic_logs=st.sets(st.sampled_from(CRITIC_KEYS)),
 )
 def test_a_job_checked_together_judges_each_row_as_its_own_loop_checked_alone(
-    catalog: Catalog,
+    actor_critic_catalog: Catalog,
     tmp_path_factory: pytest.TempPathFactory,
     actor_steps: int,
     critic_steps: int,
@@ -333,8 +338,11 @@ def test_a_job_checked_together_judges_each_row_as_its_own_loop_checked_alone(
         config={"val_every": 1, "use_kl": not use_kl},
         loop="critic",
     )
-    together = check_paths([actor, critic], catalog)
-    alone = {"actor": check_paths([actor], catalog), "critic": check_paths([critic], catalog)}
+    together = check_paths([actor, critic], actor_critic_catalog)
+    alone = {
+        "actor": check_paths([actor], actor_critic_catalog),
+        "critic": check_paths([critic], actor_critic_catalog),
+    }
     for summary in together.rows:
         owner = summary.row.emitted_by[0] if summary.row.emitted_by else None
         if owner not in alone:

@@ -77,7 +77,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def catalog(project: Path) -> Catalog:
+def prefixed_trainer_catalog(project: Path) -> Catalog:
+    """The Trainer's rows of :data:`CATALOG`, as the project declares them."""
     return loaded_catalog(project)
 
 
@@ -119,25 +120,30 @@ def test_the_transformers_table_undoes_rewrite_logs_for_any_key(key: str) -> Non
 
 
 def test_a_substring_rewrite_mangles_reward_names_a_prefix_rewrite_keeps(
-    catalog: Catalog,
+    prefixed_trainer_catalog: Catalog,
 ) -> None:
-    substring = check(catalog, key_rewrites=(("train/", ""), ("eval/", "eval_")))
+    substring = check(prefixed_trainer_catalog, key_rewrites=(("train/", ""), ("eval/", "eval_")))
     # 'rewards/pretrain/mean' lost its own 'train/', 'llm_eval/' became 'llm_eval_'.
     assert findings(substring) == {
         ("undeclared", "rewards/premean"),
         ("undeclared", "rewards/llm_eval_mean"),
         ("undeclared", "eval_rewards/premean"),
     }
-    prefixed = check(catalog, key_prefix_rewrites=TRANSFORMERS)
+    prefixed = check(prefixed_trainer_catalog, key_prefix_rewrites=TRANSFORMERS)
     assert findings(prefixed) == {("undeclared", "eval_rewards/pretrain/mean")}
     logged = {r.row.name: r.logged for r in prefixed.rows if r.logged}
     assert logged == {"rl.hf.loss": 1, "rl.hf.eval_loss": 1, "rl.hf.reward_mean": 2}
 
 
-def test_a_rewritten_key_the_record_already_holds_keeps_its_spelling(catalog: Catalog) -> None:
+def test_a_rewritten_key_the_record_already_holds_keeps_its_spelling(
+    prefixed_trainer_catalog: Catalog,
+) -> None:
     raw = b'{"step": 1, "data": {"train/loss": 0.5, "loss": 0.6}}\n'
     report = check_stream(
-        io.BytesIO(raw), catalog, input_format="flat-jsonl", key_prefix_rewrites=TRANSFORMERS
+        io.BytesIO(raw),
+        prefixed_trainer_catalog,
+        input_format="flat-jsonl",
+        key_prefix_rewrites=TRANSFORMERS,
     )
     assert findings(report) == {("undeclared", "train/loss")}  # nothing silently dropped
     assert {r.row.name: r.logged for r in report.rows if r.logged} == {"rl.hf.loss": 1}
@@ -226,9 +232,9 @@ def test_a_prefix_rewrite_with_live_telemetry_is_refused(
 
 
 def test_without_the_table_a_prefixed_key_a_row_would_take_names_the_flag(
-    catalog: Catalog,
+    prefixed_trainer_catalog: Catalog,
 ) -> None:
-    report = check(catalog)
+    report = check(prefixed_trainer_catalog)
     hinted = {f.key: f.message(report.hints) for f in report.findings}
     assert "--key-prefix-rewrite transformers reads it as 'loss'" in hinted["train/loss"]
     assert "Trainer's W&B and TensorBoard callbacks" in hinted["train/loss"]

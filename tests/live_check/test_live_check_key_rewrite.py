@@ -64,7 +64,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def catalog(project: Path) -> Catalog:
+def at_sign_catalog(project: Path) -> Catalog:
+    """The validation rows of :data:`CATALOG`, keys with '@' and one holding '_at_'."""
     return loaded_catalog(project)
 
 
@@ -73,9 +74,9 @@ def findings(report: LiveCheckReport) -> set[tuple[str, str]]:
 
 
 def test_without_a_rewrite_the_mangled_keys_are_undeclared_with_the_rewrite_to_pass(
-    catalog: Catalog,
+    at_sign_catalog: Catalog,
 ) -> None:
-    report = check_stream(io.BytesIO(RUN), catalog, input_format="flat-jsonl")
+    report = check_stream(io.BytesIO(RUN), at_sign_catalog, input_format="flat-jsonl")
     assert findings(report) == {
         ("undeclared", "val-core/gsm8k/acc/mean_at_4"),
         ("undeclared", "made/up_at_x"),
@@ -89,9 +90,9 @@ def test_without_a_rewrite_the_mangled_keys_are_undeclared_with_the_rewrite_to_p
     assert "--key-rewrite" not in hinted["made/up_at_x"]  # no row would take it either
 
 
-def test_a_rewrite_matches_the_keys_the_catalog_declares(catalog: Catalog) -> None:
+def test_a_rewrite_matches_the_keys_the_catalog_declares(at_sign_catalog: Catalog) -> None:
     report = check_stream(
-        io.BytesIO(RUN), catalog, input_format="flat-jsonl", key_rewrites=(("_at_", "@"),)
+        io.BytesIO(RUN), at_sign_catalog, input_format="flat-jsonl", key_rewrites=(("_at_", "@"),)
     )
     assert findings(report) == {("undeclared", "made/up@x")}
     assert {r.row.name: r.logged for r in report.rows if r.logged} == {
@@ -202,11 +203,14 @@ def test_a_key_rewrite_with_live_telemetry_is_refused(
     assert "--key-rewrite applies to logged keys" in capsys.readouterr().err
 
 
-def test_a_rewrite_undoes_tensorboardx_spelling(catalog: Catalog) -> None:
+def test_a_rewrite_undoes_tensorboardx_spelling(at_sign_catalog: Catalog) -> None:
     """tensorboardX writes ``mean@4`` as ``mean_4``; ``mean_=mean@`` reads it back."""
     raw = b'{"step": 1, "data": {"val-core/gsm8k/acc/mean_4": 0.5, "actor/entropy_at_end": 1}}\n'
     report = check_stream(
-        io.BytesIO(raw), catalog, input_format="flat-jsonl", key_rewrites=(("mean_", "mean@"),)
+        io.BytesIO(raw),
+        at_sign_catalog,
+        input_format="flat-jsonl",
+        key_rewrites=(("mean_", "mean@"),),
     )
     assert report.findings == []
     assert {r.row.name for r in report.rows if r.logged} == {

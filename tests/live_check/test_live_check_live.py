@@ -21,18 +21,10 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import LiveCheckReport, check_file, check_records
 from codegen.runs.telemetry import TelemetryPoint, records_from_points
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    result = load_and_check(root=ROOT)
-    assert result.catalog is not None
-    return result.catalog
 
 
 def _otlp(
@@ -69,9 +61,9 @@ def _kinds(report: LiveCheckReport) -> dict[str, set[str]]:
     return found
 
 
-def test_points_that_match_their_rows_give_no_finding(catalog: Catalog) -> None:
+def test_points_that_match_their_rows_give_no_finding(repo_catalog: Catalog) -> None:
     report = _check(
-        catalog,
+        repo_catalog,
         [
             _otlp("rl.entropy", "gauge", ""),
             _otlp("rl.train.valid_tokens", "counter", "{token}", value=9),
@@ -139,53 +131,55 @@ def test_points_that_match_their_rows_give_no_finding(catalog: Catalog) -> None:
     ],
 )
 def test_each_wire_problem_is_its_own_finding(
-    catalog: Catalog, point: TelemetryPoint, kind: str, series: str
+    repo_catalog: Catalog, point: TelemetryPoint, kind: str, series: str
 ) -> None:
     # A value outside the enum is dropped, as the tee drops it: a required one is then missing.
-    kinds = _kinds(_check(catalog, [point]))
+    kinds = _kinds(_check(repo_catalog, [point]))
     assert kinds == {each: {series} for each in kind.split("+")}
 
 
-def test_prometheus_labels_map_back_to_typed_attribute_values(catalog: Catalog) -> None:
+def test_prometheus_labels_map_back_to_typed_attribute_values(repo_catalog: Catalog) -> None:
     labels = {
         "rl_efficiency_category": "generation",
         "rl_efficiency_measurement": "duration",
         "rl_efficiency_window": "step",
         "rl_bucket": "gen",
     }
-    categories = catalog.attributes()["rl.efficiency.category"].typed_values()
+    categories = repo_catalog.attributes()["rl.efficiency.category"].typed_values()
     labels["rl_efficiency_category"] = str(categories[0])
-    report = _check(catalog, [_prom("rl_efficiency_seconds", "gauge", labels)])
+    report = _check(repo_catalog, [_prom("rl_efficiency_seconds", "gauge", labels)])
     assert "undeclared_attribute" not in _kinds(report)
     assert "prometheus_name" not in _kinds(report)
 
 
-def test_a_promoted_identity_attribute_must_be_on_every_point(catalog: Catalog) -> None:
+def test_a_promoted_identity_attribute_must_be_on_every_point(repo_catalog: Catalog) -> None:
     with_rank = _otlp("rl.entropy", "gauge", "", {"rank": 3})
     without = _otlp("rl.reward.mean", "gauge", "", resource={"rank": 4})
-    report = _check(catalog, [with_rank, without], promoted=("rank",))
+    report = _check(repo_catalog, [with_rank, without], promoted=("rank",))
     assert _kinds(report) == {"missing_identity": {"rl.reward.mean"}}
     (finding,) = [f for f in report.findings if f.kind == "missing_identity"]
     assert finding.attribute == "rank"
     assert "METRIC_CATALOG_PROMOTE" in finding.message()
 
 
-def test_a_series_stands_for_its_logged_keys_when_the_loop_is_inferred(catalog: Catalog) -> None:
-    loops = {loop.name: loop for loop in catalog.loops()}
+def test_a_series_stands_for_its_logged_keys_when_the_loop_is_inferred(
+    repo_catalog: Catalog,
+) -> None:
+    loops = {loop.name: loop for loop in repo_catalog.loops()}
     ppo = loops["ppo"]
-    by_key = {row.qualified_logger_key: row for _, row in catalog.rows() if row.logger_key}
+    by_key = {row.qualified_logger_key: row for _, row in repo_catalog.rows() if row.logger_key}
     points = [
         _otlp(by_key[key].name, by_key[key].kind, by_key[key].unit)
         for key in ppo.signature
         if key in by_key
     ]
     assert points
-    report = _check(catalog, points)
+    report = _check(repo_catalog, points)
     assert report.loop is not None
     assert report.loop.name == "ppo"
 
 
-def test_otlp_json_file_is_detected_and_judged(catalog: Catalog, tmp_path: Path) -> None:
+def test_otlp_json_file_is_detected_and_judged(repo_catalog: Catalog, tmp_path: Path) -> None:
     request = ExportMetricsServiceRequest()
     metric = request.resource_metrics.add().scope_metrics.add().metrics.add()
     metric.name, metric.unit = "rl.entropy", "s"
@@ -193,7 +187,7 @@ def test_otlp_json_file_is_detected_and_judged(catalog: Catalog, tmp_path: Path)
     path = tmp_path / "collector-export.json"
     line = json.dumps(json.loads(json_format.MessageToJson(request)))
     path.write_text(line + "\n" + "{not json\n", encoding="utf-8")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), repo_catalog)
     kinds = {f.kind: f for f in report.findings if f.kind != "missing"}
     assert set(kinds) == {"unit_mismatch", "malformed"}
     assert kinds["unit_mismatch"].line == 1
@@ -201,7 +195,7 @@ def test_otlp_json_file_is_detected_and_judged(catalog: Catalog, tmp_path: Path)
 
 
 def test_prometheus_exposition_file_is_detected_and_judged(
-    catalog: Catalog, tmp_path: Path
+    repo_catalog: Catalog, tmp_path: Path
 ) -> None:
     path = tmp_path / "scrape.prom"
     path.write_text(
@@ -209,7 +203,7 @@ def test_prometheus_exposition_file_is_detected_and_judged(
         "# HELP rl_mystery Unknown.\n# TYPE rl_mystery gauge\nrl_mystery 1.0\n",
         encoding="utf-8",
     )
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), repo_catalog)
     assert _kinds(report) == {"undeclared_series": {"rl_mystery"}}
 
 
@@ -241,7 +235,7 @@ def test_live_arguments_that_do_not_fit_exit_2(args: list[str], message: str) ->
     assert message in done.stderr
 
 
-def test_a_scrape_that_fails_is_malformed_naming_the_url(catalog: Catalog) -> None:
+def test_a_scrape_that_fails_is_malformed_naming_the_url(repo_catalog: Catalog) -> None:
     done = _live_check("--scrape", "http://127.0.0.1:9/metrics", "--format", "json")
     report = json.loads(done.stdout)
     malformed = [f for f in report["findings"] if f["kind"] == "malformed"]

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.emit import applies_to_loop
 from codegen.runs.telemetry import parse_exposition, scrape
 from tests.runtime.test_prometheus_integration import PrometheusServer, prometheus_binary
@@ -35,13 +34,6 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 LOOP = "grpo_sync"
 STEPS = 3
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    result = load_and_check(root=ROOT)
-    assert result.catalog is not None
-    return result.catalog
 
 
 def _free_port() -> int:
@@ -120,7 +112,7 @@ def emitting_endpoint() -> Iterator[str]:
         process.wait(timeout=15)
 
 
-def test_emit_over_otlp_is_clean_in_live_check_otlp(catalog: Catalog) -> None:
+def test_emit_over_otlp_is_clean_in_live_check_otlp(repo_catalog: Catalog) -> None:
     port = _free_port()
     checker = subprocess.Popen(
         [
@@ -153,16 +145,16 @@ def test_emit_over_otlp_is_clean_in_live_check_otlp(catalog: Catalog) -> None:
     out, err = checker.communicate(timeout=60)
     report = json.loads(out)
     assert _problems(report) == [], err
-    assert _applicable(catalog) <= _logged(report)
+    assert _applicable(repo_catalog) <= _logged(report)
     assert report["coverage"]["overall"] == 1.0, report["coverage"]
 
 
 def test_emit_over_prometheus_is_clean_in_live_check_scrape(
-    catalog: Catalog, emitting_endpoint: str
+    repo_catalog: Catalog, emitting_endpoint: str
 ) -> None:
     report = _report("--scrape", emitting_endpoint, "--loop", LOOP)
     assert _problems(report) == []
-    assert _applicable(catalog) <= _logged(report)
+    assert _applicable(repo_catalog) <= _logged(report)
     assert report["coverage"]["overall"] == 1.0, report["coverage"]
 
 
@@ -187,7 +179,7 @@ def _series_names(server: PrometheusServer, deadline: float) -> set[str]:
 
 
 def test_a_real_prometheus_sees_exactly_the_series_live_check_saw(
-    catalog: Catalog, emitting_endpoint: str, prometheus_binary: str, tmp_path: Path
+    repo_catalog: Catalog, emitting_endpoint: str, prometheus_binary: str, tmp_path: Path
 ) -> None:
     target = urllib.parse.urlsplit(emitting_endpoint).netloc
     workdir = tmp_path / "prometheus"
@@ -205,7 +197,9 @@ def test_a_real_prometheus_sees_exactly_the_series_live_check_saw(
     finally:
         server.stop()
     assert _problems(report) == []
-    assert {row.prometheus_name for _, row in catalog.rows() if row.name in _logged(report)} <= seen
+    assert {
+        row.prometheus_name for _, row in repo_catalog.rows() if row.name in _logged(report)
+    } <= seen
     # Histograms are stored as _bucket/_sum/_count; both sides name the family.
     assert in_prometheus == seen
 

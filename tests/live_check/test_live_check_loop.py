@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file, check_paths
 from metric_catalog import identity
@@ -22,14 +21,6 @@ from metric_catalog.loggers import ENV_LOOP, JsonlLogger
 from tests.upstream_runs import LOOPS, run_lines
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The repo's own catalog, with its six declared loops."""
-    result = load_and_check(root=REPO, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
 
 
 @pytest.fixture(autouse=True)
@@ -104,38 +95,38 @@ def test_a_non_string_loop_is_a_type_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_a_run_naming_its_loop_is_judged_as_that_loop_and_stays_clean(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop: str
+    repo_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop: str
 ) -> None:
     monkeypatch.setenv(ENV_LOOP, loop)
     with JsonlLogger(tmp_path / "run.jsonl") as logger:
         replay(logger, loop)
-    report = check_file(str(logger.path), catalog)
+    report = check_file(str(logger.path), repo_catalog)
     assert (report.loop.name, report.loop.source) == (loop, "log")
     assert report.failed(["missing", "unknown_loop", "loop_conflict", "malformed"]) == []
     assert f"loop: {loop} (named by the log)" in report.to_text()
 
 
 def test_the_logged_loop_wins_over_inference_and_the_flag_over_both(
-    catalog: Catalog, tmp_path: Path
+    repo_catalog: Catalog, tmp_path: Path
 ) -> None:
     # An SFT run whose logger says dpo: judged as dpo, so DPO's required loss terms
     # are missing (the keys alone would say sft).
     with JsonlLogger(tmp_path / "run.jsonl", loop="dpo") as logger:
         replay(logger, "sft")
-    named = check_file(str(logger.path), catalog)
+    named = check_file(str(logger.path), repo_catalog)
     assert (named.loop.name, named.loop.source) == ("dpo", "log")
     assert "missing" in named.kinds()
-    flagged = check_file(str(logger.path), catalog, loop="sft")
+    flagged = check_file(str(logger.path), repo_catalog, loop="sft")
     assert (flagged.loop.name, flagged.loop.source) == ("sft", "flag")
     assert "missing" not in flagged.kinds()
 
 
 def test_a_logged_loop_the_catalog_does_not_declare_is_a_finding_and_the_loop_is_inferred(
-    catalog: Catalog, tmp_path: Path
+    repo_catalog: Catalog, tmp_path: Path
 ) -> None:
     with JsonlLogger(tmp_path / "run.jsonl", loop="grpo_turbo") as logger:
         replay(logger, "grpo_async", steps=2)
-    report = check_file(str(logger.path), catalog)
+    report = check_file(str(logger.path), repo_catalog)
     assert (report.loop.name, report.loop.source) == ("grpo_async", "inferred")
     lines = len(run_lines("grpo_async", steps=2))
     assert loop_findings(report) == [
@@ -165,22 +156,22 @@ def write_workers(
 
 
 def test_workers_naming_one_loop_are_judged_as_it(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = write_workers(tmp_path, monkeypatch, ["grpo_sync"] * 3)
-    report = check_paths(paths, catalog)
+    report = check_paths(paths, repo_catalog)
     assert (report.loop.name, report.loop.source) == ("grpo_sync", "log")
     assert loop_findings(report) == []
     assert report.failed(["missing"]) == []
 
 
 def test_workers_naming_different_loops_are_a_job_of_several_with_no_conflict(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each worker is judged as the loop it names: the rank that says ppo and logged no
     critic key lacks them (judged as ppo), and nothing is a loop conflict."""
     first, second, third = write_workers(tmp_path, monkeypatch, ["grpo_sync", "ppo", "grpo_sync"])
-    report = check_paths([first, second, third], catalog)
+    report = check_paths([first, second, third], repo_catalog)
     assert loop_findings(report) == []
     job = {loop.name: loop.inputs for loop in report.job_loops}
     assert job == {"grpo_sync": (first, third), "ppo": (second,)}
@@ -191,14 +182,14 @@ def test_workers_naming_different_loops_are_a_job_of_several_with_no_conflict(
 
 
 def test_one_worker_naming_two_loops_is_a_conflict_at_its_file_and_line(
-    catalog: Catalog, tmp_path: Path
+    repo_catalog: Catalog, tmp_path: Path
 ) -> None:
     lines = [json.loads(line) for line in run_lines("grpo_sync", steps=3)]
     named = [dict(doc, loop="grpo_sync") for doc in lines]
     named[-1]["loop"] = "ppo"
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(doc) + "\n" for doc in named), encoding="utf-8")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), repo_catalog)
     assert (report.loop.name, report.loop.source) == ("grpo_sync", "log")
     assert loop_findings(report) == [("loop_conflict", "ppo", 1, f"{path}:{len(named)}:1")]
     (conflict,) = [f for f in report.findings if f.kind == "loop_conflict"]
@@ -209,7 +200,7 @@ def test_one_worker_naming_two_loops_is_a_conflict_at_its_file_and_line(
 
 
 def test_the_cli_reports_a_loop_conflict_over_a_glob_and_fails_on_it(
-    catalog: Catalog,
+    repo_catalog: Catalog,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -24,6 +24,7 @@ from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_stream
 from codegen.live_check.render_ci import github_escape
+from tests.catalog_projects import loaded_catalog
 
 ATTRIBUTES = """\
 owner: demo.attrs
@@ -102,11 +103,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def catalog(root: Path) -> Catalog:
-    """The test catalog, loaded clean."""
-    result = load_and_check(root=root, lint=False)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result.catalog
+def report_catalog(root: Path) -> Catalog:
+    """The catalog of :data:`ATTRIBUTES`, :data:`TRAIN` and :data:`VALIDATION`, loaded clean."""
+    return loaded_catalog(root)
 
 
 def line(
@@ -144,9 +143,9 @@ def write(tmp_path: Path, lines: list[str], name: str = "run.jsonl") -> Path:
 
 
 def test_coverage_is_the_share_of_applicable_rows_logged_overall_and_per_owner(
-    catalog: Catalog,
+    report_catalog: Catalog,
 ) -> None:
-    coverage = check(catalog, RUN).coverage
+    coverage = check(report_catalog, RUN).coverage
     assert (coverage.seen, coverage.applicable, coverage.overall) == (3, 4, 0.75)
     assert coverage.owners == {
         "demo.train": {"seen": 3, "applicable": 3, "overall": 1.0},
@@ -154,15 +153,15 @@ def test_coverage_is_the_share_of_applicable_rows_logged_overall_and_per_owner(
     }
 
 
-def test_family_coverage_lists_the_enum_values_seen_and_unseen(catalog: Catalog) -> None:
-    family = check(catalog, RUN).coverage.families["rl.demo.stage.duration"]
+def test_family_coverage_lists_the_enum_values_seen_and_unseen(report_catalog: Catalog) -> None:
+    family = check(report_catalog, RUN).coverage.families["rl.demo.stage.duration"]
     assert family["attributes"] == {
         "rl.stage": {"seen": ["gen", "train"], "unseen": ["eval"], "overall": 0.6667}
     }
 
 
-def test_required_enum_attribute_coverage_lists_its_values(catalog: Catalog) -> None:
-    values = check(catalog, RUN).coverage.enum_values
+def test_required_enum_attribute_coverage_lists_its_values(report_catalog: Catalog) -> None:
+    values = check(report_catalog, RUN).coverage.enum_values
     assert values == {
         "rl.demo.tokens": {
             "rl.phase": {"seen": ["train"], "unseen": ["validation"], "overall": 0.5}
@@ -170,8 +169,8 @@ def test_required_enum_attribute_coverage_lists_its_values(catalog: Catalog) -> 
     }
 
 
-def test_the_json_report_adds_coverage_and_a_summary(catalog: Catalog) -> None:
-    doc = json.loads(check(catalog, RUN).to_json())
+def test_the_json_report_adds_coverage_and_a_summary(report_catalog: Catalog) -> None:
+    doc = json.loads(check(report_catalog, RUN).to_json())
     assert doc["coverage"]["overall"] == 0.75
     assert doc["coverage"]["min"] is None
     assert doc["summary"]["coverage"] == 0.75
@@ -234,8 +233,8 @@ def test_a_log_of_undeclared_keys_saw_something_and_covers_nothing(
     assert main([*args, "--min-coverage", "1"]) == 1
 
 
-def test_saw_nothing_is_in_the_json_report(catalog: Catalog) -> None:
-    doc = json.loads(check(catalog, []).to_json())
+def test_saw_nothing_is_in_the_json_report(report_catalog: Catalog) -> None:
+    doc = json.loads(check(report_catalog, []).to_json())
     assert doc["saw_nothing"] == (
         "nothing was seen: the input is empty; pass the log the run wrote"
     )
@@ -254,9 +253,9 @@ def sarif_schema() -> dict[str, Any]:
 
 @pytest.mark.parametrize("fail_on", [[], ["non_finite", "undeclared"]])
 def test_the_sarif_report_validates_against_the_published_schema(
-    catalog: Catalog, fail_on: list[str]
+    report_catalog: Catalog, fail_on: list[str]
 ) -> None:
-    report = check(catalog, RUN)
+    report = check(report_catalog, RUN)
     doc = json.loads(report.render("sarif", fail_on))
     jsonschema.Draft4Validator(sarif_schema()).validate(doc)
     (run,) = doc["runs"]
@@ -273,9 +272,9 @@ def test_the_sarif_report_validates_against_the_published_schema(
 
 
 def test_the_sarif_report_of_nothing_seen_validates_and_carries_the_reason(
-    catalog: Catalog,
+    report_catalog: Catalog,
 ) -> None:
-    doc = json.loads(check(catalog, ["garbage"]).render("sarif"))
+    doc = json.loads(check(report_catalog, ["garbage"]).render("sarif"))
     jsonschema.Draft4Validator(sarif_schema()).validate(doc)
     results = doc["runs"][0]["results"]
     assert results[0]["ruleId"] == "saw_nothing"
@@ -283,9 +282,9 @@ def test_the_sarif_report_of_nothing_seen_validates_and_carries_the_reason(
 
 
 def test_github_annotations_put_the_summary_first_and_each_finding_once(
-    catalog: Catalog,
+    report_catalog: Catalog,
 ) -> None:
-    lines = check(catalog, RUN).render("github", ["non_finite"]).splitlines()
+    lines = check(report_catalog, RUN).render("github", ["non_finite"]).splitlines()
     assert lines[0].startswith("::notice title=live-check::failed: 6 record(s); coverage 75.0%25")
     nan = [x for x in lines if "NON_FINITE" in x]
     assert nan == [
@@ -309,8 +308,8 @@ def test_github_escaping_keeps_a_message_on_its_line(text: str, prop: bool, esca
     assert github_escape(text, prop=prop) == escaped
 
 
-def test_text_report_puts_the_summary_before_the_findings(catalog: Catalog) -> None:
-    lines = check(catalog, RUN).to_text().splitlines()
+def test_text_report_puts_the_summary_before_the_findings(report_catalog: Catalog) -> None:
+    lines = check(report_catalog, RUN).to_text().splitlines()
     summary = next(i for i, x in enumerate(lines) if x.startswith("summary: "))
     first_finding = next(i for i, x in enumerate(lines) if "warning[" in x)
     assert summary < first_finding
@@ -347,10 +346,10 @@ def test_cli_all_shows_every_row(
 
 
 def test_a_report_lists_at_most_the_cap_of_findings_and_counts_the_rest(
-    catalog: Catalog,
+    report_catalog: Catalog,
 ) -> None:
     lines = [line(s, "train", **{f"k{s}_{i}": 1 for i in range(10)}) for s in range(100)]
-    report = check(catalog, lines)
+    report = check(report_catalog, lines)
     doc = json.loads(report.to_json())
     assert len(report.findings) == 1000
     assert len(doc["findings"]) == 500
@@ -362,7 +361,7 @@ def test_a_report_lists_at_most_the_cap_of_findings_and_counts_the_rest(
 
 
 @pytest.mark.integration  # about 5 s: a million points
-def test_a_report_over_a_million_points_stays_under_1_mb(catalog: Catalog) -> None:
+def test_a_report_over_a_million_points_stays_under_1_mb(report_catalog: Catalog) -> None:
     # 10,000 lines of 100 keys: a million points, every key distinct and undeclared,
     # plus a NaN per line: the undeclared findings reach their cap, the rest is counted.
     keys = [f"k{i}" for i in range(100)]
@@ -375,7 +374,7 @@ def test_a_report_over_a_million_points_stays_under_1_mb(catalog: Catalog) -> No
     )
     raw = "".join(x + "\n" for x in lines).encode()
     report = check_stream(
-        io.BytesIO(raw + (line(1, "train", loss=float("nan")) + "\n").encode()), catalog
+        io.BytesIO(raw + (line(1, "train", loss=float("nan")) + "\n").encode()), report_catalog
     )
     assert report.count("undeclared") == 1_000_000
     for fmt in ("json", "sarif", "github", "text"):

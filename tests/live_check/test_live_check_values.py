@@ -68,7 +68,8 @@ teed:
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Catalog:
+def perf_catalog(tmp_path: Path) -> Catalog:
+    """The throughput and efficiency rows of :data:`CATALOG`, with their ranges and value types."""
     return loaded_catalog(tmp_path, CATALOG)
 
 
@@ -103,17 +104,17 @@ def run(catalog: Catalog, *steps: dict[str, object]) -> LiveCheckReport:
     ],
 )
 def test_each_value_is_judged_against_its_rows_range(
-    catalog: Catalog, metrics: dict[str, object], kind: str | None
+    perf_catalog: Catalog, metrics: dict[str, object], kind: str | None
 ) -> None:
-    report = run(catalog, metrics)
+    report = run(perf_catalog, metrics)
     assert report.kinds() - {"missing"} == ({kind} if kind else set())
 
 
 def test_a_finding_counts_every_value_out_of_range_with_its_first_and_last_line(
-    catalog: Catalog,
+    perf_catalog: Catalog,
 ) -> None:
     report = run(
-        catalog,
+        perf_catalog,
         {"perf/mfu": 0.3},
         {"perf/mfu": 38.2},
         {"perf/mfu": 0.4},
@@ -156,8 +157,8 @@ def test_out_of_range_is_a_warning_that_fail_on_can_gate(
     assert "warning[OUT_OF_RANGE]" in out or "error[OUT_OF_RANGE]" in out
 
 
-def test_the_json_report_counts_the_new_kinds(catalog: Catalog) -> None:
-    report = run(catalog, {"perf/mfu": 38.2, "perf/tokens": 1.5})
+def test_the_json_report_counts_the_new_kinds(perf_catalog: Catalog) -> None:
+    report = run(perf_catalog, {"perf/mfu": 38.2, "perf/tokens": 1.5})
     data = json.loads(report.to_json())
     kinds = {f["kind"] for f in data["findings"]}
     assert {"out_of_range", "not_integer"} <= kinds
@@ -269,9 +270,9 @@ def test_unit_suspect_is_a_warning_that_fail_on_can_gate(
     assert main(["live-check", str(log), "--root", str(tmp_path), "--fail-on", "unit_suspect"]) == 1
 
 
-def test_a_fraction_under_bytes_hints_at_the_unit_the_code_logs(catalog: Catalog) -> None:
-    report = run(catalog, {"perf/memory": 38.5})
+def test_a_fraction_under_bytes_hints_at_the_unit_the_code_logs(perf_catalog: Catalog) -> None:
+    report = run(perf_catalog, {"perf/memory": 38.5})
     (finding,) = [f for f in report.findings if f.kind == "not_integer"]
     assert "logged in GiB/MB? declare the unit the code logs (GiBy, MBy)" in finding.message()
-    tokens = run(catalog, {"perf/tokens": 1.5}).findings
+    tokens = run(perf_catalog, {"perf/tokens": 1.5}).findings
     assert all("GiB" not in f.message() for f in tokens)  # a declared int row: no size hint

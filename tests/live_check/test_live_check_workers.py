@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import tracemalloc
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LogInputError, check_file, check_paths, expand_paths
 from metric_catalog import identity
@@ -21,19 +19,6 @@ from metric_catalog.loggers import JsonlLogger, worker_path
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "evolution"
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture catalog (grpo + sft owners), every teed row required."""
-    result = load_and_check(root=FIXTURES, lint=False)
-    assert result.ok, result.diagnostics
-    return Catalog(
-        tuple(
-            replace(f, teed=tuple(replace(r, requirement_level="required") for r in f.teed))
-            for f in result.catalog.files
-        )
-    )
 
 
 @pytest.fixture
@@ -116,7 +101,7 @@ def test_an_unknown_path_placeholder_is_a_value_error_listing_the_known_ones(
 
 
 def test_a_counter_going_negative_is_reported_for_its_worker_at_its_line(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog_all_required: Catalog, tmp_path: Path
 ) -> None:
     a = write(tmp_path / "run-rank0.jsonl", rec(1, reward=0.5, global_valid_toks=100))
     b = write(
@@ -124,7 +109,7 @@ def test_a_counter_going_negative_is_reported_for_its_worker_at_its_line(
         rec(1, reward=0.5, global_valid_toks=100),
         rec(2, reward=0.6, global_valid_toks=-5),
     )
-    report = check_paths([a, b], catalog)
+    report = check_paths([a, b], evolution_catalog_all_required)
     decreases = [f for f in report.findings if f.kind == "counter_decrease"]
     assert [(str(report._where(f)), f.count) for f in decreases] == [(f"{b}:2:1", 1)]
     assert report.records == 3
@@ -132,7 +117,7 @@ def test_a_counter_going_negative_is_reported_for_its_worker_at_its_line(
 
 
 def test_each_worker_gets_its_own_finding_for_the_same_bad_key(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog_all_required: Catalog, tmp_path: Path
 ) -> None:
     paths = [
         write(
@@ -142,26 +127,34 @@ def test_each_worker_gets_its_own_finding_for_the_same_bad_key(
         )
         for r in range(3)
     ]
-    report = check_paths(paths, catalog)
+    report = check_paths(paths, evolution_catalog_all_required)
     assert [
         (f.kind, f.count, str(report._where(f))) for f in report.findings if f.kind == "non_finite"
     ] == [("non_finite", 2, f"{p}:1:1") for p in paths]
 
 
-def test_a_row_logged_by_any_worker_is_not_missing(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_row_logged_by_any_worker_is_not_missing(
+    evolution_catalog_all_required: Catalog, tmp_path: Path
+) -> None:
     # The loss is logged only by rank 0 (say, the last pipeline stage): not missing.
     a = write(tmp_path / "a.jsonl", rec(1, reward=0.5, loss=0.9))
     b = write(tmp_path / "b.jsonl", rec(1, reward=0.5))
     together = {
-        f.qualified_key for f in check_paths([a, b], catalog).findings if f.kind == "missing"
+        f.qualified_key
+        for f in check_paths([a, b], evolution_catalog_all_required).findings
+        if f.kind == "missing"
     }
-    alone = {f.qualified_key for f in check_file(b, catalog).findings if f.kind == "missing"}
+    alone = {
+        f.qualified_key
+        for f in check_file(b, evolution_catalog_all_required).findings
+        if f.kind == "missing"
+    }
     assert "train/loss" in alone
     assert "train/loss" not in together
 
 
 def test_workers_sharing_one_file_are_told_apart_by_their_worker_field(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog_all_required: Catalog, tmp_path: Path
 ) -> None:
     path = write(
         tmp_path / "all.jsonl",
@@ -170,7 +163,7 @@ def test_workers_sharing_one_file_are_told_apart_by_their_worker_field(
         rec(2, "rank0", global_valid_toks=-2),
         rec(2, "rank1", reward=0.5, extra_key=1.0),
     )
-    report = check_paths(expand_paths([str(tmp_path / "*.jsonl")]), catalog)
+    report = check_paths(expand_paths([str(tmp_path / "*.jsonl")]), evolution_catalog_all_required)
     assert (
         "counter_decrease",
         "train/global_valid_toks",
@@ -189,14 +182,14 @@ def test_workers_sharing_one_file_are_told_apart_by_their_worker_field(
 
 
 def test_malformed_lines_and_undeclared_keys_point_at_their_own_file(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog_all_required: Catalog, tmp_path: Path
 ) -> None:
     a = write(tmp_path / "a.jsonl", rec(1, reward=0.5), rec(2, reward=0.5))
     b = tmp_path / "b.jsonl"
     b.write_text(
         json.dumps(rec(1, reward=0.5)) + "\n{not json\n" + json.dumps(rec(3, bogus=1)) + "\n"
     )
-    report = check_paths([a, str(b)], catalog)
+    report = check_paths([a, str(b)], evolution_catalog_all_required)
     assert ("malformed", "#2", 1, f"{b}:2:1") in summary(report)
     assert ("undeclared", "train/bogus", 1, f"{b}:3:1") in summary(report)
     assert report.lines == 5
@@ -216,7 +209,9 @@ def test_malformed_lines_and_undeclared_keys_point_at_their_own_file(
     )
 )
 def test_splitting_a_log_across_workers_keeps_what_the_run_logged(
-    catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[int, str, float]]
+    evolution_catalog_all_required: Catalog,
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[tuple[int, str, float]],
 ) -> None:
     folder = tmp_path_factory.mktemp("split")
     per_worker: dict[int, list[dict[str, object]]] = {r: [] for r in range(4)}
@@ -226,8 +221,8 @@ def test_splitting_a_log_across_workers_keeps_what_the_run_logged(
         per_worker[worker].append(record)
         everything.append(record)
     paths = [write(folder / f"run-rank{r}.jsonl", *records) for r, records in per_worker.items()]
-    split = check_paths(paths, catalog)
-    whole = check_file(write(folder / "whole.jsonl", *everything), catalog)
+    split = check_paths(paths, evolution_catalog_all_required)
+    whole = check_file(write(folder / "whole.jsonl", *everything), evolution_catalog_all_required)
     assert [(r.row.name, r.logged, r.non_finite, r.negative) for r in split.rows] == [
         (r.row.name, r.logged, r.non_finite, r.negative) for r in whole.rows
     ]
@@ -251,7 +246,9 @@ def _peak(catalog: Catalog, paths: list[str]) -> int:
         tracemalloc.stop()
 
 
-def test_memory_does_not_grow_with_the_length_of_the_logs(catalog: Catalog, tmp_path: Path) -> None:
+def test_memory_does_not_grow_with_the_length_of_the_logs(
+    evolution_catalog_all_required: Catalog, tmp_path: Path
+) -> None:
     def logs(name: str, steps: int) -> list[str]:
         return [
             write(
@@ -262,8 +259,11 @@ def test_memory_does_not_grow_with_the_length_of_the_logs(catalog: Catalog, tmp_
         ]
 
     short, long = logs("short", 200), logs("long", 4000)
-    _peak(catalog, short)  # warm caches (imports, interned strings)
-    assert _peak(catalog, long) < 1.5 * _peak(catalog, short) + 64 * 1024
+    _peak(evolution_catalog_all_required, short)  # warm caches (imports, interned strings)
+    assert (
+        _peak(evolution_catalog_all_required, long)
+        < 1.5 * _peak(evolution_catalog_all_required, short) + 64 * 1024
+    )
 
 
 # --- the command --------------------------------------------------------------------------

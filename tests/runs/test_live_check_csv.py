@@ -61,7 +61,8 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def lightning_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The rows of :data:`CATALOG` a Lightning module logs with ``self.log``."""
     return loaded_catalog(tmp_path_factory.mktemp("csv"), CATALOG, "lit.yaml")
 
 
@@ -102,11 +103,11 @@ def kinds(report: LiveCheckReport) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("kl", [False, True], ids=["no-kl", "kl"])
 def test_a_lightning_version_folder_is_clean_and_its_hparams_decide_conditions(
-    catalog: Catalog, tmp_path: Path, *, kl: bool
+    lightning_catalog: Catalog, tmp_path: Path, *, kl: bool
 ) -> None:
     config = {"val_every": 2, "model": {"kl_coef": 0.1 if kl else 0.0}}
     folder = lightning_csv(tmp_path / "version_0", calls(6, kl=kl), config)
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), lightning_catalog)
     assert report.inputs[0].format == "csv"
     assert kinds(report) == []
     logged = {s.row.name: s.logged for s in report.rows if s.logged}
@@ -118,13 +119,13 @@ def test_a_lightning_version_folder_is_clean_and_its_hparams_decide_conditions(
 
 
 def test_a_missing_row_and_bad_values_are_found_at_their_lines(
-    catalog: Catalog, tmp_path: Path
+    lightning_catalog: Catalog, tmp_path: Path
 ) -> None:
     rows = calls(4)
     rows[0][1]["train/loss"] = float("nan")
     rows[1][1]["train/loss"] = "oops"
     folder = lightning_csv(tmp_path / "v", rows, {"val_every": 2, "model": {"kl_coef": 0.5}})
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), lightning_catalog)
     assert kinds(report) == [
         ("missing", "kl(ref)"),
         ("non_finite", "train/loss"),
@@ -134,17 +135,19 @@ def test_a_missing_row_and_bad_values_are_found_at_their_lines(
     assert (nan.line, nan.step) == (2, 1)  # line 1 is the header
 
 
-def test_a_csv_file_is_read_by_its_name_or_its_header(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_csv_file_is_read_by_its_name_or_its_header(
+    lightning_catalog: Catalog, tmp_path: Path
+) -> None:
     folder = lightning_csv(tmp_path / "v", calls(2), None)
     renamed = tmp_path / "log.txt"
     renamed.write_bytes((folder / "metrics.csv").read_bytes())
     for path in (folder / "metrics.csv", renamed):
-        report = check_file(str(path), catalog)
+        report = check_file(str(path), lightning_catalog)
         assert report.inputs[0].format == "csv", path
         assert {s.row.name for s in report.rows if s.logged} >= {"rl.lit.train_loss"}
     raw = (folder / "metrics.csv").read_bytes()
     stdin = io.BufferedReader(io.BytesIO(raw))  # peekable, as sys.stdin.buffer is
-    assert check_stream(stdin, catalog).inputs[0].format == "csv"
+    assert check_stream(stdin, lightning_catalog).inputs[0].format == "csv"
 
 
 @pytest.mark.parametrize(
@@ -171,18 +174,18 @@ def test_detection_wants_a_header_naming_step(head: bytes, *, csv_like: bool) ->
     ],
 )
 def test_a_malformed_row_names_its_line_and_why(
-    catalog: Catalog, tmp_path: Path, body: str, why: str
+    lightning_catalog: Catalog, tmp_path: Path, body: str, why: str
 ) -> None:
     path = tmp_path / "metrics.csv"
     path.write_text(body + "0,2,0.25\n", encoding="utf-8")
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), lightning_catalog)
     malformed = [f for f in report.findings if f.kind == "malformed"]
     assert malformed, kinds(report)
     assert why in malformed[0].message()
 
 
 def test_an_hparams_file_with_python_tags_is_information_not_a_finding(
-    catalog: Catalog, tmp_path: Path
+    lightning_catalog: Catalog, tmp_path: Path
 ) -> None:
     """Lightning dumps some values with yaml.dump: a tuple becomes !!python/tuple, which a
     safe loader refuses. The run is judged as one without a configuration."""
@@ -190,18 +193,20 @@ def test_an_hparams_file_with_python_tags_is_information_not_a_finding(
     (folder / "hparams.yaml").write_text(
         yaml.dump({"betas": (0.9, 0.95), "val_every": 2}), encoding="utf-8"
     )
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), lightning_catalog)
     assert kinds(report) == []
     (note,) = [n.message for n in report.notices if n.kind == "unread_config"]
     assert "hparams.yaml was not read as the run's configuration" in note
     assert "--run-config" in note
 
 
-def test_a_row_cut_short_by_a_killed_job_is_information(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_row_cut_short_by_a_killed_job_is_information(
+    lightning_catalog: Catalog, tmp_path: Path
+) -> None:
     folder = lightning_csv(tmp_path / "v", calls(4), {"val_every": 2, "model": {"kl_coef": 0}})
     with open(folder / "metrics.csv", "a", encoding="utf-8") as handle:
         handle.write('0,5,"0.')
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), lightning_catalog)
     assert kinds(report) == []
     assert [n.kind for n in report.notices if n.kind == "incomplete_record"] == [
         "incomplete_record"
@@ -209,7 +214,7 @@ def test_a_row_cut_short_by_a_killed_job_is_information(catalog: Catalog, tmp_pa
 
 
 def test_the_cli_reads_a_version_folder(
-    catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    lightning_catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = write_catalog(tmp_path / "project", CATALOG, "lit.yaml")
     folder = lightning_csv(tmp_path / "lightning_logs" / "version_0", calls(4), {"val_every": 2})
@@ -221,18 +226,18 @@ def test_the_cli_reads_a_version_folder(
 
 
 def test_a_log_root_of_version_folders_is_several_runs_and_run_picks_one(
-    catalog: Catalog, tmp_path: Path
+    lightning_catalog: Catalog, tmp_path: Path
 ) -> None:
     """``lightning_logs/`` after two fits: version_0 with a KL penalty, version_1 without."""
     root = tmp_path / "lightning_logs"
     lightning_csv(root / "version_0", calls(4, kl=True), {"val_every": 2, "model": {"kl_coef": 1}})
     lightning_csv(root / "version_1", calls(4), {"val_every": 2, "model": {"kl_coef": 0}})
-    together = check_file(str(root), catalog)
+    together = check_file(str(root), lightning_catalog)
     assert [run.run_id for run in together.inputs[0].runs] == ["version_0", "version_1"]
     assert kinds(together) == []
     notes = {n.kind for n in together.notices}
     assert {"several_runs", "config_conflict"} <= notes  # neither configuration decides
-    one = check_file(str(root), catalog, runs=("version_1",))
+    one = check_file(str(root), lightning_catalog, runs=("version_1",))
     assert [run.run_id for run in one.inputs[0].runs] == ["version_1"]
     kl_row = next(s for s in one.rows if s.row.name == "rl.lit.kl")
     assert kl_row.presence == "not_applicable"

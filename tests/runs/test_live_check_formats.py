@@ -44,14 +44,6 @@ INPUTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog (prefixes train, timing/train, validation)."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
-
-
 def judged(report: LiveCheckReport) -> tuple[set[tuple[str, str, int]], dict[str, int]]:
     """(kind, prefix/key, count) of every finding, and logged values per logged row."""
     findings = {(f.kind, f.qualified_key, f.count) for f in report.findings}
@@ -77,27 +69,29 @@ EXPECTED = (
     ("fmt", "path"), [(fmt, path) for fmt, paths in INPUTS.items() for path in paths]
 )
 def test_each_format_is_detected_and_judged_like_the_same_run_in_jsonl(
-    catalog: Catalog, fmt: str, path: Path
+    evolution_catalog: Catalog, fmt: str, path: Path
 ) -> None:
     source = Source(str(path))
     items = list(read_source(source, current_limits()))
     assert source.format == fmt
     assert items
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog)
     assert judged(report) == EXPECTED
 
 
-def test_a_finding_of_an_mlflow_run_points_at_the_metric_file_and_line(catalog: Catalog) -> None:
-    report = check_file(str(RUN), catalog)
+def test_a_finding_of_an_mlflow_run_points_at_the_metric_file_and_line(
+    evolution_catalog: Catalog,
+) -> None:
+    report = check_file(str(RUN), evolution_catalog)
     (nan,) = [f for f in report.findings if f.kind == "non_finite"]
     assert str(report.where(nan)) == f"{RUN}/metrics/train/reward:3:1"
     assert report.lines == 11
 
 
-def test_many_mlflow_runs_are_workers_of_one_run(catalog: Catalog) -> None:
+def test_many_mlflow_runs_are_workers_of_one_run(evolution_catalog: Catalog) -> None:
     inputs = expand_inputs([str(RUN)])
     assert inputs.paths == [str(RUN)]
-    report = check_paths(inputs.paths, catalog)
+    report = check_paths(inputs.paths, evolution_catalog)
     assert judged(report) == EXPECTED
     assert report.source == str(RUN)  # one worker: the run folder, not one per metric file
 
@@ -120,9 +114,9 @@ def test_a_folder_that_no_format_reads_is_still_refused(tmp_path: Path) -> None:
     ],
 )
 def test_a_key_without_prefix_is_split_at_the_longest_declared_prefix_that_fits(
-    catalog: Catalog, logged: str, split: tuple[str, str]
+    evolution_catalog: Catalog, logged: str, split: tuple[str, str]
 ) -> None:
-    assert Checker(catalog, "run").matcher.split(logged) == split
+    assert Checker(evolution_catalog, "run").matcher.split(logged) == split
 
 
 def test_the_longest_prefix_wins_when_two_fit(tmp_path: Path) -> None:
@@ -167,7 +161,7 @@ def test_this_projects_jsonl_is_still_detected_as_jsonl() -> None:
 
 
 def test_input_format_overrides_detection(
-    catalog: Catalog, capsys: pytest.CaptureFixture[str]
+    evolution_catalog: Catalog, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bare = str(FORMATS / "bare.jsonl")
     args = ["live-check", bare, "--root", str(EVOLUTION), "--format", "json"]
@@ -178,7 +172,7 @@ def test_input_format_overrides_detection(
     assert main([*args, "--input-format", "flat-jsonl"]) == 0
     capsys.readouterr()
     raw = (FORMATS / "verl_file.jsonl").read_bytes()
-    report = check_stream(io.BytesIO(raw), catalog, input_format="flat-jsonl")
+    report = check_stream(io.BytesIO(raw), evolution_catalog, input_format="flat-jsonl")
     assert judged(report) == EXPECTED
 
 
@@ -211,11 +205,13 @@ def test_mlflow_metric_lines_parse_or_say_why(line: bytes, why: str | None) -> N
         assert why in parsed
 
 
-def test_a_malformed_mlflow_line_is_reported_in_its_file(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_malformed_mlflow_line_is_reported_in_its_file(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     run = tmp_path / "run"
     (run / "metrics" / "train").mkdir(parents=True)
     (run / "metrics" / "train" / "reward").write_bytes(b"1 0.5 1\nbroken\n")
-    report = check_file(str(run), catalog)
+    report = check_file(str(run), evolution_catalog)
     (bad,) = [f for f in report.findings if f.kind == "malformed"]
     assert str(report.where(bad)) == f"{run}/metrics/train/reward:2:1"
     assert "is not an MLflow metric line" in bad.message()
@@ -281,7 +277,7 @@ def _padded(line: dict[str, object], width: int) -> str:
 
 @pytest.mark.parametrize("width", [HEAD_BYTES // 2, HEAD_BYTES * 3, 300_000])
 def test_a_first_record_longer_than_the_head_is_still_detected(
-    catalog: Catalog, tmp_path: Path, width: int
+    evolution_catalog: Catalog, tmp_path: Path, width: int
 ) -> None:
     """A verl step logs hundreds of keys: a first line past the sniffed head keeps its format."""
     lines = [json.loads(raw) for raw in (FORMATS / "verl_file.jsonl").read_text().splitlines()]
@@ -290,7 +286,7 @@ def test_a_first_record_longer_than_the_head_is_still_detected(
     source = Source(str(path))
     list(read_source(source, current_limits()))
     assert source.format == "flat-jsonl"
-    assert judged(check_file(str(path), catalog)) == EXPECTED
+    assert judged(check_file(str(path), evolution_catalog)) == EXPECTED
 
 
 def test_this_projects_jsonl_with_a_long_first_line_is_still_jsonl(tmp_path: Path) -> None:

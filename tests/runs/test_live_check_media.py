@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import check_file
+from tests.catalog_projects import loaded_catalog
 
 CATALOG = """\
 owner: openrlhf.trainer.ppo_trainer
@@ -39,13 +39,9 @@ HISTOGRAM = {"_type": "histogram", "values": [1, 2], "bins": [0.0, 0.5, 1.0]}
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    root = tmp_path_factory.mktemp("media")
-    (root / "catalog").mkdir()
-    (root / "catalog" / "trainer.yaml").write_text(CATALOG, encoding="utf-8")
-    result = load_and_check(root=root)
-    assert result.catalog is not None, result.diagnostics
-    return result.catalog
+def media_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """OpenRLHF's PPO trainer rows of :data:`CATALOG`, scalars beside media."""
+    return loaded_catalog(tmp_path_factory.mktemp("media"), CATALOG, "trainer.yaml")
 
 
 def _findings(catalog: Catalog, path: Path, data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -60,10 +56,12 @@ def _findings(catalog: Catalog, path: Path, data: dict[str, Any]) -> list[tuple[
 
 @pytest.mark.parametrize("value", [TABLE, IMAGE, HISTOGRAM], ids=["table", "image", "histogram"])
 def test_an_undeclared_media_value_is_not_reported(
-    catalog: Catalog, tmp_path: Path, value: dict[str, Any]
+    media_catalog: Catalog, tmp_path: Path, value: dict[str, Any]
 ) -> None:
     """A W&B media reference under a key no row declares is not a metric: no finding."""
-    assert _findings(catalog, tmp_path / "run.jsonl", {"train/generated_samples": value}) == []
+    assert (
+        _findings(media_catalog, tmp_path / "run.jsonl", {"train/generated_samples": value}) == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,10 +70,10 @@ def test_an_undeclared_media_value_is_not_reported(
     ids=["object-without-type", "type-not-text", "text", "number"],
 )
 def test_an_undeclared_value_that_is_no_media_object_is_still_undeclared(
-    catalog: Catalog, tmp_path: Path, value: object
+    media_catalog: Catalog, tmp_path: Path, value: object
 ) -> None:
     """Only a ``_type``-tagged object is media; anything else stays undeclared."""
-    found = _findings(catalog, tmp_path / "run.jsonl", {"train/generated_samples": value})
+    found = _findings(media_catalog, tmp_path / "run.jsonl", {"train/generated_samples": value})
     assert found == [("undeclared", "train/generated_samples")]
 
 
@@ -83,25 +81,25 @@ def test_an_undeclared_value_that_is_no_media_object_is_still_undeclared(
     "value", [[], [112, 240, 97], [[1, 2], [3]]], ids=["empty", "numbers", "nested"]
 )
 def test_an_undeclared_array_is_not_reported(
-    catalog: Catalog, tmp_path: Path, value: list[Any]
+    media_catalog: Catalog, tmp_path: Path, value: list[Any]
 ) -> None:
     """An array is no metric a teed row could declare (the tee takes scalars): no finding."""
     data = {"val/sequence_lengths_solved_hist": value}
-    assert _findings(catalog, tmp_path / "run.jsonl", data) == []
+    assert _findings(media_catalog, tmp_path / "run.jsonl", data) == []
 
 
 @pytest.mark.parametrize("value", [TABLE, [], [0.25, 0.5]], ids=["table", "empty", "array"])
 def test_a_declared_row_logged_with_a_media_value_or_an_array_is_non_scalar(
-    catalog: Catalog, tmp_path: Path, value: object
+    media_catalog: Catalog, tmp_path: Path, value: object
 ) -> None:
     """A row the catalog declares as a metric still gets judged: a table or a list is no number."""
-    found = _findings(catalog, tmp_path / "run.jsonl", {"train/policy_loss": value})
+    found = _findings(media_catalog, tmp_path / "run.jsonl", {"train/policy_loss": value})
     assert found == [("non_scalar", "train/policy_loss")]
 
 
 def test_a_declared_row_logged_with_a_media_value_is_non_scalar(
-    catalog: Catalog, tmp_path: Path
+    media_catalog: Catalog, tmp_path: Path
 ) -> None:
     """A row the catalog declares as a metric still gets judged: a table is no number."""
-    found = _findings(catalog, tmp_path / "run.jsonl", {"train/policy_loss": TABLE})
+    found = _findings(media_catalog, tmp_path / "run.jsonl", {"train/policy_loss": TABLE})
     assert found == [("non_scalar", "train/policy_loss")]

@@ -57,14 +57,6 @@ DIRTY = _steps(FORMATS / "verl_file.jsonl")
 
 
 @pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog (prefixes train, timing/train, validation)."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
-
-
-@pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory, mlflow_template: Path) -> dict[str, Path]:
     """A dirty and a clean store of each backend."""
     root = tmp_path_factory.mktemp("mlflow")
@@ -86,9 +78,9 @@ def judged(report: LiveCheckReport) -> tuple[set[tuple[str, str, int]], dict[str
 
 @pytest.mark.parametrize("backend", ["file", "sqlite"])
 def test_a_real_mlflow_run_is_judged_like_the_same_run_in_jsonl(
-    catalog: Catalog, stores: dict[str, Path], backend: str
+    evolution_catalog: Catalog, stores: dict[str, Path], backend: str
 ) -> None:
-    report = check_file(str(stores[f"{backend}-dirty"]), catalog)
+    report = check_file(str(stores[f"{backend}-dirty"]), evolution_catalog)
     assert judged(report) == EXPECTED
     (source,) = report.inputs
     assert source.format == {"file": "mlflow", "sqlite": "mlflow-sqlite"}[backend]
@@ -98,16 +90,16 @@ def test_a_real_mlflow_run_is_judged_like_the_same_run_in_jsonl(
 
 @pytest.mark.parametrize("backend", ["file", "sqlite"])
 def test_a_clean_real_mlflow_run_has_no_finding(
-    catalog: Catalog, stores: dict[str, Path], backend: str
+    evolution_catalog: Catalog, stores: dict[str, Path], backend: str
 ) -> None:
-    report = check_file(str(stores[f"{backend}-clean"]), catalog)
+    report = check_file(str(stores[f"{backend}-clean"]), evolution_catalog)
     assert report.findings == []
     logged = {"rl.reward.mean": 3, "rl.policy.loss": 3, "rl.train.valid_tokens": 3}
     assert judged(report)[1] == logged
 
 
 def test_the_file_store_root_an_experiment_and_a_run_folder_are_each_read(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     """Every active run of the root or an experiment is an input; deleted runs, ``.trash``
     and an experiment holding only its meta.yaml (``0``, Default) are skipped."""
@@ -123,11 +115,11 @@ def test_the_file_store_root_an_experiment_and_a_run_folder_are_each_read(
     assert (root / "0" / "meta.yaml").is_file()
     (experiment,) = [p for p in root.iterdir() if p.name not in {".trash", "0"}]
     for path in (root, experiment):
-        report = check_file(str(path), catalog)
+        report = check_file(str(path), evolution_catalog)
         assert report.findings == []
         assert sorted(r.name or "" for r in report.inputs[0].runs) == ["kept", "other"]
         assert {r.row.name: r.logged for r in report.rows if r.logged}["rl.policy.loss"] == 4
-    report = check_file(str(experiment / deleted), catalog)  # named directly: read
+    report = check_file(str(experiment / deleted), evolution_catalog)  # named directly: read
     assert judged(report) == EXPECTED
 
 
@@ -218,9 +210,9 @@ def test_mlflow_keeps_spaces_colons_and_dots_and_makes_slashes_folders(
 
 
 def test_reading_a_database_writes_nothing_and_creates_no_journal(
-    catalog: Catalog, stores: dict[str, Path]
+    evolution_catalog: Catalog, stores: dict[str, Path]
 ) -> None:
     db = stores["sqlite-dirty"]
     before = (db.read_bytes(), db.stat().st_mtime_ns, sorted(os.listdir(db.parent)))
-    check_file(str(db), catalog)
+    check_file(str(db), evolution_catalog)
     assert (db.read_bytes(), db.stat().st_mtime_ns, sorted(os.listdir(db.parent))) == before

@@ -112,7 +112,7 @@ def test_a_key_of_too_many_parts_stays_whole() -> None:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def clipping_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """The catalog of :data:`CATALOG`."""
     folder = tmp_path_factory.mktemp("catalog")
     (folder / "ppo.yaml").write_text(CATALOG, encoding="utf-8")
@@ -163,7 +163,7 @@ def file_store_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("backend", ["file", "sqlite"])
 @pytest.mark.parametrize("clip", [0.0, 1.0], ids=["clipping-off", "clipping-on"])
 def test_a_condition_over_an_mlflow_runs_params_is_judged(
-    catalog: Catalog, tmp_path: Path, mlflow_template: Path, backend: str, clip: float
+    clipping_catalog: Catalog, tmp_path: Path, mlflow_template: Path, backend: str, clip: float
 ) -> None:
     """Clipping off: grad_norm is not applicable (out of the coverage); on and never
     logged: missing. ``use_kl`` is ``"False"`` in the params, so init_kl is ruled out."""
@@ -178,7 +178,7 @@ def test_a_condition_over_an_mlflow_runs_params_is_judged(
         target = str(path)
     else:
         target = str(tmp_path / "mlflow.db")
-    report = check_file(target, catalog)
+    report = check_file(target, clipping_catalog)
     states = {s.row.name: s.presence for s in report.rows if not s.logged}
     assert states == {"rl.na.actor.grad_norm": grad_norm, "rl.na.actor.init_kl": "not_applicable"}
     found = [(f.kind, f.qualified_key) for f in report.findings]

@@ -17,21 +17,12 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, Record, Source, check_file, current_limits
 from codegen.runs.ingest import choose, mlflow_sqlite, read_source
 
 REPO = Path(__file__).resolve().parents[2]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog (prefixes train, timing/train, validation)."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
 
 
 def judged(report: LiveCheckReport) -> tuple[set[tuple[str, str, int]], dict[str, int]]:
@@ -65,14 +56,16 @@ def make_db(path: Path, rows: list[tuple[str, float, int, int]], run: str = "r1"
     return path
 
 
-def test_a_database_a_writer_is_using_is_still_read(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_database_a_writer_is_using_is_still_read(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     """A job between commits holds a RESERVED lock (its transaction is open): readers go on."""
     db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0)])
     writer = sqlite3.connect(db, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
         writer.execute("INSERT INTO metrics VALUES ('train/loss', 0.25, 1, 'r1', 2, 0)")
-        report = check_file(str(db), catalog)
+        report = check_file(str(db), evolution_catalog)
         assert judged(report)[1] == {"rl.policy.loss": 1}  # the committed value only
         writer.execute("COMMIT")
     finally:
@@ -80,14 +73,14 @@ def test_a_database_a_writer_is_using_is_still_read(catalog: Catalog, tmp_path: 
 
 
 def test_a_database_locked_past_the_timeout_is_abandoned_with_the_reason(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0)])
     monkeypatch.setattr(mlflow_sqlite, "BUSY_TIMEOUT_S", 0.05)
     writer = sqlite3.connect(db, isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")
-        report = check_file(str(db), catalog)
+        report = check_file(str(db), evolution_catalog)
     finally:
         writer.close()
     (why,) = report.abandoned
@@ -118,7 +111,9 @@ def test_a_database_that_is_not_mlflows_is_abandoned_with_the_reason(
     assert why in captured.out
 
 
-def test_a_huge_table_is_streamed_in_bounded_memory(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_huge_table_is_streamed_in_bounded_memory(
+    evolution_catalog: Catalog, tmp_path: Path
+) -> None:
     """150,000 values (3 keys x 50,000 steps): a record per step, never the table at once."""
     steps = 50_000
     rows = [
@@ -130,7 +125,7 @@ def test_a_huge_table_is_streamed_in_bounded_memory(catalog: Catalog, tmp_path: 
     del rows
     tracemalloc.start()
     try:
-        report = check_file(str(db), catalog)
+        report = check_file(str(db), evolution_catalog)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -161,11 +156,11 @@ def test_one_steps_values_are_one_record_and_a_repeated_key_starts_another(
 
 
 def test_a_key_with_control_characters_stays_printable_in_the_reports(
-    catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evolution_catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = "evil\x1b[2J\rkey\x85"
     db = make_db(tmp_path / "mlflow.db", [(key, 1.0, 1, 0)])
-    report = check_file(str(db), catalog)
+    report = check_file(str(db), evolution_catalog)
     assert [f.key for f in report.findings if f.kind == "undeclared"] == [key]
     text = report.render("text")
     for char in "\x1b\r\x85":
@@ -176,7 +171,7 @@ def test_a_key_with_control_characters_stays_printable_in_the_reports(
 
 
 def test_deleted_runs_and_experiments_of_a_database_are_skipped(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0)])
     with sqlite3.connect(db) as made:
@@ -186,7 +181,7 @@ def test_deleted_runs_and_experiments_of_a_database_are_skipped(
         made.executemany(
             "INSERT INTO metrics VALUES ('made/up', 1.0, 0, ?, 1, 0)", [("r2",), ("r3",)]
         )
-    report = check_file(str(db), catalog)
+    report = check_file(str(db), evolution_catalog)
     assert report.findings == []
     assert [run.run_id for run in report.inputs[0].runs] == ["r1"]
 
@@ -200,35 +195,35 @@ def test_a_missing_database_named_with_the_format_is_not_created(tmp_path: Path)
 
 
 def test_an_idle_wal_database_is_read_without_creating_its_wal_files(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0)])
     with sqlite3.connect(db) as made:
         made.execute("PRAGMA journal_mode = wal")
     before = sorted(os.listdir(tmp_path))
-    report = check_file(str(db), catalog)
+    report = check_file(str(db), evolution_catalog)
     assert judged(report)[1] == {"rl.policy.loss": 1}
     assert sorted(os.listdir(tmp_path)) == before == ["mlflow.db"]
 
 
 def test_a_row_mlflow_would_not_write_is_malformed_and_the_rest_is_read(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     db = make_db(tmp_path / "mlflow.db", [("train/loss", 0.5, 1, 0), ("train/loss", 0.25, 3, 0)])
     with sqlite3.connect(db) as made:
         made.execute("INSERT INTO metrics VALUES ('train/loss', 1.0, 0, 'r1', 'two', 0)")
-    report = check_file(str(db), catalog)  # text sorts after numbers: the 3rd row
+    report = check_file(str(db), evolution_catalog)  # text sorts after numbers: the 3rd row
     assert judged(report) == ({("malformed", "#3", 1)}, {"rl.policy.loss": 2})
     (bad,) = report.findings
     assert "the key must be text and the step an integer" in bad.message()
 
 
 def test_tables_without_mlflows_columns_are_abandoned_saying_so(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     db = tmp_path / "mlflow.db"
     with sqlite3.connect(db) as made:
         made.execute("CREATE TABLE runs (id TEXT)")
         made.execute("CREATE TABLE metrics (name TEXT)")
-    (why,) = check_file(str(db), catalog).abandoned
+    (why,) = check_file(str(db), evolution_catalog).abandoned
     assert "its tables are not MLflow's (no such column" in why

@@ -64,7 +64,7 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def run_shapes_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """A required gauge, a required running total and a row the configuration decides."""
     return loaded_catalog(tmp_path_factory.mktemp("shapes-catalog"), CATALOG, "trainer.yaml")
 
@@ -124,7 +124,7 @@ CUT_FLAT = '{"step": 8, "data": {"train/lo'
     ],
 )
 def test_a_killed_or_restarted_jsonl_log_has_no_finding(
-    catalog: Catalog, tmp_path: Path, tail: str, restart: bool, expected: tuple[int, int]
+    run_shapes_catalog: Catalog, tmp_path: Path, tail: str, restart: bool, expected: tuple[int, int]
 ) -> None:
     records, notes = expected
     log = tmp_path / "run.jsonl"
@@ -133,7 +133,7 @@ def test_a_killed_or_restarted_jsonl_log_has_no_finding(
         handle.write(tail)
     if restart:
         write_jsonl(log, steps(5, 11), append=True)  # resumed from the step-4 checkpoint
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert kinds(report) == []
     assert report.records == records
     assert len(notices(report, "incomplete_record")) == notes
@@ -141,7 +141,7 @@ def test_a_killed_or_restarted_jsonl_log_has_no_finding(
 
 
 def test_the_restart_record_after_a_cut_line_keeps_its_values(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     """The record appended after the cut is read whole: here a header, then steps 5..11."""
     log = tmp_path / "run.jsonl"
@@ -149,7 +149,7 @@ def test_the_restart_record_after_a_cut_line_keeps_its_values(
     with log.open("a", encoding="utf-8") as handle:
         handle.write(CUT_JSONL)
     write_jsonl(log, steps(5, 11), append=True)
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     (note,) = notices(report, "incomplete_record")
     assert "line 9 starts with a record cut short" in note
     tokens = next(r for r in report.rows if r.row.name == "rl.shapes.tokens")
@@ -157,7 +157,7 @@ def test_the_restart_record_after_a_cut_line_keeps_its_values(
 
 
 def test_a_line_ending_in_a_whole_record_then_the_restart_keeps_both(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     """Killed between a record's closing brace and its line break: both records count."""
     log = tmp_path / "run.jsonl"
@@ -165,7 +165,7 @@ def test_a_line_ending_in_a_whole_record_then_the_restart_keeps_both(
     whole = log.read_text(encoding="utf-8")
     log.write_text(whole.rstrip("\n"), encoding="utf-8")
     write_jsonl(log, steps(3, 5), append=True)
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert kinds(report) == []
     assert report.records == 6
     assert notices(report, "incomplete_record") == []
@@ -180,13 +180,13 @@ def test_a_line_ending_in_a_whole_record_then_the_restart_keeps_both(
     ],
 )
 def test_a_restart_is_named_as_information(
-    catalog: Catalog, tmp_path: Path, runs: list[tuple[int, int]], restarts: int
+    run_shapes_catalog: Catalog, tmp_path: Path, runs: list[tuple[int, int]], restarts: int
 ) -> None:
     """The step going back is a restart: one notice per input, never a finding."""
     log = tmp_path / "run.jsonl"
     for index, (first, last) in enumerate(runs):
         write_jsonl(log, steps(first, last), append=index > 0)
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert kinds(report) == []
     found = notices(report, "restart")
     assert len(found) == (1 if restarts else 0)
@@ -194,7 +194,9 @@ def test_a_restart_is_named_as_information(
         assert f"went back {restarts} time(s), first to step {runs[1][0]}" in found[0]
 
 
-def test_calls_on_their_own_step_axes_are_no_restart(catalog: Catalog, tmp_path: Path) -> None:
+def test_calls_on_their_own_step_axes_are_no_restart(
+    run_shapes_catalog: Catalog, tmp_path: Path
+) -> None:
     """Validation logged at its own counter between training steps keeps its own order."""
     log = tmp_path / "run.jsonl"
     logger = JsonlLogger(log, worker="")
@@ -204,7 +206,7 @@ def test_calls_on_their_own_step_axes_are_no_restart(catalog: Catalog, tmp_path:
         )
         logger.log_metrics({"loss": 0.5}, step=step, prefix="validation")
     logger.close()
-    assert notices(check_file(str(log), catalog), "restart") == []
+    assert notices(check_file(str(log), run_shapes_catalog), "restart") == []
 
 
 @pytest.mark.parametrize(
@@ -222,12 +224,12 @@ def test_calls_on_their_own_step_axes_are_no_restart(catalog: Catalog, tmp_path:
     ],
 )
 def test_verls_file_log_killed_or_restarted_has_no_finding(
-    catalog: Catalog, tmp_path: Path, text: list[str], records: int, notes: int
+    run_shapes_catalog: Catalog, tmp_path: Path, text: list[str], records: int, notes: int
 ) -> None:
     log = tmp_path / "verl.jsonl"
     body = "\n".join(text)
     log.write_text(body if text[-1] == CUT_FLAT else body + "\n", encoding="utf-8")
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert report.inputs[0].format == "flat-jsonl"
     assert kinds(report) == []
     assert report.records == records
@@ -244,13 +246,13 @@ def test_verls_file_log_killed_or_restarted_has_no_finding(
     ],
 )
 def test_a_bad_line_in_the_middle_is_still_malformed(
-    catalog: Catalog, tmp_path: Path, line: bytes
+    run_shapes_catalog: Catalog, tmp_path: Path, line: bytes
 ) -> None:
     """Only a line that goes on with a whole record is read as a restart's."""
     log = tmp_path / "run.jsonl"
     good = b'{"step": 1, "prefix": "train", "metrics": {"loss": 1.0}}\n'
     log.write_bytes(good + line + good)
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert [k for k in kinds(report) if k != "missing"] == ["malformed"]
     assert report.records == 2
 
@@ -260,7 +262,7 @@ def test_a_bad_line_in_the_middle_is_still_malformed(
 )
 @given(cut=st.integers(min_value=0, max_value=10_000), restart=st.booleans())
 def test_a_log_cut_at_any_byte_and_restarted_loses_only_the_cut_record(
-    catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int, restart: bool
+    run_shapes_catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int, restart: bool
 ) -> None:
     """Wherever the kill cut the log: no finding, every whole line read, the restart read."""
     folder = tmp_path_factory.mktemp("cut")
@@ -272,7 +274,7 @@ def test_a_log_cut_at_any_byte_and_restarted_loses_only_the_cut_record(
     whole = data[:cut].count(b"\n") - 1  # lines ended before the cut, less the header
     if restart:
         write_jsonl(log, steps(4, 9), append=True)
-    report = check_file(str(log), catalog)
+    report = check_file(str(log), run_shapes_catalog)
     assert [k for k in kinds(report) if k != "missing"] == []
     expected = max(whole, 0) + (6 if restart else 0)
     # A cut just before a line break leaves that line whole: one more record.
@@ -283,7 +285,7 @@ def test_a_log_cut_at_any_byte_and_restarted_loses_only_the_cut_record(
 
 
 def test_an_mlflow_value_logged_with_a_dataset_is_read_at_its_step(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     """MLflow writes '<ts> <value> <step> <dataset name> <digest>' (a name may hold spaces)."""
     run = tmp_path / "run"
@@ -291,7 +293,7 @@ def test_an_mlflow_value_logged_with_a_dataset_is_read_at_its_step(
     (run / "metrics" / "train" / "loss").write_bytes(
         b"1796377130538 0.5 1 gsm8k abc123\n1796377130539 0.25 2 gsm8k eval 9f8e7d\n"
     )
-    report = check_file(str(run), catalog)
+    report = check_file(str(run), run_shapes_catalog)
     assert [k for k in kinds(report) if k != "missing"] == []
     loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
     assert (loss.logged, loss.last_step, loss.last_value) == (2, 2, 0.25)
@@ -319,7 +321,7 @@ def test_mlflow_dataset_lines_parse_at_their_step(line: bytes, step: int) -> Non
     ],
 )
 def test_an_mlflow_metric_file_cut_short_is_a_notice(
-    catalog: Catalog, tmp_path: Path, tail: bytes
+    run_shapes_catalog: Catalog, tmp_path: Path, tail: bytes
 ) -> None:
     """MLflow ends every value's line with a line break: a line without one was cut short,
     and its step may be too (step 12 cut to 1), so it is not read."""
@@ -327,7 +329,7 @@ def test_an_mlflow_metric_file_cut_short_is_a_notice(
     (run / "metrics" / "train").mkdir(parents=True)
     whole = b"1700000000001 1.0 1\n1700000000002 0.5 2\n1700000000003 0.3 3\n"
     (run / "metrics" / "train" / "loss").write_bytes(whole + tail)
-    report = check_file(str(run), catalog)
+    report = check_file(str(run), run_shapes_catalog)
     assert [k for k in kinds(report) if k != "missing"] == []
     loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
     assert (loss.logged, loss.last_step) == (3, 3)
@@ -367,9 +369,9 @@ def two_runs(tmp_path: Path) -> Path:
 
 
 def test_several_runs_judged_together_say_so_and_name_the_flag(
-    catalog: Catalog, two_runs: Path
+    run_shapes_catalog: Catalog, two_runs: Path
 ) -> None:
-    report = check_file(str(two_runs), catalog)
+    report = check_file(str(two_runs), run_shapes_catalog)
     assert kinds(report) == []  # 'full' logged the running total: nothing is missing
     (note,) = notices(report, "several_runs")
     assert "2 runs were read ('full' (a1), 'short' (b2))" in note
@@ -385,9 +387,9 @@ def test_several_runs_judged_together_say_so_and_name_the_flag(
     ],
 )
 def test_run_selects_one_run_of_a_store_and_judges_it_alone(
-    catalog: Catalog, two_runs: Path, selector: str, missing: list[str]
+    run_shapes_catalog: Catalog, two_runs: Path, selector: str, missing: list[str]
 ) -> None:
-    report = check_file(str(two_runs), catalog, runs=(selector,))
+    report = check_file(str(two_runs), run_shapes_catalog, runs=(selector,))
     assert [f.qualified_key for f in report.findings if f.kind == "missing"] == missing
     assert len(report.inputs[0].runs) == 1
     assert notices(report, "several_runs") == []
@@ -395,7 +397,7 @@ def test_run_selects_one_run_of_a_store_and_judges_it_alone(
 
 
 def test_run_naming_no_run_is_refused_with_the_runs_held(
-    catalog: Catalog, two_runs: Path, capsys: pytest.CaptureFixture[str]
+    run_shapes_catalog: Catalog, two_runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = write_catalog(two_runs.parent, CATALOG, "trainer.yaml")
     code = main(["live-check", "--root", str(root), str(two_runs), "--run", "nope"])
@@ -404,11 +406,11 @@ def test_run_naming_no_run_is_refused_with_the_runs_held(
     assert "--run 'nope' names none of the runs read: 'full' (a1), 'short' (b2)" in err
 
 
-def test_run_on_inputs_without_runs_is_refused(catalog: Catalog, tmp_path: Path) -> None:
+def test_run_on_inputs_without_runs_is_refused(run_shapes_catalog: Catalog, tmp_path: Path) -> None:
     log = tmp_path / "run.jsonl"
     write_jsonl(log, steps(1, 2), append=False)
     with pytest.raises(LogInputError, match="hold no runs to choose from"):
-        check_file(str(log), catalog, runs=("a1",))
+        check_file(str(log), run_shapes_catalog, runs=("a1",))
 
 
 @pytest.mark.parametrize(
@@ -421,7 +423,7 @@ def test_run_on_inputs_without_runs_is_refused(catalog: Catalog, tmp_path: Path)
     ],
 )
 def test_runs_that_logged_different_configurations_decide_no_condition(
-    catalog: Catalog,
+    run_shapes_catalog: Catalog,
     second: tuple[str | None, dict[str, object]],
     conflict: bool,
     kl_presence: str,
@@ -434,27 +436,27 @@ def test_runs_that_logged_different_configurations_decide_no_condition(
         RunConfig(config, "b.wandb", 1, run=run),
         Record(1, "train", {"loss": 1.0, "tokens_total": 10.0}, "b.wandb", 2),
     ]
-    report = check_records(records, catalog, multi=True)
+    report = check_records(records, run_shapes_catalog, multi=True)
     assert bool(notices(report, "config_conflict")) is conflict
     kl = next(r for r in report.rows if r.row.name == "rl.shapes.kl")
     assert kl.presence == kl_presence
 
 
 def test_mlflow_runs_with_other_params_decide_no_condition_together(
-    catalog: Catalog, two_runs: Path
+    run_shapes_catalog: Catalog, two_runs: Path
 ) -> None:
     """Each MLflow run's params are its configuration: one run's must not decide another's."""
     for run, use_kl in (("a1", "True"), ("b2", "False")):
         (two_runs / "1" / run / "params").mkdir()
         (two_runs / "1" / run / "params" / "use_kl").write_text(use_kl, encoding="utf-8")
-    together = check_file(str(two_runs), catalog)
+    together = check_file(str(two_runs), run_shapes_catalog)
     (conflict,) = notices(together, "config_conflict")
     assert "'b2'" in conflict
     kl = next(r for r in together.rows if r.row.name == "rl.shapes.kl")
     assert kl.presence == "conditional"  # a1's use_kl: True would call it missing
-    alone = check_file(str(two_runs), catalog, runs=("full",))
+    alone = check_file(str(two_runs), run_shapes_catalog, runs=("full",))
     assert [f.qualified_key for f in alone.findings if f.kind == "missing"] == ["train/kl"]
-    short = check_file(str(two_runs), catalog, runs=("short",))
+    short = check_file(str(two_runs), run_shapes_catalog, runs=("short",))
     assert next(r for r in short.rows if r.row.name == "rl.shapes.kl").presence == (
         "not_applicable"
     )
@@ -474,7 +476,7 @@ def tensorboard_run(folder: Path, first: int, last: int, *, suffix: str = "") ->
 
 
 def test_a_tensorboard_folder_of_runs_restarts_and_ranks_has_no_finding(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     pytest.importorskip("tensorboard")
     logdir = tmp_path / "runs"
@@ -482,14 +484,14 @@ def test_a_tensorboard_folder_of_runs_restarts_and_ranks_has_no_finding(
     tensorboard_run(logdir / "a", 5, 11, suffix=".restart")  # a second file, steps again
     for rank in range(2):
         tensorboard_run(logdir / "b", 1, 4, suffix=f".rank{rank}")
-    report = check_file(str(logdir), catalog)
+    report = check_file(str(logdir), run_shapes_catalog)
     assert kinds(report) == []
     assert [run.run_id for run in report.inputs[0].runs] == ["a", "b"]
     (note,) = notices(report, "several_runs")
     assert "--run a" in note
     loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
     assert loss.logged == 7 + 7 + 4 + 4
-    only = check_file(str(logdir), catalog, runs=("b",))
+    only = check_file(str(logdir), run_shapes_catalog, runs=("b",))
     assert [run.run_id for run in only.inputs[0].runs] == ["b"]
     assert only.records == 2 * 8  # add_scalar writes one event per value
 
@@ -517,11 +519,11 @@ def trainer_output(folder: Path, checkpoints: tuple[int, ...], *, final: bool = 
 
 
 def test_a_trainer_output_folder_is_read_as_its_latest_state(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     trainer_output(out, (10, 20, 30))
-    report = check_file(str(out), catalog)
+    report = check_file(str(out), run_shapes_catalog)
     assert report.inputs[0].format == "hf-trainer-state"
     loss = next(r for r in report.rows if r.row.name == "rl.shapes.loss")
     assert (loss.logged, loss.last_step) == (6, 30)  # each value once: the latest state
@@ -530,39 +532,39 @@ def test_a_trainer_output_folder_is_read_as_its_latest_state(
 
 
 def test_the_folders_own_state_is_read_unless_a_checkpoint_is_newer(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     trainer_output(out, (10, 20), final=True)
-    (note,) = notices(check_file(str(out), catalog), "latest_state")
+    (note,) = notices(check_file(str(out), run_shapes_catalog), "latest_state")
     assert f"; {out / 'trainer_state.json'} was read" in note
     old = out / "trainer_state.json"
     os.utime(old, (1, 1))  # a state saved by an earlier run in the same folder
-    report = check_file(str(out), catalog)
+    report = check_file(str(out), run_shapes_catalog)
     (note,) = notices(report, "latest_state")
     assert "checkpoint-20" in note
 
 
 def test_several_states_of_one_output_folder_say_they_count_values_again(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     trainer_output(out, (10, 20))
     paths = sorted(str(p) for p in out.glob("checkpoint-*/trainer_state.json"))
-    report = check_paths(paths, catalog)
+    report = check_paths(paths, run_shapes_catalog)
     assert [k for k in kinds(report) if k not in {"missing", "undeclared"}] == []
     (note,) = notices(report, "several_states")
     assert f"pass the folder ({out})" in note
 
 
 def test_an_output_folder_with_tensorboard_logs_is_read_as_tensorboard(
-    catalog: Catalog, tmp_path: Path
+    run_shapes_catalog: Catalog, tmp_path: Path
 ) -> None:
     pytest.importorskip("tensorboard")
     out = tmp_path / "out"
     trainer_output(out, (10,))
     tensorboard_run(out / "runs" / "Dec04_10-00-00_host", 1, 3)  # report_to="tensorboard"
-    assert check_file(str(out), catalog).inputs[0].format == "tensorboard"
+    assert check_file(str(out), run_shapes_catalog).inputs[0].format == "tensorboard"
 
 
 # --- a logging backend's own metrics next to the run's ---------------------------------------
@@ -578,7 +580,7 @@ def test_an_output_folder_with_tensorboard_logs_is_read_as_tensorboard(
     ],
 )
 def test_mlflows_system_metrics_are_not_undeclared(
-    catalog: Catalog, tmp_path: Path, key: str, kind: str | None
+    run_shapes_catalog: Catalog, tmp_path: Path, key: str, kind: str | None
 ) -> None:
     """``log_system_metrics=True`` writes ``system/...`` into the run: not the code's keys."""
     run = tmp_path / "run"
@@ -587,7 +589,7 @@ def test_mlflows_system_metrics_are_not_undeclared(
     for name in ("train/loss", "train/tokens_total", key):
         (run / "metrics" / name).parent.mkdir(parents=True, exist_ok=True)
         (run / "metrics" / name).write_bytes(lines)
-    report = check_file(str(run), catalog)
+    report = check_file(str(run), run_shapes_catalog)
     assert kinds(report) == ([] if kind is None else [kind])
     assert len(notices(report, "backend_metrics")) == (kind is None)
 
@@ -598,7 +600,7 @@ def test_mlflows_system_metrics_are_not_undeclared(
 @given(cut=st.integers(min_value=1, max_value=100_000))
 @example(cut=0)  # cut before its first byte: an empty file, still a notice
 def test_a_trainer_state_cut_at_any_byte_is_information(
-    catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int
+    run_shapes_catalog: Catalog, tmp_path_factory: pytest.TempPathFactory, cut: int
 ) -> None:
     """``save_to_json`` rewrites the file in place: wherever a reader or a kill cuts it, the
     entries before the cut are read and nothing is malformed or abandoned."""
@@ -608,7 +610,7 @@ def test_a_trainer_state_cut_at_any_byte_is_information(
     data = path.read_bytes()
     cut %= len(data)
     path.write_bytes(data[:cut])
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), run_shapes_catalog)
     assert report.abandoned == []
     assert "malformed" not in kinds(report)
     whole = data[:cut].rstrip() == data.rstrip()  # only the final line break was cut

@@ -20,10 +20,16 @@ from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
 from codegen.runs.ingest.wandb_run import folder_run_id
 from tests.mlflow_stores import mlflow_template, sqlite_store, write_runs
-from tests.runs.test_live_check_run_shapes import CATALOG, catalog, kinds, notices, steps
+from tests.runs.test_live_check_run_shapes import (
+    CATALOG,
+    kinds,
+    notices,
+    run_shapes_catalog,
+    steps,
+)
 from tests.runs.test_live_check_wandb import write_runs as write_wandb_runs
 
-__all__ = ["catalog", "mlflow_template"]  # fixtures used by name
+__all__ = ["mlflow_template", "run_shapes_catalog"]  # fixtures used by name
 
 pytestmark = pytest.mark.integration
 
@@ -73,8 +79,10 @@ def wandb_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def test_the_project_folder_above_wandb_is_read(catalog: Catalog, wandb_project: Path) -> None:
-    report = check_file(str(wandb_project), catalog)
+def test_the_project_folder_above_wandb_is_read(
+    run_shapes_catalog: Catalog, wandb_project: Path
+) -> None:
+    report = check_file(str(wandb_project), run_shapes_catalog)
     assert report.inputs[0].format == "wandb"
     assert sorted(run.run_id for run in report.inputs[0].runs) == [
         "fullrun1",
@@ -89,9 +97,9 @@ def test_the_project_folder_above_wandb_is_read(catalog: Catalog, wandb_project:
 
 
 def test_a_resumed_wandb_run_is_one_run_and_no_finding(
-    catalog: Catalog, wandb_project: Path
+    run_shapes_catalog: Catalog, wandb_project: Path
 ) -> None:
-    report = check_file(str(wandb_project / "wandb"), catalog, runs=("fullrun1",))
+    report = check_file(str(wandb_project / "wandb"), run_shapes_catalog, runs=("fullrun1",))
     assert kinds(report) == []
     assert notices(report, "several_runs") == []
     assert len(report.inputs[0].runs) == 2  # its two folders
@@ -100,18 +108,20 @@ def test_a_resumed_wandb_run_is_one_run_and_no_finding(
 
 
 def test_run_judges_a_wandb_run_by_its_own_configuration(
-    catalog: Catalog, wandb_project: Path
+    run_shapes_catalog: Catalog, wandb_project: Path
 ) -> None:
-    report = check_file(str(wandb_project), catalog, runs=("shortrun",))
+    report = check_file(str(wandb_project), run_shapes_catalog, runs=("shortrun",))
     assert missing(report) == ["train/tokens_total"]
     kl = next(r for r in report.rows if r.row.name == "rl.shapes.kl")
     assert kl.presence == "not_applicable"
 
 
-def test_the_latest_run_link_reads_the_run_it_names(catalog: Catalog, wandb_project: Path) -> None:
+def test_the_latest_run_link_reads_the_run_it_names(
+    run_shapes_catalog: Catalog, wandb_project: Path
+) -> None:
     latest = wandb_project / "wandb" / "latest-run"
     assert latest.is_symlink()
-    report = check_file(str(latest), catalog)
+    report = check_file(str(latest), run_shapes_catalog)
     assert [run.run_id for run in report.inputs[0].runs] == ["shortrun"]
 
 
@@ -128,7 +138,7 @@ def test_the_cli_judges_one_run_of_a_wandb_project(
 
 @pytest.mark.parametrize("store", ["file", "sqlite"])
 def test_an_mlflow_run_resumed_into_the_same_run_is_no_finding(
-    catalog: Catalog, mlflow_template: Path, tmp_path: Path, store: str
+    run_shapes_catalog: Catalog, mlflow_template: Path, tmp_path: Path, store: str
 ) -> None:
     """``mlflow.start_run(run_id=...)`` appends the resumed steps to the run's values; the
     system metrics MLflow writes next to them are not the code's keys."""
@@ -155,13 +165,15 @@ def test_an_mlflow_run_resumed_into_the_same_run_is_no_finding(
                         mlflow.log_metrics({f"train/{k}": v for k, v in metrics.items()}, step=step)
         finally:
             mlflow.set_tracking_uri(previous)
-    report = check_file(str(path), catalog, runs=("full",))
+    report = check_file(str(path), run_shapes_catalog, runs=("full",))
     assert kinds(report) == []
     assert notices(report, "backend_metrics")
     tokens = next(r for r in report.rows if r.row.name == "rl.shapes.tokens")
     assert (tokens.logged, tokens.last_value) == (1 + 6 + 7, 1100.0)
-    assert missing(check_file(str(path), catalog, runs=(short_id,))) == ["train/tokens_total"]
-    together = check_file(str(path), catalog)
+    assert missing(check_file(str(path), run_shapes_catalog, runs=(short_id,))) == [
+        "train/tokens_total"
+    ]
+    together = check_file(str(path), run_shapes_catalog)
     assert missing(together) == []
     assert notices(together, "several_runs")
 

@@ -70,14 +70,6 @@ STEPS: dict[int, dict[str, float]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog (prefixes train, timing/train, validation)."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.catalog is not None, result.diagnostics
-    return result.catalog
-
-
 def tensor_value(tag: str, value: Any, dtype: int, *, content: bool, first: bool) -> Any:
     """A TF2-style scalar: a 0-d tensor of the scalars plugin, its metadata on the first only."""
     tensor = tensor_pb2.TensorProto(dtype=dtype)
@@ -173,10 +165,10 @@ def items_of(path: Path, input_format: str | None = None) -> list[Item]:
 
 
 def test_tensorboardx_add_scalar_is_judged_like_the_same_run_in_jsonl(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     path = write_tensorboardx(tmp_path / "logs", STEPS)
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog)
     assert judged(report) == EXPECTED
     assert report.source == str(path)
 
@@ -188,10 +180,10 @@ def test_tensorboardx_add_scalar_is_judged_like_the_same_run_in_jsonl(
     ids=["float", "double"],
 )
 def test_tf2_tensor_scalars_are_judged_like_simple_values(
-    catalog: Catalog, tmp_path: Path, dtype: int, content: bool
+    evolution_catalog: Catalog, tmp_path: Path, dtype: int, content: bool
 ) -> None:
     path = write_tensors(tmp_path / "events.out.tfevents.1.host", STEPS, dtype, content=content)
-    assert judged(check_file(str(path), catalog)) == EXPECTED
+    assert judged(check_file(str(path), evolution_catalog)) == EXPECTED
 
 
 @pytest.mark.parametrize(
@@ -212,7 +204,7 @@ def test_each_numeric_dtype_of_a_tensor_scalar_reads_as_its_number(
     assert (record.step, dict(record.metrics), record.split) == (3, {"a/b": value}, True)
 
 
-def test_a_torch_summary_writer_file_is_read(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_torch_summary_writer_file_is_read(evolution_catalog: Catalog, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from torch.utils.tensorboard import SummaryWriter as TorchWriter  # type: ignore[import-not-found]
 
@@ -221,7 +213,7 @@ def test_a_torch_summary_writer_file_is_read(catalog: Catalog, tmp_path: Path) -
         for key, value in metrics.items():
             writer.add_scalar(key, value, step)
     writer.close()
-    assert judged(check_file(str(tmp_path), catalog)) == EXPECTED
+    assert judged(check_file(str(tmp_path), evolution_catalog)) == EXPECTED
 
 
 # Keys real code logs, with every character a catalog key may hold.
@@ -410,7 +402,7 @@ def test_undeclared_tags_and_missing_required_keys_are_found(
 
 
 def test_images_histograms_and_text_are_skipped_and_counted_once(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     np = pytest.importorskip("numpy")
     writer = SummaryWriter(str(tmp_path))
@@ -419,7 +411,7 @@ def test_images_histograms_and_text_are_skipped_and_counted_once(
     writer.add_histogram("train/weights", np.arange(10.0), 2)
     writer.add_text("notes", "hello", 1)
     writer.close()
-    report = check_file(str(tmp_path), catalog)
+    report = check_file(str(tmp_path), evolution_catalog)
     (note,) = [n for n in report.notices if n.kind == "skipped_summaries"]
     assert "3 summary value(s) that are not scalars" in note.message
     assert "histo 2" in note.message
@@ -431,14 +423,14 @@ def test_images_histograms_and_text_are_skipped_and_counted_once(
 
 
 def test_a_log_folder_is_read_recursively_and_each_run_folder_is_a_worker(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     write_tensorboardx(tmp_path / "runs" / "a", {1: {"train/global_valid_toks": 100}})
     write_tensorboardx(
         tmp_path / "runs" / "b" / "seed1",
         {1: {"train/global_valid_toks": 50}, 2: {"train/global_valid_toks": -1}},
     )
-    report = check_paths([str(tmp_path / "runs")], catalog)
+    report = check_paths([str(tmp_path / "runs")], evolution_catalog)
     assert report.source == f"{tmp_path / 'runs'} (2 workers)"
     assert _logged(report) == {"rl.train.valid_tokens": 3}
     (decrease,) = report.findings
@@ -447,13 +439,13 @@ def test_a_log_folder_is_read_recursively_and_each_run_folder_is_a_worker(
 
 
 def test_a_log_folder_is_an_input_and_a_glob_of_run_folders_too(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     write_tensorboardx(tmp_path / "runs" / "a", STEPS)
     assert expand_inputs([str(tmp_path / "runs")]).paths == [str(tmp_path / "runs")]
     inputs = expand_inputs([str(tmp_path / "runs" / "*")])
     assert inputs.paths == [str(tmp_path / "runs" / "a")]
-    assert judged(check_paths(inputs.paths, catalog)) == EXPECTED
+    assert judged(check_paths(inputs.paths, evolution_catalog)) == EXPECTED
 
 
 def _first_record(tmp_path: Path) -> bytes:
@@ -513,7 +505,7 @@ def test_an_mlflow_run_folder_is_still_read_as_mlflow(tmp_path: Path) -> None:
 
 
 def test_input_format_forces_tensorboard_on_a_file_and_on_stdin(
-    catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evolution_catalog: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write_tensorboardx(tmp_path / "logs", STEPS)
     neutral = tmp_path / "log.bin"
@@ -522,7 +514,7 @@ def test_input_format_forces_tensorboard_on_a_file_and_on_stdin(
     assert main([*args, "--input-format", "tensorboard"]) == 0
     assert json.loads(capsys.readouterr().out)["counts"]["undeclared"] == 1
     stream = io.BytesIO(path.read_bytes())
-    report = check_stream(stream, catalog, input_format="tensorboard")
+    report = check_stream(stream, evolution_catalog, input_format="tensorboard")
     assert judged(report) == EXPECTED
 
 
@@ -612,12 +604,12 @@ HOSTILE: dict[str, tuple[bytes, int, list[int], list[str], str | None]] = {
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_damaged_event_file_gives_positioned_findings_never_a_traceback(
-    catalog: Catalog, tmp_path: Path, name: str
+    evolution_catalog: Catalog, tmp_path: Path, name: str
 ) -> None:
     data, records, malformed, notices, abandoned = HOSTILE[name]
     path = tmp_path / "events.out.tfevents.1700000000.host"
     path.write_bytes(data)
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog)
     assert report.records == records
     lines = [f.line for f in report.findings if f.kind == "malformed" and f.key != "#abandoned"]
     assert lines == malformed
@@ -634,7 +626,7 @@ def test_a_damaged_event_file_gives_positioned_findings_never_a_traceback(
 
 
 def test_an_oversized_record_is_skipped_unread_and_reading_resumes(
-    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    evolution_catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A record over max_line_bytes is sought past, never held; the next one is read."""
     from codegen import live_check
@@ -643,7 +635,7 @@ def test_an_oversized_record_is_skipped_unread_and_reading_resumes(
     big = _frame(_scalar_event(2, "train/" + "x" * 4000))
     path = tmp_path / "events.out.tfevents.1"
     path.write_bytes(_good(1) + big + _frame(_scalar_event(3)))
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), evolution_catalog)
     (finding,) = report.findings
     assert finding.kind == "malformed"
     assert finding.line == 3
@@ -686,7 +678,7 @@ def test_memory_stays_bounded_on_a_long_file(tmp_path: Path) -> None:
 
 
 def test_links_and_fifos_in_a_log_folder_are_named_and_not_read(
-    catalog: Catalog, tmp_path: Path
+    evolution_catalog: Catalog, tmp_path: Path
 ) -> None:
     outside = write_tensorboardx(tmp_path / "outside", {1: {"train/made_up": 1.0}})
     logs = tmp_path / "logs"
@@ -694,7 +686,7 @@ def test_links_and_fifos_in_a_log_folder_are_named_and_not_read(
     (logs / "run" / "events.out.tfevents.9.link").symlink_to(outside)
     (logs / "linked").symlink_to(outside.parent, target_is_directory=True)
     os.mkfifo(logs / "run" / "events.out.tfevents.9.fifo")
-    report = check_file(str(logs), catalog)
+    report = check_file(str(logs), evolution_catalog)
     assert [f.kind for f in report.findings] == []  # the made_up key outside was never read
     not_read = sorted(n.message for n in report.notices if n.kind == "not_read")
     assert len(not_read) == 2
@@ -753,10 +745,10 @@ def test_a_verl_run_logged_to_tensorboard_is_clean(
         assert sum(r.logged for r in report.rows) == sum(len(m) for m in steps.values())
 
 
-def test_a_note_is_a_notice_of_the_report(catalog: Catalog) -> None:
+def test_a_note_is_a_notice_of_the_report(evolution_catalog: Catalog) -> None:
     from codegen.live_check import check_records
 
-    report = check_records([Note("incomplete_record", "cut short", "f", 4)], catalog)
+    report = check_records([Note("incomplete_record", "cut short", "f", 4)], evolution_catalog)
     (notice,) = report.notices
     assert (notice.kind, notice.message, str(notice.position)) == (
         "incomplete_record",

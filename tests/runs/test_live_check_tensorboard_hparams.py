@@ -60,7 +60,7 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def hparams_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """The catalog of :data:`CATALOG`."""
     folder = tmp_path_factory.mktemp("catalog")
     (folder / "ppo.yaml").write_text(CATALOG, encoding="utf-8")
@@ -96,13 +96,13 @@ def _lightning_run(folder: Path, clip: float | None) -> None:
     ids=["zero", "null", "clipping"],
 )
 def test_a_condition_over_a_tensorboard_runs_hparams_is_judged(
-    catalog: Catalog, tmp_path: Path, clip: float | None, grad_norm: str
+    hparams_catalog: Catalog, tmp_path: Path, clip: float | None, grad_norm: str
 ) -> None:
     """Clipping 0 or null: grad_norm is not applicable; 1.0 and never logged: missing.
     ``rollout_batch_seq_length`` was written as the text "None", read as null: seq_len is
     ruled out. The hparams summaries are read, not counted as skipped values."""
     _lightning_run(tmp_path / "run" / "version_0", clip)
-    report = check_file(str(tmp_path / "run"), catalog)
+    report = check_file(str(tmp_path / "run"), hparams_catalog)
     states = {s.row.name: s.presence for s in report.rows if not s.logged}
     assert states == {"rl.na.actor.grad_norm": grad_norm, "rl.na.actor.seq_len": "not_applicable"}
     found = [(f.kind, f.qualified_key) for f in report.findings]
@@ -112,7 +112,7 @@ def test_a_condition_over_a_tensorboard_runs_hparams_is_judged(
 
 
 def test_flat_hparams_of_add_hparams_are_the_configuration(
-    catalog: Catalog, tmp_path: Path
+    hparams_catalog: Catalog, tmp_path: Path
 ) -> None:
     """tensorboardX's ``add_hparams`` (flat keys, as Hugging Face's callback logs its
     arguments) is read too; a key that is not nested stays at the top."""
@@ -120,16 +120,16 @@ def test_flat_hparams_of_add_hparams_are_the_configuration(
     writer.add_hparams({"learning_rate": 1e-5, "trainer/ppo/gradient_clip_val": 0.0}, {})
     writer.add_scalar("train_optim/loss", 0.5, 1)
     writer.close()
-    report = check_file(str(tmp_path / "run"), catalog)
+    report = check_file(str(tmp_path / "run"), hparams_catalog)
     states = {s.row.name: s.presence for s in report.rows if not s.logged}
     assert states["rl.na.actor.grad_norm"] == "not_applicable"
     assert [(f.kind, f.qualified_key) for f in report.findings] == []
 
 
-def test_a_run_config_file_wins_over_the_hparams(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_run_config_file_wins_over_the_hparams(hparams_catalog: Catalog, tmp_path: Path) -> None:
     """``--run-config`` still decides, as over any configuration a log holds."""
     _lightning_run(tmp_path / "run", 0.0)
     config = {"trainer": {"ppo": {"gradient_clip_val": 1.0, "rollout_batch_seq_length": 8}}}
-    report = check_file(str(tmp_path / "run"), catalog, run_config=config)
+    report = check_file(str(tmp_path / "run"), hparams_catalog, run_config=config)
     found = [(f.kind, f.qualified_key) for f in report.findings]
     assert found == [("missing", "train_optim/grad_norm"), ("missing", "train_optim/seq_len")]

@@ -17,24 +17,14 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.live_check import Source, check_file, check_stream, current_limits
 from codegen.runs.ingest import choose, read_source, trainer_state
 from codegen.runs.limits import Limits
 from codegen.runs.records import Malformed, Note, Record
 
 REPO = Path(__file__).resolve().parents[2]
-EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
 FORMATS = REPO / "tests" / "fixtures" / "live_check_formats"
 STATE = FORMATS / "trainer_state.json"
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The evolution fixture's catalog (prefixes train, timing/train, validation)."""
-    result = load_and_check(root=EVOLUTION, lint=False)
-    assert result.ok, result.diagnostics
-    return result.catalog
 
 
 def _items(raw: bytes, limits: Limits | None = None) -> list[Record | Malformed]:
@@ -86,10 +76,10 @@ def test_a_trainer_state_is_detected_by_its_name_or_its_log_history_key(
     assert (choose(path, head).name == trainer_state.INGESTER_NAME) is detected
 
 
-def test_it_is_judged_like_the_same_run_in_the_other_formats(catalog: Catalog) -> None:
+def test_it_is_judged_like_the_same_run_in_the_other_formats(evolution_catalog: Catalog) -> None:
     """Keys split against the catalog; the fixture's findings are the bare JSONL run's."""
-    state = check_file(str(STATE), catalog)
-    bare = check_file(str(FORMATS / "bare.jsonl"), catalog)
+    state = check_file(str(STATE), evolution_catalog)
+    bare = check_file(str(FORMATS / "bare.jsonl"), evolution_catalog)
     assert {(f.kind, f.qualified_key, f.count) for f in state.findings} == {
         (f.kind, f.qualified_key, f.count) for f in bare.findings
     }
@@ -100,9 +90,9 @@ def test_it_is_judged_like_the_same_run_in_the_other_formats(catalog: Catalog) -
     assert str(state.where(nan)) == f"{STATE}:27:1"
 
 
-def test_a_piped_trainer_state_is_read_with_its_input_format(catalog: Catalog) -> None:
+def test_a_piped_trainer_state_is_read_with_its_input_format(evolution_catalog: Catalog) -> None:
     stream = io.BufferedReader(io.BytesIO(STATE.read_bytes()))
-    report = check_stream(stream, catalog, input_format=trainer_state.INGESTER_NAME)
+    report = check_stream(stream, evolution_catalog, input_format=trainer_state.INGESTER_NAME)
     assert {r.row.name for r in report.rows if r.logged} >= {"rl.reward.mean", "rl.policy.loss"}
 
 

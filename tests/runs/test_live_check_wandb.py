@@ -92,7 +92,7 @@ teed:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def wandb_keys_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     """A catalog of keys with '/', '@', spaces and a nested dict, and a config condition."""
     return loaded_catalog(tmp_path_factory.mktemp("wandb-catalog"), CATALOG, "trainer.yaml")
 
@@ -334,7 +334,7 @@ def test_a_key_without_a_usable_step_metric_stays_at_the_history_step(
     ids=["a-step-metric", "no-definition"],
 )
 def test_an_undeclared_step_metric_is_an_axis_not_a_finding(
-    catalog: Catalog, axes: tuple[bytes, ...], expected: set[tuple[str, str]]
+    wandb_keys_catalog: Catalog, axes: tuple[bytes, ...], expected: set[tuple[str, str]]
 ) -> None:
     """OpenRLHF's eval/* are plotted against eval/epoch, which it never logs: W&B's
     step_sync writes eval/epoch 0 into each of their records. An undeclared key the run
@@ -344,7 +344,7 @@ def test_an_undeclared_step_metric_is_an_axis_not_a_finding(
     )
     (record,) = [i for i in read_items(data) if isinstance(i, Record)]
     assert record.step_keys == ({"actor/epoch"} if axes else set())
-    report = check_stream(io.BufferedReader(io.BytesIO(data)), catalog)
+    report = check_stream(io.BufferedReader(io.BytesIO(data)), wandb_keys_catalog)
     assert findings(report) == expected
     assert logged(report) == {"rl.wb.actor.pg_loss": 1}
 
@@ -658,12 +658,12 @@ def test_a_run_folder_a_run_file_and_a_wandb_folder_are_detected(tmp_path: Path)
 
 
 def test_each_run_of_a_wandb_folder_is_a_worker_and_latest_run_is_not_read_twice(
-    catalog: Catalog, tmp_path: Path
+    wandb_keys_catalog: Catalog, tmp_path: Path
 ) -> None:
     first = _run_folder(tmp_path, "aaa", container(STEP_1))
     _run_folder(tmp_path, "bbb", container(STEP_2))
     (tmp_path / "wandb" / "latest-run").symlink_to(first, target_is_directory=True)
-    report = check_paths([str(tmp_path / "wandb")], catalog)
+    report = check_paths([str(tmp_path / "wandb")], wandb_keys_catalog)
     assert logged(report) == {"rl.wb.actor.pg_loss": 2}
     assert report.lines == 2
     assert "2 worker(s)" in report.source or "(2 workers)" in report.source
@@ -675,20 +675,22 @@ def test_each_run_of_a_wandb_folder_is_a_worker_and_latest_run_is_not_read_twice
 
 
 def test_a_fifo_in_a_run_folder_is_refused_without_blocking(
-    catalog: Catalog, tmp_path: Path
+    wandb_keys_catalog: Catalog, tmp_path: Path
 ) -> None:
     folder = tmp_path / "wandb" / "offline-run-20261204_000000-fifo"
     folder.mkdir(parents=True)
     os.mkfifo(folder / "run-fifo.wandb")
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), wandb_keys_catalog)
     assert report.abandoned
     assert "not a regular file" in report.abandoned[0]
 
 
-def test_a_malformed_finding_names_the_file_and_byte(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_malformed_finding_names_the_file_and_byte(
+    wandb_keys_catalog: Catalog, tmp_path: Path
+) -> None:
     path = tmp_path / "run-x.wandb"
     path.write_bytes(_corrupt_crc(container(STEP_1, STEP_2), len(ONE) + 3))
-    report = check_file(str(path), catalog)
+    report = check_file(str(path), wandb_keys_catalog)
     (bad,) = [f for f in report.findings if f.kind == "malformed"]
     assert f"record 2 (byte {len(ONE)}) is not a W&B record" in bad.message()
     assert logged(report) == {"rl.wb.actor.pg_loss": 1}
@@ -715,8 +717,8 @@ def test_hostile_files_never_raise_through_the_cli(
     assert doc["counts"]["malformed"] >= 1
 
 
-def test_a_stream_is_detected_by_its_header_and_read(catalog: Catalog) -> None:
-    report = check_stream(io.BufferedReader(io.BytesIO(container(STEP_1))), catalog)
+def test_a_stream_is_detected_by_its_header_and_read(wandb_keys_catalog: Catalog) -> None:
+    report = check_stream(io.BufferedReader(io.BytesIO(container(STEP_1))), wandb_keys_catalog)
     assert logged(report) == {"rl.wb.actor.pg_loss": 1}
 
 
@@ -806,13 +808,13 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.integration
 def test_a_real_run_lands_every_key_on_its_row(
-    catalog: Catalog, real_runs: dict[str, Path]
+    wandb_keys_catalog: Catalog, real_runs: dict[str, Path]
 ) -> None:
     folder = real_runs["full"]
     source = Source(str(folder))
     list(read_source(source, current_limits()))
     assert source.format == "wandb"
-    report = check_file(str(folder), catalog)
+    report = check_file(str(folder), wandb_keys_catalog)
     assert logged(report) == {
         "rl.wb.actor.pg_loss": 2,
         "rl.wb.actor.kl_loss": 2,
@@ -831,12 +833,14 @@ def test_a_real_run_lands_every_key_on_its_row(
 
 @pytest.mark.integration
 def test_the_run_file_and_the_wandb_folder_read_like_the_run_folder(
-    catalog: Catalog, real_runs: dict[str, Path]
+    wandb_keys_catalog: Catalog, real_runs: dict[str, Path]
 ) -> None:
     folder = real_runs["full"]
     (run_file,) = folder.glob("run-*.wandb")
-    assert logged(check_file(str(run_file), catalog)) == logged(check_file(str(folder), catalog))
-    assert logged(check_paths([str(folder.parent)], catalog))["rl.wb.actor.pg_loss"] == 2
+    assert logged(check_file(str(run_file), wandb_keys_catalog)) == logged(
+        check_file(str(folder), wandb_keys_catalog)
+    )
+    assert logged(check_paths([str(folder.parent)], wandb_keys_catalog))["rl.wb.actor.pg_loss"] == 2
 
 
 @pytest.mark.integration
@@ -849,25 +853,25 @@ def test_the_run_file_and_the_wandb_folder_read_like_the_run_folder(
     ],
 )
 def test_the_runs_configuration_decides_conditional_presence(
-    catalog: Catalog, real_runs: dict[str, Path], run: str, missing: set[str]
+    wandb_keys_catalog: Catalog, real_runs: dict[str, Path], run: str, missing: set[str]
 ) -> None:
-    report = check_file(str(real_runs[run]), catalog)
+    report = check_file(str(real_runs[run]), wandb_keys_catalog)
     assert {key for kind, key in findings(report) if kind == "missing"} == missing
 
 
 @pytest.mark.integration
 def test_a_missing_required_key_a_wrong_kind_and_an_undeclared_key_are_found(
-    catalog: Catalog, real_runs: dict[str, Path]
+    wandb_keys_catalog: Catalog, real_runs: dict[str, Path]
 ) -> None:
-    report = check_file(str(real_runs["wrong"]), catalog)
+    report = check_file(str(real_runs["wrong"]), wandb_keys_catalog)
     assert findings(report) == {
         ("non_scalar", "actor/pg_loss"),
         ("undeclared", "actor/made_up"),
         ("undeclared", "eval"),
     }
-    fired = check_file(str(real_runs["kl-off-late"]), catalog)
+    fired = check_file(str(real_runs["kl-off-late"]), wandb_keys_catalog)
     assert ("missing", "actor/pg_loss") not in findings(fired)
-    report = check_file(str(real_runs["no-pg"]), catalog)
+    report = check_file(str(real_runs["no-pg"]), wandb_keys_catalog)
     assert findings(report) == {("missing", "actor/pg_loss")}
 
 

@@ -60,7 +60,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def catalog(project: Path) -> Catalog:
+def logged_units_catalog(project: Path) -> Catalog:
+    """The rows of :data:`CATALOG`, declared in the units verl logs, linted clean."""
     loaded = load_and_check(root=project)
     assert loaded.diagnostics == ()
     assert loaded.catalog is not None
@@ -68,9 +69,11 @@ def catalog(project: Path) -> Catalog:
 
 
 @pytest.fixture
-def generated(project: Path, catalog: Catalog, clean_otel: None) -> Iterator[ModuleType]:
+def generated(
+    project: Path, logged_units_catalog: Catalog, clean_otel: None
+) -> Iterator[ModuleType]:
     """The generated module of :data:`CATALOG`, imported (its rows declared)."""
-    (catalog_file,) = catalog.files
+    (catalog_file,) = logged_units_catalog.files
     path = project / "logged_units.py"
     path.write_text(render_python_module(catalog_file), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("logged_units_generated", path)
@@ -85,8 +88,10 @@ def generated(project: Path, catalog: Catalog, clean_otel: None) -> Iterator[Mod
         del sys.modules[spec.name]
 
 
-def test_the_model_gives_the_exported_unit_and_the_logged_one(catalog: Catalog) -> None:
-    rows = {row.name: row for _, row in catalog.rows()}
+def test_the_model_gives_the_exported_unit_and_the_logged_one(
+    logged_units_catalog: Catalog,
+) -> None:
+    rows = {row.name: row for _, row in logged_units_catalog.rows()}
     duration, memory, tokens = (
         rows["rl.generation.duration"],
         rows["rl.memory.max_allocated"],
@@ -99,8 +104,10 @@ def test_the_model_gives_the_exported_unit_and_the_logged_one(catalog: Catalog) 
     assert memory.prometheus_name == "rl_memory_max_allocated_bytes"
 
 
-def test_resolve_keeps_unit_exported_and_adds_the_logged_unit(catalog: Catalog) -> None:
-    rows = {row["name"]: row for row in resolve_catalog(catalog)["rows"]}  # type: ignore[attr-defined]
+def test_resolve_keeps_unit_exported_and_adds_the_logged_unit(
+    logged_units_catalog: Catalog,
+) -> None:
+    rows = {row["name"]: row for row in resolve_catalog(logged_units_catalog)["rows"]}  # type: ignore[attr-defined]
     assert (
         rows["rl.generation.duration"]["unit"],
         rows["rl.generation.duration"]["logged_unit"],
@@ -111,8 +118,10 @@ def test_resolve_keeps_unit_exported_and_adds_the_logged_unit(catalog: Catalog) 
     assert rows["rl.tokens.batch_size"]["logged_unit"] == "{token}"
 
 
-def test_the_dashboard_plots_the_exported_unit_and_says_the_logged_one(catalog: Catalog) -> None:
-    (catalog_file,) = catalog.files
+def test_the_dashboard_plots_the_exported_unit_and_says_the_logged_one(
+    logged_units_catalog: Catalog,
+) -> None:
+    (catalog_file,) = logged_units_catalog.files
     dashboard: dict[str, Any] = render_dashboard(catalog_file)
     panels = {p["title"]: p for p in dashboard["panels"]}
     panel = panels["rl.generation.duration"]
@@ -152,11 +161,15 @@ def test_milliseconds_logged_are_exported_as_seconds(generated: ModuleType) -> N
     ("wire_unit", "mismatch"), [("s", False), ("ms", True)], ids=["exported", "logged"]
 )
 def test_live_telemetry_is_judged_against_the_exported_unit(
-    catalog: Catalog, wire_unit: str, mismatch: bool
+    logged_units_catalog: Catalog, wire_unit: str, mismatch: bool
 ) -> None:
     point = TelemetryPoint("otlp", "rl.generation.duration", "gauge", wire_unit, {}, 1.5)
     report = check_records(
-        records_from_points([point], 1), catalog, source="live", promoted=(), multi=True
+        records_from_points([point], 1),
+        logged_units_catalog,
+        source="live",
+        promoted=(),
+        multi=True,
     )
     kinds = {finding.kind for finding in report.findings}
     assert ("unit_mismatch" in kinds) is mismatch

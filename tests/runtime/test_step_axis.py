@@ -65,7 +65,8 @@ GLOBAL_BATCH = 512
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+def megatron_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """Megatron-LM's rows of :data:`CATALOG`, some on the consumed-samples axis, linted clean."""
     root = tmp_path_factory.mktemp("megatron")
     (root / "catalog").mkdir()
     (root / "catalog" / "training.yaml").write_text(CATALOG, encoding="utf-8")
@@ -92,9 +93,11 @@ def _states(catalog: Catalog, path: Path) -> tuple[dict[str, str], list[Any], in
     return states, [(f.kind, f.series) for f in report.findings], report.last_step
 
 
-def test_vs_samples_steps_do_not_make_the_run_look_longer(catalog: Catalog, tmp_path: Path) -> None:
+def test_vs_samples_steps_do_not_make_the_run_look_longer(
+    megatron_catalog: Catalog, tmp_path: Path
+) -> None:
     """100 iterations (51,200 samples): validation every 1000 iterations is not due yet."""
-    states, findings, last_step = _states(catalog, _run(tmp_path / "run.jsonl", 100))
+    states, findings, last_step = _states(megatron_catalog, _run(tmp_path / "run.jsonl", 100))
     assert findings == []
     assert last_step == 100
     assert states["rl.megatron.lm_loss_validation"] == "not_due"
@@ -102,18 +105,24 @@ def test_vs_samples_steps_do_not_make_the_run_look_longer(catalog: Catalog, tmp_
     assert states["rl.megatron.lm_loss_validation_vs_samples"] == "not_due"
 
 
-def test_a_row_on_another_axis_is_due_by_that_axis(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_row_on_another_axis_is_due_by_that_axis(
+    megatron_catalog: Catalog, tmp_path: Path
+) -> None:
     """1,000 iterations (512,000 samples): both validation rows are due, and missing."""
-    _seen, findings, _last = _states(catalog, _run(tmp_path / "run.jsonl", 1000))
+    _seen, findings, _last = _states(megatron_catalog, _run(tmp_path / "run.jsonl", 1000))
     assert sorted(findings) == [
         ("missing", "rl.megatron.lm_loss_validation"),
         ("missing", "rl.megatron.lm_loss_validation_vs_samples"),
     ]
 
 
-def test_a_required_row_on_another_axis_is_still_missing(catalog: Catalog, tmp_path: Path) -> None:
+def test_a_required_row_on_another_axis_is_still_missing(
+    megatron_catalog: Catalog, tmp_path: Path
+) -> None:
     """The axis changes when a row is due, not whether it is judged."""
-    _seen, findings, _last = _states(catalog, _run(tmp_path / "run.jsonl", 100, vs_samples=False))
+    _seen, findings, _last = _states(
+        megatron_catalog, _run(tmp_path / "run.jsonl", 100, vs_samples=False)
+    )
     assert findings == [("missing", "rl.megatron.lm_loss_vs_samples")]
 
 
@@ -131,11 +140,11 @@ def test_step_axis_is_loaded_and_step_is_the_default(
     assert axes["rl.megatron.lm_loss"] == ""
 
 
-def test_resolve_shows_each_rows_step_axis(catalog: Catalog) -> None:
+def test_resolve_shows_each_rows_step_axis(megatron_catalog: Catalog) -> None:
     """``resolve`` names the axis live-check judges a row's steps by (``step`` by default)."""
     from codegen.generate.resolve import resolve_catalog
 
-    resolved = resolve_catalog(catalog)
+    resolved = resolve_catalog(megatron_catalog)
     axes = {row["name"]: row["step_axis"] for row in resolved["rows"]}  # type: ignore[index]
     assert axes["rl.megatron.lm_loss"] == "step"
     assert axes["rl.megatron.lm_loss_vs_samples"] == "samples"

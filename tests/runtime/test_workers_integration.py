@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from codegen.catalog.pipeline import load_and_check
+from codegen.catalog.model import Catalog
 from codegen.live_check import check_paths, expand_paths
 from examples import ray_workers
 from examples.demo import parse_exposition
@@ -106,7 +106,11 @@ def _by_rank(server: PrometheusServer, promql: str) -> dict[str, float]:
 
 
 def test_prometheus_discovers_four_ray_actors_and_keeps_three_when_one_dies(
-    ray_cluster: Any, prometheus_binary: str, clean_otel: None, tmp_path: Path
+    ray_cluster: Any,
+    prometheus_binary: str,
+    clean_otel: None,
+    repo_catalog: Catalog,
+    tmp_path: Path,
 ) -> None:
     ray = ray_cluster
     # The driver tees first, so its registry is frozen: an owner imported late
@@ -166,8 +170,7 @@ def test_prometheus_discovers_four_ray_actors_and_keeps_three_when_one_dies(
     # Closed actors removed their target files; the killed one could not.
     assert len(list(targets.glob("*.json"))) == 1
     # Their JSONL logs, one per worker, check clean together.
-    catalog = load_and_check(root=REPO, lint=False).catalog
-    report = check_paths(expand_paths([str(logs / "run-rank*.jsonl")]), catalog)
+    report = check_paths(expand_paths([str(logs / "run-rank*.jsonl")]), repo_catalog)
     assert report.records == 4 * 3 + 3
     assert report.kinds() <= {"missing"}, report.to_text()
 
