@@ -13,33 +13,25 @@ first due; and a run that drops or breaks a tag must be reported.
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from metric_catalog import vocabulary
 from metric_catalog.adapters import tee_summary_writer, tee_wandb_log
 from metric_catalog.loggers import JsonlLogger
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import declared_units, exported_units, imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "megatron"
-CATALOG = "megatron_metrics/telemetry/catalog"
-MODULES = ("common", "timing", "training", "validation")
+MEGATRON = ExampleProject(
+    "megatron", "megatron_metrics", ("common", "timing", "training", "validation")
+)
 
-Point = tuple[str, frozenset[tuple[str, Any]]]
 
 # Literal tags -> series, written out by hand rather than derived from the matcher.
 LITERAL = {
@@ -108,53 +100,17 @@ def expected_series(tag: str) -> tuple[str, dict[str, Any]]:
     raise AssertionError(f"no series for {tag!r}")
 
 
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/megatron with its package generated."""
-    root = tmp_path_factory.mktemp("megatron") / "megatron"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / "megatron_metrics" / "telemetry" / "generated" / f"{module}.py").unlink(
-            missing_ok=True
-        )
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
-
-
-@dataclass(frozen=True)
-class Megatron:
-    """The example as the tests use it: its runs module, generated rows and catalog."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
+    return MEGATRON.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def megatron(project: Path) -> Iterator[Megatron]:
+def megatron(project: Path) -> Iterator[ImportedExample]:
     """The generated modules and ``megatron_metrics.runs``, imported from the copy."""
-    with imported_example(project, "megatron_metrics", MODULES) as (modules, runs):
-        rows = [
-            value
-            for module in modules
-            for value in vars(module).values()
-            if isinstance(value, TeedMetric)
-        ]
-        result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-        assert result.catalog is not None
-        yield Megatron(runs, rows, result.catalog)
+    with MEGATRON.imported(project) as example:
+        yield example
 
 
 RUN_NAMES = ["gpt_detailed", "gpt_defaults", "gpt_multi_validation"]
@@ -174,7 +130,7 @@ UNSEEN = {
 def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning() -> None:
     """No error; LOGGER_KEY_BACKEND_UNSAFE exactly on the keys that log a space (in the key or
     in a value of its ``{megatron.loss}`` enum, 'lm loss'), nothing silenced."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = MEGATRON.check()
     assert result.catalog is not None
     assert [d for d in result.diagnostics if d.code != "LOGGER_KEY_BACKEND_UNSAFE"] == []
     warned = sorted(d.message.split("'")[1] for d in result.diagnostics)
@@ -184,43 +140,26 @@ def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning(
         if row.logger_key and (" " in row.logger_key or "{megatron.loss}" in row.logger_key)
     )
     assert warned == spaced
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = MEGATRON.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, megatron: Megatron) -> None:
+def test_generate_into_a_copy_is_current(project: Path, megatron: ImportedExample) -> None:
     """``check`` finds the copy's generated files current."""
     assert main(["check", "--root", str(project)]) == 0
     assert len(megatron.rows) == len(list(megatron.catalog.rows()))
 
 
-def _collected(reader: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point; with ``catalog``, each series is
-    checked to be exported in the unit the catalog says (the logged unit scaled away)."""
-    collected = reader.get_metrics_data()
-    if catalog is not None:
-        units = exported_units(collected)
-        assert units == declared_units(catalog, units)
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = point.value
-    return recorded
-
-
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_tag_of_a_megatron_run_is_teed_to_its_series(
-    megatron: Megatron, tmp_path: Path, name: str
+    megatron: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Through ``tee_summary_writer`` around the run's SummaryWriter."""
     megatron.register()
     with installed_reader() as reader:
         calls = megatron.runs.write_run(megatron.spec(name), tmp_path / "run.jsonl")
-        recorded = _collected(reader, megatron.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), megatron.catalog)
     expected: dict[Point, Any] = {}
     for tag, value, _step in calls:
         series, attributes = expected_series(tag)
@@ -233,7 +172,7 @@ def test_every_tag_of_a_megatron_run_is_teed_to_its_series(
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_megatron_run(
-    megatron: Megatron, tmp_path: Path, name: str
+    megatron: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """No finding; ``gpt_defaults`` logs 15,360 samples but only 60 of 1000 iterations."""
     megatron.register()
@@ -258,7 +197,7 @@ def test_live_check_is_clean_on_a_megatron_run(
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_megatron_tensorboard_run(
-    megatron: Megatron, tmp_path: Path, name: str
+    megatron: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """The event file torch's SummaryWriter writes: each tag once per add_scalar, steps as given.
 
@@ -285,7 +224,7 @@ def test_live_check_is_clean_on_a_megatron_tensorboard_run(
 
 
 def test_a_tensorboard_run_missing_a_required_tag_is_reported(
-    megatron: Megatron, tmp_path: Path
+    megatron: ImportedExample, tmp_path: Path
 ) -> None:
     """Required rows need no arguments to be judged: a dropped tag is missing."""
     pytest.importorskip("tensorboardX")
@@ -298,7 +237,7 @@ def test_a_tensorboard_run_missing_a_required_tag_is_reported(
     ]
 
 
-def _write(megatron: Megatron, path: Path, spec: Any, calls: list[Any]) -> None:
+def _write(megatron: ImportedExample, path: Path, spec: Any, calls: list[Any]) -> None:
     megatron.register()
     with installed_reader():
         writer = tee_summary_writer(
@@ -319,7 +258,7 @@ def _write(megatron: Megatron, path: Path, spec: Any, calls: list[Any]) -> None:
     ],
 )
 def test_a_broken_megatron_run_is_reported(
-    megatron: Megatron, tmp_path: Path, fault: str, expected: list[tuple[str, str]]
+    megatron: ImportedExample, tmp_path: Path, fault: str, expected: list[tuple[str, str]]
 ) -> None:
     """A dropped tag the arguments require is missing; a NaN loss is non-finite."""
     spec = megatron.spec("gpt_detailed")
@@ -348,7 +287,7 @@ class _Sink:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_wandb_key_of_a_megatron_run_is_teed_to_its_series(
-    megatron: Megatron, name: str
+    megatron: ImportedExample, name: str
 ) -> None:
     """Through ``tee_wandb_log`` around the run's ``wandb_writer``."""
 
@@ -358,7 +297,7 @@ def test_every_wandb_key_of_a_megatron_run_is_teed_to_its_series(
         log = tee_wandb_log(_Sink())
         for tag, value, step in calls:
             log({tag: value}, step)
-        recorded = _collected(reader, megatron.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), megatron.catalog)
     expected: dict[Point, Any] = {}
     for tag, value, _step in calls:
         series, attributes = expected_series(tag)
@@ -369,7 +308,9 @@ def test_every_wandb_key_of_a_megatron_run_is_teed_to_its_series(
 
 
 @pytest.fixture(scope="module")
-def wandb_runs(megatron: Megatron, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def wandb_runs(
+    megatron: ImportedExample, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
     """Each run's W&B calls written by the real wandb library (offline), by run name."""
     pytest.importorskip("wandb")
     from tests.runs.test_live_check_wandb import write_runs
@@ -392,7 +333,7 @@ def wandb_runs(megatron: Megatron, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_megatron_wandb_run(
-    megatron: Megatron, wandb_runs: dict[str, Path], name: str
+    megatron: ImportedExample, wandb_runs: dict[str, Path], name: str
 ) -> None:
     """No finding: the TensorBoard-only tags (vs samples, memory, perplexity) are not
     applicable in a W&B run (``run.format != 'wandb'``), ``samples vs steps`` is logged."""

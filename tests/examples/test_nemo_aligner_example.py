@@ -18,131 +18,58 @@ not live-check seeing nothing.
 
 from __future__ import annotations
 
-import importlib
 import math
-import shutil
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from codegen.catalog.matching import KeyMatcher
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file, check_paths
 from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
-from metric_catalog.vocabulary import TeedMetric
+from tests.example_projects import (
+    ExampleProject,
+    ImportedExample,
+    Point,
+    exported_units,
+    recorded_points,
+)
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "nemo_aligner"
-CATALOG = "nemo_aligner_metrics/telemetry/catalog"
-MODULES = ("common", "critic", "lightning", "optim", "rollouts", "timers", "validation")
-PACKAGE = "nemo_aligner_metrics"
-
-Point = tuple[str, frozenset[tuple[str, Any]]]
-
-
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
-def _forget_package() -> None:
-    for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
-        del sys.modules[name]
+NEMO_ALIGNER = ExampleProject(
+    "nemo_aligner",
+    "nemo_aligner_metrics",
+    ("common", "critic", "lightning", "optim", "rollouts", "timers", "validation"),
+)
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/nemo_aligner with its package generated."""
-    root = tmp_path_factory.mktemp("nemo_aligner") / "nemo_aligner"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / PACKAGE / "telemetry" / "generated" / f"{module}.py").unlink(missing_ok=True)
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
+    return NEMO_ALIGNER.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def package(project: Path) -> Iterator[dict[str, ModuleType]]:
-    """The generated modules and ``nemo_aligner_metrics.runs``, imported from the copy."""
-    sys.path.insert(0, str(project))
-    vocabulary._reset_for_tests()
-    try:
-        imported = {
-            name: importlib.import_module(f"{PACKAGE}.telemetry.generated.{name}")
-            for name in MODULES
-        }
-        imported["runs"] = importlib.import_module(f"{PACKAGE}.runs")
-        vocabulary._reset_for_tests()  # each test registers the rows itself
-        yield imported
-    finally:
-        sys.path.remove(str(project))
-        _forget_package()
-        vocabulary._reset_for_tests()
-
-
-@dataclass(frozen=True)
-class Aligner:
-    """The example as the tests use it: its runs module, rows, catalog and live-check matcher."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-    matcher: KeyMatcher
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
-
-    def route(self, key: str) -> tuple[str, dict[str, Any]]:
-        """The one row live-check counts a flat key under: the longest prefix that routes."""
-        prefix, rest = self.matcher.split(key)
-        ((row, captured),) = self.matcher.match(prefix, rest)
-        return row.name, dict(captured)
-
-    def row(self, series: str) -> TeedMetric:
-        """The generated row of ``series``."""
-        return next(row for row in self.rows if row.name == series)
-
-
-@pytest.fixture(scope="module")
-def aligner(package: dict[str, ModuleType]) -> Aligner:
-    """The example, generated and imported."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-    assert result.catalog is not None
-    rows = [
-        value
-        for module in package.values()
-        for value in vars(module).values()
-        if isinstance(value, TeedMetric)
-    ]
-    matcher = KeyMatcher(
-        [row for _f, row in result.catalog.rows()], 1000, result.catalog.attributes()
-    )
-    return Aligner(package["runs"], rows, result.catalog, matcher)
+def aligner(project: Path) -> Iterator[ImportedExample]:
+    """The example: the generated modules and ``nemo_aligner_metrics.runs`` imported from the
+    copy."""
+    with NEMO_ALIGNER.imported(project) as example:
+        yield example
 
 
 def test_example_catalog_validates_and_lints_clean() -> None:
     """No error, no warning, and no rule silenced anywhere in the catalog."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = NEMO_ALIGNER.check()
     assert [str(d) for d in result.diagnostics] == []
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = NEMO_ALIGNER.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, aligner: Aligner) -> None:
+def test_generate_into_a_copy_is_current(project: Path, aligner: ImportedExample) -> None:
     """``check`` finds the copy's generated files current; the package declares every row."""
     assert main(["check", "--root", str(project)]) == 0
     assert sorted(row.name for row in aligner.rows) == sorted(
@@ -152,14 +79,8 @@ def test_generate_into_a_copy_is_current(project: Path, aligner: Aligner) -> Non
 
 def _recorded(collected: Any) -> dict[Point, tuple[Any, str]]:
     """(series, attributes) -> (value, exported unit) of every point the reader collected."""
-    recorded: dict[Point, tuple[Any, str]] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = (point.value, metric.unit)
-    return recorded
+    units = exported_units(collected)
+    return {point: (value, units[point[0]]) for point, value in recorded_points(collected).items()}
 
 
 # Keys a reader can get wrong, each as NeMo-Aligner passes it: (prefix, key) -> series.
@@ -191,7 +112,7 @@ class _Sink:
     ("prefix", "key", "series", "attributes"), TRICKY, ids=[p + k for p, k, *_ in TRICKY]
 )
 def test_a_tricky_nemo_aligner_key_is_teed_to_its_series(
-    aligner: Aligner, prefix: str, key: str, series: str, attributes: dict[str, Any]
+    aligner: ImportedExample, prefix: str, key: str, series: str, attributes: dict[str, Any]
 ) -> None:
     """TeeLogger around the wrapper, and live-check's matcher, put it on the expected series."""
     from metric_catalog.loggers import TeeLogger
@@ -207,17 +128,7 @@ def test_a_tricky_nemo_aligner_key_is_teed_to_its_series(
     assert aligner.route(prefix + key) == (series, attributes)
 
 
-def _run_names() -> list[str]:
-    """The names of the example's runs (read before any fixture runs, for the ids)."""
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module(f"{PACKAGE}.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        _forget_package()
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = NEMO_ALIGNER.run_names()
 
 
 def _numbers(logged: list[tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, float]]:
@@ -231,7 +142,7 @@ def _numbers(logged: list[tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, fl
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_key_of_a_nemo_aligner_run_is_teed_to_its_series(
-    aligner: Aligner, tmp_path: Path, name: str
+    aligner: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Each key lands on the series live-check counts it under, with its attributes, the
     row's exported unit and the value: a gauge's last one, a running total's last total
@@ -249,7 +160,7 @@ def test_every_key_of_a_nemo_aligner_run_is_teed_to_its_series(
     assert len(expected) >= 4
 
 
-def _counts(aligner: Aligner, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+def _counts(aligner: ImportedExample, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for key, _value in _numbers(logged):
         series = aligner.route(key)[0]
@@ -278,7 +189,7 @@ def _clean(report: LiveCheckReport, counts: dict[str, int], unseen: set[str]) ->
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_nemo_aligner_jsonl_run(
-    aligner: Aligner, tmp_path: Path, name: str
+    aligner: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """No finding; every row the loop, configuration and format call for is seen
     (``hp_metric``, which only Lightning's TensorBoard logger adds, is not applicable)."""
@@ -293,7 +204,7 @@ def test_live_check_is_clean_on_a_nemo_aligner_jsonl_run(
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_at_full_coverage_on_a_nemo_aligner_tensorboard_run(
-    aligner: Aligner, tmp_path: Path, name: str
+    aligner: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Event files as Lightning's TensorBoardLogger writes them: ``hp_metric`` at step 0,
     the hparams summaries (the configuration, so conditions are decided), a scalar per key."""
@@ -308,7 +219,7 @@ def test_live_check_is_clean_at_full_coverage_on_a_nemo_aligner_tensorboard_run(
 @pytest.mark.integration
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_a_nemo_aligner_mlflow_run(
-    aligner: Aligner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+    aligner: ImportedExample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """A run folder of MLflow's file store as Lightning's MLFlowLogger logs it (the params
     are the configuration): no finding, every row that applies seen."""
@@ -346,7 +257,7 @@ def _spoiled(step: int, logged: dict[str, Any], case: str) -> dict[str, Any]:
 )
 @pytest.mark.parametrize("fmt", ["jsonl", "tensorboard"])
 def test_a_fault_in_a_nemo_aligner_run_fires(
-    aligner: Aligner, tmp_path: Path, fmt: str, case: str, finding: tuple[str, str]
+    aligner: ImportedExample, tmp_path: Path, fmt: str, case: str, finding: tuple[str, str]
 ) -> None:
     """One fault in a clean run's calls is the one finding, in each format (the last: a run
     configured with clipping that never logged ``grad_norm``, decided by its hparams too)."""
@@ -370,7 +281,7 @@ def test_a_fault_in_a_nemo_aligner_run_fires(
 
 
 def test_validation_before_its_first_due_step_and_a_short_run_are_clean(
-    aligner: Aligner, tmp_path: Path
+    aligner: ImportedExample, tmp_path: Path
 ) -> None:
     """Validation runs at the last step (4) of a run due to validate every 10 steps:
     logged before its ``first_step``, which is no finding (the clean runs); a job of
@@ -391,7 +302,7 @@ def test_validation_before_its_first_due_step_and_a_short_run_are_clean(
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_lightning_loggers_teed_with_the_mixin_record_what_tee_logger_records(
-    aligner: Aligner, tmp_path: Path, name: str
+    aligner: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """The other place to tee NeMo-Aligner: each Lightning logger, through
     ``LightningTeeMixin`` (flat keys split at the longest declared prefix). The series,
@@ -432,7 +343,7 @@ def _job_clean(report: LiveCheckReport) -> None:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("names", JOBS, ids=["-".join(job) for job in JOBS])
 def test_the_actors_and_the_critic_servers_jsonl_logs_checked_together_are_clean(
-    aligner: Aligner, tmp_path: Path, names: tuple[str, str]
+    aligner: ImportedExample, tmp_path: Path, names: tuple[str, str]
 ) -> None:
     """One job, two processes: each log judged as its own loop, by its own steps and its
     own configuration (the critic's clipping does not make the unclipped actor's
@@ -450,7 +361,7 @@ def test_the_actors_and_the_critic_servers_jsonl_logs_checked_together_are_clean
 
 @pytest.mark.parametrize("names", JOBS, ids=["-".join(job) for job in JOBS])
 def test_a_tensorboard_folder_holding_the_actor_and_the_critic_server_is_clean(
-    aligner: Aligner, tmp_path: Path, names: tuple[str, str]
+    aligner: ImportedExample, tmp_path: Path, names: tuple[str, str]
 ) -> None:
     """Lightning's TensorBoard logger in both processes, one log folder: each run's loop
     inferred from its own tags, judged by its own hparams."""
@@ -464,7 +375,7 @@ def test_a_tensorboard_folder_holding_the_actor_and_the_critic_server_is_clean(
 
 @pytest.mark.integration
 def test_an_mlflow_experiment_holding_the_actor_and_the_critic_server_is_clean(
-    aligner: Aligner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    aligner: ImportedExample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both processes log into one MLflow experiment: each run judged by its own params."""
     pytest.importorskip("mlflow", reason="the dev extra installs mlflow-skinny")

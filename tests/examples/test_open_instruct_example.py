@@ -16,116 +16,55 @@ seeing nothing.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from codegen.catalog.matching import KeyMatcher
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
 from metric_catalog import vocabulary
 from metric_catalog.adapters import tee_wandb_log
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import forget_package, imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import caught_warnings, clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
 wandb = pytest.importorskip("wandb")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "open_instruct"
-CATALOG = "open_instruct_metrics/telemetry/catalog"
-MODULES = ("common", "evaluation", "loss", "rollout", "trainer")
-PACKAGE = "open_instruct_metrics"
-
-Point = tuple[str, frozenset[tuple[str, Any]]]
-
-
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
+OPEN_INSTRUCT = ExampleProject(
+    "open_instruct", "open_instruct_metrics", ("common", "evaluation", "loss", "rollout", "trainer")
+)
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/open_instruct with its package generated."""
-    root = tmp_path_factory.mktemp("open_instruct") / "open_instruct"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / PACKAGE / "telemetry" / "generated" / f"{module}.py").unlink(missing_ok=True)
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
+    return OPEN_INSTRUCT.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def package(project: Path) -> Iterator[dict[str, ModuleType]]:
-    """The generated modules and ``open_instruct_metrics.runs``, imported from the copy."""
-    with imported_example(project, PACKAGE, MODULES) as (modules, runs):
-        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
-
-
-@dataclass(frozen=True)
-class OpenInstruct:
-    """The example as the tests use it: its runs module, rows, catalog and live-check matcher."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-    matcher: KeyMatcher
-    project: Path
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
-
-    def route(self, key: str) -> tuple[TeedMetric | Any, dict[str, Any]]:
-        """The one row live-check counts a flat key under, with what it captured."""
-        prefix, rest = self.matcher.split(key)
-        ((row, captured),) = self.matcher.match(prefix, rest)
-        return row, dict(captured)
-
-
-@pytest.fixture(scope="module")
-def oi(package: dict[str, ModuleType], project: Path) -> OpenInstruct:
-    """The example, generated and imported."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-    assert result.catalog is not None
-    rows = [
-        value
-        for module in package.values()
-        for value in vars(module).values()
-        if isinstance(value, TeedMetric)
-    ]
-    matcher = KeyMatcher(
-        [row for _f, row in result.catalog.rows()], 1000, result.catalog.attributes()
-    )
-    return OpenInstruct(package["runs"], rows, result.catalog, matcher, project)
+def oi(project: Path) -> Iterator[ImportedExample]:
+    """The example: the generated modules and ``open_instruct_metrics.runs`` imported from the
+    copy."""
+    with OPEN_INSTRUCT.imported(project) as example:
+        yield example
 
 
 def test_example_catalog_validates_and_lints_clean() -> None:
     """No error, no warning, and no rule silenced anywhere in the catalog."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = OPEN_INSTRUCT.check()
     assert [str(d) for d in result.diagnostics] == []
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = OPEN_INSTRUCT.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, oi: OpenInstruct) -> None:
+def test_generate_into_a_copy_is_current(project: Path, oi: ImportedExample) -> None:
     """``check`` finds the copy's generated files current; the package declares every row."""
     assert main(["check", "--root", str(project)]) == 0
     assert sorted(row.name for row in oi.rows) == sorted(
@@ -133,29 +72,7 @@ def test_generate_into_a_copy_is_current(project: Path, oi: OpenInstruct) -> Non
     )
 
 
-def _recorded(collected: Any) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected."""
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = point.value
-    return recorded
-
-
-def _run_names() -> list[str]:
-    """The names of the example's runs (read before any fixture runs, for the ids)."""
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module(f"{PACKAGE}.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        forget_package(PACKAGE)
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = OPEN_INSTRUCT.run_names()
 
 # Keys a reader can get wrong, with the series and attributes each must land on: a family
 # next to the literal rows of its shape, a verifier name holding '_', prefixes two
@@ -205,15 +122,15 @@ class _Sink:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize(("key", "series", "attributes"), TRICKY, ids=[k for k, *_ in TRICKY])
 def test_a_tricky_open_instruct_key_is_teed_to_its_series(
-    oi: OpenInstruct, key: str, series: str, attributes: dict[str, Any]
+    oi: ImportedExample, key: str, series: str, attributes: dict[str, Any]
 ) -> None:
     """The tee (through tee_wandb_log) and live-check's matcher put it on the expected series."""
     oi.register()
     with installed_reader() as reader:
         tee_wandb_log(_Sink())({key: 0.5}, step=3)
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = recorded_points(reader.get_metrics_data())
     assert recorded == {(series, frozenset(attributes.items())): 0.5}
-    row, captured = oi.route(key)
+    row, captured = oi.routed_row(key)
     assert (row.name, captured) == (series, attributes)
 
 
@@ -221,7 +138,7 @@ def _is_number(value: Any) -> bool:
     return vocabulary.as_scalar(value) is not None
 
 
-def _expected(oi: OpenInstruct, calls: list[tuple[int, dict[str, Any]]]) -> dict[Point, Any]:
+def _expected(oi: ImportedExample, calls: list[tuple[int, dict[str, Any]]]) -> dict[Point, Any]:
     """What the tee must export: a gauge's last value, a delta counter's sum, a running
     total's last value (one process), each in its exported unit."""
     expected: dict[Point, Any] = {}
@@ -229,7 +146,7 @@ def _expected(oi: OpenInstruct, calls: list[tuple[int, dict[str, Any]]]) -> dict
         for key, value in data.items():
             if not _is_number(value):
                 continue
-            row, captured = oi.route(key)
+            row, captured = oi.routed_row(key)
             point = (row.name, frozenset(captured.items()))
             number = float(value)
             if row.kind == "counter" and row.temporality != "cumulative":
@@ -241,7 +158,7 @@ def _expected(oi: OpenInstruct, calls: list[tuple[int, dict[str, Any]]]) -> dict
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_key_of_an_open_instruct_run_is_teed_to_its_series(
-    oi: OpenInstruct, name: str
+    oi: ImportedExample, name: str
 ) -> None:
     """Each scalar of every ``wandb.log`` call (histograms and tables skipped) lands on the
     series live-check counts it under, with the same attributes and value, and no warning."""
@@ -252,20 +169,22 @@ def test_every_key_of_an_open_instruct_run_is_teed_to_its_series(
     with caught_warnings() as warned, installed_reader() as reader:
         for step, data in calls:
             log(oi.runs.to_wandb(data, wandb, eval_call="eval/scores" in data), step=step)
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = recorded_points(reader.get_metrics_data())
     assert recorded == _expected(oi, calls)
     assert warned.messages == []
     assert len(recorded) >= 60
 
 
 @pytest.fixture(scope="module")
-def wandb_runs(oi: OpenInstruct, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def wandb_runs(
+    oi: ImportedExample, project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
     """The example's runs as real offline W&B runs, written by ``wandb`` in a child process."""
     out = tmp_path_factory.mktemp("open_instruct_wandb")
-    env = {**os.environ, "PYTHONPATH": str(oi.project), "WANDB_MODE": "offline"}
+    env = {**os.environ, "PYTHONPATH": str(project), "WANDB_MODE": "offline"}
     done = subprocess.run(
-        [sys.executable, "-m", f"{PACKAGE}.runs", str(out)],
-        cwd=oi.project,
+        [sys.executable, "-m", f"{OPEN_INSTRUCT.package}.runs", str(out)],
+        cwd=project,
         env=env,
         capture_output=True,
         text=True,
@@ -277,19 +196,19 @@ def wandb_runs(oi: OpenInstruct, tmp_path_factory: pytest.TempPathFactory) -> di
     return dict(zip(RUN_NAMES, folders, strict=True))
 
 
-def _counts(oi: OpenInstruct, calls: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+def _counts(oi: ImportedExample, calls: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for _step, data in calls:
         for key, value in data.items():
             if _is_number(value):
-                name = oi.route(key)[0].name
+                name = oi.routed_row(key)[0].name
                 counts[name] = counts.get(name, 0) + 1
     return counts
 
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_at_full_coverage_on_an_open_instruct_wandb_run(
-    oi: OpenInstruct, wandb_runs: dict[str, Path], name: str
+    oi: ImportedExample, wandb_runs: dict[str, Path], name: str
 ) -> None:
     """No finding; every row the W&B run's configuration implies is seen, as often as logged."""
     report = check_file(str(wandb_runs[name]), oi.catalog)
@@ -333,7 +252,7 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def spoiled_runs(oi: OpenInstruct, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def spoiled_runs(oi: ImportedExample, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The evaluation run with one fault each, written as real W&B runs (tests/wandb_runs.py)."""
     out = tmp_path_factory.mktemp("open_instruct_spoiled")
     spec = oi.spec("grpo_eval_entropy")
@@ -364,7 +283,7 @@ def spoiled_runs(oi: OpenInstruct, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.mark.parametrize(("case", "finding"), CASES, ids=[case for case, _ in CASES])
 def test_a_fault_in_an_open_instruct_wandb_run_is_the_one_finding(
-    oi: OpenInstruct, spoiled_runs: dict[str, Path], case: str, finding: tuple[str, str]
+    oi: ImportedExample, spoiled_runs: dict[str, Path], case: str, finding: tuple[str, str]
 ) -> None:
     """A required key dropped, logged as text, or a key no row declares: exactly that fires."""
     report = check_file(str(spoiled_runs[case]), oi.catalog)

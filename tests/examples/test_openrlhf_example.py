@@ -16,138 +16,56 @@ nothing.
 
 from __future__ import annotations
 
-import importlib
 import json
-import shutil
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from tensorboardX import SummaryWriter
 
-from codegen.catalog.matching import KeyMatcher
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from metric_catalog import vocabulary
 from metric_catalog.loggers import JsonlLogger
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import declared_units, exported_units, imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openrlhf"
-CATALOG = "openrlhf_metrics/telemetry/catalog"
-MODULES = ("actor", "common", "critic", "evaluation", "experience", "reward_func", "trainer")
-PACKAGE = "openrlhf_metrics"
-
-Point = tuple[str, frozenset[tuple[str, Any]]]
-
-
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
-def _forget_package() -> None:
-    for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
-        del sys.modules[name]
+OPENRLHF = ExampleProject(
+    "openrlhf",
+    "openrlhf_metrics",
+    ("actor", "common", "critic", "evaluation", "experience", "reward_func", "trainer"),
+)
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/openrlhf with its package generated."""
-    root = tmp_path_factory.mktemp("openrlhf") / "openrlhf"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / PACKAGE / "telemetry" / "generated" / f"{module}.py").unlink(missing_ok=True)
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
+    return OPENRLHF.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def package(project: Path) -> Iterator[dict[str, ModuleType]]:
-    """The generated modules and ``openrlhf_metrics.runs``, imported from the copy."""
-    with imported_example(project, PACKAGE, MODULES) as (modules, runs):
-        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
-
-
-@dataclass(frozen=True)
-class OpenRLHF:
-    """The example as the tests use it: its runs module, rows, catalog and live-check matcher."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-    matcher: KeyMatcher
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
-
-    def route(self, key: str) -> tuple[str, dict[str, Any]]:
-        """The one row live-check counts a flat key under: the longest prefix that routes."""
-        prefix, rest = self.matcher.split(key)
-        ((row, captured),) = self.matcher.match(prefix, rest)
-        return row.name, dict(captured)
-
-
-@pytest.fixture(scope="module")
-def orlhf(package: dict[str, ModuleType]) -> OpenRLHF:
-    """The example, generated and imported."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-    assert result.catalog is not None
-    rows = [
-        value
-        for module in package.values()
-        for value in vars(module).values()
-        if isinstance(value, TeedMetric)
-    ]
-    matcher = KeyMatcher(
-        [row for _f, row in result.catalog.rows()], 1000, result.catalog.attributes()
-    )
-    return OpenRLHF(package["runs"], rows, result.catalog, matcher)
+def orlhf(project: Path) -> Iterator[ImportedExample]:
+    """The example: the generated modules and ``openrlhf_metrics.runs`` imported from the copy."""
+    with OPENRLHF.imported(project) as example:
+        yield example
 
 
 def test_example_catalog_validates_and_lints_clean() -> None:
     """No error, no warning, and no rule silenced anywhere in the catalog."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = OPENRLHF.check()
     assert [str(d) for d in result.diagnostics] == []
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = OPENRLHF.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, orlhf: OpenRLHF) -> None:
+def test_generate_into_a_copy_is_current(project: Path, orlhf: ImportedExample) -> None:
     """``check`` finds the copy's generated files current; the package declares every row."""
     assert main(["check", "--root", str(project)]) == 0
     assert sorted(row.name for row in orlhf.rows) == sorted(
         row.name for _file, row in orlhf.catalog.rows() if row.logger_key is not None
     )
-
-
-def _recorded(collected: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected; with
-    ``catalog``, each series is checked to be exported in the unit the catalog says."""
-    if catalog is not None:
-        units = exported_units(collected)
-        assert units == declared_units(catalog, units)
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = point.value
-    return recorded
 
 
 # Keys a reader can get wrong: a data source holding '_' or '/' before '_pass<k>', a
@@ -194,7 +112,7 @@ class _Sink:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize(("key", "series", "attributes"), TRICKY, ids=[k for k, *_ in TRICKY])
 def test_a_tricky_openrlhf_key_is_teed_to_its_series(
-    orlhf: OpenRLHF, key: str, series: str, attributes: dict[str, Any]
+    orlhf: ImportedExample, key: str, series: str, attributes: dict[str, Any]
 ) -> None:
     """The tee (through tee_wandb_log) and live-check's matcher put it on the expected series."""
     from metric_catalog.adapters import tee_wandb_log
@@ -202,22 +120,12 @@ def test_a_tricky_openrlhf_key_is_teed_to_its_series(
     orlhf.register()
     with installed_reader() as reader:
         tee_wandb_log(_Sink())({key: 0.5})
-        recorded = _recorded(reader.get_metrics_data(), orlhf.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), orlhf.catalog)
     assert recorded == {(series, frozenset(attributes.items())): 0.5}
     assert orlhf.route(key) == (series, attributes)
 
 
-def _run_names() -> list[str]:
-    """The names of the example's runs (read before any fixture runs, for the ids)."""
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module(f"{PACKAGE}.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        _forget_package()
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = OPENRLHF.run_names()
 
 
 def _numbers(logged: list[tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, Any]]:
@@ -231,13 +139,13 @@ def _numbers(logged: list[tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, An
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_key_of_an_openrlhf_run_is_teed_to_its_series(
-    orlhf: OpenRLHF, tmp_path: Path, name: str
+    orlhf: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Each key of every call lands on the series live-check counts it under, same attributes."""
     orlhf.register()
     with installed_reader() as reader:
         logged = orlhf.runs.write_run(orlhf.spec(name), tmp_path / "run.jsonl")
-        recorded = _recorded(reader.get_metrics_data(), orlhf.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), orlhf.catalog)
     expected: dict[Point, Any] = {}
     for key, value in _numbers(logged):
         series, captured = orlhf.route(key)
@@ -246,7 +154,7 @@ def test_every_key_of_an_openrlhf_run_is_teed_to_its_series(
     assert len(expected) >= 14
 
 
-def _counts(orlhf: OpenRLHF, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+def _counts(orlhf: ImportedExample, logged: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for key, _value in _numbers(logged):
         series = orlhf.route(key)[0]
@@ -276,7 +184,7 @@ UNSEEN = {
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_at_full_coverage_on_an_openrlhf_run(
-    orlhf: OpenRLHF, tmp_path: Path, name: str
+    orlhf: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """No finding; every row the configuration implies is seen, counted as the tee routed it."""
     orlhf.register()
@@ -296,7 +204,7 @@ def test_live_check_is_clean_at_full_coverage_on_an_openrlhf_run(
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reads_an_openrlhf_run_as_flat_per_step_jsonl_cleanly(
-    orlhf: OpenRLHF, tmp_path: Path, name: str
+    orlhf: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """``{"step": N, "data": {...}}`` a ``wandb.log`` call: detected, split, no finding."""
     path = tmp_path / f"{name}.jsonl"
@@ -329,7 +237,7 @@ def _spoiled(step_data: dict[str, Any], case: str) -> dict[str, Any]:
     ],
 )
 def test_a_fault_in_an_openrlhf_run_fires_in_each_format(
-    orlhf: OpenRLHF, tmp_path: Path, fmt: str, case: str, finding: tuple[str, str]
+    orlhf: ImportedExample, tmp_path: Path, fmt: str, case: str, finding: tuple[str, str]
 ) -> None:
     """The one fault is reported, nothing else (flat JSONL has no configuration: a row whose
     first step is a configuration value is undecided there, so its absence cannot fire)."""
@@ -350,7 +258,7 @@ def test_a_fault_in_an_openrlhf_run_fires_in_each_format(
 
 
 def test_a_frozen_actors_rows_are_not_due_before_freezing_actor_steps_plus_one(
-    orlhf: OpenRLHF, tmp_path: Path
+    orlhf: ImportedExample, tmp_path: Path
 ) -> None:
     """``first_step: config.freezing_actor_steps + 1``: a run stopped while frozen lacks nothing."""
     spec = orlhf.spec("ppo_gae_frozen_actor")
@@ -367,7 +275,7 @@ def test_a_frozen_actors_rows_are_not_due_before_freezing_actor_steps_plus_one(
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reads_an_openrlhf_run_as_tensorboard_event_files_cleanly(
-    orlhf: OpenRLHF, tmp_path: Path, name: str
+    orlhf: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Event files tensorboardX wrote as OpenRLHF's TensorboardLogger does: no finding.
 
@@ -397,7 +305,7 @@ def test_live_check_reads_an_openrlhf_run_as_tensorboard_event_files_cleanly(
     ids=["undeclared", "non-finite"],
 )
 def test_a_fault_in_an_openrlhf_tensorboard_run_fires(
-    orlhf: OpenRLHF, tmp_path: Path, tag: str, value: float, finding: tuple[str, str]
+    orlhf: ImportedExample, tmp_path: Path, tag: str, value: float, finding: tuple[str, str]
 ) -> None:
     """One bad scalar among a clean run's is the one finding (event files hold no
     configuration, so an absent row whose first step is a configuration value is undecided)."""
@@ -414,7 +322,7 @@ def test_a_fault_in_an_openrlhf_tensorboard_run_fires(
 
 
 @pytest.fixture(scope="module")
-def wandb_runs(orlhf: OpenRLHF, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def wandb_runs(orlhf: ImportedExample, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each run as OpenRLHF's ``WandbLogger`` writes it (offline): ``wandb.init(config=
     args.__dict__)``, its ``define_metric`` calls, then ``wandb.log(data)`` without a step."""
     pytest.importorskip("wandb")
@@ -448,7 +356,7 @@ def wandb_runs(orlhf: OpenRLHF, tmp_path_factory: pytest.TempPathFactory) -> dic
 @pytest.mark.integration
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_on_an_openrlhf_wandb_run(
-    orlhf: OpenRLHF, wandb_runs: dict[str, Path], tmp_path: Path, name: str
+    orlhf: ImportedExample, wandb_runs: dict[str, Path], tmp_path: Path, name: str
 ) -> None:
     """Two wandb.log calls a step (the samples table, then the metrics), read against
     train/global_step; eval/epoch, W&B's own writing, no finding; every key counted as

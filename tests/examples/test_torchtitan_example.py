@@ -14,37 +14,28 @@ drops or breaks a key must be reported in each format, so "clean" is not "saw no
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import shutil
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee, tee_wandb_log
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import declared_units, exported_units, imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchtitan"
-CATALOG = "titan_metrics/telemetry/catalog"
-MODULES = ("common", "memory", "time", "trainer", "training", "validation")
-GIB = 1024**3
+TITAN = ExampleProject(
+    "torchtitan", "titan_metrics", ("common", "memory", "time", "trainer", "training", "validation")
+)
 
-Point = tuple[str, frozenset[tuple[str, Any]]]
+
+GIB = 1024**3
 
 # Every key torchtitan logs -> (series, attributes, factor to the exported unit), written
 # out by hand rather than derived from the matcher under test.
@@ -97,67 +88,20 @@ EXPECTED: dict[str, tuple[str, dict[str, str], float]] = {
 CUMULATIVE = {"rl.titan.memory.alloc_retries", "rl.titan.memory.ooms", "rl.titan.tokens_seen"}
 
 
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/torchtitan with its package generated."""
-    root = tmp_path_factory.mktemp("torchtitan") / "torchtitan"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / "titan_metrics" / "telemetry" / "generated" / f"{module}.py").unlink(
-            missing_ok=True
-        )
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
-
-
-@dataclass(frozen=True)
-class Titan:
-    """The example as the tests use it: its runs module, generated rows and catalog."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
+    return TITAN.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def titan(project: Path) -> Iterator[Titan]:
+def titan(project: Path) -> Iterator[ImportedExample]:
     """The generated modules and ``titan_metrics.runs``, imported from the copy, then forgotten."""
-    with imported_example(project, "titan_metrics", MODULES) as (modules, runs):
-        rows = [
-            value
-            for module in modules
-            for value in vars(module).values()
-            if isinstance(value, TeedMetric)
-        ]
-        result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-        assert result.catalog is not None
-        yield Titan(runs, rows, result.catalog)
+    with TITAN.imported(project) as example:
+        yield example
 
 
-def _run_names() -> list[str]:
-    """The names of the example's runs (read before any fixture runs, for the ids)."""
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module("titan_metrics.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        for name in [name for name in sys.modules if name.split(".")[0] == "titan_metrics"]:
-            del sys.modules[name]
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = TITAN.run_names()
 
 
 def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning() -> None:
@@ -167,7 +111,7 @@ def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning(
     torch's SummaryWriter (which keeps them); MLflow would refuse them. The catalog keeps the
     keys as torchtitan logs them and silences nothing.
     """
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = TITAN.check()
     assert result.catalog is not None
     assert [d for d in result.diagnostics if d.code != "LOGGER_KEY_BACKEND_UNSAFE"] == []
     warned = sorted(d.message.split("'")[1] for d in result.diagnostics)
@@ -178,33 +122,16 @@ def test_example_catalog_validates_and_lints_with_only_the_true_backend_warning(
     )
     assert warned == unsafe
     assert len(unsafe) == 10
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = TITAN.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, titan: Titan) -> None:
+def test_generate_into_a_copy_is_current(project: Path, titan: ImportedExample) -> None:
     """``check`` finds the copy's generated files current; the package declares every row."""
     assert main(["check", "--root", str(project)]) == 0
     assert sorted(row.name for row in titan.rows) == sorted(
         {series for series, _a, _f in EXPECTED.values()}
     )
-
-
-def _collected(reader: Any, catalog: Catalog | None = None) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected; with
-    ``catalog``, each series is checked to be exported in the unit the catalog says."""
-    collected = reader.get_metrics_data()
-    if catalog is not None:
-        units = exported_units(collected)
-        assert units == declared_units(catalog, units)
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = point.value
-    return recorded
 
 
 def _expected(records: list[tuple[int, dict[str, float]]]) -> dict[Point, Any]:
@@ -220,13 +147,13 @@ def _expected(records: list[tuple[int, dict[str, float]]]) -> dict[Point, Any]:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_key_of_a_torchtitan_run_is_teed_to_its_series(
-    titan: Titan, tmp_path: Path, name: str
+    titan: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Through ``TrackingTee`` around torchtitan's ``BaseLogger.log(metrics, step)``."""
     titan.register()
     with installed_reader() as reader:
         records = titan.runs.write_run(titan.spec(name), tmp_path / "run.jsonl")
-        recorded = _collected(reader, titan.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), titan.catalog)
     assert recorded == _expected(records)
     # The running totals' sums are their last logged values (n_tokens_seen of the last step).
     last = records[-1][1] if "n_tokens_seen" in records[-1][1] else records[-2][1]
@@ -234,7 +161,7 @@ def test_every_key_of_a_torchtitan_run_is_teed_to_its_series(
 
 
 @pytest.mark.usefixtures("clean_otel")
-def test_wandb_log_wrapper_tees_torchtitan_keys(titan: Titan) -> None:
+def test_wandb_log_wrapper_tees_torchtitan_keys(titan: ImportedExample) -> None:
     """torchtitan's ``WandBLogger.log`` calls ``wandb.log(metrics, step=step)``: wrapped, teed."""
 
     class Run:
@@ -251,7 +178,7 @@ def test_wandb_log_wrapper_tees_torchtitan_keys(titan: Titan) -> None:
         log = tee_wandb_log(run)
         for step, metrics in records:
             log(metrics, step=step)
-        recorded = _collected(reader, titan.catalog)
+        recorded = recorded_points(reader.get_metrics_data(), titan.catalog)
     assert recorded == _expected(records)
     assert len(run.calls) == len(records)
 
@@ -259,7 +186,7 @@ def test_wandb_log_wrapper_tees_torchtitan_keys(titan: Titan) -> None:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_at_full_coverage_on_a_jsonl_run(
-    titan: Titan, tmp_path: Path, name: str
+    titan: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """This project's JSONL, with torchtitan's configuration in its header."""
     titan.register()
@@ -278,7 +205,9 @@ def test_live_check_is_clean_at_full_coverage_on_a_jsonl_run(
 
 
 @pytest.mark.parametrize("name", RUN_NAMES)
-def test_live_check_is_clean_on_a_tensorboard_run(titan: Titan, tmp_path: Path, name: str) -> None:
+def test_live_check_is_clean_on_a_tensorboard_run(
+    titan: ImportedExample, tmp_path: Path, name: str
+) -> None:
     """Event files as torch's SummaryWriter writes them: every tag split against the catalog.
 
     Like flat JSONL, an event file holds no configuration.
@@ -299,7 +228,9 @@ def test_live_check_is_clean_on_a_tensorboard_run(titan: Titan, tmp_path: Path, 
 
 
 @pytest.mark.parametrize("name", RUN_NAMES)
-def test_live_check_is_clean_on_a_flat_jsonl_run(titan: Titan, tmp_path: Path, name: str) -> None:
+def test_live_check_is_clean_on_a_flat_jsonl_run(
+    titan: ImportedExample, tmp_path: Path, name: str
+) -> None:
     """One bare object a logged dict, ``step`` inside: every key split against the catalog.
 
     Flat JSONL carries no configuration, so the validation rows of a run without
@@ -339,7 +270,7 @@ FAULTS = [
 @pytest.mark.parametrize("run_format", ["jsonl", "flat-jsonl", "tensorboard"])
 @pytest.mark.parametrize(("fault", "what"), FAULTS)
 def test_a_broken_torchtitan_run_is_reported_in_each_format(
-    titan: Titan, tmp_path: Path, run_format: str, fault: str, what: str
+    titan: ImportedExample, tmp_path: Path, run_format: str, fault: str, what: str
 ) -> None:
     """Each fault gives exactly its finding, whatever format the run came in."""
     spec = titan.spec("llama3_8b_fsdp")
@@ -372,7 +303,9 @@ def test_a_broken_torchtitan_run_is_reported_in_each_format(
 
 
 @pytest.mark.usefixtures("clean_otel")
-def test_validation_enabled_but_not_logged_is_missing(titan: Titan, tmp_path: Path) -> None:
+def test_validation_enabled_but_not_logged_is_missing(
+    titan: ImportedExample, tmp_path: Path
+) -> None:
     """``validation.enabled`` and past ``validation.freq``: the validation rows are required."""
     from metric_catalog.loggers import JsonlLogger
 
@@ -399,7 +332,7 @@ def test_validation_enabled_but_not_logged_is_missing(titan: Titan, tmp_path: Pa
 
 
 @pytest.fixture(scope="module")
-def wandb_runs(titan: Titan, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def wandb_runs(titan: ImportedExample, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each run as torchtitan's ``WandBLogger`` writes it, by the real wandb library (offline):
     ``wandb.init(config=job_config.to_dict())``, then ``wandb.log(metrics, step=step)``."""
     pytest.importorskip("wandb")
@@ -419,7 +352,7 @@ def wandb_runs(titan: Titan, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 @pytest.mark.integration
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_is_clean_at_full_coverage_on_a_wandb_run(
-    titan: Titan, wandb_runs: dict[str, Path], name: str
+    titan: ImportedExample, wandb_runs: dict[str, Path], name: str
 ) -> None:
     """Keys with '(' and '%' kept by W&B, the configuration from ``wandb.init``: no finding,
     every row the configuration implies logged, each as often as torchtitan logged it."""

@@ -17,118 +17,59 @@ clean too, the way the docs say.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import LiveCheckReport, check_file
 from codegen.live_check.checker import Checker
 from codegen.live_check.coverage import NOT_APPLICABLE
 from codegen.runs.rewrites import PREFIX_TABLES
-from metric_catalog import vocabulary
 from metric_catalog.adapters import TrainerCallbackTee
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trl"
-CATALOG = "trl_metrics/telemetry/catalog"
-MODULES = ("common", "dpo", "grpo", "kto", "online_dpo", "trainer")
-
-Point = tuple[str, frozenset[tuple[str, Any]]]
-
-
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
-def _forget() -> None:
-    for name in [name for name in sys.modules if name.split(".")[0] == "trl_metrics"]:
-        del sys.modules[name]
+TRL = ExampleProject(
+    "trl",
+    "trl_metrics",
+    ("common", "dpo", "grpo", "kto", "online_dpo", "trainer"),
+    ignore=("__pycache__", ".cache", "docs", "runs"),
+)
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/trl with its package generated."""
-    root = tmp_path_factory.mktemp("trl") / "trl"
-    ignore = shutil.ignore_patterns("__pycache__", ".cache", "docs", "runs")
-    shutil.copytree(EXAMPLE, root, ignore=ignore)
-    for module in MODULES:
-        (root / "trl_metrics" / "telemetry" / "generated" / f"{module}.py").unlink(missing_ok=True)
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
+    return TRL.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def package(project: Path) -> Iterator[dict[str, ModuleType]]:
-    """The generated modules and ``trl_metrics.runs``, imported from the copy, then forgotten."""
-    with imported_example(project, "trl_metrics", MODULES) as (modules, runs):
-        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
+def trl(project: Path) -> Iterator[ImportedExample]:
+    """The example: the generated modules and ``trl_metrics.runs`` imported from the copy,
+    then forgotten."""
+    with TRL.imported(project) as example:
+        yield example
 
 
-@dataclass(frozen=True)
-class Trl:
-    """The example as the tests use it: its runs module, rows and catalog."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
-
-    def route(self, logged: str) -> tuple[str, dict[str, Any]]:
-        """The one row live-check counts a flat key under, and what it captured."""
-        matcher = Checker(self.catalog, "run").matcher
-        prefix, key = matcher.split(logged)
-        ((row, captured),) = matcher.route(prefix, key)
-        return row.name, dict(captured)
+def _route(example: ImportedExample, logged: str) -> tuple[str, dict[str, Any]]:
+    """The one row live-check counts a flat key under, and what it captured."""
+    matcher = Checker(example.catalog, "run").matcher
+    prefix, key = matcher.split(logged)
+    ((row, captured),) = matcher.route(prefix, key)
+    return row.name, dict(captured)
 
 
-@pytest.fixture(scope="module")
-def trl(package: dict[str, ModuleType]) -> Trl:
-    """The example, generated and imported."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-    assert result.catalog is not None
-    rows = [
-        value
-        for module in package.values()
-        for value in vars(module).values()
-        if isinstance(value, TeedMetric)
-    ]
-    return Trl(package["runs"], rows, result.catalog)
-
-
-def _run_names() -> list[str]:
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module("trl_metrics.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        _forget()
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = TRL.run_names()
 
 
 def _dispatch() -> Any:
@@ -144,26 +85,14 @@ def _dispatch() -> Any:
     return build
 
 
-def _recorded(collected: Any) -> dict[Point, Any]:
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    recorded[(metric.name, frozenset((point.attributes or {}).items()))] = (
-                        point.value
-                    )
-    return recorded
-
-
 def test_example_catalog_validates_and_lints_clean_with_no_rule_silenced() -> None:
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = TRL.check()
     assert [str(d) for d in result.diagnostics] == []
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = TRL.catalog_text()
     assert "no_lint" not in text
 
 
-def test_generate_into_a_copy_is_current(project: Path, trl: Trl) -> None:
+def test_generate_into_a_copy_is_current(project: Path, trl: ImportedExample) -> None:
     assert main(["check", "--root", str(project)]) == 0
     assert sorted(row.name for row in trl.rows) == sorted(
         row.name for _file, row in trl.catalog.rows() if row.logger_key is not None
@@ -241,31 +170,33 @@ TRICKY = [
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize(("key", "series", "attributes"), TRICKY, ids=[k for k, *_ in TRICKY])
 def test_a_tricky_trl_key_is_teed_to_its_series(
-    trl: Trl, key: str, series: str, attributes: dict[str, str]
+    trl: ImportedExample, key: str, series: str, attributes: dict[str, str]
 ) -> None:
     """The tee (through TrainerCallbackTee) and live-check put it on the same series."""
     trl.register()
     with installed_reader() as reader:
         TrainerCallbackTee().on_log(None, None, None, logs={key: 0.5})
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = recorded_points(reader.get_metrics_data())
     assert recorded == {(series, frozenset(attributes.items())): pytest.approx(0.5)}
-    assert trl.route(key) == (series, attributes)
+    assert _route(trl, key) == (series, attributes)
 
 
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
-def test_every_key_of_a_trl_run_is_teed_to_its_series(trl: Trl, tmp_path: Path, name: str) -> None:
+def test_every_key_of_a_trl_run_is_teed_to_its_series(
+    trl: ImportedExample, tmp_path: Path, name: str
+) -> None:
     """Through the real CallbackHandler: each key on the series live-check counts it under."""
     trl.register()
     dispatch = _dispatch()
     kwargs = {"dispatch": dispatch} if dispatch is not None else {}
     with installed_reader() as reader:
         logged = trl.runs.write_callback_log(trl.spec(name), tmp_path / "run.jsonl", **kwargs)
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = recorded_points(reader.get_metrics_data())
     expected: dict[Point, Any] = {}
     for _step, logs in logged:
         for key, value in logs.items():
-            series, captured = trl.route(key)
+            series, captured = _route(trl, key)
             # Gauges keep the last value; the counters here are running totals (the last).
             # A None is no value: the series keeps the one before.
             if value is not None:
@@ -279,7 +210,7 @@ def _findings(report: LiveCheckReport) -> list[tuple[str, str]]:
 
 
 def _counts(
-    trl: Trl,
+    trl: ImportedExample,
     logged: list[tuple[int, dict[str, Any]]],
     skip: frozenset[str] = frozenset(),
     *,
@@ -291,7 +222,7 @@ def _counts(
         for key, value in logs.items():
             if (value is None and not nulls) or key in skip:
                 continue
-            series = trl.route(key)[0]
+            series = _route(trl, key)[0]
             counts[series] = counts.get(series, 0) + 1
     return counts
 
@@ -316,7 +247,7 @@ def _unseen(report: LiveCheckReport) -> set[str]:
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reports_no_finding_on_a_trl_trainer_state(
-    trl: Trl, tmp_path: Path, name: str
+    trl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """The trainer_state.json a run leaves: detected, every key split and counted, clean."""
     spec = trl.spec(name)
@@ -333,7 +264,7 @@ def test_live_check_reports_no_finding_on_a_trl_trainer_state(
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reports_no_finding_on_a_trl_callback_log(
-    trl: Trl, tmp_path: Path, name: str
+    trl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """What on_log received, written through TrainerCallbackTee(logger=JsonlLogger(...))."""
     trl.register()
@@ -349,7 +280,9 @@ def test_live_check_reports_no_finding_on_a_trl_callback_log(
         assert report.coverage.overall == 1.0
 
 
-def test_the_trainer_state_is_what_transformers_writes(trl: Trl, tmp_path: Path) -> None:
+def test_the_trainer_state_is_what_transformers_writes(
+    trl: ImportedExample, tmp_path: Path
+) -> None:
     """transformers' TrainerState.save_to_json writes the example's file byte for byte."""
     transformers = pytest.importorskip("transformers")
     for spec in trl.runs.RUNS:
@@ -428,7 +361,7 @@ FIRING = [
     "case", FIRING, ids=[f"{c.run}-{c.change.__name__}-{c.key}" for c in FIRING]
 )
 def test_a_dropped_or_wrong_kind_key_fires_in_each_format(
-    trl: Trl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Firing
+    trl: ImportedExample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Firing
 ) -> None:
     runs = trl.runs
     original = runs.run_logs
@@ -456,7 +389,9 @@ def test_a_dropped_or_wrong_kind_key_fires_in_each_format(
 
 
 @pytest.mark.usefixtures("clean_otel")
-def test_num_tokens_is_exported_as_the_running_total_trl_logs(trl: Trl, tmp_path: Path) -> None:
+def test_num_tokens_is_exported_as_the_running_total_trl_logs(
+    trl: ImportedExample, tmp_path: Path
+) -> None:
     """``num_tokens`` is state.num_input_tokens_seen: a cumulative counter, its sum the last."""
     from opentelemetry.sdk.metrics.export import Sum
 
@@ -484,7 +419,7 @@ BACKEND_REWRITES = PREFIX_TABLES["transformers"]
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_a_tensorboard_run_of_the_trainers_callback_is_clean_with_the_prefix_table(
-    trl: Trl, tmp_path: Path, name: str
+    trl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Scalars as TensorBoardCallback writes them: prefixed keys, read back by the table."""
     pytest.importorskip("tensorboard")
@@ -532,7 +467,7 @@ WANDB_SUMMARY_KEYS = frozenset(
 
 @pytest.fixture(scope="module")
 def callback_stores(
-    trl: Trl, tmp_path_factory: pytest.TempPathFactory
+    trl: ImportedExample, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict[str, Path]]:
     """Each run logged through transformers' real W&B, TensorBoard and MLflow callbacks."""
     for module in ("wandb", "tensorboardX", "mlflow", "transformers"):
@@ -569,7 +504,7 @@ def callback_stores(
 @pytest.mark.parametrize("name", CALLBACK_RUNS)
 @pytest.mark.parametrize("store", ["wandb", "tensorboard", "mlflow"])
 def test_a_run_logged_through_the_trainers_own_callback_is_clean(
-    trl: Trl, callback_stores: dict[str, dict[str, Path]], name: str, store: str
+    trl: ImportedExample, callback_stores: dict[str, dict[str, Path]], name: str, store: str
 ) -> None:
     """What report_to=["wandb", "tensorboard", "mlflow"] stores, read back as the docs say.
 

@@ -12,133 +12,72 @@ live-check seeing nothing.
 
 from __future__ import annotations
 
-import importlib
 import random
 import re
-import shutil
-import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from codegen.catalog.matching import KeyMatcher
-from codegen.catalog.model import Catalog
-from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.live_check import check_file
-from metric_catalog import vocabulary
 from metric_catalog.adapters import TrackingTee
 from metric_catalog.loggers import JsonlLogger
-from metric_catalog.vocabulary import TeedMetric
-from tests.example_projects import imported_example
+from tests.example_projects import ExampleProject, ImportedExample, Point, recorded_points
 from tests.otel_fixtures import clean_otel, installed_reader
 
 __all__ = ["clean_otel"]  # fixture used by name
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "verl"
-CATALOG = "verl_metrics/telemetry/catalog"
-MODULES = ("actor", "critic", "common", "data", "mismatch", "timing", "trainer", "validation")
+VERL = ExampleProject(
+    "verl",
+    "verl_metrics",
+    ("actor", "critic", "common", "data", "mismatch", "timing", "trainer", "validation"),
+)
 
-Point = tuple[str, frozenset[tuple[str, Any]]]
 
 # What one logged unit is in the exported base unit: a row that states the unit verl
 # logs (milliseconds, GiB) is exported in seconds and bytes, each value scaled.
 LOGGED_UNIT_SCALE = {"ms": 1e-3, "GiBy": 1024**3}
 
 
-def _catalog_paths(root: Path) -> list[Path]:
-    return sorted((root / CATALOG).glob("*.yaml"))
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of examples/verl with its package generated."""
-    root = tmp_path_factory.mktemp("verl") / "verl"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", ".cache", "docs"))
-    for module in MODULES:
-        (root / "verl_metrics" / "telemetry" / "generated" / f"{module}.py").unlink(missing_ok=True)
-    assert main(["generate", "--root", str(root)]) == 0
-    return root
+    return VERL.generated_copy(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    """The example's catalog, loaded and checked."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
-    assert result.catalog is not None
-    return result.catalog
+def verl(project: Path) -> Iterator[ImportedExample]:
+    """The example: the generated modules and ``verl_metrics.runs`` imported from the copy,
+    then forgotten."""
+    with VERL.imported(project) as example:
+        yield example
 
 
-@pytest.fixture(scope="module")
-def package(project: Path) -> Iterator[dict[str, ModuleType]]:
-    """The generated modules and ``verl_metrics.runs``, imported from the copy, then forgotten."""
-    with imported_example(project, "verl_metrics", MODULES) as (modules, runs):
-        yield {**dict(zip(MODULES, modules, strict=True)), "runs": runs}
-
-
-@pytest.fixture(scope="module")
-def rows(package: dict[str, ModuleType]) -> list[TeedMetric]:
-    """Every teed row of the generated package, as its modules declare them."""
-    return [
-        value
-        for module in package.values()
-        for value in vars(module).values()
-        if isinstance(value, TeedMetric)
-    ]
-
-
-@dataclass(frozen=True)
-class Verl:
-    """The example as the tests use it: its runs module, rows, catalog and live-check matcher."""
-
-    runs: ModuleType
-    rows: list[TeedMetric]
-    catalog: Catalog
-    matcher: KeyMatcher
-
-    @property
-    def units(self) -> dict[str, str]:
-        """Each series' unit as the catalog states it: the unit verl logs."""
-        return {
-            row.name: getattr(row, "logged_unit", "") or row.unit for _f, row in self.catalog.rows()
-        }
-
-    def spec(self, name: str) -> Any:
-        """The run named ``name``."""
-        return next(spec for spec in self.runs.RUNS if spec.name == name)
-
-    def register(self) -> None:
-        """Declare the generated rows (the registry is emptied between tests)."""
-        vocabulary.register_teed_metrics(self.rows)
-
-
-@pytest.fixture(scope="module")
-def verl(package: dict[str, ModuleType], rows: list[TeedMetric], catalog: Catalog) -> Verl:
-    """The example, generated and imported."""
-    matcher = KeyMatcher([row for _f, row in catalog.rows()], 1000, catalog.attributes())
-    return Verl(package["runs"], rows, catalog, matcher)
+def _logged_unit(example: ImportedExample, series: str) -> str:
+    """The unit the catalog states for ``series``: the unit verl logs."""
+    row = next(row for _f, row in example.catalog.rows() if row.name == series)
+    return getattr(row, "logged_unit", "") or row.unit
 
 
 def test_example_catalog_validates_and_lints_clean() -> None:
     """No error and no warning; no rule silenced but the backend warning on verl's '@' keys."""
-    result = load_and_check(_catalog_paths(EXAMPLE), root=EXAMPLE)
+    result = VERL.check()
     assert [str(d) for d in result.diagnostics] == []
     # The one escape: verl logs '@' (mean@4), which MLflow would refuse; verl's own
     # MLflow adapter rewrites it, so the rows keep verl's key and silence that rule alone.
-    text = "".join(path.read_text(encoding="utf-8") for path in _catalog_paths(EXAMPLE))
+    text = VERL.catalog_text()
     assert set(re.findall(r"no_lint: \[(.*)\]", text)) <= {"LOGGER_KEY_BACKEND_UNSAFE"}
 
 
-def test_generate_into_a_copy_is_current(project: Path, rows: list[TeedMetric]) -> None:
+def test_generate_into_a_copy_is_current(project: Path, verl: ImportedExample) -> None:
     """``check`` finds the copy's generated files current; the package declares every row."""
     assert main(["check", "--root", str(project)]) == 0
-    result = load_and_check(_catalog_paths(project), root=project)
+    result = VERL.check(project)
     assert result.catalog is not None
-    assert sorted(row.name for row in rows) == sorted(
+    assert sorted(row.name for row in verl.rows) == sorted(
         row.name for _file, row in result.catalog.rows() if row.logger_key is not None
     )
 
@@ -246,18 +185,6 @@ TRICKY = [
 ]
 
 
-def _recorded(collected: Any) -> dict[Point, Any]:
-    """(series, attributes) -> value of every point an in-memory reader collected."""
-    recorded: dict[Point, Any] = {}
-    for resource in collected.resource_metrics if collected else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    attributes = frozenset((point.attributes or {}).items())
-                    recorded[(metric.name, attributes)] = point.value
-    return recorded
-
-
 class _NullWriter:
     """A ``log_metrics`` sink for the stub Tracking when only the tee matters."""
 
@@ -268,47 +195,36 @@ class _NullWriter:
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize(("key", "series", "attributes"), TRICKY, ids=[k for k, *_ in TRICKY])
 def test_a_tricky_verl_key_is_teed_to_its_series(
-    verl: Verl, key: str, series: str, attributes: dict[str, str]
+    verl: ImportedExample, key: str, series: str, attributes: dict[str, str]
 ) -> None:
     """The tee (through TrackingTee) and live-check's matcher put it on the expected series."""
     verl.register()
     with installed_reader() as reader:
         TrackingTee(verl.runs.Tracking(_NullWriter())).log(data={key: 0.5}, step=3)
-        recorded = _recorded(reader.get_metrics_data())
-    scale = LOGGED_UNIT_SCALE.get(verl.units[series], 1)
+        recorded = recorded_points(reader.get_metrics_data())
+    scale = LOGGED_UNIT_SCALE.get(_logged_unit(verl, series), 1)
     assert recorded == {(series, frozenset(attributes.items())): pytest.approx(0.5 * scale)}
     assert _route(verl.matcher, key) == (series, attributes)
 
 
-def _run_names() -> list[str]:
-    """The names of the example's runs (read before any fixture runs, for the ids)."""
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        return [spec.name for spec in importlib.import_module("verl_metrics.runs").RUNS]
-    finally:
-        sys.path.remove(str(EXAMPLE))
-        for name in [name for name in sys.modules if name.split(".")[0] == "verl_metrics"]:
-            del sys.modules[name]
-
-
-RUN_NAMES = _run_names()
+RUN_NAMES = VERL.run_names()
 
 
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_every_key_of_a_verl_run_is_teed_to_its_series(
-    verl: Verl, tmp_path: Path, name: str
+    verl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """Each key of every step lands on the series live-check counts it under, same attributes."""
     verl.register()
     with installed_reader() as reader:
         logged = verl.runs.write_run(verl.spec(name), tmp_path / "run.jsonl")
-        recorded = _recorded(reader.get_metrics_data())
+        recorded = recorded_points(reader.get_metrics_data())
     expected: dict[Point, Any] = {}
     for _step, metrics in logged:
         for key, value in metrics.items():
             series, captured = _route(verl.matcher, key)
-            scale = LOGGED_UNIT_SCALE.get(verl.units[series], 1)
+            scale = LOGGED_UNIT_SCALE.get(_logged_unit(verl, series), 1)
             expected[(series, frozenset(captured.items()))] = pytest.approx(value * scale)
     assert recorded == expected
     assert min(len(metrics) for _step, metrics in logged) >= 40
@@ -316,7 +232,9 @@ def test_every_key_of_a_verl_run_is_teed_to_its_series(
 
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize("name", RUN_NAMES)
-def test_live_check_reports_no_finding_on_a_verl_run(verl: Verl, tmp_path: Path, name: str) -> None:
+def test_live_check_reports_no_finding_on_a_verl_run(
+    verl: ImportedExample, tmp_path: Path, name: str
+) -> None:
     """Every finding would be false: the runs log exactly what their configuration implies,
     every row the configuration does not rule out (coverage 100%)."""
     verl.register()
@@ -364,7 +282,7 @@ DROPPED = [
 @pytest.mark.usefixtures("clean_otel")
 @pytest.mark.parametrize(("name", "dropped", "series"), DROPPED)
 def test_a_key_the_run_configuration_requires_is_reported_missing(
-    verl: Verl, tmp_path: Path, name: str, dropped: str, series: str
+    verl: ImportedExample, tmp_path: Path, name: str, dropped: str, series: str
 ) -> None:
     """The conditions and first steps are live: a missing key fires, nothing else does."""
     spec = verl.spec(name)
@@ -402,7 +320,7 @@ def test_a_key_the_run_configuration_requires_is_reported_missing(
     ],
 )
 def test_a_row_the_run_configuration_rules_out_is_not_applicable(
-    verl: Verl, tmp_path: Path, name: str, absent: str
+    verl: ImportedExample, tmp_path: Path, name: str, absent: str
 ) -> None:
     """A conditional row whose condition is false for the run is judged not applicable."""
     verl.register()
@@ -415,7 +333,9 @@ def test_a_row_the_run_configuration_rules_out_is_not_applicable(
 
 
 @pytest.mark.usefixtures("clean_otel")
-def test_global_step_is_exported_as_the_running_total_verl_logs(verl: Verl, tmp_path: Path) -> None:
+def test_global_step_is_exported_as_the_running_total_verl_logs(
+    verl: ImportedExample, tmp_path: Path
+) -> None:
     """``training/global_step`` is a cumulative counter: its sum is the last step, not 1+2+..."""
     from opentelemetry.sdk.metrics.export import Sum
 
@@ -438,7 +358,7 @@ def test_global_step_is_exported_as_the_running_total_verl_logs(verl: Verl, tmp_
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reads_a_run_in_verls_own_file_logger_format_cleanly(
-    verl: Verl, tmp_path: Path, name: str
+    verl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """``{"step": N, "data": {...}}`` lines: detected, split against the catalog, no finding."""
     path = tmp_path / f"{name}.jsonl"
@@ -455,7 +375,7 @@ def test_live_check_reads_a_run_in_verls_own_file_logger_format_cleanly(
 
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_live_check_reads_a_run_written_as_verls_tensorboard_adapter_writes_it(
-    verl: Verl, tmp_path: Path, name: str
+    verl: ImportedExample, tmp_path: Path, name: str
 ) -> None:
     """``_TensorboardAdapter.log``: ``SummaryWriter.add_scalar(key, value, step)`` per key;
     the event files live-check clean with no key rewrite, every key on its series.
