@@ -617,6 +617,9 @@ class Project:
         self._returns: dict[tuple[str, str], Returns] = {}
         self._attributes: dict[tuple[str, str], DictVal | None] = {}
         self._active: set[tuple[str, str]] = set()
+        self._envs: dict[tuple[str, int], Env] = {}
+        """A method's variables after its body (``self.<attr>`` holders): analysed once for
+        every attribute it writes (``__init__`` sets dozens)."""
         self.qualifiers = sorted({q.rpartition(".")[2] for s in calls if (q := s.qualifier)})
         self.throughs = tuple(spec for spec in self.calls if spec.through is not None)
         self.producers = tuple(spec for spec in self.calls if spec.returns)
@@ -821,8 +824,11 @@ class Project:
                     end = method.end_lineno or method.lineno
                     if not any(method.lineno <= line <= end for line in starts):
                         continue
-                    scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
-                    value = scanner.collect(method, f"self.{attr}")
+                    env = self._envs.get((module.real, id(method)))
+                    if env is None:
+                        scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
+                        env = self._envs[(module.real, id(method))] = scanner.collect(method)
+                    value = _held(env.get(f"self.{attr}"))
                     if value is not None:
                         value = caller_keys(self, module, cls, method, value)
                         found = value if found is None else found.merge(value)
@@ -857,6 +863,13 @@ _WORD_BYTE: Final = tuple(
 def _call_pattern(name: str) -> re.Pattern[bytes]:
     """``name(`` (spaces allowed before the parenthesis)."""
     return re.compile(re.escape(name.encode()) + rb"\s*\(")
+
+
+def _held(value: Value | None) -> DictVal | None:
+    """What a method left in a ``self.<attr>`` holder, as a dict (``None``: no dict)."""
+    if isinstance(value, Opaque):
+        return value.as_dict()
+    return value if isinstance(value, DictVal) else None
 
 
 def _holder(node: ast.expr) -> str | None:
@@ -1570,20 +1583,17 @@ class _Scanner:
             self.tags.update(read_tags(node, value, self.module, self.cls))
         return value
 
-    def collect(self, func: _FuncDef, holder: str) -> DictVal | None:
-        """What ``func`` writes into ``holder`` (``self.metrics``); a parameter's keys are
-        unresolved where the function starts (its callers are not followed)."""
+    def collect(self, func: _FuncDef) -> Env:
+        """The variables after ``func``'s body, ``self.metrics`` holders included; a
+        parameter's keys are unresolved where the function starts (its callers are not
+        followed)."""
         self.func = func
         self.params = set(_params(func))
         env: Env = {}
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
             env[name] = Opaque(self.module, func, what, parameter=True)
-        env = self._block(func.body, env, [], returns=Returns())
-        value = env.get(holder)
-        if isinstance(value, Opaque):
-            return value.as_dict()
-        return value if isinstance(value, DictVal) else None
+        return self._block(func.body, env, [], returns=Returns())
 
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
         name = _dotted(node.func)
