@@ -40,6 +40,28 @@ from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write
 from .calls import ScanCall
 from .inherited import module_function, numeric_call, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
+from .syntax import bind as _bind
+from .syntax import own_expressions as _own_expressions
+from .syntax import params as _params
+from .syntax import shown as _shown
+from .values import (
+    SLOT,
+    DictVal,
+    Hole,
+    Key,
+    KeyList,
+    KeysOf,
+    Shape,
+    Spread,
+    StrVal,
+    Unresolved,
+    Where,
+    rewrite,
+    shape_text,
+    spread_into,
+    substitute,
+)
+from .values import concat as _concat
 
 __all__ = [
     "KEEP_TREES_BYTES",
@@ -70,207 +92,7 @@ following a dict into them then costs no second parse (beyond it, they are parse
 _MAX_DEPTH: Final = 8
 """How deep dicts are followed through returning functions."""
 
-_SHOWN: Final = 60
 _FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-@dataclass(frozen=True, slots=True)
-class Hole:
-    """A part of a key the scanner cannot know: an f-string field or an unknown operand."""
-
-    text: str
-    """The expression's source text (``name`` of ``f"timing_s/{name}"``)."""
-    param: str = ""
-    """A parameter of the enclosing function: its callers' arguments fill the hole."""
-
-
-Shape: TypeAlias = tuple[str | Hole, ...]
-"""A key as literal text and holes, adjacent literals merged."""
-
-SLOT: Final = Hole("\x00key")
-"""In a template, where each key of a parameter's dict goes (``("train/", SLOT)``)."""
-
-
-def shape_text(shape: Shape) -> str:
-    """``timing_s/{name}`` as shown in messages."""
-    return "".join(part if isinstance(part, str) else "{" + part.text + "}" for part in shape)
-
-
-def _concat(*shapes: Shape) -> Shape:
-    parts: list[str | Hole] = []
-    for shape in shapes:
-        for part in shape:
-            if isinstance(part, str):
-                if not part:
-                    continue
-                if parts and isinstance(parts[-1], str):
-                    parts[-1] += part
-                    continue
-            parts.append(part)
-    return tuple(parts)
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Where:
-    """A place in a source file: path as shown, 1-based line and column (characters)."""
-
-    path: str
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """One key a dict holds (or may hold), where it is written."""
-
-    shape: Shape
-    where: Where
-    why: str = ""
-    """For a key with holes from a dict the scanner cannot follow: what that dict is."""
-
-
-@dataclass(frozen=True, slots=True)
-class Unresolved:
-    """Something logged that the scanner cannot follow: what it is, and where."""
-
-    what: str
-    """``a dict built by a call to `reduce_metrics(...)```: reads after "cannot resolve"."""
-    where: Where
-
-
-@dataclass(frozen=True, slots=True)
-class Spread:
-    """Every key of a parameter's dict, each rewritten by ``template`` (the callers decide)."""
-
-    param: str
-    template: Shape
-    """The key as written around :data:`SLOT` (``("train/", SLOT)`` for ``"train/%s" % k``)."""
-    keep: tuple[tuple[KeyTest, Shape], ...] = ()
-    """Filters each key of the parameter passes first: a test of the key as rewritten by
-    the shape (``out[k] = v`` only when ``not k.startswith("debug/")``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DictVal:
-    """What a dict expression holds: keys, parts that could not be followed, parameters' keys."""
-
-    keys: tuple[Key, ...] = ()
-    unresolved: tuple[Unresolved, ...] = ()
-    spreads: tuple[Spread, ...] = ()
-    """Keys of a parameter's dict (the function's callers pass them), rewritten."""
-
-    def empty(self) -> bool:
-        """Holds nothing at all."""
-        return not (self.keys or self.unresolved or self.spreads)
-
-    def merge(self, other: DictVal) -> DictVal:
-        """Both dicts' keys, unresolved parts and spreads (each once)."""
-        if self.empty():
-            return other
-        if other.empty():
-            return self
-        return DictVal(
-            tuple(dict.fromkeys(self.keys + other.keys)),
-            tuple(dict.fromkeys(self.unresolved + other.unresolved)),
-            tuple(dict.fromkeys(self.spreads + other.spreads)),
-        )
-
-
-def substitute(shape: Shape, inner: Shape) -> Shape:
-    """``shape`` with :data:`SLOT` replaced by ``inner`` (a key, or another template)."""
-    if SLOT not in shape:
-        return shape
-    parts: list[Shape] = [inner if part is SLOT or part == SLOT else (part,) for part in shape]
-    return _concat(*parts)
-
-
-def rewrite(value: DictVal, template: Shape) -> DictVal:
-    """Every key of ``value`` rewritten by ``template`` (``train/`` + key); spreads composed."""
-    if template == (SLOT,):
-        return value
-    keys = tuple(Key(substitute(template, k.shape), k.where, k.why) for k in value.keys)
-    spreads = tuple(
-        Spread(s.param, substitute(template, s.template), s.keep) for s in value.spreads
-    )
-    return DictVal(keys, value.unresolved, spreads)
-
-
-def _test_key(keep: Sequence[tuple[KeyTest, Shape]], shape: Shape) -> bool | None:
-    """Whether a key passes every filter: ``None`` when one of them cannot tell."""
-    answer: bool | None = True
-    for test, template in keep:
-        parts = [p if isinstance(p, str) else None for p in substitute(template, shape)]
-        decided = test.decide_shape(parts)
-        if decided is False:
-            return False
-        if decided is None:
-            answer = None
-    return answer
-
-
-def spread_into(spread: Spread, value: DictVal) -> DictVal:
-    """The keys ``value`` (a caller's dict) gives ``spread``: filtered, then rewritten.
-
-    A key a filter cannot decide is unresolved where it is written (a key with a hole is
-    kept unless every tried value of the hole is dropped; it stays unresolved anyway).
-    """
-    if not spread.keep:
-        return rewrite(value, spread.template)
-    keys: list[Key] = []
-    unresolved = list(value.unresolved)
-    for key in value.keys:
-        decided = _test_key(spread.keep, key.shape)
-        holed = any(isinstance(part, Hole) for part in key.shape)
-        if decided is False:
-            continue
-        if decided is None and not holed:
-            test = spread.keep[0][0]
-            what = (
-                f"the key '{shape_text(key.shape)}' passes a filter in `{test.where}` "
-                "whose test scan cannot evaluate for it"
-            )
-            unresolved.append(Unresolved(what, key.where))
-            continue
-        keys.append(key)
-    spreads = tuple(
-        Spread(
-            s.param,
-            s.template,
-            s.keep + tuple((test, substitute(t, s.template)) for test, t in spread.keep),
-        )
-        for s in value.spreads
-    )
-    kept = DictVal(tuple(keys), tuple(dict.fromkeys(unresolved)), spreads)
-    return rewrite(kept, spread.template)
-
-
-@dataclass(frozen=True, slots=True)
-class StrVal:
-    """A string (or a sequence of strings, for loops) with its possible values."""
-
-    shapes: tuple[Shape, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class KeysOf:
-    """A loop variable over a dict's keys (``for k, v in metrics.items()``)."""
-
-    source: DictVal
-    name: str
-    """The dict's expression text, for messages."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeyList:
-    """A collection of a dict's keys (``list(self.keys())``, ``sorted(d)``), ``nest`` deep:
-    ``all_gather_object(out, keys)`` makes ``out`` a list of such lists (``nest`` 2)."""
-
-    source: DictVal
-    name: str
-    nest: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,11 +206,6 @@ def _namespace(shape: Shape) -> Shape:
     if last.endswith(PREFIX_SEPARATOR) and not rest.endswith((PREFIX_SEPARATOR, PREFIX_GLUE)):
         return (*shape[:-1], rest) if rest else shape[:-1]
     return shape
-
-
-def _shown(node: ast.AST) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 def _describe(node: ast.AST) -> str:
@@ -924,23 +741,6 @@ def _joined(module: str, attr: str | None) -> str:
     return f"{module}.{attr}" if module else attr
 
 
-def _bind(call: ast.Call, func: _FuncDef, *, method: bool) -> dict[str, ast.expr]:
-    """Parameter name -> the argument ``call`` passes for it (``self`` skipped for a method)."""
-    args = func.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if method and positional and not _is_static(func):
-        positional = positional[1:]
-    bound: dict[str, ast.expr] = {}
-    for name, value in zip(positional, call.args, strict=False):
-        if isinstance(value, ast.Starred):
-            break
-        bound[name] = value
-    for keyword in call.keywords:
-        if keyword.arg is not None:
-            bound[keyword.arg] = keyword.value
-    return bound
-
-
 def _defaults(func: _FuncDef) -> dict[str, ast.expr]:
     """Parameter name -> its default expression."""
     args = func.args
@@ -951,17 +751,6 @@ def _defaults(func: _FuncDef) -> dict[str, ast.expr]:
         if default is not None:
             found[arg.arg] = default
     return found
-
-
-def _is_static(func: _FuncDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
-
-
-def _params(func: _FuncDef) -> list[str]:
-    args = func.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return names
 
 
 def _join(before: Env, *branches: Env) -> Env:
@@ -2461,21 +2250,6 @@ def _is_field(node: ast.expr, name: str) -> bool:
 
 def _literal(node: ast.expr) -> object:
     return node.value if isinstance(node, ast.Constant) else None
-
-
-def _own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
-    """The expressions of ``stmt`` itself, not those of the blocks it holds."""
-    for name, value in ast.iter_fields(stmt):
-        if name in {"body", "orelse", "finalbody", "handlers", "cases"}:
-            continue
-        if isinstance(value, ast.expr):
-            yield value
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, ast.expr):
-                    yield item
-                elif isinstance(item, ast.withitem):
-                    yield item.context_expr
 
 
 def _added(node: ast.BinOp) -> list[ast.expr]:

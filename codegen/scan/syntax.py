@@ -1,0 +1,66 @@
+"""Small readers of syntax trees shared by the scanner's parts: a call's arguments bound to
+a function's parameters, an expression as shown in a message, a statement's own expressions."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Final, TypeAlias
+
+__all__ = ["FuncDef", "bind", "is_static", "own_expressions", "params", "shown"]
+
+FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
+
+_SHOWN: Final = 60
+"""Longest expression text shown in a message."""
+
+
+def shown(node: ast.AST) -> str:
+    """``node``'s source text, cut to a length a message can hold."""
+    text = ast.unparse(node)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
+    """Parameter name -> the argument ``call`` passes for it (``self`` skipped for a method)."""
+    args = func.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if method and positional and not is_static(func):
+        positional = positional[1:]
+    bound: dict[str, ast.expr] = {}
+    for name, value in zip(positional, call.args, strict=False):
+        if isinstance(value, ast.Starred):
+            break
+        bound[name] = value
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            bound[keyword.arg] = keyword.value
+    return bound
+
+
+def is_static(func: FuncDef) -> bool:
+    """A ``@staticmethod``: no ``self`` to skip when binding a call's arguments."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+
+
+def params(func: FuncDef) -> list[str]:
+    """Every parameter name of ``func`` (``*args`` and ``**kwargs`` included)."""
+    args = func.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
+    """The expressions of ``stmt`` itself, not those of the blocks it holds."""
+    for name, value in ast.iter_fields(stmt):
+        if name in {"body", "orelse", "finalbody", "handlers", "cases"}:
+            continue
+        if isinstance(value, ast.expr):
+            yield value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.expr):
+                    yield item
+                elif isinstance(item, ast.withitem):
+                    yield item.context_expr
