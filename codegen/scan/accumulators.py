@@ -31,8 +31,13 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
 
+from .syntax import bind
+from .syntax import params as parameters
+from .values import DictVal, Key
+
 if TYPE_CHECKING:
-    from .extract import DictVal, Key, Module, Project, Where
+    from .extract import Module, Project
+    from .values import Where
 
 V = TypeVar("V")
 
@@ -93,9 +98,9 @@ def caller_keys(
     A key stays a hole where it is written when no call passes it, when the method is
     handed out as a value (a callback), or when a call's argument is not a known string.
     """
-    from .extract import DictVal, Key, _bind, _params, _Scanner  # noqa: PLC0415 - import cycle
+    from .extract import _Scanner  # noqa: PLC0415 - import cycle
 
-    own = set(_params(method))
+    own = set(parameters(method))
     params = {
         part.param
         for key in value.keys
@@ -118,7 +123,7 @@ def caller_keys(
             keys.append(key)
             continue
         for call in calls:
-            argument = _bind(call, method, method=True).get(part.param)
+            argument = bind(call, method, method=True).get(part.param)
             if argument is None:
                 keys.append(key)  # left at its default, or passed by ``*``/``**``
                 continue
@@ -275,8 +280,6 @@ def narrowed(
 ) -> dict[str, V]:
     """``env`` in a branch of ``if mode == "eval":``: dicts lose the keys read from
     ``self.m[mode]`` that only another mode holds (taken), or only that mode (not taken)."""
-    from .extract import DictVal  # noqa: PLC0415 - import cycle
-
     fixed = _fixed_by(test, taken=True) if taken else _fixed_by(test, taken=False)
     if not fixed or not tags:
         return env

@@ -40,7 +40,20 @@ from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write
 from .calls import ScanCall
 from .inherited import module_function, numeric_call, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
+from .objects import (
+    Callables,
+    Env,
+    Instance,
+    ObjectFlow,
+    Opaque,
+    Record,
+    Value,
+    join_objects,
+    record_of,
+)
+from .objects import steps as _steps
 from .syntax import bind as _bind
+from .syntax import describe as _describe
 from .syntax import own_expressions as _own_expressions
 from .syntax import params as _params
 from .syntax import shown as _shown
@@ -95,44 +108,6 @@ _MAX_DEPTH: Final = 8
 _FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-@dataclass(frozen=True, slots=True)
-class Opaque:
-    """A value the scanner does not follow (parameters, unknown calls).
-
-    Described lazily: most such values are never logged, and describing one
-    unparses source.
-    """
-
-    module: Module
-    node: ast.AST
-    """Where the value comes from."""
-    label: str = ""
-    """What it is; empty: described from ``node``."""
-    shown: ast.AST | None = None
-    """An expression shown after ``label``."""
-    parameter: bool = False
-    param: str = ""
-    """The parameter's name when the value is one (its callers' arguments hold the keys)."""
-
-    def as_dict(self) -> DictVal:
-        """A parameter: its callers' keys (a spread); anything else: unresolved."""
-        if self.param:
-            return DictVal(spreads=(Spread(self.param, (SLOT,)),))
-        return DictVal((), (self.why,))
-
-    @property
-    def why(self) -> Unresolved:
-        """What cannot be resolved, and where."""
-        what = self.label or _describe(self.node)
-        if self.shown is not None:
-            what += f"`{_shown(self.shown)}`"
-        return Unresolved(what, self.module.where(self.node))
-
-
-Value: TypeAlias = DictVal | StrVal | KeysOf | KeyList | Opaque
-Env: TypeAlias = dict[str, Value]
-
-
 @dataclass(slots=True)
 class Returns:
     """What a function hands back: its returned dict, the dicts of a returned tuple, and the
@@ -143,6 +118,12 @@ class Returns:
     filled: dict[str, DictVal] = field(default_factory=dict)
     guarded: list[tuple[str, bool, DictVal]] = field(default_factory=list)
     """Dicts returned under ``if param:`` (``True``) or ``if not param:`` (``False``)."""
+    instance: Instance | None = None
+    """The objects it returns (``return Outputs(metrics=m)``), see :mod:`.objects`."""
+    callables: Callables | None = None
+    """The functions it returns (a factory's nested ``def``)."""
+    opaque: list[Opaque] = field(default_factory=list)
+    """What else it returns: unfollowed parts of its objects or functions."""
 
     def add(self, value: DictVal | tuple[DictVal | None, ...]) -> None:
         """Merge one ``return`` statement's value."""
@@ -208,16 +189,6 @@ def _namespace(shape: Shape) -> Shape:
     return shape
 
 
-def _describe(node: ast.AST) -> str:
-    if isinstance(node, ast.Call):
-        return f"a dict built by a call to `{_shown(node.func)}(...)`"
-    if isinstance(node, ast.Subscript | ast.Attribute):
-        return f"a dict read from `{_shown(node)}`"
-    if isinstance(node, ast.Name):
-        return f"the variable `{node.id}`, which the scanner cannot follow"
-    return f"`{_shown(node)}`"
-
-
 def _dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a chain of names, else ``None``."""
     parts: list[str] = []
@@ -236,6 +207,8 @@ class _ClassInfo:
     methods: dict[str, _FuncDef] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
     """The base classes' names as written (``BasePPOTrainer``, ``base.Trainer``)."""
+    record: Record | None = None
+    """How its constructor fills its fields, for a record class (a dataclass, ...)."""
 
 
 class Module:
@@ -286,7 +259,9 @@ class Module:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
-            info = _ClassInfo(bases=[b for b in map(_dotted, stmt.bases) if b])
+            info = _ClassInfo(
+                bases=[b for b in map(_dotted, stmt.bases) if b], record=record_of(stmt)
+            )
             for item in stmt.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     info.methods[item.name] = item
@@ -552,7 +527,7 @@ class Project:
         slot = (wrapper.module.real, id(wrapper.func))
         if self._wrapped.get(slot, wrapper).used:
             return logged
-        params = sorted({spread.param for spread in logged.spreads})
+        params = sorted({spread.param + _steps(spread.path) for spread in logged.spreads})
         what = (
             f"the keys of the parameter(s) {', '.join(params)} of `{wrapper.name}`, "
             "which no scanned call passes (scan its callers too, or name it in scan-calls)"
@@ -656,7 +631,8 @@ class Project:
 
     def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
         """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""
-        slot = (module.real, f"{cls}.{func.name}" if cls else func.name)
+        name = f"{cls}.{func.name}" if cls else func.name
+        slot = (module.real, f"{name}:{func.lineno}")  # nested functions may share a name
         if slot in self._returns:
             return self._returns[slot]
         if slot in self._active or depth > _MAX_DEPTH:
@@ -773,11 +749,12 @@ def _join(before: Env, *branches: Env) -> Env:
         elif strs and len(strs) == len(values):
             joined[name] = StrVal(tuple(dict.fromkeys(s for v in strs for s in v.shapes)))
         else:
-            joined[name] = values[0]
+            held = join_objects(values)
+            joined[name] = values[0] if held is None else held
     return joined
 
 
-class _Scanner:
+class _Scanner(ObjectFlow):
     """One module's analysis: scopes, values, and the logging calls found in them."""
 
     def __init__(
@@ -818,6 +795,9 @@ class _Scanner:
         self.tests: dict[tuple[int, int], KeyTest | None] = {}
         self.tags: dict[Key, tuple[str, str]] = {}
         """Keys read from ``self.m[mode]`` that one mode only holds (see :mod:`.accumulators`)."""
+        self.pending: dict[str, tuple[_FuncDef, dict[str, DictVal]]] = {}
+        """Nested functions filling a dict of this one from their parameters: each call
+        of one adds what it passes (see :meth:`_closure`)."""
 
     # --- scopes ---------------------------------------------------------------
 
@@ -837,8 +817,8 @@ class _Scanner:
     def _scope(
         self, body: list[ast.stmt], func: _FuncDef | None, cls: str | None, outer: list[Env]
     ) -> None:
-        saved = (self.func, self.params, self.cls, self.outer)
-        self.func, self.cls, self.outer = func, cls, outer
+        saved = (self.func, self.params, self.cls, self.outer, self.pending)
+        self.func, self.cls, self.outer, self.pending = func, cls, outer, {}
         self.params = set(_params(func)) if func is not None else set()
         env: Env = {}
         if func is not None:
@@ -847,7 +827,7 @@ class _Scanner:
                 env[name] = Opaque(self.module, func, what, parameter=True, param=name)
         nested: list[tuple[ast.stmt, Env]] = []
         self._block(body, env, nested)
-        self.func, self.params, self.cls, self.outer = saved
+        self.func, self.params, self.cls, self.outer, self.pending = saved
         for stmt, at in nested:
             if isinstance(stmt, ast.ClassDef):
                 for item in stmt.body:
@@ -860,7 +840,7 @@ class _Scanner:
 
     def returns(self, func: _FuncDef) -> Returns:
         """What ``func``'s ``return`` statements hand back and what it adds to its parameters."""
-        self.func = func
+        self.func, self.pending = func, {}
         self.params = set(_params(func))
         env: Env = {}
         for name in self.params:
@@ -904,7 +884,11 @@ class _Scanner:
                 nested.append((stmt, dict(env)))
             if not isinstance(stmt, ast.ClassDef):
                 self._closure(stmt, env)
+                if self.func is not None:
+                    env[stmt.name] = Callables(((self.module, stmt, None),))
             return env
+        if self.pending:
+            self._closure_calls(stmt, env)
         if returns is None:
             self._calls_in(stmt, env)
         if isinstance(stmt, ast.Assign):
@@ -972,19 +956,37 @@ class _Scanner:
         names = _closure_writes(func, env)
         if not names:
             return
-        saved = (self.func, self.params, self.guard, self.pick, self.stmt)
-        self.func, self.guard, self.pick = func, None, ""
-        self.params = set(_params(func))
+        enclosing = self.func
+        saved = (self.func, self.params, self.guard, self.pick, self.stmt, self.pending)
+        self.func, self.guard, self.pick, self.pending = func, None, "", {}
+        self.params = own = set(_params(func))
         inner: Env = dict(env)
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}` (its value comes from the callers)"
             inner[name] = Opaque(self.module, func, what, parameter=True, param=name)
         inner = self._block(func.body, inner, [], returns=Returns())
-        self.func, self.params, self.guard, self.pick, self.stmt = saved
+        self.func, self.params, self.guard, self.pick, self.stmt, self.pending = saved
+        fills: dict[str, DictVal] = {}
         for name in names:
             value = inner.get(name)
-            if isinstance(value, DictVal):
-                env[name] = value
+            if not isinstance(value, DictVal):
+                continue
+            # Keys from the closure's own parameters: each call of it says which.
+            later = tuple(s for s in value.spreads if s.param in own)
+            now = tuple(s for s in value.spreads if s.param not in own)
+            env[name] = DictVal(value.keys, value.unresolved, now)
+            if later:
+                fills[name] = DictVal(spreads=later)
+        if not fills:
+            return
+        if enclosing is not None and not _only_called(enclosing, func.name):
+            what = f"the keys `{func.name}` adds from its parameters, where it is passed on"
+            for name in fills:
+                current = env[name]
+                assert isinstance(current, DictVal)
+                env[name] = current.merge(DictVal((), (Unresolved(what, self._at(func)),)))
+            return
+        self.pending[func.name] = (func, fills)
 
     def _filtering(self, loop: ast.For | ast.AsyncFor, env: Env) -> str | None:
         """A loop over a dict's keys that skips some (``continue``): its variable, registered
@@ -1045,6 +1047,8 @@ class _Scanner:
             # Returned only when a parameter is (not) true: the caller's argument decides.
             if self._is_dictish(node, env):
                 returns.guarded.append((*self.guard, self._dict(node, env)))
+            elif isinstance(node, _OBJECT_EXPRESSIONS):
+                self._return_object(node, env, returns)
             return
         if self.pick:
             # ``return {"metrics": metrics, ...}`` with ``returns = "metrics"``: that entry.
@@ -1058,6 +1062,8 @@ class _Scanner:
                 returns.add(tuple(items))
         elif self._is_dictish(node, env):
             returns.add(self._dict(node, env))
+        elif isinstance(node, _OBJECT_EXPRESSIONS):
+            self._return_object(node, env, returns)
 
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
         if isinstance(target, ast.Attribute) and (holder := _holder(target)) is not None:
@@ -1238,6 +1244,13 @@ class _Scanner:
         listed = self._keylist(node, env)
         if listed is not None:
             return listed
+        if isinstance(node, _OBJECT_EXPRESSIONS):
+            called = self._called_param(node, env)
+            if called:
+                return Opaque(self.module, node, called=called)
+            held = self._object(node, env)
+            if held is not None:
+                return held
         return Opaque(self.module, node)
 
     def _keylist(self, node: ast.expr, env: Env) -> KeyList | None:
@@ -1306,6 +1319,8 @@ class _Scanner:
             return True
         if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node):
             return True
+        if isinstance(node, ast.Attribute) and isinstance(self._object(node.value, env), Instance):
+            return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
@@ -1341,6 +1356,9 @@ class _Scanner:
                 return found
             if isinstance(found, Opaque):
                 return found.as_dict()
+            if isinstance(found, Instance | Callables):
+                what = f"`{node.id}`, an object or function where a dict is expected"
+                return DictVal((), (Unresolved(what, self._at(node)),))
         if isinstance(node, ast.BoolOp):
             result = DictVal()
             for item in node.values:  # ``d or {}``: the keys of either
@@ -1356,6 +1374,8 @@ class _Scanner:
             return DictVal()  # a declared field's keys are logged where they are written
         if isinstance(node, ast.Attribute | ast.Subscript):
             held = self._attribute_dict(node)
+            if held is None and isinstance(node, ast.Attribute):
+                held = self._field_dict(node, env)
             if held is not None:
                 return held
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
@@ -1376,7 +1396,7 @@ class _Scanner:
         """The variables after ``func``'s body, ``self.metrics`` holders included; a
         parameter's keys are unresolved where the function starts (its callers are not
         followed)."""
-        self.func = func
+        self.func, self.pending = func, {}
         self.params = set(_params(func))
         env: Env = {}
         for name in self.params:
@@ -1503,7 +1523,7 @@ class _Scanner:
             argument = arguments.get(spread.param)
             if argument is None:
                 continue  # left at its default (``metrics=None``): no keys from the caller
-            result = result.merge(spread_into(spread, self._dict(argument, env)))
+            result = result.merge(spread_into(spread, self._reach(argument, spread.path, env)))
         return result
 
     def _fill(
@@ -1521,7 +1541,7 @@ class _Scanner:
             for shape in self._filled_shape(key.shape, arguments, defaults, env)
         ]
         spreads = [
-            Spread(spread.param, shape)
+            dataclasses.replace(spread, template=shape)
             for spread in value.spreads
             for shape in self._filled_shape(spread.template, arguments, defaults, env)
         ]
@@ -1919,7 +1939,8 @@ class _Scanner:
             for spread in logged.spreads:
                 argument = arguments.get(spread.param)
                 if argument is not None:
-                    value = value.merge(spread_into(spread, self._dict(argument, env)))
+                    given = self._reach(argument, spread.path, env)
+                    value = value.merge(spread_into(spread, given))
             if value.empty():
                 continue
             self._found(logged, call, value)
@@ -2134,6 +2155,9 @@ _BINDING: Final = re.compile(
 )
 """``x = Cls(``, ``self.w = wandb``, ``x: Cls = ...`` and ``def f(x: Cls)``: a receiver's class."""
 
+_OBJECT_EXPRESSIONS: Final = (ast.Call, ast.Name, ast.Await)
+"""Expressions that may hold an object or a function (see :mod:`.objects`)."""
+
 _KEY_COLLECTIONS: Final = frozenset({"list", "sorted", "set", "tuple", "frozenset"})
 """Calls that make a collection of their argument's items (a dict's: its keys)."""
 
@@ -2144,6 +2168,16 @@ _PERCENT: Final = re.compile(
     r"%(?:\((?P<name>[^)]*)\))?(?P<flags>[-#0 +]*\d*(?:\.\d+)?)(?P<kind>[diouxXeEfFgGcrsa%])"
 )
 """One printf-style conversion (``%s``, ``%(name)s``, ``%.2f``, ``%%``)."""
+
+
+def _only_called(scope: _FuncDef, name: str) -> bool:
+    """``name`` is only ever called in ``scope`` (never passed on as a value)."""
+    called = {id(node.func) for node in ast.walk(scope) if isinstance(node, ast.Call)}
+    return all(
+        id(node) in called
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+    )
 
 
 def _closure_writes(func: _FuncDef, env: Env) -> list[str]:

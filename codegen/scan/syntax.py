@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from typing import Final, TypeAlias
 
-__all__ = ["FuncDef", "bind", "is_static", "own_expressions", "params", "shown"]
+__all__ = ["FuncDef", "bind", "describe", "is_static", "own_expressions", "params", "shown"]
 
 FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -64,3 +64,14 @@ def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
                     yield item
                 elif isinstance(item, ast.withitem):
                     yield item.context_expr
+
+
+def describe(node: ast.AST) -> str:
+    """What a dict expression the scanner cannot follow is, for a message."""
+    if isinstance(node, ast.Call):
+        return f"a dict built by a call to `{shown(node.func)}(...)`"
+    if isinstance(node, ast.Subscript | ast.Attribute):
+        return f"a dict read from `{shown(node)}`"
+    if isinstance(node, ast.Name):
+        return f"the variable `{node.id}`, which the scanner cannot follow"
+    return f"`{shown(node)}`"

@@ -1,0 +1,480 @@
+"""Objects and callables as values: the dict a field of a returned object holds, and what a
+function handed over as an argument returns.
+
+Real trainers hand their metrics back in a small record (``return Outputs(loss=l,
+metrics=m)``) and call functions they are given (``out = loss_fn(inputs)``, then
+``out.metrics``). ``scan`` follows both, statically:
+
+* ``Cls(...)`` of a record class of the scanned files (a dataclass, a ``NamedTuple``, an
+  attrs or pydantic model, or a class whose ``__init__`` stores its parameters on ``self``)
+  is an :class:`Instance` holding what each field was given, by keyword or by position;
+* what a function returns is the union over its ``return`` statements; a ``return`` of
+  something not followed leaves the fields partly unresolved, reported where it enters;
+* a function used as a value (a module function named as an argument, the nested ``def``
+  a factory returns from each branch) is a :class:`Callables`: calling it gives the union of
+  what every target returns;
+* a parameter that is called (``loss_fn(inputs)``) is its callers' business: a field read
+  on what it returns is a :class:`~codegen.scan.values.Spread` with a path (``("()",
+  "metrics")``), resolved at every call by what that caller passes, and so on up the calls.
+
+A field read on an object no followed construction gives a dict, and a callable nothing
+passes, stay ``SCAN_UNRESOLVED``: a key is only ever reported when some path writes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from .syntax import FuncDef, bind, describe, own_expressions, shown
+from .values import CALL, SLOT, DictVal, KeyList, KeysOf, Spread, StrVal, Unresolved, Where
+
+if TYPE_CHECKING:
+    from .extract import Module, Project, Returns
+
+__all__ = [
+    "Callables",
+    "Env",
+    "Instance",
+    "ObjectFlow",
+    "Opaque",
+    "Record",
+    "Value",
+    "join_objects",
+    "record_of",
+    "steps",
+]
+
+FuncRef: TypeAlias = "tuple[Module, FuncDef, str | None]"
+"""A scanned function: its module, its definition, and its class (``None``: no method)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A value the scanner does not follow (parameters, unknown calls).
+
+    Described lazily: most such values are never logged, and describing one
+    unparses source.
+    """
+
+    module: Module
+    node: ast.AST
+    """Where the value comes from."""
+    label: str = ""
+    """What it is; empty: described from ``node``."""
+    shown: ast.AST | None = None
+    """An expression shown after ``label``."""
+    parameter: bool = False
+    param: str = ""
+    """The parameter's name when the value is one (its callers' arguments hold the keys)."""
+    called: str = ""
+    """What calling the parameter of that name returned (``loss_fn(inputs)``): a field read
+    on it is the callers' business."""
+
+    def as_dict(self) -> DictVal:
+        """A parameter: its callers' keys (a spread); anything else: unresolved."""
+        if self.param:
+            return DictVal(spreads=(Spread(self.param, (SLOT,)),))
+        return DictVal((), (self.why,))
+
+    @property
+    def why(self) -> Unresolved:
+        """What cannot be resolved, and where."""
+        what = self.label or describe(self.node)
+        if self.shown is not None:
+            what += f"`{shown(self.shown)}`"
+        return Unresolved(what, self.module.where(self.node))
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """An object: what each field was given in every construction that reaches here, what
+    reaches here unfollowed, and the objects callers pass (a spread with a path)."""
+
+    fields: tuple[tuple[str, DictVal], ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    spreads: tuple[Spread, ...] = ()
+
+    def merge(self, other: Instance) -> Instance:
+        """Either object: every field's dicts, unresolved parts and spreads (each once)."""
+        return Instance(
+            tuple(dict.fromkeys(self.fields + other.fields)),
+            tuple(dict.fromkeys(self.unresolved + other.unresolved)),
+            tuple(dict.fromkeys(self.spreads + other.spreads)),
+        )
+
+    def field(self, name: str, unknown: Unresolved) -> DictVal:
+        """The dict the field ``name`` holds; ``unknown`` when nothing here gives it one."""
+        spreads = tuple(dataclasses.replace(s, path=(*s.path, name)) for s in self.spreads)
+        result = DictVal((), self.unresolved, spreads)
+        given = False
+        for field_name, value in self.fields:
+            if field_name == name:
+                result, given = result.merge(value), True
+        if not given and result.empty():
+            return DictVal((), (unknown,))
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Callables:
+    """A function as a value: the scanned functions it may be, and what reaches unfollowed."""
+
+    targets: tuple[FuncRef, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+
+    def merge(self, other: Callables) -> Callables:
+        """Any function of either."""
+        return Callables(
+            tuple(dict.fromkeys(self.targets + other.targets)),
+            tuple(dict.fromkeys(self.unresolved + other.unresolved)),
+        )
+
+
+Value: TypeAlias = DictVal | StrVal | KeysOf | KeyList | Opaque | Instance | Callables
+Env: TypeAlias = dict[str, Value]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """How a record class's constructor fills its fields."""
+
+    positional: tuple[str, ...]
+    """The field each positional argument fills (``""``: none); empty when unknown."""
+    keywords: dict[str, str]
+    """Keyword argument -> the field it fills."""
+
+
+_RECORD_DECORATORS = frozenset({"dataclass", "define", "frozen", "mutable", "attrs"})
+_RECORD_BASES = frozenset({"NamedTuple", "BaseModel", "Struct"})
+
+
+def _last_name(node: ast.expr) -> str:
+    """``dataclasses.dataclass(frozen=True)`` -> ``dataclass``."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def record_of(node: ast.ClassDef) -> Record | None:
+    """How ``Cls(...)`` fills the fields of the class ``node``, or ``None`` (not a record)."""
+    bases = [_last_name(base) for base in node.bases]
+    if any(_last_name(d) in _RECORD_DECORATORS for d in node.decorator_list) or any(
+        base in _RECORD_BASES for base in bases
+    ):
+        names: list[str] = []
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                annotation = ast.unparse(item.annotation)
+                if "ClassVar" in annotation or "KW_ONLY" in annotation:
+                    break  # later fields are keyword-only or no fields
+                names.append(item.target.id)
+        keyword_only = any(
+            isinstance(d, ast.Call) and any(k.arg == "kw_only" for k in d.keywords)
+            for d in node.decorator_list
+        )
+        own = all(base in _RECORD_BASES or base == "object" for base in bases)
+        positional = tuple(names) if own and not keyword_only else ()
+        return Record(positional, {name: name for name in names})
+    return _stored_by_init(node)
+
+
+def _stored_by_init(node: ast.ClassDef) -> Record | None:
+    """A class whose ``__init__`` stores parameters as they are (``self.metrics = metrics``)."""
+    init = next(
+        (i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None
+    )
+    if init is None:
+        return None
+    stored: dict[str, str] = {}
+    for stmt in init.body:
+        if (
+            isinstance(stmt, ast.Assign | ast.AnnAssign)
+            and isinstance(stmt.value, ast.Name)
+            and (target := stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target)
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            stored[stmt.value.id] = target.attr
+    if not stored:
+        return None
+    args = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    return Record(tuple(stored.get(arg, "") for arg in args), stored)
+
+
+def join_objects(values: list[Value]) -> Value | None:
+    """The objects or callables a name holds after branches, or ``None`` (none of them)."""
+    objects = [v for v in values if isinstance(v, Instance)]
+    functions = [v for v in values if isinstance(v, Callables)]
+    if not objects and not functions:
+        return None
+    unknown = tuple(
+        v.why
+        for v in values
+        if isinstance(v, Opaque) and not (isinstance(v.node, ast.Constant) and v.node.value is None)
+    )
+    if objects and not functions:
+        joined = Instance(unresolved=unknown)
+        for item in objects:
+            joined = joined.merge(item)
+        return joined
+    if functions and not objects:
+        together = Callables(unresolved=unknown)
+        for function in functions:
+            together = together.merge(function)
+        return together
+    return None
+
+
+def steps(path: tuple[str, ...]) -> str:
+    """A spread's path as shown in messages: ``("()", "metrics")`` -> ``(...).metrics``."""
+    return "".join("(...)" if step == CALL else f".{step}" for step in path)
+
+
+class ObjectFlow:
+    """The module scanner's reading of objects and callables (a part of ``_Scanner``)."""
+
+    if TYPE_CHECKING:
+        module: Module
+        project: Project
+        depth: int
+        pending: dict[str, tuple[FuncDef, dict[str, DictVal]]]
+
+        def _lookup(self, name: str, env: Env) -> Value | None: ...
+        def _dict(self, node: ast.expr, env: Env) -> DictVal: ...
+        def _is_dictish(self, node: ast.expr, env: Env) -> bool: ...
+        def _function(self, func: ast.expr) -> FuncRef | None: ...
+        def _at(self, node: ast.AST) -> Where: ...
+        def _instantiate(
+            self, value: DictVal, call: ast.Call, arguments: dict[str, ast.expr], env: Env
+        ) -> DictVal: ...
+
+    def _object(self, node: ast.expr, env: Env) -> Instance | Callables | None:
+        """The object or functions ``node`` evaluates to, or ``None`` (not followed)."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            if isinstance(found, Instance | Callables):
+                return found
+            if isinstance(found, Opaque) and found.called:
+                return Instance(spreads=(Spread(found.called, (SLOT,), path=(CALL,)),))
+            if found is None:
+                target = self._function(node)
+                return Callables((target,)) if target is not None else None
+            return None
+        if isinstance(node, ast.Call):
+            called = self._called_param(node, env)
+            if called:
+                return Instance(spreads=(Spread(called, (SLOT,), path=(CALL,)),))
+            return self._call_object(node, env)
+        return None
+
+    def _called_param(self, node: ast.expr, env: Env) -> str:
+        """``loss_fn(inputs)`` with ``loss_fn`` a parameter: its name (else ``""``)."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            return ""
+        found = self._lookup(node.func.id, env)
+        return found.param if isinstance(found, Opaque) else ""
+
+    def _call_object(self, call: ast.Call, env: Env) -> Instance | Callables | None:
+        """What ``call`` returns as an object: a record's construction, a scanned function's
+        returned objects (its parameters' filled by this call), a function value's."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            found = self._lookup(func.id, env)
+            if isinstance(found, Callables):
+                return self._called(found)
+            if found is not None:
+                return None
+        record = self._record(func)
+        if record is not None:
+            return self._constructed(call, record, env)
+        target = self._function(func)
+        if target is None:
+            return None
+        module, definition, cls = target
+        value = self._returned_object(self.project.returned(module, definition, cls, self.depth))
+        if isinstance(value, Instance) and value.spreads:
+            arguments = bind(call, definition, method=cls is not None)
+            value = self._passed_object(value, call, arguments, env)
+        return value
+
+    def _returned_object(self, returned: Returns) -> Instance | Callables | None:
+        """A function's returned objects or functions, with what it returns unfollowed."""
+        if returned.instance is None and returned.callables is None:
+            return None
+        unknown = tuple(dict.fromkeys(item.why for item in returned.opaque))
+        if returned.instance is not None:
+            return returned.instance.merge(Instance(unresolved=unknown))
+        assert returned.callables is not None
+        return returned.callables.merge(Callables(unresolved=unknown))
+
+    def _called(self, functions: Callables) -> Instance:
+        """What calling any of ``functions`` returns (their parameters unknown here)."""
+        result = Instance(unresolved=functions.unresolved)
+        for module, definition, cls in functions.targets:
+            returned = self.project.returned(module, definition, cls, self.depth)
+            value = self._returned_object(returned)
+            if isinstance(value, Instance):
+                unknown = tuple(
+                    Unresolved(
+                        f"what `{definition.name}` returns from its parameter `{s.param}`",
+                        module.where(definition),
+                    )
+                    for s in value.spreads
+                )
+                value = Instance(value.fields, value.unresolved + unknown)
+            else:
+                whys = tuple(item.why for item in returned.opaque) or (
+                    Unresolved(
+                        f"what `{definition.name}` returns, which scan cannot follow",
+                        module.where(definition),
+                    ),
+                )
+                value = Instance(unresolved=whys)
+            result = result.merge(value)
+        return result
+
+    def _passed_object(
+        self, value: Instance, call: ast.Call, arguments: dict[str, ast.expr], env: Env
+    ) -> Instance:
+        """A callee's returned object with the objects this call passes for its parameters."""
+        result = Instance(value.fields, value.unresolved)
+        for spread in value.spreads:
+            argument = arguments.get(spread.param)
+            if argument is None:
+                what = f"the object the parameter `{spread.param}{steps(spread.path)}` gives"
+                result = result.merge(Instance(unresolved=(Unresolved(what, self._at(call)),)))
+                continue
+            result = result.merge(self._reached_object(argument, spread.path, env))
+        return result
+
+    def _reached_object(self, argument: ast.expr, path: tuple[str, ...], env: Env) -> Instance:
+        """The object ``path`` reaches from ``argument`` (``(CALL,)``: what calling it gives)."""
+        found = self._lookup(argument.id, env) if isinstance(argument, ast.Name) else None
+        if isinstance(found, Opaque) and found.param:
+            return Instance(spreads=(Spread(found.param, (SLOT,), path=path),))
+        value: Instance | Callables | None = self._object(argument, env)
+        for step in path:
+            value = self._called(value) if step == CALL and isinstance(value, Callables) else None
+        if isinstance(value, Instance):
+            return value
+        what = f"the object `{shown(argument)}{steps(path)}`, which scan cannot follow"
+        return Instance(unresolved=(Unresolved(what, self._at(argument)),))
+
+    def _reach(self, argument: ast.expr, path: tuple[str, ...], env: Env) -> DictVal:
+        """The dict ``path`` reaches from a caller's ``argument`` (``loss_fn(...).metrics``)."""
+        if not path:
+            return self._dict(argument, env)
+        *head, name = path
+        if name == CALL:
+            what = f"the dict `{shown(argument)}{steps(path)}` returns, which scan cannot follow"
+            return DictVal((), (Unresolved(what, self._at(argument)),))
+        held = self._reached_object(argument, tuple(head), env)
+        what = (
+            f"a dict read from `{shown(argument)}{steps(path)}`: no construction scan follows "
+            f"gives `{name}` a dict"
+        )
+        return held.field(name, Unresolved(what, self._at(argument)))
+
+    def _field_dict(self, node: ast.Attribute, env: Env) -> DictVal | None:
+        """``out.metrics`` on an object: the dicts its constructions give the field."""
+        held = self._object(node.value, env)
+        if not isinstance(held, Instance):
+            return None
+        what = (
+            f"a dict read from `{shown(node)}`: no construction scan follows gives "
+            f"`{node.attr}` a dict"
+        )
+        return held.field(node.attr, Unresolved(what, self._at(node)))
+
+    def _record(self, func: ast.expr) -> Record | None:
+        """The record class a constructor call names (same file or imported), or ``None``."""
+        module: Module | None = self.module
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name not in self.module.classes:
+                imported = self.module.imports.get(name)
+                if imported is None or imported[1] is None:
+                    return None
+                module = self.project.find_module(imported[0], imported[2], self.module)
+                name = imported[1]
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            imported = self.module.imports.get(func.value.id)
+            if imported is None:
+                return None
+            where, attr, level = imported
+            dotted = f"{where}.{attr}" if where and attr else (attr or where)
+            module = self.project.find_module(dotted, level, self.module)
+            name = func.attr
+        else:
+            return None
+        info = module.classes.get(name) if module is not None else None
+        return info.record if info is not None else None
+
+    def _constructed(self, call: ast.Call, record: Record, env: Env) -> Instance:
+        """``Outputs(loss=l, metrics=m)``: the dict each field is given."""
+        fields: list[tuple[str, DictVal]] = []
+        unknown: list[Unresolved] = []
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred) or index >= len(record.positional):
+                what = f"the fields `{shown(call.func)}(...)` is given by position"
+                unknown.append(Unresolved(what, self._at(argument)))
+                break
+            if record.positional[index]:
+                fields.append((record.positional[index], self._field_value(argument, env)))
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                what = f"the fields `{shown(call.func)}(...)` is given by `**`"
+                unknown.append(Unresolved(what, self._at(keyword.value)))
+            elif keyword.arg in record.keywords:
+                name = record.keywords[keyword.arg]
+                fields.append((name, self._field_value(keyword.value, env)))
+        return Instance(tuple(fields), tuple(unknown))
+
+    def _field_value(self, node: ast.expr, env: Env) -> DictVal:
+        """What a constructor argument holds as a dict (unresolved when it is no dict)."""
+        found = self._lookup(node.id, env) if isinstance(node, ast.Name) else None
+        if self._is_dictish(node, env) or (isinstance(found, Opaque) and found.param):
+            return self._dict(node, env)
+        return DictVal((), (Unresolved(describe(node), self._at(node)),))
+
+    def _return_object(self, node: ast.expr, env: Env, returns: Returns) -> None:
+        """A ``return`` of an object or a function (or of something not followed)."""
+        value = self._object(node, env)
+        if isinstance(value, Instance):
+            now = returns.instance
+            returns.instance = value if now is None else now.merge(value)
+        elif isinstance(value, Callables):
+            held = returns.callables
+            returns.callables = value if held is None else held.merge(value)
+        elif not isinstance(node, ast.Constant):
+            label = "an object returned by " if isinstance(node, ast.Call) else ""
+            returns.opaque.append(
+                Opaque(self.module, node, label, node.func if isinstance(node, ast.Call) else None)
+            )
+
+    def _closure_calls(self, stmt: ast.stmt, env: Env) -> None:
+        """Calls of a nested function that fills a dict of this one from its parameters
+        (``run(loss_fn, x)``): the dict gains what this call passes."""
+        for node in own_expressions(stmt):
+            for inner in ast.walk(node):
+                if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)):
+                    continue
+                pending = self.pending.get(inner.func.id)
+                if pending is None:
+                    continue
+                definition, fills = pending
+                arguments = bind(inner, definition, method=False)
+                for name, value in fills.items():
+                    added = self._instantiate(value, inner, arguments, env)
+                    current = self._lookup(name, env)
+                    env[name] = current.merge(added) if isinstance(current, DictVal) else added
