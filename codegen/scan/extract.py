@@ -41,6 +41,7 @@ from .calls import ScanCall
 from .inherited import module_function, numeric_call, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
 from .objects import (
+    UNREAD,
     Callables,
     Env,
     Instance,
@@ -49,7 +50,6 @@ from .objects import (
     Record,
     Value,
     join_objects,
-    record_of,
 )
 from .objects import steps as _steps
 from .syntax import bind as _bind
@@ -207,8 +207,9 @@ class _ClassInfo:
     methods: dict[str, _FuncDef] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
     """The base classes' names as written (``BasePPOTrainer``, ``base.Trainer``)."""
-    record: Record | None = None
-    """How its constructor fills its fields, for a record class (a dataclass, ...)."""
+    record: Record | None = UNREAD
+    """How its constructor fills its fields, for a record class (a dataclass, ...); read
+    when first needed (:data:`~codegen.scan.objects.UNREAD` until then)."""
 
 
 class Module:
@@ -259,9 +260,7 @@ class Module:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
-            info = _ClassInfo(
-                bases=[b for b in map(_dotted, stmt.bases) if b], record=record_of(stmt)
-            )
+            info = _ClassInfo(bases=[b for b in map(_dotted, stmt.bases) if b])
             for item in stmt.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     info.methods[item.name] = item
@@ -406,9 +405,9 @@ class Project:
         self.modules: list[Module] = []
         self._by_name: dict[str, list[Module]] = {}
         self._by_real: dict[str, Module] = {}
-        self._returns: dict[tuple[str, str], Returns] = {}
+        self._returns: dict[tuple[str, ...], Returns] = {}
         self._attributes: dict[tuple[str, str], DictVal | None] = {}
-        self._active: set[tuple[str, str]] = set()
+        self._active: set[tuple[str, ...]] = set()
         self._envs: dict[tuple[str, int], Env] = {}
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
         every attribute it writes (``__init__`` sets dozens)."""
@@ -631,8 +630,8 @@ class Project:
 
     def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
         """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""
-        name = f"{cls}.{func.name}" if cls else func.name
-        slot = (module.real, f"{name}:{func.lineno}")  # nested functions may share a name
+        # The line tells nested functions of one name apart (a factory's ``def rl_fn``s).
+        slot = (module.real, cls or "", func.name, str(func.lineno))
         if slot in self._returns:
             return self._returns[slot]
         if slot in self._active or depth > _MAX_DEPTH:
@@ -1248,6 +1247,9 @@ class _Scanner(ObjectFlow):
             called = self._called_param(node, env)
             if called:
                 return Opaque(self.module, node, called=called)
+            callee = self._callee(node, env)
+            if callee is not None:
+                return Opaque(self.module, node, callee=callee)  # followed when a field is read
             held = self._object(node, env)
             if held is not None:
                 return held
@@ -1319,7 +1321,7 @@ class _Scanner(ObjectFlow):
             return True
         if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node):
             return True
-        if isinstance(node, ast.Attribute) and isinstance(self._object(node.value, env), Instance):
+        if isinstance(node, ast.Attribute) and self._holds_instance(node.value, env):
             return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)

@@ -123,6 +123,10 @@ class KeyTest:
     where: str = ""
     """The loop's function, for messages."""
     _inside: frozenset[int] = field(default=frozenset(), repr=False)
+    _answers: dict[str, bool | None] = field(default_factory=dict, repr=False)
+    """Answers already given: a key reaches the filter once per caller and wave."""
+    _exits: dict[int, bool] = field(default_factory=dict, repr=False)
+    """Statements the walk does not model: whether control flow in them reaches the write."""
 
     def __post_init__(self) -> None:
         inside = frozenset(id(n) for stmt in self.body for n in ast.walk(stmt))
@@ -134,11 +138,15 @@ class KeyTest:
 
     def decide(self, text: str) -> bool | None:
         """``True``: the write runs for the key ``text``; ``False``: not; ``None``: unknown."""
+        if text in self._answers:
+            return self._answers[text]
+        answer: bool | None
         try:
-            outcome = self._run(self.body, {self.var: text}, 0)
+            answer = self._run(self.body, {self.var: text}, 0) == _REACHED
         except (_UnknownError, TypeError, ValueError, IndexError, KeyError, RecursionError):
-            return None
-        return outcome == _REACHED
+            answer = None
+        self._answers[text] = answer
+        return answer
 
     def decide_shape(self, parts: Sequence[str | None]) -> bool | None:
         """For a key of literal text and holes (``None``): the same answer for every tried hole
@@ -200,10 +208,14 @@ class KeyTest:
             if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
                 raise _UnknownError
             return _REACHED if self._run(stmt.body, inner, depth) == _REACHED else _FELL
-        if any(
-            node is self.target or isinstance(node, ast.Continue | ast.Break | ast.Return)
-            for node in _own_nodes([stmt])
-        ):
+        exits = self._exits.get(id(stmt))
+        if exits is None:
+            exits = any(
+                node is self.target or isinstance(node, ast.Continue | ast.Break | ast.Return)
+                for node in _own_nodes([stmt])
+            )
+            self._exits[id(stmt)] = exits
+        if exits:
             raise _UnknownError  # control flow the walk does not model reaches the write
         return _FELL
 
@@ -213,6 +225,8 @@ class KeyTest:
         value = self._value(node, scope, depth)
         if value is _UNKNOWN:
             raise _UnknownError
+        if isinstance(node, ast.Name):
+            return value  # names hold checked values only (the key, literals, results)
         return _safe(value)
 
     def _value(self, node: ast.expr, scope: dict[str, object], depth: int) -> object:
@@ -299,8 +313,10 @@ class KeyTest:
         items = self._eval(generator.iter, scope, depth)
         if not isinstance(items, tuple | list | set | frozenset | str):
             raise _UnknownError
+        variable = generator.target.id
+        inner = dict(scope)
         for item in items:
-            inner = {**scope, generator.target.id: item}
+            inner[variable] = item
             if bool(self._eval(arg.elt, inner, depth)) is (name == "any"):
                 return name == "any"
         return name != "any"

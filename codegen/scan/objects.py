@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from .syntax import FuncDef, bind, describe, own_expressions, shown
 from .values import CALL, SLOT, DictVal, KeyList, KeysOf, Spread, StrVal, Unresolved, Where
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .extract import Module, Project, Returns
 
 __all__ = [
+    "UNREAD",
     "Callables",
     "Env",
     "Instance",
@@ -72,6 +74,13 @@ class Opaque:
     called: str = ""
     """What calling the parameter of that name returned (``loss_fn(inputs)``): a field read
     on it is the callers' business."""
+    callee: Callables | None = None
+    """What calling these functions returned (``out = step(x)``, ``step`` a nested ``def``):
+    followed only when a field of it is read."""
+    owner: str = ""
+    """For ``self.<attr>`` given to a record's field: the class whose methods write it,
+    followed only when that field is read (at ``depth``)."""
+    depth: int = 0
 
     def as_dict(self) -> DictVal:
         """A parameter: its callers' keys (a spread); anything else: unresolved."""
@@ -93,7 +102,9 @@ class Instance:
     """An object: what each field was given in every construction that reaches here, what
     reaches here unfollowed, and the objects callers pass (a spread with a path)."""
 
-    fields: tuple[tuple[str, DictVal], ...] = ()
+    fields: tuple[tuple[str, DictVal | Opaque], ...] = ()
+    """Field name -> what one construction gave it (an :class:`Opaque`: no dict, described
+    only when read)."""
     unresolved: tuple[Unresolved, ...] = ()
     spreads: tuple[Spread, ...] = ()
 
@@ -105,14 +116,16 @@ class Instance:
             tuple(dict.fromkeys(self.spreads + other.spreads)),
         )
 
-    def field(self, name: str, unknown: Unresolved) -> DictVal:
-        """The dict the field ``name`` holds; ``unknown`` when nothing here gives it one."""
+    def field(self, name: str, unknown: Unresolved, settle: Callable[[Opaque], DictVal]) -> DictVal:
+        """The dict the field ``name`` holds; ``unknown`` when nothing here gives it one;
+        ``settle`` says what a field given something not yet followed holds."""
         spreads = tuple(dataclasses.replace(s, path=(*s.path, name)) for s in self.spreads)
         result = DictVal((), self.unresolved, spreads)
         given = False
         for field_name, value in self.fields:
             if field_name == name:
-                result, given = result.merge(value), True
+                held = value if isinstance(value, DictVal) else settle(value)
+                result, given = result.merge(held), True
         if not given and result.empty():
             return DictVal((), (unknown,))
         return result
@@ -160,6 +173,22 @@ def _last_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+UNREAD: Final = Record((), {})
+"""A class whose constructor has not been read yet (see ``ObjectFlow._record``)."""
+
+
+def _class_node(tree: ast.Module | None, name: str) -> ast.ClassDef | None:
+    """The module-level class ``name`` (also under ``if``/``try``) of ``tree``."""
+    body = list(tree.body) if tree is not None else []
+    while body:
+        stmt = body.pop(0)
+        if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+            return stmt
+        if isinstance(stmt, ast.If | ast.Try):
+            body.extend(stmt.body)
+    return None
+
+
 def record_of(node: ast.ClassDef) -> Record | None:
     """How ``Cls(...)`` fills the fields of the class ``node``, or ``None`` (not a record)."""
     bases = [_last_name(base) for base in node.bases]
@@ -167,20 +196,38 @@ def record_of(node: ast.ClassDef) -> Record | None:
         base in _RECORD_BASES for base in bases
     ):
         names: list[str] = []
+        held: list[str] = []
         for item in node.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 annotation = ast.unparse(item.annotation)
                 if "ClassVar" in annotation or "KW_ONLY" in annotation:
                     break  # later fields are keyword-only or no fields
                 names.append(item.target.id)
+                held += [item.target.id] if _may_hold_dict(item.annotation) else []
         keyword_only = any(
             isinstance(d, ast.Call) and any(k.arg == "kw_only" for k in d.keywords)
             for d in node.decorator_list
         )
         own = all(base in _RECORD_BASES or base == "object" for base in bases)
-        positional = tuple(names) if own and not keyword_only else ()
-        return Record(positional, {name: name for name in names})
+        positional = (
+            tuple(n if n in held else "" for n in names) if own and not keyword_only else ()
+        )
+        return Record(positional, {name: name for name in held}) if held else None
     return _stored_by_init(node)
+
+
+def _may_hold_dict(annotation: ast.expr | None) -> bool:
+    """A field or parameter annotated so that it may hold a dict of metrics (or unannotated):
+    a field typed ``Tensor`` or ``int`` never does, and is not followed."""
+    if annotation is None:
+        return True
+    text = ast.unparse(annotation).lower()
+    return any(word in text for word in _DICT_WORDS)
+
+
+_DICT_WORDS: Final = ("dict", "mapping", "any", "object", "metrics")
+"""Words of an annotation that may name a dict (``dict[str, float]``, ``Mapping``, ``Any``,
+a ``TypedDict`` subclass named ``...Metrics``)."""
 
 
 def _stored_by_init(node: ast.ClassDef) -> Record | None:
@@ -191,6 +238,7 @@ def _stored_by_init(node: ast.ClassDef) -> Record | None:
     if init is None:
         return None
     stored: dict[str, str] = {}
+    annotated = {a.arg: a.annotation for a in (*init.args.posonlyargs, *init.args.args)}
     for stmt in init.body:
         if (
             isinstance(stmt, ast.Assign | ast.AnnAssign)
@@ -199,6 +247,7 @@ def _stored_by_init(node: ast.ClassDef) -> Record | None:
             and isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)
             and target.value.id == "self"
+            and _may_hold_dict(annotated.get(stmt.value.id))
         ):
             stored[stmt.value.id] = target.attr
     if not stored:
@@ -209,6 +258,8 @@ def _stored_by_init(node: ast.ClassDef) -> Record | None:
 
 def join_objects(values: list[Value]) -> Value | None:
     """The objects or callables a name holds after branches, or ``None`` (none of them)."""
+    if not any(isinstance(v, Instance | Callables) for v in values):
+        return None
     objects = [v for v in values if isinstance(v, Instance)]
     functions = [v for v in values if isinstance(v, Callables)]
     if not objects and not functions:
@@ -231,6 +282,10 @@ def join_objects(values: list[Value]) -> Value | None:
     return None
 
 
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
 def steps(path: tuple[str, ...]) -> str:
     """A spread's path as shown in messages: ``("()", "metrics")`` -> ``(...).metrics``."""
     return "".join("(...)" if step == CALL else f".{step}" for step in path)
@@ -243,6 +298,7 @@ class ObjectFlow:
         module: Module
         project: Project
         depth: int
+        cls: str | None
         pending: dict[str, tuple[FuncDef, dict[str, DictVal]]]
 
         def _lookup(self, name: str, env: Env) -> Value | None: ...
@@ -264,6 +320,8 @@ class ObjectFlow:
                 return found
             if isinstance(found, Opaque) and found.called:
                 return Instance(spreads=(Spread(found.called, (SLOT,), path=(CALL,)),))
+            if isinstance(found, Opaque) and found.callee is not None:
+                return self._called(found.callee)
             if found is None:
                 target = self._function(node)
                 return Callables((target,)) if target is not None else None
@@ -274,6 +332,27 @@ class ObjectFlow:
                 return Instance(spreads=(Spread(called, (SLOT,), path=(CALL,)),))
             return self._call_object(node, env)
         return None
+
+    def _holds_instance(self, node: ast.expr, env: Env) -> bool:
+        """``node`` (a name, or a call of a function by name) holds an object, cheaply: an
+        attribute read is only then a dict (``out.metrics``)."""
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            return isinstance(found, Instance) or (
+                isinstance(found, Opaque) and bool(found.called or found.callee)
+            )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return isinstance(self._object(node, env), Instance)
+        return False
+
+    def _callee(self, node: ast.expr, env: Env) -> Callables | None:
+        """``step(x)`` with ``step`` bound to functions here (a nested ``def``): those."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            return None
+        found = self._lookup(node.func.id, env)
+        return found if isinstance(found, Callables) else None
 
     def _called_param(self, node: ast.expr, env: Env) -> str:
         """``loss_fn(inputs)`` with ``loss_fn`` a parameter: its name (else ``""``)."""
@@ -383,7 +462,7 @@ class ObjectFlow:
             f"a dict read from `{shown(argument)}{steps(path)}`: no construction scan follows "
             f"gives `{name}` a dict"
         )
-        return held.field(name, Unresolved(what, self._at(argument)))
+        return held.field(name, Unresolved(what, self._at(argument)), self._settle)
 
     def _field_dict(self, node: ast.Attribute, env: Env) -> DictVal | None:
         """``out.metrics`` on an object: the dicts its constructions give the field."""
@@ -394,7 +473,16 @@ class ObjectFlow:
             f"a dict read from `{shown(node)}`: no construction scan follows gives "
             f"`{node.attr}` a dict"
         )
-        return held.field(node.attr, Unresolved(what, self._at(node)))
+        return held.field(node.attr, Unresolved(what, self._at(node)), self._settle)
+
+    def _settle(self, given: Opaque) -> DictVal:
+        """What a record's field given ``self.<attr>`` holds (the class's writes into it)."""
+        node = given.node
+        if given.owner and isinstance(node, ast.Attribute):
+            held = self.project.attribute_dict(given.module, given.owner, node.attr, given.depth)
+            if held is not None:
+                return held
+        return DictVal((), (given.why,))
 
     def _record(self, func: ast.expr) -> Record | None:
         """The record class a constructor call names (same file or imported), or ``None``."""
@@ -407,7 +495,11 @@ class ObjectFlow:
                     return None
                 module = self.project.find_module(imported[0], imported[2], self.module)
                 name = imported[1]
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.attr[:1].isupper()  # ``mod.Outputs(...)``, not ``torch.cat(...)``
+        ):
             imported = self.module.imports.get(func.value.id)
             if imported is None:
                 return None
@@ -418,11 +510,18 @@ class ObjectFlow:
         else:
             return None
         info = module.classes.get(name) if module is not None else None
-        return info.record if info is not None else None
+        if info is None or module is None:
+            return None
+        if info.record is UNREAD:
+            # Read when a constructor is first followed: most classes are never constructed
+            # where a logged dict comes from.
+            node = _class_node(module.full().tree, name)
+            info.record = record_of(node) if node is not None else None
+        return info.record if isinstance(info.record, Record) else None
 
     def _constructed(self, call: ast.Call, record: Record, env: Env) -> Instance:
         """``Outputs(loss=l, metrics=m)``: the dict each field is given."""
-        fields: list[tuple[str, DictVal]] = []
+        fields: list[tuple[str, DictVal | Opaque]] = []
         unknown: list[Unresolved] = []
         for index, argument in enumerate(call.args):
             if isinstance(argument, ast.Starred) or index >= len(record.positional):
@@ -440,12 +539,15 @@ class ObjectFlow:
                 fields.append((name, self._field_value(keyword.value, env)))
         return Instance(tuple(fields), tuple(unknown))
 
-    def _field_value(self, node: ast.expr, env: Env) -> DictVal:
-        """What a constructor argument holds as a dict (unresolved when it is no dict)."""
+    def _field_value(self, node: ast.expr, env: Env) -> DictVal | Opaque:
+        """What a constructor argument holds as a dict (no dict: described when read)."""
         found = self._lookup(node.id, env) if isinstance(node, ast.Name) else None
+        if isinstance(node, ast.Attribute) and self.cls is not None and _is_self(node.value):
+            # ``Outputs(metrics=self.metrics)``: the class's writes, read if the field is.
+            return Opaque(self.module, node, owner=self.cls, depth=self.depth)
         if self._is_dictish(node, env) or (isinstance(found, Opaque) and found.param):
             return self._dict(node, env)
-        return DictVal((), (Unresolved(describe(node), self._at(node)),))
+        return Opaque(self.module, node)
 
     def _return_object(self, node: ast.expr, env: Env, returns: Returns) -> None:
         """A ``return`` of an object or a function (or of something not followed)."""
