@@ -794,6 +794,8 @@ class _Scanner(ObjectFlow):
         self.tests: dict[tuple[int, int], KeyTest | None] = {}
         self.tags: dict[Key, tuple[str, str]] = {}
         """Keys read from ``self.m[mode]`` that one mode only holds (see :mod:`.accumulators`)."""
+        self.last_target: tuple[ast.expr, tuple[Module, _FuncDef, str | None] | None] | None = None
+        """The last call resolved by :meth:`_function`, valid within one statement."""
         self.pending: dict[str, tuple[_FuncDef, dict[str, DictVal]]] = {}
         """Nested functions filling a dict of this one from their parameters: each call
         of one adds what it passes (see :meth:`_closure`)."""
@@ -878,6 +880,7 @@ class _Scanner(ObjectFlow):
         returns: Returns | None,
     ) -> Env:
         self.stmt = stmt
+        self.last_target = None
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if returns is None and self._mentions(stmt):
                 nested.append((stmt, dict(env)))
@@ -1065,6 +1068,7 @@ class _Scanner(ObjectFlow):
             self._return_object(node, env, returns)
 
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
+        self.last_target = None  # a receiver's class may change here
         if isinstance(target, ast.Attribute) and (holder := _holder(target)) is not None:
             env[holder] = value  # ``self.metrics = {...}``: followed within the class
         elif isinstance(target, ast.Name):
@@ -1591,6 +1595,14 @@ class _Scanner(ObjectFlow):
 
     def _function(self, func: ast.expr) -> tuple[Module, _FuncDef, str | None] | None:
         """The scanned function a call goes to: same module, same class, or imported."""
+        last = self.last_target
+        if last is not None and last[0] is func:
+            return last[1]  # asked twice for one call (is it a dict? an object?)
+        target = self._resolve_function(func)
+        self.last_target = (func, target)
+        return target
+
+    def _resolve_function(self, func: ast.expr) -> tuple[Module, _FuncDef, str | None] | None:
         module = self.module
         if isinstance(func, ast.Name):
             if func.id in module.functions:

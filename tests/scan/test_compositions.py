@@ -6,8 +6,9 @@ tuple) and hands the dict to ``wandb.log`` along one of the ways dicts travel (d
 returned by a helper, returned in a tuple, filled by a callee through its parameter,
 through a pass-through call, through a wrapper that adds ``head/`` to every key of its
 parameter, through a filter dropping other keys by prefix, kept on ``self`` by one method
-and logged by another). Scan must report exactly that key, undeclared, on the line the key
-is written.
+and logged by another, in a field of a returned record, from a record a function passed as
+an argument returns, from what a function a factory returns gives back). Scan must report
+exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -34,7 +35,19 @@ teed:
 """
 
 WRITERS = ("literal", "fstring", "percent", "format", "loop")
-CARRIERS = ("direct", "helper", "tuple", "filled", "through", "wrapper", "filter", "attribute")
+CARRIERS = (
+    "direct",
+    "helper",
+    "tuple",
+    "filled",
+    "through",
+    "wrapper",
+    "filter",
+    "attribute",
+    "record",
+    "callable",
+    "factory",
+)
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
 
@@ -67,7 +80,7 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
     wrapped = carrier == "wrapper"
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
-    lines = ["import wandb", *constants]
+    lines = ["import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
     if writer == "loop":
         body += ["    for name in NAMES:", f"        d[{key}] = 1"]
@@ -95,6 +108,8 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ['        if k.startswith("_drop/") or k == "_step":', "            continue"]
         lines += ["        out[k] = v", "    return out", "def run():"]
         lines += ["    wandb.log(keep(build({})))"]
+    elif carrier in {"record", "callable", "factory"}:
+        lines += _object_carrier(carrier)
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
@@ -103,6 +118,26 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += [f'    wandb.log({{"{head}/%s" % k: v for k, v in logs.items()}})']
         lines += ["def run():", "    log_train(1, build({}))"]
     return "\n".join(lines) + "\n", key_line
+
+
+def _object_carrier(carrier: str) -> list[str]:
+    """The dict travels in a record's field: returned, returned by a function passed as an
+    argument, or by the nested function a factory returns."""
+    lines = ["@dataclass", "class Out:", "    loss: float", "    stats: dict"]
+    lines += ["def make():", "    return Out(0.0, build({}))"]
+    if carrier == "record":
+        return [*lines, "def run():", "    wandb.log(make().stats)"]
+    lines += ["def collect(fn):", "    out = fn()", "    return out.stats"]
+    if carrier == "callable":
+        return [*lines, "def run():", "    wandb.log(collect(make))"]
+    lines += [
+        "def pick(kind):",
+        "    if kind:",
+        "        def inner():",
+        "            return make()",
+    ]
+    lines += ["    else:", "        def inner():", "            return Out(loss=1.0, stats={})"]
+    return [*lines, "    return inner", "def run(kind):", "    wandb.log(collect(pick(kind)))"]
 
 
 @settings(
