@@ -8,6 +8,8 @@ through the function that builds it, statement by statement:
 * ``d[k] = v``, ``d.update(...)``, ``d.setdefault(k, v)``, ``d |= ...`` before the call;
 * a dict returned by a function of a scanned file (``compute_data_metrics(batch)``
   in verl), a method of the same class, or a function imported from a scanned module;
+* a field of a returned record (``out.metrics`` of ``return Outputs(metrics=m)``) and
+  what a function passed as an argument returns (:mod:`.objects`);
 * keys as string literals, module or class constants (also imported ones),
   ``a + "/" + b``, f-strings (an unknown part becomes a hole such as
   ``timing_s/{name}``, matched later against key families), a loop variable over

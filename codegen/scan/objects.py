@@ -197,12 +197,16 @@ def record_of(node: ast.ClassDef) -> Record | None:
     ):
         names: list[str] = []
         held: list[str] = []
+        by_position = True
         for item in node.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 annotation = ast.unparse(item.annotation)
-                if "ClassVar" in annotation or "KW_ONLY" in annotation:
-                    break  # later fields are keyword-only or no fields
-                names.append(item.target.id)
+                if "ClassVar" in annotation:
+                    continue  # a class attribute, no field
+                if "KW_ONLY" in annotation:
+                    by_position = False  # the fields after ``_: KW_ONLY`` take keywords only
+                    continue
+                names += [item.target.id] if by_position else []
                 held += [item.target.id] if _may_hold_dict(item.annotation) else []
         keyword_only = any(
             isinstance(d, ast.Call) and any(k.arg == "kw_only" for k in d.keywords)
