@@ -203,7 +203,7 @@ def record_of(node: ast.ClassDef) -> Record | None:
                 annotation = ast.unparse(item.annotation)
                 if "ClassVar" in annotation:
                     continue  # a class attribute, no field
-                if "KW_ONLY" in annotation:
+                if "kw_only" in annotation.lower():
                     by_position = False  # the fields after ``_: KW_ONLY`` take keywords only
                     continue
                 names += [item.target.id] if by_position else []
