@@ -37,7 +37,8 @@ from ..catalog.precedence import captures
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
-from .extract import Hole, Key, Logged, Shape, Unresolved, Where, shape_text
+from .extract import Logged
+from .values import Hole, Key, Shape, Unresolved, Where, shape_text
 
 __all__ = [
     "CODES",

@@ -72,7 +72,6 @@ from .values import (
     Unresolved,
     Where,
     rewrite,
-    shape_text,
     spread_into,
     substitute,
 )
@@ -80,21 +79,11 @@ from .values import concat as _concat
 
 __all__ = [
     "KEEP_TREES_BYTES",
-    "SLOT",
-    "Hole",
-    "Key",
     "Logged",
     "Module",
     "Project",
     "Returns",
-    "Shape",
-    "Spread",
-    "Unresolved",
-    "Where",
     "Wrapper",
-    "rewrite",
-    "shape_text",
-    "substitute",
 ]
 
 MAX_ALTERNATIVES: Final = 64
