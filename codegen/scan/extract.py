@@ -1053,8 +1053,10 @@ class _Scanner(ObjectFlow):
             items = [self._dict(i, env) if self._is_dictish(i, env) else None for i in node.elts]
             if any(item is not None for item in items):
                 returns.add(tuple(items))
-        elif self._is_dictish(node, env):
-            returns.add(self._dict(node, env))
+        elif self._is_dictish(node, env) or (
+            isinstance(node, ast.Attribute) and self._holds_object(node.value, env)
+        ):
+            returns.add(self._dict(node, env))  # ``return out.metrics`` of an object too
         elif isinstance(node, _OBJECT_EXPRESSIONS):
             self._return_object(node, env, returns)
 
@@ -1238,6 +1240,10 @@ class _Scanner(ObjectFlow):
         listed = self._keylist(node, env)
         if listed is not None:
             return listed
+        if isinstance(node, ast.Attribute) and self._holds_object(node.value, env):
+            held = self._object(node.value, env)
+            if isinstance(held, Instance):
+                return Opaque(self.module, node, field_of=held)  # a dict if used as one
         if isinstance(node, _OBJECT_EXPRESSIONS):
             called = self._called_param(node, env)
             if called:
@@ -1316,7 +1322,7 @@ class _Scanner(ObjectFlow):
             return True
         if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node):
             return True
-        if isinstance(node, ast.Attribute) and self._holds_instance(node.value, env):
+        if isinstance(node, ast.Attribute) and self._holds_dict_field(node, env):
             return True
         if isinstance(node, ast.IfExp):
             return self._is_dictish(node.body, env) or self._is_dictish(node.orelse, env)
@@ -1351,6 +1357,8 @@ class _Scanner(ObjectFlow):
             found = self._lookup(node.id, env)
             if isinstance(found, DictVal):
                 return found
+            if isinstance(found, Opaque) and found.field_of is not None:
+                return self._field_value_of(found)
             if isinstance(found, Opaque):
                 return found.as_dict()
             if isinstance(found, Instance | Callables):

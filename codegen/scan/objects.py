@@ -77,6 +77,9 @@ class Opaque:
     callee: Callables | None = None
     """What calling these functions returned (``out = step(x)``, ``step`` a nested ``def``):
     followed only when a field of it is read."""
+    field_of: Instance | None = None
+    """For ``x = out.metrics``: the object ``out``; ``x`` is read as a dict only where the
+    code uses it as one."""
     owner: str = ""
     """For ``self.<attr>`` given to a record's field: the class whose methods write it,
     followed only when that field is read (at ``depth``)."""
@@ -337,17 +340,34 @@ class ObjectFlow:
             return self._call_object(node, env)
         return None
 
-    def _holds_instance(self, node: ast.expr, env: Env) -> bool:
-        """``node`` (a name, or a call of a function by name) holds an object, cheaply: an
-        attribute read is only then a dict (``out.metrics``)."""
-        if isinstance(node, ast.Name):
-            found = self._lookup(node.id, env)
-            return isinstance(found, Instance) or (
-                isinstance(found, Opaque) and bool(found.called or found.callee)
-            )
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            return isinstance(self._object(node, env), Instance)
-        return False
+    def _holds_dict_field(self, node: ast.Attribute, env: Env) -> bool:
+        """``out.metrics`` where ``out`` was built here with a dict for ``metrics``: a dict for
+        sure. Fields of what a parameter or nested function returned are read as dicts only
+        where the code uses them as one (:meth:`_field_dict`), never assumed."""
+        base = node.value
+        found = self._lookup(base.id, env) if isinstance(base, ast.Name) else None
+        if not isinstance(found, Instance):
+            return False
+        return any(name == node.attr and isinstance(v, DictVal) for name, v in found.fields)
+
+    def _holds_object(self, node: ast.expr, env: Env) -> bool:
+        """``node`` is a name holding an object or what a parameter or function returned."""
+        found = self._lookup(node.id, env) if isinstance(node, ast.Name) else None
+        return isinstance(found, Instance) or (
+            isinstance(found, Opaque) and bool(found.called or found.callee)
+        )
+
+    def _field_value_of(self, found: Opaque) -> DictVal:
+        """A name assigned ``out.metrics`` (``out`` an object), used as a dict."""
+        node = found.node
+        assert isinstance(node, ast.Attribute)
+        assert found.field_of is not None
+        what = (
+            f"a dict read from `{shown(node)}`: no construction scan follows gives "
+            f"`{node.attr}` a dict"
+        )
+        unknown = Unresolved(what, found.module.where(node))
+        return found.field_of.field(node.attr, unknown, self._settle)
 
     def _callee(self, node: ast.expr, env: Env) -> Callables | None:
         """``step(x)`` with ``step`` bound to functions here (a nested ``def``): those."""
