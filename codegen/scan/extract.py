@@ -115,6 +115,9 @@ class Returns:
     """The functions it returns (a factory's nested ``def``)."""
     opaque: list[Opaque] = field(default_factory=list)
     """What else it returns: unfollowed parts of its objects or functions."""
+    settled: Instance | Callables | None = None
+    """Its objects or functions with the unfollowed parts, once asked for (see
+    :meth:`~codegen.scan.objects.ObjectFlow._returned_object`)."""
 
     def add(self, value: DictVal | tuple[DictVal | None, ...]) -> None:
         """Merge one ``return`` statement's value."""
@@ -1241,17 +1244,11 @@ class _Scanner(ObjectFlow):
         if listed is not None:
             return listed
         if isinstance(node, ast.Attribute) and self._holds_object(node.value, env):
-            held = self._object(node.value, env)
-            if isinstance(held, Instance):
-                return Opaque(self.module, node, field_of=held)  # a dict if used as one
+            base = self._object(node.value, env)
+            if isinstance(base, Instance):
+                return Opaque(self.module, node, field_of=base)  # a dict if used as one
         if isinstance(node, _OBJECT_EXPRESSIONS):
-            called = self._called_param(node, env)
-            if called:
-                return Opaque(self.module, node, called=called)
-            callee = self._callee(node, env)
-            if callee is not None:
-                return Opaque(self.module, node, callee=callee)  # followed when a field is read
-            held = self._object(node, env)
+            held = self._object_value(node, env)
             if held is not None:
                 return held
         return Opaque(self.module, node)

@@ -369,14 +369,18 @@ class ObjectFlow:
         unknown = Unresolved(what, found.module.where(node))
         return found.field_of.field(node.attr, unknown, self._settle)
 
-    def _callee(self, node: ast.expr, env: Env) -> Callables | None:
-        """``step(x)`` with ``step`` bound to functions here (a nested ``def``): those."""
-        if isinstance(node, ast.Await):
-            node = node.value
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            return None
-        found = self._lookup(node.func.id, env)
-        return found if isinstance(found, Callables) else None
+    def _object_value(self, node: ast.expr, env: Env) -> Opaque | Instance | Callables | None:
+        """A call or name as a value: what a called parameter or a nested function returns
+        (an :class:`Opaque` a field read follows), an object, functions, or ``None``."""
+        inner = node.value if isinstance(node, ast.Await) else node
+        if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)):
+            return self._object(node, env)
+        found = self._lookup(inner.func.id, env)
+        if isinstance(found, Opaque) and found.param:
+            return Opaque(self.module, node, called=found.param)
+        if isinstance(found, Callables):
+            return Opaque(self.module, node, callee=found)  # followed when a field is read
+        return self._target_object(inner, env) if found is None else None
 
     def _called_param(self, node: ast.expr, env: Env) -> str:
         """``loss_fn(inputs)`` with ``loss_fn`` a parameter: its name (else ``""``)."""
@@ -397,12 +401,15 @@ class ObjectFlow:
                 return self._called(found)
             if found is not None:
                 return None
-        record = self._record(func)
-        if record is not None:
-            return self._constructed(call, record, env)
-        target = self._function(func)
+        return self._target_object(call, env)
+
+    def _target_object(self, call: ast.Call, env: Env) -> Instance | Callables | None:
+        """What the scanned function or record class ``call`` names returns or builds."""
+        func = call.func
+        target = self._function(func)  # resolved already by the is-it-a-dict question
         if target is None:
-            return None
+            record = self._record(func)
+            return self._constructed(call, record, env) if record is not None else None
         module, definition, cls = target
         value = self._returned_object(self.project.returned(module, definition, cls, self.depth))
         if isinstance(value, Instance) and value.spreads:
@@ -414,11 +421,15 @@ class ObjectFlow:
         """A function's returned objects or functions, with what it returns unfollowed."""
         if returned.instance is None and returned.callables is None:
             return None
-        unknown = tuple(dict.fromkeys(item.why for item in returned.opaque))
-        if returned.instance is not None:
-            return returned.instance.merge(Instance(unresolved=unknown))
-        assert returned.callables is not None
-        return returned.callables.merge(Callables(unresolved=unknown))
+        if returned.settled is None:
+            unknown = tuple(dict.fromkeys(item.why for item in returned.opaque))
+            if returned.instance is not None:
+                held = returned.instance
+                returned.settled = held.merge(Instance(unresolved=unknown)) if unknown else held
+            else:
+                assert returned.callables is not None
+                returned.settled = returned.callables.merge(Callables(unresolved=unknown))
+        return returned.settled
 
     def _called(self, functions: Callables) -> Instance:
         """What calling any of ``functions`` returns (their parameters unknown here)."""
