@@ -203,10 +203,10 @@ def record_of(node: ast.ClassDef) -> Record | None:
         by_position = True
         for item in node.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                annotation = ast.unparse(item.annotation)
-                if "ClassVar" in annotation:
+                annotation = _words(item.annotation)
+                if "classvar" in annotation:
                     continue  # a class attribute, no field
-                if "kw_only" in annotation.lower():
+                if "kw_only" in annotation:
                     by_position = False  # the fields after ``_: KW_ONLY`` take keywords only
                     continue
                 names += [item.target.id] if by_position else []
@@ -228,8 +228,21 @@ def _may_hold_dict(annotation: ast.expr | None) -> bool:
     a field typed ``Tensor`` or ``int`` never does, and is not followed."""
     if annotation is None:
         return True
-    text = ast.unparse(annotation).lower()
+    text = _words(annotation)
     return any(word in text for word in _DICT_WORDS)
+
+
+def _words(annotation: ast.expr) -> str:
+    """The names and strings of an annotation, lower case (``optional dict str float``)."""
+    words = []
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.append(node.value)  # a string annotation: its text holds the names
+    return " ".join(words).lower()
 
 
 _DICT_WORDS: Final = ("dict", "mapping", "any", "object", "metrics")

@@ -36,6 +36,11 @@ def _record(source: str) -> Record | None:
             {"info": "info"},
         ),
         (
+            '@dataclass\nclass Out:\n    loss: "Tensor"\n    stats: "dict[str, float]"\n',
+            ("", "stats"),
+            {"stats": "stats"},
+        ),
+        (
             "@dataclass(kw_only=True)\nclass Out:\n    metrics: dict\n",
             (),
             {"metrics": "metrics"},
@@ -68,6 +73,7 @@ def _record(source: str) -> Record | None:
         "dataclass-tensor-field-skipped",
         "frozen-dataclass-mapping",
         "namedtuple-optional-dict",
+        "string-annotations",
         "keyword-only-no-positions",
         "inherited-fields-no-positions",
         "classvar-skipped-kw-only-sentinel-ends-positions",
