@@ -19,7 +19,7 @@ from metric_catalog.value_rules import ValueRange, parse_bound
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .conditions import ConditionError, parse_condition
-from .diagnostics import Diagnostic, Position, Severity
+from .diagnostics import Diagnostic, Position, Severity, position_text
 from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
 from .model import (
     Attribute,
@@ -36,7 +36,7 @@ from .model import (
 )
 from .schema_check import SchemaResult
 
-__all__ = ["BuiltFile", "build_file", "declared_names"]
+__all__ = ["BuiltFile", "FieldPositions", "build_file", "declared_names"]
 
 _FILE_FIELDS = ("owner", "module", "description", "prefix")
 
@@ -412,8 +412,8 @@ def _with_presence(
     )
 
 
-class _Positions(Mapping[str, Position]):
-    """A row's field positions, each :class:`Position` built only when looked up.
+class FieldPositions(Mapping[str, Position]):
+    """A built row's field positions, each :class:`Position` built only when looked up.
 
     Positions are needed for diagnostics and a few reports, not for rendering,
     so the builder keeps the loader's (line, column) pairs.
@@ -440,6 +440,14 @@ class _Positions(Mapping[str, Position]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict(self)!r})"
+
+    def texts(self) -> dict[str, str]:
+        """Each field's position as text, by field name in sorted order (no Position built)."""
+        path = self._path
+        return {
+            name: position_text(path, line, column)
+            for name, (line, column) in sorted(self._marks.items())
+        }
 
 
 def _row_parts(row: YMap) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:
@@ -528,7 +536,7 @@ def _build_row(
         prefix=prefixes[0] if teed and prefixes else None,
         deprecated=deprecated,
         no_lint=no_lint,
-        positions=_Positions(row.path, marks),
+        positions=FieldPositions(row.path, marks),
         attributes=extras.attributes,
         other_prefixes=prefixes[1:] if teed and prefixes else (),
         cardinality_limit=extras.cardinality_limit,

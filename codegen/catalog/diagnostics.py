@@ -22,6 +22,7 @@ __all__ = [
     "Severity",
     "format_diagnostics",
     "has_errors",
+    "position_text",
     "shown_path",
 ]
 
@@ -35,9 +36,14 @@ class Position:
     column: int = 0
 
     def __str__(self) -> str:
-        if self.line <= 0:
-            return self.path
-        return f"{self.path}:{self.line}:{self.column}"
+        return position_text(self.path, self.line, self.column)
+
+
+def position_text(path: str, line: int, column: int) -> str:
+    """A :class:`Position` as text: ``path:line:column``, ``path`` alone when no line."""
+    if line <= 0:
+        return path
+    return f"{path}:{line}:{column}"
 
 
 class Severity(enum.Enum):

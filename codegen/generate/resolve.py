@@ -14,6 +14,7 @@ from typing import Final
 
 from metric_catalog.series_rules import placeholders
 
+from ..catalog.builder import FieldPositions
 from ..catalog.model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
 from ..catalog.precedence import shadowed_by, shared_keys
 from ..config import Config
@@ -123,8 +124,16 @@ def _row(
         "shadowed_by": list((shadowed or {}).get(row.name, ())),
         "shares_key_with": list((shared or {}).get(row.name, ())),
         "source": str(row.position),
-        "field_sources": {name: str(pos) for name, pos in sorted(row.positions.items())},
+        "field_sources": _field_sources(row),
     } | _presence(row)
+
+
+def _field_sources(row: MetricRow) -> dict[str, str]:
+    """Where each of the row's fields is, as text, by field name."""
+    positions = row.positions
+    if type(positions) is FieldPositions:  # a built row's: text without a Position apiece
+        return positions.texts()
+    return {name: str(pos) for name, pos in sorted(positions.items())}
 
 
 def _values(row: MetricRow) -> dict[str, object]:
