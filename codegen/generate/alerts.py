@@ -209,10 +209,11 @@ def _scalar(value: object) -> str:
     # A JSON string or number is a YAML flow scalar with the same value; JSON's escaping
     # covers what YAML would misread, at C speed (PyYAML's representer took four fifths
     # of a 10,000-row generate).
-    if not isinstance(value, str):
-        return _JSON(value)
-    text = _STRING(value)
-    # JSON leaves these raw; YAML refuses them in a stream, or folds them as line breaks.
+    return _yaml_safe(_STRING(value) if type(value) is str else _JSON(value))
+
+
+def _yaml_safe(text: str) -> str:
+    """``text`` with what JSON leaves raw and YAML refuses in a stream, or folds, escaped."""
     return _YAML_UNSAFE.sub(_escaped, text) if _YAML_UNSAFE.search(text) else text
 
 
@@ -220,25 +221,32 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def _rule(rule: dict[str, object]) -> Iterator[str]:
-    """One rule as a block-YAML list item: scalar values, or one level of label mappings."""
+def _rule(rule: dict[str, object], out: list[str]) -> None:
+    """One rule as a block-YAML list item: scalar values, or one level of label mappings.
+
+    Values are JSON (:func:`_scalar` without :func:`_yaml_safe`, which
+    :func:`_groups` runs once over the whole text: keys and layout are plain ASCII).
+    """
     lead = "      - "
     for key, item in rule.items():
-        if isinstance(item, dict) and item:
-            yield f"{lead}{_key(key)}:\n"
+        if type(item) is dict and item:
+            out.append(f"{lead}{_key(key)}:\n")
             for name, value in item.items():
-                yield f"          {_key(name)}: {_scalar(value)}\n"
+                text = _STRING(value) if type(value) is str else _JSON(value)
+                out.append(f"          {_key(name)}: {text}\n")
         else:
-            yield f"{lead}{_key(key)}: {_scalar(item)}\n"
+            text = _STRING(item) if type(item) is str else _JSON(item)
+            out.append(f"{lead}{_key(key)}: {text}\n")
         lead = "        "
 
 
-def _groups(groups: list[tuple[str, list[dict[str, object]]]]) -> Iterator[str]:
-    yield "groups:\n"
+def _groups(groups: list[tuple[str, list[dict[str, object]]]]) -> str:
+    out = ["groups:\n"]
     for name, rules in groups:
-        yield f"  - name: {_scalar(name)}\n    rules:\n"
+        out.append(f"  - name: {_STRING(name)}\n    rules:\n")
         for rule in rules:
-            yield from _rule(rule)
+            _rule(rule, out)
+    return _yaml_safe("".join(out))
 
 
 def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | None = None) -> str:
@@ -261,7 +269,7 @@ def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | N
     if alerts:
         groups.append((f"metric-catalog.{catalog_file.module}.alerts", alerts))
     command = (config or Config()).generate_command
-    body = "".join(_groups(groups)) if groups else "groups: []\n"
+    body = _groups(groups) if groups else "groups: []\n"
     return f"# {marker_line(command, catalog_file.path)}\n{body}"
 
 

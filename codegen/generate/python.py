@@ -105,6 +105,8 @@ def py_str(text: str) -> str:
     escapes), so its width is its length and no layout decision can disagree
     with ruff's Unicode width tables.
     """
+    if '"' not in text and "\\" not in text and text.isascii() and text.isprintable():
+        return f'"{text}"'  # the common case: double quotes, nothing to escape
     quote = _quote_for(text)
     return f"{quote}{_escape(text, quote)}{quote}"
 
