@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Final
 
 from metric_catalog.value_rules import ValueRange
