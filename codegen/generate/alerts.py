@@ -214,6 +214,8 @@ def _scalar(value: object) -> str:
 
 def _yaml_safe(text: str) -> str:
     """``text`` with what JSON leaves raw and YAML refuses in a stream, or folds, escaped."""
+    if text.isascii() and "\x7f" not in text:
+        return text  # the usual text: the flag and one memchr, not a regex scan
     return _YAML_UNSAFE.sub(_escaped, text) if _YAML_UNSAFE.search(text) else text
 
 

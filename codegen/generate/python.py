@@ -255,13 +255,17 @@ def py_docstring(paragraphs: Iterable[str], indent: int = 0) -> str:
     A paragraph holding newlines already (``"Kind: gauge\\nUnit: s"``) keeps them.
     """
     pad = " " * indent
+    width = _DOC_WIDTH - indent
     blocks: list[list[str]] = []
     for paragraph in paragraphs:
         lines: list[str] = []
         for raw_line in paragraph.split("\n"):
             # Prose: any run of whitespace (tabs, \r, U+2028) reads as one space.
-            collapsed = " ".join(raw_line.split())
-            lines.extend(_wrap(_escape_doc(collapsed), _DOC_WIDTH - indent) or [""])
+            text = _escape_doc(" ".join(raw_line.split()))
+            if len(text) <= width and text.isascii():
+                lines.append(text)  # fits (ASCII: a character a column): _wrap's own answer
+            else:
+                lines.extend(_wrap(text, width) or [""])
         while lines and not lines[-1]:
             lines.pop()
         while lines and not lines[0]:
@@ -752,6 +756,9 @@ def render_python_module(
         msg = "; ".join(d.format() for d in problems)
         raise ValueError(msg)
     known = {a.name: a for a in catalog_file.attributes} if attributes is None else attributes
+    # Listed here, not by the template's map(attribute=...): the sandbox checks every access.
+    teed_names = [row.constant_name for row in catalog_file.teed]
+    recorded_names = [row.constant_name for row in catalog_file.recorded]
     all_names = ["TEED", "RECORDED"]
     all_names += [row.constant_name for row in catalog_file.rows]
     all_names += [_key_constant(row) for row in catalog_file.teed]
@@ -774,6 +781,8 @@ def render_python_module(
         "all_names": sorted(all_names, key=_all_order),
         "typing_names": ", ".join(typing_names),
         "uses_attributes": any(row.attributes for row in catalog_file.rows),
+        "teed_names": teed_names,
+        "recorded_names": recorded_names,
         "step_keys": step_keys,
     }
     return render(env, "python/module.py.j2", values, root=config.root, variables=values)
