@@ -19,7 +19,7 @@ from metric_catalog.value_rules import ValueRange, parse_bound
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
 from .conditions import ConditionError, parse_condition
-from .diagnostics import Diagnostic, Position, Severity, position_text
+from .diagnostics import Diagnostic, Position, Severity, position_texts
 from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
 from .model import (
     Attribute,
@@ -443,11 +443,7 @@ class FieldPositions(Mapping[str, Position]):
 
     def texts(self) -> dict[str, str]:
         """Each field's position as text, by field name in sorted order (no Position built)."""
-        path = self._path
-        return {
-            name: position_text(path, line, column)
-            for name, (line, column) in sorted(self._marks.items())
-        }
+        return position_texts(self._path, self._marks)
 
 
 def _row_parts(row: YMap) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:

@@ -12,7 +12,7 @@ import enum
 import functools
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ __all__ = [
     "format_diagnostics",
     "has_errors",
     "position_text",
+    "position_texts",
     "shown_path",
 ]
 
@@ -37,6 +38,13 @@ class Position:
 
     def __str__(self) -> str:
         return position_text(self.path, self.line, self.column)
+
+
+def position_texts(path: str, marks: Mapping[str, tuple[int, int]]) -> dict[str, str]:
+    """:func:`position_text` of each ``(line, column)`` in ``path``, by name in sorted order."""
+    if all(line > 0 for line, _column in marks.values()):
+        return {name: f"{path}:{line}:{column}" for name, (line, column) in sorted(marks.items())}
+    return {name: position_text(path, *mark) for name, mark in sorted(marks.items())}
 
 
 def position_text(path: str, line: int, column: int) -> str:

@@ -225,8 +225,8 @@ def _check_pages(catalog: Catalog, docs_dir: str = METRICS_DIR) -> None:
         seen[page] = catalog_file.path
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+# One encoder for every row's line (json.dumps with options builds a new one per call).
+_json: Final = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
 
 
 def render_catalog_data(catalog: Catalog, config: Config | None = None) -> str:
