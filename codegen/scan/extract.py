@@ -54,6 +54,14 @@ from .objects import (
     join_objects,
 )
 from .objects import steps as _steps
+from .own_writes import (
+    carried_names,
+    ever_held,
+    is_plain_attribute,
+    loop_carried,
+    read_here,
+    remember,
+)
 from .syntax import bind as _bind
 from .syntax import describe as _describe
 from .syntax import own_expressions as _own_expressions
@@ -401,6 +409,7 @@ class Project:
         self._by_real: dict[str, Module] = {}
         self._returns: dict[tuple[str, ...], Returns] = {}
         self._attributes: dict[tuple[str, str], DictVal | None] = {}
+        self._parts: dict[tuple[str, str], list[tuple[_FuncDef, DictVal]]] = {}
         self._active: set[tuple[str, ...]] = set()
         self._envs: dict[tuple[str, int], Env] = {}
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
@@ -586,16 +595,33 @@ class Project:
 
     # --- following a call to the dict its function returns ---------------------
 
-    def attribute_dict(self, module: Module, cls: str, attr: str, depth: int) -> DictVal | None:
-        """The keys the methods of ``cls`` write into ``self.<attr>``; ``None``: no writes."""
+    def attribute_dict(
+        self, module: Module, cls: str, attr: str, depth: int, skip: _FuncDef | None = None
+    ) -> DictVal | None:
+        """The keys the methods of ``cls`` (but ``skip``, the reader: its own writes are
+        flow) write into ``self.<attr>``; ``None``: no writes."""
+        parts = self._attribute_parts(module, cls, attr, depth)
+        if parts is None:
+            return None
         slot = (module.real, f"{cls}.self.{attr}")
-        if slot in self._attributes:
+        if skip is None or all(method is not skip for method, _ in parts):
+            if slot not in self._attributes:
+                self._attributes[slot] = _merged(value for _, value in parts)
             return self._attributes[slot]
+        return _merged(value for method, value in parts if method is not skip)
+
+    def _attribute_parts(
+        self, module: Module, cls: str, attr: str, depth: int
+    ) -> list[tuple[_FuncDef, DictVal]] | None:
+        """What each method of ``cls`` writes into ``self.<attr>`` (``None``: in progress)."""
+        slot = (module.real, f"{cls}.self.{attr}")
+        if slot in self._parts:
+            return self._parts[slot]
         if slot in self._active or depth > _MAX_DEPTH:
             return None
         writes = write_pattern(attr)
         info = module.full().classes.get(cls)
-        found: DictVal | None = None
+        found: list[tuple[_FuncDef, DictVal]] = []
         starts: list[int] = []
         line, position = 1, 0
         for match in writes.finditer(module.source):
@@ -615,11 +641,10 @@ class Project:
                         env = self._envs[(module.real, id(method))] = scanner.collect(method)
                     value = _held(env.get(f"self.{attr}"))
                     if value is not None:
-                        value = caller_keys(self, module, cls, method, value)
-                        found = value if found is None else found.merge(value)
+                        found.append((method, caller_keys(self, module, cls, method, value)))
             finally:
                 self._active.discard(slot)
-        self._attributes[slot] = found
+        self._parts[slot] = found
         return found
 
     def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
@@ -649,6 +674,14 @@ _WORD_BYTE: Final = tuple(
 def _call_pattern(name: str) -> re.Pattern[bytes]:
     """``name(`` (spaces allowed before the parenthesis)."""
     return re.compile(re.escape(name.encode()) + rb"\s*\(")
+
+
+def _merged(values: Iterable[DictVal]) -> DictVal | None:
+    """The union of ``values`` (``None``: none)."""
+    found: DictVal | None = None
+    for value in values:
+        found = value if found is None else found.merge(value)
+    return found
 
 
 def _held(value: Value | None) -> DictVal | None:
@@ -791,6 +824,10 @@ class _Scanner(ObjectFlow):
         self.last_target: tuple[ast.expr, tuple[Module, _FuncDef, str | None] | None] | None = None
         """The last call resolved by :meth:`_function`, valid within one statement."""
         self.pending: dict[str, tuple[_FuncDef, dict[str, DictVal]]] = {}
+        self.dry = False
+        """Inside the first pass over a loop's body (see :meth:`_carried`)."""
+        self.ever: dict[str, DictVal] = {}
+        """What each ``self.<attr>`` held before a method replaced it (see :mod:`.own_writes`)."""
         """Nested functions filling a dict of this one from their parameters: each call
         of one adds what it passes (see :meth:`_closure`)."""
 
@@ -918,19 +955,8 @@ class _Scanner(ObjectFlow):
             orelse = self._block(stmt.orelse, skipped, nested, returns)
             self.guard = saved
             env = _join(env, body, orelse)
-        elif isinstance(stmt, ast.For | ast.AsyncFor):
-            inner = dict(env)
-            self._bind_loop(stmt.target, stmt.iter, inner)
-            variable = self._filtering(stmt, inner)
-            inner = self._block(stmt.body, inner, nested, returns)
-            if variable is not None:
-                self.loops.pop(variable, None)
-            after = self._block(stmt.orelse, dict(env), nested, returns)
-            env = _join(env, inner, after)
-        elif isinstance(stmt, ast.While):
-            inner = self._block(stmt.body, dict(env), nested, returns)
-            after = self._block(stmt.orelse, dict(env), nested, returns)
-            env = _join(env, inner, after)
+        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            env = self._loop(stmt, env, nested, returns)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             env = self._block(stmt.body, env, nested, returns)
         elif isinstance(stmt, ast.Try | ast.TryStar):
@@ -944,6 +970,42 @@ class _Scanner(ObjectFlow):
             cases = [self._block(case.body, dict(env), nested, returns) for case in stmt.cases]
             env = _join(env, *cases)
         return env
+
+    def _loop(
+        self,
+        stmt: ast.For | ast.AsyncFor | ast.While,
+        env: Env,
+        nested: list[tuple[ast.stmt, Env]],
+        returns: Returns | None,
+    ) -> Env:
+        """A loop: its body from the entry and what a turn carries to the next, or skipped."""
+        inner = dict(env)
+        variable = None
+        if not isinstance(stmt, ast.While):
+            self._bind_loop(stmt.target, stmt.iter, inner)
+            variable = self._filtering(stmt, inner)
+        if returns is None and self._mentions(stmt):
+            inner = self._carried(stmt, inner)
+        inner = self._block(stmt.body, inner, nested, returns)
+        if variable is not None:
+            self.loops.pop(variable, None)
+        after = self._block(stmt.orelse, dict(env), nested, returns)
+        return _join(env, inner, after)
+
+    def _carried(self, loop: ast.For | ast.AsyncFor | ast.While, entry: Env) -> Env:
+        """A loop's entry for its reported pass: what its body carries to the next turn."""
+        body = loop.body
+        first = self.lines[bisect.bisect_left(self.lines, loop.lineno)]  # it mentions one
+        names = set() if self.dry else carried_names(body, first)
+        if not names:
+            return entry  # (a loop inside a first pass: its turns are carried by the outer one)
+        self.dry = True
+        try:
+            return loop_carried(
+                lambda env: self._block(body, env, [], None), self.found, entry, names
+            )
+        finally:
+            self.dry = False
 
     def _closure(self, func: _FuncDef, env: Env) -> None:
         """A nested function that fills a dict of the enclosing one (``all_metrics[k] = v``,
@@ -1066,6 +1128,7 @@ class _Scanner(ObjectFlow):
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
         self.last_target = None  # a receiver's class may change here
         if isinstance(target, ast.Attribute) and (holder := _holder(target)) is not None:
+            remember(self.ever, holder, env)
             env[holder] = value  # ``self.metrics = {...}``: followed within the class
         elif isinstance(target, ast.Name):
             env[target.id] = value
@@ -1263,7 +1326,7 @@ class _Scanner(ObjectFlow):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "keys" and not node.args:
                 held = func.value
-                attribute = self._attribute_dict(held)
+                attribute = self._attribute_dict(held, env)
                 if attribute is not None:
                     return KeyList(attribute, _shown(held))
                 if isinstance(held, ast.Name) and isinstance(
@@ -1274,7 +1337,7 @@ class _Scanner(ObjectFlow):
             if isinstance(func, ast.Name) and func.id in _KEY_COLLECTIONS and len(node.args) == 1:
                 arg = node.args[0]
                 listed = self._keylist(arg, env)
-                attribute = self._attribute_dict(arg) if listed is None else None
+                attribute = self._attribute_dict(arg, env) if listed is None else None
                 if attribute is not None:
                     return KeyList(attribute, _shown(arg))  # ``sorted(self.pending)``
                 if listed is None and isinstance(arg, ast.Name):
@@ -1317,7 +1380,7 @@ class _Scanner(ObjectFlow):
             return isinstance(self._lookup(node.id, env), DictVal)
         if self._declared_field(node):
             return True
-        if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node):
+        if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node, env):
             return True
         if isinstance(node, ast.Attribute) and self._holds_dict_field(node, env):
             return True
@@ -1375,24 +1438,37 @@ class _Scanner(ObjectFlow):
         if self._declared_field(node):
             return DictVal()  # a declared field's keys are logged where they are written
         if isinstance(node, ast.Attribute | ast.Subscript):
-            held = self._attribute_dict(node)
+            held = self._attribute_dict(node, env)
             if held is None and isinstance(node, ast.Attribute):
                 held = self._field_dict(node, env)
             if held is not None:
                 return held
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
 
-    def _attribute_dict(self, node: ast.expr) -> DictVal | None:
+    def _attribute_dict(self, node: ast.expr, env: Env | None = None) -> DictVal | None:
         """``self.metrics`` (or ``self.metrics[mode]``, its inner dicts): the keys every
-        method of the class writes into it, or ``None``."""
+        method of the class writes into it, or ``None``; read with ``env``, the method's
+        own writes are those made before the read (see :mod:`.own_writes`)."""
         holder = _holder(node)
         if holder is None or not holder.startswith("self.") or self.cls is None:
             return None
         attr = holder.removeprefix("self.")
+        if env is not None and is_plain_attribute(node):
+            reader = self._method()
+            folded = self.project.attribute_dict(self.module, self.cls, attr, self.depth, reader)
+            return read_here(folded, self._lookup(holder, env))
         value = self.project.attribute_dict(self.module, self.cls, attr, self.depth)
         if value is not None and isinstance(node, ast.Subscript):
             self.tags.update(read_tags(node, value, self.module, self.cls))
         return value
+
+    def _method(self) -> _FuncDef | None:
+        """The method of ``self.cls`` being read (``None`` in a nested function)."""
+        info = self.module.full().classes.get(self.cls or "")
+        func = self.func
+        if info is None or func is None or info.methods.get(func.name) is not func:
+            return None
+        return func
 
     def collect(self, func: _FuncDef) -> Env:
         """The variables after ``func``'s body, ``self.metrics`` holders included; a
@@ -1404,7 +1480,8 @@ class _Scanner(ObjectFlow):
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
             env[name] = Opaque(self.module, func, what, parameter=True)
-        return self._block(func.body, env, [], returns=Returns())
+        self.ever = {}
+        return ever_held(self._block(func.body, env, [], returns=Returns()), self.ever)
 
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
         name = _dotted(node.func)
