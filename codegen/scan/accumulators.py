@@ -77,7 +77,8 @@ def write_pattern(attr: str) -> re.Pattern[bytes]:
 
     A regular expression over the source finds the methods to analyse without walking
     every method's tree: ``self.m[k] = v``, ``self.m[k].append(v)``, ``self.m = ...``,
-    ``self.m |= ...``, ``self.m.update(``; for ``m[]`` the same one index deeper.
+    ``self.m |= ...``, ``self.m.update(``, ``with Timer("x", self.m):``; for ``m[]`` the
+    same one index deeper.
     """
     nested = attr.endswith(NESTED)
     name = attr[: -len(NESTED)] if nested else attr
@@ -85,7 +86,8 @@ def write_pattern(attr: str) -> re.Pattern[bytes]:
     head = rb"self\.%s" % re.escape(name.encode()) + (index if nested else b"")
     return re.compile(
         head + rb"\s*(?:\[[^\]\n]*\]\s*(?:=(?!=)|\.\s*(?:append|extend|add)\b)"
-        rb"|=(?!=)|\|=|\.(?:update|setdefault)\s*\()"
+        rb"|=(?!=)|\|=|\.(?:update|setdefault)\s*\("
+        rb"|\)\s*[:,])"  # ``with Timer("gen", self.m):``: a timer fills it (see .timers)
     )
 
 

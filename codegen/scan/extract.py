@@ -67,6 +67,7 @@ from .syntax import describe as _describe
 from .syntax import own_expressions as _own_expressions
 from .syntax import params as _params
 from .syntax import shown as _shown
+from .timers import fill_from
 from .values import (
     SLOT,
     DictVal,
@@ -937,7 +938,9 @@ class _Scanner(ObjectFlow):
                 env[holder] = current.merge(added) if isinstance(current, DictVal) else added
         elif isinstance(stmt, ast.Expr):
             call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
-            if isinstance(call, ast.Call):
+            if isinstance(call, ast.YieldFrom) and isinstance(call.value, ast.Call):
+                fill_from(self, call.value, env)  # ``yield from _timer(name, d)``
+            elif isinstance(call, ast.Call):
                 self._mutation(call, env)
                 self._filled(call, env)
         elif isinstance(stmt, ast.Return) and returns is not None and stmt.value is not None:
@@ -958,6 +961,9 @@ class _Scanner(ObjectFlow):
         elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             env = self._loop(stmt, env, nested, returns)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                if isinstance(item.context_expr, ast.Call):
+                    fill_from(self, item.context_expr, env)  # ``with timer("gen", d):``
             env = self._block(stmt.body, env, nested, returns)
         elif isinstance(stmt, ast.Try | ast.TryStar):
             branches = [self._block(stmt.body, dict(env), nested, returns)]
