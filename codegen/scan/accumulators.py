@@ -48,6 +48,7 @@ __all__ = [
     "nested_holder",
     "read_tags",
     "write_indexes",
+    "write_lines",
     "write_pattern",
 ]
 
@@ -87,8 +88,24 @@ def write_pattern(attr: str) -> re.Pattern[bytes]:
     return re.compile(
         head + rb"\s*(?:\[[^\]\n]*\]\s*(?:=(?!=)|\.\s*(?:append|extend|add)\b)"
         rb"|=(?!=)|\|=|\.(?:update|setdefault)\s*\("
-        rb"|\)\s*[:,])"  # ``with Timer("gen", self.m):``: a timer fills it (see .timers)
+        rb"|(?P<handed>\)\s*[:,]))"  # ``with Timer("gen", self.m):`` (see .timers)
     )
+
+
+def write_lines(attr: str, source: bytes) -> list[int]:
+    """The lines of ``source`` that may write into ``self.<attr>`` (:func:`write_pattern`);
+    an attribute handed to a call counts on a ``with`` line only (a timer filling it)."""
+    starts: list[int] = []
+    line, position = 1, 0
+    for match in write_pattern(attr).finditer(source):
+        line += source.count(b"\n", position, match.start())
+        position = match.start()
+        if match.lastgroup == "handed":
+            begin = source.rfind(b"\n", 0, position) + 1
+            if not source[begin:position].lstrip().startswith((b"with ", b"async with ")):
+                continue
+        starts.append(line)
+    return starts
 
 
 def caller_keys(

@@ -38,7 +38,7 @@ from typing import Final, TypeAlias
 
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
 
-from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_pattern
+from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_lines
 from .calls import ScanCall
 from .inherited import module_function, numeric_call, subclass_call
 from .keyfilter import KeyTest, has_exit, literal_table
@@ -59,6 +59,7 @@ from .own_writes import (
     ever_held,
     is_plain_attribute,
     loop_carried,
+    may_fill,
     read_here,
     remember,
 )
@@ -620,15 +621,9 @@ class Project:
             return self._parts[slot]
         if slot in self._active or depth > _MAX_DEPTH:
             return None
-        writes = write_pattern(attr)
         info = module.full().classes.get(cls)
         found: list[tuple[_FuncDef, DictVal]] = []
-        starts: list[int] = []
-        line, position = 1, 0
-        for match in writes.finditer(module.source):
-            line += module.source.count(b"\n", position, match.start())
-            position = match.start()
-            starts.append(line)
+        starts = write_lines(attr, module.source)
         if info is not None and starts:
             self._active.add(slot)
             try:
@@ -1002,9 +997,11 @@ class _Scanner(ObjectFlow):
         """A loop's entry for its reported pass: what its body carries to the next turn."""
         body = loop.body
         first = self.lines[bisect.bisect_left(self.lines, loop.lineno)]  # it mentions one
-        names = set() if self.dry else carried_names(body, first)
+        if self.dry or not may_fill(self._text(first + 1, loop.end_lineno or first)):
+            return entry  # inside a first pass its turns are carried by the outer loop's
+        names = carried_names(body, first)
         if not names:
-            return entry  # (a loop inside a first pass: its turns are carried by the outer one)
+            return entry  # nothing after the call fills a dict a next turn still holds
         self.dry = True
         try:
             return loop_carried(
@@ -1012,6 +1009,15 @@ class _Scanner(ObjectFlow):
             )
         finally:
             self.dry = False
+
+    def _text(self, first: int, last: int) -> bytes:
+        """The source of lines ``first`` to ``last``."""
+        starts = self.module.line_starts()
+        source = self.module.source
+        if first > last or first > len(starts):
+            return b""
+        end = starts[last] if last < len(starts) else len(source)
+        return source[starts[first - 1] : end]
 
     def _closure(self, func: _FuncDef, env: Env) -> None:
         """A nested function that fills a dict of the enclosing one (``all_metrics[k] = v``,

@@ -21,6 +21,7 @@ Three hooks of the analysis in :mod:`.extract`:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,6 +38,7 @@ __all__ = [
     "ever_held",
     "is_plain_attribute",
     "loop_carried",
+    "may_fill",
     "read_here",
     "remember",
 ]
@@ -123,21 +125,53 @@ def _reset(stmt: ast.stmt) -> set[str]:
     return {name for target in targets if (name := _name(target)) is not None}
 
 
+_MAY_FILL = re.compile(
+    rb"self\.\w+\s*(?:\[[^\]\n]*\]\s*(?:=(?!=)|\.\s*(?:append|extend|add)\b)"
+    rb"|\.(?:update|setdefault)\s*\(|\|=|=\s*\{)"
+)
+"""The text of a ``self.<attr>`` dict filled (``self.d[k] = v``, ``.update(``, ``|=``,
+``= {``): a loop's text
+after its first logging call holding none of it carries nothing (no tree walked)."""
+
+
+def may_fill(text: bytes) -> bool:
+    """Whether ``text`` may fill a dict (a cheap test before :func:`carried_names`)."""
+    return _MAY_FILL.search(text) is not None
+
+
+def _loads(stmt: ast.stmt) -> set[str]:
+    """The followed names ``stmt`` reads (``d``, ``self.d``; ``d[k] = v`` reads ``d``)."""
+    found: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Load):
+            name = _name(node)
+            if name is not None:
+                found.add(name)
+    return found
+
+
 def carried_names(body: list[ast.stmt], line: int) -> set[str]:
-    """The dicts ``body`` fills after ``line`` (its first logging call) that a next turn
-    can still hold when it reaches that call: not assigned anew in straight-line code
-    before it. A cheap syntactic test, so the first pass over a loop's body is made only
-    where it can matter."""
+    """The ``self.<attr>`` dicts ``body`` fills after ``line`` (its first logging call) that
+    a next turn can still read: not assigned anew by a statement of the body itself before any
+    statement reads them. A cheap syntactic test, so the first pass over a loop's body is
+    made only where it can matter."""
     filled = {
         name
         for stmt in body
         for node in ast.walk(stmt)
-        if getattr(node, "lineno", 0) > line and (name := _filled(node)) is not None
+        if getattr(node, "lineno", 0) > line
+        and (name := _filled(node)) is not None
+        and name.startswith("self.")  # what this module follows: ``self.<attr>``
     }
+    pending = set(filled)
     for stmt in body:
-        if not filled or (stmt.end_lineno or stmt.lineno) >= line:
+        if not pending:
             break
-        filled -= _reset(stmt)
+        read = _loads(stmt) & pending
+        pending -= read  # read first: what the last turn left is read
+        anew = _reset(stmt) & pending
+        filled -= anew  # assigned first: the last turn's dict is gone
+        pending -= anew
     return filled
 
 

@@ -238,11 +238,28 @@ def _named(
     return DictVal(tuple(dict.fromkeys((*named, *found.keys))), found.unresolved, found.spreads)
 
 
+def _arguments(call: ast.Call) -> Iterator[ast.expr]:
+    yield from call.args
+    yield from (keyword.value for keyword in call.keywords)
+
+
+def _may_be_filled(scanner: _Scanner, node: ast.expr, env: Env) -> bool:
+    """``d`` (a dict or a parameter) or ``self.d``: an argument a callee may fill."""
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == "self"
+    if isinstance(node, ast.Name):
+        value = scanner._lookup(node.id, env)
+        return isinstance(value, DictVal) or (isinstance(value, Opaque) and value.parameter)
+    return False
+
+
 def fill_from(scanner: _Scanner, call: ast.Call, env: Env) -> None:
     """``with timer("gen", d):`` or ``yield from _timer(name, d)``: the dicts the call is
     handed gain the keys its callee (a timer class, or a function) writes into them."""
     from .extract import _holder  # noqa: PLC0415 - import cycle
 
+    if not any(_may_be_filled(scanner, a, env) for a in _arguments(call)):
+        return  # ``with torch.no_grad():``: no dict handed over, nothing resolved
     pairs: list[tuple[ast.expr, DictVal]] = []
     candidates = _candidates(scanner, call)
     for module, name in candidates:
