@@ -118,8 +118,11 @@ def inside_root(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> s
         OutsideRootError: ``path`` resolves outside ``root`` (``strerror`` says where).
         OSError: a symlink loop or a component that cannot be inspected.
     """
-    real = os.path.realpath(path)
-    root_real = os.path.realpath(root)
+    return _kept_inside(path, os.path.realpath(path), os.path.realpath(root))
+
+
+def _kept_inside(path: str | os.PathLike[str], real: str, root_real: str) -> str:
+    """``real`` (``path`` resolved) when inside ``root_real``; :class:`OutsideRootError` if not."""
     if not is_within(real, root_real):
         msg = f"resolves to {real}, outside {root_real} (a symlink out of the folder named)"
         raise OutsideRootError(errno.EXDEV, msg, os.fspath(path))
@@ -131,6 +134,7 @@ def open_input(
     *,
     root: str | os.PathLike[str] | None = None,
     stream: bool = False,
+    resolved: tuple[str, str] | None = None,
 ) -> BinaryIO:
     """The one way a reader opens an input: a regular file, kept inside ``root`` when given.
 
@@ -139,7 +143,8 @@ def open_input(
     a path the user named as a log, takes a FIFO or device as stdin is taken). With
     ``root`` (the store, tree or project the user named), ``path`` is resolved and
     must stay inside it, and the resolved file is opened without following a link
-    swapped in since.
+    swapped in since. ``resolved``: ``path``'s and ``root``'s real paths when the caller
+    resolved them already (a walk of a tree does), so they are not resolved again.
 
     Raises:
         OutsideRootError: ``path`` resolves outside ``root``.
@@ -148,11 +153,16 @@ def open_input(
     """
     if root is None:
         return _open_regular(path, stream=stream)
-    return _open_regular(inside_root(path, root), flags=getattr(os, "O_NOFOLLOW", 0))
+    real = inside_root(path, root) if resolved is None else _kept_inside(path, *resolved)
+    return _open_regular(real, flags=getattr(os, "O_NOFOLLOW", 0))
 
 
 def read_input(
-    path: str | os.PathLike[str], limit: int, *, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    limit: int,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    resolved: tuple[str, str] | None = None,
 ) -> bytes:
     """The bytes of the regular file ``path`` (see :func:`open_input`), at most ``limit``.
 
@@ -163,11 +173,17 @@ def read_input(
             more than ``limit`` bytes (``errno.EFBIG``).
         OSError: it cannot be opened or read.
     """
-    with open_input(path, root=root) as handle:
-        if os.fstat(handle.fileno()).st_size > limit:
+    with open_input(path, root=root, resolved=resolved) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
             msg = f"is larger than {limit} bytes"
             raise NotRegularFileError(errno.EFBIG, msg, os.fspath(path))
-        data = handle.read(limit + 1)
+        # Read what the descriptor says it holds, not a buffer of ``limit`` bytes (allocating
+        # megabytes per small file costs more than reading it); a file grown since is read
+        # on up to the limit.
+        data = handle.read(size + 1)
+        if len(data) > size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise NotRegularFileError(errno.EFBIG, f"is larger than {limit} bytes", os.fspath(path))
     return data

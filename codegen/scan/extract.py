@@ -34,6 +34,8 @@ import re
 import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 from typing import Final, TypeAlias
 
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
@@ -754,9 +756,11 @@ def _defaults(func: _FuncDef) -> dict[str, ast.expr]:
 def _join(before: Env, *branches: Env) -> Env:
     """The environment after branches: a dict any branch changed holds every branch's keys."""
     joined = dict(before)
-    names = {
-        name for env in branches for name, value in env.items() if before.get(name) is not value
-    }
+    # The names a branch rebound, compared by identity in C (``compress`` over ``is_not``):
+    # large functions carry hundreds of variables through every ``if``.
+    names: set[str] = set()
+    for env in branches:
+        names.update(compress(env, map(is_not, env.values(), map(before.get, env))))
     for name in names:
         values = [env[name] for env in branches if name in env]
         if name in before and len(values) < len(branches):
@@ -2094,19 +2098,21 @@ class _Scanner(ObjectFlow):
         names = set(self.project.qualifiers)
         if any(name.encode() in module.source for name in names):
             text = module.source.decode("utf-8", "replace")
-            aliases: list[tuple[str, str]] = []
-            for match in _BINDING.finditer(text):
-                receiver = match.group("receiver")
-                cls = (match.group("value") or match.group("annotation") or "").rpartition(".")
-                if cls[2] in names:
-                    found.setdefault(receiver, set()).add(cls[2])
-                elif match.group("value") and not match.group("annotation"):
-                    aliases.append((receiver, match.group("value")))
-            # ``def __init__(self, tracker: Tracking): self.tracker = tracker``: the attribute
-            # holds what the annotated parameter does.
-            for receiver, value in aliases:
-                if value in found and receiver != value:
-                    found.setdefault(receiver, set()).update(found[value])
+            # A binding never spans lines, and one naming a class names it on its line: the
+            # lines holding a class name give every class binding without matching the whole
+            # text (the pattern matches at every name, most of a file's cost).
+            for receiver, annotation, value in _bindings(_lines_with(text, names)):
+                cls = (value or annotation).rpartition(".")[2]
+                if cls in names:
+                    found.setdefault(receiver, set()).add(cls)
+            if found:
+                # ``def __init__(self, tracker: Tracking): self.tracker = tracker``: the
+                # attribute holds what the annotated parameter does (in the text's order).
+                for receiver, annotation, value in _bindings(text):
+                    if annotation or value not in found or receiver == value:
+                        continue
+                    if value.rpartition(".")[2] not in names:
+                        found.setdefault(receiver, set()).update(found[value])
         module.instances = found
         return found
 
@@ -2253,6 +2259,28 @@ _BINDING: Final = re.compile(
     re.MULTILINE,
 )
 """``x = Cls(``, ``self.w = wandb``, ``x: Cls = ...`` and ``def f(x: Cls)``: a receiver's class."""
+
+
+def _bindings(text: str) -> list[tuple[str, str, str]]:
+    """``(receiver, annotation, value)`` of each :data:`_BINDING` match binding something (a
+    name alone binds nothing), in the text's order; an absent part is ``""``."""
+    return [found for found in _BINDING.findall(text) if found[1] or found[2]]
+
+
+def _lines_with(text: str, names: Iterable[str]) -> str:
+    """The lines of ``text`` holding one of ``names``, in order, each once."""
+    starts: set[int] = set()
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(name, at + len(name))
+    lines = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        lines.append(text[start:] if end < 0 else text[start:end])
+    return "\n".join(lines)
+
 
 _OBJECT_EXPRESSIONS: Final = (ast.Call, ast.Name, ast.Await)
 """Expressions that may hold an object or a function (see :mod:`.objects`)."""

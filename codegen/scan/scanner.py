@@ -146,11 +146,18 @@ class ScanReport:
         )
 
 
-def _read(path: Path, shown: str, report: ScanReport, root: str | None) -> bytes | None:
+def _read(path: Path, shown: str, report: ScanReport, root: tuple[str, str] | None) -> bytes | None:
     """The bytes of a source file: a regular file (never a FIFO or a device), inside the
-    tree ``root`` when it was reached by walking one, within the size and line caps."""
+    tree ``root`` when it was reached by walking one, within the size and line caps.
+
+    ``root``: (the file's real path, the tree's real path), both resolved already (the walk
+    resolves every file; the tree once), so the read does not resolve them again.
+    """
     try:
-        source = read_input(path, MAX_FILE_BYTES, root=root)
+        if root is None:
+            source = read_input(path, MAX_FILE_BYTES)
+        else:
+            source = read_input(path, MAX_FILE_BYTES, root=root[1], resolved=root)
     except OSError as exc:
         if exc.errno == errno.EFBIG:
             why = (
@@ -242,12 +249,16 @@ def _scan(
 ) -> ScanReport:
     report = ScanReport()
     project = Project(calls)
-    trees = [os.path.abspath(p) for p in paths if p.is_dir()]
+    # Each tree with its real path, resolved once rather than once per file read.
+    trees = [
+        (top, os.path.realpath(top)) for p in paths if p.is_dir() for top in [os.path.abspath(p)]
+    ]
     for path, real in iter_sources(paths, skip):
-        shown = _shown(Path(os.path.abspath(path)), here)
+        absolute = os.path.abspath(path)
+        shown = _shown(Path(absolute), here)
         # A file reached by walking a tree must stay inside it; one named is read as named.
-        tree = next((top for top in trees if is_within(os.path.abspath(path), top)), None)
-        source = _read(path, shown, report, tree)
+        tree = next((top_real for top, top_real in trees if is_within(absolute, top)), None)
+        source = _read(path, shown, report, None if tree is None else (real, tree))
         if source is None:
             continue
         parsed = _parse(source, shown, report)

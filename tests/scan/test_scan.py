@@ -418,6 +418,26 @@ def test_scan_skips_a_file_over_the_size_limit(
     assert _found(report) == ["big.py:0: SCAN_UNREADABLE"]
 
 
+def test_scan_reads_a_file_larger_than_its_stat_said_whole_and_still_caps_it(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file grown since it was stat'ed (or a /proc-like file reporting 0 bytes): the read
+    # goes on past the stat's size, up to the limit (``(`` alone would not parse).
+    monkeypatch.setattr(scanner, "MAX_FILE_BYTES", 100)
+    (tmp_path / "a.py").write_text("(1)\n", encoding="utf-8")
+    (tmp_path / "big.py").write_text("x = 1\n" * 100, encoding="utf-8")
+    real_fstat = os.fstat
+
+    def fstat_saying_empty(fd: int) -> os.stat_result:
+        fields = tuple(real_fstat(fd))
+        return os.stat_result((*fields[:6], 0, *fields[7:10]))
+
+    monkeypatch.setattr(os, "fstat", fstat_saying_empty)
+    report = scan([tmp_path], catalog, cwd=tmp_path, unlogged=False)
+    assert _found(report) == ["big.py:0: SCAN_UNREADABLE"]
+    assert report.files == 1
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
 def test_scan_walk_survives_symlink_loops_and_reads_each_file_once(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
