@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
 
-from .syntax import bind
+from .syntax import bind, walk
 from .syntax import params as parameters
 from .values import DictVal, Key
 
@@ -154,7 +154,7 @@ def caller_keys(
 def _calls_of(methods: Iterable[_FuncDef], name: str) -> Iterator[ast.Call]:
     """Calls ``self.<name>(...)`` in ``methods``."""
     for func in methods:
-        for node in ast.walk(func):
+        for node in walk(func):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -246,7 +246,7 @@ def _indexes(
                 if isinstance(block, list):
                     _indexes(module, block, fixed, name=name, found=found, lines=lines)
             continue
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript)):
                 continue
             if nested_holder(node.value) != f"self.{name}{NESTED}":

@@ -66,6 +66,7 @@ from .own_writes import (
     remember,
 )
 from .syntax import bind as _bind
+from .syntax import children, walk
 from .syntax import describe as _describe
 from .syntax import own_expressions as _own_expressions
 from .syntax import params as _params
@@ -1740,7 +1741,7 @@ class _Scanner(ObjectFlow):
 
     def _looped(self, node: ast.expr, env: Env) -> tuple[str, KeysOf] | None:
         """The loop variable over a dict's keys that ``node`` uses (``"train/%s" % k``), if any."""
-        for inner in ast.walk(node):
+        for inner in walk(node):
             if isinstance(inner, ast.Name):
                 found = self._lookup(inner.id, env)
                 if isinstance(found, KeysOf):
@@ -2010,7 +2011,7 @@ class _Scanner(ObjectFlow):
                     continue
                 if isinstance(item, ast.Call):
                     found.append(item)
-            stack.extend(reversed(list(ast.iter_child_nodes(item))))
+            stack.extend(reversed(children(item)))
         return found
 
     def _wrapper(self, call: ast.Call) -> list[Wrapper]:
@@ -2106,13 +2107,7 @@ class _Scanner(ObjectFlow):
                 if cls in names:
                     found.setdefault(receiver, set()).add(cls)
             if found:
-                # ``def __init__(self, tracker: Tracking): self.tracker = tracker``: the
-                # attribute holds what the annotated parameter does (in the text's order).
-                for receiver, annotation, value in _bindings(text):
-                    if annotation or value not in found or receiver == value:
-                        continue
-                    if value.rpartition(".")[2] not in names:
-                        found.setdefault(receiver, set()).update(found[value])
+                found = _aliased(text, found, names)
         module.instances = found
         return found
 
@@ -2267,6 +2262,28 @@ def _bindings(text: str) -> list[tuple[str, str, str]]:
     return [found for found in _BINDING.findall(text) if found[1] or found[2]]
 
 
+def _aliased(text: str, classes: dict[str, set[str]], names: set[str]) -> dict[str, set[str]]:
+    """``classes`` with the receivers bound to one of its receivers, in the text's order:
+    ``def __init__(self, tracker: Tracking): self.tracker = tracker`` gives ``self.tracker``
+    what the annotated parameter holds.
+
+    Only lines holding a receiver's name can bind to it: those lines are matched, again
+    with the receivers they added until none is added (a chain of aliases), which gives
+    what matching the whole text would.
+    """
+    keys = set(classes)
+    while True:
+        found = {receiver: set(held) for receiver, held in classes.items()}
+        for receiver, annotation, value in _bindings(_lines_with(text, keys)):
+            if annotation or value not in found or receiver == value:
+                continue
+            if value.rpartition(".")[2] not in names:
+                found.setdefault(receiver, set()).update(found[value])
+        if found.keys() <= keys:
+            return found
+        keys |= found.keys()
+
+
 def _lines_with(text: str, names: Iterable[str]) -> str:
     """The lines of ``text`` holding one of ``names``, in order, each once."""
     starts: set[int] = set()
@@ -2299,10 +2316,10 @@ _PERCENT: Final = re.compile(
 
 def _only_called(scope: _FuncDef, name: str) -> bool:
     """``name`` is only ever called in ``scope`` (never passed on as a value)."""
-    called = {id(node.func) for node in ast.walk(scope) if isinstance(node, ast.Call)}
+    called = {id(node.func) for node in walk(scope) if isinstance(node, ast.Call)}
     return all(
         id(node) in called
-        for node in ast.walk(scope)
+        for node in walk(scope)
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
     )
 
@@ -2315,7 +2332,7 @@ def _closure_writes(func: _FuncDef, env: Env) -> list[str]:
         return []
     written: set[str] = set()
     bound: set[str] = set()
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
         elif (
@@ -2379,7 +2396,7 @@ def _field_targets(stmt: ast.stmt, field: str) -> Iterator[tuple[ast.expr, ast.e
         elif _is_field(target, head) and isinstance(value, ast.Dict):
             yield from _dict_field(value, tail)
     for node in _own_expressions(stmt):
-        for inner in ast.walk(node):
+        for inner in walk(node):
             if not isinstance(inner, ast.Call):
                 continue
             for keyword in inner.keywords:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from .syntax import children, walk
+
 __all__ = ["HOLE_SAMPLES", "KeyTest", "has_exit", "literal_table"]
 
 HOLE_SAMPLES: Final = ("x", "x/y")
@@ -96,7 +98,7 @@ def _own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(
                 child,
                 ast.For | ast.AsyncFor | ast.While | ast.FunctionDef | ast.AsyncFunctionDef,
@@ -129,7 +131,7 @@ class KeyTest:
     """Statements the walk does not model: whether control flow in them reaches the write."""
 
     def __post_init__(self) -> None:
-        inside = frozenset(id(n) for stmt in self.body for n in ast.walk(stmt))
+        inside = frozenset(id(n) for stmt in self.body for n in walk(stmt))
         object.__setattr__(self, "_inside", inside)
 
     def covers(self, stmt: ast.stmt) -> bool:
@@ -177,7 +179,7 @@ class KeyTest:
             try:
                 taken = self._eval(stmt.test, scope, depth)
             except (_UnknownError, TypeError, ValueError, IndexError, KeyError):
-                if any(isinstance(n, ast.Name) and n.id == self.var for n in ast.walk(stmt.test)):
+                if any(isinstance(n, ast.Name) and n.id == self.var for n in walk(stmt.test)):
                     raise _UnknownError from None  # a test of the key the walk cannot evaluate
                 # A test of something else (``if t.numel() == 0:``): either branch may run.
                 outcomes = {
@@ -202,10 +204,10 @@ class KeyTest:
             # An inner loop (``for stat in STATS:``): the write runs if one iteration reaches
             # it; its ``continue``/``break`` end that loop's iteration, not this one's.
             inner = dict(scope)
-            for node in ast.walk(stmt.target) if isinstance(stmt, ast.For) else ():
+            for node in walk(stmt.target) if isinstance(stmt, ast.For) else ():
                 if isinstance(node, ast.Name):
                     inner[node.id] = _UNKNOWN
-            if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            if any(isinstance(n, ast.Return) for n in walk(stmt)):
                 raise _UnknownError
             return _REACHED if self._run(stmt.body, inner, depth) == _REACHED else _FELL
         exits = self._exits.get(id(stmt))

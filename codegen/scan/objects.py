@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from .syntax import FuncDef, bind, describe, own_expressions, shown
+from .syntax import FuncDef, bind, describe, own_expressions, shown, walk
 from .values import CALL, SLOT, DictVal, KeyList, KeysOf, Spread, StrVal, Unresolved, Where
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ def _may_hold_dict(annotation: ast.expr | None) -> bool:
 def _words(annotation: ast.expr) -> str:
     """The names and strings of an annotation, lower case (``optional dict str float``)."""
     words = []
-    for node in ast.walk(annotation):
+    for node in walk(annotation):
         if isinstance(node, ast.Name):
             words.append(node.id)
         elif isinstance(node, ast.Attribute):
@@ -616,7 +616,7 @@ class ObjectFlow:
         """Calls of a nested function that fills a dict of this one from its parameters
         (``run(loss_fn, x)``): the dict gains what this call passes."""
         for node in own_expressions(stmt):
-            for inner in ast.walk(node):
+            for inner in walk(node):
                 if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)):
                     continue
                 pending = self.pending.get(inner.func.id)

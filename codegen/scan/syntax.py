@@ -4,10 +4,21 @@ a function's parameters, an expression as shown in a message, a statement's own 
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 from typing import Final, TypeAlias
 
-__all__ = ["FuncDef", "bind", "describe", "is_static", "own_expressions", "params", "shown"]
+__all__ = [
+    "FuncDef",
+    "bind",
+    "children",
+    "describe",
+    "is_static",
+    "own_expressions",
+    "params",
+    "shown",
+    "walk",
+]
 
 FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -75,3 +86,39 @@ def describe(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return f"the variable `{node.id}`, which the scanner cannot follow"
     return f"`{shown(node)}`"
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """``node``'s direct child nodes, in :func:`ast.iter_child_nodes`'s order.
+
+    The scanner asks this of most nodes it meets: read in one loop, without the two
+    generators of :func:`ast.iter_child_nodes`, it costs about half as much.
+    """
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    found.append(item)
+    return found
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself included) in :func:`ast.walk`'s order (breadth
+    first), at about half its cost (see :func:`children`)."""
+    todo = deque((node,))
+    push = todo.append
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                push(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        push(item)
+        yield node
