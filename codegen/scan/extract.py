@@ -347,7 +347,7 @@ class Module:
                 rb"\.(?:" + alternatives + rb")\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.update\b)"
                 rb"|[(,]\s*(?:" + alternatives + rb")\s*=(?!=)"
             )
-            starts = sorted(found.start() for found in pattern.finditer(source))
+            starts = _field_starts(pattern, source, unique)
         else:
             # One pattern per name: a literal prefix the regex engine searches for fast.
             starts = sorted(
@@ -681,6 +681,40 @@ def _merged(values: Iterable[DictVal]) -> DictVal | None:
     for value in values:
         found = value if found is None else found.merge(value)
     return found
+
+
+_SPACE: Final = frozenset(b" \t\n\r\f\v")
+"""The bytes ``\\s`` matches in a bytes pattern."""
+
+
+def _field_starts(pattern: re.Pattern[bytes], source: bytes, names: Sequence[str]) -> list[int]:
+    """Where :meth:`Module.mention_lines`' field ``pattern`` matches, as ``finditer`` finds
+    them, tried only where it can start: at the ``.`` just before a name, or the ``(`` or
+    ``,`` before one and blanks. The pattern has no literal prefix to search for, so
+    ``finditer`` would try every byte of the file."""
+    if not all(names):
+        return [found.start() for found in pattern.finditer(source)]
+    candidates: set[int] = set()
+    for name in names:
+        word = name.encode()
+        at = source.find(word)
+        while at >= 0:
+            if at and source[at - 1] == ord("."):
+                candidates.add(at - 1)
+            before = at - 1
+            while before >= 0 and source[before] in _SPACE:
+                before -= 1
+            if before >= 0 and source[before] in b"(,":
+                candidates.add(before)
+            at = source.find(word, at + 1)
+    starts: list[int] = []
+    end = 0
+    for candidate in sorted(candidates):
+        found = pattern.match(source, candidate) if candidate >= end else None
+        if found is not None:  # matches do not overlap, as ``finditer``'s do not
+            starts.append(found.start())
+            end = found.end()
+    return starts
 
 
 def _held(value: Value | None) -> DictVal | None:
