@@ -429,6 +429,7 @@ class Project:
         self._defined: dict[str, int] = {}
         self._inner: dict[tuple[str, int], list[Logged]] = {}
         self._kept = 0
+        self._names: dict[int, tuple[ast.expr, tuple[str, ...]]] = {}
 
     def add(self, module: Module) -> None:
         """Make ``module`` searchable by the dotted names it may be imported as."""
@@ -442,6 +443,15 @@ class Project:
         self._by_real[module.real] = module
         for name in _module_names(module.real):
             self._by_name.setdefault(name, []).append(module)
+
+    def names_in(self, node: ast.expr) -> tuple[str, ...]:
+        """The names ``node`` reads, in :func:`ast.walk`'s order: remembered, as a key's
+        expression is asked again at every statement of a wave or method that reads it."""
+        held = self._names.get(id(node))
+        if held is None or held[0] is not node:  # the node is held: its id is not reused
+            names = tuple(inner.id for inner in walk(node) if isinstance(inner, ast.Name))
+            held = self._names[id(node)] = (node, names)
+        return held[1]
 
     def find_module(self, name: str, level: int, importer: Module) -> Module | None:
         """The scanned module ``from <level dots><name> import ...`` in ``importer`` names."""
@@ -1775,11 +1785,10 @@ class _Scanner(ObjectFlow):
 
     def _looped(self, node: ast.expr, env: Env) -> tuple[str, KeysOf] | None:
         """The loop variable over a dict's keys that ``node`` uses (``"train/%s" % k``), if any."""
-        for inner in walk(node):
-            if isinstance(inner, ast.Name):
-                found = self._lookup(inner.id, env)
-                if isinstance(found, KeysOf):
-                    return inner.id, found
+        for name in self.project.names_in(node):
+            found = self._lookup(name, env)
+            if isinstance(found, KeysOf):
+                return name, found
         return None
 
     def _rekeyed(self, node: ast.expr, env: Env, name: str, looped: KeysOf) -> DictVal:
