@@ -83,6 +83,9 @@ def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[t
         if real_top in seen_dirs:
             continue
         seen_dirs.add(real_top)
+        # Each folder walked -> its real path: a file that is no link is its folder's real
+        # path plus its name, one ``lstat`` instead of one per component of its path.
+        reals = {os.fspath(given): real_top}
         for folder, dirs, files in os.walk(given, followlinks=True):
             kept = []
             for name in sorted(dirs):
@@ -93,15 +96,23 @@ def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[t
                     continue  # a link loop, a folder reached twice, or a link out of the tree
                 seen_dirs.add(real)
                 kept.append(name)
+                reals[os.path.join(folder, name)] = real
             dirs[:] = kept
             for name in sorted(files):
                 if not name.endswith(".py"):
                     continue
                 path = Path(folder, name)
-                real = os.path.realpath(path)
+                real = _real_file(path, reals.get(folder))
                 if real not in seen_files:
                     seen_files.add(real)
                     yield path, real
+
+
+def _real_file(path: Path, real_folder: str | None) -> str:
+    """``os.path.realpath(path)``, from its folder's real path when ``path`` is no link."""
+    if real_folder is None or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(real_folder, path.name)
 
 
 @dataclass(slots=True)
