@@ -60,6 +60,14 @@ def _shown(path: Path, cwd: Path) -> str:
         return escaped(path.as_posix())
 
 
+def _shown_file(absolute: str, here_text: str, here: Path) -> str:
+    """:func:`_shown` of a normalised absolute path, by its text when below ``here_text``
+    (the working directory with a trailing separator): no ``Path`` built per file."""
+    if absolute.startswith(here_text) and os.sep == "/":
+        return escaped(absolute[len(here_text) :])
+    return _shown(Path(absolute), here)
+
+
 def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[tuple[Path, str]]:
     """``(path as walked, real path)`` of each Python file under ``paths``, each real file once.
 
@@ -264,9 +272,10 @@ def _scan(
     trees = [
         (top, os.path.realpath(top)) for p in paths if p.is_dir() for top in [os.path.abspath(p)]
     ]
+    here_text = os.path.join(os.fspath(here), "")  # the folder with its separator
     for path, real in iter_sources(paths, skip):
         absolute = os.path.abspath(path)
-        shown = _shown(Path(absolute), here)
+        shown = _shown_file(absolute, here_text, here)
         # A file reached by walking a tree must stay inside it; one named is read as named.
         tree = next((top_real for top, top_real in trees if is_within(absolute, top)), None)
         source = _read(path, shown, report, None if tree is None else (real, tree))
