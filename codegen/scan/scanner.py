@@ -61,11 +61,14 @@ def _shown(path: Path, cwd: Path) -> str:
 
 
 def _shown_file(absolute: str, here_text: str, here: Path) -> str:
-    """:func:`_shown` of a normalised absolute path, by its text when below ``here_text``
-    (the working directory with a trailing separator): no ``Path`` built per file."""
-    if absolute.startswith(here_text) and os.sep == "/":
+    """:func:`_shown` of a normalised absolute path (``os.path.abspath``), read from its text
+    on POSIX: relative when it starts with ``here_text`` (the working directory with a
+    trailing separator), else itself. No ``Path`` is built per file."""
+    if os.sep != "/" or absolute.startswith("//"):  # POSIX keeps a leading ``//`` apart
+        return _shown(Path(absolute), here)
+    if absolute.startswith(here_text):
         return escaped(absolute[len(here_text) :])
-    return _shown(Path(absolute), here)
+    return escaped(absolute)
 
 
 def iter_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> Iterator[tuple[Path, str]]:

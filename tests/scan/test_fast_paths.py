@@ -9,13 +9,16 @@ replaces, on generated text and code (hypothesis) and on hand-written edge cases
 from __future__ import annotations
 
 import ast
+import os
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codegen.scan.extract import _BINDING, Module, Project, _field_starts, _Scanner
+from codegen.scan.scanner import _shown, _shown_file
 from codegen.scan.syntax import children, walk
 
 _FIELD_PIECES = [".", "info", "in", "(", ",", " ", "\n", "\t", "=", "==", "[", "]", "update", "x"]
@@ -132,3 +135,21 @@ def test_the_names_an_expression_reads_are_remembered_for_that_expression_only()
     assert project.names_in(first) == ("d", "a", "b")
     assert project.names_in(first) is project.names_in(first)
     assert project.names_in(second) == ("e", "g")
+
+
+@pytest.mark.parametrize(
+    ("absolute", "here"),
+    [
+        ("/w/p/a.py", "/w/p"),
+        ("/w/pa.py", "/w/p"),  # a sibling sharing the folder's text is not below it
+        ("/w/p/a.py", "/"),
+        ("/x/a.py", "/w/p"),
+        ("//w/a.py", "/"),  # POSIX keeps a leading ``//`` apart
+        ("/w/\x1b[31m.py", "/w"),  # escaped either way
+    ],
+)
+def test_a_files_shown_path_read_from_its_text_is_the_one_pathlib_gives(
+    absolute: str, here: str
+) -> None:
+    expected = _shown(Path(absolute), Path(here))
+    assert _shown_file(absolute, os.path.join(here, ""), Path(here)) == expected
