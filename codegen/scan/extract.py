@@ -487,12 +487,34 @@ class Project:
                 if not any(name.encode() in module.source for name in names):
                     continue
                 lines = module.mention_lines(names)
-                if lines:
+                if lines and not self._misses(module, lines, wave):
                     new += _Scanner(self, module, lines, wrappers=wave).run()
             found += new
             wave = self._new_wrappers(new)
         for logged in found:
             yield self._settled(logged)
+
+    def _misses(self, module: Module, lines: list[int], wave: Sequence[Wrapper]) -> bool:
+        """Whether no call in ``module`` can go to a wrapper of ``wave``: each call of one's
+        name is ``self.<name>(...)`` in a method whose class resolves it to another function
+        (OpenRLHF's trainers each call their own ``save_logs_and_checkpoints``), a wrapper
+        of an earlier wave. A wave finds calls of its wrappers only, so analysing the module
+        again would find nothing, and the wave that had that wrapper analysed its callers."""
+        tree = module.full().tree
+        assert tree is not None  # full() parsed it
+        funcs = [wrapper.func for wrapper in wave]
+        for call, cls in _calls_named(tree, lines, {wrapper.name for wrapper in wave}):
+            func = call.func
+            if cls is None or not isinstance(func, ast.Attribute):
+                return False
+            if not isinstance(func.value, ast.Name) or func.value.id not in {"self", "cls"}:
+                return False
+            target = self.method(module, cls, func.attr)  # as the scanner resolves it
+            if target is None or any(target[1] is wrapped for wrapped in funcs):
+                return False
+            if (target[0].real, id(target[1])) not in self._wrapped:
+                return False  # an earlier wave's wrapper: that wave analysed these callers
+        return True
 
     def method(
         self, module: Module, cls: str, name: str, depth: int = 0
@@ -2355,6 +2377,39 @@ _PERCENT: Final = re.compile(
     r"%(?:\((?P<name>[^)]*)\))?(?P<flags>[-#0 +]*\d*(?:\.\d+)?)(?P<kind>[diouxXeEfFgGcrsa%])"
 )
 """One printf-style conversion (``%s``, ``%(name)s``, ``%.2f``, ``%%``)."""
+
+
+def _calls_named(
+    tree: ast.Module, lines: list[int], names: set[str]
+) -> list[tuple[ast.Call, str | None]]:
+    """The calls named one of ``names`` (``f(...)``, ``x.f(...)``) spanning one of ``lines``
+    where the scanner looks for calls, each with the class of the method holding it (or
+    ``None``); like the scanner, decorators and class bodies outside methods are skipped."""
+    found: list[tuple[ast.Call, str | None]] = []
+    stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    while stack:
+        item, cls = stack.pop()
+        start = getattr(item, "lineno", None)
+        if start is not None:
+            index = bisect.bisect_left(lines, start)
+            if index >= len(lines) or lines[index] > (getattr(item, "end_lineno", None) or start):
+                continue
+        if isinstance(item, ast.ClassDef):
+            methods = (
+                s for s in item.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            )
+            stack.extend((method, item.name) for method in methods)
+            continue
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend((stmt, cls) for stmt in item.body)
+            continue
+        if isinstance(item, ast.Call):
+            func = item.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in names:
+                found.append((item, cls))
+        stack.extend((child, cls) for child in children(item))
+    return found
 
 
 def _only_called(scope: _FuncDef, name: str) -> bool:
