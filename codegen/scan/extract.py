@@ -53,6 +53,7 @@ from .objects import (
     Opaque,
     Record,
     Value,
+    gaining,
     join_objects,
 )
 from .objects import steps as _steps
@@ -465,6 +466,17 @@ class Project:
             )
         found = self._by_name.get(name)
         return found[0] if found else None
+
+    def class_named(self, importer: Module, name: str) -> tuple[Module, str] | None:
+        """Where the class ``name`` in ``importer`` is: defined there, or imported by name
+        (``from .outputs import Outputs``); ``None`` for anything else."""
+        if name in importer.classes:
+            return importer, name
+        imported = importer.imports.get(name)
+        if imported is None or imported[1] is None:
+            return None
+        module = self.find_module(imported[0], imported[2], importer)
+        return None if module is None else (module, imported[1])
 
     def logged(self) -> Iterator[Logged]:
         """Every logging call: the scanned calls, then calls of the functions wrapping them.
@@ -1257,13 +1269,9 @@ class _Scanner(ObjectFlow):
         looped = self._lookup(key.id, env) if isinstance(key, ast.Name) else None
         if isinstance(looped, KeysOf) and isinstance(holder, DictVal) and looped.source is holder:
             return  # ``for k in d: d[k] = f(d[k])`` rewrites keys it already has
-        added = self._keys(key, env)
-        if isinstance(holder, DictVal):
-            env[name] = holder.merge(added)
-        elif isinstance(holder, Opaque):
-            env[name] = holder.as_dict().merge(added)
-        elif holder is None:
-            env[name] = added
+        gained = gaining(holder, self._keys(key, env))
+        if gained is not None:
+            env[name] = gained
 
     def _mutation(self, call: ast.Call, env: Env) -> None:
         func = call.func
@@ -1615,16 +1623,10 @@ class _Scanner(ObjectFlow):
         func = node.func
         if not isinstance(func, ast.Name) or func.id in _KEY_COLLECTIONS:
             return None
-        module: Module | None = self.module
-        name = func.id
-        if name not in self.module.classes:
-            imported = self.module.imports.get(name)
-            if imported is None or imported[1] is None:
-                return None
-            module = self.project.find_module(imported[0], imported[2], self.module)
-            name = imported[1]
-        if module is None:
+        found = self.project.class_named(self.module, func.id)
+        if found is None:
             return None
+        module, name = found
         info = module.classes.get(name)
         if info is None or not any(b.rpartition(".")[2] in _DICT_BASES for b in info.bases):
             return None

@@ -44,6 +44,7 @@ __all__ = [
     "Opaque",
     "Record",
     "Value",
+    "gaining",
     "join_objects",
     "record_of",
     "steps",
@@ -274,6 +275,17 @@ def _stored_by_init(node: ast.ClassDef) -> Record | None:
         return None
     args = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
     return Record(tuple(stored.get(arg, "") for arg in args), stored)
+
+
+def gaining(holder: object, added: DictVal) -> DictVal | None:
+    """What a dict holding ``holder`` holds once ``added`` is written into it: a followed
+    dict or a parameter (its callers' keys) gains the keys; ``None`` holder (nothing
+    known yet) becomes ``added``; ``None`` back: anything else, left as it is."""
+    if isinstance(holder, DictVal):
+        return holder.merge(added)
+    if isinstance(holder, Opaque):
+        return holder.as_dict().merge(added)
+    return added if holder is None else None
 
 
 def join_objects(values: list[Value]) -> Value | None:
@@ -534,15 +546,12 @@ class ObjectFlow:
 
     def _record(self, func: ast.expr) -> Record | None:
         """The record class a constructor call names (same file or imported), or ``None``."""
-        module: Module | None = self.module
+        module: Module | None
         if isinstance(func, ast.Name):
-            name = func.id
-            if name not in self.module.classes:
-                imported = self.module.imports.get(name)
-                if imported is None or imported[1] is None:
-                    return None
-                module = self.project.find_module(imported[0], imported[2], self.module)
-                name = imported[1]
+            found = self.project.class_named(self.module, func.id)
+            if found is None:
+                return None
+            module, name = found
         elif (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)

@@ -24,7 +24,7 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .objects import Opaque
+from .objects import Opaque, gaining
 from .syntax import FuncDef, bind
 from .values import DictVal, Hole, Key
 
@@ -133,12 +133,9 @@ def fill_with(scanner: _Scanner, holder: str, added: DictVal, env: Env) -> None:
     current = env.get(holder)
     if current is None:
         current = scanner._lookup(holder, env)
-    if isinstance(current, DictVal):
-        env[holder] = current.merge(added)
-    elif isinstance(current, Opaque):
-        env[holder] = current.as_dict().merge(added)
-    elif current is None:
-        env[holder] = added
+    gained = gaining(current, added)
+    if gained is not None:
+        env[holder] = gained
 
 
 _MAX_HOPS = 4
