@@ -13,10 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codegen.catalog.diagnostics import Position
-from codegen.catalog.model import Catalog, CatalogFile, Deprecation, MetricRow
+from codegen.catalog.model import Catalog, CatalogFile, Deprecation, Derivation, MetricRow
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
-from codegen.generate.resolve import RESOLVED_SCHEMA_VERSION, render_resolved, resolve_catalog
+from codegen.config import config_for_root
+from codegen.generate.resolve import (
+    RESOLVED_SCHEMA_VERSION,
+    _derive,
+    render_resolved,
+    resolve_catalog,
+)
 from tests.catalog_projects import loaded_catalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -350,3 +356,49 @@ def test_resolve_shows_each_row_s_scope_the_rows_sharing_its_key_and_the_bookkee
     entries = resolve_catalog(catalog)["bookkeeping"]
     assert isinstance(entries, list)
     assert [entry["key"] for entry in entries] == ["train/global_step", "_*"]
+
+
+def _keys_in_sorted_order(value: object) -> bool:
+    """Whether every dict in ``value``, however nested, lists its keys sorted."""
+    if isinstance(value, dict):
+        keys = list(value)
+        return keys == sorted(keys) and all(_keys_in_sorted_order(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_keys_in_sorted_order(item) for item in value)
+    return True
+
+
+@pytest.mark.parametrize(
+    "root",
+    [REPO, FIXTURES, *sorted(p.parent for p in (REPO / "examples").glob("*/pyproject.toml"))],
+    ids=lambda root: root.name,
+)
+def test_resolved_rows_come_with_every_key_sorted_so_catalog_json_need_not_sort_them(
+    root: Path,
+) -> None:
+    """catalog.json encodes rows without ``sort_keys``: the bytes match a sorting encoder."""
+    config = config_for_root(root)
+    result = load_and_check(config.catalog_files(), root=root, lint=False)
+    assert result.catalog is not None
+    rows = resolve_catalog(result.catalog, config.package)["rows"]
+    assert isinstance(rows, list)
+    assert rows
+    assert all(_keys_in_sorted_order(row) for row in rows)
+    derived = [a["derive"] for row in rows for a in row["attributes"] if a["derive"]]
+    assert root != REPO or derived  # the repository's catalog declares a derivation
+    for row in rows:
+        assert json.dumps(row) == json.dumps(row, sort_keys=True)
+
+
+def test_a_derivation_s_map_is_resolved_in_key_order_whatever_the_declared_order() -> None:
+    """A table declared out of order resolves sorted; a key declared twice keeps its last value."""
+    table = (("z", "last"), ("a", "first"), ("m", "x"), ("m", "y"))
+    resolved = _derive(Derivation(source="rl.src", table=table, default=None))
+    assert resolved == {
+        "default": None,
+        "from": "rl.src",
+        "map": {"a": "first", "m": "y", "z": "last"},
+    }
+    assert resolved is not None
+    assert isinstance(resolved["map"], dict)
+    assert list(resolved["map"]) == ["a", "m", "z"]
