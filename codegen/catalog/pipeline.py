@@ -23,7 +23,7 @@ from .loader import YMap, load_file
 from .model import Catalog, CatalogFile
 from .schema_check import check_schema
 
-__all__ = ["CheckResult", "default_paths", "display_path", "load_and_check"]
+__all__ = ["CheckResult", "default_paths", "display_path", "gc_paused", "load_and_check"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +90,14 @@ def _file_name_problem(display: str) -> Diagnostic | None:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection inside the block (restored after, even on error).
 
     Loading builds a few hundred thousand acyclic objects (nodes, rows,
     positions) that all stay alive; each automatic collection would walk them
     again for nothing (about a tenth of a 10k-row validate). Reference counting
-    still frees everything as usual.
+    still frees everything as usual. Rendering pauses it too
+    (:func:`codegen.generate.plan.load_plan`), for the same objects.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -118,7 +119,7 @@ def load_and_check(
     ``root`` defaults to the current directory; diagnostics name files relative
     to it when possible. Never raises for bad catalog input.
     """
-    with _gc_paused():
+    with gc_paused():
         return _load_and_check(paths, root=root, lint=lint)
 
 

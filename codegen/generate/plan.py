@@ -21,7 +21,7 @@ from typing import Final
 
 from ..catalog.diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
 from ..catalog.model import Catalog
-from ..catalog.pipeline import load_and_check
+from ..catalog.pipeline import gc_paused, load_and_check
 from ..config import Config, config_for_root
 from .alerts import render_alerts
 from .dashboards import render_dashboards
@@ -149,8 +149,16 @@ def load_plan(config: Config | Path) -> tuple[dict[str, str] | None, list[Diagno
     """
     if isinstance(config, Path):
         config = config_for_root(config)
-    paths = config.catalog_files()
-    result = load_and_check(paths, root=config.root)
+    # Loading builds a few hundred thousand live objects and rendering walks them: an
+    # automatic collection anywhere in between would traverse them all for nothing
+    # (~0.15 s of a 10,000-row generate). Reference counting frees as usual.
+    with gc_paused():
+        return _load_and_render(config)
+
+
+def _load_and_render(config: Config) -> tuple[dict[str, str] | None, list[Diagnostic]]:
+    """:func:`load_plan` for a resolved configuration."""
+    result = load_and_check(config.catalog_files(), root=config.root)
     diagnostics = [*result.diagnostics, *generation_diagnostics(result.catalog)]
     if has_errors(diagnostics):
         return None, diagnostics
