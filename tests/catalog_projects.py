@@ -7,7 +7,7 @@ from pathlib import Path
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 
-__all__ = ["loaded_catalog", "write_catalog"]
+__all__ = ["POLICY_LOSS_FAMILY", "loaded_catalog", "write_catalog"]
 
 
 def write_catalog(root: Path, text: str, name: str = "catalog.yaml") -> Path:
@@ -26,3 +26,25 @@ def loaded_catalog(root: Path, text: str | None = None, name: str = "catalog.yam
     assert result.ok, [d.format() for d in result.diagnostics]
     assert result.catalog is not None
     return result.catalog
+
+
+POLICY_LOSS_FAMILY = """\
+owner: policy
+module: policy
+description: Policy losses under an open family.
+prefix: ""
+attributes:
+  - name: rl.loss_name
+    type: string
+    description: Which loss term.
+    max_cardinality: "64"
+teed:
+  - logger_key: "policy/{rl.loss_name}"
+    name: rl.policy.loss_term
+    kind: gauge
+    unit: ""
+    description: One term of the policy loss.
+    attributes:
+      - ref: rl.loss_name
+"""
+"""One row under an open family (``policy/{rl.loss_name}``), shared by live-check tests."""

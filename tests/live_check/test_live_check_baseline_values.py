@@ -17,27 +17,8 @@ from codegen.live_check.baseline import (
     load_baseline_values,
     new_open_value_findings,
 )
+from tests.catalog_projects import POLICY_LOSS_FAMILY as OPEN
 from tests.catalog_projects import loaded_catalog
-
-OPEN = """\
-owner: policy
-module: policy
-description: Policy losses under an open family.
-prefix: ""
-attributes:
-  - name: rl.loss_name
-    type: string
-    description: Which loss term.
-    max_cardinality: "64"
-teed:
-  - logger_key: "policy/{rl.loss_name}"
-    name: rl.policy.loss_term
-    kind: gauge
-    unit: ""
-    description: One term of the policy loss.
-    attributes:
-      - ref: rl.loss_name
-"""
 
 
 def _lines(keys: list[str]) -> bytes:

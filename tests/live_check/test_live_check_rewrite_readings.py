@@ -10,6 +10,7 @@ import pytest
 
 from codegen.live_check import check_stream
 from codegen.runs.rewrites import key_readings
+from tests.catalog_projects import POLICY_LOSS_FAMILY as OPEN
 from tests.catalog_projects import loaded_catalog
 
 CATALOG = """\
@@ -65,27 +66,6 @@ def test_the_readings_of_a_key_go_from_most_rewritten_to_as_read(
 ) -> None:
     """The whole key rewritten first, the key as read last, each reading once."""
     assert key_readings(key, AT) == expected
-
-
-OPEN = """\
-owner: policy
-module: policy
-description: Policy losses under an open family.
-prefix: ""
-attributes:
-  - name: rl.loss_name
-    type: string
-    description: Which loss term.
-    max_cardinality: "64"
-teed:
-  - logger_key: "policy/{rl.loss_name}"
-    name: rl.policy.loss_term
-    kind: gauge
-    unit: ""
-    description: One term of the policy loss.
-    attributes:
-      - ref: rl.loss_name
-"""
 
 
 def test_the_values_an_open_placeholder_took_are_listed_so_a_misspelling_shows(
