@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from metric_catalog.series_rules import PREFIX_GLUE
+
 __all__ = [
     "ANNOTATIONS",
     "BOOKKEEPING_KEYS",
@@ -163,7 +165,9 @@ TRAINER_BOOKKEEPING_KEYS: Final = table("total_flos")
 """Keys a training framework logs from its own state, whatever their values: a Hugging
 Face ``Trainer``'s ``total_flos`` (its FLOP estimate, logged once when training ends)."""
 
-SPLIT_GLUES: Final = ("eval_", "train_", "test_", "validation_", "val_")
+SPLIT_GLUES: Final = tuple(
+    f"{split}{PREFIX_GLUE}" for split in ("eval", "train", "test", "validation", "val")
+)
 """Prefixes a framework glues to a key for the pass that logged it: Hugging Face's
 ``metric_key_prefix`` (``eval_loss``, ``train_runtime``), Keras's ``val_``."""
 
