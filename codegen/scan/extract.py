@@ -415,7 +415,11 @@ class Project:
         self._by_real: dict[str, Module] = {}
         self._returns: dict[tuple[str, ...], Returns] = {}
         self._attributes: dict[tuple[str, str], DictVal | None] = {}
-        self._parts: dict[tuple[str, str], list[tuple[_FuncDef, DictVal]]] = {}
+        self._parts: dict[tuple[str, str], list[_FuncDef]] = {}
+        """The methods that may write an attribute (``self.<attr>``), by its slot."""
+        self._part_values: dict[tuple[tuple[str, str], int], DictVal | None] = {}
+        """What one method writes into an attribute, once a reader needed it."""
+        self._collecting: set[tuple[str, int]] = set()
         self._active: set[tuple[str, ...]] = set()
         self._envs: dict[tuple[str, int], Env] = {}
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
@@ -648,47 +652,70 @@ class Project:
         self, module: Module, cls: str, attr: str, depth: int, skip: _FuncDef | None = None
     ) -> DictVal | None:
         """The keys the methods of ``cls`` (but ``skip``, the reader: its own writes are
-        flow) write into ``self.<attr>``; ``None``: no writes."""
-        parts = self._attribute_parts(module, cls, attr, depth)
-        if parts is None:
-            return None
-        slot = (module.real, f"{cls}.self.{attr}")
-        if skip is None or all(method is not skip for method, _ in parts):
-            if slot not in self._attributes:
-                self._attributes[slot] = _merged(value for _, value in parts)
-            return self._attributes[slot]
-        return _merged(value for method, value in parts if method is not skip)
+        flow) write into ``self.<attr>``; ``None``: no writes.
 
-    def _attribute_parts(
-        self, module: Module, cls: str, attr: str, depth: int
-    ) -> list[tuple[_FuncDef, DictVal]] | None:
-        """What each method of ``cls`` writes into ``self.<attr>`` (``None``: in progress)."""
+        A writer is analysed when a reader first needs it: the reader itself is not, so a
+        method reading and writing an attribute is not analysed a second time inside its
+        own analysis (TRL's ``__init__`` reads what it has just set)."""
         slot = (module.real, f"{cls}.self.{attr}")
-        if slot in self._parts:
-            return self._parts[slot]
-        if slot in self._active or depth > _MAX_DEPTH:
+        writers = self._writers(module, cls, attr)
+        wanted = [method for method in writers if method is not skip]
+        if len(wanted) == len(writers) and slot in self._attributes:
+            return self._attributes[slot]
+        busy = [method for method in wanted if (module.real, id(method)) in self._collecting]
+        if busy:  # a method being analysed: read without its writes, remember nothing
+            wanted = [method for method in wanted if method not in busy]
+        missing = [method for method in wanted if (slot, id(method)) not in self._part_values]
+        if missing and (slot in self._active or depth > _MAX_DEPTH):
             return None
-        info = module.full().classes.get(cls)
-        found: list[tuple[_FuncDef, DictVal]] = []
-        starts = write_lines(attr, module.source)
-        if info is not None and starts:
+        if missing:
             self._active.add(slot)
             try:
-                for method in info.methods.values():
-                    end = method.end_lineno or method.lineno
-                    if not any(method.lineno <= line <= end for line in starts):
-                        continue
-                    env = self._envs.get((module.real, id(method)))
-                    if env is None:
-                        scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
-                        env = self._envs[(module.real, id(method))] = scanner.collect(method)
-                    value = _held(env.get(f"self.{attr}"))
-                    if value is not None:
-                        found.append((method, caller_keys(self, module, cls, method, value)))
+                for method in missing:
+                    self._part_values[(slot, id(method))] = self._written(
+                        module, cls, attr, method, depth
+                    )
             finally:
                 self._active.discard(slot)
-        self._parts[slot] = found
+        merged = _merged(
+            value
+            for method in wanted
+            if (value := self._part_values[(slot, id(method))]) is not None
+        )
+        if len(wanted) == len(writers) and not busy:
+            self._attributes[slot] = merged
+        return merged
+
+    def _writers(self, module: Module, cls: str, attr: str) -> list[_FuncDef]:
+        """The methods of ``cls`` with a line that may write ``self.<attr>`` (by the text)."""
+        slot = (module.real, f"{cls}.self.{attr}")
+        found = self._parts.get(slot)
+        if found is None:
+            info = module.full().classes.get(cls)
+            starts = write_lines(attr, module.source)
+            found = []
+            if info is not None and starts:
+                for method in info.methods.values():
+                    end = method.end_lineno or method.lineno
+                    if any(method.lineno <= line <= end for line in starts):
+                        found.append(method)
+            self._parts[slot] = found
         return found
+
+    def _written(
+        self, module: Module, cls: str, attr: str, method: _FuncDef, depth: int
+    ) -> DictVal | None:
+        """What ``method`` leaves in ``self.<attr>``, its callers' strings filled in."""
+        env = self._envs.get((module.real, id(method)))
+        if env is None:
+            scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
+            self._collecting.add((module.real, id(method)))
+            try:
+                env = self._envs[(module.real, id(method))] = scanner.collect(method)
+            finally:
+                self._collecting.discard((module.real, id(method)))
+        value = _held(env.get(f"self.{attr}"))
+        return None if value is None else caller_keys(self, module, cls, method, value)
 
     def returned(self, module: Module, func: _FuncDef, cls: str | None, depth: int) -> Returns:
         """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codegen.scan.calls import DEFAULT_SCAN_CALLS
 from codegen.scan.extract import _BINDING, Module, Project, _field_starts, _Scanner
 from codegen.scan.scanner import _shown, _shown_file
 from codegen.scan.syntax import children, walk
@@ -153,3 +154,46 @@ def test_a_files_shown_path_read_from_its_text_is_the_one_pathlib_gives(
 ) -> None:
     expected = _shown(Path(absolute), Path(here))
     assert _shown_file(absolute, os.path.join(here, ""), Path(here)) == expected
+
+
+_READS_WHAT_IT_WRITES = b"""import wandb
+
+class Trainer:
+    def __init__(self):
+        self.extra = {"setup/a": 1}
+        self.metrics = dict(self.extra)
+        self.extra["setup/b"] = 2
+
+    def step(self):
+        self.extra["step/c"] = len(self.metrics)
+        self.metrics["step/d"] = 1
+
+    def report(self):
+        wandb.log(self.metrics)
+        wandb.log(self.extra)
+"""
+
+
+def test_methods_reading_what_they_write_are_each_analysed_once_with_the_same_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    analysed: list[str] = []
+    collect = _Scanner.collect
+
+    def counted(scanner: _Scanner, func: ast.FunctionDef | ast.AsyncFunctionDef) -> object:
+        analysed.append(func.name)
+        return collect(scanner, func)
+
+    monkeypatch.setattr(_Scanner, "collect", counted)
+    project = Project(DEFAULT_SCAN_CALLS)
+    project.add(Module("t.py", "/p/t.py", _READS_WHAT_IT_WRITES, ast.parse(_READS_WHAT_IT_WRITES)))
+    logged = {
+        found.where.line: sorted("".join(map(str, key.shape)) for key in found.keys)
+        for found in project.logged()
+    }
+    # ``__init__`` reads ``self.extra`` while its own writes are being read: once, not twice.
+    assert sorted(analysed) == ["__init__", "step"]
+    assert logged == {
+        14: ["setup/a", "step/c", "step/d"],  # ``dict(self.extra)`` before ``setup/b``
+        15: ["setup/a", "setup/b", "step/c"],
+    }
