@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import is_not
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
 
@@ -104,8 +104,10 @@ MAX_ALTERNATIVES: Final = 64
 """Most alternatives one key expression expands to (a product of loops over literals)."""
 
 KEEP_TREES_BYTES: Final = 48 * 1024 * 1024
-"""Syntax trees of files that call no logging function are kept up to this much source:
-following a dict into them then costs no second parse (beyond it, they are parsed again)."""
+"""Syntax trees of files that call no logging function, built before the analysis (their
+imports tell ``np.log(`` apart), are kept up to this much source: following a dict into
+them then costs no second parse (beyond it, they are parsed again). The others are built
+when the analysis first looks into them, and kept."""
 
 _MAX_DEPTH: Final = 8
 """How deep dicts are followed through returning functions."""
@@ -221,27 +223,69 @@ class _ClassInfo:
 
 
 class Module:
-    """One parsed source file and what other files may look up in it."""
+    """One source file and what other files may look up in it.
 
-    def __init__(self, shown: str, real: str, source: bytes, tree: ast.Module) -> None:
+    Built without a syntax tree (``tree=None``), it is parsed and indexed when first looked
+    into (:data:`_INDEXED`): most files of a tree are never needed by the analysis, and a
+    syntax check without a tree costs two thirds of a parse (see :func:`syntax_checked`).
+    """
+
+    def __init__(self, shown: str, real: str, source: bytes, tree: ast.Module | None) -> None:
         self.shown = shown
         """Path as reported (relative to the working directory when below it)."""
         self.real = real
         self.source = source
-        self.tree: ast.Module | None = tree
         self.lines: list[int] = []
         """Lines calling one of :attr:`calls` (set by :meth:`Project.add`)."""
         self.calls: list[ScanCall] = []
         """The scanned calls this file may make."""
         self._line_starts: list[int] | None = None
         self._ascii = source.isascii()
-        self.constants: dict[str, ast.expr] = {}
-        self.functions: dict[str, _FuncDef] = {}
-        self.classes: dict[str, _ClassInfo] = {}
-        self.imports: dict[str, tuple[str, str | None, int]] = {}
-        """Local name -> (module, imported attribute or None, relative level)."""
         self.instances: dict[str, set[str]] | None = None
         self.literals: dict[str, object] | None = None
+        self.failure: str | None = None
+        """Why the file, parsed when first looked into, gave no tree (it then reads as empty)."""
+        if tree is not None:
+            self._load(tree)
+
+    if TYPE_CHECKING:  # set by :meth:`_load`
+        tree: ast.Module | None
+        constants: dict[str, ast.expr]
+        functions: dict[str, _FuncDef]
+        classes: dict[str, _ClassInfo]
+        imports: dict[str, tuple[str, str | None, int]]
+        """Local name -> (module, imported attribute or None, relative level)."""
+
+    def __getattr__(self, name: str) -> object:
+        """Parse and index the file when one of :data:`_INDEXED` is first read."""
+        if name not in _INDEXED:
+            raise AttributeError(name)
+        self._load(self._parsed())
+        return self.__dict__[name]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the file has been parsed and indexed."""
+        return "imports" in self.__dict__
+
+    def _parsed(self) -> ast.Module:
+        try:
+            return ast.parse(self.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            # The syntax check passed, so this is a tree too deep to build (Python 3.12+).
+            self.failure = f"{type(exc).__name__}: {exc}"
+            return ast.Module(body=[], type_ignores=[])
+
+    def attach(self, tree: ast.Module) -> None:
+        """Index the file from ``tree``, its syntax tree parsed already."""
+        self._load(tree)
+
+    def _load(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.constants = {}
+        self.functions = {}
+        self.classes = {}
+        self.imports = {}
         for stmt in tree.body:
             self._index(stmt)
 
@@ -258,7 +302,7 @@ class Module:
     def full(self) -> Module:
         """This module with its functions indexed (parsed again after :meth:`release`)."""
         if self.tree is None:
-            self.tree = ast.parse(self.source)
+            self.tree = self._parsed()
             for stmt in self.tree.body:
                 if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     self._index(stmt)
@@ -382,6 +426,10 @@ class Module:
         ]
 
 
+_INDEXED: Final = frozenset({"tree", "constants", "functions", "classes", "imports"})
+"""What :class:`Module` reads from its syntax tree (parsed on first use)."""
+
+
 def _constant_into(stmt: ast.stmt, table: dict[str, ast.expr]) -> None:
     """Record ``NAME = <expr>`` (and annotated ones) as a possible constant."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -436,12 +484,19 @@ class Project:
         self._kept = 0
         self._names: dict[int, tuple[ast.expr, tuple[str, ...]]] = {}
 
-    def add(self, module: Module) -> None:
-        """Make ``module`` searchable by the dotted names it may be imported as."""
-        self.modules.append(module)
+    def read(self, module: Module) -> Module:
+        """Set the calls ``module`` may make and the lines making them (from its text)."""
         module.calls = module.active(self.calls)
         module.lines = module.mention_lines(spec.name for spec in module.calls)
-        if not module.lines:
+        return module
+
+    def add(self, module: Module, *, read: bool = True) -> None:
+        """Make ``module`` searchable by the dotted names it may be imported as (``read``:
+        find its logging lines first, unless :meth:`read` did)."""
+        self.modules.append(module)
+        if read:
+            self.read(module)
+        if not module.lines and module.loaded:
             self._kept += len(module.source)
             if self._kept > KEEP_TREES_BYTES:
                 module.release()  # a large tree: keep memory to its constants

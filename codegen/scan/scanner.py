@@ -12,6 +12,7 @@ import errno
 import gc
 import json
 import os
+import symtable
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ MAX_FILE_BYTES: Final = 8 * 1024 * 1024
 
 MAX_FILE_LINES: Final = 50_000
 """Files of more lines are reported and skipped too: a syntax tree costs a few hundred
-bytes per statement, and every module's tree is held until the scan ends."""
+bytes per statement, and the trees the analysis builds are held until the scan ends."""
 
 IGNORE_COMMENT: Final = b"metric-catalog: ignore"
 """A finding on a line holding this text is dropped."""
@@ -218,6 +219,42 @@ def _parse(source: bytes, shown: str, report: ScanReport) -> ast.Module | None:
     return None
 
 
+def _parsed_now(module: Module, report: ScanReport) -> bool:
+    """Whether a file calling a logging function parses (its tree is built now; a syntax
+    error is reported)."""
+    if module.loaded:  # looked into already (its imports tell ``np.log(`` apart)
+        return module.failure is None or _parse(module.source, module.shown, report) is not None
+    parsed = _parse(module.source, module.shown, report)
+    if parsed is None:
+        return False
+    module.attach(parsed)
+    return True
+
+
+def _check_syntax(modules: Sequence[Module], report: ScanReport) -> None:
+    """Report the files calling no logging function that do not parse.
+
+    Checked once the analysis is done: it builds the trees of the few it looks into,
+    and the others are checked without building one (:func:`syntax_checked`)."""
+    for module in modules:
+        if module.lines:
+            continue  # parsed before the analysis
+        if module.loaded and module.failure is None:
+            continue
+        if module.loaded or not syntax_checked(module.source):
+            _parse(module.source, module.shown, report)  # the finding, or it parses after all
+
+
+def syntax_checked(source: bytes) -> bool:
+    """Whether ``source`` parses, checked without building its syntax tree (``False`` may
+    still parse: :func:`symtable.symtable` refuses a few scoping errors a parse accepts)."""
+    try:
+        symtable.symtable(source, "<scan>", "exec")  # type: ignore[arg-type]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def scan(
     paths: Sequence[Path],
     catalog: Catalog,
@@ -284,10 +321,10 @@ def _scan(
         source = _read(path, shown, report, None if tree is None else (real, tree))
         if source is None:
             continue
-        parsed = _parse(source, shown, report)
+        module = project.read(Module(shown, real, source, None))
         report.files += 1
-        if parsed is not None:
-            project.add(Module(shown, real, source, parsed))
+        if not module.lines or _parsed_now(module, report):
+            project.add(module, read=False)
     judge = Judge(catalog)
     by_path = {module.shown: module for module in project.modules}
     found: dict[tuple[str, str, int, int, str], Diagnostic] = {}
@@ -296,14 +333,15 @@ def _scan(
         report.keys += len(logged.keys)
         for diagnostic in judge.judge(logged):
             pos = diagnostic.position or Position("")
-            module = by_path.get(pos.path)
-            if module is not None and IGNORE_COMMENT in module.line_text(pos.line):
+            holder = by_path.get(pos.path)
+            if holder is not None and IGNORE_COMMENT in holder.line_text(pos.line):
                 continue
             # The same key reached by two calls (a shared helper) is one finding.
             what = diagnostic.message.split(" (logged by", 1)[0]
             slot = (diagnostic.code, pos.path, pos.line, pos.column, what)
             found.setdefault(slot, diagnostic)
     report.diagnostics.extend(found.values())
+    _check_syntax(project.modules, report)
     if unlogged:
         for row_finding in judge.unlogged():
             at = row_finding.position

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from codegen.scan.calls import DEFAULT_SCAN_CALLS
 from codegen.scan.extract import _BINDING, Module, Project, _field_starts, _Scanner
-from codegen.scan.scanner import _shown, _shown_file
+from codegen.scan.scanner import _shown, _shown_file, syntax_checked
 from codegen.scan.syntax import children, walk
 
 _FIELD_PIECES = [".", "info", "in", "(", ",", " ", "\n", "\t", "=", "==", "[", "]", "update", "x"]
@@ -136,6 +136,19 @@ def test_the_names_an_expression_reads_are_remembered_for_that_expression_only()
     assert project.names_in(first) == ("d", "a", "b")
     assert project.names_in(first) is project.names_in(first)
     assert project.names_in(second) == ("e", "g")
+
+
+_SCOPING = ["nonlocal q\n", "def f(a):\n    global a\n", "(", ")", ":", "x", "\n", "    ", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_CODE, *_SCOPING]), max_size=8))
+def test_a_file_the_treeless_syntax_check_passes_parses(pieces: list[str]) -> None:
+    # Files calling no logging function are checked without building a tree; one that
+    # passes must parse (one refused may still parse: a scoping error, looked at again).
+    source = "".join(pieces).encode()
+    if syntax_checked(source):
+        ast.parse(source)
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -398,15 +400,47 @@ def test_scan_reports_a_file_that_does_not_parse_and_scans_the_others(
         pytest.param(b"(" * 300 + b")" * 300 + b"\n", "SCAN_SYNTAX", id="too-nested"),
         pytest.param(b'# coding: latin-1\nx = "\xe9"\n', None, id="latin1-with-cookie"),
         pytest.param(b"\xef\xbb\xbfx = 1\n", None, id="utf8-bom"),
+        # Scoping errors Python refuses when compiling, which a parse accepts: no finding.
+        pytest.param(b"nonlocal x\n", None, id="nonlocal-at-module-level"),
+        pytest.param(b"def f(a):\n    global a\n", None, id="parameter-and-global"),
+        pytest.param(b"def f():\n    from os import *\n", None, id="star-import-in-function"),
     ],
 )
+@pytest.mark.parametrize("logs", [False, True], ids=["calls-no-logging", "logs"])
 def test_scan_survives_hostile_bytes(
-    tmp_path: Path, catalog: Catalog, raw: bytes, code: str | None
+    tmp_path: Path, catalog: Catalog, raw: bytes, code: str | None, logs: bool
 ) -> None:
-    (tmp_path / "a.py").write_bytes(raw)
+    # A file calling no logging function is checked without a tree, one logging is parsed:
+    # the two give the same findings.
+    call = b'\nlog_metrics({"loss": 1}, 0, prefix="train")\n' if logs else b""
+    (tmp_path / "a.py").write_bytes(raw + call)
     report = scan([tmp_path], catalog, cwd=tmp_path, unlogged=False)
     assert [d.code for d in report.diagnostics] == ([code] if code else [])
     assert report.files == 1
+
+
+def test_a_file_whose_tree_cannot_be_built_when_first_needed_is_reported(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file the syntax check passes whose tree is too deep to build (Python 3.12+ refuses
+    # some; simulated here): it reads as empty where it is needed, and is reported.
+    parse = ast.parse
+    marker = "# too " + "deep"  # not in this file's text: pytest parses it too
+
+    def too_deep(source: str | bytes, *args: Any, **kwargs: Any) -> ast.Module:
+        if marker.encode() in (source if isinstance(source, bytes) else source.encode()):
+            raise RecursionError("maximum recursion depth exceeded during ast construction")
+        tree: ast.Module = parse(source, *args, **kwargs)
+        return tree
+
+    monkeypatch.setattr(ast, "parse", too_deep)
+    files = {
+        "helpers.py": marker + '\ndef metrics():\n    return {"loss": 1}\n',
+        "train.py": 'from helpers import metrics\nlog_metrics(metrics(), 0, prefix="train")\n',
+    }
+    report = _scan(tmp_path, catalog, files, unlogged=False)
+    assert _found(report, "SCAN_SYNTAX") == ["helpers.py:1: SCAN_SYNTAX"]
+    assert "maximum recursion depth" in _messages(report, "SCAN_SYNTAX")[0]
 
 
 def test_scan_skips_a_file_over_the_size_limit(
