@@ -483,6 +483,7 @@ class Project:
         self._inner: dict[tuple[str, int], list[Logged]] = {}
         self._kept = 0
         self._names: dict[int, tuple[ast.expr, tuple[str, ...]]] = {}
+        self._spec_names: dict[int, tuple[Sequence[ScanCall], frozenset[str]]] = {}
 
     def read(self, module: Module) -> Module:
         """Set the calls ``module`` may make and the lines making them (from its text)."""
@@ -503,6 +504,13 @@ class Project:
         self._by_real[module.real] = module
         for name in _module_names(module.real):
             self._by_name.setdefault(name, []).append(module)
+
+    def names_of(self, specs: Sequence[ScanCall]) -> frozenset[str]:
+        """The names ``specs`` call (``log`` of ``wandb.log``), remembered per sequence."""
+        held = self._spec_names.get(id(specs))
+        if held is None or held[0] is not specs:  # the sequence is held: its id is not reused
+            held = self._spec_names[id(specs)] = (specs, frozenset(s.name for s in specs))
+        return held[1]
 
     def names_in(self, node: ast.expr) -> tuple[str, ...]:
         """The names ``node`` reads, in :func:`ast.walk`'s order: remembered, as a key's
@@ -2263,11 +2271,14 @@ class _Scanner(ObjectFlow):
     def _match(self, call: ast.Call, specs: Sequence[ScanCall]) -> ScanCall | None:
         func = call.func
         if isinstance(func, ast.Name):
-            name, receiver = func.id, None
+            name = func.id
         elif isinstance(func, ast.Attribute):
-            name, receiver = func.attr, _dotted(func.value)
+            name = func.attr
         else:
             return None
+        if name not in self.project.names_of(specs):
+            return None  # most calls: no receiver to read
+        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
         for spec in specs:
             if spec.name != name:
                 continue
