@@ -38,7 +38,7 @@ from ..catalog.precedence import captures
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
 from .extract import Logged
-from .values import Hole, Key, Shape, Unresolved, Where, shape_text
+from .values import NON_SCALAR_VALUES, Hole, Key, Shape, Unresolved, Where, shape_text
 
 __all__ = [
     "CODES",
@@ -227,7 +227,7 @@ class Judge:
         if holding:
             self.logged.update(row.name for row in holding)
             return
-        fix = self._fix(prefix, key.shape, flat)
+        fix = self._fix(prefix, key.shape, flat, _value_fix(key))
         yield _diagnostic(
             UNDECLARED,
             Severity.ERROR,
@@ -251,20 +251,20 @@ class Judge:
         return f"key {shape_text(key)!r} with prefix {shape_text(prefix)!r}"
 
     @staticmethod
-    def _fix(prefix: Shape | None, key: Shape, flat: bool) -> str:
+    def _fix(prefix: Shape | None, key: Shape, flat: bool, typed: str = "") -> str:
         if any(isinstance(part, Hole) for part in (*key, *(prefix or ()))):
             return (
                 "declare a key family whose {attribute} placeholders stand for the parts in "
-                "braces, or run `metric-catalog infer` on a run's log to draft rows"
+                f"braces{typed}, or run `metric-catalog infer` on a run's log to draft rows"
             )
         if flat:
             return (
                 f"add a teed row for it (its prefix and logger_key joined by '/' give "
-                f"{shape_text(key)!r}), or run `metric-catalog infer` on a run's log"
+                f"{shape_text(key)!r}){typed}, or run `metric-catalog infer` on a run's log"
             )
         where = "" if prefix is None else f" under prefix {shape_text(prefix)!r}"
         return (
-            f"add a teed row with logger_key {shape_text(key)!r}{where}, or run "
+            f"add a teed row with logger_key {shape_text(key)!r}{where}{typed}, or run "
             "`metric-catalog infer` on a run's log to draft rows"
         )
 
@@ -304,6 +304,14 @@ class Judge:
                 )
             )
         return found
+
+
+def _value_fix(key: Key) -> str:
+    """`` and value_type: table (...)`` when ``key``'s value is not a number, else nothing."""
+    if not key.value:
+        return ""
+    value_type = NON_SCALAR_VALUES[key.value.rpartition(".")[2]]
+    return f" and value_type: {value_type} (its value is a `{key.value}(...)`, not a number)"
 
 
 def _diagnostic(code: str, severity: Severity, message: str, where: Where) -> Diagnostic:

@@ -74,6 +74,7 @@ from .syntax import params as _params
 from .syntax import shown as _shown
 from .timers import fill_from
 from .values import (
+    NON_SCALAR_VALUES,
     SLOT,
     DictVal,
     Hole,
@@ -871,6 +872,18 @@ def _holder(node: ast.expr) -> str | None:
     return nested_holder(node)  # ``self.m[mode]``: the inner dicts as one (``self.m[]``)
 
 
+def _valued(keys: DictVal, value: ast.expr | None) -> DictVal:
+    """``keys`` with the constructor of their value when it is not a number
+    (``wandb.Table(...)``, see :data:`~codegen.scan.values.NON_SCALAR_VALUES`)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return keys
+    if value.func.attr not in NON_SCALAR_VALUES or not keys.keys:
+        return keys
+    made = _dotted(value.func) or value.func.attr
+    marked = tuple(dataclasses.replace(key, value=made) for key in keys.keys)
+    return DictVal(marked, keys.unresolved, keys.spreads)
+
+
 def _literal_constants(module: Module) -> dict[str, object]:
     """The module's constants that are literals (``SKIP = ("a/", "b/")``), for key filters."""
     if module.literals is None:
@@ -1323,7 +1336,7 @@ class _Scanner(ObjectFlow):
             else:
                 self.typed.pop(target.id, None)
         elif isinstance(target, ast.Subscript) and (holder := _holder(target.value)) is not None:
-            self._add_key(holder, target.slice, env)
+            self._add_key(holder, target.slice, env, node)
         elif isinstance(target, ast.Tuple | ast.List):
             items = self._unpacked(node, env)
             for index, item in enumerate(target.elts):
@@ -1352,14 +1365,14 @@ class _Scanner(ObjectFlow):
             for index, item in returned[0].items.items()
         }
 
-    def _add_key(self, name: str, key: ast.expr, env: Env) -> None:
-        """``name[key] = ...``: the dict ``name`` gains ``key``."""
+    def _add_key(self, name: str, key: ast.expr, env: Env, value: ast.expr | None = None) -> None:
+        """``name[key] = value``: the dict ``name`` gains ``key``."""
         current = env.get(name)
         holder = self._lookup(name, env) if current is None else current
         looped = self._lookup(key.id, env) if isinstance(key, ast.Name) else None
         if isinstance(looped, KeysOf) and isinstance(holder, DictVal) and looped.source is holder:
             return  # ``for k in d: d[k] = f(d[k])`` rewrites keys it already has
-        gained = gaining(holder, self._keys(key, env))
+        gained = gaining(holder, _valued(self._keys(key, env), value))
         if gained is not None:
             env[name] = gained
 
@@ -1583,7 +1596,7 @@ class _Scanner(ObjectFlow):
                 if key is None:
                     result = result.merge(self._dict(value, env))
                 else:
-                    result = result.merge(self._keys(key, env))
+                    result = result.merge(_valued(self._keys(key, env), value))
             return result
         if isinstance(node, ast.DictComp):
             inner = dict(env)

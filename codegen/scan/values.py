@@ -7,14 +7,16 @@ caller's keys into a parameter's): no syntax tree is read here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, TypeAlias
 
 from .keyfilter import KeyTest
 
 __all__ = [
     "CALL",
+    "NON_SCALAR_VALUES",
     "SLOT",
     "DictVal",
     "Hole",
@@ -32,6 +34,23 @@ __all__ = [
     "spread_into",
     "substitute",
 ]
+
+
+NON_SCALAR_VALUES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "Table": "table",
+        "Image": "image",
+        "Histogram": "histogram",
+        "Video": "media",
+        "Audio": "media",
+        "Html": "media",
+        "Object3D": "media",
+        "Molecule": "media",
+    }
+)
+"""The trackers' value classes (``wandb.Table``, ``trackio.Table``...) -> the catalog's
+``value_type`` of a row logging one: a key whose value is built by ``<x>.<class>(...)``
+gets it suggested."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +112,9 @@ class Key:
     where: Where
     why: str = ""
     """For a key with holes from a dict the scanner cannot follow: what that dict is."""
+    value: str = ""
+    """The constructor of a value that is not a number, written with the key
+    (``wandb.Table``: see :data:`NON_SCALAR_VALUES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +179,7 @@ def rewrite(value: DictVal, template: Shape) -> DictVal:
     """Every key of ``value`` rewritten by ``template`` (``train/`` + key); spreads composed."""
     if template == (SLOT,):
         return value
-    keys = tuple(Key(substitute(template, k.shape), k.where, k.why) for k in value.keys)
+    keys = tuple(Key(substitute(template, k.shape), k.where, k.why, k.value) for k in value.keys)
     spreads = tuple(
         Spread(s.param, substitute(template, s.template), s.keep, s.path) for s in value.spreads
     )

@@ -342,6 +342,46 @@ def test_scan_reports_undeclared_keys_at_the_key_and_names_the_call(
     assert "logger.log_metrics" in first.message
 
 
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        pytest.param('{"samples": wandb.Table(columns=["a"])}', "table", id="dict-item"),
+        pytest.param('{"train/%s" % k: v for k, v in {"frame": wandb.Image(x)}.items()}', "image",
+                     id="rewritten-by-a-comprehension"),
+        pytest.param('{"hist": trackio.Histogram(v)}', "histogram", id="another-tracker"),
+        pytest.param('{"clip": wandb.Video(v)}', "media", id="media"),
+        pytest.param('{"count": len(rows)}', None, id="a-number"),
+        pytest.param('{"samples": Table(rows)}', None, id="a-bare-name-may-be-anything"),
+    ],
+)  # fmt: skip
+def test_an_undeclared_key_logging_a_tracker_object_is_told_the_value_type_to_declare(
+    tmp_path: Path, catalog: Catalog, written: str, hint: str | None
+) -> None:
+    code = f"import wandb\nimport trackio\n\ndef log(x, v, rows):\n    wandb.log({written})\n"
+    report = _scan(tmp_path, catalog, {"a.py": code}, unlogged=False)
+    [message] = _messages(report, "SCAN_UNDECLARED")
+    if hint is None:
+        assert "value_type" not in message
+    else:
+        assert f"value_type: {hint} (its value is a `" in message
+
+
+def test_a_key_a_subscript_writes_keeps_the_value_type_of_what_it_is_given(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    code = """\
+        import wandb
+
+        def log(rows):
+            metrics = {}
+            metrics["samples"] = wandb.Table(data=rows)
+            wandb.log(metrics)
+        """
+    report = _scan(tmp_path, catalog, {"a.py": code}, unlogged=False)
+    [message] = _messages(report, "SCAN_UNDECLARED")
+    assert "value_type: table (its value is a `wandb.Table(...)`, not a number)" in message
+
+
 def test_scan_warns_about_rows_no_scanned_code_logs(tmp_path: Path, catalog: Catalog) -> None:
     report = _scan(tmp_path, catalog, {"a.py": 'log_metrics({"loss": 1}, 0, prefix="train")'})
     unlogged = _messages(report, "SCAN_UNLOGGED")
