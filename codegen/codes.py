@@ -487,7 +487,10 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         _E,
         "The code logs a key no teed row declares (a step-axis or bookkeeping key the "
         "catalog declares is not one).",
-        "Add a row (or a key family) for it, or draft rows with `metric-catalog infer`.",
+        "Add a row (or a key family) for it, or draft rows with `metric-catalog infer`. A key "
+        "whose value is a tracker's object (`wandb.Table(...)`, `.Image`, `.Histogram`, "
+        "`.Video`...) is told the `value_type` its row needs (`table`, `image`, `histogram`, "
+        "`media`).",
     ),
     (
         "SCAN_UNRESOLVED",
