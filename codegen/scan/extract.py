@@ -247,9 +247,9 @@ class Module:
         self.failure: str | None = None
         """Why the file, parsed when first looked into, gave no tree (it then reads as empty)."""
         if tree is not None:
-            self._load(tree)
+            self.attach(tree)
 
-    if TYPE_CHECKING:  # set by :meth:`_load`
+    if TYPE_CHECKING:  # set by :meth:`attach`
         tree: ast.Module | None
         constants: dict[str, ast.expr]
         functions: dict[str, _FuncDef]
@@ -261,7 +261,7 @@ class Module:
         """Parse and index the file when one of :data:`_INDEXED` is first read."""
         if name not in _INDEXED:
             raise AttributeError(name)
-        self._load(self._parsed())
+        self.attach(self._parsed())
         return self.__dict__[name]
 
     @property
@@ -278,10 +278,7 @@ class Module:
             return ast.Module(body=[], type_ignores=[])
 
     def attach(self, tree: ast.Module) -> None:
-        """Index the file from ``tree``, its syntax tree parsed already."""
-        self._load(tree)
-
-    def _load(self, tree: ast.Module) -> None:
+        """Index the file from ``tree``, its syntax tree."""
         self.tree = tree
         self.constants = {}
         self.functions = {}
@@ -464,11 +461,12 @@ class Project:
         self._by_real: dict[str, Module] = {}
         self._returns: dict[tuple[str, ...], Returns] = {}
         self._attributes: dict[tuple[str, str], DictVal | None] = {}
-        self._parts: dict[tuple[str, str], list[_FuncDef]] = {}
+        self._writer_lists: dict[tuple[str, str], list[_FuncDef]] = {}
         """The methods that may write an attribute (``self.<attr>``), by its slot."""
         self._part_values: dict[tuple[tuple[str, str], int], DictVal | None] = {}
         """What one method writes into an attribute, once a reader needed it."""
         self._collecting: set[tuple[str, int]] = set()
+        """The methods being analysed for their attributes (a read inside leaves them out)."""
         self._active: set[tuple[str, ...]] = set()
         self._envs: dict[tuple[str, int], Env] = {}
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
@@ -723,12 +721,15 @@ class Project:
         own analysis (TRL's ``__init__`` reads what it has just set)."""
         slot = (module.real, f"{cls}.self.{attr}")
         writers = self._writers(module, cls, attr)
-        wanted = [method for method in writers if method is not skip]
-        if len(wanted) == len(writers) and slot in self._attributes:
+        # Left out: the reader, and a method being analysed (read without its writes).
+        wanted = [
+            method
+            for method in writers
+            if method is not skip and (module.real, id(method)) not in self._collecting
+        ]
+        whole = len(wanted) == len(writers)  # only then is the value remembered
+        if whole and slot in self._attributes:
             return self._attributes[slot]
-        busy = [method for method in wanted if (module.real, id(method)) in self._collecting]
-        if busy:  # a method being analysed: read without its writes, remember nothing
-            wanted = [method for method in wanted if method not in busy]
         missing = [method for method in wanted if (slot, id(method)) not in self._part_values]
         if missing and (slot in self._active or depth > _MAX_DEPTH):
             return None
@@ -746,14 +747,14 @@ class Project:
             for method in wanted
             if (value := self._part_values[(slot, id(method))]) is not None
         )
-        if len(wanted) == len(writers) and not busy:
+        if whole:
             self._attributes[slot] = merged
         return merged
 
     def _writers(self, module: Module, cls: str, attr: str) -> list[_FuncDef]:
         """The methods of ``cls`` with a line that may write ``self.<attr>`` (by the text)."""
         slot = (module.real, f"{cls}.self.{attr}")
-        found = self._parts.get(slot)
+        found = self._writer_lists.get(slot)
         if found is None:
             info = module.full().classes.get(cls)
             starts = write_lines(attr, module.source)
@@ -763,7 +764,7 @@ class Project:
                     end = method.end_lineno or method.lineno
                     if any(method.lineno <= line <= end for line in starts):
                         found.append(method)
-            self._parts[slot] = found
+            self._writer_lists[slot] = found
         return found
 
     def _written(

@@ -13,13 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.catalog.model import Catalog
+from codegen.catalog.model import VALUE_TYPES, Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.cli import main
 from codegen.config import ConfigError, parse_table
 from codegen.scan import scanner
 from codegen.scan.calls import DEFAULT_SCAN_CALLS, Argument, merge_calls, parse_scan_call
 from codegen.scan.scanner import ScanReport, iter_sources, scan
+from codegen.scan.values import NON_SCALAR_VALUES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "scan"
 
@@ -364,6 +365,10 @@ def test_an_undeclared_key_logging_a_tracker_object_is_told_the_value_type_to_de
         assert "value_type" not in message
     else:
         assert f"value_type: {hint} (its value is a `" in message
+
+
+def test_every_value_type_scan_suggests_is_a_non_scalar_value_type_of_the_catalog() -> None:
+    assert set(NON_SCALAR_VALUES.values()) <= set(VALUE_TYPES) - {"number", "int"}
 
 
 def test_a_key_a_subscript_writes_keeps_the_value_type_of_what_it_is_given(
