@@ -175,6 +175,10 @@ def py_assign(target: str, value: str) -> str:
     inner = " " * _INDENT + literal
     if len(flat) > LINE_LENGTH and len(head) <= LINE_LENGTH and len(inner) <= LINE_LENGTH:
         return f"{head}\n{inner}\n)"
+    if _display_width(flat) > LINE_LENGTH:
+        # A string no layout fits (a long key under its prefix): ruff format keeps it flat,
+        # so the generated module says the long line is meant.
+        return f"{flat}  # noqa: E501"
     return flat
 
 
@@ -289,7 +293,11 @@ def _row_doc(row: MetricRow) -> list[str]:
         unit = f"{unit} (logged in {row.logged_unit}, scaled by the tee)"
     facts = [f"Kind: {row.kind}", f"Unit: {unit}"]
     if row.logger_key is not None:
-        facts.append(f"Logger key: {row.qualified_logger_key}")
+        # The whole key first (what a flat-dict logger writes, <CONSTANT>_LOGGED_KEY), then
+        # the parts log_metrics takes, so neither reads as the other (<CONSTANT>_KEY).
+        facts.append(f"Logged key: {row.qualified_logger_key}")
+        if row.prefix:
+            facts.append(f"Logger key: {row.logger_key} (under prefix {row.prefix})")
     if row.other_prefixes:
         facts.append("Also under prefixes: " + ", ".join(map(_prefix_text, row.other_prefixes)))
     if row.attributes:
@@ -336,6 +344,18 @@ def _all_order(name: str) -> tuple[int, str]:
 
 def _key_constant(row: MetricRow) -> str:
     return f"{row.constant_name}_KEY"
+
+
+def _logged_key_constant(row: MetricRow) -> str:
+    return f"{row.constant_name}_LOGGED_KEY"
+
+
+def _logged_key_doc(row: MetricRow) -> str:
+    """The docstring text of a teed row's ``<CONSTANT>_LOGGED_KEY``."""
+    return (
+        f"Whole logged key of {row.constant_name} (prefix and logger key joined): the key of "
+        "its value in a flat dict handed to wandb.log, tee_flat or TrackingTee."
+    )
 
 
 def _key_doc(row: MetricRow) -> str:
@@ -557,6 +577,7 @@ def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
         claimed: dict[str, MetricRow] = {}
         names: list[tuple[str, MetricRow]] = [(row.constant_name, row) for row in catalog_file.rows]
         names += [(_key_constant(row), row) for row in catalog_file.teed]
+        names += [(_logged_key_constant(row), row) for row in catalog_file.teed]
         found.extend(_attribute_name_clashes(catalog_file, {name for name, _row in names}))
         for name, row in names:
             if name in _RESERVED_NAMES:
@@ -577,7 +598,7 @@ def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
                         Severity.ERROR,
                         f"series {row.name!r} and {other.name!r} (at {other.where('name')}) "
                         f"would both generate the constant {name} (teed rows also get "
-                        "<CONSTANT>_KEY); rename one of them.",
+                        "<CONSTANT>_KEY and <CONSTANT>_LOGGED_KEY); rename one of them.",
                         row.where("name"),
                     )
                 )
@@ -656,6 +677,7 @@ def _helpers(generate_command: str) -> dict[str, object]:
         "py_extras": _extras,
         "row_doc": _row_doc,
         "key_doc": _key_doc,
+        "logged_key_doc": _logged_key_doc,
         "attribute_doc": _attribute_doc,
         "literal_alias": _literal_alias,
         "values_doc": _values_doc,
@@ -762,6 +784,7 @@ def render_python_module(
     all_names = ["TEED", "RECORDED"]
     all_names += [row.constant_name for row in catalog_file.rows]
     all_names += [_key_constant(row) for row in catalog_file.teed]
+    all_names += [_logged_key_constant(row) for row in catalog_file.teed]
     for attribute in catalog_file.attributes:
         all_names += _attribute_names(attribute)
     step_keys = _step_keys_block(catalog_file)

@@ -642,6 +642,25 @@ class TeedMetric:
     goal: str = ""
     """``maximize`` or ``minimize`` when bigger or smaller values are better, else ``""``."""
 
+    @property
+    def logged_key(self) -> str:
+        """The whole key a flat-dict logger writes for this row under its ``prefix``.
+
+        ``"train/loss"`` for ``logger_key="loss"``, ``prefix="train"``; the bare key under
+        ``""``; a prefix ending in ``_`` is glued (``eval_loss``). Code that logs one flat
+        dict per step writes ``{T.TRAIN_LOSS.logged_key: loss}``, so a renamed row is a
+        type error, not a silently empty series.
+        """
+        return qualified_key(self.prefix, self.logger_key)
+
+    @property
+    def logged_keys(self) -> tuple[str, ...]:
+        """:attr:`logged_key` under every prefix the row is teed under, ``prefix`` first."""
+        return tuple(
+            qualified_key(prefix, self.logger_key)
+            for prefix in (self.prefix, *self.other_prefixes)
+        )
+
     def __replace__(self, /, **changes: Any) -> TeedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
         return dataclasses.replace(self, **changes)

@@ -100,6 +100,14 @@ def module_values(source: str) -> dict[str, object]:
     return values
 
 
+def module_values_all(source: str) -> list[str]:
+    """A module's ``__all__``."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            return list(ast.literal_eval(node.value))
+    return []
+
+
 # --- string helpers -------------------------------------------------------------------------
 
 
@@ -294,8 +302,18 @@ def test_row_docstring_states_kind_unit_key_stability_and_deprecation(
     text = render_python_module(owner_file([row]))
     doc_start = text.index('"""Old value.')
     doc = text[doc_start : text.index('"""', doc_start + 3) + 3]
-    for fact in ["Kind: gauge", "Unit: 1", "Logger key: train/old", "Stability: beta", expected]:
+    facts = ["Kind: gauge", "Unit: 1", "Logged key: train/old", "Logger key: old (under prefix train)"]
+    for fact in [*facts, "Stability: beta", expected]:
         assert fact in doc
+
+
+def test_a_teed_row_gets_its_whole_logged_key_as_a_constant() -> None:
+    """A flat-dict stack writes ``{X_LOGGED_KEY: v}``: the prefix and key joined, in __all__."""
+    source = render_python_module(owner_file([teed("rl.loss", "loss")]))
+    values = module_values(source)
+    assert values["LOSS_LOGGED_KEY"] == "train/loss"
+    assert values["LOSS_KEY"] == "loss"
+    assert "LOSS_LOGGED_KEY" in module_values_all(source)
 
 
 def test_render_is_independent_of_input_order() -> None:

@@ -106,6 +106,18 @@ def test_tee_flat_records_each_key_on_its_series_with_captures(
     assert dict(point.attributes) == {"verl.stage": "gen"}
 
 
+def test_a_flat_dict_keyed_by_logged_key_reaches_every_literal_row(
+    reader: InMemoryMetricReader,
+) -> None:
+    """``{ROW.logged_key: v}`` is exactly what tee_flat splits back onto ROW's series."""
+    literal = [row for row in ROWS if "{" not in row.logger_key]
+    tee_flat({row.logged_key: float(index) for index, row in enumerate(literal)})
+    series = collect(reader)
+    assert {row.name: series[row.name].value for row in literal} == {
+        row.name: float(index) for index, row in enumerate(literal)
+    }
+
+
 class FakeTracking:
     """verl's Tracking.log(data, step, backend=None), recording its calls."""
 

@@ -583,3 +583,20 @@ def test_as_scalar_handles_torch_tensors_when_installed(expr: str, expected: flo
     """Real torch tensors behave like the stand-in (skipped where torch is absent)."""
     torch = pytest.importorskip("torch")
     assert as_scalar(eval(expr, {"torch": torch})) == expected
+
+
+@pytest.mark.parametrize(
+    ("prefix", "other_prefixes", "logged_key", "logged_keys"),
+    [
+        ("train", (), "train/loss", ("train/loss",)),
+        ("", (), "loss", ("loss",)),
+        ("eval_", (), "eval_loss", ("eval_loss",)),
+        ("train", ("", "val"), "train/loss", ("train/loss", "loss", "val/loss")),
+    ],
+)
+def test_logged_key_is_the_whole_key_a_flat_dict_logger_writes(
+    prefix: str, other_prefixes: tuple[str, ...], logged_key: str, logged_keys: tuple[str, ...]
+) -> None:
+    row = TeedMetric("loss", "rl.loss", prefix=prefix, other_prefixes=other_prefixes)
+    assert row.logged_key == logged_key
+    assert row.logged_keys == logged_keys

@@ -36,13 +36,19 @@ REWARD_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/reward
+Logged key: train/reward
+Logger key: reward (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
 REWARD_MEAN_KEY: Final = "reward"
 """Logger key of REWARD_MEAN; log its value under prefix train."""
+
+REWARD_MEAN_LOGGED_KEY: Final = "train/reward"
+"""Whole logged key of REWARD_MEAN (prefix and logger key joined): the key of its value in
+a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 POLICY_LOSS: Final = TeedMetric(
     logger_key="loss",
@@ -66,13 +72,19 @@ POLICY_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/loss
+Logged key: train/loss
+Logger key: loss (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
 POLICY_LOSS_KEY: Final = "loss"
 """Logger key of POLICY_LOSS; log its value under prefix train."""
+
+POLICY_LOSS_LOGGED_KEY: Final = "train/loss"
+"""Whole logged key of POLICY_LOSS (prefix and logger key joined): the key of its value in
+a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRAD_NORM: Final = TeedMetric(
     logger_key="grad_norm",
@@ -95,13 +107,19 @@ GRAD_NORM: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/grad_norm
+Logged key: train/grad_norm
+Logger key: grad_norm (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
 GRAD_NORM_KEY: Final = "grad_norm"
 """Logger key of GRAD_NORM; log its value under prefix train."""
+
+GRAD_NORM_LOGGED_KEY: Final = "train/grad_norm"
+"""Whole logged key of GRAD_NORM (prefix and logger key joined): the key of its value in a
+flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 LEARNING_RATE: Final = TeedMetric(
     logger_key="lr",
@@ -124,13 +142,19 @@ LEARNING_RATE: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/lr
+Logged key: train/lr
+Logger key: lr (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
 LEARNING_RATE_KEY: Final = "lr"
 """Logger key of LEARNING_RATE; log its value under prefix train."""
+
+LEARNING_RATE_LOGGED_KEY: Final = "train/lr"
+"""Whole logged key of LEARNING_RATE (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TRAIN_VALID_TOKENS: Final = TeedMetric(
     logger_key="global_valid_toks",
@@ -154,12 +178,18 @@ TRAIN_VALID_TOKENS: Final = TeedMetric(
 
 Kind: counter
 Unit: {token}
-Logger key: train/global_valid_toks
+Logged key: train/global_valid_toks
+Logger key: global_valid_toks (under prefix train)
 Stability: beta
 """
 
 TRAIN_VALID_TOKENS_KEY: Final = "global_valid_toks"
 """Logger key of TRAIN_VALID_TOKENS; log its value under prefix train."""
+
+TRAIN_VALID_TOKENS_LOGGED_KEY: Final = "train/global_valid_toks"
+"""Whole logged key of TRAIN_VALID_TOKENS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TRAIN_VALID_SEQUENCES: Final = TeedMetric(
     logger_key="global_valid_seqs",
@@ -181,12 +211,18 @@ TRAIN_VALID_SEQUENCES: Final = TeedMetric(
 
 Kind: counter
 Unit: {sequence}
-Logger key: train/global_valid_seqs
+Logged key: train/global_valid_seqs
+Logger key: global_valid_seqs (under prefix train)
 Stability: beta
 """
 
 TRAIN_VALID_SEQUENCES_KEY: Final = "global_valid_seqs"
 """Logger key of TRAIN_VALID_SEQUENCES; log its value under prefix train."""
+
+TRAIN_VALID_SEQUENCES_LOGGED_KEY: Final = "train/global_valid_seqs"
+"""Whole logged key of TRAIN_VALID_SEQUENCES (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     REWARD_MEAN,
@@ -204,18 +240,24 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "GRAD_NORM",
     "GRAD_NORM_KEY",
+    "GRAD_NORM_LOGGED_KEY",
     "LEARNING_RATE",
     "LEARNING_RATE_KEY",
+    "LEARNING_RATE_LOGGED_KEY",
     "POLICY_LOSS",
     "POLICY_LOSS_KEY",
+    "POLICY_LOSS_LOGGED_KEY",
     "RECORDED",
     "REWARD_MEAN",
     "REWARD_MEAN_KEY",
+    "REWARD_MEAN_LOGGED_KEY",
     "TEED",
     "TRAIN_VALID_SEQUENCES",
     "TRAIN_VALID_SEQUENCES_KEY",
+    "TRAIN_VALID_SEQUENCES_LOGGED_KEY",
     "TRAIN_VALID_TOKENS",
     "TRAIN_VALID_TOKENS_KEY",
+    "TRAIN_VALID_TOKENS_LOGGED_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

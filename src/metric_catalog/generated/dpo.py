@@ -31,12 +31,18 @@ DPO_PREFERENCE_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/preference_loss
+Logged key: train/preference_loss
+Logger key: preference_loss (under prefix train)
 Stability: beta
 """
 
 DPO_PREFERENCE_LOSS_KEY: Final = "preference_loss"
 """Logger key of DPO_PREFERENCE_LOSS; log its value under prefix train."""
+
+DPO_PREFERENCE_LOSS_LOGGED_KEY: Final = "train/preference_loss"
+"""Whole logged key of DPO_PREFERENCE_LOSS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_SFT_LOSS: Final = TeedMetric(
     logger_key="sft_loss",
@@ -51,12 +57,18 @@ DPO_SFT_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/sft_loss
+Logged key: train/sft_loss
+Logger key: sft_loss (under prefix train)
 Stability: development
 """
 
 DPO_SFT_LOSS_KEY: Final = "sft_loss"
 """Logger key of DPO_SFT_LOSS; log its value under prefix train."""
+
+DPO_SFT_LOSS_LOGGED_KEY: Final = "train/sft_loss"
+"""Whole logged key of DPO_SFT_LOSS (prefix and logger key joined): the key of its value in
+a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_ACCURACY: Final = TeedMetric(
     logger_key="accuracy",
@@ -76,12 +88,18 @@ one.
 
 Kind: gauge
 Unit: 1
-Logger key: train/accuracy
+Logged key: train/accuracy
+Logger key: accuracy (under prefix train)
 Stability: beta
 """
 
 DPO_ACCURACY_KEY: Final = "accuracy"
 """Logger key of DPO_ACCURACY; log its value under prefix train."""
+
+DPO_ACCURACY_LOGGED_KEY: Final = "train/accuracy"
+"""Whole logged key of DPO_ACCURACY (prefix and logger key joined): the key of its value in
+a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_REWARDS_CHOSEN_MEAN: Final = TeedMetric(
     logger_key="rewards_chosen_mean",
@@ -96,12 +114,18 @@ DPO_REWARDS_CHOSEN_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/rewards_chosen_mean
+Logged key: train/rewards_chosen_mean
+Logger key: rewards_chosen_mean (under prefix train)
 Stability: development
 """
 
 DPO_REWARDS_CHOSEN_MEAN_KEY: Final = "rewards_chosen_mean"
 """Logger key of DPO_REWARDS_CHOSEN_MEAN; log its value under prefix train."""
+
+DPO_REWARDS_CHOSEN_MEAN_LOGGED_KEY: Final = "train/rewards_chosen_mean"
+"""Whole logged key of DPO_REWARDS_CHOSEN_MEAN (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_REWARDS_REJECTED_MEAN: Final = TeedMetric(
     logger_key="rewards_rejected_mean",
@@ -116,12 +140,18 @@ DPO_REWARDS_REJECTED_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/rewards_rejected_mean
+Logged key: train/rewards_rejected_mean
+Logger key: rewards_rejected_mean (under prefix train)
 Stability: development
 """
 
 DPO_REWARDS_REJECTED_MEAN_KEY: Final = "rewards_rejected_mean"
 """Logger key of DPO_REWARDS_REJECTED_MEAN; log its value under prefix train."""
+
+DPO_REWARDS_REJECTED_MEAN_LOGGED_KEY: Final = "train/rewards_rejected_mean"
+"""Whole logged key of DPO_REWARDS_REJECTED_MEAN (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_VALIDATION_LOSS: Final = TeedMetric(
     logger_key="loss",
@@ -144,13 +174,19 @@ DPO_VALIDATION_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: validation-{rl.dataset}/loss
+Logged key: validation-{rl.dataset}/loss
+Logger key: loss (under prefix validation-{rl.dataset})
 Attributes: rl.dataset (required)
 Stability: development
 """
 
 DPO_VALIDATION_LOSS_KEY: Final = "loss"
 """Logger key of DPO_VALIDATION_LOSS; log its value under prefix validation-{rl.dataset}."""
+
+DPO_VALIDATION_LOSS_LOGGED_KEY: Final = "validation-{rl.dataset}/loss"
+"""Whole logged key of DPO_VALIDATION_LOSS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DPO_VALIDATION_ACCURACY: Final = TeedMetric(
     logger_key="accuracy",
@@ -174,7 +210,8 @@ DPO_VALIDATION_ACCURACY: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: validation-{rl.dataset}/accuracy
+Logged key: validation-{rl.dataset}/accuracy
+Logger key: accuracy (under prefix validation-{rl.dataset})
 Attributes: rl.dataset (required)
 Stability: development
 """
@@ -182,6 +219,11 @@ Stability: development
 DPO_VALIDATION_ACCURACY_KEY: Final = "accuracy"
 """Logger key of DPO_VALIDATION_ACCURACY; log its value under prefix
 validation-{rl.dataset}.
+"""
+
+DPO_VALIDATION_ACCURACY_LOGGED_KEY: Final = "validation-{rl.dataset}/accuracy"
+"""Whole logged key of DPO_VALIDATION_ACCURACY (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
 """
 
 DPO_VALIDATION_DURATION: Final = TeedMetric(
@@ -204,7 +246,8 @@ DPO_VALIDATION_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/validation-{rl.dataset}/total_validation_time
+Logged key: timing/validation-{rl.dataset}/total_validation_time
+Logger key: total_validation_time (under prefix timing/validation-{rl.dataset})
 Attributes: rl.dataset (required)
 Stability: development
 """
@@ -212,6 +255,11 @@ Stability: development
 DPO_VALIDATION_DURATION_KEY: Final = "total_validation_time"
 """Logger key of DPO_VALIDATION_DURATION; log its value under prefix
 timing/validation-{rl.dataset}.
+"""
+
+DPO_VALIDATION_DURATION_LOGGED_KEY: Final = "timing/validation-{rl.dataset}/total_validation_time"
+"""Whole logged key of DPO_VALIDATION_DURATION (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
 """
 
 TEED: Final[tuple[TeedMetric, ...]] = (
@@ -232,20 +280,28 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "DPO_ACCURACY",
     "DPO_ACCURACY_KEY",
+    "DPO_ACCURACY_LOGGED_KEY",
     "DPO_PREFERENCE_LOSS",
     "DPO_PREFERENCE_LOSS_KEY",
+    "DPO_PREFERENCE_LOSS_LOGGED_KEY",
     "DPO_REWARDS_CHOSEN_MEAN",
     "DPO_REWARDS_CHOSEN_MEAN_KEY",
+    "DPO_REWARDS_CHOSEN_MEAN_LOGGED_KEY",
     "DPO_REWARDS_REJECTED_MEAN",
     "DPO_REWARDS_REJECTED_MEAN_KEY",
+    "DPO_REWARDS_REJECTED_MEAN_LOGGED_KEY",
     "DPO_SFT_LOSS",
     "DPO_SFT_LOSS_KEY",
+    "DPO_SFT_LOSS_LOGGED_KEY",
     "DPO_VALIDATION_ACCURACY",
     "DPO_VALIDATION_ACCURACY_KEY",
+    "DPO_VALIDATION_ACCURACY_LOGGED_KEY",
     "DPO_VALIDATION_DURATION",
     "DPO_VALIDATION_DURATION_KEY",
+    "DPO_VALIDATION_DURATION_LOGGED_KEY",
     "DPO_VALIDATION_LOSS",
     "DPO_VALIDATION_LOSS_KEY",
+    "DPO_VALIDATION_LOSS_LOGGED_KEY",
     "RECORDED",
     "TEED",
 ]

@@ -35,13 +35,19 @@ RESPONSE_LENGTH_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}
-Logger key: train/mean_gen_tokens_per_sample
+Logged key: train/mean_gen_tokens_per_sample
+Logger key: mean_gen_tokens_per_sample (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: stable
 """
 
 RESPONSE_LENGTH_MEAN_KEY: Final = "mean_gen_tokens_per_sample"
 """Logger key of RESPONSE_LENGTH_MEAN; log its value under prefix train."""
+
+RESPONSE_LENGTH_MEAN_LOGGED_KEY: Final = "train/mean_gen_tokens_per_sample"
+"""Whole logged key of RESPONSE_LENGTH_MEAN (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 PROMPT_LENGTH_MEAN: Final = TeedMetric(
     logger_key="mean_prompt_length",
@@ -60,12 +66,18 @@ PROMPT_LENGTH_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}
-Logger key: train/mean_prompt_length
+Logged key: train/mean_prompt_length
+Logger key: mean_prompt_length (under prefix train)
 Stability: beta
 """
 
 PROMPT_LENGTH_MEAN_KEY: Final = "mean_prompt_length"
 """Logger key of PROMPT_LENGTH_MEAN; log its value under prefix train."""
+
+PROMPT_LENGTH_MEAN_LOGGED_KEY: Final = "train/mean_prompt_length"
+"""Whole logged key of PROMPT_LENGTH_MEAN (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 KL_DIVERGENCE: Final = TeedMetric(
     logger_key="kl_penalty",
@@ -87,13 +99,19 @@ KL_DIVERGENCE: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/kl_penalty
+Logged key: train/kl_penalty
+Logger key: kl_penalty (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: beta
 """
 
 KL_DIVERGENCE_KEY: Final = "kl_penalty"
 """Logger key of KL_DIVERGENCE; log its value under prefix train."""
+
+KL_DIVERGENCE_LOGGED_KEY: Final = "train/kl_penalty"
+"""Whole logged key of KL_DIVERGENCE (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ENTROPY: Final = TeedMetric(
     logger_key="approx_entropy",
@@ -113,13 +131,19 @@ ENTROPY: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/approx_entropy
+Logged key: train/approx_entropy
+Logger key: approx_entropy (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 ENTROPY_KEY: Final = "approx_entropy"
 """Logger key of ENTROPY; log its value under prefix train."""
+
+ENTROPY_LOGGED_KEY: Final = "train/approx_entropy"
+"""Whole logged key of ENTROPY (prefix and logger key joined): the key of its value in a
+flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 LOGPROB_MULT_ERROR: Final = TeedMetric(
     logger_key="token_mult_prob_error",
@@ -140,12 +164,18 @@ LOGPROB_MULT_ERROR: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: train/token_mult_prob_error
+Logged key: train/token_mult_prob_error
+Logger key: token_mult_prob_error (under prefix train)
 Stability: development
 """
 
 LOGPROB_MULT_ERROR_KEY: Final = "token_mult_prob_error"
 """Logger key of LOGPROB_MULT_ERROR; log its value under prefix train."""
+
+LOGPROB_MULT_ERROR_LOGGED_KEY: Final = "train/token_mult_prob_error"
+"""Whole logged key of LOGPROB_MULT_ERROR (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 LOGPROB_GEN_KL_ERROR: Final = TeedMetric(
     logger_key="gen_kl_error",
@@ -164,12 +194,18 @@ LOGPROB_GEN_KL_ERROR: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/gen_kl_error
+Logged key: train/gen_kl_error
+Logger key: gen_kl_error (under prefix train)
 Stability: development
 """
 
 LOGPROB_GEN_KL_ERROR_KEY: Final = "gen_kl_error"
 """Logger key of LOGPROB_GEN_KL_ERROR; log its value under prefix train."""
+
+LOGPROB_GEN_KL_ERROR_LOGGED_KEY: Final = "train/gen_kl_error"
+"""Whole logged key of LOGPROB_GEN_KL_ERROR (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 POLICY_IMPORTANCE_RATIO: Final = TeedMetric(
     logger_key="sampling_importance_ratio",
@@ -189,12 +225,18 @@ POLICY_IMPORTANCE_RATIO: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: train/sampling_importance_ratio
+Logged key: train/sampling_importance_ratio
+Logger key: sampling_importance_ratio (under prefix train)
 Stability: development
 """
 
 POLICY_IMPORTANCE_RATIO_KEY: Final = "sampling_importance_ratio"
 """Logger key of POLICY_IMPORTANCE_RATIO; log its value under prefix train."""
+
+POLICY_IMPORTANCE_RATIO_LOGGED_KEY: Final = "train/sampling_importance_ratio"
+"""Whole logged key of POLICY_IMPORTANCE_RATIO (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 POLICY_PROBS_RATIO: Final = TeedMetric(
     logger_key="probs_ratio",
@@ -217,12 +259,18 @@ clipping.
 
 Kind: gauge
 Unit: 1
-Logger key: train/probs_ratio
+Logged key: train/probs_ratio
+Logger key: probs_ratio (under prefix train)
 Stability: development
 """
 
 POLICY_PROBS_RATIO_KEY: Final = "probs_ratio"
 """Logger key of POLICY_PROBS_RATIO; log its value under prefix train."""
+
+POLICY_PROBS_RATIO_LOGGED_KEY: Final = "train/probs_ratio"
+"""Whole logged key of POLICY_PROBS_RATIO (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ADVANTAGE_MEAN: Final = TeedMetric(
     logger_key="advantages/mean",
@@ -241,12 +289,18 @@ ADVANTAGE_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/advantages/mean
+Logged key: train/advantages/mean
+Logger key: advantages/mean (under prefix train)
 Stability: development
 """
 
 ADVANTAGE_MEAN_KEY: Final = "advantages/mean"
 """Logger key of ADVANTAGE_MEAN; log its value under prefix train."""
+
+ADVANTAGE_MEAN_LOGGED_KEY: Final = "train/advantages/mean"
+"""Whole logged key of ADVANTAGE_MEAN (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRPO_VALID_SAMPLES: Final = TeedMetric(
     logger_key="num_valid_samples",
@@ -266,12 +320,18 @@ GRPO_VALID_SAMPLES: Final = TeedMetric(
 
 Kind: gauge
 Unit: {sample}
-Logger key: train/num_valid_samples
+Logged key: train/num_valid_samples
+Logger key: num_valid_samples (under prefix train)
 Stability: development
 """
 
 GRPO_VALID_SAMPLES_KEY: Final = "num_valid_samples"
 """Logger key of GRPO_VALID_SAMPLES; log its value under prefix train."""
+
+GRPO_VALID_SAMPLES_LOGGED_KEY: Final = "train/num_valid_samples"
+"""Whole logged key of GRPO_VALID_SAMPLES (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ROLLOUT_TRUNCATED: Final = TeedMetric(
     logger_key="truncation_rate",
@@ -290,12 +350,18 @@ ROLLOUT_TRUNCATED: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: train/truncation_rate
+Logged key: train/truncation_rate
+Logger key: truncation_rate (under prefix train)
 Stability: development
 """
 
 ROLLOUT_TRUNCATED_KEY: Final = "truncation_rate"
 """Logger key of ROLLOUT_TRUNCATED; log its value under prefix train."""
+
+ROLLOUT_TRUNCATED_LOGGED_KEY: Final = "train/truncation_rate"
+"""Whole logged key of ROLLOUT_TRUNCATED (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ROLLOUT_TERMINATED: Final = TeedMetric(
     logger_key="natural_termination_rate",
@@ -314,12 +380,18 @@ ROLLOUT_TERMINATED: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: train/natural_termination_rate
+Logged key: train/natural_termination_rate
+Logger key: natural_termination_rate (under prefix train)
 Stability: development
 """
 
 ROLLOUT_TERMINATED_KEY: Final = "natural_termination_rate"
 """Logger key of ROLLOUT_TERMINATED; log its value under prefix train."""
+
+ROLLOUT_TERMINATED_LOGGED_KEY: Final = "train/natural_termination_rate"
+"""Whole logged key of ROLLOUT_TERMINATED (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ROLLOUT_TURNS_MEAN: Final = TeedMetric(
     logger_key="avg_turns_per_sample",
@@ -338,12 +410,18 @@ ROLLOUT_TURNS_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {turn}
-Logger key: train/avg_turns_per_sample
+Logged key: train/avg_turns_per_sample
+Logger key: avg_turns_per_sample (under prefix train)
 Stability: development
 """
 
 ROLLOUT_TURNS_MEAN_KEY: Final = "avg_turns_per_sample"
 """Logger key of ROLLOUT_TURNS_MEAN; log its value under prefix train."""
+
+ROLLOUT_TURNS_MEAN_LOGGED_KEY: Final = "train/avg_turns_per_sample"
+"""Whole logged key of ROLLOUT_TURNS_MEAN (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRPO_REPLAY_BUFFER_SIZE: Final = TeedMetric(
     logger_key="buffer_size",
@@ -358,12 +436,18 @@ GRPO_REPLAY_BUFFER_SIZE: Final = TeedMetric(
 
 Kind: gauge
 Unit: {trajectory}
-Logger key: train/buffer_size
+Logged key: train/buffer_size
+Logger key: buffer_size (under prefix train)
 Stability: development
 """
 
 GRPO_REPLAY_BUFFER_SIZE_KEY: Final = "buffer_size"
 """Logger key of GRPO_REPLAY_BUFFER_SIZE; log its value under prefix train."""
+
+GRPO_REPLAY_BUFFER_SIZE_LOGGED_KEY: Final = "train/buffer_size"
+"""Whole logged key of GRPO_REPLAY_BUFFER_SIZE (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRPO_TRAJECTORY_AGE_MEAN: Final = TeedMetric(
     logger_key="avg_trajectory_age",
@@ -380,12 +464,18 @@ GRPO_TRAJECTORY_AGE_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {step}
-Logger key: train/avg_trajectory_age
+Logged key: train/avg_trajectory_age
+Logger key: avg_trajectory_age (under prefix train)
 Stability: development
 """
 
 GRPO_TRAJECTORY_AGE_MEAN_KEY: Final = "avg_trajectory_age"
 """Logger key of GRPO_TRAJECTORY_AGE_MEAN; log its value under prefix train."""
+
+GRPO_TRAJECTORY_AGE_MEAN_LOGGED_KEY: Final = "train/avg_trajectory_age"
+"""Whole logged key of GRPO_TRAJECTORY_AGE_MEAN (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRPO_VALIDATION_ACCURACY: Final = TeedMetric(
     logger_key="accuracy",
@@ -406,12 +496,18 @@ GRPO_VALIDATION_ACCURACY: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: validation/accuracy
+Logged key: validation/accuracy
+Logger key: accuracy (under prefix validation)
 Stability: beta
 """
 
 GRPO_VALIDATION_ACCURACY_KEY: Final = "accuracy"
 """Logger key of GRPO_VALIDATION_ACCURACY; log its value under prefix validation."""
+
+GRPO_VALIDATION_ACCURACY_LOGGED_KEY: Final = "validation/accuracy"
+"""Whole logged key of GRPO_VALIDATION_ACCURACY (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GRPO_VALIDATION_RESPONSE_LENGTH_MEAN: Final = TeedMetric(
     logger_key="avg_length",
@@ -430,13 +526,19 @@ GRPO_VALIDATION_RESPONSE_LENGTH_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}
-Logger key: validation/avg_length
+Logged key: validation/avg_length
+Logger key: avg_length (under prefix validation)
 Stability: development
 """
 
 GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_KEY: Final = "avg_length"
 """Logger key of GRPO_VALIDATION_RESPONSE_LENGTH_MEAN; log its value under prefix
 validation.
+"""
+
+GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_LOGGED_KEY: Final = "validation/avg_length"
+"""Whole logged key of GRPO_VALIDATION_RESPONSE_LENGTH_MEAN (prefix and logger key joined):
+the key of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
 """
 
 THROUGHPUT_JOB: Final = TeedMetric(
@@ -456,12 +558,18 @@ THROUGHPUT_JOB: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}/s
-Logger key: performance/tokens_per_sec
+Logged key: performance/tokens_per_sec
+Logger key: tokens_per_sec (under prefix performance)
 Stability: development
 """
 
 THROUGHPUT_JOB_KEY: Final = "tokens_per_sec"
 """Logger key of THROUGHPUT_JOB; log its value under prefix performance."""
+
+THROUGHPUT_JOB_LOGGED_KEY: Final = "performance/tokens_per_sec"
+"""Whole logged key of THROUGHPUT_JOB (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 THROUGHPUT_SAMPLES: Final = TeedMetric(
     logger_key="samples_per_sec",
@@ -480,12 +588,18 @@ THROUGHPUT_SAMPLES: Final = TeedMetric(
 
 Kind: gauge
 Unit: {sample}/s
-Logger key: performance/samples_per_sec
+Logged key: performance/samples_per_sec
+Logger key: samples_per_sec (under prefix performance)
 Stability: development
 """
 
 THROUGHPUT_SAMPLES_KEY: Final = "samples_per_sec"
 """Logger key of THROUGHPUT_SAMPLES; log its value under prefix performance."""
+
+THROUGHPUT_SAMPLES_LOGGED_KEY: Final = "performance/samples_per_sec"
+"""Whole logged key of THROUGHPUT_SAMPLES (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     RESPONSE_LENGTH_MEAN,
@@ -516,44 +630,63 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "ADVANTAGE_MEAN",
     "ADVANTAGE_MEAN_KEY",
+    "ADVANTAGE_MEAN_LOGGED_KEY",
     "ENTROPY",
     "ENTROPY_KEY",
+    "ENTROPY_LOGGED_KEY",
     "GRPO_REPLAY_BUFFER_SIZE",
     "GRPO_REPLAY_BUFFER_SIZE_KEY",
+    "GRPO_REPLAY_BUFFER_SIZE_LOGGED_KEY",
     "GRPO_TRAJECTORY_AGE_MEAN",
     "GRPO_TRAJECTORY_AGE_MEAN_KEY",
+    "GRPO_TRAJECTORY_AGE_MEAN_LOGGED_KEY",
     "GRPO_VALIDATION_ACCURACY",
     "GRPO_VALIDATION_ACCURACY_KEY",
+    "GRPO_VALIDATION_ACCURACY_LOGGED_KEY",
     "GRPO_VALIDATION_RESPONSE_LENGTH_MEAN",
     "GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_KEY",
+    "GRPO_VALIDATION_RESPONSE_LENGTH_MEAN_LOGGED_KEY",
     "GRPO_VALID_SAMPLES",
     "GRPO_VALID_SAMPLES_KEY",
+    "GRPO_VALID_SAMPLES_LOGGED_KEY",
     "KL_DIVERGENCE",
     "KL_DIVERGENCE_KEY",
+    "KL_DIVERGENCE_LOGGED_KEY",
     "LOGPROB_GEN_KL_ERROR",
     "LOGPROB_GEN_KL_ERROR_KEY",
+    "LOGPROB_GEN_KL_ERROR_LOGGED_KEY",
     "LOGPROB_MULT_ERROR",
     "LOGPROB_MULT_ERROR_KEY",
+    "LOGPROB_MULT_ERROR_LOGGED_KEY",
     "POLICY_IMPORTANCE_RATIO",
     "POLICY_IMPORTANCE_RATIO_KEY",
+    "POLICY_IMPORTANCE_RATIO_LOGGED_KEY",
     "POLICY_PROBS_RATIO",
     "POLICY_PROBS_RATIO_KEY",
+    "POLICY_PROBS_RATIO_LOGGED_KEY",
     "PROMPT_LENGTH_MEAN",
     "PROMPT_LENGTH_MEAN_KEY",
+    "PROMPT_LENGTH_MEAN_LOGGED_KEY",
     "RECORDED",
     "RESPONSE_LENGTH_MEAN",
     "RESPONSE_LENGTH_MEAN_KEY",
+    "RESPONSE_LENGTH_MEAN_LOGGED_KEY",
     "ROLLOUT_TERMINATED",
     "ROLLOUT_TERMINATED_KEY",
+    "ROLLOUT_TERMINATED_LOGGED_KEY",
     "ROLLOUT_TRUNCATED",
     "ROLLOUT_TRUNCATED_KEY",
+    "ROLLOUT_TRUNCATED_LOGGED_KEY",
     "ROLLOUT_TURNS_MEAN",
     "ROLLOUT_TURNS_MEAN_KEY",
+    "ROLLOUT_TURNS_MEAN_LOGGED_KEY",
     "TEED",
     "THROUGHPUT_JOB",
     "THROUGHPUT_JOB_KEY",
+    "THROUGHPUT_JOB_LOGGED_KEY",
     "THROUGHPUT_SAMPLES",
     "THROUGHPUT_SAMPLES_KEY",
+    "THROUGHPUT_SAMPLES_LOGGED_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

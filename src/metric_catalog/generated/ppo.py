@@ -31,13 +31,19 @@ VALUE_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/critic/loss
+Logged key: train/critic/loss
+Logger key: critic/loss (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VALUE_LOSS_KEY: Final = "critic/loss"
 """Logger key of VALUE_LOSS; log its value under prefix train."""
+
+VALUE_LOSS_LOGGED_KEY: Final = "train/critic/loss"
+"""Whole logged key of VALUE_LOSS (prefix and logger key joined): the key of its value in a
+flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALUE_GRAD_NORM: Final = TeedMetric(
     logger_key="critic/grad_norm",
@@ -52,12 +58,18 @@ VALUE_GRAD_NORM: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/critic/grad_norm
+Logged key: train/critic/grad_norm
+Logger key: critic/grad_norm (under prefix train)
 Stability: development
 """
 
 VALUE_GRAD_NORM_KEY: Final = "critic/grad_norm"
 """Logger key of VALUE_GRAD_NORM; log its value under prefix train."""
+
+VALUE_GRAD_NORM_LOGGED_KEY: Final = "train/critic/grad_norm"
+"""Whole logged key of VALUE_GRAD_NORM (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALUE_CLIP_FRACTION: Final = TeedMetric(
     logger_key="critic/vf_clipfrac",
@@ -74,12 +86,18 @@ VALUE_CLIP_FRACTION: Final = TeedMetric(
 
 Kind: gauge
 Unit: 1
-Logger key: train/critic/vf_clipfrac
+Logged key: train/critic/vf_clipfrac
+Logger key: critic/vf_clipfrac (under prefix train)
 Stability: development
 """
 
 VALUE_CLIP_FRACTION_KEY: Final = "critic/vf_clipfrac"
 """Logger key of VALUE_CLIP_FRACTION; log its value under prefix train."""
+
+VALUE_CLIP_FRACTION_LOGGED_KEY: Final = "train/critic/vf_clipfrac"
+"""Whole logged key of VALUE_CLIP_FRACTION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALUE_EXPLAINED_VARIANCE: Final = TeedMetric(
     logger_key="critic/explained_var",
@@ -94,12 +112,18 @@ VALUE_EXPLAINED_VARIANCE: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/critic/explained_var
+Logged key: train/critic/explained_var
+Logger key: critic/explained_var (under prefix train)
 Stability: development
 """
 
 VALUE_EXPLAINED_VARIANCE_KEY: Final = "critic/explained_var"
 """Logger key of VALUE_EXPLAINED_VARIANCE; log its value under prefix train."""
+
+VALUE_EXPLAINED_VARIANCE_LOGGED_KEY: Final = "train/critic/explained_var"
+"""Whole logged key of VALUE_EXPLAINED_VARIANCE (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALUE_RETURNS_MEAN: Final = TeedMetric(
     logger_key="critic/returns_mean",
@@ -114,12 +138,18 @@ VALUE_RETURNS_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: train/critic/returns_mean
+Logged key: train/critic/returns_mean
+Logger key: critic/returns_mean (under prefix train)
 Stability: development
 """
 
 VALUE_RETURNS_MEAN_KEY: Final = "critic/returns_mean"
 """Logger key of VALUE_RETURNS_MEAN; log its value under prefix train."""
+
+VALUE_RETURNS_MEAN_LOGGED_KEY: Final = "train/critic/returns_mean"
+"""Whole logged key of VALUE_RETURNS_MEAN (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     VALUE_LOSS,
@@ -138,14 +168,19 @@ __all__ = [
     "TEED",
     "VALUE_CLIP_FRACTION",
     "VALUE_CLIP_FRACTION_KEY",
+    "VALUE_CLIP_FRACTION_LOGGED_KEY",
     "VALUE_EXPLAINED_VARIANCE",
     "VALUE_EXPLAINED_VARIANCE_KEY",
+    "VALUE_EXPLAINED_VARIANCE_LOGGED_KEY",
     "VALUE_GRAD_NORM",
     "VALUE_GRAD_NORM_KEY",
+    "VALUE_GRAD_NORM_LOGGED_KEY",
     "VALUE_LOSS",
     "VALUE_LOSS_KEY",
+    "VALUE_LOSS_LOGGED_KEY",
     "VALUE_RETURNS_MEAN",
     "VALUE_RETURNS_MEAN_KEY",
+    "VALUE_RETURNS_MEAN_LOGGED_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

@@ -31,12 +31,18 @@ SFT_VALIDATION_LOSS: Final = TeedMetric(
 
 Kind: gauge
 Unit: (dimensionless)
-Logger key: validation/val_loss
+Logged key: validation/val_loss
+Logger key: val_loss (under prefix validation)
 Stability: beta
 """
 
 SFT_VALIDATION_LOSS_KEY: Final = "val_loss"
 """Logger key of SFT_VALIDATION_LOSS; log its value under prefix validation."""
+
+SFT_VALIDATION_LOSS_LOGGED_KEY: Final = "validation/val_loss"
+"""Whole logged key of SFT_VALIDATION_LOSS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SFT_UNMASKED_TOKENS: Final = TeedMetric(
     logger_key="num_unmasked_tokens",
@@ -51,12 +57,18 @@ SFT_UNMASKED_TOKENS: Final = TeedMetric(
 
 Kind: counter
 Unit: {token}
-Logger key: train/num_unmasked_tokens
+Logged key: train/num_unmasked_tokens
+Logger key: num_unmasked_tokens (under prefix train)
 Stability: development
 """
 
 SFT_UNMASKED_TOKENS_KEY: Final = "num_unmasked_tokens"
 """Logger key of SFT_UNMASKED_TOKENS; log its value under prefix train."""
+
+SFT_UNMASKED_TOKENS_LOGGED_KEY: Final = "train/num_unmasked_tokens"
+"""Whole logged key of SFT_UNMASKED_TOKENS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SFT_V2_LOADER_LATENCY_MAX: Final = TeedMetric(
     logger_key="loader_latency_max",
@@ -72,13 +84,19 @@ SFT_V2_LOADER_LATENCY_MAX: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: train/loader_latency_max
+Logged key: train/loader_latency_max
+Logger key: loader_latency_max (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 SFT_V2_LOADER_LATENCY_MAX_KEY: Final = "loader_latency_max"
 """Logger key of SFT_V2_LOADER_LATENCY_MAX; log its value under prefix train."""
+
+SFT_V2_LOADER_LATENCY_MAX_LOGGED_KEY: Final = "train/loader_latency_max"
+"""Whole logged key of SFT_V2_LOADER_LATENCY_MAX (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SFT_V2_POLICY_DURATION: Final = TeedMetric(
     logger_key="policy_time",
@@ -94,13 +112,19 @@ SFT_V2_POLICY_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: train/policy_time
+Logged key: train/policy_time
+Logger key: policy_time (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 SFT_V2_POLICY_DURATION_KEY: Final = "policy_time"
 """Logger key of SFT_V2_POLICY_DURATION; log its value under prefix train."""
+
+SFT_V2_POLICY_DURATION_LOGGED_KEY: Final = "train/policy_time"
+"""Whole logged key of SFT_V2_POLICY_DURATION (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SFT_V2_STEP_DURATION: Final = TeedMetric(
     logger_key="total_step_time",
@@ -116,13 +140,19 @@ SFT_V2_STEP_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: train/total_step_time
+Logged key: train/total_step_time
+Logger key: total_step_time (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 SFT_V2_STEP_DURATION_KEY: Final = "total_step_time"
 """Logger key of SFT_V2_STEP_DURATION; log its value under prefix train."""
+
+SFT_V2_STEP_DURATION_LOGGED_KEY: Final = "train/total_step_time"
+"""Whole logged key of SFT_V2_STEP_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SFT_V2_VALID_TOKENS_PER_SECOND: Final = TeedMetric(
     logger_key="valid_tokens_per_second",
@@ -138,13 +168,19 @@ SFT_V2_VALID_TOKENS_PER_SECOND: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}/s
-Logger key: train/valid_tokens_per_second
+Logged key: train/valid_tokens_per_second
+Logger key: valid_tokens_per_second (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 SFT_V2_VALID_TOKENS_PER_SECOND_KEY: Final = "valid_tokens_per_second"
 """Logger key of SFT_V2_VALID_TOKENS_PER_SECOND; log its value under prefix train."""
+
+SFT_V2_VALID_TOKENS_PER_SECOND_LOGGED_KEY: Final = "train/valid_tokens_per_second"
+"""Whole logged key of SFT_V2_VALID_TOKENS_PER_SECOND (prefix and logger key joined): the
+key of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     SFT_VALIDATION_LOSS,
@@ -163,16 +199,22 @@ __all__ = [
     "RECORDED",
     "SFT_UNMASKED_TOKENS",
     "SFT_UNMASKED_TOKENS_KEY",
+    "SFT_UNMASKED_TOKENS_LOGGED_KEY",
     "SFT_V2_LOADER_LATENCY_MAX",
     "SFT_V2_LOADER_LATENCY_MAX_KEY",
+    "SFT_V2_LOADER_LATENCY_MAX_LOGGED_KEY",
     "SFT_V2_POLICY_DURATION",
     "SFT_V2_POLICY_DURATION_KEY",
+    "SFT_V2_POLICY_DURATION_LOGGED_KEY",
     "SFT_V2_STEP_DURATION",
     "SFT_V2_STEP_DURATION_KEY",
+    "SFT_V2_STEP_DURATION_LOGGED_KEY",
     "SFT_V2_VALID_TOKENS_PER_SECOND",
     "SFT_V2_VALID_TOKENS_PER_SECOND_KEY",
+    "SFT_V2_VALID_TOKENS_PER_SECOND_LOGGED_KEY",
     "SFT_VALIDATION_LOSS",
     "SFT_VALIDATION_LOSS_KEY",
+    "SFT_VALIDATION_LOSS_LOGGED_KEY",
     "TEED",
 ]
 

@@ -115,7 +115,8 @@ attribute.
 
 Kind: gauge
 Unit: s
-Logger key: train/efficiency/{rl.efficiency.category}_s
+Logged key: train/efficiency/{rl.efficiency.category}_s
+Logger key: efficiency/{rl.efficiency.category}_s (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Attributes: rl.efficiency.category (required), rl.efficiency.measurement (required,
 derived from rl.efficiency.category), rl.efficiency.window (required, derived from
@@ -125,6 +126,11 @@ Stability: development
 
 EFFICIENCY_SECONDS_KEY: Final = "efficiency/{rl.efficiency.category}_s"
 """Logger key of EFFICIENCY_SECONDS; log its value under prefix train."""
+
+EFFICIENCY_SECONDS_LOGGED_KEY: Final = "train/efficiency/{rl.efficiency.category}_s"
+"""Whole logged key of EFFICIENCY_SECONDS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 EFFICIENCY_PCT: Final = TeedMetric(
     logger_key="efficiency/efficiency_pct",
@@ -166,7 +172,8 @@ rl.efficiency.window.
 
 Kind: gauge
 Unit: %
-Logger key: train/efficiency/efficiency_pct
+Logged key: train/efficiency/efficiency_pct
+Logger key: efficiency/efficiency_pct (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Attributes: rl.efficiency.measurement (recommended), rl.efficiency.window (recommended)
 Stability: development
@@ -174,6 +181,11 @@ Stability: development
 
 EFFICIENCY_PCT_KEY: Final = "efficiency/efficiency_pct"
 """Logger key of EFFICIENCY_PCT; log its value under prefix train."""
+
+EFFICIENCY_PCT_LOGGED_KEY: Final = "train/efficiency/efficiency_pct"
+"""Whole logged key of EFFICIENCY_PCT (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 EFFICIENCY_WASTE: Final = TeedMetric(
     logger_key="efficiency/total_waste_s",
@@ -197,13 +209,19 @@ validation) over the window of rl.efficiency.pct, at most that window's wall tim
 
 Kind: gauge
 Unit: s
-Logger key: train/efficiency/total_waste_s
+Logged key: train/efficiency/total_waste_s
+Logger key: efficiency/total_waste_s (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 EFFICIENCY_WASTE_KEY: Final = "efficiency/total_waste_s"
 """Logger key of EFFICIENCY_WASTE; log its value under prefix train."""
+
+EFFICIENCY_WASTE_LOGGED_KEY: Final = "train/efficiency/total_waste_s"
+"""Whole logged key of EFFICIENCY_WASTE (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 EFFICIENCY_PRODUCTIVE: Final = TeedMetric(
     logger_key="efficiency/productive_time_s",
@@ -225,13 +243,19 @@ EFFICIENCY_PRODUCTIVE: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: train/efficiency/productive_time_s
+Logged key: train/efficiency/productive_time_s
+Logger key: efficiency/productive_time_s (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 EFFICIENCY_PRODUCTIVE_KEY: Final = "efficiency/productive_time_s"
 """Logger key of EFFICIENCY_PRODUCTIVE; log its value under prefix train."""
+
+EFFICIENCY_PRODUCTIVE_LOGGED_KEY: Final = "train/efficiency/productive_time_s"
+"""Whole logged key of EFFICIENCY_PRODUCTIVE (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 EFFICIENCY_WALL_TIME: Final = TeedMetric(
     logger_key="efficiency/total_wall_time_s",
@@ -251,13 +275,19 @@ EFFICIENCY_WALL_TIME: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: train/efficiency/total_wall_time_s
+Logged key: train/efficiency/total_wall_time_s
+Logger key: efficiency/total_wall_time_s (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 EFFICIENCY_WALL_TIME_KEY: Final = "efficiency/total_wall_time_s"
 """Logger key of EFFICIENCY_WALL_TIME; log its value under prefix train."""
+
+EFFICIENCY_WALL_TIME_LOGGED_KEY: Final = "train/efficiency/total_wall_time_s"
+"""Whole logged key of EFFICIENCY_WALL_TIME (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 EFFICIENCY_THREAD_TIME: Final = TeedMetric(
     logger_key="efficiency/thread_seconds_total_s",
@@ -281,13 +311,19 @@ collector started; it may exceed the wall time it covers.
 
 Kind: gauge
 Unit: s
-Logger key: train/efficiency/thread_seconds_total_s
+Logged key: train/efficiency/thread_seconds_total_s
+Logger key: efficiency/thread_seconds_total_s (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 EFFICIENCY_THREAD_TIME_KEY: Final = "efficiency/thread_seconds_total_s"
 """Logger key of EFFICIENCY_THREAD_TIME; log its value under prefix train."""
+
+EFFICIENCY_THREAD_TIME_LOGGED_KEY: Final = "train/efficiency/thread_seconds_total_s"
+"""Whole logged key of EFFICIENCY_THREAD_TIME (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 SETUP_DURATION: Final = TeedMetric(
     logger_key="{rl.setup.phase}_time_s",
@@ -313,13 +349,19 @@ SETUP_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/setup/{rl.setup.phase}_time_s
+Logged key: timing/setup/{rl.setup.phase}_time_s
+Logger key: {rl.setup.phase}_time_s (under prefix timing/setup)
 Attributes: rl.setup.phase (required)
 Stability: development
 """
 
 SETUP_DURATION_KEY: Final = "{rl.setup.phase}_time_s"
 """Logger key of SETUP_DURATION; log its value under prefix timing/setup."""
+
+SETUP_DURATION_LOGGED_KEY: Final = "timing/setup/{rl.setup.phase}_time_s"
+"""Whole logged key of SETUP_DURATION (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     EFFICIENCY_SECONDS,
@@ -338,19 +380,26 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "EFFICIENCY_PCT",
     "EFFICIENCY_PCT_KEY",
+    "EFFICIENCY_PCT_LOGGED_KEY",
     "EFFICIENCY_PRODUCTIVE",
     "EFFICIENCY_PRODUCTIVE_KEY",
+    "EFFICIENCY_PRODUCTIVE_LOGGED_KEY",
     "EFFICIENCY_SECONDS",
     "EFFICIENCY_SECONDS_KEY",
+    "EFFICIENCY_SECONDS_LOGGED_KEY",
     "EFFICIENCY_THREAD_TIME",
     "EFFICIENCY_THREAD_TIME_KEY",
+    "EFFICIENCY_THREAD_TIME_LOGGED_KEY",
     "EFFICIENCY_WALL_TIME",
     "EFFICIENCY_WALL_TIME_KEY",
+    "EFFICIENCY_WALL_TIME_LOGGED_KEY",
     "EFFICIENCY_WASTE",
     "EFFICIENCY_WASTE_KEY",
+    "EFFICIENCY_WASTE_LOGGED_KEY",
     "RECORDED",
     "SETUP_DURATION",
     "SETUP_DURATION_KEY",
+    "SETUP_DURATION_LOGGED_KEY",
     "TEED",
 ]
 

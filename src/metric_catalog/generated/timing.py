@@ -36,12 +36,18 @@ STEP_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/total_step_time
+Logged key: timing/train/total_step_time
+Logger key: total_step_time (under prefix timing/train)
 Stability: stable
 """
 
 STEP_DURATION_KEY: Final = "total_step_time"
 """Logger key of STEP_DURATION; log its value under prefix timing/train."""
+
+STEP_DURATION_LOGGED_KEY: Final = "timing/train/total_step_time"
+"""Whole logged key of STEP_DURATION (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 GENERATION_DURATION: Final = TeedMetric(
     logger_key="generation",
@@ -59,12 +65,18 @@ GENERATION_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/generation
+Logged key: timing/train/generation
+Logger key: generation (under prefix timing/train)
 Stability: beta
 """
 
 GENERATION_DURATION_KEY: Final = "generation"
 """Logger key of GENERATION_DURATION; log its value under prefix timing/train."""
+
+GENERATION_DURATION_LOGGED_KEY: Final = "timing/train/generation"
+"""Whole logged key of GENERATION_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 DATA_PROCESSING_DURATION: Final = TeedMetric(
     logger_key="data_processing",
@@ -85,12 +97,18 @@ DATA_PROCESSING_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/data_processing
+Logged key: timing/train/data_processing
+Logger key: data_processing (under prefix timing/train)
 Stability: development
 """
 
 DATA_PROCESSING_DURATION_KEY: Final = "data_processing"
 """Logger key of DATA_PROCESSING_DURATION; log its value under prefix timing/train."""
+
+DATA_PROCESSING_DURATION_LOGGED_KEY: Final = "timing/train/data_processing"
+"""Whole logged key of DATA_PROCESSING_DURATION (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 REWARD_CALCULATION_DURATION: Final = TeedMetric(
     logger_key="reward_calculation",
@@ -108,12 +126,18 @@ REWARD_CALCULATION_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/reward_calculation
+Logged key: timing/train/reward_calculation
+Logger key: reward_calculation (under prefix timing/train)
 Stability: development
 """
 
 REWARD_CALCULATION_DURATION_KEY: Final = "reward_calculation"
 """Logger key of REWARD_CALCULATION_DURATION; log its value under prefix timing/train."""
+
+REWARD_CALCULATION_DURATION_LOGGED_KEY: Final = "timing/train/reward_calculation"
+"""Whole logged key of REWARD_CALCULATION_DURATION (prefix and logger key joined): the key
+of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 ADVANTAGE_CALCULATION_DURATION: Final = TeedMetric(
     logger_key="advantage_calculation",
@@ -132,12 +156,18 @@ ADVANTAGE_CALCULATION_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/advantage_calculation
+Logged key: timing/train/advantage_calculation
+Logger key: advantage_calculation (under prefix timing/train)
 Stability: development
 """
 
 ADVANTAGE_CALCULATION_DURATION_KEY: Final = "advantage_calculation"
 """Logger key of ADVANTAGE_CALCULATION_DURATION; log its value under prefix timing/train."""
+
+ADVANTAGE_CALCULATION_DURATION_LOGGED_KEY: Final = "timing/train/advantage_calculation"
+"""Whole logged key of ADVANTAGE_CALCULATION_DURATION (prefix and logger key joined): the
+key of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 LOGPROB_DURATION: Final = TeedMetric(
     logger_key="policy_and_reference_logprobs",
@@ -156,12 +186,18 @@ LOGPROB_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/policy_and_reference_logprobs
+Logged key: timing/train/policy_and_reference_logprobs
+Logger key: policy_and_reference_logprobs (under prefix timing/train)
 Stability: development
 """
 
 LOGPROB_DURATION_KEY: Final = "policy_and_reference_logprobs"
 """Logger key of LOGPROB_DURATION; log its value under prefix timing/train."""
+
+LOGPROB_DURATION_LOGGED_KEY: Final = "timing/train/policy_and_reference_logprobs"
+"""Whole logged key of LOGPROB_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 POLICY_TRAINING_DURATION: Final = TeedMetric(
     logger_key="policy_training",
@@ -182,12 +218,18 @@ POLICY_TRAINING_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/policy_training
+Logged key: timing/train/policy_training
+Logger key: policy_training (under prefix timing/train)
 Stability: beta
 """
 
 POLICY_TRAINING_DURATION_KEY: Final = "policy_training"
 """Logger key of POLICY_TRAINING_DURATION; log its value under prefix timing/train."""
+
+POLICY_TRAINING_DURATION_LOGGED_KEY: Final = "timing/train/policy_training"
+"""Whole logged key of POLICY_TRAINING_DURATION (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 CHECKPOINT_DURATION: Final = TeedMetric(
     logger_key="checkpointing",
@@ -208,12 +250,18 @@ CHECKPOINT_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/checkpointing
+Logged key: timing/train/checkpointing
+Logger key: checkpointing (under prefix timing/train)
 Stability: development
 """
 
 CHECKPOINT_DURATION_KEY: Final = "checkpointing"
 """Logger key of CHECKPOINT_DURATION; log its value under prefix timing/train."""
+
+CHECKPOINT_DURATION_LOGGED_KEY: Final = "timing/train/checkpointing"
+"""Whole logged key of CHECKPOINT_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 WEIGHT_SYNC_DURATION: Final = TeedMetric(
     logger_key="weight_sync",
@@ -228,12 +276,18 @@ WEIGHT_SYNC_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/weight_sync
+Logged key: timing/train/weight_sync
+Logger key: weight_sync (under prefix timing/train)
 Stability: development
 """
 
 WEIGHT_SYNC_DURATION_KEY: Final = "weight_sync"
 """Logger key of WEIGHT_SYNC_DURATION; log its value under prefix timing/train."""
+
+WEIGHT_SYNC_DURATION_LOGGED_KEY: Final = "timing/train/weight_sync"
+"""Whole logged key of WEIGHT_SYNC_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALUE_TRAINING_DURATION: Final = TeedMetric(
     logger_key="value_training",
@@ -248,12 +302,18 @@ VALUE_TRAINING_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/value_training
+Logged key: timing/train/value_training
+Logger key: value_training (under prefix timing/train)
 Stability: development
 """
 
 VALUE_TRAINING_DURATION_KEY: Final = "value_training"
 """Logger key of VALUE_TRAINING_DURATION; log its value under prefix timing/train."""
+
+VALUE_TRAINING_DURATION_LOGGED_KEY: Final = "timing/train/value_training"
+"""Whole logged key of VALUE_TRAINING_DURATION (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 REFIT_DURATION: Final = TeedMetric(
     logger_key="prepare_for_generation/total",
@@ -271,12 +331,18 @@ REFIT_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/train/prepare_for_generation/total
+Logged key: timing/train/prepare_for_generation/total
+Logger key: prepare_for_generation/total (under prefix timing/train)
 Stability: development
 """
 
 REFIT_DURATION_KEY: Final = "prepare_for_generation/total"
 """Logger key of REFIT_DURATION; log its value under prefix timing/train."""
+
+REFIT_DURATION_LOGGED_KEY: Final = "timing/train/prepare_for_generation/total"
+"""Whole logged key of REFIT_DURATION (prefix and logger key joined): the key of its value
+in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 THROUGHPUT_VALID_TOKENS_PER_GPU: Final = TeedMetric(
     logger_key="valid_tokens_per_sec_per_gpu",
@@ -295,12 +361,18 @@ THROUGHPUT_VALID_TOKENS_PER_GPU: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}/s
-Logger key: timing/train/valid_tokens_per_sec_per_gpu
+Logged key: timing/train/valid_tokens_per_sec_per_gpu
+Logger key: valid_tokens_per_sec_per_gpu (under prefix timing/train)
 Stability: development
 """
 
 THROUGHPUT_VALID_TOKENS_PER_GPU_KEY: Final = "valid_tokens_per_sec_per_gpu"
 """Logger key of THROUGHPUT_VALID_TOKENS_PER_GPU; log its value under prefix timing/train."""
+
+THROUGHPUT_VALID_TOKENS_PER_GPU_LOGGED_KEY: Final = "timing/train/valid_tokens_per_sec_per_gpu"
+"""Whole logged key of THROUGHPUT_VALID_TOKENS_PER_GPU (prefix and logger key joined): the
+key of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VALIDATION_DURATION: Final = TeedMetric(
     logger_key="total_validation_time",
@@ -320,12 +392,18 @@ VALIDATION_DURATION: Final = TeedMetric(
 
 Kind: gauge
 Unit: s
-Logger key: timing/validation/total_validation_time
+Logged key: timing/validation/total_validation_time
+Logger key: total_validation_time (under prefix timing/validation)
 Stability: development
 """
 
 VALIDATION_DURATION_KEY: Final = "total_validation_time"
 """Logger key of VALIDATION_DURATION; log its value under prefix timing/validation."""
+
+VALIDATION_DURATION_LOGGED_KEY: Final = "timing/validation/total_validation_time"
+"""Whole logged key of VALIDATION_DURATION (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 TEED: Final[tuple[TeedMetric, ...]] = (
     STEP_DURATION,
@@ -350,32 +428,45 @@ RECORDED: Final[tuple[RecordedMetric, ...]] = ()
 __all__ = [
     "ADVANTAGE_CALCULATION_DURATION",
     "ADVANTAGE_CALCULATION_DURATION_KEY",
+    "ADVANTAGE_CALCULATION_DURATION_LOGGED_KEY",
     "CHECKPOINT_DURATION",
     "CHECKPOINT_DURATION_KEY",
+    "CHECKPOINT_DURATION_LOGGED_KEY",
     "DATA_PROCESSING_DURATION",
     "DATA_PROCESSING_DURATION_KEY",
+    "DATA_PROCESSING_DURATION_LOGGED_KEY",
     "GENERATION_DURATION",
     "GENERATION_DURATION_KEY",
+    "GENERATION_DURATION_LOGGED_KEY",
     "LOGPROB_DURATION",
     "LOGPROB_DURATION_KEY",
+    "LOGPROB_DURATION_LOGGED_KEY",
     "POLICY_TRAINING_DURATION",
     "POLICY_TRAINING_DURATION_KEY",
+    "POLICY_TRAINING_DURATION_LOGGED_KEY",
     "RECORDED",
     "REFIT_DURATION",
     "REFIT_DURATION_KEY",
+    "REFIT_DURATION_LOGGED_KEY",
     "REWARD_CALCULATION_DURATION",
     "REWARD_CALCULATION_DURATION_KEY",
+    "REWARD_CALCULATION_DURATION_LOGGED_KEY",
     "STEP_DURATION",
     "STEP_DURATION_KEY",
+    "STEP_DURATION_LOGGED_KEY",
     "TEED",
     "THROUGHPUT_VALID_TOKENS_PER_GPU",
     "THROUGHPUT_VALID_TOKENS_PER_GPU_KEY",
+    "THROUGHPUT_VALID_TOKENS_PER_GPU_LOGGED_KEY",
     "VALIDATION_DURATION",
     "VALIDATION_DURATION_KEY",
+    "VALIDATION_DURATION_LOGGED_KEY",
     "VALUE_TRAINING_DURATION",
     "VALUE_TRAINING_DURATION_KEY",
+    "VALUE_TRAINING_DURATION_LOGGED_KEY",
     "WEIGHT_SYNC_DURATION",
     "WEIGHT_SYNC_DURATION_KEY",
+    "WEIGHT_SYNC_DURATION_LOGGED_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)

@@ -35,13 +35,19 @@ VLLM_PROMPT_TOKENS: Final = TeedMetric(
 
 Kind: counter
 Unit: {token}
-Logger key: train/vllm/prompt_tokens
+Logged key: train/vllm/prompt_tokens
+Logger key: vllm/prompt_tokens (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VLLM_PROMPT_TOKENS_KEY: Final = "vllm/prompt_tokens"
 """Logger key of VLLM_PROMPT_TOKENS; log its value under prefix train."""
+
+VLLM_PROMPT_TOKENS_LOGGED_KEY: Final = "train/vllm/prompt_tokens"
+"""Whole logged key of VLLM_PROMPT_TOKENS (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_GENERATION_TOKENS: Final = TeedMetric(
     logger_key="vllm/generation_tokens",
@@ -61,13 +67,19 @@ VLLM_GENERATION_TOKENS: Final = TeedMetric(
 
 Kind: counter
 Unit: {token}
-Logger key: train/vllm/generation_tokens
+Logged key: train/vllm/generation_tokens
+Logger key: vllm/generation_tokens (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: beta
 """
 
 VLLM_GENERATION_TOKENS_KEY: Final = "vllm/generation_tokens"
 """Logger key of VLLM_GENERATION_TOKENS; log its value under prefix train."""
+
+VLLM_GENERATION_TOKENS_LOGGED_KEY: Final = "train/vllm/generation_tokens"
+"""Whole logged key of VLLM_GENERATION_TOKENS (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_PROMPT_LENGTH_MEAN: Final = TeedMetric(
     logger_key="vllm/prompt_length_mean",
@@ -87,13 +99,19 @@ VLLM_PROMPT_LENGTH_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}
-Logger key: train/vllm/prompt_length_mean
+Logged key: train/vllm/prompt_length_mean
+Logger key: vllm/prompt_length_mean (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VLLM_PROMPT_LENGTH_MEAN_KEY: Final = "vllm/prompt_length_mean"
 """Logger key of VLLM_PROMPT_LENGTH_MEAN; log its value under prefix train."""
+
+VLLM_PROMPT_LENGTH_MEAN_LOGGED_KEY: Final = "train/vllm/prompt_length_mean"
+"""Whole logged key of VLLM_PROMPT_LENGTH_MEAN (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_GENERATION_LENGTH_MEAN: Final = TeedMetric(
     logger_key="vllm/generation_length_mean",
@@ -113,13 +131,19 @@ VLLM_GENERATION_LENGTH_MEAN: Final = TeedMetric(
 
 Kind: gauge
 Unit: {token}
-Logger key: train/vllm/generation_length_mean
+Logged key: train/vllm/generation_length_mean
+Logger key: vllm/generation_length_mean (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VLLM_GENERATION_LENGTH_MEAN_KEY: Final = "vllm/generation_length_mean"
 """Logger key of VLLM_GENERATION_LENGTH_MEAN; log its value under prefix train."""
+
+VLLM_GENERATION_LENGTH_MEAN_LOGGED_KEY: Final = "train/vllm/generation_length_mean"
+"""Whole logged key of VLLM_GENERATION_LENGTH_MEAN (prefix and logger key joined): the key
+of its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_GENERATIONS_OK: Final = TeedMetric(
     logger_key="vllm/generations_ok",
@@ -139,13 +163,19 @@ VLLM_GENERATIONS_OK: Final = TeedMetric(
 
 Kind: counter
 Unit: {generation}
-Logger key: train/vllm/generations_ok
+Logged key: train/vllm/generations_ok
+Logger key: vllm/generations_ok (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VLLM_GENERATIONS_OK_KEY: Final = "vllm/generations_ok"
 """Logger key of VLLM_GENERATIONS_OK; log its value under prefix train."""
+
+VLLM_GENERATIONS_OK_LOGGED_KEY: Final = "train/vllm/generations_ok"
+"""Whole logged key of VLLM_GENERATIONS_OK (prefix and logger key joined): the key of its
+value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_GENERATIONS_FAILED: Final = TeedMetric(
     logger_key="vllm/generations_failed",
@@ -169,13 +199,19 @@ step.
 
 Kind: counter
 Unit: {generation}
-Logger key: train/vllm/generations_failed
+Logged key: train/vllm/generations_failed
+Logger key: vllm/generations_failed (under prefix train)
 Also under prefixes: the empty prefix (the key is logged bare)
 Stability: development
 """
 
 VLLM_GENERATIONS_FAILED_KEY: Final = "vllm/generations_failed"
 """Logger key of VLLM_GENERATIONS_FAILED; log its value under prefix train."""
+
+VLLM_GENERATIONS_FAILED_LOGGED_KEY: Final = "train/vllm/generations_failed"
+"""Whole logged key of VLLM_GENERATIONS_FAILED (prefix and logger key joined): the key of
+its value in a flat dict handed to wandb.log, tee_flat or TrackingTee.
+"""
 
 VLLM_BATCH_DURATION: Final = RecordedMetric(
     name="rl.vllm.batch.duration",
@@ -209,16 +245,22 @@ __all__ = [
     "VLLM_BATCH_DURATION",
     "VLLM_GENERATIONS_FAILED",
     "VLLM_GENERATIONS_FAILED_KEY",
+    "VLLM_GENERATIONS_FAILED_LOGGED_KEY",
     "VLLM_GENERATIONS_OK",
     "VLLM_GENERATIONS_OK_KEY",
+    "VLLM_GENERATIONS_OK_LOGGED_KEY",
     "VLLM_GENERATION_LENGTH_MEAN",
     "VLLM_GENERATION_LENGTH_MEAN_KEY",
+    "VLLM_GENERATION_LENGTH_MEAN_LOGGED_KEY",
     "VLLM_GENERATION_TOKENS",
     "VLLM_GENERATION_TOKENS_KEY",
+    "VLLM_GENERATION_TOKENS_LOGGED_KEY",
     "VLLM_PROMPT_LENGTH_MEAN",
     "VLLM_PROMPT_LENGTH_MEAN_KEY",
+    "VLLM_PROMPT_LENGTH_MEAN_LOGGED_KEY",
     "VLLM_PROMPT_TOKENS",
     "VLLM_PROMPT_TOKENS_KEY",
+    "VLLM_PROMPT_TOKENS_LOGGED_KEY",
 ]
 
 register_teed_metrics(TEED, owner=__name__)
