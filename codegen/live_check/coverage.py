@@ -15,6 +15,8 @@ row with a ``required`` enum attribute, ``families`` and ``enum_values``
 list which of each enum's values were seen (captured from a key or passed
 as an attribute) and which were not.
 
+``overall`` is 0 when no row applied (nothing was judged), never a vacuous 1.
+
 Everything here is bounded by the catalog.
 """
 
@@ -207,7 +209,8 @@ def compute_coverage(
             if values:
                 out.enum_values[name] = values
     out.open_values = tracker.open_values()
-    out.overall = _share(out.seen, out.applicable)
+    # A run in which no row could be judged covered nothing: 0, never a vacuous 100%.
+    out.overall = _share(out.seen, out.applicable) if out.applicable else 0.0
     for owner, (seen, total) in sorted(by_owner.items()):
         out.owners[owner] = {"seen": seen, "applicable": total, "overall": _share(seen, total)}
     return out

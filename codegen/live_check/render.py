@@ -114,7 +114,8 @@ def render_text(
     hidden = len(report.rows) - len(shown)
     if hidden:
         lines.append(f"({hidden} row(s) the run was not judged on are hidden; --all shows them)")
-    lines.extend(f"error: {reason}" for reason, _ in report.verdict_reasons())
+    reasons = report.verdict_reasons(wanted)
+    lines.extend(f"error: {reason}" for reason, _ in reasons)
     diagnostics = report.diagnostics(wanted, listed=True)
     lines.extend(d.format() for d in diagnostics)
     unlisted = report.unlisted_note()
@@ -127,8 +128,8 @@ def render_text(
     failed = report.failed(wanted)
     if failed:
         lines.append(f"FAILED: --fail-on {','.join(failed)}")
-    elif report.verdict_reasons():
-        lines.append("FAILED: " + "; ".join(rule for _, rule in report.verdict_reasons()))
+    elif reasons:
+        lines.append("FAILED: " + "; ".join(rule for _, rule in reasons))
     # Keys, series and loop names come from the log or the network: one safe line each.
     return "\n".join(printable(line) for line in lines)
 

@@ -27,6 +27,8 @@ _TOOL: Final = "metric-catalog live-check"
 _VERDICT_RULES: Final = {
     "saw_nothing": "The input showed nothing the catalog declares.",
     "min_coverage": "Coverage of the applicable rows is below --min-coverage.",
+    "nothing_judged": "A gate read records but could judge no row (undecided loop, only "
+    "bookkeeping or undeclared keys).",
 }
 
 
@@ -68,7 +70,7 @@ def render_sarif(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
         for rule, text in _VERDICT_RULES.items()
     ]
     results: list[dict[str, object]] = []
-    for reason, rule in report.verdict_reasons():
+    for reason, rule in report.verdict_reasons(wanted):
         results.append(
             {
                 "ruleId": rule,
@@ -138,7 +140,7 @@ def render_github(report: LiveCheckReport, fail_on: Iterable[str] = ()) -> str:
     """GitHub workflow commands: a summary notice, then one annotation per finding."""
     wanted = set(fail_on)
     lines = [f"::notice title=live-check::{github_escape(report.summary_text(wanted))}"]
-    for reason, rule in report.verdict_reasons():
+    for reason, rule in report.verdict_reasons(wanted):
         where = github_escape(report.source, prop=True)
         lines.append(f"::error file={where},title={rule}::{github_escape(reason)}")
     listed = report.listed_findings()

@@ -110,12 +110,41 @@ class LiveCheckReport:
             return "nothing was seen: the input is empty; pass the log the run wrote"
         return f"nothing was seen: none of the input's {self.lines} line(s) is a record"
 
-    def verdict_reasons(self) -> list[tuple[str, str]]:
-        """``(reason, rule)`` of what fails the run in every mode: saw nothing, low coverage."""
+    def nothing_judged(self) -> str | None:
+        """Why records were read but no row could be judged, or ``None`` when one was.
+
+        A gate over such an input judged nothing: its coverage is not 100%, and under
+        ``--fail-on`` it fails (:meth:`verdict_reasons`), naming what would let rows be
+        judged.
+        """
+        if not self.records or self.coverage.applicable:
+            return None
+        undecided = any(summary.presence == "undecided" for summary in self.rows)
+        if (self.loop.name is None and undecided) or self.count("ambiguous_key"):
+            fix = (
+                "the input's loop could not be decided; name it (--loop NAME, "
+                "JsonlLogger(loop=...), METRIC_CATALOG_LOOP, or tee_flat(..., loop=...)) or "
+                "log a signature key of its loop"
+            )
+        elif not any(summary.logged for summary in self.rows):
+            fix = (
+                "no declared row was logged (only bookkeeping or undeclared keys); check the "
+                "input is the run's metrics log and its step key is declared"
+            )
+        else:
+            fix = "every row the input showed is outside the run's loop or condition"
+        return f"no row was judged in {self.records} record(s): {fix}"
+
+    def verdict_reasons(self, fail_on: Iterable[str] = ()) -> list[tuple[str, str]]:
+        """``(reason, rule)`` of what fails the run: saw nothing, low coverage in every mode;
+        under ``fail_on`` (a gate), an input in which no row could be judged."""
         reasons = []
         nothing = self.saw_nothing()
         if nothing is not None:
             reasons.append((nothing, "saw_nothing"))
+        unjudged = self.nothing_judged() if set(fail_on) else None
+        if unjudged is not None:
+            reasons.append((unjudged, "nothing_judged"))
         cover = self.coverage
         if cover.minimum is not None and cover.below_minimum:
             reasons.append(
@@ -129,7 +158,8 @@ class LiveCheckReport:
 
     def ok(self, fail_on: Iterable[str] = ()) -> bool:
         """Whether the run passes: no ``fail_on`` kind occurred and no verdict reason."""
-        return not self.failed(fail_on) and not self.verdict_reasons()
+        wanted = set(fail_on)
+        return not self.failed(wanted) and not self.verdict_reasons(wanted)
 
     def listed_findings(self) -> list[Finding]:
         """The findings a rendered report lists, by position, at most the cap of them."""
@@ -153,7 +183,7 @@ class LiveCheckReport:
         return {
             "ok": self.ok(wanted),
             "failed": self.failed(wanted),
-            "reasons": [reason for reason, _ in self.verdict_reasons()],
+            "reasons": [reason for reason, _ in self.verdict_reasons(wanted)],
             "records": self.records,
             "coverage": self.coverage.overall,
             "findings": sum(self.count(k) for k in FINDING_KINDS),
@@ -169,9 +199,14 @@ class LiveCheckReport:
         kinds = doc["kinds"]
         shown = ", ".join(f"{k} {n}" for k, n in kinds.items()) if isinstance(kinds, dict) else ""
         verdict = "ok" if doc["ok"] else "failed"
+        judged = (
+            f"coverage {cover.overall:.1%} ({cover.seen} of {cover.applicable} applicable rows "
+            "logged)"
+            if cover.applicable or not self.records
+            else "coverage: 0 rows judged"
+        )
         return (
-            f"{verdict}: {self.records} record(s); coverage {cover.overall:.1%} "
-            f"({cover.seen} of {cover.applicable} applicable rows logged); "
+            f"{verdict}: {self.records} record(s); {judged}; "
             f"{doc['distinct_findings']} distinct finding(s){': ' + shown if shown else ''}"
         )
 

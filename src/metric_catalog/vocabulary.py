@@ -657,8 +657,7 @@ class TeedMetric:
     def logged_keys(self) -> tuple[str, ...]:
         """:attr:`logged_key` under every prefix the row is teed under, ``prefix`` first."""
         return tuple(
-            qualified_key(prefix, self.logger_key)
-            for prefix in (self.prefix, *self.other_prefixes)
+            qualified_key(prefix, self.logger_key) for prefix in (self.prefix, *self.other_prefixes)
         )
 
     def __replace__(self, /, **changes: Any) -> TeedMetric:

@@ -302,7 +302,12 @@ def test_row_docstring_states_kind_unit_key_stability_and_deprecation(
     text = render_python_module(owner_file([row]))
     doc_start = text.index('"""Old value.')
     doc = text[doc_start : text.index('"""', doc_start + 3) + 3]
-    facts = ["Kind: gauge", "Unit: 1", "Logged key: train/old", "Logger key: old (under prefix train)"]
+    facts = [
+        "Kind: gauge",
+        "Unit: 1",
+        "Logged key: train/old",
+        "Logger key: old (under prefix train)",
+    ]
     for fact in [*facts, "Stability: beta", expected]:
         assert fact in doc
 

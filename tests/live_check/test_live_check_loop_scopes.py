@@ -398,3 +398,36 @@ def test_an_opt_in_row_counts_in_coverage_only_when_logged(tmp_path: Path) -> No
     catalog = loaded_catalog(tmp_path / "project", PRESENCE)
     report = check_stream(_loop_run("sft"), catalog)
     assert (report.coverage.seen, report.coverage.applicable) == (1, 1)
+
+
+UNDECIDED = [{"time/step": 3.0}] * 4
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_gate_over_an_input_whose_loop_cannot_be_decided_fails_naming_the_fix(
+    tmp_path: Path, fmt: str
+) -> None:
+    """Records read, no row judged: a gate fails, never a vacuous 100% coverage."""
+    report = check_paths([str(_log(tmp_path / "x.jsonl", None, UNDECIDED))], _catalog(tmp_path))
+    assert report.coverage.applicable == 0
+    assert report.coverage.overall == 0.0
+    assert "coverage: 0 rows judged" in report.summary_text()
+    assert not report.ok(["undeclared", "missing"])
+    rendered = report.render(fmt, ["undeclared", "missing"])
+    assert "--loop" in rendered
+    assert "nothing_judged" in rendered or "no row was judged" in rendered
+
+
+def test_without_a_gate_an_unjudged_input_passes_but_says_nothing_was_judged(
+    tmp_path: Path,
+) -> None:
+    report = check_paths([str(_log(tmp_path / "x.jsonl", None, UNDECIDED))], _catalog(tmp_path))
+    assert report.ok()
+    assert "0 rows judged" in report.summary_text()
+
+
+def test_a_gate_over_an_input_whose_loop_is_named_judges_rows_and_passes(tmp_path: Path) -> None:
+    report = check_paths([str(_log(tmp_path / "t.jsonl", "trainer", TRAINER))], _catalog(tmp_path))
+    assert report.coverage.applicable > 0
+    assert report.nothing_judged() is None
+    assert report.ok(["undeclared", "missing"])
