@@ -31,7 +31,7 @@ from codegen.live_check import (
     expand_inputs,
 )
 from codegen.live_check.checker import Checker
-from codegen.runs.ingest import HEAD_BYTES, choose, flat, mlflow, read_source
+from codegen.runs.ingest import HEAD_BYTES, choose, flat, jsonl, mlflow, read_source
 
 REPO = Path(__file__).resolve().parents[2]
 EVOLUTION = REPO / "tests" / "fixtures" / "evolution"
@@ -141,6 +141,9 @@ def test_the_longest_prefix_wins_when_two_fit(tmp_path: Path) -> None:
     [
         (b'{"step":1,"data":{"actor/loss":0.1}}\n', True),
         (b'{"step": 3, "actor/loss": 0.1}\n', True),
+        # W&B's history (wandb-history.jsonl) and most hand-rolled loggers: the step in _step.
+        (b'{"_step": 0, "_runtime": 1.5, "_timestamp": 1.7e9, "train/loss": 0.5}\n', True),
+        (b'{"_step": "0", "train/loss": 0.5}\n', False),
         (b'\n\n{"step": 3, "actor/loss": 0.1}\n', True),
         (b'{"step": 1, "prefix": "train", "metrics": {"loss": 1}}\n', False),
         (b'{"step": 1, "series": "rl.x", "value": 1}\n', False),
@@ -153,6 +156,39 @@ def test_the_longest_prefix_wins_when_two_fit(tmp_path: Path) -> None:
 )
 def test_flat_jsonl_is_detected_by_its_first_line(head: bytes, flat_detected: bool) -> None:
     assert flat.detect("x.jsonl", head) is flat_detected
+
+
+def test_a_wandb_history_file_is_read_with_its_underscore_step_and_no_malformed_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "t.yaml").write_text(
+        "owner: t\nmodule: t\ndescription: Training.\nprefix: train\nteed:\n"
+        "  - logger_key: loss\n    name: rl.t.loss\n    kind: gauge\n    unit: '1'\n"
+        "    description: The loss.\n    requirement_level: required\n",
+        encoding="utf-8",
+    )
+    result = load_and_check(root=tmp_path, lint=False)
+    lines = [
+        {"_step": step, "_runtime": 1.5 * step, "_timestamp": 1.7e9 + step, "train/loss": 0.5}
+        for step in range(4)
+    ]
+    raw = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    stream = io.BufferedReader(io.BytesIO(raw))  # peekable, as a file is: detected
+    report = check_stream(stream, result.catalog, source="wandb-history.jsonl")
+    assert report.count("malformed") == 0
+    assert report.findings == []
+    assert {r.row.name: r.logged for r in report.rows} == {"rl.t.loss": 4}
+    assert report.last_step == 3
+
+
+def test_a_flat_line_inside_this_projects_jsonl_names_the_flag_that_reads_it() -> None:
+    why = jsonl.parse(b'{"_step": 1, "train/loss": 0.5}', "x.jsonl", 2)
+    assert isinstance(why, str)
+    assert "--input-format flat-jsonl" in why
+    other = jsonl.parse(b'{"step": 1, "prefix": 3, "metrics": {}}', "x.jsonl", 2)
+    assert isinstance(other, str)
+    assert "--input-format" not in other
 
 
 def test_this_projects_jsonl_is_still_detected_as_jsonl() -> None:

@@ -37,6 +37,7 @@ from ._json import loads
 
 __all__ = [
     "INGESTER_NAME",
+    "LINE_SHAPES",
     "MAX_TORN_STARTS",
     "LineReader",
     "bounded_lines",
@@ -59,6 +60,20 @@ _KINDS: Final = {
     "otlp-json": ("an OTLP JSON log", "pass the file the Collector's file exporter wrote"),
 }
 """What each line-based format's input is, for the message abandoning one (else JSONL's)."""
+
+
+LINE_SHAPES: Final[list[tuple[str, Callable[[object], bool]]]] = []
+"""Other line-based formats, by ``--input-format`` name, and whether a decoded line is of
+that shape: a line this format refuses that fits one says which flag reads it. Each
+format's module adds itself (it imports this one, so this one cannot import it)."""
+
+
+def _read_as(doc: object) -> str:
+    """``; ...pass --input-format NAME`` for the first other format ``doc`` fits, else ``""``."""
+    for name, fits in LINE_SHAPES:
+        if fits(doc):
+            return f"; the line is {name} (a flat dict of whole keys): pass --input-format {name}"
+    return ""
 
 
 def _is_regular(stream: BinaryIO) -> bool:
@@ -168,7 +183,7 @@ def parse(raw: bytes, path: str, line: int) -> Record | RunConfig | str:
         )
     step = doc.get("step")
     if isinstance(step, bool) or not isinstance(step, int):
-        return '"step" must be an integer'
+        return '"step" must be an integer' + _read_as(doc)
     loop = doc.get("loop")
     if loop is not None and not isinstance(loop, str):
         return '"loop" must be a string (the training loop\'s name) when present'
@@ -188,9 +203,9 @@ def parse(raw: bytes, path: str, line: int) -> Record | RunConfig | str:
         return Record(step, "", {}, path, line, loop, attributes, series, doc["value"], named)
     prefix, metrics = doc.get("prefix"), doc.get("metrics")
     if not isinstance(prefix, str):
-        return '"prefix" must be a string'
+        return '"prefix" must be a string' + _read_as(doc)
     if not isinstance(metrics, dict):
-        return '"metrics" must be an object'
+        return '"metrics" must be an object' + _read_as(doc)
     # A prefix given with its separator ("train/", NeMo-Aligner's) names "train", as in the tee.
     prefix = namespace_prefix(prefix)
     return Record(step, prefix, metrics, path, line, loop, attributes, worker=named)
