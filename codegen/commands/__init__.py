@@ -66,8 +66,8 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, catalog: bool = Tru
     The older ``--<key>`` flag of each key of :data:`codegen.config.CONFIG_KEYS`
     that declares one (``--package``, ``--docs-dir``, ...) is still accepted,
     hidden from ``--help``: ``--config`` overrides any key with one option.
-    ``catalog=False`` leaves out ``--catalog`` (the ``globs`` key): ``validate``
-    and ``lint`` take catalog paths as PATHS, ``init`` writes the key.
+    ``catalog=False`` leaves out ``--catalog`` (the ``globs`` key): ``init`` writes
+    the key. ``validate`` and ``lint`` take both PATHS and ``--catalog``.
     """
     group = _project_group(parser)
     if catalog:

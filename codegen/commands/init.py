@@ -123,7 +123,8 @@ def _layout(
     package_dir = str(given.get("package-dir") or f"{base}{package.replace('.', '/')}")
     catalog_dir = PurePosixPath(package_dir).parent / "catalog"
     layout: dict[str, object] = {
-        "catalog": f"{catalog_dir.as_posix()}/*.yaml",
+        # Recursive: a drafted/ folder of infer's (infer --out-dir <catalog>/drafted) is read.
+        "catalog": f"{catalog_dir.as_posix()}/**/*.yaml",
         "package": package,
         "package-dir": package_dir,
         "docs-dir": "docs/metrics",
@@ -139,8 +140,8 @@ def _layout(
 def table_text(keys: Mapping[str, object]) -> str:
     """The ``[tool.metric-catalog]`` table for ``keys``, with a comment per line."""
     lines = [
-        "# metric-catalog: every path is relative to this file. Keys: metric-catalog --help,",
-        "# or the guide page 'Use it in your project'.",
+        "# metric-catalog: every path is relative to this file. Keys: metric-catalog --help;",
+        "# setting it up: the adopt guide (docs/guide/adopt.md).",
         f"[{TABLE}]",
         *table_lines(keys),
     ]
@@ -338,6 +339,24 @@ def _start_catalog(config: Config, writes: list[_Write]) -> None:
     _new_file(config.root / config.package_dir / "__init__.py", _INIT_PY, writes)
 
 
+_GITIGNORE: Final = ".gitignore"
+
+
+def _ignore_cache(config: Config, writes: list[_Write]) -> None:
+    """Add the cache dir to the project's ``.gitignore`` (created, or appended to once)."""
+    entry = "/" + PurePosixPath(config.cache_dir).as_posix().strip("/") + "/"
+    path = config.root / _GITIGNORE
+    # A .gitignore that is a link out of the project, or not a file, is never read or written.
+    check_output_path(config.root, _GITIGNORE)
+    old = _read_text(path) if path.is_file() else None
+    present = {line.strip() for line in (old or "").splitlines()}
+    if {entry, entry.lstrip("/"), entry.rstrip("/"), entry.strip("/")} & present:
+        return
+    head = "" if not old else old if old.endswith(("\n", "\r")) else f"{old}\n"
+    comment = "# metric-catalog's cache (generate's no-op manifest): not source\n"
+    writes.append(_Write(path, old, f"{head}{comment}{entry}\n"))
+
+
 def _diff(write: _Write) -> str:
     shown = _shown(write.path)
     old = [] if write.old is None else write.old.splitlines(keepends=True)
@@ -424,6 +443,7 @@ def run(args: argparse.Namespace) -> int:
         new = table if old is None else add_table(old, table, pyproject)
         writes.append(_Write(pyproject, old, new))
     _start_catalog(config, writes)
+    _ignore_cache(config, writes)
     for write in writes:
         if write.old is None:  # pyproject.toml itself was checked in its own folder
             _check_inside(config.root, write)
@@ -436,6 +456,8 @@ def run(args: argparse.Namespace) -> int:
         _write(write)
         verb = "added" if write.old is not None else "wrote"
         what = f" [{TABLE}] to" if write.old is not None else ""
+        if write.path.name == _GITIGNORE:
+            verb, what = ("added the cache dir to", "") if write.old is not None else (verb, "")
         print(f"{verb}{what} {_shown(write.path)}")
     # Commands find the table walking up from the cwd: from elsewhere, go there first.
     here = Path.cwd().resolve()

@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_format_argument(parser, "text lines for people (default) or a JSON array for machines")
     add_warnings_as_errors_argument(parser)
+    # --catalog as resolve, scan and infer take it; PATHS, when given, still win.
     add_root_argument(
         parser,
-        catalog=False,
         help=(
             "the folder of the pyproject.toml with [tool.metric-catalog]; paths are shown "
             "relative to it (default: the nearest one above the cwd, else the cwd)"

@@ -152,3 +152,19 @@ def test_module_entry_point_runs_in_a_subprocess(repo: Path) -> None:
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stdout.startswith("catalog/grpo.yaml:8:11: error[IMPLICIT_NON_STRING]")
+
+
+def test_validate_and_lint_take_catalog_as_resolve_scan_and_infer_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--catalog`` points validate at other files than the configured ones."""
+    root = tmp_path / "proj"
+    (root / "elsewhere").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[tool.metric-catalog]\ncatalog = ["missing/*.yaml"]\n', encoding="utf-8"
+    )
+    (root / "elsewhere" / "bad.yaml").write_text("owner: x\nmodule: x\n", encoding="utf-8")
+    for command in ("validate", "lint"):
+        code = main([command, "--root", str(root), "--catalog", str(root / "elsewhere")])
+        assert code == 1
+        assert "bad.yaml" in capsys.readouterr().out

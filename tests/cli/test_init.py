@@ -73,7 +73,7 @@ def test_init_writes_a_table_an_example_and_the_package_then_generate_passes(
     assert out.splitlines()[-2:] == NEXT_STEPS
     config = load_config(root)
     assert config.package == "my_rl.telemetry.generated"
-    assert config.catalog == ("my_rl/telemetry/catalog/*.yaml",)
+    assert config.catalog == ("my_rl/telemetry/catalog/**/*.yaml",)
     example = root / "my_rl" / "telemetry" / "catalog" / "example.yaml"
     assert example.read_text().startswith("# yaml-language-server: $schema=catalog.schema.json\n")
     assert (example.parent / "catalog.schema.json").is_file()
@@ -229,7 +229,8 @@ def test_init_dry_run_prints_a_unified_diff_and_writes_nothing(
     assert '+package = "rl.telemetry.generated"' in out
     assert "--- /dev/null\n+++ b/rl/telemetry/catalog/example.yaml\n" in out
     assert "+++ b/rl/telemetry/catalog/catalog.schema.json\n" in out
-    assert out.splitlines()[-1] == "init: dry run, 4 file(s) would change; nothing written"
+    assert "--- /dev/null\n+++ b/.gitignore\n" in out
+    assert out.splitlines()[-1] == "init: dry run, 5 file(s) would change; nothing written"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml"]
     assert (tmp_path / "pyproject.toml").read_text() == '[project]\nname = "rl"\n'
 
@@ -361,3 +362,62 @@ def test_init_refuses_a_pyproject_that_is_not_utf8_with_its_position(
     assert err.startswith("error: pyproject.toml:2:10: not UTF-8 (byte 0xe9)"), err
     assert (tmp_path / "pyproject.toml").read_bytes() == data
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml"]
+
+
+def test_init_keeps_the_cache_dir_out_of_git_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table says the cache dir stays out of git: init adds it to .gitignore, once."""
+    root = tmp_path / "tinyrl"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.pyc", encoding="utf-8")  # no final newline, kept
+    assert main(["init", "--root", str(root)]) == 0
+    assert (root / ".gitignore").read_text() == (
+        "*.pyc\n# metric-catalog's cache (generate's no-op manifest): not source\n"
+        "/.cache/metric-catalog/\n"
+    )
+    assert main(["init", "--root", str(root)]) == 0
+    assert (root / ".gitignore").read_text().count(".cache/metric-catalog") == 1
+    capsys.readouterr()
+
+
+def test_init_writes_a_gitignore_where_none_is_and_leaves_one_naming_the_cache(
+    tmp_path: Path,
+) -> None:
+    fresh, listed = tmp_path / "fresh", tmp_path / "listed"
+    fresh.mkdir()
+    listed.mkdir()
+    (listed / ".gitignore").write_text(".cache/metric-catalog\n", encoding="utf-8")
+    assert main(["init", "--root", str(fresh)]) == 0
+    assert main(["init", "--root", str(listed)]) == 0
+    assert "/.cache/metric-catalog/" in (fresh / ".gitignore").read_text()
+    assert (listed / ".gitignore").read_text() == ".cache/metric-catalog\n"
+
+
+def test_init_refuses_a_gitignore_that_links_out_of_the_project(tmp_path: Path) -> None:
+    root, outside = tmp_path / "proj", tmp_path / "outside.txt"
+    root.mkdir()
+    outside.write_text("secret\n", encoding="utf-8")
+    (root / ".gitignore").symlink_to(outside)
+    assert main(["init", "--root", str(root)]) == 2
+    assert outside.read_text() == "secret\n"
+    assert not (root / "pyproject.toml").exists()
+
+
+def test_the_initialised_catalog_glob_reads_a_drafted_subfolder(tmp_path: Path) -> None:
+    """infer --out-dir <catalog>/drafted then validate: the drafted files are read."""
+    root = tmp_path / "tinyrl"
+    root.mkdir()
+    assert main(["init", "--root", str(root)]) == 0
+    drafted = root / "tinyrl" / "telemetry" / "catalog" / "drafted"
+    drafted.mkdir()
+    example = (drafted.parent / "example.yaml").read_text()
+    (drafted / "more.yaml").write_text(
+        example.replace("module: example ", "module: more    ")
+        .replace("rl.example.", "rl.more.")
+        .replace("logger_key: ", "logger_key: more_"),
+        encoding="utf-8",
+    )
+    config = load_config(root)
+    assert drafted / "more.yaml" in config.catalog_paths()
+    assert main(["validate", "--root", str(root)]) == 0

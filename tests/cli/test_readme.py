@@ -8,6 +8,7 @@ dodged by moving text into a code block.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,27 @@ def test_the_readme_says_the_two_commands_set_up_a_fresh_machine() -> None:
     assert "make generate" in text
     assert "make test" in text
     assert "On a fresh machine these two commands do all the set-up" in text
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guide/adopt.md"])
+def test_no_page_pins_a_release_tag_that_does_not_exist(page: str) -> None:
+    """A ``vX.Y.Z`` a user copies into ``rev:`` or ``@`` must be a tag of this repository."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: its tags cannot be listed")
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "tag", "--list", "v*"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    tags = set(listed.stdout.split())
+    text = (REPO / page).read_text(encoding="utf-8")
+    pinned = {f"v{v}" for v in re.findall(r"(?:@|rev: )v(\d+\.\d+\.\d+)", text)}
+    assert pinned <= tags, f"{page} pins {sorted(pinned - tags)}, which no tag names"
+
+
+def test_the_readme_states_the_python_the_package_requires() -> None:
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    required = re.search(r'^requires-python = ">=(\d+\.\d+)"', pyproject, re.MULTILINE)
+    assert required is not None
+    assert f"Python {required.group(1)}" in _readme()
