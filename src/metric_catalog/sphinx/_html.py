@@ -135,7 +135,7 @@ def _derivation(attribute: Mapping[str, Any], data: CatalogData, href: Href, pat
 
 
 def _presence(row: Mapping[str, Any]) -> str:
-    """A teed row's presence: requirement level, condition, logging loops, first step."""
+    """A teed row's presence: requirement level, condition, logging loops, shared key."""
     level = row.get("requirement_level")
     if row.get("section") != "teed" or not level:
         return ""
@@ -151,9 +151,45 @@ def _presence(row: Mapping[str, Any]) -> str:
     value_type = row.get("value_type")
     if value_type and value_type not in ("number", "int"):
         out += f"; the value is a {text(value_type)}: exported nowhere, no instrument"
-    if row.get("first_step") is not None:
-        out += f"; first logged at step {text(row['first_step'])}"
-    return f'<p class="mc-meta">Presence: {out}</p>'
+    return f'<p class="mc-presence">{out}</p>'
+
+
+def _cadence(row: Mapping[str, Any]) -> str:
+    """When a teed row is due: its period, first step and step axis ("when logged" if none)."""
+    if row.get("section") != "teed":
+        return ""
+    parts = []
+    every = row.get("every") or row.get("every_config")
+    if every:
+        parts.append(f"every {text(every)} steps")
+    first = row.get("first_step")
+    if first is None:
+        first = row.get("first_step_config")
+    if first is not None:
+        parts.append(f"from step {text(first)}")
+    axis = row.get("step_axis")
+    if axis and axis != "step":
+        parts.append(f"on the {ident(axis)} axis")
+    return f'<p class="mc-cadence">{"; ".join(parts) or "when logged"}</p>'
+
+
+def _plumbing(row: Mapping[str, Any], data: CatalogData, href: Href) -> str:
+    """What code and tools need (constant, registry key, budgets, lint waivers, YAML line),
+    folded under the description so it never crowds the series' meaning."""
+    constant = row.get("python_constant") or (
+        f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
+    )
+    facts = [ident(constant), f"registry key {ident(row.get('registry_key', ''))}"]
+    if row.get("cardinality_limit") is not None:
+        facts.append(f"at most {text(row['cardinality_limit'])} attribute sets")
+    waived = row.get("no_lint") or []
+    if waived:
+        facts.append("lint waived: " + ", ".join(ident(code) for code in waived))
+    facts.append(_source(row, href))
+    return (
+        '<details class="mc-plumbing"><summary>Code</summary>'
+        f'<p class="mc-meta">{" · ".join(facts)}</p></details>'
+    )
 
 
 def logger_keys(row: Mapping[str, Any]) -> list[str]:
@@ -258,10 +294,16 @@ def _values(row: Mapping[str, Any]) -> str:
 
 
 def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> str:
-    """One series: its table row, which is also its entry (``id`` = its anchor)."""
+    """One series: its table row, which is also its entry (``id`` = its anchor).
+
+    At a glance: the series (stability, Prometheus name), its logged key, kind and unit,
+    cadence and presence, then what it means; the plumbing is folded. Each cell says what it
+    holds (``data-label``), so a narrow page shows the row as a card.
+    """
     name = str(row["name"])
     anchor = series_anchor(name)
     deprecated = ' <span class="mc-deprecated">deprecated</span>' if row.get("deprecated") else ""
+    stability = f' <span class="mc-stability">{text(row.get("stability", ""))}</span>'
     keys = logger_keys(row)
     logger = (
         "<br>".join(ident(key) + ("" if "/" in key else " (no prefix)") for key in keys)
@@ -275,24 +317,18 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
     if row.get("temporality") == "cumulative":  # logged as a running total; the tee adds growth
         unit += '<br><span class="mc-temporality">running total</span>'
     unit += _values(row)
-    constant = row.get("python_constant") or (
-        f"{data.package}.{row.get('module', '')}.{row.get('constant_name', '')}"
-    )
     description = paragraphs(row.get("description", "")) or "<p><em>No description.</em></p>"
-    attributes = (
-        _attributes(row, data, href, path) + _presence(row) + _shadowed(row, data, href, path)
-    )
-    meta = (
-        f'<p class="mc-meta">{ident(constant)} · registry key '
-        f"{ident(row.get('registry_key', ''))} · {_source(row, href)}</p>"
-    )
+    attributes = _attributes(row, data, href, path) + _shadowed(row, data, href, path)
+    when = _cadence(row) + _presence(row) or "—"
     return (
-        f'<tr id="{anchor}"><td><a href="#{anchor}">{ident(name)}</a>{deprecated}'
-        f'<div class="mc-prom">{_prometheus(row)}</div></td>'
-        f"<td>{logger}</td>"
-        f'<td><span class="mc-kind">{word(row.get("kind", ""))}</span><br>{unit}</td>'
-        f"<td>{text(row.get('stability', ''))}</td>"
-        f"<td>{description}{_deprecation(row, data, href, path)}{attributes}{meta}</td></tr>"
+        f'<tr id="{anchor}"><td data-label="Series"><a href="#{anchor}">{ident(name)}</a>'
+        f'{deprecated}{stability}<div class="mc-prom">{_prometheus(row)}</div></td>'
+        f'<td data-label="Logged key">{logger}</td>'
+        f'<td data-label="Kind, unit"><span class="mc-kind">{word(row.get("kind", ""))}</span>'
+        f"<br>{unit}</td>"
+        f'<td data-label="Cadence, presence">{when}</td>'
+        f'<td data-label="Description">{description}{_deprecation(row, data, href, path)}'
+        f"{attributes}{_plumbing(row, data, href)}</td></tr>"
     )
 
 
@@ -358,9 +394,9 @@ def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
     """The body of the owner page of catalog file ``path``: intro, then one table row per series.
 
     Each row is the series' entry: its ``id`` is the series anchor, and it holds
-    the name and Prometheus name, logger key (with its prefix), kind, unit,
-    stability, description, deprecation, attributes, Python constant, registry
-    key and source line.
+    the name, stability and Prometheus name, logged key (with its prefix), kind, unit,
+    cadence, presence, description, deprecation, attributes, and folded the Python
+    constant, registry key and source line.
     """
     entry = data.files[path]
     rows = data.by_file.get(path, [])
@@ -390,10 +426,10 @@ def owner_page_html(data: CatalogData, path: str, href: Href) -> str:
     else:
         parts.append(
             '<table class="mc-table mc-series-table"><colgroup><col class="mc-c-name">'
-            '<col class="mc-c-key"><col class="mc-c-kind"><col class="mc-c-stability"><col>'
+            '<col class="mc-c-key"><col class="mc-c-kind"><col class="mc-c-when"><col>'
             "</colgroup><thead><tr><th>Series <small>(Prometheus name)</small></th>"
-            "<th>Logger key</th><th>Kind, unit</th><th>Stability</th><th>Description</th>"
-            "</tr></thead><tbody>"
+            "<th>Logged key</th><th>Kind, unit</th><th>Cadence, presence</th>"
+            "<th>Description</th></tr></thead><tbody>"
         )
         parts.extend(_row(row, data, href, path) for row in rows)
         parts.append("</tbody></table>")
