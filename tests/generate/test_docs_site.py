@@ -693,13 +693,13 @@ def test_inline_code_in_prose_never_breaks_mid_word(site: Site, browser: Any, wh
 
 
 def test_logger_key_column_on_owner_pages(site: Site, browser: Any) -> None:
-    """The owner page's Logger key column shows each teed key with its prefix."""
+    """The owner page's Logged key column shows each teed key with its prefix."""
     _open(browser, f"{site.url}/metrics/{KL[1]}.html")
     headers = browser.execute_script(
         "return Array.from(document.querySelectorAll('table.mc-series-table th'),"
         " (th) => th.textContent);"
     )
-    assert headers[1] == "Logger key"
+    assert headers[1] == "Logged key"
     cell = browser.find_element("css selector", f"tr#{series_anchor(KL[0])} td:nth-child(2)").text
     assert cell.splitlines()[0] == KL[3]
     row = next(r for _, r in site.real.rows() if r.name == KL[0])

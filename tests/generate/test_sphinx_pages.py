@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Final
 
 import pytest
 from hypothesis import given
@@ -23,11 +24,12 @@ from codegen.generate.docs import render_catalog_data
 from metric_catalog.sphinx import _data, _html, index_data
 from tests.docs_fixtures import HOSTILE_DESCRIPTIONS, SCRIPT_DESCRIPTION, fixture_catalog
 
+ROOT = Path(__file__).resolve().parents[2]
 ALPHA = "catalog/fixture_alpha.yaml"
 HOSTILE = "catalog/fixture_hostile.yaml"
 _ALLOWED_TAGS = {
     *("div", "p", "a", "code", "wbr", "table", "colgroup", "col", "thead", "tbody"),
-    *("tr", "th", "td", "small", "span", "em", "ul", "li", "br"),
+    *("tr", "th", "td", "small", "span", "em", "ul", "li", "br", "details", "summary"),
 }
 
 
@@ -171,10 +173,12 @@ def test_entry_names_constant_registry_key_and_source(data: _data.CatalogData) -
 
 
 def test_histogram_names_its_scraped_series(data: _data.CatalogData) -> None:
-    """A histogram's Prometheus cell adds the _bucket, _count and _sum suffixes."""
+    """A histogram's Prometheus cell adds the _bucket, _count and _sum suffixes (after the
+    series' name and stability)."""
     cell = _page(data, ALPHA).rows["rl-fixture-batch-duration"][0]
     assert (
-        cell == "rl.fixture.batch.durationrl_fixture_batch_duration_seconds (_bucket, _count, _sum)"
+        cell
+        == "rl.fixture.batch.duration alpharl_fixture_batch_duration_seconds (_bucket, _count, _sum)"
     )
 
 
@@ -447,3 +451,49 @@ def test_a_family_entry_links_the_literal_rows_that_shadow_it(tmp_path: Path) ->
     assert "the most specific: rl.timing.generate_max" in family
     assert "#rl-timing-generate-max" in page.hrefs
     assert not any("most specific" in p for p in page.paragraphs["rl-timing-generate-max"])
+
+
+SHOWN: Final = {
+    "attributes": ("rl-demo-seen-tokens", "demo.phase"),
+    "cardinality_limit": ("rl-demo-seen-tokens", "at most 50 attribute sets"),
+    "condition": ("rl-demo-seen-tokens", "config.count_tokens"),
+    "deprecated": ("rl-demo-seen-tokens", "Deprecated since 0.2"),
+    "description": ("rl-demo-seen-tokens", "Seen tokens."),
+    "emitted_by": ("rl-demo-seen-tokens", "logged by train"),
+    "every": ("rl-demo-seen-tokens", "every 5 steps"),
+    "first_step": ("rl-demo-seen-tokens", "from step 10"),
+    "goal": ("rl-demo-seen-tokens", "bigger is better"),
+    "kind": ("rl-demo-seen-tokens", "counter"),
+    "logger_key": ("rl-demo-seen-tokens", "train/seen_tokens"),
+    "name": ("rl-demo-seen-tokens", "rl.demo.seen_tokens"),
+    "no_lint": ("rl-demo-seen-tokens", "DESCRIPTION_REPEATS_NAME"),
+    "prefix": ("rl-demo-seen-tokens", "train/seen_tokens"),
+    "prefixes": ("rl-demo-all-tokens", "eval/total"),
+    "range": ("rl-demo-seen-tokens", "values in"),
+    "requirement_level": ("rl-demo-seen-tokens", "conditionally required"),
+    "stability": ("rl-demo-seen-tokens", "beta"),
+    "step_axis": ("rl-demo-seen-tokens", "on the samples axis"),
+    "sum_of": ("rl-demo-all-tokens", "sum of rl.demo.seen_tokens"),
+    "temporality": ("rl-demo-seen-tokens", "running total"),
+    "unit": ("rl-demo-seen-tokens", "{token}"),
+    "value_type": ("rl-demo-seen-tokens", "integers"),
+}
+"""Each field of a teed row, the entry that sets it in tests/fixtures/docs/every_field.yaml,
+and the text its owner page shows for it."""
+
+
+def test_every_field_a_user_writes_on_a_teed_row_has_a_shown_text() -> None:
+    """A field added to the schema must be added here, with what its page shows."""
+    schema = json.loads((ROOT / "codegen" / "schema" / "catalog.schema.json").read_text())
+    assert set(schema["$defs"]["teedRow"]["properties"]) == set(SHOWN)
+
+
+@pytest.mark.parametrize("field", sorted(SHOWN))
+def test_every_field_a_user_writes_appears_on_the_owner_page(tmp_path: Path, field: str) -> None:
+    from tests.catalog_projects import loaded_catalog
+
+    text = (ROOT / "tests" / "fixtures" / "docs" / "every_field.yaml").read_text()
+    catalog = loaded_catalog(tmp_path / "project", text, "fields.yaml")
+    page = _page(_load(tmp_path, catalog), "catalog/fields.yaml")
+    anchor, shown = SHOWN[field]
+    assert shown in " ".join(page.rows[anchor]), (field, page.rows[anchor])
