@@ -539,6 +539,9 @@ def test_source_link_lands_on_the_yaml_line(site: Site, browser: Any) -> None:
     row = catalog_file.rows[-1]
     anchor = series_anchor(row.name)
     _open(browser, f"{site.url}/metrics/{catalog_file.module}.html#{anchor}")
+    # The YAML line is plumbing, folded under the description: unfold it as a reader does.
+    folded = browser.find_element("css selector", f"tr#{anchor} details.mc-plumbing")
+    browser.execute_script("arguments[0].open = true;", folded)
     link = browser.find_element("css selector", f"tr#{anchor} a.mc-src")
     assert link.text == f"{catalog_file.path}:{row.position.line}"
     browser.execute_script("arguments[0].click();", link)

@@ -58,7 +58,8 @@ def _guide_blocks() -> tuple[str, str]:
     section = text[text.index("## Docs\n") :]
     conf = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     index = re.search(r"````markdown\n(.*?)````", section, re.DOTALL)
-    assert conf is not None and index is not None, "the adopt guide lost its docs blocks"
+    assert conf is not None, "the adopt guide lost its conf.py block"
+    assert index is not None, "the adopt guide lost its index.md block"
     return conf.group(1), index.group(1)
 
 
@@ -147,7 +148,8 @@ def test_at_1280_px_the_owner_page_is_a_table_whose_description_has_room(
     assert found["display"] == "table-row"
     assert found["overflow"] <= 0
     assert found["description"] >= 300, found  # px: a line holds a sentence, not 3 words
-    assert found["folded"] and not found["constantShown"]
+    assert found["folded"]
+    assert not found["constantShown"]
     for glance in ("actor/pg_clipfrac", "gauge", "every 5 steps", "recommended"):
         assert glance in found["text"]
 
@@ -159,6 +161,7 @@ def test_on_a_phone_each_series_is_a_card_and_nothing_scrolls_sideways(
     assert found["display"] == "grid"
     assert found["overflow"] <= 0
     assert found["right"] <= found["viewport"] + 1
-    assert found["folded"] and not found["constantShown"]
+    assert found["folded"]
+    assert not found["constantShown"]
     for glance in ("actor/pg_clipfrac", "gauge", "every 5 steps", "recommended"):
         assert glance in found["text"]

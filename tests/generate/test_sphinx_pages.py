@@ -176,10 +176,8 @@ def test_histogram_names_its_scraped_series(data: _data.CatalogData) -> None:
     """A histogram's Prometheus cell adds the _bucket, _count and _sum suffixes (after the
     series' name and stability)."""
     cell = _page(data, ALPHA).rows["rl-fixture-batch-duration"][0]
-    assert (
-        cell
-        == "rl.fixture.batch.duration alpharl_fixture_batch_duration_seconds (_bucket, _count, _sum)"
-    )
+    prometheus = "rl_fixture_batch_duration_seconds (_bucket, _count, _sum)"
+    assert cell == f"rl.fixture.batch.duration alpha{prometheus}"
 
 
 class TestDeprecation:
