@@ -192,6 +192,14 @@ def compute_coverage(
             continue
         if summary.row.requirement_level == "opt_in" and not summary.logged:
             continue  # an opt_in row is asked of no run: it counts only when logged
+        if (
+            summary.row.requirement_level == "conditionally_required"
+            and not summary.logged
+            and summary.presence != "missing"
+        ):
+            # Not known to apply unless the run's configuration decided its condition holds
+            # (then it is missing): an owner the run never imported does not decide it.
+            continue
         name = summary.row.name
         logged = 1 if summary.logged else 0
         out.applicable += 1

@@ -383,3 +383,56 @@ def test_a_report_over_a_million_points_stays_under_1_mb(report_catalog: Catalog
     doc = json.loads(report.to_json())
     assert doc["findings_unlisted"] == len(report.findings) - 500
     assert doc["counts"]["undeclared"] == 1_000_000
+
+
+CONDITIONAL_OWNERS = {
+    "train.yaml": """\
+owner: tiny.train
+module: train
+description: Training metrics.
+prefix: train
+teed:
+  - logger_key: loss
+    name: rl.tiny.loss
+    kind: gauge
+    unit: "1"
+    description: Training loss of the step.
+    requirement_level: required
+""",
+    "critic.yaml": """\
+owner: tiny.critic
+module: critic
+description: Critic metrics, when a critic is trained.
+prefix: critic
+teed:
+  - logger_key: vf_loss
+    name: rl.tiny.critic.loss
+    kind: gauge
+    unit: "1"
+    description: Value loss of the critic for the step.
+    requirement_level: conditionally_required
+    condition: "config.use_critic"
+""",
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "coverage"),
+    [
+        (None, (1, 1)),  # no configuration: the critic's row is not known to apply
+        ({"use_critic": False}, (1, 1)),  # the condition does not hold: not applicable
+        ({"use_critic": True}, (1, 2)),  # it holds: the row applies, and it is missing
+    ],
+)
+def test_a_conditional_row_of_an_owner_that_logged_nothing_counts_only_when_its_condition_holds(
+    tmp_path: Path, config: dict[str, Any] | None, coverage: tuple[int, int]
+) -> None:
+    for name, text in CONDITIONAL_OWNERS.items():
+        (tmp_path / "catalog").mkdir(exist_ok=True)
+        (tmp_path / "catalog" / name).write_text(text, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert result.ok
+    header = [json.dumps({"config": config})] if config is not None else []
+    records = [line(step, "train", loss=0.5) for step in range(3)]
+    report = check(result.catalog, [*header, *records])
+    assert (report.coverage.seen, report.coverage.applicable) == coverage
