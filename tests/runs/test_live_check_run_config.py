@@ -44,13 +44,15 @@ def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[st
 def test_a_flat_run_with_its_config_is_judged_at_full_coverage(
     runs: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Validation disabled in the config: its rows are not applicable, not unseen."""
+    """Validation disabled in the config: its rows are not applicable, not unseen. Without
+    the config its conditional rows are not known to apply, so they are not unseen either."""
     spec = runs.RUNS[0]  # type: ignore[attr-defined]
     log = tmp_path / "run.jsonl"
     runs.write_flat_log(spec, log)  # type: ignore[attr-defined]
     code, report = _check(capsys, str(log))
     assert code == 0
-    assert report["coverage"]["overall"] < 1.0  # type: ignore[index]
+    assert report["coverage"]["overall"] == 1.0  # type: ignore[index]
+    assert report["presence"]["not_applicable"] == 0  # type: ignore[index]
     config = tmp_path / "job_config.json"
     config.write_text(json.dumps(spec.config), encoding="utf-8")
     code, report = _check(capsys, str(log), "--run-config", str(config))
