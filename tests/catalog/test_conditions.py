@@ -387,13 +387,13 @@ Judged = tuple[str, list[str], int]
 @pytest.mark.parametrize(
     ("test_freq", "judged"),
     [
-        pytest.param(-1, ("not_applicable", [], 2), id="condition-false"),
+        pytest.param(-1, ("not_applicable", [], 1), id="condition-false"),
         pytest.param(
             5,
             (
                 "missing",
                 ["missing:rl.verl.val.acc", "missing:rl.verl.validation.accuracy"],
-                4,
+                3,
             ),
             id="condition-holds",
         ),
@@ -412,8 +412,9 @@ def test_a_decided_condition_judges_a_row_whose_file_logged_nothing(
     # A prose condition cannot be decided: the idle-owner rule still holds for it.
     assert states["rl.verl.val.reward"] == "inactive_owner"
     assert sorted(f"{f.kind}:{f.series}" for f in report.findings) == findings
-    # pg_loss and val.reward always (vf_loss's prose condition is undecided and it was not
-    # logged: not counted); both test_freq rows when it holds.
+    # pg_loss always; neither vf_loss nor val.reward (prose conditions: undecided, and not
+    # logged, so not known to apply, even though val.reward's owner logged nothing); both
+    # test_freq rows when it holds.
     assert report.coverage.applicable == applicable
 
 
