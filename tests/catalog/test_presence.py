@@ -616,14 +616,15 @@ def test_docs_pages_show_each_teed_rows_presence(loops_catalog: Catalog, tmp_pat
 
     grpo = page("grpo")
     assert (
-        "Presence: conditionally required (when validation runs (val_period &gt; 0)); logged by "
-        "<code>grpo_<wbr>sync</code>, <code>ppo</code>" in grpo
+        '<p class="mc-presence">conditionally required (when validation runs (val_period &gt; 0));'
+        " logged by <code>grpo_<wbr>sync</code>, <code>ppo</code>" in grpo
     )
     assert (
-        "Presence: required; logged by <code>grpo_<wbr>sync</code>, <code>ppo</code>;"
-        " first logged at step 10" in grpo
+        '<p class="mc-presence">required; logged by <code>grpo_<wbr>sync</code>, <code>ppo</code>'
+        in grpo
     )
-    assert "Presence: opt in; logged by any loop" in page("common")
+    assert '<p class="mc-cadence">from step 10</p>' in grpo
+    assert '<p class="mc-presence">opt in; logged by any loop' in page("common")
 
 
 def test_diff_lists_a_changed_requirement_level_at_its_position(tmp_path: Path) -> None:

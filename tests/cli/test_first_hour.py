@@ -106,7 +106,8 @@ def test_the_changelog_has_a_section_for_the_current_version_and_says_how_tags_a
     assert re.search(rf"^## \[{re.escape(version)}\]", changelog, re.MULTILINE)
     assert f"rev: v{version}" in changelog
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "rev: v" in readme
+    # No tag exists yet: the README says what to pin (a commit) and where releases are listed.
+    assert "`rev:`" in readme
     assert "CHANGELOG.md" in readme
 
 
