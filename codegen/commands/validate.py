@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from ..catalog.diagnostics import Severity, format_diagnostics
+from ..catalog.diagnostics import Diagnostic, Severity, format_diagnostics, has_errors
 from ..catalog.pipeline import load_and_check
 from ..config import NoCatalogError, no_catalog_message
+from ..generate.plan import generation_diagnostics
 from . import (
     add_format_argument,
     add_root_argument,
@@ -78,16 +79,21 @@ def run_check(args: argparse.Namespace, *, lint: bool) -> int:
     else:
         paths = config.catalog_files()
     result = load_and_check(paths, root=config.root, lint=lint)
+    # The names generation would bind are checked here too: a catalog validate passes
+    # never fails generate (a loop named 'loops', a module named 'wandb_metrics').
+    diagnostics = sorted(
+        {*result.diagnostics, *generation_diagnostics(result.catalog)}, key=Diagnostic.sort_key
+    )
     if args.format == "json":
-        print(format_diagnostics(result.diagnostics, "json"))
-    elif result.diagnostics:
-        print(format_diagnostics(result.diagnostics, root=config.root))
+        print(format_diagnostics(diagnostics, "json"))
+    elif diagnostics:
+        print(format_diagnostics(diagnostics, root=config.root))
     else:
         files = len(result.catalog.files)
         rows = sum(len(f.rows) for f in result.catalog.files)
         print(f"{files} file(s), {rows} row(s): no problems found.", file=sys.stderr)
-    warned = any(d.severity is Severity.WARNING for d in result.diagnostics)
-    return 0 if result.ok and not (args.warnings_as_errors and warned) else 1
+    warned = any(d.severity is Severity.WARNING for d in diagnostics)
+    return 0 if not has_errors(diagnostics) and not (args.warnings_as_errors and warned) else 1
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,10 +26,13 @@ from ..config import Config, config_for_root
 from .alerts import render_alerts
 from .dashboards import render_dashboards
 from .docs import render_docs_pages
+from .names import name_clashes
 from .outputs import render_template_outputs
-from .python import python_name_diagnostics, render_python_modules
+from .python import generated_names as python_generated_names
+from .python import module_name_diagnostics, render_python_modules
 from .schema_file import render_schema_file, schema_file_path
 from .templating import TemplateOutputError, TemplateSandboxError
+from .wandb import generated_names as wandb_generated_names
 from .wandb import render_wandb
 from .writer import FileChange, HandWrittenFileError, compute_changes, is_generated
 
@@ -131,8 +134,12 @@ def render_all(catalog: Catalog, config: Config | None = None) -> dict[str, str]
 
 
 def generation_diagnostics(catalog: Catalog) -> list[Diagnostic]:
-    """Findings only generation can make (names that would clash in generated code)."""
-    return python_name_diagnostics(catalog)
+    """Findings only generation can make: a module name Python cannot import, and names
+    the generated modules would bind twice (each Python output's :class:`.names.Claim`
+    rows, read together so an owner module named ``wandb_metrics`` meets the W&B one).
+    ``validate`` and ``lint`` report them too, so a catalog they pass generates."""
+    claims = [*python_generated_names(catalog), *wandb_generated_names(catalog)]
+    return [*module_name_diagnostics(catalog), *name_clashes(claims)]
 
 
 def load_plan(config: Config | Path) -> tuple[dict[str, str] | None, list[Diagnostic]]:

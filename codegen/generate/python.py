@@ -39,12 +39,16 @@ from ..catalog.model import (
     MetricRow,
 )
 from ..config import Config
+from .names import PACKAGE, Claim, name_clashes, own_names
 from .templating import render, sandboxed_environment
 from .writer import marker_line
 
 __all__ = [
     "LINE_LENGTH",
+    "generated_names",
     "make_environment",
+    "module_name_diagnostics",
+    "module_names",
     "py_assign",
     "py_docstring",
     "py_kwarg",
@@ -65,7 +69,6 @@ _INDENT: Final = 4
 # Docstrings are wrapped well inside the limit: ruff never reflows them, and the
 # width estimate for non-ASCII text is only an estimate.
 _DOC_WIDTH: Final = 88
-_RESERVED_NAMES: Final = frozenset({"TEED", "RECORDED"})
 _MODULE_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\Z")
 _SIMPLE_ESCAPES: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -553,14 +556,74 @@ def _attribute_names(attribute: Attribute) -> list[str]:
     return [attribute.constant_name]
 
 
-def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
-    """Problems that would make a generated module invalid or ambiguous.
+_IMPORTED: Final = (
+    ("Final", "an import from typing"),
+    ("Literal", "an import from typing"),
+    ("TypeAlias", "an import from typing"),
+    ("MetricAttribute", "an import from metric_catalog.vocabulary"),
+    ("RecordedMetric", "an import from metric_catalog.vocabulary"),
+    ("TeedMetric", "an import from metric_catalog.vocabulary"),
+    ("register_recorded_metrics", "an import from metric_catalog.vocabulary"),
+    ("register_step_keys", "an import from metric_catalog.vocabulary"),
+    ("register_teed_metrics", "an import from metric_catalog.vocabulary"),
+)
+"""What ``python/module.py.j2`` imports (claimed whether or not a module needs each)."""
+_TABLES: Final = (("TEED", "its tuple of teed rows"), ("RECORDED", "its tuple of recorded rows"))
 
-    Schema and cross-file checks cover most of the catalog; these are the names
-    only this renderer creates: a module name that is not a plain identifier,
-    a row constant equal to ``TEED``/``RECORDED``, and a ``<ROW>_KEY`` constant
-    equal to another row's constant (``rl.foo`` with a teed row, and ``rl.foo.key``).
+
+def module_names(catalog_file: CatalogFile) -> list[Claim]:
+    """Every name the file's generated module binds, its own first (:mod:`.names`).
+
+    The module's ``__all__`` is the exported ones; ``validate`` checks them all against
+    each other (:func:`.names.name_clashes`), so the render never meets a clash.
     """
+    module = catalog_file.module
+    claims = own_names(module, _IMPORTED, exported=False)
+    claims += own_names(module, _TABLES, exported=True)
+    for row in catalog_file.rows:
+        claims.append(Claim(module, row.constant_name, f"series {row.name!r}", row.where("name")))
+    for row in catalog_file.teed:
+        origin = f"series {row.name!r} (a teed row's <CONSTANT>_KEY)"
+        claims.append(Claim(module, _key_constant(row), origin, row.where("name")))
+    for row in catalog_file.teed:
+        origin = f"series {row.name!r} (a teed row's <CONSTANT>_LOGGED_KEY)"
+        claims.append(Claim(module, _logged_key_constant(row), origin, row.where("name")))
+    for attribute in catalog_file.attributes:
+        origin = f"attribute {attribute.name!r}"
+        where = attribute.where("name")
+        claims += [Claim(module, name, origin, where) for name in _attribute_names(attribute)]
+    step_loops = [loop for loop in catalog_file.loops if loop.step_keys]
+    if step_loops:
+        origin = f"the step keys of loop {step_loops[0].name!r}"
+        claims.append(Claim(module, "STEP_KEYS", origin, step_loops[0].position))
+    return claims
+
+
+def generated_names(catalog: Catalog) -> list[Claim]:
+    """The names of every owner module, and each module's file in the package."""
+    claims: list[Claim] = []
+    for catalog_file in catalog.files:
+        origin = f"module {catalog_file.module!r} of {catalog_file.path}"
+        claims.append(Claim(PACKAGE, catalog_file.module, origin, catalog_file.where("module")))
+    for catalog_file in catalog.files:
+        claims += module_names(catalog_file)
+    return claims
+
+
+def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
+    """Problems that would make a generated owner module invalid or ambiguous.
+
+    A module name that is not a plain identifier (:func:`module_name_diagnostics`), and
+    any name the modules would bind twice (:func:`module_names`): a row constant equal to
+    ``TEED``, a ``<ROW>_KEY`` or ``<ROW>_LOGGED_KEY`` constant equal to another row's
+    constant (``rl.foo`` with a teed row, and ``rl.foo.key``), an attribute's ``Literal``
+    alias named like an import.
+    """
+    return [*module_name_diagnostics(catalog), *name_clashes(generated_names(catalog))]
+
+
+def module_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
+    """A finding per catalog file whose ``module`` cannot name a Python module."""
     found: list[Diagnostic] = []
     for catalog_file in catalog.files:
         module = catalog_file.module
@@ -574,55 +637,6 @@ def python_name_diagnostics(catalog: Catalog) -> list[Diagnostic]:
                     catalog_file.where("module"),
                 )
             )
-        claimed: dict[str, MetricRow] = {}
-        names: list[tuple[str, MetricRow]] = [(row.constant_name, row) for row in catalog_file.rows]
-        names += [(_key_constant(row), row) for row in catalog_file.teed]
-        names += [(_logged_key_constant(row), row) for row in catalog_file.teed]
-        found.extend(_attribute_name_clashes(catalog_file, {name for name, _row in names}))
-        for name, row in names:
-            if name in _RESERVED_NAMES:
-                found.append(
-                    Diagnostic(
-                        "GENERATED_NAME_CLASH",
-                        Severity.ERROR,
-                        f"series {row.name!r} would generate the constant {name}, which the "
-                        "module already uses for its tuple of rows; rename the series.",
-                        row.where("name"),
-                    )
-                )
-            elif name in claimed:
-                other = claimed[name]
-                found.append(
-                    Diagnostic(
-                        "GENERATED_NAME_CLASH",
-                        Severity.ERROR,
-                        f"series {row.name!r} and {other.name!r} (at {other.where('name')}) "
-                        f"would both generate the constant {name} (teed rows also get "
-                        "<CONSTANT>_KEY and <CONSTANT>_LOGGED_KEY); rename one of them.",
-                        row.where("name"),
-                    )
-                )
-            else:
-                claimed[name] = row
-    return found
-
-
-def _attribute_name_clashes(catalog_file: CatalogFile, taken: set[str]) -> list[Diagnostic]:
-    """An attribute whose generated names are a row's constant or ``TEED``/``RECORDED``."""
-    found: list[Diagnostic] = []
-    for attribute in catalog_file.attributes:
-        for name in _attribute_names(attribute):
-            if name in taken or name in _RESERVED_NAMES:
-                found.append(
-                    Diagnostic(
-                        "GENERATED_NAME_CLASH",
-                        Severity.ERROR,
-                        f"attribute {attribute.name!r} would generate {name}, which this "
-                        "module already uses for a row; rename the attribute or the row.",
-                        attribute.where("name"),
-                    )
-                )
-            taken.add(name)
     return found
 
 
@@ -781,15 +795,8 @@ def render_python_module(
     # Listed here, not by the template's map(attribute=...): the sandbox checks every access.
     teed_names = [row.constant_name for row in catalog_file.teed]
     recorded_names = [row.constant_name for row in catalog_file.recorded]
-    all_names = ["TEED", "RECORDED"]
-    all_names += [row.constant_name for row in catalog_file.rows]
-    all_names += [_key_constant(row) for row in catalog_file.teed]
-    all_names += [_logged_key_constant(row) for row in catalog_file.teed]
-    for attribute in catalog_file.attributes:
-        all_names += _attribute_names(attribute)
+    all_names = [claim.name for claim in module_names(catalog_file) if claim.exported]
     step_keys = _step_keys_block(catalog_file)
-    if step_keys:
-        all_names.append("STEP_KEYS")
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]

@@ -25,10 +25,18 @@ from metric_catalog.series_rules import parse_pattern, qualified_key
 
 from ..catalog.model import Catalog, Loop, MetricRow
 from ..config import Config
+from .names import PACKAGE, Claim, own_names
 from .python import py_str
 from .writer import marker_line
 
-__all__ = ["MODULE", "render_wandb", "render_wandb_module", "wandb_key", "wandb_metrics"]
+__all__ = [
+    "MODULE",
+    "generated_names",
+    "render_wandb",
+    "render_wandb_module",
+    "wandb_key",
+    "wandb_metrics",
+]
 
 MODULE: Final = "wandb_metrics"
 """The generated module's name, beside the owners' modules."""
@@ -79,7 +87,10 @@ def wandb_metrics(
                 row.goal,
                 row.deprecated is not None,
             )
-    steps = [found.pop(s.key) for s in loop.step_keys] if loop is not None else []
+    # One step key may cover several prefixes (rollout/step for rollout, actor, critic):
+    # it is defined once, in the order first listed.
+    step_names = dict.fromkeys(s.key for s in loop.step_keys) if loop is not None else {}
+    steps = [found.pop(name) for name in step_names]
     return steps + sorted(found.values())
 
 
@@ -109,12 +120,52 @@ def _call(pad: str, head: str, args: list[str], tail: str) -> str:
     return f"{pad}{head}(\n{each}{pad}){tail}"
 
 
-def _constant(loop: str) -> str:
-    return _IDENT.sub("_", loop.lower()).upper()
+_OWN: Final = (
+    ("annotations", "its import from __future__"),
+    ("Any", "an import from typing"),
+    ("Final", "an import from typing"),
+    ("WandbMetric", "an import from metric_catalog.wandb_setup"),
+    ("define_metrics", "an import from metric_catalog.wandb_setup"),
+    ("LOOPS", "its table of every loop's definitions"),
+    ("define_loop", "its function that defines a loop named at run time"),
+)
+"""The names :func:`render_wandb_module` binds whatever the catalog says."""
+_NO_LOOP: Final = "all"
+"""The one block of a catalog without loops (``ALL``, ``define_all``)."""
+
+
+def _loop_names(loop: str) -> tuple[str, str]:
+    """The tuple constant and the function a loop's block binds (``GRPO``, ``define_grpo``)."""
+    constant = _IDENT.sub("_", loop.lower()).upper()
+    return constant, f"define_{constant.lower()}"
+
+
+def _renders(catalog: Catalog) -> bool:
+    """Whether the catalog gets the module at all (it has a teed row)."""
+    return any(row.logger_key is not None for _f, row in catalog.rows())
+
+
+def generated_names(catalog: Catalog) -> list[Claim]:
+    """Every name the module binds (its own first) and its file in the package; none when
+    the catalog gets no module. ``validate`` checks them (:func:`.names.name_clashes`)."""
+    if not _renders(catalog):
+        return []
+    claims = [Claim(PACKAGE, MODULE, "the module of the W&B definitions")]
+    claims += own_names(MODULE, _OWN, exported=False)
+    loops = catalog.loops()
+    if not loops:
+        own = [
+            (name, "the definitions of a catalog without loops") for name in _loop_names(_NO_LOOP)
+        ]
+        return claims + own_names(MODULE, own, exported=False)
+    for loop in loops:
+        origin = f"loop {loop.name!r} (its W&B definitions)"
+        claims += [Claim(MODULE, name, origin, loop.position) for name in _loop_names(loop.name)]
+    return claims
 
 
 def _loop_block(name: str, loop: Loop | None, rows: list[MetricRow]) -> str:
-    constant = _constant(name)
+    constant, function = _loop_names(name)
     entries = "\n".join(_entry(*metric) for metric in wandb_metrics(rows, loop))
     body = f"(\n{entries}\n)" if entries else "()"
     default = "None"
@@ -123,7 +174,7 @@ def _loop_block(name: str, loop: Loop | None, rows: list[MetricRow]) -> str:
         f'"""The W&B metric definitions of loop {name}, by key."""\n\n\n'
         + _call(
             "",
-            f"def define_{constant.lower()}",
+            f"def {function}",
             ["run: Any", "*", f"step_metric: str | None = {default}"],
             " -> int:",
         )
@@ -142,9 +193,9 @@ def render_wandb_module(catalog: Catalog, config: Config | None = None) -> str:
         rows = [row for row in teed if not row.emitted_by or loop.name in row.emitted_by]
         loops.append((loop.name, loop, rows))
     if not loops:
-        loops.append(("all", None, teed))
+        loops.append((_NO_LOOP, None, teed))
     blocks = "".join(_loop_block(name, loop, rows) for name, loop, rows in loops)
-    table = "".join(f"    {py_str(name)}: {_constant(name)},\n" for name, _a, _r in loops)
+    table = "".join(f"    {py_str(name)}: {_loop_names(name)[0]},\n" for name, _a, _r in loops)
     return (
         f"# {marker_line(config.generate_command, 'the catalog')}\n"
         f'"""W&B metric definitions of each training loop, from the catalog.\n\n'
@@ -175,7 +226,7 @@ def render_wandb(catalog: Catalog, config: Config | None = None) -> dict[str, st
         ValueError: a catalog file's module is named ``wandb_metrics`` too.
     """
     config = config or Config()
-    if not any(row.logger_key is not None for _f, row in catalog.rows()):
+    if not _renders(catalog):
         return {}
     for catalog_file in catalog.files:
         if catalog_file.module == MODULE:

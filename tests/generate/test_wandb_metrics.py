@@ -195,6 +195,39 @@ def test_a_key_family_is_defined_as_a_glob(prefix: str, key: str, expected: str)
     assert wandb_key(prefix, key) == expected
 
 
+SHARED_STEP_KEY = """\
+owner: myrl.rollout
+module: rollout
+description: A job whose four prefixes share one step key.
+loops:
+  - name: ppo
+    description: PPO with a rollout manager, an actor and a critic.
+    step_keys:
+      - {key: rollout/step, prefix: rollout}
+      - {key: rollout/step, prefix: actor}
+      - {key: rollout/step, prefix: critic}
+      - {key: rollout/step, prefix: timing}
+teed:
+  - logger_key: loss
+    prefixes: [actor, critic]
+    name: rl.loss
+    kind: gauge
+    unit: ""
+    description: Training loss of the actor and the critic.
+"""
+
+
+def test_one_step_key_covering_several_prefixes_is_defined_once(tmp_path: Path) -> None:
+    """``rollout/step`` listed for four prefixes (as a stack's own define_metric calls say)
+    renders, imports, and is defined once, first, as every covered key's x axis."""
+    catalog = loaded_catalog(tmp_path / "project", SHARED_STEP_KEY)
+    _path, module = generated(catalog, tmp_path)
+    run = FakeRun()
+    assert module.define_ppo(run) == 3
+    axis = {"step_metric": "rollout/step"}
+    assert run.calls == [("rollout/step", {}), ("actor/loss", axis), ("critic/loss", axis)]
+
+
 def test_a_catalog_without_loops_defines_all_its_rows(tmp_path: Path) -> None:
     head = CATALOG[: CATALOG.index("loops:")]
     rows = CATALOG[CATALOG.index("teed:") : CATALOG.index("  - logger_key: sft_loss")]
