@@ -215,6 +215,13 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Separate them with literal text, e.g. `/`.",
     ),
     (
+        "PLACEHOLDER_IN_PREFIX_AND_KEY",
+        "build",
+        _E,
+        "A prefix and the logger key capture the same attribute, which could get two values.",
+        "Keep the placeholder in one of them (a key may repeat it: both places must match).",
+    ),
+    (
         "PLACEHOLDER_NOT_REQUIRED",
         "build",
         _E,
@@ -269,9 +276,9 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "INVALID_RANGE",
         "build",
         _E,
-        "A row's `range` is not a range: a bound that is no finite number, two bounds on "
-        "one side (`min` and `above`), a lower bound not below the upper, or a fractional "
-        "bound on integer values.",
+        "A row's `range` is not a range: a bound that is no finite number (or is none once "
+        "scaled to the exported unit), two bounds on one side (`min` and `above`), bounds no "
+        "value fits between, or a fractional bound on integer values.",
         'Quote numbers (`min: "0"`), keep one bound per side, and order them.',
     ),
     # --- catalog ---

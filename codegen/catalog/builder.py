@@ -8,6 +8,7 @@ keys (``deprecated.since``) and list items an index (``no_lint[0]``).
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -354,6 +355,8 @@ def _value_range(
                 )
             )
             return False
+    if not _bounds_scale(texts.get("unit", ""), ((low, low_node), (high, high_node)), diagnostics):
+        return False
     if texts.get("value_type") == "int":
         for number, where in ((low, low_node), (high, high_node)):
             if number is not None and where is not None and not number.is_integer():
@@ -366,6 +369,33 @@ def _value_range(
                 )
                 return False
     return ValueRange(low, high, low_open=low_open, high_open=high_open)
+
+
+def _bounds_scale(
+    unit: str, bounds: tuple[tuple[float | None, YNode | None], ...], diagnostics: list[Diagnostic]
+) -> bool:
+    """Whether every bound stays a finite number in the exported unit (else a finding).
+
+    A bound is written in the unit the code logs (``GiBy``) and exported in its base
+    (``By``): ``1e300`` GiB is no float in bytes, and an infinite bound would reach the
+    generated module (which refuses it at import) and the dashboards (``Infinity`` is
+    not JSON).
+    """
+    base, numerator, denominator = unit_scale(unit)
+    factor = numerator / denominator
+    for number, where in bounds:
+        if number is None or where is None or math.isfinite(number * factor):
+            continue
+        diagnostics.append(
+            _range_error(
+                f"range bound {number:g} in {unit} is beyond the largest number once "
+                f"exported in {base} (x{factor:g}); write a smaller bound, or leave it out "
+                "for no bound.",
+                where,
+            )
+        )
+        return False
+    return True
 
 
 def _with_values(built: MetricRow, row: YMap, value_range: ValueRange | bool | None) -> MetricRow:
@@ -678,8 +708,9 @@ def _teed_prefixes(
 def _placeholders_apart(
     row: YMap, key: str, prefixes: tuple[str, ...], diagnostics: list[Diagnostic]
 ) -> bool:
-    """Whether the key and each prefix keep literal text between placeholders (else a
-    finding): ``{a}{b}`` cannot say where one captured value ends."""
+    """Whether the key and each prefix keep literal text between placeholders and no name
+    is captured by both a prefix and the key (else a finding): ``{a}{b}`` cannot say where
+    one captured value ends."""
     values = row.values
     for field_name, text in (("logger_key", key), *(("prefix", p) for p in prefixes)):
         pair = adjacent_placeholders(text)
@@ -691,6 +722,23 @@ def _placeholders_apart(
                     f"{text!r} puts {{{pair[1]}}} right after {{{pair[0]}}} with no text "
                     "between them, so a logged key cannot say where one value ends; "
                     "separate them with literal text (e.g. '/').",
+                    where.position,
+                )
+            )
+            return False
+    # A template may place a name twice (both places must hold the same text), but the
+    # prefix and the key are matched apart: a name in both would get two values.
+    captured = set(placeholders(key))
+    for prefix in prefixes:
+        both = sorted(captured.intersection(placeholders(prefix)))
+        if both:
+            where = values.get("prefixes") or values.get("prefix") or row
+            diagnostics.append(
+                _error(
+                    "PLACEHOLDER_IN_PREFIX_AND_KEY",
+                    f"prefix {prefix!r} and logger_key {key!r} both capture {{{both[0]}}}, "
+                    "so a logged key could give it two values; keep the placeholder in one "
+                    "of them and write the other as literal text or another attribute.",
                     where.position,
                 )
             )

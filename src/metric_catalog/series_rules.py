@@ -721,7 +721,9 @@ def compile_pattern(text: str, captures: Mapping[str, Capture]) -> CompiledPatte
 
     A name missing from ``captures`` captures one open segment. An enum tries
     its longer values first; open placeholders are lazy, so where a key could
-    split several ways an earlier placeholder takes the shortest text.
+    split several ways an earlier placeholder takes the shortest text. A name
+    placed twice (``{domain}/scheduler/{domain}/latency``, as real code logs)
+    captures once: its later places must hold the same text, else no match.
 
     Raises:
         PatternError: ``text`` has an unmatched brace.
@@ -735,6 +737,10 @@ def compile_pattern(text: str, captures: Mapping[str, Capture]) -> CompiledPatte
     for part in pattern:
         if isinstance(part, str):
             pieces.append(re.escape(part))
+            continue
+        if part.name in names:
+            # A backreference to the first place: one value, whatever the attribute.
+            pieces.append(f"(?:\\{names.index(part.name) + 1})")
             continue
         capture = captures.get(part.name, OPEN_SEGMENT)
         if capture.values is not None:
@@ -828,7 +834,11 @@ def overlap(first: KeyPattern, second: KeyPattern, captures: Mapping[str, Captur
 
     Decided on the product of two small automata (one state per literal
     character, an enum value a chain of states, an open placeholder a
-    looping state), so it never guesses.
+    looping state), so it never guesses. A name placed twice in one pattern
+    is read as two independent placeholders (an automaton cannot say "the
+    same text again"): then ``None`` is still exact, but a text found may be
+    one the pattern refuses because its places differ, so validation errs on
+    the side of reporting an overlap.
     """
     from collections import deque  # noqa: PLC0415 - codegen-only path
 

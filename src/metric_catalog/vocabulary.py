@@ -734,18 +734,16 @@ class TeedMetric:
         captured = _check_template(what, "logger_key", self.logger_key, declared)
         for prefix in self.prefixes:
             in_prefix = _check_template(what, "prefix", prefix, declared)
-            both = sorted(set(in_prefix) & set(captured)) or sorted(
-                {n for n in in_prefix if in_prefix.count(n) > 1}
-            )
+            # One template may place a name twice (its places must match the same text:
+            # series_rules.compile_pattern); the prefix and the key are matched apart, so
+            # a name in both would get two values.
+            both = sorted(set(in_prefix) & set(captured))
             if both:
                 msg = (
                     f"{what}: attribute {both[0]!r} is captured twice (prefix {prefix!r} "
                     f"and logger_key {self.logger_key!r}); capture each attribute once"
                 )
                 raise ValueError(msg)
-        if len(set(captured)) != len(captured):
-            msg = f"{what}: logger_key {self.logger_key!r} captures an attribute twice"
-            raise ValueError(msg)
         for prefix in self.prefixes:
             captured += placeholders(prefix)
         for name in captured:

@@ -216,6 +216,28 @@ def test_a_key_pattern_feeds_one_series_with_the_captured_value(
     }
 
 
+def test_a_placeholder_placed_twice_exports_only_keys_whose_places_agree(
+    reader: InMemoryMetricReader,
+) -> None:
+    """``{d}/scheduler/{d}/latency`` takes ``math/scheduler/math/latency`` as ``d=math``;
+    ``math/scheduler/code/latency`` is no key of the row, so it is not exported."""
+    vocabulary.register_teed_metrics(
+        [
+            TeedMetric(
+                "{rl.dataset}/scheduler/{rl.dataset}/latency",
+                "rl.scheduler.latency",
+                unit="s",
+                attributes=(DATASET,),
+            )
+        ]
+    )
+    with caught_warnings():
+        tee_metrics(
+            {"math/scheduler/math/latency": 0.5, "math/scheduler/code/latency": 9.0}, "train"
+        )
+    assert points(reader, "rl.scheduler.latency") == {fs(**{"rl.dataset": "math"}): 0.5}
+
+
 @pytest.mark.parametrize(
     ("key", "matched"),
     [("tokens/math", "math"), ("tokens/a/b", None), ("tokens/", None), ("tokens", None)],

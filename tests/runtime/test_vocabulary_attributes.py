@@ -126,7 +126,6 @@ def test_placeholders_lists_the_captured_attributes_in_order() -> None:
         ({"logger_key": "setup/{rl.setup.phase_s"}, "unmatched brace"),
         ({"logger_key": "setup/rl.setup.phase}_s"}, "unmatched brace"),
         ({"logger_key": "{rl.setup.phase}{rl.dataset}"}, "nothing between"),
-        ({"logger_key": "{rl.setup.phase}/{rl.setup.phase}"}, "captures an attribute twice"),
         (
             {"logger_key": "{rl.setup.phase}", "prefix": "p-{rl.setup.phase}"},
             "captured twice",
@@ -164,6 +163,19 @@ def test_a_placeholder_naming_a_declared_attribute_builds() -> None:
         attributes=(PHASE, DATASET),
     )
     assert placeholders(row.prefix) == ("rl.dataset",)
+
+
+def test_a_key_placing_one_placeholder_twice_builds() -> None:
+    """``{rl.dataset}/scheduler/{rl.dataset}/latency`` (real code logs it) is a valid row:
+    its places must hold the same text when matched (the series rules), not refused here."""
+    row = TeedMetric(
+        "{rl.dataset}/scheduler/{rl.dataset}/latency",
+        "rl.scheduler.latency",
+        attributes=(DATASET,),
+    )
+    assert placeholders(row.logger_key) == ("rl.dataset", "rl.dataset")
+    register_teed_metrics([row])
+    assert teed_metrics() == (row,)
 
 
 def test_recorded_rows_validate_their_attributes_too() -> None:
