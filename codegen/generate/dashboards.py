@@ -128,9 +128,10 @@ _DATASOURCE: Final[dict[str, str]] = {"type": "prometheus", "uid": "${datasource
 _UID_SAFE: Final = re.compile(r"^[A-Za-z0-9_-]{1,37}$")
 _PANEL_WIDTH: Final = 12
 _PANEL_HEIGHT: Final = 8
-# One panel per line: no indent, so json uses its C encoder.
+# One panel per line: no indent, so json uses its C encoder. allow_nan=False: a NaN or
+# infinity is no JSON (validate keeps them out; this makes a slip loud, never silent).
 _PANEL_ENCODER: Final = json.JSONEncoder(
-    sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
+    sort_keys=True, ensure_ascii=False, separators=(", ", ": "), allow_nan=False
 )
 
 
@@ -336,7 +337,7 @@ def _dump(doc: dict[str, object]) -> str:
             text = f"[\n{panels}\n  ]"
         else:
             # JSON strings never hold a raw newline, so this only indents the layout.
-            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
             text = text.replace("\n", "\n  ")
         members.append(f"  {json.dumps(key, ensure_ascii=False)}: {text}")
     return "{\n" + ",\n".join(members) + "\n}\n"

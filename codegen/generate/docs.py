@@ -226,10 +226,14 @@ def _check_pages(catalog: Catalog, docs_dir: str = METRICS_DIR) -> None:
 
 
 # One encoder for every row's line (json.dumps with options builds a new one per call).
-_json: Final = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+_json: Final = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
 # Resolved rows come with their keys in sorted order (:func:`.resolve.resolve_catalog`),
 # so their encoder skips sorting them again (the same bytes, ~25 ms less at 10,000 rows).
-_json_sorted_rows: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_json_sorted_rows: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
 
 
 def render_catalog_data(catalog: Catalog, config: Config | None = None) -> str:

@@ -220,6 +220,8 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
                 "name": loop.name,
                 "description": loop.description,
                 "signature": list(loop.signature),
+                # Each step axis in declaration order; prefix "" covers every other key.
+                "step_keys": [{"key": step.key, "prefix": step.prefix} for step in loop.step_keys],
                 "source": str(loop.position),
             }
             for loop in sorted(catalog.loops(), key=lambda loop: loop.name)
@@ -232,7 +234,7 @@ def render_resolved(catalog: Catalog, fmt: str = "json", *, package: str = _DEFA
     """The resolved catalog as ``json`` (sorted keys, two-space indent) or a ``text`` table."""
     if fmt == "json":
         doc = resolve_catalog(catalog, package)
-        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     header = ("series", "kind", "unit", "stability", "prometheus", "logged as", "source")
     table = [header]
     for catalog_file, row in sorted(catalog.rows(), key=lambda fr: fr[1].name):

@@ -402,3 +402,37 @@ def test_a_derivation_s_map_is_resolved_in_key_order_whatever_the_declared_order
     assert resolved is not None
     assert isinstance(resolved["map"], dict)
     assert list(resolved["map"]) == ["a", "m", "z"]
+
+
+def test_resolve_json_gives_each_loop_its_step_keys_in_declared_order(tmp_path: Path) -> None:
+    """Tools reading ``resolve --format json`` learn every step axis of a loop (#36 item 9)."""
+    catalog = loaded_catalog(
+        tmp_path,
+        """\
+owner: myrl.rollout
+module: rollout
+description: A job whose prefixes share step keys.
+loops:
+  - name: ppo
+    description: PPO.
+    step_keys:
+      - {key: rollout/step, prefix: rollout}
+      - {key: rollout/step, prefix: actor}
+      - {key: step}
+  - name: sft
+    description: SFT, with no step key.
+teed: []
+""",
+    )
+    loops = json.loads(render_resolved(catalog, "json"))["loops"]
+    assert [(loop["name"], loop["step_keys"]) for loop in loops] == [
+        (
+            "ppo",
+            [
+                {"key": "rollout/step", "prefix": "rollout"},
+                {"key": "rollout/step", "prefix": "actor"},
+                {"key": "step", "prefix": ""},
+            ],
+        ),
+        ("sft", []),
+    ]
