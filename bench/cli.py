@@ -26,6 +26,7 @@ from bench.import_bench import bench_import
 from bench.infer_bench import bench_infer
 from bench.live_bench import bench_live
 from bench.measure import REPO, BenchError
+from bench.outputs_bench import bench_outputs
 from bench.report import (
     Section,
     machine_description,
@@ -52,6 +53,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "sandbox": ("9. Sandboxed templates", bench_sandbox),
     "scan": ("10. Source scan vs a bare ast.parse pass", bench_scan),
     "infer": ("11. infer vs live-check over the same log", bench_infer),
+    "outputs": ("12. Generated output size per row", bench_outputs),
 }
 """Benchmark name -> (title, function), in report order."""
 

@@ -9,7 +9,9 @@ as the dashboards do. Per row:
   no ``every``) whose series a scraped process does not export while the process
   runs its loop, i.e. exports series of the rows of the loop's signature (the rows
   logging a ``signature`` key of a loop the row's ``emitted_by`` names; without one,
-  the other series of the same owner);
+  the other series of the same owner). That signal is a recording rule per loop or
+  owner (``metric_catalog:<module>:loop_<loop>_running``, ``metric_catalog:<module>:running``)
+  each alert names, so the file grows linearly with the rows;
 - **non-finite**: a gauge whose value is NaN or an infinity;
 - **out of range**: a gauge (or a histogram's quantile) outside the row's range (declared,
   or its unit's default; :attr:`MetricRow.exported_range`, in the exported unit).
@@ -103,31 +105,82 @@ def _labels(row: MetricRow, file: CatalogFile) -> dict[str, str]:
     return {"owner": file.owner, "series": row.name, "severity": "warning"}
 
 
-def _signal(row: MetricRow, file: CatalogFile, catalog: Catalog) -> list[str]:
-    """Series whose presence says a process runs the row's loop (see the module doc)."""
-    loops = {loop.name: loop for loop in catalog.loops()}
-    keys = {key for name in row.emitted_by if name in loops for key in loops[name].signature}
-    found = [
-        present_series(other)
-        for _f, other in catalog.rows()
-        if other.name != row.name and keys.intersection(other.logged_keys)
-    ]
-    if not found:
-        found = [present_series(other) for other in file.rows if other.name != row.name]
-    return sorted(set(found))
+class _Signals:
+    """Which series say a process runs a loop or an owner, recorded once per rules file.
+
+    An absent alert needs "the process runs the row's loop": a ``running`` recording rule
+    per loop (the series of the rows logging its signature keys) or per owner (the owner's
+    series), which each alert names. Listing those series in every alert made the file
+    grow with the square of the rows; recorded once, it grows with the rows. A row among
+    the series it is judged by changes nothing: while it is exported, ``unless`` drops
+    it anyway.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        by_key: dict[str, list[MetricRow]] = {}
+        for _f, row in catalog.rows():
+            for key in row.logged_keys:
+                by_key.setdefault(key, []).append(row)
+        self.loops: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        """Loop -> (the series of its signature rows, sorted; those rows' names)."""
+        for loop in catalog.loops():
+            rows = {row.name: row for key in loop.signature for row in by_key.get(key, ())}
+            series = tuple(sorted({present_series(row) for row in rows.values()}))
+            self.loops[loop.name] = (series, frozenset(rows))
+
+    def loops_of(self, row: MetricRow) -> list[str]:
+        """The loops whose signature says a process runs ``row``'s loop (``[]``: none other
+        than the row itself, so its owner's series are the signal)."""
+        found = []
+        for name in row.emitted_by:
+            _series, names = self.loops.get(name, ((), frozenset()))
+            if len(names) > 1 or (names and row.name not in names):  # a row besides it
+                found.append(name)
+        return found
 
 
-def _absent(row: MetricRow, file: CatalogFile, catalog: Catalog) -> dict[str, object] | None:
+def _running(file: CatalogFile, scope: str) -> str:
+    """The recorded series saying a process runs ``scope`` (a loop, or ``""``: the owner),
+    named per rules file so two files never record one series."""
+    return f"metric_catalog:{file.module}:{f'loop_{scope}_' if scope else ''}running"
+
+
+def _running_rules(
+    file: CatalogFile, scopes: Iterable[str], signals: _Signals
+) -> list[dict[str, object]]:
+    """A recording rule per scope an absent alert names (see :class:`_Signals`)."""
+    out: list[dict[str, object]] = []
+    for scope in sorted(set(scopes)):
+        if scope:
+            series = signals.loops[scope][0]
+        else:
+            series = tuple(sorted({present_series(row) for row in file.rows}))
+        names = "|".join(series)
+        out.append(
+            {
+                "record": _running(file, scope),
+                "expr": f'group by (job, instance) ({{__name__=~"{names}"}})',
+            }
+        )
+    return out
+
+
+def _absent(
+    row: MetricRow, file: CatalogFile, signals: _Signals, scopes: list[str]
+) -> dict[str, object] | None:
+    """The row's absent alert (``None``: none due); adds the scopes it names to ``scopes``."""
     if row.section != "teed" or row.requirement_level != "required" or row.deprecated:
         return None
     if row.first_step is not None or row.first_step_config or row.every or row.every_config:
         return None
-    signal = _signal(row, file, catalog)
-    if not signal:
+    loops = signals.loops_of(row)
+    if not loops and len(file.rows) == 1:  # the row alone: no other series says it runs
         return None
-    names = "|".join(signal)
+    named = loops or [""]
+    scopes.extend(named)
+    running = " or on (job, instance) ".join(_running(file, scope) for scope in named)
     expr = (
-        f'group by (job, instance) ({{__name__=~"{names}"}}) unless on (job, instance) '
+        f"group by (job, instance) ({running}) unless on (job, instance) "
         f"group by (job, instance) ({present_series(row)})"
     )
     return {
@@ -251,12 +304,24 @@ def _groups(groups: list[tuple[str, list[dict[str, object]]]]) -> str:
     return _yaml_safe("".join(out))
 
 
-def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | None = None) -> str:
-    """One owner's rule file (YAML text, generated marker first)."""
+def render_rules(
+    catalog_file: CatalogFile,
+    catalog: Catalog,
+    config: Config | None = None,
+    *,
+    signals: _Signals | None = None,
+) -> str:
+    """One owner's rule file (YAML text, generated marker first).
+
+    ``signals`` (built from ``catalog`` when not given) lets :func:`render_alerts` read the
+    loops' signatures once for every file.
+    """
+    signals = signals or _Signals(catalog)
     rows = sorted((r for r in catalog_file.rows if r.is_scalar), key=lambda r: r.name)
     alerts: list[dict[str, object]] = []
+    scopes: list[str] = []
     for row in rows:
-        absent = _absent(row, catalog_file, catalog)
+        absent = _absent(row, catalog_file, signals, scopes)
         if absent is not None:
             alerts.append(absent)
         alerts.extend(_value_alerts(row, catalog_file))
@@ -269,18 +334,26 @@ def render_rules(catalog_file: CatalogFile, catalog: Catalog, config: Config | N
     if recorded:
         groups.append((f"metric-catalog.{catalog_file.module}.recording", recorded))
     if alerts:
-        groups.append((f"metric-catalog.{catalog_file.module}.alerts", alerts))
+        # The running signals sit in the alerts' own group, before them: rules of one
+        # group run in order, so each evaluation's alerts read that evaluation's signals.
+        running = _running_rules(catalog_file, scopes, signals)
+        groups.append((f"metric-catalog.{catalog_file.module}.alerts", [*running, *alerts]))
     command = (config or Config()).generate_command
     body = _groups(groups) if groups else "groups: []\n"
     return f"# {marker_line(command, catalog_file.path)}\n{body}"
 
 
 def render_alerts(catalog: Catalog, config: Config | None = None) -> dict[str, str]:
-    """``<dashboards-dir>/<module>.rules.yaml`` -> rule file text, for each file with rows."""
+    """``<dashboards-dir>/<module>.rules.yaml`` -> rule file text, for each file with rows.
+
+    Each file's size is linear in its rows (plus, per loop its rows name, the series of
+    that loop's signature): see :class:`_Signals`.
+    """
     config = config or Config()
+    signals = _Signals(catalog)
     out: dict[str, str] = {}
     for catalog_file in catalog.files:
         if catalog_file.rows:
             path = f"{config.dashboards_dir}/{catalog_file.module}.rules.yaml"
-            out[path] = render_rules(catalog_file, catalog, config)
+            out[path] = render_rules(catalog_file, catalog, config, signals=signals)
     return dict(sorted(out.items()))

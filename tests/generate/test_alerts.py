@@ -99,6 +99,8 @@ def test_each_row_gets_the_alerts_its_declaration_asks_for(alerts_catalog: Catal
         "RlStepDurationNonFinite",  # recommended: no absent alert
         "RlStepDurationOutOfRange",
         "job:rl_tokens:rate5m",  # a counter: recorded rate, no value alerts
+        "metric_catalog:trainer:loop_train_running",  # the absent alerts' signal, once
+        "metric_catalog:trainer:running",  # rl.loss is its loop's only signature row
     ]
 
 
@@ -123,6 +125,33 @@ def test_a_range_logged_in_ms_is_alerted_in_the_exported_seconds(alerts_catalog:
     assert rules(alerts_catalog)["RlStepDurationOutOfRange"]["expr"] == (
         "rl_step_duration_seconds > 2"  # a declared range replaces the unit's default
     )
+
+
+def _required_rows(count: int, *, loop: bool) -> str:
+    """One owner with ``count`` required gauges (all in one loop's signature, or no loop)."""
+    head = "owner: myrl.big\nmodule: big\ndescription: Many required rows.\n"
+    if loop:
+        keys = ", ".join(f"train/value_{index}" for index in range(count))
+        head += f"loops:\n  - name: train\n    description: Training.\n    signature: [{keys}]\n"
+    rows = "".join(
+        f"  - logger_key: value_{index}\n    name: rl.value.v{index}\n    kind: gauge\n"
+        f'    unit: "1"\n    description: Value {index} of the step.\n'
+        "    requirement_level: required\n"
+        for index in range(count)
+    )
+    return head + "teed:\n" + rows
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_the_rules_file_grows_linearly_with_the_required_rows(tmp_path: Path, loop: bool) -> None:
+    """Each absent alert names a recorded signal instead of every other series of its
+    owner (#37: 1,200 required rows made 24 MB): 4x the rows is about 4x the bytes."""
+    sizes = []
+    for count in (50, 200):
+        catalog = loaded_catalog(tmp_path / str(count), _required_rows(count, loop=loop))
+        ((_path, text),) = render_alerts(catalog).items()
+        sizes.append(len(text) / count)
+    assert sizes[1] < 1.25 * sizes[0]
 
 
 @pytest.mark.parametrize(
