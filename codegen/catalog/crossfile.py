@@ -21,6 +21,7 @@ from typing import Final
 
 from metric_catalog.series_rules import (
     INVALID,
+    is_literal,
     parse_value,
     placeholders,
     qualified_key,
@@ -231,8 +232,8 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
     """
     claimed: dict[tuple[str, str], list[MetricRow]] = {}
     for row in rows:
-        if row.logger_key is None or "{" in row.logger_key:
-            continue  # families: see _key_overlaps
+        if row.logger_key is None or not is_literal(row.logger_key):
+            continue  # families: see _key_overlaps ('{{' is a literal brace, not one)
         clash = _first_clash(claimed, row)
         if clash is None:
             continue
@@ -271,7 +272,7 @@ def _first_clash(
     """
     found: tuple[str, MetricRow] | None = None
     for prefix in row.prefixes:
-        if "{" in prefix:
+        if not is_literal(prefix):
             continue
         owners = claimed.setdefault((prefix, row.logger_key or ""), [])
         meeting = [other for other in owners if shared_loops(row, other)]

@@ -356,10 +356,15 @@ _MODULES = ("trainer", "rollout", "x")
 _HOSTILE_ATTRIBUTES = ("final", "none", "step.keys", "teed.metric", "literal")
 _HOSTILE_LOOPS = ("loops", "loop", "metrics", "all")
 _HOSTILE_MODULES = ("wandb_metrics", "attributes", "loops", "trainer")
-_UNITS = ("", "1", "s", "ms", "ns", "By", "GiBy", "%", "{token}", "{token}/s", "KiBy/s")
+_UNITS = (
+    *("", "1", "s", "ms", "ns", "By", "GiBy", "%", "{token}", "{token}/s", "KiBy/s"),
+    *("us", "TiBy/ns", "1/s", "{tok/s}", "By.s", "Cel", "{a}{b}", "10^3"),
+)
 _BOUNDS = ("0", "1", "-1", "0.5", "100", "1e300", "-1e300", "1e-320", "1e308", "-0")
 _LITERALS = ("loss", "a/b", "x-y", "time_s", "{{lit}}", "a.b", "step", "ñ", "key")
 _SEPARATORS = ("/", "_", "-", "")
+_HUGE = "9" * 400
+_COUNTS = ("2", "8", "1000000", _HUGE)
 _PREFIXES = ("", "train", "eval_", "timing/train", "rollout", "actor")
 
 
@@ -405,11 +410,11 @@ def attributes(draw: st.DrawFn) -> list[dict[str, object]]:
                 ],
             }
         elif shape == "int":
-            attribute |= {"type": "int", "max_cardinality": "8"}
+            attribute |= {"type": "int", "max_cardinality": draw(st.sampled_from(_COUNTS))}
         elif shape == "bool":
             attribute |= {"type": "bool"}
         else:
-            attribute |= {"type": "string", "max_cardinality": "8"}
+            attribute |= {"type": "string", "max_cardinality": draw(st.sampled_from(_COUNTS))}
             if shape == "spans":
                 attribute["spans_segments"] = "true"
         found.append(attribute)
@@ -514,7 +519,11 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
             if draw(st.booleans()):
                 row["requirement_level"] = "required"
             if draw(st.integers(0, 3)) == 0:
-                row["every"] = draw(st.sampled_from(["1", "10"]))
+                row["every"] = draw(st.sampled_from(["1", "10", _HUGE]))
+            if draw(st.integers(0, 5)) == 0:
+                row["first_step"] = draw(st.sampled_from(["0", "5", _HUGE]))
+            if draw(st.integers(0, 5)) == 0:
+                row["cardinality_limit"] = draw(st.sampled_from(_COUNTS))
             teed.append(row)
         data["teed"] = teed
         if draw(st.booleans()):
