@@ -361,10 +361,10 @@ _UNITS = (
     *("us", "TiBy/ns", "1/s", "{tok/s}", "By.s", "Cel", "{a}{b}", "10^3"),
 )
 _BOUNDS = ("0", "1", "-1", "0.5", "100", "1e300", "-1e300", "1e-320", "1e308", "-0")
-_LITERALS = ("loss", "a/b", "x-y", "time_s", "{{lit}}", "a.b", "step", "ñ", "key")
+_LITERALS = ("loss", "a/b", "x-y", "time_s", "{{lit}}", "a.b", "step", "ñ", "key", "a b", "//", "0")
 _SEPARATORS = ("/", "_", "-", "")
-_HUGE = "9" * 400
-_COUNTS = ("2", "8", "1000000", _HUGE)
+_HUGE = "9" * 9  # the largest the schema takes: beyond any real budget or schedule
+_COUNTS = ("2", "8", "64", "1000000", _HUGE)
 _PREFIXES = ("", "train", "eval_", "timing/train", "rollout", "actor")
 
 
@@ -391,7 +391,7 @@ def attributes(draw: st.DrawFn) -> list[dict[str, object]]:
         if shape == "enum":
             values = draw(
                 st.lists(
-                    st.sampled_from(["a", "b/c", "1", "x_y", "ab"]),
+                    st.sampled_from(["a", "b/c", "1", "x_y", "ab", "a b", "ü", "-0", "007"]),
                     min_size=1,
                     max_size=3,
                     unique=True,
@@ -458,7 +458,7 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
         declared = draw(attributes()) if file_index == 0 else []
         names = [str(a["name"]) for a in declared if a.get("type") in ("string", "int")]
         data: dict[str, object] = {
-            "owner": f"rl.owner{file_index}",
+            "owner": draw(st.sampled_from([f"rl.owner{file_index}", "x", "a_b.c9"])),
             "module": draw(sometimes_hostile((f"mod{file_index}",), _HOSTILE_MODULES)),
             "description": draw(_HOSTILE_TEXT),
         }
@@ -524,6 +524,12 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
                 row["first_step"] = draw(st.sampled_from(["0", "5", _HUGE]))
             if draw(st.integers(0, 5)) == 0:
                 row["cardinality_limit"] = draw(st.sampled_from(_COUNTS))
+            if draw(st.integers(0, 5)) == 0:
+                row["step_axis"] = draw(st.sampled_from(["samples", "step", "tokens"]))
+            if row_index > 1 and draw(st.integers(0, 5)) == 0:
+                row["deprecated"] = {"since": "0.1.0", "replaced_by": f"rl.series.r{row_index - 1}"}
+            if draw(st.integers(0, 5)) == 0:
+                row["goal"] = draw(st.sampled_from(["maximize", "minimize"]))
             teed.append(row)
         data["teed"] = teed
         if draw(st.booleans()):
