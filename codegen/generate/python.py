@@ -600,12 +600,20 @@ def module_names(catalog_file: CatalogFile) -> list[Claim]:
 
 
 def generated_names(catalog: Catalog) -> list[Claim]:
-    """The names of every owner module, and each module's file in the package."""
-    claims: list[Claim] = []
+    """The names of every owner module, and each module's file in the package.
+
+    A file repeating an earlier file's ``module`` claims nothing: validate reports it as
+    ``DUPLICATE_MODULE`` once, not again per name the two modules share.
+    """
+    first: dict[str, CatalogFile] = {}
     for catalog_file in catalog.files:
+        first.setdefault(catalog_file.module, catalog_file)
+    files = list(first.values())
+    claims: list[Claim] = []
+    for catalog_file in files:
         origin = f"module {catalog_file.module!r} of {catalog_file.path}"
         claims.append(Claim(PACKAGE, catalog_file.module, origin, catalog_file.where("module")))
-    for catalog_file in catalog.files:
+    for catalog_file in files:
         claims += module_names(catalog_file)
     return claims
 

@@ -106,3 +106,17 @@ def test_each_output_binds_only_the_names_it_declares(tmp_path: Path) -> None:
     exec(compile(wandb.render_wandb_module(catalog), "wandb_metrics.py", "exec"), wandb_namespace)
     declared = {c.name for c in wandb.generated_names(catalog) if c.module == wandb.MODULE}
     assert {name for name in wandb_namespace if not name.startswith("__")} == declared
+
+
+def test_two_files_sharing_a_module_are_reported_once(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DUPLICATE_MODULE says it; the names the two modules share add no second finding."""
+    (project / "catalog" / "a.yaml").write_text(BASE, encoding="utf-8")
+    other = BASE.replace("rl.loss", "rl.other.loss").replace("name: grpo", "name: sft")
+    other = other.replace("logger_key: loss", "logger_key: other_loss")
+    (project / "catalog" / "b.yaml").write_text(other, encoding="utf-8")
+    assert main(["validate", "--format", "json"]) == 1
+    codes = [record["code"] for record in json.loads(capsys.readouterr().out)]
+    assert "GENERATED_NAME_CLASH" not in codes
+    assert "DUPLICATE_MODULE" in codes
