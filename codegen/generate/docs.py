@@ -34,6 +34,7 @@ from markupsafe import Markup
 
 from ..catalog.model import Catalog, CatalogFile
 from ..config import Config
+from .names import DOCS_SITE, Claim, own_names
 from .resolve import resolve_catalog
 from .templating import render, sandboxed_environment
 from .writer import marker_line
@@ -43,6 +44,7 @@ __all__ = [
     "INDEX_PAGE",
     "SOURCE_PAGES_DIR",
     "escape_markdown",
+    "generated_names",
     "render_catalog_data",
     "render_docs_pages",
     "series_anchor",
@@ -203,6 +205,21 @@ def _render(env: jinja2.Environment, name: str, values: dict[str, object], confi
 
 def _page(catalog_file: CatalogFile) -> str:
     return f"{catalog_file.module}.md"
+
+
+def generated_names(catalog: Catalog) -> list[Claim]:
+    """The page each catalog file gets beside the index (``validate`` checks them,
+    :func:`.names.name_clashes`): a module named ``index`` would overwrite the index."""
+    index = PurePosixPath(INDEX_PAGE).stem
+    claims = own_names(DOCS_SITE, [(index, "the index page")], exported=False)
+    seen: set[str] = set()
+    for catalog_file in catalog.files:
+        if catalog_file.module in seen:
+            continue  # DUPLICATE_MODULE says so, once
+        seen.add(catalog_file.module)
+        origin = f"module {catalog_file.module!r} of {catalog_file.path} (its docs page)"
+        claims.append(Claim(DOCS_SITE, catalog_file.module, origin, catalog_file.where("module")))
+    return claims
 
 
 def _check_pages(catalog: Catalog, docs_dir: str = METRICS_DIR) -> None:

@@ -1,13 +1,15 @@
-"""The names each generated Python output binds, and the one check that none collide.
+"""The names each generated output binds, and the one check that none collide.
 
 Every output that writes Python (:mod:`.python`'s owner modules, :mod:`.wandb`'s
-definitions) lists what it binds as :class:`Claim` rows: its own names (imports, tables,
-functions) and the names the catalog makes it generate (a row's constant, a loop's
-``define_<loop>``), plus the module file it writes into the package. The output renders
-from the same list, and :func:`name_clashes` (run by ``validate``, ``lint`` and
-``generate``) reads it, so a generated name can never silently replace another: a loop
-named ``loops`` would rebind the module's own ``LOOPS`` table, a loop named ``loop`` its
-``define_loop`` function, an attribute ``final`` the imported ``Final``.
+definitions), and the docs pages (:mod:`.docs`), list what they bind as :class:`Claim`
+rows: their own names (imports, tables, functions, the index page) and the names the
+catalog makes them generate (a row's constant, a loop's ``define_<loop>``, a module's
+page), plus the module file each writes into the package. The outputs render from the
+same lists, and :func:`name_clashes` (run by ``validate``, ``lint`` and ``generate``)
+reads them, so a generated name can never silently replace another: a loop named
+``loops`` would rebind the module's own ``LOOPS`` table, a loop named ``loop`` its
+``define_loop`` function, an attribute ``final`` the imported ``Final``, a module
+``index`` the docs index page.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from typing import Final
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity
 
-__all__ = ["PACKAGE", "Claim", "name_clashes", "own_names"]
+__all__ = ["DOCS_SITE", "PACKAGE", "Claim", "name_clashes", "own_names"]
 
 PACKAGE: Final = ""
 """The :attr:`Claim.module` of a module file itself: the generated package's namespace."""
+
+DOCS_SITE: Final = "<docs site>"
+"""The :attr:`Claim.module` of a docs page (``<module>.md`` beside ``index.md``)."""
 
 _CODE: Final = "GENERATED_NAME_CLASH"
 
@@ -50,13 +55,19 @@ def own_names(module: str, names: Iterable[tuple[str, str]], *, exported: bool) 
 
 
 def _where(module: str) -> str:
-    return "the generated package" if module == PACKAGE else f"generated module {module!r}"
+    if module == PACKAGE:
+        return "the generated package"
+    if module == DOCS_SITE:
+        return "the docs site's pages"
+    return f"generated module {module!r}"
 
 
 def _invalid(claim: Claim) -> Diagnostic | None:
     """A finding when the claimed name is no Python name (``None`` from an attribute
     ``none``), else ``None``."""
-    if claim.name.isidentifier() and not keyword.iskeyword(claim.name):
+    if claim.module == DOCS_SITE or (
+        claim.name.isidentifier() and not keyword.iskeyword(claim.name)
+    ):
         return None
     message = (
         f"{claim.origin} would generate {claim.name!r} in {_where(claim.module)}, which "

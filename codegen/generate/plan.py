@@ -25,6 +25,7 @@ from ..catalog.pipeline import gc_paused, load_and_check
 from ..config import Config, config_for_root
 from .alerts import render_alerts
 from .dashboards import render_dashboards
+from .docs import generated_names as docs_generated_names
 from .docs import render_docs_pages
 from .names import name_clashes
 from .outputs import render_template_outputs
@@ -135,10 +136,15 @@ def render_all(catalog: Catalog, config: Config | None = None) -> dict[str, str]
 
 def generation_diagnostics(catalog: Catalog) -> list[Diagnostic]:
     """Findings only generation can make: a module name Python cannot import, and names
-    the generated modules would bind twice (each Python output's :class:`.names.Claim`
-    rows, read together so an owner module named ``wandb_metrics`` meets the W&B one).
+    the generated outputs would bind twice (each output's :class:`.names.Claim` rows, read
+    together so an owner module named ``wandb_metrics`` meets the W&B one, and one named
+    ``index`` the docs index page).
     ``validate`` and ``lint`` report them too, so a catalog they pass generates."""
-    claims = [*python_generated_names(catalog), *wandb_generated_names(catalog)]
+    claims = [
+        *python_generated_names(catalog),
+        *wandb_generated_names(catalog),
+        *docs_generated_names(catalog),
+    ]
     return [*module_name_diagnostics(catalog), *name_clashes(claims)]
 
 

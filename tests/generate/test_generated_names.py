@@ -55,6 +55,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (("name: grpo", "name: metrics"), (6, 5), "would generate define_metrics"),
         # #37: the owner module would be the W&B definitions' own file.
         (("module: trainer", "module: wandb_metrics"), (2, 9), "would generate wandb_metrics"),
+        # The owner's docs page would overwrite the docs site's index page.
+        (("module: trainer", "module: index"), (2, 9), "the index page"),
         # An attribute's Literal alias named like an import of the module.
         (("name: rl.kind", "name: final"), (9, 11), "would generate Final"),
         (("name: rl.kind", "name: teed.metric"), (9, 11), "would generate TeedMetric"),

@@ -355,7 +355,7 @@ _MODULES = ("trainer", "rollout", "x")
 # Names a generated module binds already: validate must refuse them (drawn now and then).
 _HOSTILE_ATTRIBUTES = ("final", "none", "step.keys", "teed.metric", "literal")
 _HOSTILE_LOOPS = ("loops", "loop", "metrics", "all")
-_HOSTILE_MODULES = ("wandb_metrics", "attributes", "loops", "trainer")
+_HOSTILE_MODULES = ("wandb_metrics", "index", "attributes", "loops", "trainer")
 _UNITS = (
     *("", "1", "s", "ms", "ns", "By", "GiBy", "%", "{token}", "{token}/s", "KiBy/s"),
     *("us", "TiBy/ns", "1/s", "{tok/s}", "By.s", "Cel", "{a}{b}", "10^3"),
