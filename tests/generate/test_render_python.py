@@ -363,6 +363,7 @@ def test_template_output_has_no_timestamps_or_versions() -> None:
         (["rl.teed"], [], "TEED"),
         ([], ["rl.recorded"], "RECORDED"),
         (["rl.foo"], ["rl.foo.key"], "FOO_KEY"),
+        (["rl.foo"], ["rl.foo.logged.key"], "FOO_LOGGED_KEY"),
     ],
 )
 def test_names_that_would_clash_in_python_are_reported(
