@@ -45,7 +45,14 @@ from metric_catalog.series_rules import (
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
-from .words import DURATION_WORDS, PROMETHEUS_SUFFIXES, TYPE_WORDS, UNIT_WORDS, share_word
+from .words import (
+    CAMEL_BOUNDARY,
+    DURATION_WORDS,
+    PROMETHEUS_SUFFIXES,
+    TYPE_WORDS,
+    UNIT_WORDS,
+    share_word,
+)
 
 __all__ = [
     "LINTS",
@@ -263,8 +270,8 @@ def _last_tokens(name: str) -> tuple[str, ...]:
     return tuple(token for token in name.rsplit(".", 1)[-1].lower().split("_") if token)
 
 
-# Word boundaries inside camelCase: "policyEntropy", "HTTPServer", "gpu2Util".
-_CAMEL_BOUNDARY: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Word boundaries inside camelCase: one table with infer's key tokeniser.
+_CAMEL_BOUNDARY: Final = CAMEL_BOUNDARY
 
 
 def _suggest_name(name: str) -> str:

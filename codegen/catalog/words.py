@@ -10,6 +10,7 @@ Both read the tables here, so a word added for one is known to the other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -18,8 +19,11 @@ from metric_catalog.series_rules import PREFIX_GLUE
 __all__ = [
     "ANNOTATIONS",
     "BOOKKEEPING_KEYS",
+    "CALL_COUNTER_KEYS",
+    "CAMEL_BOUNDARY",
     "COUNT_WORDS",
     "DURATION_WORDS",
+    "FLOP_PREFIXES",
     "INDICATOR_WORDS",
     "MEMORY_UNITS",
     "MEMORY_WORDS",
@@ -28,10 +32,12 @@ __all__ = [
     "PROMETHEUS_SUFFIXES",
     "QUOTIENT_WORDS",
     "RATIO_WORDS",
+    "SECOND_WORDS",
     "SHARE_WORDS",
     "SPLIT_GLUES",
     "STATISTICS",
     "STEP_AXIS_KEYS",
+    "STEP_AXIS_WORDS",
     "THROUGHPUT_WORDS",
     "TIMER_WORDS",
     "TIME_WORDS",
@@ -40,6 +46,7 @@ __all__ = [
     "TYPE_WORDS",
     "UNIT_WORDS",
     "UTILIZATION_WORDS",
+    "key_words",
     "share_word",
     "table",
 ]
@@ -48,6 +55,20 @@ __all__ = [
 def table(text: str) -> frozenset[str]:
     """A word table written as one space-separated string (keeps long tables compact)."""
     return frozenset(text.split())
+
+
+CAMEL_BOUNDARY: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+"""Word boundaries inside camelCase: "policyEntropy", "HTTPServer", "gpu2Util"."""
+
+_NOT_WORD: Final = re.compile(r"[^a-z0-9]+")
+
+
+def key_words(text: str) -> list[str]:
+    """Lowercase words of a logged key or segment, split on any punctuation (``/``, ``_``,
+    ``-``, ``.``, ``(``...) and at camelCase boundaries (``perf/tokPerSec`` -> perf, tok,
+    per, sec). The one tokeniser ``infer`` reads units, kinds and step axes with."""
+    spaced = CAMEL_BOUNDARY.sub(" ", text).lower()
+    return [word for word in _NOT_WORD.split(spaced) if word]
 
 
 UNIT_WORDS: Final = table(
@@ -126,6 +147,24 @@ MEMORY_UNITS: Final[dict[str, str]] = {
 }
 """A key's memory unit word -> its UCUM unit (``_gb`` is decimal, ``_gib`` binary)."""
 
+SECOND_WORDS: Final = table("s sec secs second seconds")
+"""Words of the second, as the divisor of a rate (``tok_per_s``, ``tokens_per_sec``)."""
+
+FLOP_PREFIXES: Final[dict[str, str]] = {
+    "flops": "",
+    "kflops": "10*3",
+    "mflops": "10*6",
+    "gflops": "10*9",
+    "tflops": "10*12",
+    "pflops": "10*15",
+}
+"""A key's FLOP-rate word -> the UCUM power of ten before ``{FLOP}/s`` (``tflops`` ->
+``10*12{FLOP}/s``, as torchtitan's row declares it; the tee scales the power away)."""
+
+STEP_AXIS_WORDS: Final = table("step iteration iter")
+"""Last words of a key that may carry the step (``train/step``, ``rollout/global_step``): a
+step axis when its values are whole, never negative and never decreasing."""
+
 TIME_WORDS: Final = table("s sec secs seconds time duration latency elapsed runtime")
 """Last words of a duration in seconds."""
 
@@ -135,6 +174,7 @@ TIMER_WORDS: Final = table("timing time timer timers duration latency elapsed")
 ANNOTATIONS: Final[dict[str, str]] = {
     "tokens": "{token}",
     "toks": "{token}",
+    "tok": "{token}",
     "token": "{token}",
     "length": "{token}",
     "lengths": "{token}",
@@ -157,6 +197,10 @@ STEP_AXIS_KEYS: Final = table(
 )
 """Keys that carry the step a record was logged at: a step axis, not a metric (``epoch``:
 the fractional epoch a Hugging Face ``Trainer`` adds to every record it logs)."""
+
+CALL_COUNTER_KEYS: Final = table("_step")
+"""Step keys a tracker writes by counting its own log calls (W&B's ``_step``): a run's
+step axis only when it logs no other (``train/step`` is the training step)."""
 
 BOOKKEEPING_KEYS: Final = table("time _timestamp timestamp _runtime wall_time walltime")
 """Keys a logger adds for its own bookkeeping (prime-rl's file logger writes ``time``)."""

@@ -65,6 +65,8 @@ class DraftRow:
     condition: str | None = None
     emitted_by: list[str] = field(default_factory=list)
     first_step: int | None = None
+    every: int | None = None
+    """The period of a key logged every so many steps (``every: "5"``)."""
     temporality: str | None = None
     notes: list[str] = field(default_factory=list)
     """Comments written above the row (why a kind, what values were seen)."""
@@ -86,6 +88,8 @@ class DraftFile:
     attributes: list[DraftAttribute] = field(default_factory=list)
     loops: list[tuple[str, list[str]]] = field(default_factory=list)
     """New loops declared here: name and signature keys."""
+    step_keys: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """A new loop -> its step keys, ``(key, prefix)`` (``""``: every key of the loop)."""
     bookkeeping: list[Bookkeeping] = field(default_factory=list)
     """Keys proposed as no metric (``bookkeeping:``): a step axis, a logger's timestamp."""
 
@@ -103,6 +107,9 @@ class Draft:
     observations: Observations
     bookkeeping: list[Bookkeeping] = field(default_factory=list)
     """Keys proposed as a step axis or bookkeeping, not as rows."""
+    clashes: list[str] = field(default_factory=list)
+    """Scale clashes between runs (a key in [0, 1] in one, in [0, 100] in another): findings
+    of their own, never merged silently into one row."""
 
     @property
     def rows(self) -> int:
@@ -112,7 +119,8 @@ class Draft:
     def notes(self) -> list[str]:
         """What the user should know about keys left out."""
         seen = self.observations
-        notes = [
+        notes = list(self.clashes)
+        notes += [
             f"not a metric: {b.key!r} is a {b.role}: {b.why}; drafted under bookkeeping: "
             "(a step axis may instead be a loop's step_keys)"
             for b in self.bookkeeping
@@ -167,6 +175,12 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
             out.append(f"    description: {_q('TODO: what this training loop is.')}")
             if signature:
                 out.append("    signature: [" + ", ".join(_q(k) for k in signature) + "]")
+            if name in draft_file.step_keys:
+                out.append("    step_keys:")
+                for key, prefix in draft_file.step_keys[name]:
+                    out.append(f"      - key: {_q(key)}")
+                    if prefix:
+                        out.append(f"        prefix: {_q(prefix)}")
     if draft_file.attributes:
         out.append("attributes:")
         for attribute in draft_file.attributes:
@@ -212,6 +226,8 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
             out.append(f"    emitted_by: [{', '.join(row.emitted_by)}]")
         if row.first_step is not None and row.first_step >= 0:
             out.append(f'    first_step: "{row.first_step}"')
+        if row.every is not None:
+            out.append(f'    every: "{row.every}"')
     return "\n".join(out) + "\n"
 
 

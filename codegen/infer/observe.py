@@ -13,6 +13,14 @@ from typing import Final
 
 from ..catalog.matching import KeyMatcher
 from ..catalog.model import Catalog
+from ..catalog.words import (
+    CALL_COUNTER_KEYS,
+    STEP_AXIS_KEYS,
+    STEP_AXIS_WORDS,
+    TIME_WORDS,
+    TIMER_WORDS,
+    key_words,
+)
 from ..runs.ingest import read_source
 from ..runs.limits import Limits
 from ..runs.records import Malformed, Record, Source
@@ -22,6 +30,8 @@ __all__ = [
     "MAX_KEYS",
     "KeyStats",
     "Observations",
+    "axis_head",
+    "may_be_step_axis",
     "observe",
     "schema_pattern",
 ]
@@ -62,8 +72,16 @@ class KeyStats:
     low: float = math.inf
     high: float = -math.inf
 
-    def see(self, run: int, record: Record, value: object) -> None:
-        step = record.step
+    run_low: dict[int, float] = field(default_factory=dict)
+    """Run index -> its lowest value (a scale clash between runs shows here)."""
+    run_high: dict[int, float] = field(default_factory=dict)
+    axis: dict[int, str] = field(default_factory=dict)
+    """Run index -> the step axis key its steps were read from (absent: the record's step)."""
+    huge: int = 0
+    """Whole numbers too large for a float (a 401-digit integer): counted, never converted."""
+
+    def see(self, run: int, step: int, record: Record, value: object) -> None:
+        """Count one logged ``value`` at ``step`` (the step axis's, else the record's)."""
         previous = self.last_step.get(run)
         if previous != step:
             self.steps[run] = self.steps.get(run, 0) + 1
@@ -79,7 +97,10 @@ class KeyStats:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.types.add(type(value).__name__)
             return
-        number = float(value)
+        number = as_float(value)
+        if number is None:
+            self.huge += 1
+            return
         if not math.isfinite(number):
             return
         self.numeric += 1
@@ -89,6 +110,8 @@ class KeyStats:
             self.nonnegative = False
         self.low = min(self.low, number)
         self.high = max(self.high, number)
+        self.run_low[run] = min(self.run_low.get(run, math.inf), number)
+        self.run_high[run] = max(self.run_high.get(run, -math.inf), number)
         stream = (run, record.path, record.worker)
         before = self.last.get(stream)
         if before is not None:
@@ -116,6 +139,46 @@ class KeyStats:
         self.increases += other.increases
         self.low = min(self.low, other.low)
         self.high = max(self.high, other.high)
+        self.huge += other.huge
+        for run, low in other.run_low.items():
+            self.run_low[run] = min(self.run_low.get(run, math.inf), low)
+        for run, high in other.run_high.items():
+            self.run_high[run] = max(self.run_high.get(run, -math.inf), high)
+        for run, axis in other.axis.items():
+            self.axis.setdefault(run, axis)
+
+    def of_runs(self, runs: Sequence[int]) -> KeyStats:
+        """These statistics restricted to ``runs`` (bounds from their own values; the
+        flags a whole-key property, kept; loops: the runs' own, from their records)."""
+        keep = set(runs)
+        part = KeyStats(
+            steps={r: n for r, n in self.steps.items() if r in keep},
+            first={r: n for r, n in self.first.items() if r in keep},
+            gap={r: n for r, n in self.gap.items() if r in keep},
+            last_step={r: n for r, n in self.last_step.items() if r in keep},
+            types=set(self.types),
+            numeric=self.numeric,
+            integral=self.integral,
+            nonnegative=all(self.run_low.get(r, 0.0) >= 0 for r in keep),
+            monotone=self.monotone,
+            increases=self.increases,
+            run_low={r: v for r, v in self.run_low.items() if r in keep},
+            run_high={r: v for r, v in self.run_high.items() if r in keep},
+            axis={r: a for r, a in self.axis.items() if r in keep},
+            huge=self.huge,
+        )
+        part.low = min(part.run_low.values(), default=math.inf)
+        part.high = max(part.run_high.values(), default=-math.inf)
+        return part
+
+
+def as_float(value: int | float) -> float | None:
+    """``value`` as a float, or ``None`` when it is a whole number beyond a float's range
+    (``float(10**400)`` raises ``OverflowError``: a hostile log must not stop ``infer``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 @dataclass(slots=True)
@@ -125,11 +188,14 @@ class Observations:
     runs: list[str] = field(default_factory=list)
     """Each run as given (a file, or a glob of one run's worker files)."""
     keys: dict[tuple[str, str], KeyStats] = field(default_factory=dict)
-    prefix_steps: dict[tuple[int, str], int] = field(default_factory=dict)
-    """(run, prefix) -> distinct steps that logged the prefix."""
-    prefix_first: dict[tuple[int, str], int] = field(default_factory=dict)
+    prefix_steps: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    """(run, prefix, step axis) -> distinct steps that logged the prefix, on that axis
+    (``""``: the records' own steps)."""
+    prefix_first: dict[tuple[int, str, str], int] = field(default_factory=dict)
     run_first: dict[int, int] = field(default_factory=dict)
     run_loops: dict[int, set[str]] = field(default_factory=dict)
+    run_axes: dict[int, set[str]] = field(default_factory=dict)
+    """Run -> the keys that may be its step axes (by name; values whole and growing)."""
     loop_keys: dict[str, set[str]] = field(default_factory=dict)
     """Loop -> qualified keys it logged (declared ones too, up to a bound): signatures."""
     records: int = 0
@@ -159,7 +225,8 @@ def observe(
     )
     declared: dict[tuple[str, str], bool] = {}
     seen = Observations()
-    last_prefix_step: dict[tuple[int, str], int] = {}
+    last_prefix_step: dict[tuple[int, str, str], int] = {}
+    axes = _Axes(catalog.step_key_names())
     for run, paths in enumerate(runs):
         seen.runs.append(" ".join(paths))
         for path in paths:
@@ -177,8 +244,89 @@ def observe(
                     is_bookkeeping=catalog.is_bookkeeping,
                     declared=declared,
                     last_prefix_step=last_prefix_step,
+                    axes=axes,
                 )
+    for run, key in axes.refused:
+        seen.run_axes.get(run, set()).discard(key)
+    for found in seen.run_axes.values():
+        if found - CALL_COUNTER_KEYS:
+            found.difference_update(CALL_COUNTER_KEYS)  # a training step, not a call count
     return seen
+
+
+def may_be_step_axis(qualified: str) -> bool:
+    """Whether a logged key's name says it may carry the step (``train/step``,
+    ``global_step``): a step word last, no timer word (``timing/step`` is a duration)."""
+    if qualified in STEP_AXIS_KEYS and qualified != "epoch":
+        return True  # a Trainer's fractional epoch is bookkeeping, not a step
+    words = key_words(qualified)
+    if not words or words[-1] not in STEP_AXIS_WORDS:
+        return False
+    return not any(w in TIMER_WORDS or w in TIME_WORDS for w in words)
+
+
+def axis_head(axis: str) -> str:
+    """The prefix a step axis key covers (``train/step`` -> ``train``; ``step`` -> ``""``)."""
+    return axis.rpartition("/")[0]
+
+
+def _whole(value: object) -> int | None:
+    """A logged value as a whole number, else ``None`` (a bool is no number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+class _Axes:
+    """The step axes each run logged so far, and their latest values."""
+
+    def __init__(self, declared: frozenset[str]) -> None:
+        self.declared = declared
+        self.values: dict[tuple[int, str, str | None], dict[str, int]] = {}
+        """(run, file, worker) -> its axes' latest values: each worker counts its own."""
+        self.refused: set[tuple[int, str]] = set()
+        """Candidates whose values went back or were not whole: no axis in that run."""
+
+    def read(self, run: int, record: Record) -> dict[str, int]:
+        """Update the run's axes from one record; return them (axis key -> step)."""
+        mine = self.values.setdefault((run, record.path, record.worker), {})
+        prefix = record.prefix
+        for key, value in record.metrics.items():
+            qualified = f"{prefix}/{key}" if prefix else key
+            if qualified not in self.declared and not may_be_step_axis(qualified):
+                continue
+            if (run, qualified) in self.refused:
+                continue
+            step = _whole(value)
+            # A step fits a float's integers exactly (2**53); larger is no step a run reaches.
+            if step is None or not 0 <= step <= 2**53 or step < mine.get(qualified, 0):
+                self.refused.add((run, qualified))
+                mine.pop(qualified, None)
+                continue
+            mine[qualified] = step
+        return mine
+
+    @staticmethod
+    def of(qualified: str, axes: dict[str, int]) -> str:
+        """The axis a key's step is read from: the step key whose head is the longest
+        prefix of the key, else the run's only axis; ``""``: the record's own step. A
+        tracker's call counter (``_step``) counts only where the run logs no other axis."""
+        best = ""
+        if len(axes) > 1:
+            axes = {a: v for a, v in axes.items() if a not in CALL_COUNTER_KEYS} or axes
+        for axis in axes:
+            head = axis_head(axis)
+            if (not head or qualified.startswith(head + "/")) and (
+                not best or len(head) > len(axis_head(best))
+            ):
+                best = axis
+        if not best and len(axes) == 1:
+            best = next(iter(axes))
+        return best
 
 
 def _take(
@@ -189,7 +337,8 @@ def _take(
     matcher: KeyMatcher,
     is_bookkeeping: Callable[[str], bool],
     declared: dict[tuple[str, str], bool],
-    last_prefix_step: dict[tuple[int, str], int],
+    last_prefix_step: dict[tuple[int, str, str], int],
+    axes: _Axes,
 ) -> None:
     if record.series is not None:
         seen.points += 1  # a recorded point, not a logged key
@@ -198,24 +347,33 @@ def _take(
     step, prefix = record.step, record.prefix
     if run not in seen.run_first or step < seen.run_first[run]:
         seen.run_first[run] = step
-    slot = (run, prefix)
-    if last_prefix_step.get(slot) != step:
-        last_prefix_step[slot] = step
-        seen.prefix_steps[slot] = seen.prefix_steps.get(slot, 0) + 1
-        seen.prefix_first.setdefault(slot, step)
+    current = axes.read(run, record)
+    if current:
+        seen.run_axes.setdefault(run, set()).update(current)
     loop = record.loop
     signature: set[str] | None = None
     if loop is not None:
         seen.run_loops.setdefault(run, set()).add(loop)
         signature = seen.loop_keys.setdefault(loop, set())
     keys = seen.keys
+    counted: set[str] = set()
     for key, value in record.metrics.items():
         pair = (prefix, key)
+        qualified = f"{prefix}/{key}" if prefix else key
         if signature is not None and len(signature) < _MAX_SIGNATURE_KEYS:
-            signature.add(f"{prefix}/{key}" if prefix else key)
+            signature.add(qualified)
+        axis = _Axes.of(qualified, current) if current else ""
+        at = current[axis] if axis else step
+        if axis not in counted:
+            # Presence is judged per axis: the prefix's steps on the axis this key is on.
+            counted.add(axis)
+            slot = (run, prefix, axis)
+            if last_prefix_step.get(slot) != at:
+                last_prefix_step[slot] = at
+                seen.prefix_steps[slot] = seen.prefix_steps.get(slot, 0) + 1
+                seen.prefix_first.setdefault(slot, at)
         known = declared.get(pair)
         if known is None:
-            qualified = f"{prefix}/{key}" if prefix else key
             known = bool(matcher.match(prefix, key)) or is_bookkeeping(qualified)
             if len(declared) < 4 * MAX_KEYS:
                 declared[pair] = known
@@ -233,7 +391,9 @@ def _take(
                 seen.untracked += 1
                 continue
             stats = keys[pair] = KeyStats()
-        stats.see(run, record, value)
+        if axis:
+            stats.axis[run] = axis
+        stats.see(run, at, record, value)
 
 
 MAX_DRAFTED_KEY_CHARS: Final = 200

@@ -22,33 +22,26 @@ from metric_catalog.vocabulary import registry_key
 from ..catalog.model import Catalog
 from ..catalog.precedence import captures
 from ..catalog.words import (
-    ANNOTATIONS,
     BOOKKEEPING_KEYS,
     COUNT_WORDS,
     DURATION_WORDS,
-    INDICATOR_WORDS,
-    MEMORY_UNITS,
-    MEMORY_WORDS,
-    NOT_SHARE_WORDS,
-    PERCENT_WORDS,
     PROMETHEUS_SUFFIXES,
-    RATIO_WORDS,
     STATISTICS,
     STEP_AXIS_KEYS,
-    THROUGHPUT_WORDS,
-    TIME_WORDS,
-    TIMER_WORDS,
     TOTAL_WORDS,
     TRAINER_BOOKKEEPING_KEYS,
     TYPE_WORDS,
     UNIT_WORDS,
-    UTILIZATION_WORDS,
+    key_words,
     share_word,
     table,
 )
+from ..safe_text import shown as escaped
 from .draft import Bookkeeping, Draft, DraftAttribute, DraftFile, DraftRow
+from .loops import RunLoops, presence, run_loops, scale_clash
 from .observe import KeyStats, Observations, schema_pattern
 from .splits import split_variants
+from .units import Values, key_unit
 
 __all__ = ["MAX_ENUM_VALUES", "propose", "single_file"]
 
@@ -58,7 +51,7 @@ MAX_ENUM_VALUES: Final = 10
 
 def _words(text: str) -> list[str]:
     """Lowercase words of a key segment (``valid_tokens_per_sec`` -> valid, tokens, per, sec)."""
-    return [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
+    return key_words(text)
 
 
 def _segments(key: str) -> tuple[str, ...]:
@@ -76,78 +69,15 @@ class _Group:
     members: list[str]
 
 
+def _values(stats: KeyStats | None) -> Values:
+    if stats is None or not stats.numeric:
+        return Values()
+    return Values(stats.low, stats.high)
+
+
 def _context_unit(prefix: str, parts: Sequence[str | int], stats: KeyStats | None = None) -> str:
     literal = [p for p in parts if isinstance(p, str)]
-    return _unit(prefix, literal, stats=stats)
-
-
-def _subject(segments: Sequence[str]) -> list[str]:
-    """Words of the segment naming the quantity: the last one that is not a statistic.
-
-    ``kl_ent_ratio/mean`` measures ``kl_ent_ratio``; ``entropy/{env}/{statistic}`` (its
-    literal segments) measures ``entropy``.
-    """
-    for segment in reversed(segments):
-        words = _words(segment)
-        if words and not all(w in STATISTICS for w in words):
-            return words
-    return []
-
-
-def _unit(prefix: str, segments: Sequence[str], *, stats: KeyStats | None = None) -> str:
-    """The unit a key's words suggest, checked against its values (``""``: none known)."""
-    last = _subject(segments)
-    context = [w for s in (prefix, *segments) for w in _words(s)]
-    if "per" in last:
-        head = last[: last.index("per")]
-        tail = last[last.index("per") + 1 :]
-        if tail[:1] and tail[0] in {"s", "sec", "second", "secs", "seconds"}:
-            counted = next((ANNOTATIONS[w] for w in reversed(head) if w in ANNOTATIONS), "")
-            return f"{counted}/s" if counted else "1/s"
-        last = head  # "tokens per sample" counts tokens; "throughput per gpu" is a throughput
-    known = _named_unit(last, stats)
-    if known:
-        return known
-    for words in (last, context):
-        if "ms" in words or "millis" in words or "milliseconds" in words:
-            return "ms"
-        if "us" in words or "microseconds" in words:
-            return "us"
-        if "pct" in words or "percent" in words:
-            return "%"
-    if last and last[-1] in TIME_WORDS:
-        return "s"
-    if any(w in TIMER_WORDS for w in context):
-        return "s"
-    for word in reversed(last):
-        if word in ANNOTATIONS:
-            return ANNOTATIONS[word]
-    return ""
-
-
-def _named_unit(last: Sequence[str], stats: KeyStats | None) -> str:
-    """Units of the quantities real trainers name: throughput, mfu, memory, fractions."""
-    high = stats.high if stats is not None and stats.numeric else None
-    if any(w in THROUGHPUT_WORDS for w in last):
-        return "{sample}/s" if "samples" in last else "{token}/s"
-    if any(w in UTILIZATION_WORDS for w in last):
-        # prime-rl logs mfu in percent, others as a fraction: the values tell.
-        return "%" if high is not None and high > 1 else "1"
-    if any(w in PERCENT_WORDS for w in last):
-        return "%"
-    for word in reversed(last):
-        if word in MEMORY_UNITS:
-            return MEMORY_UNITS[word]
-    if any(w in MEMORY_WORDS for w in last):
-        return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
-    if NOT_SHARE_WORDS.intersection(last):
-        return ""  # a learning rate is no fraction
-    if any(w in RATIO_WORDS for w in last) or (last and last[0] in INDICATOR_WORDS):
-        fraction = not any(w == "ratio" for w in last)
-        if fraction and high is not None and 1 < high <= 100:
-            return "%"  # a "rate" of 37.5 is a percentage
-        return "1"
-    return ""
+    return key_unit(prefix, literal, _values(stats))
 
 
 def _labelish(values: Sequence[str], prefix: str, parts: Sequence[str | int]) -> bool:
@@ -162,16 +92,21 @@ def _labelish(values: Sequence[str], prefix: str, parts: Sequence[str | int]) ->
 
 
 def _families(
-    prefix: str, keys: Sequence[str], behaviour: Mapping[str, object] | None = None
+    prefix: str,
+    keys: Sequence[str],
+    behaviour: Mapping[str, object] | None = None,
+    stats: Mapping[str, KeyStats] | None = None,
 ) -> list[_Group]:
     """Merge keys of one prefix into families where one segment varies like a label.
 
     ``behaviour`` (a key's kind and temporality, as its values showed) keeps keys that
     behave differently apart: a family row has one kind, so NeMo-Aligner's running
     total ``train_rollouts/consumed_samples`` is no family with the validation batch's
-    size ``val_rollouts/consumed_samples``.
+    size ``val_rollouts/consumed_samples``; ``stats`` keeps keys whose values and units
+    disagree apart (``rollout/{name}`` is no family of advantages, kl and round numbers).
     """
     behaves = behaviour or {}
+    observed = stats or {}
     groups = [_Group(prefix, _segments(k), [], [k]) for k in sorted(keys)]
     changed = True
     while changed:
@@ -194,7 +129,7 @@ def _families(
                 # Beside a placeholder (``entropy/{env}/{statistic}``) a varying inner
                 # segment labels the same measurement: one family, several attributes.
                 beside = position > 0 and bool(whole[0].values)
-                for bucket in [whole] if beside else _by_unit(prefix, whole):
+                for bucket in _agreeing(prefix, whole, position, observed):
                     family = _merged(prefix, bucket, position, beside=beside)
                     if family is not None:
                         merged.append(family)
@@ -221,13 +156,32 @@ def _merged(prefix: str, bucket: list[_Group], position: int, *, beside: bool) -
     return _Group(prefix, parts, [*first.values, sorted(values)], members)
 
 
-def _by_unit(prefix: str, bucket: list[_Group]) -> list[list[_Group]]:
-    """A bucket split by the unit its members' own names give: ``completions/clipped_ratio``
-    (a fraction) is no family with ``completions/mean_length`` (tokens)."""
-    split: dict[str, list[_Group]] = {}
+def _agreeing(
+    prefix: str, bucket: list[_Group], position: int, stats: Mapping[str, KeyStats]
+) -> list[list[_Group]]:
+    """A bucket split into groups whose members agree: one unit (by name and values, as
+    :func:`~codegen.infer.units.key_unit` reads them), one sign, and (unless the varying
+    segment is a statistic, where a mean is fractional and a max whole) varying whole
+    numbers or not. ``completions/clipped_ratio`` (a share) is no family with
+    ``completions/mean_length`` (tokens), nor a signed advantage with a round number."""
+    statistic = all(
+        isinstance(g.parts[position], str) and str(g.parts[position]).lower() in STATISTICS
+        for g in bucket
+    )
+    split: dict[tuple[object, ...], list[_Group]] = {}
     for group in bucket:
-        units = {_unit(prefix, _segments(member)) for member in group.members}
-        split.setdefault(units.pop() if len(units) == 1 else "\x00mixed", []).append(group)
+        traits: set[tuple[object, ...]] = set()
+        for member in group.members:
+            seen = stats.get(member)
+            unit = key_unit(prefix, _segments(member), _values(seen))
+            if seen is None or not seen.numeric:
+                traits.add((unit,))
+            else:
+                # Whole numbers that vary (a round, a 0/1 flag) are counts, not a float
+                # that happened to be whole (a timer that logged 0).
+                counted = seen.integral and seen.high > seen.low
+                traits.add((unit, seen.nonnegative, statistic or counted))
+        split.setdefault(traits.pop() if len(traits) == 1 else ("\x00mixed",), []).append(group)
     return list(split.values())
 
 
@@ -309,40 +263,6 @@ def _number(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
-def _presence(
-    stats: KeyStats, prefix: str, seen: Observations, loops: list[str]
-) -> tuple[str, str | None, int | None, list[str]]:
-    """``(requirement_level, condition, first_step, notes)`` over every run."""
-    relevant = [
-        run
-        for run in range(len(seen.runs))
-        if (run, prefix) in seen.prefix_steps
-        and (not loops or seen.run_loops.get(run, set()) & set(loops))
-    ]
-    missing = [run for run in relevant if run not in stats.steps]
-    first = min(stats.first.values())
-    late = all(stats.first[run] > seen.run_first.get(run, 0) for run in stats.steps)
-    if missing:
-        condition = (
-            f"TODO: when is it logged? (in {len(relevant) - len(missing)} of {len(relevant)} "
-            "runs of its loops)"
-        )
-        return "conditionally_required", condition, None, []
-    every = all(stats.steps[run] == seen.prefix_steps[(run, prefix)] for run in relevant)
-    periodic = all(stats.gap.get(run, 0) >= 2 for run in relevant) and all(
-        stats.steps[run] >= 2 for run in relevant
-    )
-    if every or periodic:
-        notes = []
-        if periodic and not every:
-            gaps = sorted({stats.gap[run] for run in relevant})
-            notes.append(f"logged every {', '.join(map(str, gaps))} steps")
-        return "required", None, (first if late else None), notes
-    counts = [f"{stats.steps[run]} of {seen.prefix_steps[(run, prefix)]}" for run in relevant]
-    condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
-    return "conditionally_required", condition, None, []
-
-
 def _module_name(prefix: str, head: str, taken: set[str]) -> str:
     words = [w for w in _words(prefix or head) if w not in UNIT_WORDS] or ["metrics"]
     base = "_".join(words)
@@ -375,10 +295,23 @@ def _unique(name: str, taken: set[str]) -> str:
 
 def propose(seen: Observations, catalog: Catalog) -> Draft:
     """Turn observations into owner files of drafted rows (deterministic order)."""
+    declared_loops = {loop.name for loop in catalog.loops()}
+    loops = run_loops(seen, declared_loops)
+    new_loops = sorted((set(seen.loop_keys) | set(loops.derived)) - declared_loops)
+    axes = {axis for run_axes in loops.axes.values() for axis in run_axes}
     by_prefix: dict[str, list[str]] = {}
     aside: list[Bookkeeping] = []
+    step_keys: dict[str, list[tuple[str, str]]] = {}
+    for loop in new_loops:
+        found = loops.step_keys(loop, set(seen.loop_keys))
+        if found:
+            step_keys[loop] = found
+    in_loops = {key for found in step_keys.values() for key, _ in found}
     for prefix, key in seen.keys:
-        role = _not_a_metric(prefix, key, seen.keys[(prefix, key)])
+        qualified = f"{prefix}/{key}" if prefix else key
+        if qualified in in_loops:
+            continue  # a new loop's step key: declared under its step_keys, no row
+        role = _not_a_metric(prefix, key, seen.keys[(prefix, key)], qualified in axes)
         if role is not None:
             aside.append(role)
             continue
@@ -395,51 +328,102 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
     names = {registry_key(row.name) for _, row in catalog.rows()}
     modules = {f.module for f in catalog.files}
     declared_attributes = catalog.attributes()
-    declared_loops = {loop.name for loop in catalog.loops()}
     attributes: dict[str, DraftAttribute] = {}
     files: dict[str, DraftFile] = {}
     domains = captures(declared_attributes)
+    clashes: list[str] = []
     for prefix in sorted(by_prefix):
+        keys = by_prefix[prefix]
+        split = {key: _clash(prefix, key, seen, loops, clashes) for key in keys}
         behaviour = {
-            key: _kind(seen.keys[(prefix, key)], key.rsplit("/", 1)[-1])[:2]
-            for key in by_prefix[prefix]
+            key: (*_kind(seen.keys[(prefix, key)], key.rsplit("/", 1)[-1])[:2], split[key] != [])
+            for key in keys
         }
-        families = _families(prefix, by_prefix[prefix], behaviour)
+        stats = {key: seen.keys[(prefix, key)] for key in keys}
+        families = _families(prefix, keys, behaviour, stats)
         for family in sorted(families, key=lambda g: g.members[0]):
             for single in _checked_family(family, catalog, domains):
-                row = _row(single, seen, attributes, declared_attributes, names)
-                if not prefix:
-                    row.prefixes = variants.prefixes(single.members)
-                # Without a prefix, keys group by their first segment (actor/..., critic/...).
-                head = single.parts[0] if len(single.parts) > 1 else ""
-                owner = prefix if prefix else (head if isinstance(head, str) else "")
-                target = files.get(owner)
-                if target is None:
-                    module = _module_name(prefix, owner, modules)
-                    target = files[owner] = DraftFile(module, prefix)
-                target.rows.append(row)
+                parts = split.get(single.members[0]) if len(single.members) == 1 else None
+                pieces: list[tuple[str, list[int]] | None] = [*parts] if parts else [None]
+                for only in pieces:
+                    row = _row(
+                        single, seen, attributes, declared_attributes, names, loops=loops, only=only
+                    )
+                    if not prefix:
+                        row.prefixes = variants.prefixes(single.members)
+                    _file_of(files, single, prefix, modules).rows.append(row)
     ordered = [files[owner] for owner in sorted(files)]
     _untangle([row for f in ordered for row in f.rows], catalog, names)
     for attribute in sorted(attributes.values(), key=lambda a: a.name):
         home = next(f for f in ordered if any(attribute.name in r.attributes for r in f.rows))
         home.attributes.append(attribute)
-    new_loops = sorted(set(seen.loop_keys) - declared_loops)
-    if new_loops and ordered:
-        for loop in new_loops:
-            ordered[0].loops.append((loop, _signature(seen, loop)))
+    if new_loops and not ordered:
+        ordered.append(DraftFile(_module_name("", "loops", modules), ""))
+    for loop in new_loops:
+        ordered[0].loops.append((loop, _signature(seen, loop, loops, axes)))
+        if loop in step_keys:
+            ordered[0].step_keys[loop] = step_keys[loop]
     aside.sort(key=lambda b: b.key)
     if aside:
         if not ordered:
             ordered.append(DraftFile(_module_name("", "bookkeeping", modules), ""))
         ordered[0].bookkeeping.extend(aside)
-    return Draft(ordered, seen, aside)
+    return Draft(ordered, seen, aside, clashes)
 
 
-def _not_a_metric(prefix: str, key: str, stats: KeyStats) -> Bookkeeping | None:
+def _file_of(
+    files: dict[str, DraftFile], group: _Group, prefix: str, modules: set[str]
+) -> DraftFile:
+    """The owner file of a row: one per prefix, else per first key segment (actor/...)."""
+    head = group.parts[0] if len(group.parts) > 1 else ""
+    owner = prefix if prefix else (head if isinstance(head, str) else "")
+    target = files.get(owner)
+    if target is None:
+        target = files[owner] = DraftFile(_module_name(prefix, owner, modules), prefix)
+    return target
+
+
+def _clash(
+    prefix: str, key: str, seen: Observations, loops: RunLoops, clashes: list[str]
+) -> list[tuple[str, list[int]]]:
+    """A scale clash of a key between runs, told as a finding of its own (``clashes``).
+
+    Where the runs of each unit are of their own loops, the key gets one row per loop
+    (rows of disjoint loops may share a logger key): ``[(unit, runs)]``; else ``[]``, and
+    the one row says so.
+    """
+    stats = seen.keys[(prefix, key)]
+    units = scale_clash(prefix, key, stats, seen)
+    if not units:
+        return []
+    qualified = f"{prefix}/{key}" if prefix else key
+    shown = "; ".join(
+        f"{unit or 'no unit'} in {', '.join(escaped(seen.runs[r]) for r in runs[:3])} "
+        f"({_number(min(stats.run_low[r] for r in runs))} .. "
+        f"{_number(max(stats.run_high[r] for r in runs))})"
+        for unit, runs in sorted(units.items())
+    )
+    by_loop: dict[str, set[str]] = {}
+    for unit, runs in units.items():
+        for run in runs:
+            for loop in loops.of_run.get(run, set()) or {""}:
+                by_loop.setdefault(loop, set()).add(unit)
+    apart = "" not in by_loop and all(len(found) == 1 for found in by_loop.values())
+    fix = (
+        "drafted one row per loop (rows of disjoint loops may share a key)"
+        if apart
+        else "one code path logs a share, another a percentage: make them agree, then "
+        "declare one unit"
+    )
+    clashes.append(f"scale clash: {escaped(qualified)!r} is {shown}: {fix}")
+    return sorted(units.items()) if apart else []
+
+
+def _not_a_metric(prefix: str, key: str, stats: KeyStats, axis: bool) -> Bookkeeping | None:
     """A step axis (``step``, ``train/global_step``) or a logger's bookkeeping (``time``)."""
     qualified = f"{prefix}/{key}" if prefix else key
     last = key.rsplit("/", 1)[-1]
-    if qualified in STEP_AXIS_KEYS or key in STEP_AXIS_KEYS or last == "global_step":
+    if axis or qualified in STEP_AXIS_KEYS or key in STEP_AXIS_KEYS or last == "global_step":
         why = "the step the record was logged at (a step axis), not a metric"
         return Bookkeeping(qualified, "step axis", why)
     # A timestamp grows like unix seconds; a key named ``time`` with small values is a
@@ -497,15 +481,21 @@ def single_file(draft: Draft, module: str, catalog: Catalog) -> DraftFile:
         merged.rows += draft_file.rows
         merged.attributes += draft_file.attributes
         merged.loops += draft_file.loops
+        merged.step_keys |= draft_file.step_keys
         merged.bookkeeping += draft_file.bookkeeping
     return merged
 
 
-def _signature(seen: Observations, loop: str) -> list[str]:
-    mine = seen.loop_keys.get(loop, set())
-    others = set().union(*(keys for name, keys in seen.loop_keys.items() if name != loop))
+def _signature(seen: Observations, loop: str, loops: RunLoops, axes: set[str]) -> list[str]:
+    """Up to three keys only this loop logged (its step axes aside)."""
+    keyed: dict[str, set[str]] = {name: set(keys) for name, keys in seen.loop_keys.items()}
+    for (prefix, key), stats in seen.keys.items():
+        for name in loops.of_key(stats):
+            keyed.setdefault(name, set()).add(f"{prefix}/{key}" if prefix else key)
+    mine = keyed.get(loop, set())
+    others = set().union(*(keys for name, keys in keyed.items() if name != loop))
     pattern = schema_pattern("qualifiedKey")
-    unique = sorted(k for k in mine - others if pattern.match(k))
+    unique = sorted(k for k in mine - others - axes if pattern.match(k))
     return unique[:3]
 
 
@@ -542,22 +532,28 @@ def _row(
     attributes: dict[str, DraftAttribute],
     declared: Mapping[str, object],
     names: set[str],
+    *,
+    loops: RunLoops,
+    only: tuple[str, list[int]] | None = None,
 ) -> DraftRow:
+    """The row of a group; ``only``: a clashing key's row for the runs of one unit."""
     stats = KeyStats()
     for member in group.members:
         stats.merge(seen.keys[(group.prefix, member)])
+    if only is not None:
+        stats = stats.of_runs(only[1])
     literal_parts = [p for p in group.parts if isinstance(p, str)]
     last = literal_parts[-1] if literal_parts else ""
     kind, temporality, notes = _kind(stats, last)
     unit = (
         _context_unit(group.prefix, group.parts, stats)
         if group.values
-        else _unit(group.prefix, _segments(group.members[0]), stats=stats)
+        else key_unit(group.prefix, _segments(group.members[0]), _values(stats))
     )
-    if unit == "1" and stats.numeric and stats.high > 1:
+    if stats.huge:
         notes.append(
-            f"values reach {_number(stats.high)}: above 1, so not a fraction; a plain ratio "
-            "(unit 1) or a percentage (unit %)?"
+            f"{stats.huge} value(s) were whole numbers too large for a float (over 1e308): "
+            "not a measurement the tee can export"
         )
     refused = _unit_refused(unit)
     if refused:
@@ -572,9 +568,14 @@ def _row(
         # The duration lint wants such names exported in seconds: a time unit the code
         # logs (ms, min) is, so only a name whose unit is no time gets "_value".
         components[-1] += "_value"
+    emitted_by = loops.of_key(stats)
+    if only is not None and emitted_by:
+        # One row per loop of a clashing key: the loop names its series.
+        components[-1] += "_" + "_".join(emitted_by)
     name = _unique(_series_name(components, kind), names)
-    loops = sorted(stats.loops)
-    level, condition, first_step, more = _presence(stats, group.prefix, seen, loops)
+    when = presence(stats, group.prefix, seen, emitted_by, loops)
+    if only is not None:
+        notes.append(f"a scale clash between runs: the values of loop(s) {', '.join(emitted_by)}")
     if group.values:
         shown = ", ".join(group.members[:3]) + (", ..." if len(group.members) > 3 else "")
         notes.append(f"a family of {len(group.members)} keys: {shown}")
@@ -590,12 +591,13 @@ def _row(
         unit=unit,
         value_range=value_range,
         attributes=bound,
-        requirement_level=level,
-        condition=condition,
-        emitted_by=loops,
-        first_step=first_step,
+        requirement_level=when.level,
+        condition=when.condition,
+        emitted_by=emitted_by,
+        first_step=when.first_step,
+        every=when.every,
         temporality=temporality,
-        notes=notes + more,
+        notes=[*notes, *when.notes],
     )
 
 

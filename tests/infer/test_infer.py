@@ -69,33 +69,39 @@ def _verl_step(step: int) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    ("key", "unit"),
+    ("key", "value", "unit"),
     [
-        ("total_step_time", "s"),
-        ("setup_time_s", "s"),
-        ("gen_latency", "s"),
-        ("per_token_ms", "ms"),
-        ("max_memory_allocated_gb", "GBy"),
-        ("ckpt_disk_free_gib", "GiBy"),
-        ("cpu_memory_used_mb", "MBy"),
-        ("peak_memory", "GiBy"),
-        ("throughput", "{token}/s"),
-        ("throughput_per_gpu", "{token}/s"),
-        ("mfu", "%"),
-        ("kl_ent_ratio", "1"),
-        ("masked_correct_pct", "%"),
-        ("clip_ratio", "1"),
-        ("truncation_rate", "%"),  # a rate of 1.5 is a percentage
-        ("num_valid_tokens", "{token}"),
-        ("mean_gen_tokens_per_sample", "{token}"),
-        ("tokens_per_sec", "{token}/s"),
-        ("samples_per_sec_per_gpu", "{sample}/s"),
-        ("avg_turns_per_sample", "{turn}"),
-        ("loss", ""),
+        ("total_step_time", 1.5, "s"),
+        ("setup_time_s", 1.5, "s"),
+        ("gen_latency", 1.5, "s"),
+        ("per_token_ms", 1.5, "ms"),
+        ("max_memory_allocated_gb", 1.5, "GBy"),
+        ("ckpt_disk_free_gib", 1.5, "GiBy"),
+        ("cpu_memory_used_mb", 1.5, "MBy"),
+        ("peak_memory", 1.5, "GiBy"),
+        ("throughput", 1.5, "{token}/s"),
+        ("throughput_per_gpu", 1.5, "{token}/s"),
+        ("mfu", 1.5, "%"),
+        ("mfu", 0.4, "1"),
+        ("kl_ent_ratio", 0.5, "1"),
+        ("importance_ratio", 1.05, ""),  # a quotient around 1, not a share
+        ("is_ratio", 1.05, ""),
+        ("masked_correct_pct", 1.5, "%"),
+        ("clip_ratio", 0.5, "1"),
+        ("clip_ratio", 1.5, ""),  # a ratio beyond 1 is no share: vetoed by the value
+        ("truncation_rate", 1.5, "%"),  # a rate of 1.5 is a percentage
+        ("num_valid_tokens", 1.5, "{token}"),
+        ("mean_gen_tokens_per_sample", 1.5, "{token}"),
+        ("tokens_per_sec", 1.5, "{token}/s"),
+        ("samples_per_sec_per_gpu", 1.5, "{sample}/s"),
+        ("avg_turns_per_sample", 1.5, "{turn}"),
+        ("loss", 1.5, ""),
     ],
 )
-def test_infer_reads_units_from_names_and_suffixes(tmp_path: Path, key: str, unit: str) -> None:
-    text = _draft(tmp_path, [(1, "train", {key: 1.5})])
+def test_infer_reads_units_from_names_and_suffixes(
+    tmp_path: Path, key: str, value: float, unit: str
+) -> None:
+    text = _draft(tmp_path, [(1, "train", {key: value})])
     assert f"unit: {json.dumps(unit)}" in text
 
 
@@ -169,7 +175,7 @@ def test_infer_presence_from_several_runs_and_loops(tmp_path: Path) -> None:
     assert rows["loss"].requirement_level == "required"
     assert rows["loss"].emitted_by == ["grpo", "ppo"]
     assert rows["val_acc"].requirement_level == "required"
-    assert rows["val_acc"].first_step == 5
+    assert (rows["val_acc"].every, rows["val_acc"].first_step) == (5, None)
     assert rows["critic_loss"].emitted_by == ["ppo"]
     assert rows["warmup_lr"].requirement_level == "conditionally_required"
     assert rows["warmup_lr"].condition is not None

@@ -1,0 +1,167 @@
+"""Loops, step axes and presence for ``infer``: which runs judge a key, on which steps.
+
+A run's loop is the one its records name (``JsonlLogger(loop=...)``); a run whose records
+name none but that logs a step axis (``train/step``, ``rollout/global_step``: a key whose
+name ends in a step word and whose values are whole and never go back) is of the loop
+that axis belongs to, named after it (``train``, ``rollout``). Runs that log different
+axes are different loops. The step axes become the loop's ``step_keys`` and presence is
+judged on them, not on a tracker's call counter: a key is ``required`` when every step of
+its axis logs it in every run of its loops, runs of other loops say nothing about it, and
+a key logged every N steps gets ``every: "N"``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from ..catalog.words import key_words
+from .observe import KeyStats, Observations, axis_head
+from .units import Values, key_unit
+
+__all__ = ["Presence", "RunLoops", "presence", "run_loops", "scale_clash"]
+
+_DEFAULT_LOOP: Final = "train"
+"""The loop of a run whose only step axis has no prefix (``global_step``, ``step``)."""
+_LOOP_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\Z")
+_MAX_LOOP_CHARS: Final = 64
+
+
+@dataclass(slots=True)
+class RunLoops:
+    """Each run's loops, and the step axes of the loops this draft declares."""
+
+    of_run: dict[int, set[str]] = field(default_factory=dict)
+    """Run -> its loops (named by its records, else derived from its step axes)."""
+    derived: dict[str, list[str]] = field(default_factory=dict)
+    """A loop derived from step axes -> those axes (sorted)."""
+    axes: dict[int, list[str]] = field(default_factory=dict)
+    """Run -> its step axes (values whole, never going back)."""
+    logged: set[tuple[int, str]] = field(default_factory=set)
+    """(run, prefix) pairs of the records."""
+
+    def of_key(self, stats: KeyStats) -> list[str]:
+        """The loops that logged a key: named by its records or derived from its runs."""
+        found = set(stats.loops)
+        for run in stats.steps:
+            found |= self.of_run.get(run, set())
+        return sorted(found)
+
+    def step_keys(self, loop: str, explicit: set[str]) -> list[tuple[str, str]]:
+        """``(key, prefix)`` step keys of a loop the draft declares: one axis covers every
+        key of the loop (no prefix); several cover their own prefixes."""
+        axes = set(self.derived.get(loop, ()))
+        if loop in explicit:
+            for run, loops in self.of_run.items():
+                if loop in loops:
+                    axes.update(self.axes.get(run, ()))
+        if len(axes) == 1:
+            return [(next(iter(axes)), "")]
+        return sorted((axis, axis_head(axis)) for axis in axes)
+
+
+def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
+    """Each run's loops; a run naming none is of the loop its step axes make it."""
+    found = RunLoops(logged={(run, prefix) for run, prefix, _ in seen.prefix_steps})
+    by_axes: dict[frozenset[str], str] = {}
+    taken = set(declared) | {loop for loops in seen.run_loops.values() for loop in loops}
+    for run in range(len(seen.runs)):
+        axes = sorted(seen.run_axes.get(run, ()))
+        if axes:
+            found.axes[run] = axes
+        named = seen.run_loops.get(run)
+        if named:
+            found.of_run[run] = set(named)
+            continue
+        if not axes:
+            continue
+        group = frozenset(axes)
+        loop = by_axes.get(group)
+        if loop is None:
+            loop = _unique(_loop_name(axes), taken)
+            by_axes[group] = loop
+            found.derived[loop] = axes
+        found.of_run[run] = {loop}
+    return found
+
+
+def _loop_name(axes: list[str]) -> str:
+    heads = [axis_head(a) for a in axes if axis_head(a)]
+    words = key_words(heads[0].split("/")[0]) if heads else []
+    name = "_".join(words)[:_MAX_LOOP_CHARS] if words else _DEFAULT_LOOP
+    if not _LOOP_NAME.match(name):
+        name = f"loop_{name}"[:_MAX_LOOP_CHARS]
+    return name
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, index = name, 2
+    while candidate in taken:
+        suffix = f"_{index}"
+        candidate = name[: _MAX_LOOP_CHARS - len(suffix)] + suffix
+        index += 1
+    taken.add(candidate)
+    return candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """When a drafted row is logged."""
+
+    level: str
+    condition: str | None = None
+    first_step: int | None = None
+    every: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+def presence(
+    stats: KeyStats, prefix: str, seen: Observations, loops: list[str], runs: RunLoops
+) -> Presence:
+    """Presence over the runs of the key's loops, each step read on the key's axis."""
+    wanted = set(loops)
+    relevant = [
+        run
+        for run in range(len(seen.runs))
+        if (run, prefix) in runs.logged and (not wanted or runs.of_run.get(run, set()) & wanted)
+    ]
+    missing = [run for run in relevant if run not in stats.steps]
+    if missing:
+        condition = (
+            f"TODO: when is it logged? (in {len(relevant) - len(missing)} of {len(relevant)} "
+            "runs of its loops)"
+        )
+        return Presence("conditionally_required", condition)
+    slots = {run: (run, prefix, stats.axis.get(run, "")) for run in relevant}
+    first = min(stats.first.values())
+    late = all(stats.first[run] > seen.prefix_first.get(slots[run], 0) for run in relevant)
+    if all(stats.steps[run] == seen.prefix_steps.get(slots[run], 0) for run in relevant):
+        return Presence("required", first_step=first if late else None)
+    gaps = {stats.gap.get(run, 0) for run in relevant}
+    if len(gaps) == 1 and min(gaps) >= 2 and all(stats.steps[run] >= 2 for run in relevant):
+        period = gaps.pop()
+        if all(stats.first[run] % period == 0 for run in relevant):
+            # live-check counts a period from its multiples: a first step past the first
+            # multiple is said (evaluation from step 10, every 5).
+            late_start = first if first > period else None
+            return Presence("required", first_step=late_start, every=period)
+        note = (
+            f"logged every {period} steps from step {first}, off the multiples of {period} "
+            "that `every` counts: first_step only"
+        )
+        return Presence("required", first_step=first, notes=(note,))
+    counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in relevant]
+    condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
+    return Presence("conditionally_required", condition)
+
+
+def scale_clash(prefix: str, key: str, stats: KeyStats, seen: Observations) -> dict[str, list[int]]:
+    """Runs grouped by the unit their own values give the key; more than one group is a
+    scale clash (``gpu/util`` in [0, 1] in one run and in [0, 100] in another)."""
+    units: dict[str, list[int]] = {}
+    segments = key.split("/")
+    for run in sorted(stats.run_high):
+        values = Values(stats.run_low[run], stats.run_high[run])
+        units.setdefault(key_unit(prefix, segments, values), []).append(run)
+    return units if len(units) > 1 else {}

@@ -1,0 +1,182 @@
+"""Units for ``infer``: read from the whole key and its values together.
+
+A key is cut into words (:func:`~codegen.catalog.words.key_words`: ``/``, ``_``, ``-``,
+camelCase). The words of its *subject* (the last segment that is not a statistic:
+``clip_ratio`` of ``actor/clip_ratio/mean``) are read first, then every word of the key
+(``timing/``, ``time/``, ``memory_gb/``: a context sets the unit of what it holds). Each
+cue proposes a unit that the values must allow, else it is vetoed: a share lies in
+[0, 1], a percentage in [0, 100], a duration or an amount is never negative. The word
+tables are the lints' (:mod:`codegen.catalog.words`), so a drafted unit and name pass them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Final
+
+from ..catalog.words import (
+    ANNOTATIONS,
+    COUNT_WORDS,
+    DURATION_WORDS,
+    FLOP_PREFIXES,
+    INDICATOR_WORDS,
+    MEMORY_UNITS,
+    MEMORY_WORDS,
+    NOT_SHARE_WORDS,
+    PERCENT_WORDS,
+    QUOTIENT_WORDS,
+    RATIO_WORDS,
+    SECOND_WORDS,
+    SHARE_WORDS,
+    STATISTICS,
+    TIME_WORDS,
+    TIMER_WORDS,
+    UTILIZATION_WORDS,
+    key_words,
+    table,
+)
+
+__all__ = ["Values", "key_unit", "subject_words"]
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """What the values of a key showed: their bounds (``None``: no number was logged)."""
+
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def share(self) -> bool:
+        """Every value in [0, 1] (or none known)."""
+        return self.low is None or self.high is None or (self.low >= 0 and self.high <= 1)
+
+    @property
+    def percent(self) -> bool:
+        """Every value in [0, 100], and one above 1 (a share would not reach it)."""
+        low, high = self.low, self.high
+        return low is not None and high is not None and low >= 0 and 1 < high <= 100
+
+    @property
+    def nonnegative(self) -> bool:
+        """No value below 0 (or none known)."""
+        return self.low is None or self.low >= 0
+
+
+_MILLIS: Final = table("ms msec msecs millis millisecond milliseconds")
+_MICROS: Final = table("us usec usecs microsecond microseconds")
+_NANOS: Final = table("ns nsec nanosecond nanoseconds")
+_MINUTES: Final = table("mins minute minutes")
+_HOURS: Final = table("hrs hour hours")
+_TOKEN_RATE: Final = table("tps throughput")
+"""Words of a token rate on their own (``perf/tps``, ``throughput``)."""
+_COUNTED: Final = COUNT_WORDS - {"tokens", "toks", "samples", "seqs", "sequences", "turns"}
+"""Words that make a key a count of something (``time/request_count``): never a duration."""
+_FRACTION_WORDS: Final = table("rate fraction frac accuracy acc clipfrac share")
+"""Share words a percentage is also written with (a ``rate`` of 37.5 is a percentage)."""
+
+
+def subject_words(segments: Sequence[str]) -> list[str]:
+    """Words of the segment naming the quantity: the last one that is not a statistic.
+
+    ``kl_ent_ratio/mean`` measures ``kl_ent_ratio``; ``entropy/{env}/{statistic}`` (its
+    literal segments) measures ``entropy``.
+    """
+    for segment in reversed(segments):
+        words = key_words(segment)
+        if words and not all(w in STATISTICS for w in words):
+            return words
+    return []
+
+
+def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None) -> str:
+    """The unit a key's words and values agree on (``""``: dimensionless or unknown)."""
+    values = values or Values()
+    subject = subject_words(segments)
+    context = [w for part in (prefix, *segments) for w in key_words(part)]
+    if "per" in subject:
+        head = subject[: subject.index("per")]
+        pairs = pairwise(subject)
+        if any(a == "per" and b in SECOND_WORDS for a, b in pairs):
+            return _rate(head)  # tok_per_s, tokens_per_gpu_per_sec
+        subject = head  # "tokens per sample" counts tokens; "time per token (ms)" is a time
+    # The subject's own words first (timing_s/update_ratio is a share), then the context's.
+    found = _strong(subject, subject, values)
+    if found is None:
+        found = _share(subject, values)
+    if found is None and not _COUNTED.intersection(subject):
+        found = _strong(context, subject, values)
+    if found is None and not _annotation(subject):
+        found = _share(context, values)
+    return found if found is not None else _annotation(subject)
+
+
+def _rate(head: Sequence[str]) -> str:
+    """The unit of ``<head> per second``: ``{token}/s``, ``10*12{FLOP}/s``, else ``1/s``."""
+    for word in reversed(head):
+        if word in FLOP_PREFIXES:
+            return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
+        if word in ANNOTATIONS:
+            return f"{ANNOTATIONS[word]}/s"
+    return "1/s"
+
+
+def _strong(words: Sequence[str], subject: Sequence[str], values: Values) -> str | None:
+    """A unit the words spell whatever the quantity: a rate, memory, a time, a percentage."""
+    for word in words:
+        if word in FLOP_PREFIXES:
+            return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
+    if _TOKEN_RATE.intersection(words):
+        return "{sample}/s" if "samples" in words else "{token}/s"
+    if UTILIZATION_WORDS.intersection(words) and values.nonnegative:
+        # prime-rl logs mfu in percent, others as a fraction: the values tell.
+        return "%" if values.percent else "1"
+    if PERCENT_WORDS.intersection(words) and values.nonnegative:
+        return "%"
+    for word in reversed(words):
+        if word in MEMORY_UNITS and values.nonnegative:
+            return MEMORY_UNITS[word]
+    if MEMORY_WORDS.intersection(words) and values.nonnegative:
+        return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
+    if not values.nonnegative:
+        return None  # a duration is never negative
+    for table_, unit in ((_MILLIS, "ms"), (_MICROS, "us"), (_NANOS, "ns")):
+        if table_.intersection(words):
+            return unit
+    if _MINUTES.intersection(words):
+        return "min"
+    if _HOURS.intersection(words):
+        return "h"
+    timed = TIME_WORDS | TIMER_WORDS | DURATION_WORDS
+    if timed.intersection(words) and not _COUNTED.intersection(subject):
+        return "s"
+    return None
+
+
+def _share(words: Sequence[str], values: Values) -> str | None:
+    """``"1"`` for a share whose values lie in [0, 1], ``"%"`` for one written in percent,
+    ``""`` for a quotient (an importance ratio, values around 1); ``None``: no share word."""
+    if not words or NOT_SHARE_WORDS.intersection(words):
+        return None
+    indicator = words[0] in INDICATOR_WORDS and "ratio" not in words
+    shared = (RATIO_WORDS | SHARE_WORDS).intersection(words)
+    if not shared and not indicator:
+        return None
+    quotient = QUOTIENT_WORDS.intersection(words) or (words[0] == "is" and "ratio" in words)
+    if quotient and (values.high is None or values.high > 1):
+        return ""  # importance_ratio, is_ratio: a quotient around 1, not a share
+    if values.share:
+        return "1"
+    if values.percent and _FRACTION_WORDS.intersection(words):
+        return "%"
+    return ""  # a ratio beyond 1 is a plain quotient, dimensionless
+
+
+def _annotation(subject: Sequence[str]) -> str:
+    """The count a subject names (``response_length`` -> ``{token}``), else ``""``."""
+    for word in reversed(subject):
+        if word in ANNOTATIONS:
+            return ANNOTATIONS[word]
+    return ""
