@@ -40,6 +40,10 @@ class RunLoops:
     """Run -> its step axes (values whole, never going back)."""
     logged: set[tuple[int, str]] = field(default_factory=set)
     """(run, prefix) pairs of the records."""
+    finest: dict[int, int] = field(default_factory=dict)
+    """Run -> the smallest gap between two steps any key of it was logged at: a key
+    logged at a larger one, on every step of its axis (``eval/step`` at 0, 10, 20), is
+    periodic; a trainer that logs everything every 10 steps makes nothing periodic."""
 
     def of_key(self, stats: KeyStats) -> list[str]:
         """The loops that logged a key: named by its records or derived from its runs."""
@@ -64,6 +68,10 @@ class RunLoops:
 def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
     """Each run's loops; a run naming none is of the loop its step axes make it."""
     found = RunLoops(logged={(run, prefix) for run, prefix, _ in seen.prefix_steps})
+    for stats in seen.keys.values():
+        for run, gap in stats.gap.items():
+            if gap > 0 and gap < found.finest.get(run, gap + 1):
+                found.finest[run] = gap
     by_axes: dict[frozenset[str], str] = {}
     taken = set(declared) | {loop for loops in seen.run_loops.values() for loop in loops}
     for run in range(len(seen.runs)):
@@ -126,32 +134,38 @@ def presence(
         for run in range(len(seen.runs))
         if (run, prefix) in runs.logged and (not wanted or runs.of_run.get(run, set()) & wanted)
     ]
-    missing = [run for run in relevant if run not in stats.steps]
-    if missing:
-        condition = (
-            f"TODO: when is it logged? (in {len(relevant) - len(missing)} of {len(relevant)} "
-            "runs of its loops)"
-        )
-        return Presence("conditionally_required", condition)
-    slots = {run: (run, prefix, stats.axis.get(run, "")) for run in relevant}
+    present = [run for run in relevant if run in stats.steps]
+    slots = {run: (run, prefix, stats.axis.get(run, "")) for run in present}
+    every_step = all(stats.steps[run] == seen.prefix_steps.get(slots[run], 0) for run in present)
+    gaps = {stats.gap.get(run, 0) for run in present}
+    period = gaps.pop() if len(gaps) == 1 else 0
+    periodic = (
+        period >= 2
+        and all(stats.steps[run] >= 2 for run in present)
+        and (not every_step or all(runs.finest.get(run, period) < period for run in present))
+    )
     first = min(stats.first.values())
-    late = all(stats.first[run] > seen.prefix_first.get(slots[run], 0) for run in relevant)
-    if all(stats.steps[run] == seen.prefix_steps.get(slots[run], 0) for run in relevant):
-        return Presence("required", first_step=first if late else None)
-    gaps = {stats.gap.get(run, 0) for run in relevant}
-    if len(gaps) == 1 and min(gaps) >= 2 and all(stats.steps[run] >= 2 for run in relevant):
-        period = gaps.pop()
-        if all(stats.first[run] % period == 0 for run in relevant):
-            # live-check counts a period from its multiples: a first step past the first
-            # multiple is said (evaluation from step 10, every 5).
-            late_start = first if first > period else None
-            return Presence("required", first_step=late_start, every=period)
+    # live-check counts a period from its multiples: a key logged off them (steps 1, 6,
+    # 11) gets its first step only; a first step past the first multiple is said.
+    phased = periodic and all(stats.first[run] % period == 0 for run in present)
+    every = period if phased else None
+    if len(present) < len(relevant):
+        condition = (
+            f"TODO: when is it logged? (in {len(present)} of {len(relevant)} runs of its loops)"
+        )
+        return Presence("conditionally_required", condition, every=every)
+    if phased:
+        return Presence("required", first_step=first if first > period else None, every=every)
+    if periodic:
         note = (
             f"logged every {period} steps from step {first}, off the multiples of {period} "
             "that `every` counts: first_step only"
         )
         return Presence("required", first_step=first, notes=(note,))
-    counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in relevant]
+    if every_step:
+        late = all(stats.first[run] > seen.prefix_first.get(slots[run], 0) for run in present)
+        return Presence("required", first_step=first if late else None)
+    counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in present]
     condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
     return Presence("conditionally_required", condition)
 

@@ -80,11 +80,19 @@ def _context_unit(prefix: str, parts: Sequence[str | int], stats: KeyStats | Non
     return key_unit(prefix, literal, _values(stats))
 
 
-def _labelish(values: Sequence[str], prefix: str, parts: Sequence[str | int]) -> bool:
-    """Whether values varying at one place are labels of one measurement, not metric names."""
+def _labelish(
+    values: Sequence[str], prefix: str, parts: Sequence[str | int], position: int, unit: str
+) -> bool:
+    """Whether values varying at one place are labels of one measurement, not metric names.
+
+    Many values label a measurement (datasets of ``{set}/accuracy``), unless they are the
+    subject of the key (nothing but statistics after them) and the keys share no unit:
+    ``train/{name}`` over ``loss``, ``grad_norm``, ``kl`` and ``lr`` names metrics.
+    """
     if all(v.lower() in STATISTICS for v in values):
         return True
-    if len(values) > MAX_ENUM_VALUES:
+    subject = all(isinstance(p, int) or p.lower() in STATISTICS for p in parts[position + 1 :])
+    if len(values) > MAX_ENUM_VALUES and (unit or not subject):
         return True
     if all(any(c.isdigit() for c in v) for v in values):
         return True
@@ -129,8 +137,8 @@ def _families(
                 # Beside a placeholder (``entropy/{env}/{statistic}``) a varying inner
                 # segment labels the same measurement: one family, several attributes.
                 beside = position > 0 and bool(whole[0].values)
-                for bucket in _agreeing(prefix, whole, position, observed):
-                    family = _merged(prefix, bucket, position, beside=beside)
+                for unit, bucket in _agreeing(prefix, whole, position, observed):
+                    family = _merged(prefix, bucket, position, beside=beside, unit=unit)
                     if family is not None:
                         merged.append(family)
                         used.update(id(g) for g in bucket)
@@ -140,14 +148,16 @@ def _families(
     return groups
 
 
-def _merged(prefix: str, bucket: list[_Group], position: int, *, beside: bool) -> _Group | None:
+def _merged(
+    prefix: str, bucket: list[_Group], position: int, *, beside: bool, unit: str
+) -> _Group | None:
     """The family of ``bucket``'s groups varying at ``position``, or ``None`` when the
-    values there name different metrics."""
+    values there name different metrics (``unit``: the one the members agree on)."""
     if len(bucket) < 2 or len(bucket[0].parts) < 2:
         return None  # a key that is one varying segment is the name of a metric
     values = [str(g.parts[position]) for g in bucket]
     probe = tuple(-1 if i == position else p for i, p in enumerate(bucket[0].parts))
-    if not (beside or _labelish(values, prefix, probe)):
+    if not (beside or _labelish(values, prefix, probe, position, unit)):
         return None
     first = bucket[0]
     slot = len(first.values)
@@ -158,7 +168,7 @@ def _merged(prefix: str, bucket: list[_Group], position: int, *, beside: bool) -
 
 def _agreeing(
     prefix: str, bucket: list[_Group], position: int, stats: Mapping[str, KeyStats]
-) -> list[list[_Group]]:
+) -> list[tuple[str, list[_Group]]]:
     """A bucket split into groups whose members agree: one unit (by name and values, as
     :func:`~codegen.infer.units.key_unit` reads them), one sign, and (unless the varying
     segment is a statistic, where a mean is fractional and a max whole) varying whole
@@ -181,8 +191,10 @@ def _agreeing(
                 # that happened to be whole (a timer that logged 0).
                 counted = seen.integral and seen.high > seen.low
                 traits.add((unit, seen.nonnegative, statistic or counted))
-        split.setdefault(traits.pop() if len(traits) == 1 else ("\x00mixed",), []).append(group)
-    return list(split.values())
+        split.setdefault(traits.pop() if len(traits) == 1 else ("", "mixed"), []).append(group)
+    # A bucket whose groups are each mixed already (a statistic family's mean and max)
+    # stays one: it agreed when it was merged.
+    return [(str(trait[0]), groups) for trait, groups in split.items()]
 
 
 def _name_words(prefix: str, parts: Sequence[str | int]) -> list[str]:
@@ -342,7 +354,7 @@ def propose(seen: Observations, catalog: Catalog) -> Draft:
         stats = {key: seen.keys[(prefix, key)] for key in keys}
         families = _families(prefix, keys, behaviour, stats)
         for family in sorted(families, key=lambda g: g.members[0]):
-            for single in _checked_family(family, catalog, domains):
+            for single in _checked_family(family, catalog, domains, axes):
                 parts = split.get(single.members[0]) if len(single.members) == 1 else None
                 pieces: list[tuple[str, list[int]] | None] = [*parts] if parts else [None]
                 for only in pieces:
@@ -499,10 +511,16 @@ def _signature(seen: Observations, loop: str, loops: RunLoops, axes: set[str]) -
     return unique[:3]
 
 
-def _checked_family(group: _Group, catalog: Catalog, declared: dict[str, Capture]) -> list[_Group]:
-    """The family, or its members as literal rows when it would overlap a declared row."""
+def _checked_family(
+    group: _Group, catalog: Catalog, declared: dict[str, Capture], axes: set[str]
+) -> list[_Group]:
+    """The family, or its members as literal rows when it would overlap a declared row or
+    take a step axis (``eval/{name}`` open to any name would take ``eval/step``)."""
     if not group.values:
         return [group]
+    literals = [_Group(group.prefix, _segments(m), [], [m]) for m in group.members]
+    if any(_takes(group, axis) for axis in axes):
+        return literals
     pattern = parse_pattern(_pattern_text(group, [f"p{i}" for i in range(len(group.values))]))
     domains = {
         f"p{i}": Capture(None if len(v) > MAX_ENUM_VALUES else tuple(v))
@@ -518,8 +536,27 @@ def _checked_family(group: _Group, catalog: Catalog, declared: dict[str, Capture
         if address_rank(parse_pattern(group.prefix), theirs, known) != mine:
             continue
         if overlap(pattern, theirs, known) is not None:
-            return [_Group(group.prefix, _segments(m), [], [m]) for m in group.members]
+            return literals
     return [group]
+
+
+def _takes(group: _Group, qualified: str) -> bool:
+    """Whether the family's key pattern, its open placeholders taking any segment, matches
+    a logged key (``prefix/key``)."""
+    if group.prefix:
+        if not qualified.startswith(group.prefix + "/"):
+            return False
+        qualified = qualified[len(group.prefix) + 1 :]
+    segments = qualified.split("/")
+    if len(segments) != len(group.parts):
+        return False
+    for part, segment in zip(group.parts, segments, strict=True):
+        if isinstance(part, str):
+            if part != segment:
+                return False
+        elif len(group.values[part]) <= MAX_ENUM_VALUES and segment not in group.values[part]:
+            return False
+    return True
 
 
 def _pattern_text(group: _Group, names: Sequence[str]) -> str:
@@ -545,11 +582,15 @@ def _row(
     literal_parts = [p for p in group.parts if isinstance(p, str)]
     last = literal_parts[-1] if literal_parts else ""
     kind, temporality, notes = _kind(stats, last)
-    unit = (
-        _context_unit(group.prefix, group.parts, stats)
-        if group.values
-        else key_unit(group.prefix, _segments(group.members[0]), _values(stats))
-    )
+    unit = key_unit(group.prefix, _segments(group.members[0]), _values(stats))
+    if group.values:
+        # A family's unit is the one its members agree on (timers of named phases:
+        # ``perf/{name}`` over ``perf/step_time``...), else its literal context's.
+        units = {
+            key_unit(group.prefix, _segments(m), _values(seen.keys[(group.prefix, m)]))
+            for m in group.members
+        }
+        unit = units.pop() if len(units) == 1 else _context_unit(group.prefix, group.parts, stats)
     if stats.huge:
         notes.append(
             f"{stats.huge} value(s) were whole numbers too large for a float (over 1e308): "

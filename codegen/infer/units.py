@@ -11,6 +11,7 @@ tables are the lints' (:mod:`codegen.catalog.words`), so a drafted unit and name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -76,6 +77,17 @@ _COUNTED: Final = COUNT_WORDS - {"tokens", "toks", "samples", "seqs", "sequences
 """Words that make a key a count of something (``time/request_count``): never a duration."""
 _FRACTION_WORDS: Final = table("rate fraction frac accuracy acc clipfrac share")
 """Share words a percentage is also written with (a ``rate`` of 37.5 is a percentage)."""
+_AT_K: Final = re.compile(r"[A-Za-z]@\d+\b")
+"""An at-k metric (``pass@4``, ``recall@10``): a share when its values lie in [0, 1]."""
+_TIME_UNITS: Final = (
+    (_MILLIS, "ms"),
+    (_MICROS, "us"),
+    (_NANOS, "ns"),
+    (_MINUTES, "min"),
+    (_HOURS, "h"),
+    (TIME_WORDS | TIMER_WORDS | DURATION_WORDS, "s"),
+)
+"""Words of a duration and its unit (``_s``, ``_time``, ``timing/``, ``latency``: seconds)."""
 
 
 def subject_words(segments: Sequence[str]) -> list[str]:
@@ -92,25 +104,90 @@ def subject_words(segments: Sequence[str]) -> list[str]:
 
 
 def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None) -> str:
-    """The unit a key's words and values agree on (``""``: dimensionless or unknown)."""
+    """The unit a key's words and values agree on (``""``: dimensionless or unknown).
+
+    The subject's words are read from its last word back, as an English compound names
+    its kind last (``wait_time_ratio`` is a ratio, ``ratio_wait_time`` a time); a count
+    word (``request_count``) ends the reading: a count under ``time/`` is no duration.
+    Then the context's words (``timing/step``, ``clip_ratio/high``), then the count the
+    subject names (``response_length`` -> ``{token}``).
+    """
     values = values or Values()
+    if values.high is not None and values.share and any(_AT_K.search(s) for s in segments[-1:]):
+        return "1"  # pass@k, recall@5, hit@10: the share of the top k, in [0, 1]
     subject = subject_words(segments)
-    context = [w for part in (prefix, *segments) for w in key_words(part)]
     if "per" in subject:
         head = subject[: subject.index("per")]
         pairs = pairwise(subject)
         if any(a == "per" and b in SECOND_WORDS for a, b in pairs):
             return _rate(head)  # tok_per_s, tokens_per_gpu_per_sec
         subject = head  # "tokens per sample" counts tokens; "time per token (ms)" is a time
-    # The subject's own words first (timing_s/update_ratio is a share), then the context's.
-    found = _strong(subject, subject, values)
-    if found is None:
-        found = _share(subject, values)
+    found = _read(subject, subject, values)
     if found is None and not _COUNTED.intersection(subject):
-        found = _strong(context, subject, values)
-    if found is None and not _annotation(subject):
-        found = _share(context, values)
+        context = [w for part in (prefix, *segments) for w in key_words(part)]
+        found = _read(context, subject, values)
     return found if found is not None else _annotation(subject)
+
+
+def _read(words: Sequence[str], subject: Sequence[str], values: Values) -> str | None:
+    """The unit of the last word of ``words`` that names one, else ``None``."""
+    for index in range(len(words) - 1, -1, -1):
+        word = words[index]
+        if word in _COUNTED:
+            return None
+        found = _unit_of(word, values)
+        if found is None and index == 0 and word in INDICATOR_WORDS:
+            found = _share(words, values)  # is_truncated: a 0/1 flag, its mean a share
+        if found == _SHARE:
+            return _share(words, values)
+        if found == "{token}/s" and "samples" in words:
+            return "{sample}/s"  # samples_throughput
+        if found is not None:
+            return found
+    return None
+
+
+_SHARE: Final = "\x00share"
+"""What :func:`_unit_of` says of a share word: the whole name and the values decide."""
+
+
+def _unit_of(word: str, values: Values) -> str | None:
+    """The unit one word names (``_SHARE`` for a share word), given what the values allow."""
+    if word in FLOP_PREFIXES:
+        return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
+    if word in _TOKEN_RATE:
+        return "{token}/s"
+    if word in UTILIZATION_WORDS and values.nonnegative:
+        return "%" if values.percent else "1"  # prime-rl logs mfu in percent, others not
+    if word in PERCENT_WORDS and values.nonnegative:
+        return "%"
+    if word in MEMORY_UNITS and values.nonnegative:
+        return MEMORY_UNITS[word]
+    if word in MEMORY_WORDS and values.nonnegative:
+        return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
+    if word in RATIO_WORDS or word in SHARE_WORDS:
+        return _SHARE
+    if not values.nonnegative:
+        return None  # a duration is never negative
+    for table_, unit in _TIME_UNITS:
+        if word in table_:
+            return unit
+    return None
+
+
+def _share(words: Sequence[str], values: Values) -> str:
+    """``"1"`` for a share whose values lie in [0, 1], ``"%"`` for one written in percent,
+    ``""`` for a quotient (an importance ratio: values around 1, past it)."""
+    if NOT_SHARE_WORDS.intersection(words):
+        return ""  # a learning rate is no share
+    quotient = QUOTIENT_WORDS.intersection(words) or (words[0] == "is" and "ratio" in words)
+    if quotient and (values.high is None or values.high > 1):
+        return ""  # importance_ratio, is_ratio: a quotient around 1, not a share
+    if values.share:
+        return "1"
+    if values.percent and _FRACTION_WORDS.intersection(words):
+        return "%"
+    return ""  # a ratio beyond 1 is a plain quotient, dimensionless
 
 
 def _rate(head: Sequence[str]) -> str:
@@ -121,57 +198,6 @@ def _rate(head: Sequence[str]) -> str:
         if word in ANNOTATIONS:
             return f"{ANNOTATIONS[word]}/s"
     return "1/s"
-
-
-def _strong(words: Sequence[str], subject: Sequence[str], values: Values) -> str | None:
-    """A unit the words spell whatever the quantity: a rate, memory, a time, a percentage."""
-    for word in words:
-        if word in FLOP_PREFIXES:
-            return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
-    if _TOKEN_RATE.intersection(words):
-        return "{sample}/s" if "samples" in words else "{token}/s"
-    if UTILIZATION_WORDS.intersection(words) and values.nonnegative:
-        # prime-rl logs mfu in percent, others as a fraction: the values tell.
-        return "%" if values.percent else "1"
-    if PERCENT_WORDS.intersection(words) and values.nonnegative:
-        return "%"
-    for word in reversed(words):
-        if word in MEMORY_UNITS and values.nonnegative:
-            return MEMORY_UNITS[word]
-    if MEMORY_WORDS.intersection(words) and values.nonnegative:
-        return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
-    if not values.nonnegative:
-        return None  # a duration is never negative
-    for table_, unit in ((_MILLIS, "ms"), (_MICROS, "us"), (_NANOS, "ns")):
-        if table_.intersection(words):
-            return unit
-    if _MINUTES.intersection(words):
-        return "min"
-    if _HOURS.intersection(words):
-        return "h"
-    timed = TIME_WORDS | TIMER_WORDS | DURATION_WORDS
-    if timed.intersection(words) and not _COUNTED.intersection(subject):
-        return "s"
-    return None
-
-
-def _share(words: Sequence[str], values: Values) -> str | None:
-    """``"1"`` for a share whose values lie in [0, 1], ``"%"`` for one written in percent,
-    ``""`` for a quotient (an importance ratio, values around 1); ``None``: no share word."""
-    if not words or NOT_SHARE_WORDS.intersection(words):
-        return None
-    indicator = words[0] in INDICATOR_WORDS and "ratio" not in words
-    shared = (RATIO_WORDS | SHARE_WORDS).intersection(words)
-    if not shared and not indicator:
-        return None
-    quotient = QUOTIENT_WORDS.intersection(words) or (words[0] == "is" and "ratio" in words)
-    if quotient and (values.high is None or values.high > 1):
-        return ""  # importance_ratio, is_ratio: a quotient around 1, not a share
-    if values.share:
-        return "1"
-    if values.percent and _FRACTION_WORDS.intersection(words):
-        return "%"
-    return ""  # a ratio beyond 1 is a plain quotient, dimensionless
 
 
 def _annotation(subject: Sequence[str]) -> str:
