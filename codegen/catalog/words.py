@@ -21,12 +21,14 @@ __all__ = [
     "BOOKKEEPING_KEYS",
     "CALL_COUNTER_KEYS",
     "CAMEL_BOUNDARY",
+    "CONTAINER_WORDS",
     "COUNT_WORDS",
     "DURATION_WORDS",
     "FLOP_PREFIXES",
     "INDICATOR_WORDS",
     "MEMORY_UNITS",
     "MEMORY_WORDS",
+    "NON_FINITE_WORDS",
     "NOT_SHARE_WORDS",
     "PERCENT_WORDS",
     "PROMETHEUS_SUFFIXES",
@@ -132,7 +134,15 @@ THROUGHPUT_WORDS: Final = table("throughput tps tokens_per_sec tokens_per_second
 """Words of a token rate (``{token}/s``): prime-rl's and verl's ``perf/throughput``."""
 
 MEMORY_WORDS: Final = table("memory mem vram")
-"""Words of a memory amount; the unit comes from a unit word, else GiB (see infer)."""
+"""Words of a memory amount; the unit comes from a unit word, else from the values'
+magnitude (GiB, MiB past a few thousand, bytes past ten million: see infer)."""
+
+CONTAINER_WORDS: Final = table("buffer dataset queue list str string batch data cache pool")
+"""Words of a container: its ``len`` is a count of items, not of tokens
+(``pi_buffer_len``, ``prompt_dataset_len``; ``response_len`` counts tokens)."""
+
+NON_FINITE_WORDS: Final = table("nan nans inf infs")
+"""Last words of a count of non-finite values (``grad_norm_nan``): no unit of the quantity."""
 
 MEMORY_UNITS: Final[dict[str, str]] = {
     "gb": "GBy",
@@ -161,14 +171,15 @@ FLOP_PREFIXES: Final[dict[str, str]] = {
 """A key's FLOP-rate word -> the UCUM power of ten before ``{FLOP}/s`` (``tflops`` ->
 ``10*12{FLOP}/s``, as torchtitan's row declares it; the tee scales the power away)."""
 
-STEP_AXIS_WORDS: Final = table("step iteration iter")
-"""Last words of a key that may carry the step (``train/step``, ``rollout/global_step``): a
-step axis when its values are whole, never negative and never decreasing."""
+STEP_AXIS_WORDS: Final = table("step global_step iteration iter global_iteration")
+"""Last segments of a key that may carry the step (``train/step``, ``rollout/global_step``,
+``_step``): a step axis when its values are whole, never negative and never decreasing.
+A qualified step (``query_step``, ``policy_sgd_step``) counts something else."""
 
 TIME_WORDS: Final = table("s sec secs seconds time duration latency elapsed runtime")
 """Last words of a duration in seconds."""
 
-TIMER_WORDS: Final = table("timing time timer timers duration latency elapsed")
+TIMER_WORDS: Final = table("timing time timer timers duration latency elapsed elapse")
 """Context words of timers (``timing_s/``, ``timers/``, ``time/``): seconds."""
 
 ANNOTATIONS: Final[dict[str, str]] = {

@@ -259,10 +259,10 @@ def may_be_step_axis(qualified: str) -> bool:
     ``global_step``): a step word last, no timer word (``timing/step`` is a duration)."""
     if qualified in STEP_AXIS_KEYS and qualified != "epoch":
         return True  # a Trainer's fractional epoch is bookkeeping, not a step
-    words = key_words(qualified)
-    if not words or words[-1] not in STEP_AXIS_WORDS:
+    last = "_".join(key_words(qualified.rsplit("/", 1)[-1]))
+    if last not in STEP_AXIS_WORDS:
         return False
-    return not any(w in TIMER_WORDS or w in TIME_WORDS for w in words)
+    return not any(w in TIMER_WORDS or w in TIME_WORDS for w in key_words(qualified))
 
 
 def axis_head(axis: str) -> str:

@@ -580,7 +580,9 @@ def _row(
     if only is not None:
         stats = stats.of_runs(only[1])
     literal_parts = [p for p in group.parts if isinstance(p, str)]
-    last = literal_parts[-1] if literal_parts else ""
+    # The kind reads the words of the last segment: a placeholder's members' own
+    # (``{role}/{count}`` over ``ppo_actor/n_tokens``...: counts).
+    last = group.members[0].rsplit("/", 1)[-1]
     kind, temporality, notes = _kind(stats, last)
     unit = key_unit(group.prefix, _segments(group.members[0]), _values(stats))
     if group.values:

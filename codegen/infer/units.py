@@ -19,12 +19,14 @@ from typing import Final
 
 from ..catalog.words import (
     ANNOTATIONS,
+    CONTAINER_WORDS,
     COUNT_WORDS,
     DURATION_WORDS,
     FLOP_PREFIXES,
     INDICATOR_WORDS,
     MEMORY_UNITS,
     MEMORY_WORDS,
+    NON_FINITE_WORDS,
     NOT_SHARE_WORDS,
     PERCENT_WORDS,
     QUOTIENT_WORDS,
@@ -79,6 +81,8 @@ _FRACTION_WORDS: Final = table("rate fraction frac accuracy acc clipfrac share")
 """Share words a percentage is also written with (a ``rate`` of 37.5 is a percentage)."""
 _AT_K: Final = re.compile(r"[A-Za-z]@\d+\b")
 """An at-k metric (``pass@4``, ``recall@10``): a share when its values lie in [0, 1]."""
+_TIMER_STEMS: Final = ("time", "timing", "timer", "latency", "duration", "elapsed")
+"""Words a context compound may start with (``timeperf/``)."""
 _TIME_UNITS: Final = (
     (_MILLIS, "ms"),
     (_MICROS, "us"),
@@ -116,26 +120,46 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     if values.high is not None and values.share and any(_AT_K.search(s) for s in segments[-1:]):
         return "1"  # pass@k, recall@5, hit@10: the share of the top k, in [0, 1]
     subject = subject_words(segments)
+    if subject and subject[-1] in NON_FINITE_WORDS:
+        return ""  # grad_norm_nan counts the non-finite values, not in the norm's unit
+    # A statistic of many (no_eos_ratios/avg, ratios_mean) is one of them: a plural share
+    # word is a share; alone (clip_fractions) it may count them.
+    many = subject[-1:] != key_words(segments[-1])[-1:] if segments else False
+    while len(subject) > 1 and subject[-1] in STATISTICS:
+        subject, many = subject[:-1], True
     if "per" in subject:
         head = subject[: subject.index("per")]
         pairs = pairwise(subject)
         if any(a == "per" and b in SECOND_WORDS for a, b in pairs):
             return _rate(head)  # tok_per_s, tokens_per_gpu_per_sec
         subject = head  # "tokens per sample" counts tokens; "time per token (ms)" is a time
-    found = _read(subject, subject, values)
+    found = _read(subject, values, many=many)
     if found is None and not _COUNTED.intersection(subject):
-        context = [w for part in (prefix, *segments) for w in key_words(part)]
-        found = _read(context, subject, values)
+        context = [w for part in (prefix, *segments) for w in _compounds(key_words(part))]
+        found = _read(context, values, many=many)
     return found if found is not None else _annotation(subject)
 
 
-def _read(words: Sequence[str], subject: Sequence[str], values: Values) -> str | None:
-    """The unit of the last word of ``words`` that names one, else ``None``."""
+def _compounds(words: Sequence[str]) -> list[str]:
+    """Context words with the timer word a compound starts with (``timeperf`` -> timeperf,
+    time): a section named for timings holds durations."""
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        out.extend(cue for cue in _TIMER_STEMS if word.startswith(cue) and word != cue)
+    return out
+
+
+def _read(words: Sequence[str], values: Values, *, many: bool = False) -> str | None:
+    """The unit of the last word of ``words`` that names one, else ``None`` (``many``: a
+    statistic of many values, whose plural share word is a share)."""
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
         if word in _COUNTED:
             return None
         found = _unit_of(word, values)
+        if found is None and many and word.endswith("s") and word[:-1] in RATIO_WORDS:
+            found = _SHARE
         if found is None and index == 0 and word in INDICATOR_WORDS:
             found = _share(words, values)  # is_truncated: a 0/1 flag, its mean a share
         if found == _SHARE:
@@ -164,7 +188,7 @@ def _unit_of(word: str, values: Values) -> str | None:
     if word in MEMORY_UNITS and values.nonnegative:
         return MEMORY_UNITS[word]
     if word in MEMORY_WORDS and values.nonnegative:
-        return "GiBy"  # torch.cuda.max_memory_* / 1024**3, as trainers log it
+        return _memory(values)
     if word in RATIO_WORDS or word in SHARE_WORDS:
         return _SHARE
     if not values.nonnegative:
@@ -201,8 +225,24 @@ def _rate(head: Sequence[str]) -> str:
 
 
 def _annotation(subject: Sequence[str]) -> str:
-    """The count a subject names (``response_length`` -> ``{token}``), else ``""``."""
-    for word in reversed(subject):
-        if word in ANNOTATIONS:
-            return ANNOTATIONS[word]
-    return ""
+    """The count a subject's head word names (``response_length`` -> ``{token}``), else
+    ``""``: ``sample_staleness`` measures staleness, not samples; ``buffer_len`` counts
+    items."""
+    if not subject or (len(subject) > 1 and subject[-2] in CONTAINER_WORDS):
+        return ""
+    return ANNOTATIONS.get(subject[-1], "")
+
+
+_MIB_FROM: Final = 4096.0
+"""A bare memory amount past this is not GiB (no device has 4 TiB): MiB."""
+_BYTES_FROM: Final = 1e7
+"""... and past this (ten million) not MiB either: bytes."""
+
+
+def _memory(values: Values) -> str:
+    """The unit of a memory amount no unit word names, from its magnitude: trainers log
+    ``torch.cuda.max_memory_allocated() / 1024**3`` (GiB), ``/ 2**20`` (MiB) or bytes."""
+    high = values.high or 0.0
+    if high >= _BYTES_FROM:
+        return "By"
+    return "MiBy" if high >= _MIB_FROM else "GiBy"
