@@ -149,11 +149,19 @@ def presence(
     # 11) gets its first step only; a first step past the first multiple is said.
     phased = periodic and all(stats.first[run] % period == 0 for run in present)
     every = period if phased else None
+    apart = sorted({stats.gap.get(run, 0) for run in present if stats.steps[run] >= 2})
+    told: tuple[str, ...] = ()
+    if len(apart) > 1 and min(apart) >= 2:
+        shown = ", ".join(map(str, apart))
+        told = (
+            f"logged every {shown} steps in different runs: a configured period? "
+            '(every: "config.<its key>")',
+        )
     if len(present) < len(relevant):
         condition = (
             f"TODO: when is it logged? (in {len(present)} of {len(relevant)} runs of its loops)"
         )
-        return Presence("conditionally_required", condition, every=every)
+        return Presence("conditionally_required", condition, every=every, notes=told)
     if phased:
         return Presence("required", first_step=first if first > period else None, every=every)
     if periodic:
@@ -167,7 +175,7 @@ def presence(
         return Presence("required", first_step=first if late else None)
     counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in present]
     condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
-    return Presence("conditionally_required", condition)
+    return Presence("conditionally_required", condition, notes=told)
 
 
 def scale_clash(prefix: str, key: str, stats: KeyStats, seen: Observations) -> dict[str, list[int]]:

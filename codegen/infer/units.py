@@ -182,9 +182,11 @@ def _unit_of(word: str, values: Values) -> str | None:
     if word in _TOKEN_RATE:
         return "{token}/s"
     if word in UTILIZATION_WORDS and values.nonnegative:
-        return "%" if values.percent else "1"  # prime-rl logs mfu in percent, others not
-    if word in PERCENT_WORDS and values.nonnegative:
-        return "%"
+        # prime-rl logs mfu in percent, others as a share; past 100 it is neither.
+        return "%" if values.percent else "1" if values.share else ""
+    if word in PERCENT_WORDS:
+        within = values.high is None or (values.nonnegative and values.high <= 100)
+        return "%" if within else ""  # a percentage lies in [0, 100]
     if word in MEMORY_UNITS and values.nonnegative:
         return MEMORY_UNITS[word]
     if word in MEMORY_WORDS and values.nonnegative:

@@ -355,7 +355,7 @@ def test_a_duration_logged_in_a_prefixed_time_unit_keeps_its_name(
     tmp_path: Path, key: str, name: str, unit: str
 ) -> None:
     """ms is exported in s, so the duration lint accepts the plain name: no "_value"."""
-    run = _write_run(tmp_path / "r.jsonl", [(s, "train", {key: 120.0 + s}) for s in (1, 2)], None)
+    run = _write_run(tmp_path / "r.jsonl", [(s, "train", {key: 20.0 + s}) for s in (1, 2)], None)
     ((row,),) = [f.rows for f in infer([[run]], EMPTY).files]
     assert (row.name, row.unit) == (name, unit)
     out = tmp_path / "draft"
