@@ -87,9 +87,13 @@ def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
         group = frozenset(axes)
         loop = by_axes.get(group)
         if loop is None:
-            loop = _unique(_loop_name(axes), taken)
+            name = _loop_name(axes)
+            if name in declared:
+                loop = name  # the catalog's own loop: its step keys are the catalog's to say
+            else:
+                loop = _unique(name, taken)
+                found.derived[loop] = axes
             by_axes[group] = loop
-            found.derived[loop] = axes
         found.of_run[run] = {loop}
     return found
 

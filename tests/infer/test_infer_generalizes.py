@@ -5,6 +5,7 @@ and loop-aware presence (issues #38 and #40)."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
 from codegen.catalog.words import table
 from codegen.cli import main
 from codegen.infer import infer, render
@@ -327,3 +329,49 @@ def test_infer_drafts_every_row_of_a_flat_dict_project_as_a_person_would(
         report = capsys.readouterr().out
         assert code == 0, report
         assert "undeclared 0, missing 0" in report
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 4))
+def test_infer_gives_any_period_every_and_a_late_start_first_step(period: int, start: int) -> None:
+    """Logged at start*period, (start+1)*period...: every the period, first_step past it."""
+    # A folder per example: hypothesis runs many examples in one pytest tmp_path.
+    with tempfile.TemporaryDirectory() as folder:
+        row = _periodic(
+            Path(folder), range(1, 12 * period), set(range(start * period, 12 * period, period))
+        )
+    assert row.every == period
+    assert row.first_step == (start * period if start > 1 else None)
+
+
+def test_infer_writes_step_keys_into_a_single_draft_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = write_runs(tmp_path)
+    out = tmp_path / "grpo_draft.yaml"
+    args = ["infer", "--root", str(tmp_path), "--input-format", "flat-jsonl", "--out", str(out)]
+    assert main([*args, *runs]) == 0
+    assert "scale clash: 'gpu/util'" in capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert "      - key: train/step\n" in text
+    assert "      - key: rollout/step\n" in text
+    assert 'every: "5"' in text
+
+
+def test_infer_puts_a_run_of_a_declared_loop_in_that_loop(tmp_path: Path) -> None:
+    """The catalog declares loop train: a run stepping on train/step is of it, not train_2."""
+    root = tmp_path / "project"
+    (root / "catalog").mkdir(parents=True)
+    (root / "catalog" / "loops.yaml").write_text(
+        "owner: team.rl\nmodule: loops\ndescription: Loops.\nloops:\n"
+        "  - name: train\n    description: The trainer.\n",
+        encoding="utf-8",
+    )
+    catalog = load_and_check(sorted((root / "catalog").glob("*.yaml")), root=root).catalog
+    assert catalog is not None
+    lines = [{"_step": s, "train/step": s, "train/loss": 1.0} for s in range(1, 9)]
+    draft = infer([_flat(tmp_path / "run.jsonl", lines)], catalog, input_format="flat-jsonl")
+    (row,) = _rows(draft)["train/loss"]
+    assert row.emitted_by == ["train"]
+    assert not any(f.loops for f in draft.files)
+    assert [b.key for b in draft.bookkeeping] == ["train/step"]
