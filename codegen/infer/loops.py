@@ -140,7 +140,12 @@ def presence(
     ]
     present = [run for run in relevant if run in stats.steps]
     slots = {run: (run, prefix, stats.axis.get(run, "")) for run in present}
-    every_step = all(stats.steps[run] == seen.prefix_steps.get(slots[run], 0) for run in present)
+    # As many steps as its axis; records before the axis's first value count on the
+    # record's own step (as live-check counts them), which may coincide with the axis's.
+    every_step = all(
+        stats.steps[run] + _before_axis(seen, slots[run]) >= seen.prefix_steps.get(slots[run], 0)
+        for run in present
+    )
     gaps = {stats.gap.get(run, 0) for run in present}
     period = gaps.pop() if len(gaps) == 1 else 0
     periodic = (
@@ -180,6 +185,12 @@ def presence(
     counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in present]
     condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
     return Presence("conditionally_required", condition, notes=told)
+
+
+def _before_axis(seen: Observations, slot: tuple[int, str, str]) -> int:
+    """Steps of a run's records of this prefix that held no step axis (0 on no axis)."""
+    run, prefix, axis = slot
+    return seen.prefix_steps.get((run, prefix, ""), 0) if axis else 0
 
 
 def scale_clash(prefix: str, key: str, stats: KeyStats, seen: Observations) -> dict[str, list[int]]:

@@ -81,6 +81,8 @@ _FRACTION_WORDS: Final = table("rate fraction frac accuracy acc clipfrac share")
 """Share words a percentage is also written with (a ``rate`` of 37.5 is a percentage)."""
 _AT_K: Final = re.compile(r"[A-Za-z]@\d+\b")
 """An at-k metric (``pass@4``, ``recall@10``): a share when its values lie in [0, 1]."""
+_SAME_UNIT: Final = STATISTICS | table("diff delta")
+"""Statistics and differences of a quantity: in its unit (``response_length/diff``)."""
 _TIMER_STEMS: Final = ("time", "timing", "timer", "latency", "duration", "elapsed")
 """Words a context compound may start with (``timeperf/``)."""
 _TIME_UNITS: Final = (
@@ -95,14 +97,14 @@ _TIME_UNITS: Final = (
 
 
 def subject_words(segments: Sequence[str]) -> list[str]:
-    """Words of the segment naming the quantity: the last one that is not a statistic.
+    """Words of the segment naming the quantity: the last one not a statistic or a difference.
 
     ``kl_ent_ratio/mean`` measures ``kl_ent_ratio``; ``entropy/{env}/{statistic}`` (its
     literal segments) measures ``entropy``.
     """
     for segment in reversed(segments):
         words = key_words(segment)
-        if words and not all(w in STATISTICS for w in words):
+        if words and not all(w in _SAME_UNIT for w in words):
             return words
     return []
 
@@ -125,7 +127,7 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     # A statistic of many (no_eos_ratios/avg, ratios_mean) is one of them: a plural share
     # word is a share; alone (clip_fractions) it may count them.
     many = subject[-1:] != key_words(segments[-1])[-1:] if segments else False
-    while len(subject) > 1 and subject[-1] in STATISTICS:
+    while len(subject) > 1 and subject[-1] in _SAME_UNIT:
         subject, many = subject[:-1], True
     if "per" in subject:
         head = subject[: subject.index("per")]

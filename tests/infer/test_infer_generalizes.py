@@ -85,6 +85,8 @@ def _text(draft: Draft) -> str:
         ("train/learning_rate", 1e-6, 1e-5, ""),
         # counts, sizes and what is none
         ("rollout/response_length", 10.0, 900.0, "{token}"),
+        ("token/response_length/diff", -50.0, 90.0, "{token}"),  # a difference keeps it
+        ("group/response_length_diff/max", 0.0, 90.0, "{token}"),
         ("misc/pi_buffer_len", 10.0, 900.0, ""),  # the length of a buffer counts items
         ("version_stats/sample_staleness_avg", 0.0, 3.0, ""),
         ("train/grad_norm_nan", 0.0, 2.0, ""),
@@ -156,6 +158,16 @@ def test_infer_judges_presence_on_the_step_axis_not_the_trackers_call_counter(
     for key in ("train/loss", "train/kl"):
         (row,) = rows[key]
         assert (row.requirement_level, row.condition, row.every) == ("required", None, None)
+
+
+def test_infer_counts_a_record_before_the_step_axis_appears_on_the_records_step(
+    tmp_path: Path,
+) -> None:
+    """The first record (an evaluation at step 0) holds no train/step yet."""
+    lines: list[dict[str, object]] = [{"_step": 0, "train/loss": 1.0, "eval/acc": 0.2}]
+    lines += [{"_step": s, "train/step": s, "train/loss": 1.0} for s in range(1, 9)]
+    (row,) = _rows(_draft([_flat(tmp_path / "run.jsonl", lines)]))["train/loss"]
+    assert (row.requirement_level, row.condition) == ("required", None)
 
 
 @pytest.mark.parametrize("key", ["timing/step", "misc/query_step", "train/step_decay"])
