@@ -65,8 +65,9 @@ class DraftRow:
     condition: str | None = None
     emitted_by: list[str] = field(default_factory=list)
     first_step: int | None = None
-    every: int | None = None
-    """The period of a key logged every so many steps (``every: "5"``)."""
+    every: int | str | None = None
+    """The period of a key logged every so many steps (``every: "5"``), or the
+    configuration value that sets it (``"config.eval_interval"``)."""
     temporality: str | None = None
     notes: list[str] = field(default_factory=list)
     """Comments written above the row (why a kind, what values were seen)."""

@@ -13,6 +13,7 @@ a key logged every N steps gets ``every: "N"``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -124,7 +125,7 @@ class Presence:
     level: str
     condition: str | None = None
     first_step: int | None = None
-    every: int | None = None
+    every: int | str | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -146,25 +147,24 @@ def presence(
         stats.steps[run] + _before_axis(seen, slots[run]) >= seen.prefix_steps.get(slots[run], 0)
         for run in present
     )
-    gaps = {stats.gap.get(run, 0) for run in present}
-    period = gaps.pop() if len(gaps) == 1 else 0
-    periodic = (
+    periods = {run: stats.gap.get(run, 0) for run in present}
+    periodic = all(
         period >= 2
-        and all(stats.steps[run] >= 2 for run in present)
-        and (not every_step or all(runs.finest.get(run, period) < period for run in present))
+        and stats.steps[run] >= 2
+        and (not every_step or runs.finest.get(run, period) < period)
+        for run, period in periods.items()
     )
     first = min(stats.first.values())
     # live-check counts a period from its multiples: a key logged off them (steps 1, 6,
     # 11) gets its first step only; a first step past the first multiple is said.
-    phased = periodic and all(stats.first[run] % period == 0 for run in present)
-    every = period if phased else None
-    apart = sorted({stats.gap.get(run, 0) for run in present if stats.steps[run] >= 2})
+    phased = periodic and all(stats.first[run] % periods[run] == 0 for run in present)
+    every = _every(periods, seen) if phased else None
     told: tuple[str, ...] = ()
-    if len(apart) > 1 and min(apart) >= 2:
-        shown = ", ".join(map(str, apart))
+    if phased and every is None:
+        shown = ", ".join(map(str, sorted(set(periods.values()))))
         told = (
-            f"logged every {shown} steps in different runs: a configured period? "
-            '(every: "config.<its key>")',
+            f"logged every {shown} steps in different runs and no configuration value says "
+            'so in each: a configured period? (every: "config.<its key>")',
         )
     if len(present) < len(relevant):
         condition = (
@@ -172,8 +172,10 @@ def presence(
         )
         return Presence("conditionally_required", condition, every=every, notes=told)
     if phased:
-        return Presence("required", first_step=first if first > period else None, every=every)
+        start = first if isinstance(every, int) and first > every else None
+        return Presence("required", first_step=start, every=every, notes=told)
     if periodic:
+        period = max(periods.values())
         note = (
             f"logged every {period} steps from step {first}, off the multiples of {period} "
             "that `every` counts: first_step only"
@@ -184,7 +186,47 @@ def presence(
         return Presence("required", first_step=first if late else None)
     counts = [f"{stats.steps[run]} of {seen.prefix_steps.get(slots[run], 0)}" for run in present]
     condition = f"TODO: when is it logged? (at {'; '.join(counts[:3])} steps of its prefix)"
-    return Presence("conditionally_required", condition, notes=told)
+    return Presence("conditionally_required", condition)
+
+
+def _every(periods: dict[int, int], seen: Observations) -> int | str | None:
+    """The ``every`` of runs' periods: the one configuration value equal to each run's
+    period (``"config.eval_interval"``) when the runs logged one, else the period all
+    runs share, else ``None``."""
+    matches: set[str] | None = None
+    for run, period in periods.items():
+        config = seen.run_configs.get(run)
+        found = set(_paths_equal(config, period)) if config is not None else set()
+        matches = found if matches is None else matches & found
+    if matches is not None and len(matches) == 1:
+        return f"config.{matches.pop()}"
+    shared = set(periods.values())
+    return shared.pop() if len(shared) == 1 else None
+
+
+_MAX_CONFIG_VALUES: Final = 5_000
+_MAX_CONFIG_DEPTH: Final = 8
+_CONFIG_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _paths_equal(config: Mapping[str, object], period: int) -> list[str]:
+    """Dotted paths of ``config`` whose value is the whole number ``period`` (bounded walk;
+    a path the condition language cannot spell is left out)."""
+    found: list[str] = []
+    stack: list[tuple[str, Mapping[str, object], int]] = [("", config, 0)]
+    seen = 0
+    while stack and seen < _MAX_CONFIG_VALUES:
+        path, mapping, depth = stack.pop()
+        for key, value in mapping.items():
+            seen += 1
+            if not isinstance(key, str) or not _CONFIG_NAME.match(key):
+                continue
+            here = f"{path}.{key}" if path else key
+            if isinstance(value, Mapping) and depth < _MAX_CONFIG_DEPTH:
+                stack.append((here, value, depth + 1))
+            elif isinstance(value, int) and not isinstance(value, bool) and value == period:
+                found.append(here)
+    return found
 
 
 def _before_axis(seen: Observations, slot: tuple[int, str, str]) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -23,7 +23,7 @@ from ..catalog.words import (
 )
 from ..runs.ingest import read_source
 from ..runs.limits import Limits
-from ..runs.records import Malformed, Record, Source
+from ..runs.records import Malformed, Record, RunConfig, Source
 
 __all__ = [
     "MAX_DRAFTED_KEY_CHARS",
@@ -194,6 +194,8 @@ class Observations:
     prefix_first: dict[tuple[int, str, str], int] = field(default_factory=dict)
     run_first: dict[int, int] = field(default_factory=dict)
     run_loops: dict[int, set[str]] = field(default_factory=dict)
+    run_configs: dict[int, Mapping[str, object]] = field(default_factory=dict)
+    """Run -> the configuration it logged (its first), where a period may be set."""
     run_axes: dict[int, set[str]] = field(default_factory=dict)
     """Run -> the keys that may be its step axes (by name; values whole and growing)."""
     loop_keys: dict[str, set[str]] = field(default_factory=dict)
@@ -234,8 +236,11 @@ def observe(
                 if isinstance(item, Malformed):
                     seen.malformed += 1
                     continue
+                if isinstance(item, RunConfig):
+                    seen.run_configs.setdefault(run, item.config)  # periods it may set
+                    continue
                 if not isinstance(item, Record):
-                    continue  # a run's header (its configuration): no keys
+                    continue
                 _take(
                     seen,
                     run,

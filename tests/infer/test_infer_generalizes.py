@@ -387,3 +387,41 @@ def test_infer_puts_a_run_of_a_declared_loop_in_that_loop(tmp_path: Path) -> Non
     assert row.emitted_by == ["train"]
     assert not any(f.loops for f in draft.files)
     assert [b.key for b in draft.bookkeeping] == ["train/step"]
+
+
+def _jsonl_run(path: Path, config: dict[str, object], period: int) -> list[str]:
+    """A JsonlLogger run with its configuration header, validation every ``period``."""
+    lines: list[dict[str, object]] = [{"config": config}]
+    for step in range(1, 6 * period + 1):
+        metrics: dict[str, object] = {"loss": 1.0}
+        if step % period == 0:
+            metrics["val_acc"] = 0.5
+        lines.append({"step": step, "prefix": "train", "metrics": metrics})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return [str(path)]
+
+
+def test_infer_names_the_configuration_value_a_period_differs_by_between_runs(
+    tmp_path: Path,
+) -> None:
+    runs = [
+        _jsonl_run(tmp_path / "a.jsonl", {"eval_every": 4, "save_every": 10}, 4),
+        _jsonl_run(tmp_path / "b.jsonl", {"eval_every": 6, "save_every": 10}, 6),
+    ]
+    (row,) = _rows(infer(runs, EMPTY))["val_acc"]
+    assert row.every == "config.eval_every"
+
+
+@pytest.mark.parametrize(
+    ("configs", "every"),
+    [
+        (({"a": 4, "b": 4}, {"a": 4, "b": 4}), 4),  # two values say so: the literal period
+        (({"x": 1}, {"x": 1}), 4),  # none says so
+    ],
+)
+def test_infer_keeps_a_literal_period_when_no_one_configuration_value_says_it(
+    tmp_path: Path, configs: tuple[dict[str, object], dict[str, object]], every: int
+) -> None:
+    runs = [_jsonl_run(tmp_path / f"{i}.jsonl", c, 4) for i, c in enumerate(configs)]
+    (row,) = _rows(infer(runs, EMPTY))["val_acc"]
+    assert row.every == every
