@@ -41,6 +41,8 @@ class RunLoops:
     """Run -> its step axes (values whole, never going back)."""
     logged: set[tuple[int, str]] = field(default_factory=set)
     """(run, prefix) pairs of the records."""
+    configured: dict[int, dict[int, list[str]]] = field(default_factory=dict)
+    """Run -> whole numbers of its configuration -> their paths (periods it may set)."""
     finest: dict[int, int] = field(default_factory=dict)
     """Run -> the smallest gap between two steps any key of it was logged at: a key
     logged at a larger one, on every step of its axis (``eval/step`` at 0, 10, 20), is
@@ -69,6 +71,7 @@ class RunLoops:
 def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
     """Each run's loops; a run naming none is of the loop its step axes make it."""
     found = RunLoops(logged={(run, prefix) for run, prefix, _ in seen.prefix_steps})
+    found.configured = {run: _whole_values(c) for run, c in seen.run_configs.items()}
     for stats in seen.keys.values():
         for run, gap in stats.gap.items():
             if gap > 0 and gap < found.finest.get(run, gap + 1):
@@ -158,7 +161,7 @@ def presence(
     # live-check counts a period from its multiples: a key logged off them (steps 1, 6,
     # 11) gets its first step only; a first step past the first multiple is said.
     phased = periodic and all(stats.first[run] % periods[run] == 0 for run in present)
-    every = _every(periods, seen) if phased else None
+    every = _every(periods, runs) if phased else None
     told: tuple[str, ...] = ()
     if phased and every is None:
         shown = ", ".join(map(str, sorted(set(periods.values()))))
@@ -189,14 +192,13 @@ def presence(
     return Presence("conditionally_required", condition)
 
 
-def _every(periods: dict[int, int], seen: Observations) -> int | str | None:
+def _every(periods: dict[int, int], runs: RunLoops) -> int | str | None:
     """The ``every`` of runs' periods: the one configuration value equal to each run's
     period (``"config.eval_interval"``) when the runs logged one, else the period all
     runs share, else ``None``."""
     matches: set[str] | None = None
     for run, period in periods.items():
-        config = seen.run_configs.get(run)
-        found = set(_paths_equal(config, period)) if config is not None else set()
+        found = set(runs.configured.get(run, {}).get(period, ()))
         matches = found if matches is None else matches & found
     if matches is not None and len(matches) == 1:
         return f"config.{matches.pop()}"
@@ -209,10 +211,10 @@ _MAX_CONFIG_DEPTH: Final = 8
 _CONFIG_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _paths_equal(config: Mapping[str, object], period: int) -> list[str]:
-    """Dotted paths of ``config`` whose value is the whole number ``period`` (bounded walk;
-    a path the condition language cannot spell is left out)."""
-    found: list[str] = []
+def _whole_values(config: Mapping[str, object]) -> dict[int, list[str]]:
+    """Whole numbers of ``config`` -> the dotted paths holding them (one bounded walk; a
+    path the condition language cannot spell is left out)."""
+    found: dict[int, list[str]] = {}
     stack: list[tuple[str, Mapping[str, object], int]] = [("", config, 0)]
     seen = 0
     while stack and seen < _MAX_CONFIG_VALUES:
@@ -224,8 +226,8 @@ def _paths_equal(config: Mapping[str, object], period: int) -> list[str]:
             here = f"{path}.{key}" if path else key
             if isinstance(value, Mapping) and depth < _MAX_CONFIG_DEPTH:
                 stack.append((here, value, depth + 1))
-            elif isinstance(value, int) and not isinstance(value, bool) and value == period:
-                found.append(here)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                found.setdefault(value, []).append(here)
     return found
 
 
