@@ -10,6 +10,7 @@ Both read the tables here, so a word added for one is known to the other.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -69,8 +70,14 @@ def key_words(text: str) -> list[str]:
     """Lowercase words of a logged key or segment, split on any punctuation (``/``, ``_``,
     ``-``, ``.``, ``(``...) and at camelCase boundaries (``perf/tokPerSec`` -> perf, tok,
     per, sec). The one tokeniser ``infer`` reads units, kinds and step axes with."""
+    return list(_key_words(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key_words(text: str) -> tuple[str, ...]:
+    # infer reads each key's words many times (units, families, names): once per key here.
     spaced = CAMEL_BOUNDARY.sub(" ", text).lower()
-    return [word for word in _NOT_WORD.split(spaced) if word]
+    return tuple(word for word in _NOT_WORD.split(spaced) if word)
 
 
 UNIT_WORDS: Final = table(

@@ -210,6 +210,8 @@ class Observations:
 
 
 _MAX_SIGNATURE_KEYS: Final = 2_000
+_MAX_NAMES: Final = 4 * MAX_KEYS
+"""Keys whose step-axis verdict is remembered (like the declared verdicts)."""
 
 
 def observe(
@@ -295,6 +297,8 @@ class _Axes:
         """(run, file, worker) -> its axes' latest values: each worker counts its own."""
         self.refused: set[tuple[int, str]] = set()
         """Candidates whose values went back or were not whole: no axis in that run."""
+        self.candidates: dict[str, bool] = {}
+        """Key -> whether its name may be a step axis (bounded: :data:`_MAX_NAMES`)."""
 
     def read(self, run: int, record: Record) -> dict[str, int]:
         """Update the run's axes from one record; return them (axis key -> step)."""
@@ -302,7 +306,12 @@ class _Axes:
         prefix = record.prefix
         for key, value in record.metrics.items():
             qualified = f"{prefix}/{key}" if prefix else key
-            if qualified not in self.declared and not may_be_step_axis(qualified):
+            candidate = self.candidates.get(qualified)
+            if candidate is None:
+                candidate = qualified in self.declared or may_be_step_axis(qualified)
+                if len(self.candidates) < _MAX_NAMES:
+                    self.candidates[qualified] = candidate
+            if not candidate:
                 continue
             if (run, qualified) in self.refused:
                 continue
@@ -320,6 +329,8 @@ class _Axes:
         """The axis a key's step is read from: the step key whose head is the longest
         prefix of the key, else the run's only axis; ``""``: the record's own step. A
         tracker's call counter (``_step``) counts only where the run logs no other axis."""
+        if len(axes) == 1:
+            return next(iter(axes))
         best = ""
         if len(axes) > 1:
             axes = {a: v for a, v in axes.items() if a not in CALL_COUNTER_KEYS} or axes

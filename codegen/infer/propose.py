@@ -115,6 +115,7 @@ def _families(
     """
     behaves = behaviour or {}
     observed = stats or {}
+    units = {key: key_unit(prefix, _segments(key), _values(observed.get(key))) for key in keys}
     groups = [_Group(prefix, _segments(k), [], [k]) for k in sorted(keys)]
     changed = True
     while changed:
@@ -137,7 +138,7 @@ def _families(
                 # Beside a placeholder (``entropy/{env}/{statistic}``) a varying inner
                 # segment labels the same measurement: one family, several attributes.
                 beside = position > 0 and bool(whole[0].values)
-                for unit, bucket in _agreeing(prefix, whole, position, observed):
+                for unit, bucket in _agreeing(whole, position, observed, units):
                     family = _merged(prefix, bucket, position, beside=beside, unit=unit)
                     if family is not None:
                         merged.append(family)
@@ -167,10 +168,10 @@ def _merged(
 
 
 def _agreeing(
-    prefix: str, bucket: list[_Group], position: int, stats: Mapping[str, KeyStats]
+    bucket: list[_Group], position: int, stats: Mapping[str, KeyStats], units: Mapping[str, str]
 ) -> list[tuple[str, list[_Group]]]:
-    """A bucket split into groups whose members agree: one unit (by name and values, as
-    :func:`~codegen.infer.units.key_unit` reads them), one sign, and (unless the varying
+    """A bucket split into groups whose members agree: one unit (``units``: by name and
+    values, as :func:`~codegen.infer.units.key_unit` reads them), one sign, and (unless the varying
     segment is a statistic, where a mean is fractional and a max whole) varying whole
     numbers or not. ``completions/clipped_ratio`` (a share) is no family with
     ``completions/mean_length`` (tokens), nor a signed advantage with a round number."""
@@ -183,7 +184,7 @@ def _agreeing(
         traits: set[tuple[object, ...]] = set()
         for member in group.members:
             seen = stats.get(member)
-            unit = key_unit(prefix, _segments(member), _values(seen))
+            unit = units.get(member, "")
             if seen is None or not seen.numeric:
                 traits.add((unit,))
             else:
