@@ -50,6 +50,7 @@ from .words import (
     DURATION_WORDS,
     PROMETHEUS_SUFFIXES,
     TYPE_WORDS,
+    UNIT_SPELLINGS,
     UNIT_WORDS,
     share_word,
 )
@@ -217,30 +218,8 @@ _PREFIX_POWERS: Final = {"k": 3, "M": 6, "G": 9, "T": 12, "P": 15}
 _BASE_UNITS: Final = frozenset({"s", "By", "bit", "Hz", "W", "J", "Cel", "K", "V", "A", "m", "g"})
 
 
-def _words(text: str) -> tuple[str, ...]:
-    """A table written as one space-separated string (keeps long tables compact)."""
-    return tuple(text.split())
-
-
-# Common non-UCUM spellings and the UCUM unit for the same quantity (prefixed units
-# such as ms and GiBy are UCUM: the code may log them and the tee scales to s, By).
-_UNIT_FIXES: Final[dict[str, str]] = {
-    **dict.fromkeys(_words("sec secs second seconds"), "s"),
-    **dict.fromkeys(_words("msec msecs millis millisecond milliseconds"), "ms"),
-    **dict.fromkeys(_words("usec usecs microsecond microseconds"), "us"),
-    **dict.fromkeys(_words("nsec nsecs nanosecond nanoseconds"), "ns"),
-    **dict.fromkeys(_words("mins minute minutes"), "min"),
-    **dict.fromkeys(_words("hr hrs hour hours"), "h"),
-    **dict.fromkeys(_words("day days"), "d"),
-    **dict.fromkeys(_words("b B byte bytes"), "By"),
-    **dict.fromkeys(_words("KB kB KBy"), "kBy"),
-    **{f"{p}B": f"{p}By" for p in _words("M G T Ki Mi Gi Ti")},
-    **dict.fromkeys(_words("% percent pct"), "%"),
-    **dict.fromkeys(_words("ratio ratios fraction"), "1"),
-    **dict.fromkeys(_words("bits"), "bit"),
-    **{f"{p}b": f"{p}bit" for p in _words("k M G Ki Mi Gi")},
-    "Kbit": "kbit",
-}
+# Common non-UCUM spellings and the UCUM unit for the same quantity: one table with infer.
+_UNIT_FIXES: Final = UNIT_SPELLINGS
 # Name components that spell a unit or a type, reserved suffixes: one table with infer.
 _UNIT_WORDS: Final = UNIT_WORDS
 _TYPE_WORDS: Final = TYPE_WORDS

@@ -47,6 +47,7 @@ __all__ = [
     "TOTAL_WORDS",
     "TRAINER_BOOKKEEPING_KEYS",
     "TYPE_WORDS",
+    "UNIT_SPELLINGS",
     "UNIT_WORDS",
     "UTILIZATION_WORDS",
     "key_words",
@@ -86,6 +87,28 @@ UNIT_WORDS: Final = table(
     "kilobytes megabytes gigabytes mebibytes gibibytes percent pct"
 )
 """Name components that spell a unit (the unit belongs in ``unit``). Not "min" (minimum)."""
+
+
+UNIT_SPELLINGS: Final[dict[str, str]] = {
+    **dict.fromkeys(table("sec secs second seconds"), "s"),
+    **dict.fromkeys(table("msec msecs millis millisecond milliseconds"), "ms"),
+    **dict.fromkeys(table("usec usecs microsecond microseconds"), "us"),
+    **dict.fromkeys(table("nsec nsecs nanosecond nanoseconds"), "ns"),
+    **dict.fromkeys(table("mins minute minutes"), "min"),
+    **dict.fromkeys(table("hr hrs hour hours"), "h"),
+    **dict.fromkeys(table("day days"), "d"),
+    **dict.fromkeys(table("b B byte bytes"), "By"),
+    **dict.fromkeys(table("KB kB KBy"), "kBy"),
+    **{f"{p}B": f"{p}By" for p in table("M G T Ki Mi Gi Ti")},
+    **dict.fromkeys(table("% percent pct"), "%"),
+    **dict.fromkeys(table("ratio ratios fraction"), "1"),
+    **dict.fromkeys(table("bits"), "bit"),
+    **{f"{p}b": f"{p}bit" for p in table("k M G Ki Mi Gi")},
+    "Kbit": "kbit",
+}
+"""Common non-UCUM spellings -> the UCUM unit of the same quantity: what the unit lint
+suggests for a row's ``unit`` and the time words ``infer`` reads in keys (prefixed
+units such as ms and GiBy are UCUM: the code may log them and the tee scales to s, By)."""
 
 TYPE_WORDS: Final = table("counter gauge histogram summary")
 """Name components that spell a metric type."""

@@ -34,8 +34,10 @@ from ..catalog.words import (
     SECOND_WORDS,
     SHARE_WORDS,
     STATISTICS,
+    THROUGHPUT_WORDS,
     TIME_WORDS,
     TIMER_WORDS,
+    UNIT_SPELLINGS,
     UTILIZATION_WORDS,
     key_words,
     table,
@@ -68,13 +70,6 @@ class Values:
         return self.low is None or self.low >= 0
 
 
-_MILLIS: Final = table("ms msec msecs millis millisecond milliseconds")
-_MICROS: Final = table("us usec usecs microsecond microseconds")
-_NANOS: Final = table("ns nsec nanosecond nanoseconds")
-_MINUTES: Final = table("mins minute minutes")
-_HOURS: Final = table("hrs hour hours")
-_TOKEN_RATE: Final = table("tps throughput")
-"""Words of a token rate on their own (``perf/tps``, ``throughput``)."""
 _COUNTED: Final = COUNT_WORDS - {"tokens", "toks", "samples", "seqs", "sequences", "turns"}
 """Words that make a key a count of something (``time/request_count``): never a duration."""
 _FRACTION_WORDS: Final = table("rate fraction frac accuracy acc clipfrac share")
@@ -85,15 +80,13 @@ _SAME_UNIT: Final = STATISTICS | table("diff delta")
 """Statistics and differences of a quantity: in its unit (``response_length/diff``)."""
 _TIMER_STEMS: Final = ("time", "timing", "timer", "latency", "duration", "elapsed")
 """Words a context compound may start with (``timeperf/``)."""
-_TIME_UNITS: Final = (
-    (_MILLIS, "ms"),
-    (_MICROS, "us"),
-    (_NANOS, "ns"),
-    (_MINUTES, "min"),
-    (_HOURS, "h"),
-    (TIME_WORDS | TIMER_WORDS | DURATION_WORDS, "s"),
-)
-"""Words of a duration and its unit (``_s``, ``_time``, ``timing/``, ``latency``: seconds)."""
+_TIME_UNITS: Final[dict[str, str]] = {
+    **{w: u for w, u in UNIT_SPELLINGS.items() if u in {"s", "ms", "us", "ns", "min", "h"}},
+    **dict.fromkeys(TIME_WORDS | TIMER_WORDS | DURATION_WORDS, "s"),
+    **{unit: unit for unit in ("ms", "us", "ns")},
+}
+"""Words of a duration -> its unit: the lint's spellings (``msec`` -> ms, ``mins`` -> min),
+timers (``_s``, ``_time``, ``timing/``, ``latency``: seconds)."""
 
 
 def subject_words(segments: Sequence[str]) -> list[str]:
@@ -181,7 +174,7 @@ def _unit_of(word: str, values: Values) -> str | None:
     """The unit one word names (``_SHARE`` for a share word), given what the values allow."""
     if word in FLOP_PREFIXES:
         return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
-    if word in _TOKEN_RATE:
+    if word in THROUGHPUT_WORDS:
         return "{token}/s"
     if word in UTILIZATION_WORDS and values.nonnegative:
         # prime-rl logs mfu in percent, others as a share; past 100 it is neither.
@@ -197,10 +190,7 @@ def _unit_of(word: str, values: Values) -> str | None:
         return _SHARE
     if not values.nonnegative:
         return None  # a duration is never negative
-    for table_, unit in _TIME_UNITS:
-        if word in table_:
-            return unit
-    return None
+    return _TIME_UNITS.get(word)
 
 
 def _share(words: Sequence[str], values: Values) -> str:
