@@ -12,15 +12,23 @@ are left alone; for the rest :func:`infer` proposes rows:
   the name of another metric: statistics (``mean``, ``max``...), a context that
   fixes the unit (``timing_s/{stage}``), more than :data:`MAX_ENUM_VALUES`
   values, or values holding digits. Keys that stand alone stay literal rows.
-* **units** from the key's words and suffixes (``_s``, ``_time``, ``_ms``,
-  ``tokens``, ``_gb``, ``_pct``, ``ratio``...), **kinds** from the values: a
-  running total (non-decreasing in every stream) is a cumulative counter when the
-  schema has ``temporality``, else a gauge with a comment; per-step integer counts
-  are counters; the rest gauges;
-* **presence** over the runs: ``required`` when every step of its prefix has
-  it (``first_step`` when it starts late or comes periodically),
-  ``conditionally_required`` otherwise; the loops the records name become
-  ``emitted_by`` (and are declared under ``loops:`` when new);
+* **units** from the whole key and its values together (:mod:`.units`): the key's
+  words (``/``, ``_``, ``-``, camelCase), its subject read from the last word back, then
+  its context; the values confirm or veto (a share lies in [0, 1], a percentage in
+  [0, 100], a duration is never negative). **Kinds** from the values: a running total
+  (non-decreasing in every stream) is a cumulative counter when the schema has
+  ``temporality``, else a gauge with a comment; per-step integer counts are counters;
+  the rest gauges. A family only over keys whose units and values agree;
+* **step axes and loops** (:mod:`.loops`): a key whose last segment is a step
+  (``train/step``, ``global_step``) with whole, growing values is its loop's
+  ``step_keys`` entry, never a row; a run whose records name no loop is of the loop
+  its step axes make it;
+* **presence** over the runs of the key's loops, each step read on its step axis:
+  ``required`` when every step of its axis has it, ``every`` when it comes every N
+  steps (or a configuration value that says so), ``conditionally_required`` otherwise;
+  the loops become ``emitted_by`` (and are declared under ``loops:`` when new). A key
+  whose values give it another unit in another run is a **scale clash**: a finding of
+  its own, and one row per loop where the loops tell the runs apart;
 * **names** ``rl.<prefix>.<key>`` cleaned to pass the naming lints (no unit or
   type words, no reserved suffixes), unique against the catalog;
 * **owners**: one file per prefix (per first key segment for keys logged without one).
