@@ -425,3 +425,19 @@ def test_infer_keeps_a_literal_period_when_no_one_configuration_value_says_it(
     runs = [_jsonl_run(tmp_path / f"{i}.jsonl", c, 4) for i, c in enumerate(configs)]
     (row,) = _rows(infer(runs, EMPTY))["val_acc"]
     assert row.every == every
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(
+    # (a bare "step" is the flat format's own step, read as the record's)
+    st.sampled_from(["global_step", "train/step", "rollout/global_step", "trainer/iteration"]),
+    st.lists(_WORDS, min_size=1, max_size=6, unique=True),
+    st.integers(1, 3),
+)
+def test_infer_never_drafts_a_step_axis_as_a_row(axis: str, names: list[str], gap: int) -> None:
+    """Whatever else a run logs, its step axis is a loop's step key, never a row."""
+    with tempfile.TemporaryDirectory() as folder:
+        lines = [{"_step": i, axis: i * gap, **{f"m/{n}": 0.5 for n in names}} for i in range(1, 9)]
+        draft = _draft([_flat(Path(folder) / "run.jsonl", lines)])
+    assert axis not in _rows(draft)
+    assert [(axis, "")] in [keys for f in draft.files for keys in f.step_keys.values()]
