@@ -198,6 +198,8 @@ def _share(words: Sequence[str], values: Values) -> str:
     ``""`` for a quotient (an importance ratio: values around 1, past it)."""
     if NOT_SHARE_WORDS.intersection(words):
         return ""  # a learning rate is no share
+    if list(words) == ["ratio"]:
+        return ""  # a bare ratio names nothing it is a share of: PPO's probability ratio
     quotient = QUOTIENT_WORDS.intersection(words) or (words[0] == "is" and "ratio" in words)
     if quotient and (values.high is None or values.high > 1):
         return ""  # importance_ratio, is_ratio: a quotient around 1, not a share

@@ -82,6 +82,7 @@ def _text(draft: Draft) -> str:
         # quotients are no shares
         ("actor/importance_ratio", 0.8, 1.2, ""),
         ("rollout/is_ratio", 0.9, 1.1, ""),
+        ("actor/ratio_min", 0.7, 0.99, ""),  # a bare ratio: PPO's probability ratio
         ("train/learning_rate", 1e-6, 1e-5, ""),
         # counts, sizes and what is none
         ("rollout/response_length", 10.0, 900.0, "{token}"),
