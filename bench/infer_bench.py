@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.config import Config, roots_dir
+from bench.flat_project import EXPECTED, kept_as_drafted, write_runs
 from bench.measure import REPO, fmt_ms, fmt_ratio, median
 from bench.report import Section, Target
 
@@ -41,6 +42,12 @@ def _catalog() -> Catalog:
     result = load_and_check(root=REPO)
     assert result.catalog is not None
     return result.catalog
+
+
+def _empty() -> Catalog:
+    from codegen.catalog.model import Catalog
+
+    return Catalog(())
 
 
 def _declared(catalog: Catalog) -> dict[str, list[str]]:
@@ -129,6 +136,22 @@ def bench_infer(cfg: Config) -> Section:
             ["live-check (check_file)", fmt_ms(check_cpu), "-"],
             ["infer (read, draft, render)", fmt_ms(infer_cpu), fmt_ratio(ratio)],
         ],
+    )
+    project = folder / "flat_project"
+    project.mkdir(exist_ok=True)
+    draft = infer([[run] for run in write_runs(project)], _empty())
+    kept, drafted_rows = kept_as_drafted(draft)
+    section.targets.append(
+        Target(
+            name="infer on a small flat-dict W&B project (two loops): rows kept as drafted",
+            goal=f"{len(EXPECTED)} of {len(EXPECTED)}",
+            measured=f"{kept} of {drafted_rows} drafted rows",
+            met=kept == drafted_rows == len(EXPECTED),
+            why=(
+                "issue 40: a reused key's scale clash, loop-aware presence, every; "
+                "bench/flat_project.py holds the runs and the rows a person writes"
+            ),
+        )
     )
     section.targets.append(
         Target(

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.flat_project import EXPECTED, STEP_KEYS, write_runs
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.catalog.words import table
@@ -19,7 +20,6 @@ from codegen.cli import main
 from codegen.infer import infer, render
 from codegen.infer.draft import Draft, DraftFile, DraftRow
 from codegen.infer.units import Values, key_unit
-from tests.grpo_flat_run import EXPECTED, STEP_KEYS, write_runs
 
 EMPTY = Catalog(())
 

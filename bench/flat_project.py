@@ -7,7 +7,8 @@ step axis (``train/step``, ``rollout/step``). They share ``gpu/util``, logged as
 fraction by the trainer and in percent by the rollout workers; ``eval/accuracy`` is
 logged every 5 training steps. :data:`EXPECTED` is what a person declaring these keys by
 hand writes: per logged key (and loop, for the shared one), its unit, kind, requirement
-level, ``every`` and loops. Values invented, seeded.
+level, ``every`` and loops. Values invented, seeded. :func:`kept_as_drafted` counts the
+drafted rows a person keeps as they are (benchmark 11; ``tests/infer`` asserts all).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
-__all__ = ["EXPECTED", "STEP_KEYS", "Expected", "write_runs"]
+if TYPE_CHECKING:
+    from codegen.infer.draft import Draft
+
+__all__ = ["EXPECTED", "STEP_KEYS", "Expected", "kept_as_drafted", "write_runs"]
 
 
 class Expected(NamedTuple):
@@ -102,3 +106,16 @@ def write_runs(folder: Path, steps: int = 40) -> list[str]:
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         paths.append(str(path))
     return paths
+
+
+def kept_as_drafted(draft: Draft) -> tuple[int, int]:
+    """``(kept, drafted)``: drafted rows whose unit, kind, requirement level, ``every`` and
+    loops are what :data:`EXPECTED` says a person declares for that key."""
+    rows = [row for draft_file in draft.files for row in draft_file.rows]
+    kept = 0
+    for row in rows:
+        loops = tuple(row.emitted_by)
+        got = (row.unit, row.kind, row.requirement_level, row.every, loops)
+        want = EXPECTED.get((row.logger_key, loops))
+        kept += want is not None and tuple(want) == got
+    return kept, len(rows)
