@@ -76,8 +76,8 @@ def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
         for run, gap in stats.gap.items():
             if gap > 0 and gap < found.finest.get(run, gap + 1):
                 found.finest[run] = gap
-    by_axes: dict[frozenset[str], str] = {}
     taken = set(declared) | {loop for loops in seen.run_loops.values() for loop in loops}
+    unnamed: list[int] = []
     for run in range(len(seen.runs)):
         axes = sorted(seen.run_axes.get(run, ()))
         if axes:
@@ -85,25 +85,51 @@ def run_loops(seen: Observations, declared: set[str]) -> RunLoops:
         named = seen.run_loops.get(run)
         if named:
             found.of_run[run] = set(named)
-            continue
-        if not axes:
-            continue
-        group = frozenset(axes)
-        loop = by_axes.get(group)
-        if loop is None:
-            name = _loop_name(axes)
-            if name in declared:
-                loop = name  # the catalog's own loop: its step keys are the catalog's to say
-            else:
-                loop = _unique(name, taken)
-                found.derived[loop] = axes
-            by_axes[group] = loop
-        found.of_run[run] = {loop}
+        elif axes:
+            unnamed.append(run)
+    # Runs that share a step axis are of one loop (a run with evaluation off logs no
+    # eval/step, and is the same trainer); runs on disjoint axes are different loops.
+    for group in _sharing(unnamed, found.axes):
+        axes = sorted({axis for run in group for axis in found.axes[run]})
+        name = _loop_name(axes)
+        if name in declared:
+            loop = name  # the catalog's own loop: its step keys are the catalog's to say
+        else:
+            loop = _unique(name, taken)
+            found.derived[loop] = axes
+        for run in group:
+            found.of_run[run] = {loop}
     return found
 
 
+def _sharing(runs: list[int], axes: dict[int, list[str]]) -> list[list[int]]:
+    """``runs`` grouped so that runs sharing a step axis, directly or through others, are
+    in one group (in run order)."""
+    parent = {run: run for run in runs}
+
+    def root(run: int) -> int:
+        while parent[run] != run:
+            parent[run] = parent[parent[run]]
+            run = parent[run]
+        return run
+
+    owner: dict[str, int] = {}
+    for run in runs:
+        for axis in axes[run]:
+            if axis in owner:
+                parent[root(run)] = root(owner[axis])
+            else:
+                owner[axis] = run
+    groups: dict[int, list[int]] = {}
+    for run in runs:
+        groups.setdefault(root(run), []).append(run)
+    return sorted(groups.values())
+
+
 def _loop_name(axes: list[str]) -> str:
-    heads = [axis_head(a) for a in axes if axis_head(a)]
+    """A loop's name from its step axes: the training axis's head if one is (``train``
+    of ``train/step`` beside ``eval/step``), else the first head, else ``train``."""
+    heads = sorted((axis_head(a) for a in axes if axis_head(a)), key=lambda h: "train" not in h)
     words = key_words(heads[0].split("/")[0]) if heads else []
     name = "_".join(words)[:_MAX_LOOP_CHARS] if words else _DEFAULT_LOOP
     if not _LOOP_NAME.match(name):

@@ -188,6 +188,18 @@ def test_infer_judges_keys_only_against_runs_of_their_own_loop(tmp_path: Path) -
         assert row.condition is None
 
 
+def test_infer_takes_runs_sharing_a_step_axis_for_one_loop(tmp_path: Path) -> None:
+    """Evaluation off in the second run: no eval/step there, and still the same trainer."""
+    first = [
+        {"_step": s, "train/step": s, "eval/step": s // 5, "train/loss": 1.0} for s in range(9)
+    ]
+    second = [{"_step": s, "train/step": s, "train/loss": 1.0} for s in range(9)]
+    draft = _draft([_flat(tmp_path / "a.jsonl", first), _flat(tmp_path / "b.jsonl", second)])
+    (loss,) = _rows(draft)["train/loss"]
+    assert (loss.emitted_by, loss.requirement_level) == (["train"], "required")
+    assert [name for f in draft.files for name, _ in f.loops] == ["train"]
+
+
 def test_infer_keeps_a_key_missing_from_a_run_of_its_own_loop_conditional(tmp_path: Path) -> None:
     first = [{"_step": s, "train/step": s, "train/loss": 1.0, "train/kl": 0.1} for s in range(9)]
     second = [{"_step": s, "train/step": s, "train/loss": 1.0} for s in range(9)]
