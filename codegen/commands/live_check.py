@@ -15,6 +15,7 @@ import glob
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
@@ -393,10 +394,11 @@ def _baseline_path(args: argparse.Namespace, config: Config) -> str | None:
     return str(config.root / config.baseline_values)
 
 
-def _baseline(path: str | None, origin: str) -> BaselineValues | None:
+def _baseline(path: str | None, origin: str, root: Path | None) -> BaselineValues | None:
     """The baseline report's open placeholder values, read before any run is.
 
-    ``origin`` names where the path came from in errors (the flag or the key).
+    ``origin`` names where the path came from in errors (the flag or the key); ``root``,
+    when given, is the folder the file must resolve inside.
 
     Raises:
         UsageError: The file cannot be read or is not a report's ``open_values`` (exit 2).
@@ -404,7 +406,7 @@ def _baseline(path: str | None, origin: str) -> BaselineValues | None:
     if path is None:
         return None
     try:
-        return load_baseline_values(path)
+        return load_baseline_values(path, root=root)
     except BaselineError as exc:
         raise UsageError(f"{origin}: {exc}") from None
 
@@ -507,8 +509,14 @@ def run(args: argparse.Namespace) -> int:
             require_live_extra(otlp=args.otlp is not None, prometheus=bool(args.scrape))
         except ModuleNotFoundError as exc:
             raise UsageError(str(exc)) from None
-    origin = "--baseline-values" if args.baseline_values is not None else "baseline-values"
-    baseline = _baseline(options.baseline_values, origin)
+    flag = args.baseline_values is not None
+    # The table's key names a file of the project: kept inside its root (a symlink out of it
+    # is refused unread); the flag names whatever file the user points at.
+    baseline = _baseline(
+        options.baseline_values,
+        "--baseline-values" if flag else "baseline-values",
+        None if flag else config.root,
+    )
     report = _judge(args, catalog, options, live)
     if isinstance(report, int):
         return report

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from ..safe_fs import read_input
 from .findings import Finding
 from .report import LiveCheckReport
 
@@ -41,24 +42,28 @@ class BaselineError(ValueError):
     """A baseline file that cannot be read or is not a report's ``open_values``."""
 
 
-def load_baseline_values(path: str | Path) -> dict[tuple[str, str], tuple[frozenset[str], bool]]:
+def load_baseline_values(
+    path: str | Path, *, root: str | Path | None = None
+) -> dict[tuple[str, str], tuple[frozenset[str], bool]]:
     """The open placeholder values of the baseline at ``path``: a ``--format json``
     report of live-check, or the ``coverage.open_values`` mapping of one.
 
+    Read through :func:`codegen.safe_fs.read_input`: a regular file only (a FIFO or a
+    device is refused, never waited on) and, with ``root`` (the project, for the
+    table's ``baseline-values`` key), one that resolves inside it, refused before a
+    byte of it is read, so a symlink out of the project never has its content shown.
+
     Raises:
-        BaselineError: The file is unreadable, too large, not JSON, or not of that shape
-            (the message names the file and the field).
+        BaselineError: The file is unreadable, not a regular file, outside ``root``,
+            too large, not JSON, or not of that shape (the message names the file and
+            the field).
     """
     where = str(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(BASELINE_BYTES + 1)
+        data = read_input(path, BASELINE_BYTES, root=root)
     except OSError as exc:
         msg = f"{where}: cannot read the baseline ({exc.strerror or exc}); give a report file"
         raise BaselineError(msg) from None
-    if len(data) > BASELINE_BYTES:
-        msg = f"{where}: the baseline is over {BASELINE_BYTES} bytes; give a live-check report"
-        raise BaselineError(msg)
     try:
         document = json.loads(data)
     except (ValueError, RecursionError) as exc:

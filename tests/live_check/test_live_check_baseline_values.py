@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,55 @@ def test_a_missing_baseline_named_by_the_table_is_a_usage_error_naming_the_key(
     err = capsys.readouterr().err
     assert "baseline-values:" in err
     assert "absent.json" in err
+
+
+def test_a_config_baseline_symlinked_out_of_the_project_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link's target holds keys that must never reach the error message."""
+    root = _project(tmp_path / "project")
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"SECRET_TOKEN_NAME": []}', encoding="utf-8")
+    (root / "ci").mkdir()
+    (root / "ci" / "baseline.json").symlink_to(secret)
+    monkeypatch.chdir(root)
+    argv = ["live-check", "run.jsonl", "--config", "baseline-values=ci/baseline.json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "baseline-values" in err
+    assert "outside" in err
+    assert "SECRET_TOKEN_NAME" not in err
+
+
+def test_a_config_baseline_symlinked_inside_the_project_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _project(tmp_path)
+    _known_only_kl(root, "reports/baseline.json")
+    (root / "ci").mkdir()
+    (root / "ci" / "baseline.json").symlink_to(root / "reports" / "baseline.json")
+    monkeypatch.chdir(root)
+    argv = ["live-check", "run.jsonl", "--config", "baseline-values=ci/baseline.json"]
+    assert main([*argv, "--fail-on", "new_open_value"]) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("origin", ["flag", "config"])
+def test_a_fifo_baseline_is_refused_without_blocking(
+    origin: str,
+    *,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No writer ever opens the FIFO: a blocking open would hang the test."""
+    root = _project(tmp_path)
+    os.mkfifo(root / "baseline.json")
+    monkeypatch.chdir(root)
+    flags = (
+        ["--baseline-values", "baseline.json"]
+        if origin == "flag"
+        else ["--config", "baseline-values=baseline.json"]
+    )
+    assert main(["live-check", "run.jsonl", *flags]) == 2
+    assert "FIFO" in capsys.readouterr().err
