@@ -12,7 +12,7 @@ exit status (2, or 1). Relative to ``codegen``::
     ValueError
     ├── config.ConfigError                  [tool.metric-catalog] or a flag is unusable
     │   ├── config.NoCatalogError           the catalog matches no file
-    │   ├── safe_fs.UnsafeOutputError       an output location resolves outside the project
+    │   ├── safe_outputs.UnsafeOutputError  an output location resolves outside the project
     │   └── commands.init.PyprojectError    init cannot add the table to pyproject.toml
     ├── generate.plan.PlanError             a renderer's output cannot be planned
     ├── generate.outputs.TemplateOutputError    an adopter's template output is unusable

@@ -15,7 +15,7 @@ from typing import Final
 
 from ..catalog.diagnostics import shown_path
 from ..generate.writer import FileChange, is_scratch
-from ..safe_fs import check_output_locations
+from ..safe_outputs import check_output_locations
 from . import add_no_warnings_argument, add_root_argument, config_from_args, plan_or_report
 
 __all__ = ["DEFAULT_MAX_DIFF_LINES", "HELP", "configure", "diff_lines", "run"]

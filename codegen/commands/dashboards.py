@@ -23,7 +23,7 @@ from ..generate.writer import (
     compute_changes,
     write_atomic,
 )
-from ..safe_fs import check_output_locations
+from ..safe_outputs import check_output_locations
 from . import add_root_argument, config_from_args, load_or_report
 
 __all__ = ["HELP", "configure", "run"]

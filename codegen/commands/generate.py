@@ -7,7 +7,7 @@ import sys
 from typing import Final
 
 from ..generate import manifest
-from ..safe_fs import check_output_locations
+from ..safe_outputs import check_output_locations
 from . import add_root_argument, config_from_args
 
 __all__ = ["HELP", "configure", "run"]

@@ -45,7 +45,8 @@ from ..config import (
     table_lines,
 )
 from ..generate.schema_file import SCHEMA_SOURCE, catalog_folder, schema_file_path, schema_file_text
-from ..safe_fs import UnsafeOutputError, check_output_path, read_input
+from ..safe_fs import read_input
+from ..safe_outputs import UnsafeOutputError, check_output_path
 from . import add_root_argument, config_overrides
 
 __all__ = [

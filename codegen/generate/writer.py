@@ -16,7 +16,7 @@ written to a temp file beside its target first, and only when all of them are
 written are they renamed into place (old files kept as backups until the last
 rename), then stale files removed. Any ``OSError`` puts every old file back and
 raises :class:`WriteError`, naming the path and the reason. Every path is
-resolved first (:mod:`codegen.safe_fs`): nothing is read, written or removed
+resolved first (:mod:`codegen.safe_outputs`): nothing is read, written or removed
 through a symlink that leads outside the root.
 """
 
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
-from ..safe_fs import UnsafeOutputError, check_output_path, read_head, read_regular
+from ..safe_fs import read_head, read_regular
+from ..safe_outputs import UnsafeOutputError, check_output_path
 from ..safe_text import shown
 
 __all__ = [
@@ -246,7 +247,7 @@ def compute_changes(
 
     Temp and backup files an interrupted run left in ``managed_dirs``
     (:func:`scratch_files`) are deleted too. Nothing is read through a path
-    that leaves ``root`` (:func:`.safe_fs.check_output_path`).
+    that leaves ``root`` (:func:`.safe_outputs.check_output_path`).
 
     Raises:
         HandWrittenFileError: A planned path holds a file without the marker;
