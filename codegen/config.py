@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import glob
 import json
 import re
@@ -33,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final, Literal, TypeVar, assert_never
 
 from .runs.rewrites import parse_prefix_rewrites, parse_rewrite
+from .safe_fs import read_input
 from .safe_text import describe, first_control, shown
 from .scan.calls import ScanCall, parse_scan_call
 
@@ -40,7 +42,9 @@ __all__ = [
     "CONFIG_KEYS",
     "CONFIG_OPTION",
     "KEYS",
+    "MAX_TOML_DEPTH",
     "PYPROJECT",
+    "PYPROJECT_BYTES",
     "TABLE",
     "Config",
     "ConfigError",
@@ -57,6 +61,7 @@ __all__ = [
     "parse_table",
     "read_config",
     "table_lines",
+    "toml_too_deep_at",
 ]
 
 PYPROJECT: Final = "pyproject.toml"
@@ -64,6 +69,25 @@ PYPROJECT: Final = "pyproject.toml"
 
 TABLE: Final = "tool.metric-catalog"
 """The TOML table holding the configuration."""
+
+PYPROJECT_BYTES: Final = 16 * 1024 * 1024
+"""Largest ``pyproject.toml`` read (a real one is a few KiB)."""
+
+MAX_TOML_DEPTH: Final = 64
+"""Deepest nesting (arrays, inline tables, dotted keys) a TOML document or ``--config``
+value may have. No key of the table nests more than 3 levels; the TOML parser and every
+walk of a value recurse once per level, so a deeper one is refused before either runs."""
+
+_TOML_TOKEN: Final = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'  # multi-line basic string
+    r"|'''.*?'''"  # multi-line literal string
+    r'|"(?:[^"\\\n]|\\.)*"'  # basic string
+    r"|'[^'\n]*'"  # literal string
+    r"|#[^\n]*"  # comment
+    r"|[\[\]{}]",
+    re.DOTALL,
+)
+"""What can hold a bracket in TOML text: strings and comments (skipped), and the brackets."""
 
 _T = TypeVar("_T")
 
@@ -490,11 +514,18 @@ _BY_NAME: Final[dict[str, ConfigKey]] = {key.name: key for key in CONFIG_KEYS}
 
 
 def _toml(value: object) -> str:
-    """A TOML value for a key's value: a basic string, or an array of them."""
-    if isinstance(value, tuple | list):
-        return "[" + ", ".join(_toml(item) for item in value) + "]"
-    # A JSON string (not ASCII-escaped) is a valid TOML basic string.
-    return json.dumps(str(value), ensure_ascii=False)
+    """A TOML value for a key's value: a basic string, or an array of them.
+
+    One level only, never recursing: no key's value nests, so a container inside the
+    array is refused (:class:`ConfigError`) rather than walked.
+    """
+    items = value if isinstance(value, tuple | list) else None
+    if items is None:
+        # A JSON string (not ASCII-escaped) is a valid TOML basic string.
+        return json.dumps(str(value), ensure_ascii=False)
+    if any(isinstance(item, tuple | list | dict | set) for item in items):
+        raise ConfigError("a key's value is a string or a list of strings, never nested lists")
+    return "[" + ", ".join(json.dumps(str(item), ensure_ascii=False) for item in items) + "]"
 
 
 def table_lines(values: Mapping[str, object]) -> list[str]:
@@ -535,11 +566,12 @@ def _where(source: Path, key: str | None = None) -> str:
         return shown
     try:
         # TOML lines end at "\n" only; a raw U+2028 inside a string is not a line break.
-        lines = source.read_text(encoding="utf-8").split("\n")
-    except OSError:
+        lines = read_input(source, PYPROJECT_BYTES).decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
         return shown
     inside = False
-    pattern = re.compile(rf"\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*=")
+    # ``key =`` or a dotted ``key.sub =`` (both set the key).
+    pattern = re.compile(rf"\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*[=.]")
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if stripped.startswith("["):
@@ -737,18 +769,81 @@ def _from_table(table: Mapping[str, object], source: _Where) -> dict[str, object
     return values
 
 
+def toml_too_deep_at(text: str, limit: int = MAX_TOML_DEPTH) -> int | None:
+    """The index in the TOML ``text`` where arrays and inline tables first nest deeper than
+    ``limit``, or ``None``. Brackets in strings and comments do not count; one pass, no
+    recursion, so it is safe on any text (the TOML parser recurses once per level)."""
+    depth = 0
+    for match in _TOML_TOKEN.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return None
+
+
+def _too_deep(value: object, limit: int = MAX_TOML_DEPTH) -> bool:
+    """Whether a parsed TOML value nests deeper than ``limit`` (dotted keys nest without a
+    bracket); walked with a stack, never recursively."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((inner, depth + 1) for inner in item.values())
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1) for inner in item)
+    return False
+
+
+def _nesting_problem(levels: str) -> str:
+    return (
+        f"{levels} nest deeper than {MAX_TOML_DEPTH} levels; no key "
+        f"of [{TABLE}] nests more than 3: flatten the value"
+    )
+
+
+def _parse_pyproject(pyproject: Path) -> dict[str, object]:
+    """``pyproject`` read through :mod:`codegen.safe_fs` and parsed, nesting bounded.
+
+    Raises:
+        ConfigError: Not a readable regular file, not UTF-8, nested too deep, or not
+            valid TOML; the message names the file (and the line and column).
+    """
+    try:
+        text = read_input(pyproject, PYPROJECT_BYTES).decode("utf-8")
+    except OSError as exc:
+        msg = f"{_where(pyproject)}: cannot be read ({exc.strerror or exc}); fix or replace it"
+        raise ConfigError(msg) from None
+    except UnicodeDecodeError as exc:
+        msg = f"{_where(pyproject)}: not UTF-8 ({exc.reason}); TOML files are UTF-8: re-save it"
+        raise ConfigError(msg) from None
+    deep = toml_too_deep_at(text)
+    if deep is not None:
+        line = text.count("\n", 0, deep) + 1
+        column = deep - (text.rfind("\n", 0, deep) + 1) + 1
+        problem = _nesting_problem("arrays and inline tables")
+        raise ConfigError(f"{_where(pyproject)}:{line}:{column}: {problem}")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{_where(pyproject)}: not valid TOML ({exc}); fix the file"
+        raise ConfigError(msg) from None
+
+
 def read_config(pyproject: Path) -> Config | None:
     """The configuration in ``pyproject``, or ``None`` when it has no ``[tool.metric-catalog]``.
 
     Raises:
-        ConfigError: The file is not valid TOML, or the table has an unknown
-            key or a bad value; the message names the file, the key and the fix.
+        ConfigError: The file is not a readable regular file, not valid TOML or nested
+            deeper than :data:`MAX_TOML_DEPTH`, or the table has an unknown key or a bad
+            value; the message names the file, the key (or line and column) and the fix.
     """
-    try:
-        doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        msg = f"{_where(pyproject)}: not valid TOML ({exc}); fix the file"
-        raise ConfigError(msg) from None
+    doc = _parse_pyproject(pyproject)
     tool = doc.get("tool", {})
     table = tool.get("metric-catalog") if isinstance(tool, dict) else None
     if table is None:
@@ -756,6 +851,10 @@ def read_config(pyproject: Path) -> Config | None:
     if not isinstance(table, dict):
         msg = f"{_where(pyproject)}: [{TABLE}] must be a table, not {type(table).__name__}"
         raise ConfigError(msg)
+    for name, value in table.items():
+        if _too_deep(value):
+            problem = _nesting_problem("its dotted keys and tables")
+            raise ConfigError(f"{_where(pyproject, name)}: [{TABLE}] {name}: {problem}")
     return parse_table(table, pyproject)
 
 
@@ -783,9 +882,10 @@ def find_pyproject(start: Path) -> Path | None:
 
 def _has_table(pyproject: Path) -> bool:
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except OSError:
-        return False
+        text = read_input(pyproject, PYPROJECT_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        # Too large to look into: read_config refuses it by name, never silently skips it.
+        return exc.errno == errno.EFBIG
     # Cheap pre-check; read_config parses properly (and reports bad TOML).
     return re.search(rf"^\s*\[\s*{re.escape(TABLE)}\s*[\].]", text, re.MULTILINE) is not None
 
@@ -883,10 +983,17 @@ def parse_config_option(text: str) -> tuple[str, object]:
         )
         raise ConfigError(msg)
     value: object = raw
+    deep = toml_too_deep_at(raw)
+    if deep is not None:
+        problem = _nesting_problem("arrays and inline tables")
+        raise ConfigError(f"{CONFIG_OPTION} {name}: at column {deep + 1} of the value, {problem}")
     try:
         parsed = tomllib.loads(f"value = {raw}").get("value")
     except tomllib.TOMLDecodeError:
         parsed = None
+    if _too_deep(parsed):
+        problem = _nesting_problem("its dotted keys and tables")
+        raise ConfigError(f"{CONFIG_OPTION} {name}: {problem}")
     if isinstance(parsed, str | list | dict):
         value = parsed
     return name, value
