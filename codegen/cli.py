@@ -18,10 +18,12 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final, NoReturn
 
 from .commands import UsageError
 from .config import ConfigError
+from .safe_fs import read_regular
 
 __all__ = ["COMMANDS", "DESCRIPTION", "build_parsers", "main"]
 
@@ -101,8 +103,7 @@ def _summary(module_name: str) -> str | None:
         spec = importlib.util.find_spec(module_name, __package__)
         if spec is None or spec.origin is None:
             return None
-        with open(spec.origin, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
+        tree = ast.parse(read_regular(Path(spec.origin)).decode("utf-8"))
     except (ImportError, OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:

@@ -20,6 +20,7 @@ from typing import Final
 
 from .cli import DESCRIPTION, build_parsers
 from .config import CONFIG_KEYS
+from .safe_fs import read_regular
 
 __all__ = ["PROG", "REFERENCE_PAGE", "hidden_flags", "main", "reference_page", "visible_flags"]
 
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     page = reference_page()
     path: Path = args.path
-    current = path.is_file() and path.read_text(encoding="utf-8") == page
+    current = path.is_file() and read_regular(path).decode("utf-8") == page
     if args.write:
         if not current:
             path.parent.mkdir(parents=True, exist_ok=True)

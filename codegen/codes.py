@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from .catalog.diagnostics import Severity
+from .safe_fs import read_regular
 
 __all__ = [
     "CODES",
@@ -683,11 +684,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     page = reference_page()
     path: Path = args.path
     if args.write:
-        if not path.is_file() or path.read_text(encoding="utf-8") != page:
+        if not path.is_file() or read_regular(path).decode("utf-8") != page:
             path.write_text(page, encoding="utf-8")
         return 0
     if args.check:
-        current = path.is_file() and path.read_text(encoding="utf-8") == page
+        current = path.is_file() and read_regular(path).decode("utf-8") == page
         if not current:
             print(f"{path} is stale; run `python -m codegen.codes --write`", file=sys.stderr)
         return 0 if current else 1

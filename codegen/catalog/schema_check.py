@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from metric_catalog.series_rules import namespace_prefix
 
+from ..safe_fs import read_regular
 from .diagnostics import Diagnostic, Position, Severity
 from .loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
 
@@ -103,7 +104,7 @@ _TYPE_WORDS: Final[dict[str, str]] = {
 @functools.cache
 def load_schema() -> dict[str, Any]:
     """The parsed schema document (cached)."""
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(read_regular(SCHEMA_PATH))
     return schema
 
 

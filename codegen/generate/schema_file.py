@@ -22,6 +22,7 @@ from typing import Final
 
 from ..catalog.model import Catalog
 from ..config import Config
+from ..safe_fs import read_regular
 from .writer import marker_line
 
 __all__ = [
@@ -72,7 +73,7 @@ def schema_file_path(config: Config) -> str | None:
 
 def schema_file_text(generate_command: str) -> str:
     """The schema copy's full text: the shipped schema under a generated marker key."""
-    source = SCHEMA_SOURCE.read_text(encoding="utf-8")
+    source = read_regular(SCHEMA_SOURCE).decode("utf-8")
     marker = marker_line(generate_command, "the metric-catalog package's catalog.schema.json")
     # The marker key goes first, into the source's own text: no parse, same formatting.
     opening = re.match(r"\{\s*", source)

@@ -20,6 +20,7 @@ exit 2 before anything is written.
 from __future__ import annotations
 
 import os
+import posixpath
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -27,9 +28,11 @@ from typing import Final
 
 import jinja2
 from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..config import ConfigError
+from ..safe_fs import read_regular
 from ..safe_text import shown
 
 __all__ = [
@@ -72,12 +75,18 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         raise SecurityError(msg)
 
 
+_TEMPLATE_BYTES: Final = 4 * 1024 * 1024
+"""Largest template read (the built-in ones are a few KiB)."""
+
+
 class _ContainedLoader(jinja2.FileSystemLoader):
-    """A file loader that refuses a template whose real path is outside ``within``.
+    """A file loader that reads, through :mod:`codegen.safe_fs`, only templates inside ``within``.
 
     Template names cannot climb out of their folder (Jinja refuses ``..``), but a
     symbolic link can point anywhere: ``templates/t.j2 -> ~/.ssh/id_rsa`` would
-    render that file into a generated one.
+    render that file into a generated one. The link is refused before a byte of
+    its target is read, and a template swapped for a FIFO or a device, or larger
+    than :data:`_TEMPLATE_BYTES`, is refused instead of waited on or read whole.
     """
 
     def __init__(self, folders: Sequence[Path], within: Sequence[Path]) -> None:
@@ -87,8 +96,14 @@ class _ContainedLoader(jinja2.FileSystemLoader):
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
-        """The template's source, or :class:`TemplateSandboxError` when it resolves outside."""
-        source, filename, uptodate = super().get_source(environment, template)
+        """The template's source, or :class:`TemplateSandboxError` when it is not readable
+        as one (outside the project, not a regular file, too large, not UTF-8)."""
+        pieces = split_template_path(template)
+        found = (posixpath.join(folder, *pieces) for folder in self.searchpath)
+        filename = next((name for name in found if os.path.isfile(name)), None)
+        if filename is None:
+            # Jinja's own message lists the folders searched.
+            return super().get_source(environment, template)
         real = Path(os.path.realpath(filename))
         if not any(real.is_relative_to(folder) for folder in self.within):
             msg = (
@@ -97,7 +112,24 @@ class _ContainedLoader(jinja2.FileSystemLoader):
                 "inside it: replace the link by the file itself"
             )
             raise TemplateSandboxError(msg)
-        return source, filename, uptodate
+        try:
+            mtime = os.stat(real).st_mtime_ns
+            source = read_regular(real, _TEMPLATE_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror or exc
+            msg = (
+                f"template {shown(template)!r} ({shown(filename)}) cannot be read ({reason}); "
+                f"a template is a UTF-8 regular file of at most {_TEMPLATE_BYTES} bytes"
+            )
+            raise TemplateSandboxError(msg) from None
+
+        def uptodate() -> bool:
+            try:
+                return os.stat(real).st_mtime_ns == mtime
+            except OSError:
+                return False
+
+        return source, os.path.normpath(filename), uptodate
 
 
 def sandboxed_environment(

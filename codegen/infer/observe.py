@@ -24,6 +24,7 @@ from ..catalog.words import (
 from ..runs.ingest import read_source
 from ..runs.limits import Limits
 from ..runs.records import Malformed, Record, RunConfig, Source
+from ..safe_fs import read_regular
 
 __all__ = [
     "MAX_DRAFTED_KEY_CHARS",
@@ -45,7 +46,7 @@ SCHEMA: Final = Path(__file__).parents[1] / "schema" / "catalog.schema.json"
 @cache
 def schema_pattern(name: str) -> re.Pattern[str]:
     """A ``$defs`` pattern of the catalog schema (keys the schema refuses cannot be drafted)."""
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    schema = json.loads(read_regular(SCHEMA))
     return re.compile(schema["$defs"][name]["pattern"])
 
 

@@ -162,3 +162,46 @@ def test_a_failing_override_is_an_error_naming_its_line_not_a_traceback(
     assert "error[TEMPLATE]: templates/python/module.py.j2:2: ZeroDivisionError" in err
     assert "fix the template" in err
     assert nothing_written(root)
+
+
+def _too_large(path: Path) -> None:
+    path.write_bytes(b"{# " + b"x" * (4 * 1024 * 1024) + b" #}\n")
+
+
+def _not_utf8(path: Path) -> None:
+    path.write_bytes(b"// {{ header }}\n\xff\xfe\n")
+
+
+def _outside_link(path: Path) -> None:
+    secret = path.parents[2] / "secret.txt"
+    secret.write_text("SECRET-CONTENT\n", encoding="utf-8")
+    path.unlink()
+    path.symlink_to(secret)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "says"),
+    [
+        pytest.param(_too_large, "at most 4194304 bytes", id="too-large"),
+        pytest.param(_not_utf8, "a template is a UTF-8 regular file", id="not-utf8"),
+        pytest.param(_outside_link, "outside the project", id="link-out"),
+    ],
+)
+def test_a_template_that_is_not_a_readable_file_inside_the_project_is_refused_unrendered(
+    spoil: object,
+    says: str,
+    *,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Read through safe_fs: bounded, decoded with a message, a link out refused unread."""
+    (tmp_path / "p").mkdir()
+    root = project(tmp_path / "p", {"out.txt.j2": "// {{ header }}\n"}, TABLE + OUTPUT)
+    spoil(root / "templates" / "out.txt.j2")  # type: ignore[operator]
+    assert main(["generate", "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "templates/out.txt.j2" in err
+    assert says in err
+    assert "SECRET-CONTENT" not in err
+    assert "Traceback" not in err
+    assert nothing_written(root)
