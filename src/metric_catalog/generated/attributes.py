@@ -185,5 +185,8 @@ __all__ = [
     "RlEfficiencyWindow",
 ]
 
+__catalog_owner__: Final = "nemo_rl.telemetry"
+"""The catalog's ``owner:``; this module (``__name__``) is where its rows are registered."""
+
 register_teed_metrics(TEED, owner=__name__)
 register_recorded_metrics(RECORDED, owner=__name__)

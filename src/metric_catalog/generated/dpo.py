@@ -306,5 +306,8 @@ __all__ = [
     "TEED",
 ]
 
+__catalog_owner__: Final = "nemo_rl.algorithms.dpo"
+"""The catalog's ``owner:``; this module (``__name__``) is where its rows are registered."""
+
 register_teed_metrics(TEED, owner=__name__)
 register_recorded_metrics(RECORDED, owner=__name__)

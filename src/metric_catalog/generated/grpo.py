@@ -689,5 +689,8 @@ __all__ = [
     "THROUGHPUT_SAMPLES_LOGGED_KEY",
 ]
 
+__catalog_owner__: Final = "nemo_rl.algorithms.grpo"
+"""The catalog's ``owner:``; this module (``__name__``) is where its rows are registered."""
+
 register_teed_metrics(TEED, owner=__name__)
 register_recorded_metrics(RECORDED, owner=__name__)

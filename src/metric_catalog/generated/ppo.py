@@ -183,5 +183,8 @@ __all__ = [
     "VALUE_RETURNS_MEAN_LOGGED_KEY",
 ]
 
+__catalog_owner__: Final = "nemo_rl.algorithms.ppo"
+"""The catalog's ``owner:``; this module (``__name__``) is where its rows are registered."""
+
 register_teed_metrics(TEED, owner=__name__)
 register_recorded_metrics(RECORDED, owner=__name__)

@@ -469,5 +469,8 @@ __all__ = [
     "WEIGHT_SYNC_DURATION_LOGGED_KEY",
 ]
 
+__catalog_owner__: Final = "nemo_rl.utils.timer"
+"""The catalog's ``owner:``; this module (``__name__``) is where its rows are registered."""
+
 register_teed_metrics(TEED, owner=__name__)
 register_recorded_metrics(RECORDED, owner=__name__)
