@@ -289,13 +289,20 @@ class _Judge:
                 return
 
 
+_ACTIVE: list[MetricCapture] = []
+"""The capture blocks entered and not yet left, outermost first."""
+
+
 class MetricCapture:
     """A context manager sending the tee's points to an in-memory reader for its block.
 
     Entering installs an OpenTelemetry ``MeterProvider`` with an ``InMemoryMetricReader``
     as the process's provider (:func:`metric_catalog.exporters.configure`); leaving
-    collects the points into :attr:`captured` and restores the exporters to what the
-    environment says (they are rebuilt on the next tee).
+    collects the points into :attr:`captured`. Blocks nest: leaving an inner block hands
+    its points to every enclosing one too (they were exported inside those blocks as
+    well) and gives the provider back to the enclosing block, so it keeps capturing what
+    comes after; leaving the outermost restores the exporters to what the environment
+    says (they are rebuilt on the next tee).
     """
 
     def __init__(self) -> None:
@@ -314,6 +321,7 @@ class MetricCapture:
         self._reader = InMemoryMetricReader()
         self._provider = MeterProvider(metric_readers=[self._reader], shutdown_on_exit=False)
         exporters.configure(meter_provider=self._provider)
+        _ACTIVE.append(self)
         return self.captured
 
     def __exit__(
@@ -324,11 +332,21 @@ class MetricCapture:
     ) -> None:
         from metric_catalog import exporters  # noqa: PLC0415
 
+        points: list[CapturedPoint] = []
         try:
-            self.captured.points.extend(_points(self._reader.get_metrics_data()))
+            points = list(_points(self._reader.get_metrics_data()))
+            self.captured.points.extend(points)
         finally:
-            exporters.reset_for_tests()
+            if self in _ACTIVE:
+                _ACTIVE.remove(self)
+            if _ACTIVE:
+                # The enclosing block captures again; the instruments move to its provider.
+                exporters.configure(meter_provider=_ACTIVE[-1]._provider)
+            else:
+                exporters.reset_for_tests()
             self._provider.shutdown()
+        for outer in _ACTIVE:
+            outer.captured.points.extend(points)
 
 
 def _points(data: Any) -> Iterator[CapturedPoint]:

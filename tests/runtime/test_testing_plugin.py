@@ -200,3 +200,41 @@ def test_the_package_registers_the_plugin_with_pytest() -> None:
     assert project["entry-points"]["pytest11"] == {
         "metric_catalog.testing": "metric_catalog.testing"
     }
+
+
+def test_the_outer_capture_keeps_capturing_after_a_nested_block_ends(rows: None) -> None:
+    """Before, leaving the inner block reset the exporters: the outer lost what came after."""
+    outer = MetricCapture()
+    with outer:
+        tee_metrics({"perf/mfu": 0.3}, "train")
+        inner = MetricCapture()
+        with inner:
+            tee_metrics({"tokens": 4096}, "train")
+        tee_metrics({"gpu_util": 90.0}, "train")
+    assert inner.captured.series() == {"rl.tokens"}
+    assert outer.captured.series() == {"rl.perf.mfu", "rl.tokens", "rl.gpu.utilization"}
+
+
+def test_three_nested_captures_each_see_their_own_block(rows: None) -> None:
+    blocks = [MetricCapture() for _ in range(3)]
+    with blocks[0]:
+        with blocks[1]:
+            with blocks[2]:
+                tee_metrics({"tokens": 1}, "train")
+            tee_metrics({"perf/mfu": 0.1}, "train")
+        tee_metrics({"gpu_util": 1.0}, "train")
+    assert [b.captured.series() for b in blocks] == [
+        {"rl.tokens", "rl.perf.mfu", "rl.gpu.utilization"},
+        {"rl.tokens", "rl.perf.mfu"},
+        {"rl.tokens"},
+    ]
+
+
+def test_after_the_outermost_capture_the_exporters_are_the_environments_again(
+    rows: None,
+) -> None:
+    with MetricCapture(), MetricCapture():
+        tee_metrics({"tokens": 1}, "train")
+    with MetricCapture() as later:
+        tee_metrics({"tokens": 2}, "train")
+    assert later.series() == {"rl.tokens"}
