@@ -32,6 +32,7 @@ What is sampled, per step ``1..steps``:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import random
 import re
@@ -275,7 +276,10 @@ def _make_coherent(calls: Iterable[LoggedCall], teed: list[MetricRow], loop: str
     """One step's values made coherent: statistics ordered, totals the sum of their parts.
 
     A row with ``sum_of`` logs the sum of every value its parts log at the step (each
-    key of a part family); the total goes where the row's single key is logged.
+    key of a part family); the total goes where the row's single key is logged. Totals
+    are summed parts first, so a chain (a total of totals) adds up at every link. Each
+    logged key is matched to the rows involved once (a dict lookup for a literal row):
+    linear in keys and rows, not their product.
     """
     calls = list(calls)
     for call in calls:
@@ -284,30 +288,77 @@ def _make_coherent(calls: Iterable[LoggedCall], teed: list[MetricRow], loop: str
     if not totals:
         return
     by_name = {row.name: row for row in teed}
-    for total in totals:
+    involved = {row.name: row for row in totals}
+    involved.update(
+        (part, by_name[part]) for row in totals for part in row.sum_of if part in by_name
+    )
+    logged = _keys_by_row(calls, involved.values())
+    for total in _parts_first(totals, by_name):
         amount = 0.0
         for part in total.sum_of:
-            row = by_name.get(part)
-            if row is None:
-                continue
-            for call in calls:
-                for key, value in call.metrics.items():
-                    if _logged_by(row, call.prefix, key):
-                        amount += value
-        for call in calls:
-            for key in call.metrics:
-                if _logged_by(total, call.prefix, key):
-                    call.metrics[key] = amount
+            for call, key in logged.get(part, ()):
+                amount += call.metrics[key]
+        for call, key in logged.get(total.name, ()):
+            call.metrics[key] = amount
 
 
-def _logged_by(row: MetricRow, prefix: str, key: str) -> bool:
-    """Whether ``prefix``/``key`` is one of ``row``'s logged keys (families matched)."""
-    if row.logger_key is None:
-        return False
-    key_regex = compile_pattern(row.logger_key, {}).regex
-    if key_regex.fullmatch(key) is None:
-        return False
-    return any(compile_pattern(p, {}).regex.fullmatch(prefix) for p in row.prefixes)
+def _parts_first(totals: list[MetricRow], by_name: Mapping[str, MetricRow]) -> list[MetricRow]:
+    """``totals`` ordered so each comes after the totals among its parts (an iterative
+    depth-first walk: a chain thousands long never recurses; a cycle is cut where met)."""
+    wanted = {row.name for row in totals}
+    done: set[str] = set()
+    ordered: list[MetricRow] = []
+    for root in totals:
+        stack = [(root, iter(root.sum_of))]
+        done.add(root.name)
+        while stack:
+            row, parts = stack[-1]
+            part = next(parts, None)
+            if part is None:
+                stack.pop()
+                ordered.append(row)
+            elif part in wanted and part not in done:
+                done.add(part)
+                stack.append((by_name[part], iter(by_name[part].sum_of)))
+    return ordered
+
+
+def _keys_by_row(
+    calls: list[LoggedCall], rows: Iterable[MetricRow]
+) -> dict[str, list[tuple[LoggedCall, str]]]:
+    """Row name -> the ``(call, key)`` pairs of the step that are its logged keys."""
+    literal: dict[tuple[str, str], list[str]] = {}
+    patterns: list[tuple[str, re.Pattern[str], tuple[re.Pattern[str], ...]]] = []
+    for row in rows:
+        if row.logger_key is None:
+            continue
+        if "{" in row.logger_key or any("{" in prefix for prefix in row.prefixes):
+            patterns.append((row.name, *_row_patterns(row.logger_key, tuple(row.prefixes))))
+        else:
+            for prefix in row.prefixes:
+                literal.setdefault((prefix, row.logger_key), []).append(row.name)
+    found: dict[str, list[tuple[LoggedCall, str]]] = {}
+    for call in calls:
+        for key in call.metrics:
+            for name in literal.get((call.prefix, key), ()):
+                found.setdefault(name, []).append((call, key))
+            for name, key_regex, prefix_regexes in patterns:
+                if key_regex.fullmatch(key) and any(
+                    p.fullmatch(call.prefix) for p in prefix_regexes
+                ):
+                    found.setdefault(name, []).append((call, key))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_patterns(
+    logger_key: str, prefixes: tuple[str, ...]
+) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    """A family row's key and prefix patterns, compiled once (every step matches them)."""
+    return (
+        compile_pattern(logger_key, {}).regex,
+        tuple(compile_pattern(prefix, {}).regex for prefix in prefixes),
+    )
 
 
 def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0) -> Iterator[Step]:

@@ -187,3 +187,41 @@ def test_statistics_are_reordered_whatever_the_drawn_values(values: list[float])
     _order_statistics(metrics)
     assert metrics["x/min"] <= metrics["x/mean"] <= metrics["x/max"]
     assert sorted(metrics.values()) == sorted(values)
+
+
+def _row(name: str, parts: str = "") -> str:
+    total = f"    sum_of: [{parts}]\n" if parts else ""
+    return (
+        f'  - logger_key: {name}\n    name: rl.chain.{name}\n    kind: gauge\n    unit: "1"\n'
+        f"    description: Link {name}.\n{total}"
+    )
+
+
+def _chain(count: int, *, reverse: bool = False) -> str:
+    """Links ``r0..r{count-1}``: each the total of the next link and a leaf ``s<i>``
+    (declared totals first, or parts first)."""
+    rows = [_row(f"r{count - 1}")]
+    for i in range(count - 1):
+        rows += [_row(f"r{i}", f"rl.chain.r{i + 1}, rl.chain.s{i + 1}"), _row(f"s{i + 1}")]
+    if not reverse:
+        rows.reverse()
+    return "owner: chain\nmodule: chain\ndescription: A chain.\nprefix: t\nteed:\n" + "".join(rows)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["parts-first", "totals-first"])
+def test_a_chain_of_totals_adds_up_at_every_link(reverse: bool, tmp_path: Path) -> None:
+    """Before, a total declared above its part summed the part's value before the part
+    was itself made a total."""
+    catalog = loaded_catalog(tmp_path, _chain(12, reverse=reverse))
+    for sample in plan_steps(catalog, None, 3, seed=2):
+        (call,) = sample.logged
+        metrics = call.metrics
+        for i in range(11):
+            assert metrics[f"r{i}"] == pytest.approx(metrics[f"r{i + 1}"] + metrics[f"s{i + 1}"])
+
+
+def test_a_chain_thousands_long_is_planned_without_recursion(tmp_path: Path) -> None:
+    catalog = loaded_catalog(tmp_path, _chain(1500))
+    (sample,) = plan_steps(catalog, None, 1)
+    metrics = sample.logged[0].metrics
+    assert metrics["r0"] == pytest.approx(metrics["r1"] + metrics["s1"])
