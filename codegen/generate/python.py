@@ -492,6 +492,15 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         lines.append(py_kwarg("value_range", value_range, _INDENT))
     if row.goal:
         lines.append(py_kwarg("goal", row.goal, _INDENT))
+    # The schedule as the catalog writes it, for checkers (a one-step test block is not
+    # missing a row logged every 5 steps); the tee ignores it.
+    for name, number, config in (
+        ("every", row.every, row.every_config),
+        ("first_step", row.first_step, row.first_step_config),
+    ):
+        text = str(number) if number is not None else config
+        if row.section == "teed" and text:
+            lines.append(py_kwarg(name, text, _INDENT))
     return "".join(f"{line}\n" for line in lines)
 
 

@@ -14,7 +14,8 @@ generated modules registered (:mod:`metric_catalog.vocabulary`): a series no row
 declares, another kind or unit than its row's, an attribute the row does not declare,
 lacks (when required) or does not allow, a value outside the row's range
 (:mod:`metric_catalog.value_rules`), and with ``loop=`` the loop's teed rows the block
-never exported. :meth:`Captured.assert_matches_catalog` raises
+never exported (a row logged every so many steps only when its period came due in the
+``steps=`` the block ran). :meth:`Captured.assert_matches_catalog` raises
 :class:`CatalogMismatchError` (an ``AssertionError``) whose message reads like
 ``live-check``'s report.
 
@@ -25,7 +26,7 @@ skipped with the install command, never an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -171,8 +172,16 @@ class Captured:
         """Every series name exported."""
         return {point.series for point in self.points}
 
-    def check(self, *, loop: str | None = None) -> CaptureReport:
-        """Judge the points against the registered rows (and ``loop``'s coverage)."""
+    def check(
+        self, *, loop: str | None = None, steps: Iterable[int] | None = None
+    ) -> CaptureReport:
+        """Judge the points against the registered rows (and ``loop``'s coverage).
+
+        A row logged on a schedule (``every``, ``first_step``) applies to the loop only
+        when one of ``steps`` (the steps the block ran) came due, as live-check judges
+        it; without ``steps``, or with a schedule read from the run's configuration,
+        it is never missing.
+        """
         from metric_catalog import vocabulary  # noqa: PLC0415 - stdlib only, when judging
 
         rows: dict[str, TeedMetric | RecordedMetric] = {}
@@ -187,11 +196,12 @@ class Captured:
         exported: tuple[str, ...] = ()
         if loop is not None:
             seen = self.series()
+            ran = None if steps is None else tuple(steps)
             applicable = tuple(
                 sorted(
                     row.name
                     for row in vocabulary.teed_metrics()
-                    if not row.emitted_by or loop in row.emitted_by
+                    if (not row.emitted_by or loop in row.emitted_by) and _came_due(row, ran)
                 )
             )
             exported = tuple(name for name in applicable if name in seen)
@@ -208,16 +218,39 @@ class Captured:
             exported=exported,
         )
 
-    def assert_matches_catalog(self, *, loop: str | None = None) -> CaptureReport:
+    def assert_matches_catalog(
+        self, *, loop: str | None = None, steps: Iterable[int] | None = None
+    ) -> CaptureReport:
         """:meth:`check`, raising :class:`CatalogMismatchError` with the report when it finds any.
 
         Raises:
             CatalogMismatchError: a finding; the message is the whole report.
         """
-        report = self.check(loop=loop)
+        report = self.check(loop=loop, steps=steps)
         if not report.ok:
             raise CatalogMismatchError(report.render())
         return report
+
+
+def _came_due(row: TeedMetric, steps: tuple[int, ...] | None) -> bool:
+    """Whether ``row`` was due at one of ``steps``: always for a row of every step; for a
+    scheduled row (``every``, ``first_step``), a step at or after its first that is a
+    multiple of its period (a period that is not positive is never due). A schedule read
+    from the run's configuration, or no steps known, cannot come due here."""
+    if not row.every and not row.first_step:
+        return True
+    if steps is None:
+        return False
+    try:
+        first = int(row.first_step) if row.first_step else None
+        every = int(row.every) if row.every else None
+    except ValueError:
+        return False  # "config.trainer.test_freq": only live-check reads a run's configuration
+    if every is not None and every <= 0:
+        return False
+    return any(
+        (first is None or step >= first) and (every is None or step % every == 0) for step in steps
+    )
 
 
 def _finding_order(finding: CaptureFinding) -> tuple[int, str, str]:

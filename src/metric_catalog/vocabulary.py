@@ -641,6 +641,12 @@ class TeedMetric:
     The tee never judges values; checkers and ``metric_catalog.testing`` do."""
     goal: str = ""
     """``maximize`` or ``minimize`` when bigger or smaller values are better, else ``""``."""
+    every: str = ""
+    """The period of a row logged every so many steps, as the catalog writes it (``"5"``,
+    ``"config.trainer.test_freq"``); ``""``: logged at every step. The tee ignores it;
+    :mod:`metric_catalog.testing` does not call a row missing whose period never came due."""
+    first_step: str = ""
+    """The first step the row can be logged at, as the catalog writes it; ``""``: the first."""
 
     @property
     def logged_key(self) -> str:
@@ -679,6 +685,8 @@ class TeedMetric:
             and self.temporality == "delta"
             and self.emitted_by == ()
             and self.value_type == "number"
+            and self.every == ""
+            and self.first_step == ""
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -704,6 +712,10 @@ class TeedMetric:
             raise ValueError(msg)
         for field_name, text in (("logger_key", self.logger_key), ("prefix", self.prefix)):
             _check_key_length(what, field_name, text)
+        for field_name, schedule in (("every", self.every), ("first_step", self.first_step)):
+            if type(schedule) is not str:
+                msg = f"{what}: {field_name} must be a str such as '5' or '', got {schedule!r}"
+                raise ValueError(msg)
         if (
             self.other_prefixes == ()
             and self.replaced_by is None

@@ -87,7 +87,7 @@ def define_metrics(run: Any, metrics: Iterable[WandbMetric], *, step_metric: str
 def _define_metric_of(run: object) -> Callable[..., object] | None:
     """``run.define_metric`` when it is callable; ``None`` (warned once) when it is not."""
     try:
-        define = getattr(run, "define_metric", None)
+        define: object = getattr(run, "define_metric", None)
     except Exception as exc:  # noqa: BLE001 - a property of the caller's object may raise
         problem = f"reading define_metric raised {describe_error(exc)}"
     else:

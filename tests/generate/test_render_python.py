@@ -445,3 +445,26 @@ def test_the_empty_prefix_is_named_not_shown_as_none(
         assert fact in text
     assert "(none)" not in text
     assert "under prefix the empty prefix" not in text
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        pytest.param({"every": 5}, {"every": "5"}, id="every"),
+        pytest.param({"first_step": 10}, {"first_step": "10"}, id="first-step"),
+        pytest.param(
+            {"every_config": "config.trainer.test_freq"},
+            {"every": "config.trainer.test_freq"},
+            id="every-from-config",
+        ),
+        pytest.param({}, {}, id="every-step"),
+    ],
+)
+def test_a_rows_schedule_reaches_the_generated_row_for_checkers(
+    fields: dict[str, object], expected: dict[str, str]
+) -> None:
+    """metric_catalog.testing reads it: a one-step block is not missing an every-5 row."""
+    source = render_python_module(owner_file([teed("rl.val.acc", "acc", **fields)]))
+    row = module_values(source)["VAL_ACC"]
+    assert isinstance(row, dict)
+    assert {k: v for k, v in row.items() if k in ("every", "first_step")} == expected

@@ -238,3 +238,47 @@ def test_after_the_outermost_capture_the_exporters_are_the_environments_again(
     with MetricCapture() as later:
         tee_metrics({"tokens": 2}, "train")
     assert later.series() == {"rl.tokens"}
+
+
+EVERY_5 = TeedMetric("val/acc", "rl.val.acc", "gauge", "1", "Accuracy.", every="5")
+LATE = TeedMetric("ckpt_s", "rl.ckpt.duration", "gauge", "s", "Save.", first_step="10")
+FROM_CONFIG = TeedMetric(
+    "eval/acc", "rl.eval.acc", "gauge", "1", "Eval.", every="config.trainer.test_freq"
+)
+
+
+@pytest.mark.parametrize(
+    ("steps", "missing"),
+    [
+        pytest.param(None, [], id="steps-unknown"),
+        pytest.param([1], [], id="one-step-block"),
+        pytest.param([1, 2, 3, 4], [], id="before-the-period"),
+        pytest.param([4, 5], ["rl.val.acc"], id="period-came-due"),
+        pytest.param([10], ["rl.ckpt.duration", "rl.val.acc"], id="first-step-reached"),
+    ],
+)
+def test_a_scheduled_row_is_missing_only_when_its_schedule_came_due(
+    steps: list[int] | None, missing: list[str], rows: None
+) -> None:
+    """Before, an ``every: "5"`` row was MISSING from a one-step block."""
+    vocabulary.register_teed_metrics((EVERY_5, LATE, FROM_CONFIG))
+    block = capture(({"perf/mfu": 0.38, "tokens": 4096, "gpu_util": 91.0}, None))
+    report = block.captured.check(loop="grpo", steps=steps)
+    found = sorted(f.series for f in report.findings if f.kind == "missing")
+    assert found == sorted(["rl.reward", *missing])
+    assert "rl.eval.acc" not in report.applicable  # its period is the run's configuration
+
+
+def test_a_one_step_block_passes_with_a_periodic_row_it_did_not_log(rows: None) -> None:
+    vocabulary.register_teed_metrics((EVERY_5,))
+    block = capture(
+        ({"perf/mfu": 0.38, "tokens": 4096, "gpu_util": 91.0}, None),
+        ({"loss": 0.5}, {"phase": "train"}),
+    )
+    assert block.captured.assert_matches_catalog(loop="sft", steps=[1]).ok
+
+
+@pytest.mark.parametrize("field", ["every", "first_step"])
+def test_a_schedule_that_is_not_text_is_refused_by_the_row(field: str) -> None:
+    with pytest.raises(ValueError, match=f"{field} must be a str"):
+        TeedMetric("x", "rl.x", "gauge", "1", "X.", **{field: 5})  # type: ignore[arg-type]
