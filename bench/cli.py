@@ -21,6 +21,7 @@ from typing import Final
 from bench.config import Config, redact_paths, roots_dir
 from bench.docs_bench import bench_docs
 from bench.emit_bench import bench_emit
+from bench.families_bench import bench_families
 from bench.gen_bench import bench_generate, bench_noop, bench_scaling
 from bench.glean import GleanEnv, ensure_glean
 from bench.import_bench import bench_import
@@ -56,6 +57,7 @@ BENCHMARKS: Final[dict[str, tuple[str, Callable[[Config], Section]]]] = {
     "infer": ("11. infer vs live-check over the same log", bench_infer),
     "outputs": ("12. Generated output size per row", bench_outputs),
     "emit": ("13. emit over sum_of shapes", bench_emit),
+    "families": ("14. live-check over many key families", bench_families),
 }
 """Benchmark name -> (title, function), in report order."""
 

@@ -887,6 +887,18 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
+def _index_slot(key: str) -> tuple[str, str]:
+    """Where a row's key pattern is indexed: ``("head", text)`` when every key it matches
+    starts with that literal text, else ``("tail", text)`` when every such key ends with
+    it, else ``("open", "")`` (a pattern that starts and ends with a placeholder)."""
+    pattern = parse_pattern(key)
+    if pattern and isinstance(pattern[0], str) and pattern[0]:
+        return ("head", pattern[0])
+    if pattern and isinstance(pattern[-1], str) and pattern[-1]:
+        return ("tail", pattern[-1])
+    return ("open", "")
+
+
 class SeriesMatcher:
     """Rows addressed by a ``(prefix, key)`` pattern pair; a logged pair finds the most specific.
 
@@ -896,13 +908,35 @@ class SeriesMatcher:
     logged pair are a validation error, except a deprecated row and its
     replacement, which both get the key. Results are cached per pair (bounded).
     This is the whole-catalog view of what the tee's per-prefix tables compute.
+
+    A logged key is tried only against the rows that can match it: rows are indexed
+    by the literal text their keys must start with (``fam12/`` of ``fam12/{x}/v``), or
+    else end with (``/v`` of ``{x}/v``), and a key looks up each of its own heads and
+    tails of an indexed length; thousands of families cost lookups bounded by the key's
+    length, not a scan of every row. The rows are sorted once, when first matched.
     """
 
-    __slots__ = ("_cache", "_entries", "cache_limit")
+    __slots__ = (
+        "_cache",
+        "_entries",
+        "_head_lengths",
+        "_heads",
+        "_open",
+        "_sorted",
+        "_tail_lengths",
+        "_tails",
+        "cache_limit",
+    )
 
     def __init__(self, cache_limit: int = 50_000) -> None:
-        self._entries: list[tuple[Any, CompiledPattern, CompiledPattern, Any]] = []
+        self._entries: list[tuple[Any, CompiledPattern, CompiledPattern, Any, tuple[str, str]]] = []
         self._cache: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
+        self._heads: dict[str, list[int]] = {}
+        self._tails: dict[str, list[int]] = {}
+        self._head_lengths: list[int] = []
+        self._tail_lengths: list[int] = []
+        self._open: list[int] = []
+        self._sorted = True
         self.cache_limit = cache_limit
         """How many logged pairs are remembered at most."""
 
@@ -911,12 +945,29 @@ class SeriesMatcher:
         compiled_prefix = compile_pattern(prefix, captures)
         compiled_key = compile_pattern(key, captures)
         rank = (compiled_key.rank, compiled_prefix.rank)
-        self._entries.append((rank, compiled_prefix, compiled_key, target))
-        self._entries.sort(key=_by_rank, reverse=True)
+        self._entries.append((rank, compiled_prefix, compiled_key, target, _index_slot(key)))
+        self._sorted = False  # sorted (and indexed) once, on the next match
         self._cache.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def _index(self) -> None:
+        """Sort the rows most specific first (stable: equal ranks keep their order) and
+        index their positions by the literal text each key must start or end with."""
+        self._entries.sort(key=_by_rank, reverse=True)
+        self._heads, self._tails, self._open = {}, {}, []
+        for position, entry in enumerate(self._entries):
+            where, token = entry[4]
+            if where == "head":
+                self._heads.setdefault(token, []).append(position)
+            elif where == "tail":
+                self._tails.setdefault(token, []).append(position)
+            else:
+                self._open.append(position)
+        self._head_lengths = sorted({len(text) for text in self._heads})
+        self._tail_lengths = sorted({len(text) for text in self._tails})
+        self._sorted = True
 
     def match(self, prefix: str, key: str) -> list[tuple[Any, dict[str, Any]]]:
         """The most specific rows for the logged ``(prefix, key)`` and what each captured."""
@@ -924,9 +975,18 @@ class SeriesMatcher:
         cached = self._cache.get(slot)
         if cached is not None:
             return cached
+        from heapq import merge  # noqa: PLC0415 - importing this module imports nothing
+
+        if not self._sorted:
+            self._index()
+        size = len(key)
+        heads = (self._heads.get(key[:n], ()) for n in self._head_lengths if n <= size)
+        tails = (self._tails.get(key[size - n :], ()) for n in self._tail_lengths if n <= size)
+        candidates = merge(*heads, *tails, self._open)
         found: list[tuple[Any, dict[str, Any]]] = []
         best: Any = None
-        for rank, compiled_prefix, compiled_key, target in self._entries:
+        for position in candidates:
+            rank, compiled_prefix, compiled_key, target, _slot = self._entries[position]
             if best is not None and rank < best:
                 break  # sorted by rank: nothing further can win
             on_prefix = compiled_prefix.match(prefix)

@@ -13,6 +13,7 @@ from metric_catalog.series_rules import (
     Capture,
     PatternError,
     Placeholder,
+    SeriesMatcher,
     adjacent_placeholders,
     compile_pattern,
     overlap,
@@ -319,3 +320,56 @@ def test_series_limit_is_bounded_by_the_declaration(
     from metric_catalog.series_rules import series_limit
 
     assert series_limit(limit, bounds) == expected
+
+
+def _scanned(
+    rows: list[tuple[str, str]], prefix: str, key: str
+) -> list[tuple[int, dict[str, object]]]:
+    """What SeriesMatcher answers, by scanning every row (most specific first): the
+    reference its index must agree with."""
+    entries = []
+    for index, (row_prefix, row_key) in enumerate(rows):
+        compiled_prefix, compiled_key = (
+            compile_pattern(row_prefix, {}),
+            compile_pattern(row_key, {}),
+        )
+        entries.append(
+            ((compiled_key.rank, compiled_prefix.rank), compiled_prefix, compiled_key, index)
+        )
+    entries.sort(key=lambda entry: entry[0], reverse=True)
+    found: list[tuple[int, dict[str, object]]] = []
+    best = None
+    for rank, compiled_prefix, compiled_key, index in entries:
+        if best is not None and rank < best:
+            break
+        on_prefix, on_key = compiled_prefix.match(prefix), compiled_key.match(key)
+        if on_prefix is not None and on_key is not None:
+            best = rank
+            found.append((index, {**on_prefix, **on_key}))
+    return found
+
+
+_PIECES = st.sampled_from(["a", "b", "/", "_", "x/", "/y", "{p}", "{q}", "ab"])
+_PATTERNS = (
+    st.lists(_PIECES, min_size=1, max_size=4)
+    .map("".join)
+    .filter(lambda text: "{p}{p}" not in text and "{q}{q}" not in text and text.count("{p}") < 2)
+)
+_KEYS = st.lists(st.sampled_from(["a", "b", "/", "_", "x", "y", "ab"]), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(["", "t", "{q}"]), _PATTERNS), max_size=12),
+    keys=st.lists(st.tuples(st.sampled_from(["", "t", "u"]), _KEYS.map("".join)), max_size=8),
+)
+def test_the_indexed_matcher_answers_as_a_scan_of_every_row(
+    rows: list[tuple[str, str]], keys: list[tuple[str, str]]
+) -> None:
+    """Indexing rows by the literal head or tail of their keys changes no answer."""
+    rows = [(prefix, key) for prefix, key in rows if "{q}" not in prefix or "{q}" not in key]
+    matcher = SeriesMatcher()
+    for index, (prefix, key) in enumerate(rows):
+        matcher.add(prefix, key, {}, index)
+    for prefix, key in keys:
+        assert matcher.match(prefix, key) == _scanned(rows, prefix, key)
