@@ -954,19 +954,27 @@ class SeriesMatcher:
 
     def _index(self) -> None:
         """Sort the rows most specific first (stable: equal ranks keep their order) and
-        index their positions by the literal text each key must start or end with."""
-        self._entries.sort(key=_by_rank, reverse=True)
-        self._heads, self._tails, self._open = {}, {}, []
-        for position, entry in enumerate(self._entries):
-            where, token = entry[4]
+        index their positions by the literal text each key must start or end with.
+
+        Built aside and published at once: two threads matching for the first time (a
+        described TensorBoard writer used from several) build the same index, and neither
+        sees a list another is sorting in place.
+        """
+        entries = sorted(self._entries, key=_by_rank, reverse=True)
+        heads: dict[str, list[int]] = {}
+        tails: dict[str, list[int]] = {}
+        unanchored: list[int] = []
+        for position, entry in enumerate(entries):
+            where, text = entry[4]
             if where == "head":
-                self._heads.setdefault(token, []).append(position)
+                heads.setdefault(text, []).append(position)
             elif where == "tail":
-                self._tails.setdefault(token, []).append(position)
+                tails.setdefault(text, []).append(position)
             else:
-                self._open.append(position)
-        self._head_lengths = sorted({len(text) for text in self._heads})
-        self._tail_lengths = sorted({len(text) for text in self._tails})
+                unanchored.append(position)
+        self._entries, self._heads, self._tails, self._open = entries, heads, tails, unanchored
+        self._head_lengths = sorted({len(text) for text in heads})
+        self._tail_lengths = sorted({len(text) for text in tails})
         self._sorted = True
 
     def match(self, prefix: str, key: str) -> list[tuple[Any, dict[str, Any]]]:
