@@ -890,12 +890,18 @@ def _as_text(value: object) -> str:
 def _index_slot(key: str) -> tuple[str, str]:
     """Where a row's key pattern is indexed: ``("head", text)`` when every key it matches
     starts with that literal text, else ``("tail", text)`` when every such key ends with
-    it, else ``("open", "")`` (a pattern that starts and ends with a placeholder)."""
+    it, else ``("segment", text)`` when every such key has that whole ``/``-segment (a
+    literal ``/m12/`` between placeholders), else ``("open", "")``."""
     pattern = parse_pattern(key)
     if pattern and isinstance(pattern[0], str) and pattern[0]:
         return ("head", pattern[0])
     if pattern and isinstance(pattern[-1], str) and pattern[-1]:
         return ("tail", pattern[-1])
+    for part in pattern:
+        if isinstance(part, str):
+            inner = [segment for segment in part.split("/")[1:-1] if segment]
+            if inner:
+                return ("segment", max(inner, key=len))
     return ("open", "")
 
 
@@ -910,9 +916,10 @@ class SeriesMatcher:
     This is the whole-catalog view of what the tee's per-prefix tables compute.
 
     A logged key is tried only against the rows that can match it: rows are indexed
-    by the literal text their keys must start with (``fam12/`` of ``fam12/{x}/v``), or
-    else end with (``/v`` of ``{x}/v``), and a key looks up each of its own heads and
-    tails of an indexed length; thousands of families cost lookups bounded by the key's
+    by the literal text their keys must start with (``fam12/`` of ``fam12/{x}/v``), else
+    end with (``/v`` of ``{x}/v``), else hold as a whole segment (``m12`` of
+    ``{x}/m12/{y}``); a key looks up each of its own heads and tails of an indexed length
+    and each of its segments, so thousands of families cost lookups bounded by the key's
     length, not a scan of every row. The rows are sorted once, when first matched.
     """
 
@@ -922,6 +929,7 @@ class SeriesMatcher:
         "_head_lengths",
         "_heads",
         "_open",
+        "_segments",
         "_sorted",
         "_tail_lengths",
         "_tails",
@@ -933,6 +941,7 @@ class SeriesMatcher:
         self._cache: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
         self._heads: dict[str, list[int]] = {}
         self._tails: dict[str, list[int]] = {}
+        self._segments: dict[str, list[int]] = {}
         self._head_lengths: list[int] = []
         self._tail_lengths: list[int] = []
         self._open: list[int] = []
@@ -961,18 +970,17 @@ class SeriesMatcher:
         sees a list another is sorting in place.
         """
         entries = sorted(self._entries, key=_by_rank, reverse=True)
-        heads: dict[str, list[int]] = {}
-        tails: dict[str, list[int]] = {}
+        indexes: dict[str, dict[str, list[int]]] = {"head": {}, "tail": {}, "segment": {}}
         unanchored: list[int] = []
         for position, entry in enumerate(entries):
             where, text = entry[4]
-            if where == "head":
-                heads.setdefault(text, []).append(position)
-            elif where == "tail":
-                tails.setdefault(text, []).append(position)
+            if where in indexes:
+                indexes[where].setdefault(text, []).append(position)
             else:
                 unanchored.append(position)
+        heads, tails = indexes["head"], indexes["tail"]
         self._entries, self._heads, self._tails, self._open = entries, heads, tails, unanchored
+        self._segments = indexes["segment"]
         self._head_lengths = sorted({len(text) for text in heads})
         self._tail_lengths = sorted({len(text) for text in tails})
         self._sorted = True
@@ -990,7 +998,8 @@ class SeriesMatcher:
         size = len(key)
         heads = (self._heads.get(key[:n], ()) for n in self._head_lengths if n <= size)
         tails = (self._tails.get(key[size - n :], ()) for n in self._tail_lengths if n <= size)
-        candidates = merge(*heads, *tails, self._open)
+        segments = (self._segments.get(part, ()) for part in set(key.split("/")))
+        candidates = merge(*heads, *tails, *segments, self._open)
         found: list[tuple[Any, dict[str, Any]]] = []
         best: Any = None
         for position in candidates:
