@@ -87,7 +87,7 @@ def bench_emit(cfg: Config) -> Section:
     """Benchmark 12: per-row plan time of ``emit`` over sum_of chains and fans by size."""
     section = Section(
         key="emit",
-        title="12. emit over sum_of shapes",
+        title="13. emit over sum_of shapes",
         intro=__doc__.split("\n\n", 1)[1].replace("\n", " ").strip() if __doc__ else "",
         headers=["shape", "links or parts", "plan (median)", "per link or part", "ratio"],
     )

@@ -100,7 +100,7 @@ def bench_families(cfg: Config) -> Section:
     """Benchmark 13: per-key time of live-check over many families, by size."""
     section = Section(
         key="families",
-        title="13. live-check over many key families",
+        title="14. live-check over many key families",
         intro=__doc__.split("\n\n", 1)[1].replace("\n", " ").strip() if __doc__ else "",
         headers=["shape", "families", "check (median)", "per logged key", "ratio"],
     )
