@@ -131,6 +131,14 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
         out["value_range"] = (found or ValueRange()).text()
     if one.goal:
         out["goal"] = one.goal
+    if one.logger_key is not None:  # the schedule, as the catalog writes it
+        for name, number, config in (
+            ("every", one.every, one.every_config),
+            ("first_step", one.first_step, one.first_step_config),
+        ):
+            text = str(number) if number is not None else config
+            if text:
+                out[name] = text
     return out
 
 
@@ -311,6 +319,8 @@ def _fullest(teed: bool) -> MetricRow:
         value_type="table" if teed else "number",
         declared_range=ValueRange(0.0, 5000.0),
         goal="minimize",
+        every=5 if teed else None,
+        first_step_config="config.trainer.warmup" if teed else None,
     )
 
 

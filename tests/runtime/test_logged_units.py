@@ -164,6 +164,8 @@ def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None
         "value_type",
         "value_range",
         "goal",
+        "every",
+        "first_step",
     ]
 
 
