@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from metric_catalog.series_rules import (
     Capture,
@@ -42,14 +42,21 @@ from metric_catalog.series_rules import (
     Placeholder,
     SeriesMatcher,
     compile_pattern,
+    flat_rank,
     is_glued,
     is_literal,
     literal_text,
     parse_pattern,
+    qualified_key,
     split_flat_key,
 )
 
 from ..catalog.model import Attribute, MetricRow
+from ..catalog.precedence import row_captures
+from ..catalog.similar import RenameIndex
+
+if TYPE_CHECKING:
+    from metric_catalog.series_rules import Specificity
 
 __all__ = [
     "KEY_REWRITES",
@@ -107,6 +114,9 @@ class LoopRoute(NamedTuple):
     ambiguous: tuple[str, ...] = ()
     """Series names of the rows of different loops that claim the pair (sorted), when the
     run's loop does not decide it; ``matches`` is then empty."""
+    shaped: bool = False
+    """No row takes the pair as it is: ``matches`` are the families of its shape (every
+    placeholder opened), to judge their captures."""
 
 
 def _emits(row: MetricRow, loop: str | None) -> bool:
@@ -124,12 +134,6 @@ class KeyMatcher:
         attributes: Mapping[str, Attribute] | None = None,
     ) -> None:
         known = attributes or {}
-        captures = {name: attribute.capture for name, attribute in known.items()}
-        # The shape of a family: every placeholder open (spanning where a value may hold '/').
-        shapes = {
-            name: Capture(spans=c.spans or any("/" in v for v in c.values or ()))
-            for name, c in captures.items()
-        }
         self.rows = tuple(rows)
         self.attributes = known
         self.scopes = tuple(sorted({loop for row in self.rows for loop in row.emitted_by}))
@@ -139,6 +143,9 @@ class KeyMatcher:
         self.rewrites: dict[str, KeyMatcher] = {}
         self.literal: dict[tuple[str, str], tuple[Match, ...]] = {}
         self.splits: dict[str, tuple[str, str]] = {}
+        self.rename_index: RenameIndex | None = None
+        self.row_shapes: dict[str, dict[str, Capture]] = {}
+        """Each family row's placeholders, every one opened (its shape)."""
         self.cache_limit = cache_limit
         self.prefixes: dict[str, list[str]] = {}
         self.glued: set[str] = set()
@@ -149,6 +156,14 @@ class KeyMatcher:
             key = row.logger_key
             if key is None:
                 continue
+            captures = row_captures(row, known)
+            # The shape of a family: every placeholder open (spanning where a value may
+            # hold '/').
+            shapes = {
+                name: Capture(spans=c.spans or any("/" in v for v in c.values or ()))
+                for name, c in captures.items()
+            }
+            self.row_shapes[row.name] = shapes
             for prefix in row.prefixes or ("",):
                 if is_glued(prefix):
                     if is_literal(prefix):
@@ -216,7 +231,31 @@ class KeyMatcher:
         found = self.route_in(prefix, key, loop)
         if found.matches or found.ambiguous or not len(self.shapes):
             return found
-        return LoopRoute(tuple(Match(row, c) for row, c in self.shapes.match(prefix, key)))
+        shaped = tuple(Match(row, c) for row, c in self.shapes.match(prefix, key))
+        return LoopRoute(shaped, shaped=bool(shaped))
+
+    def open_capture(self, match: Match) -> bool:
+        """Whether a family took its key through a placeholder whose attribute is open (no
+        enumeration): any text fits it, so a misspelt literal key may land there."""
+        domain = row_captures(match.row, self.attributes)
+        return any(name in domain and domain[name].values is None for name in match.captures)
+
+    def renamed(self, qualified: str, families: Iterable[MetricRow]) -> str | None:
+        """The literal row key (``prefix/key``) that ``qualified`` most likely renames, when
+        it is of the same shape as one of ``families`` (a literal row carved out of the
+        family, as ``grad_norm`` out of ``{metric}``): a misspelt key the family took."""
+        if self.rename_index is None:
+            self.rename_index = RenameIndex(qualified_key(*pair) for pair in self.literal)
+        target = self.rename_index.find(qualified)
+        if target is None:
+            return None
+        for row in families:
+            shape = self.row_shapes.get(row.name, {})
+            for prefix in row.prefixes or ("",):
+                pattern = qualified_key(prefix, row.logger_key or "")
+                if compile_pattern(pattern, shape).match(target) is not None:
+                    return target
+        return None
 
     def match(self, prefix: str, key: str) -> tuple[Match, ...]:
         """:meth:`route`, else the families of the pair's shape (to judge their captures)."""
@@ -225,21 +264,45 @@ class KeyMatcher:
             return found
         return tuple(Match(row, captured) for row, captured in self.shapes.match(prefix, key))
 
-    def split(self, logged: str) -> tuple[str, str]:
+    def split(self, logged: str, loop: str | None = None) -> tuple[str, str]:
         """``(prefix, key)`` of a key logged without a prefix (``timing/train/generation``).
 
-        The longest declared prefix wins under which a row takes the rest (cut at a
-        ``/``, or after the ``_`` of a declared prefix ending in one: ``eval_loss``;
-        the empty prefix last), a literal row's pair before any family's; a key no
-        row takes stays ``("", logged)``. Results are cached up to the cache limit.
+        :func:`~metric_catalog.series_rules.split_flat_key`'s one rule, as the tee
+        splits it: a literal row's pair first, else the most literal row that can
+        take the key (every capture within its attribute), then the longest prefix.
+        A run of ``loop`` splits by that loop's rows first, then by every row, as the
+        tee does for a process of that loop. Only a key no row takes at any cut is
+        split by the families' shapes (every placeholder open), so a key of a
+        family's shape with a value outside its enum is an ``attribute_value``
+        finding. A key no row takes stays ``("", logged)``. Cached up to the limit.
         """
-        found = self.splits.get(logged)
+        slot = logged if loop is None else f"{loop}\x00{logged}"
+        found = self.splits.get(slot)
         if found is not None:
             return found
-        found = split_flat_key(logged, self.match, self.is_literal, self.is_glued)
+        found = None
+        if loop is not None and self.scopes:
+            found = self.view(loop).strict_split(logged)
+        if found is None:
+            found = self.strict_split(logged)
+        if found is None:
+            found = split_flat_key(logged, self.shapes.rank, None, self.is_glued)
         if len(self.splits) < self.cache_limit:
-            self.splits[logged] = found
+            self.splits[slot] = found
         return found
+
+    def strict_split(self, logged: str) -> tuple[str, str] | None:
+        """:meth:`split` by the rows that take the key as they are; ``None``: no cut routes."""
+        found = split_flat_key(logged, self.rank, self.is_literal, self.is_glued)
+        if found == ("", logged) and not self.rank("", logged):
+            return None
+        return found
+
+    def rank(self, prefix: str, key: str) -> Specificity | None:
+        """The :func:`~metric_catalog.series_rules.flat_rank` of the rows taking the pair."""
+        if (prefix, key) in self.literal:
+            return flat_rank((len(key), 0, 0, 0, 0), (len(prefix), 0, 0, 0, 0))
+        return self.families.rank(prefix, key)
 
     def is_literal(self, prefix: str, key: str) -> bool:
         """Whether ``(prefix, key)`` is a literal row's pair (it beats any family's split)."""

@@ -12,7 +12,9 @@ from typing import Final, Literal
 
 from metric_catalog import series_rules
 from metric_catalog.series_rules import (
+    BACKEND_KEYS,
     Capture,
+    bookkeeping_matches,
     is_literal,
     qualified_key,
     unit_scale,
@@ -40,7 +42,6 @@ __all__ = [
     "Section",
     "StepKey",
     "attribute_label",
-    "bookkeeping_matches",
 ]
 
 Section = Literal["teed", "recorded"]
@@ -231,28 +232,9 @@ class Bookkeeping:
         return bookkeeping_matches(self.key, logged)
 
 
-def bookkeeping_matches(pattern: str, logged: str) -> bool:
-    """Whether ``logged`` is ``pattern``, where each ``*`` stands for any text (none too)."""
-    if "*" not in pattern:
-        return pattern == logged
-    parts = pattern.split("*")
-    if not logged.startswith(parts[0]) or not logged.endswith(parts[-1]):
-        return False
-    if len(parts[0]) + len(parts[-1]) > len(logged):
-        return False
-    at = len(parts[0])
-    end = len(logged) - len(parts[-1])
-    for middle in parts[1:-1]:
-        found = logged.find(middle, at, end)
-        if found < 0:
-            return False
-        at = found + len(middle)
-    return True
-
-
 BUILTIN_BOOKKEEPING: Final[tuple[Bookkeeping, ...]] = (
     Bookkeeping(
-        "_*",
+        BACKEND_KEYS,
         "W&B's own keys (_step, _runtime, _timestamp, _wandb...): written by the backend, "
         "not by the training code.",
         Position("<built-in>", 1, 1),

@@ -35,6 +35,8 @@ __all__ = [
     "captures",
     "meetings",
     "renames",
+    "row_captures",
+    "row_placeholders",
     "scope_text",
     "shadowed_by",
     "shared_keys",
@@ -59,6 +61,20 @@ class Meeting:
 def captures(known: Mapping[str, Attribute]) -> dict[str, Capture]:
     """What a placeholder of each declared attribute captures."""
     return {name: attribute.capture for name, attribute in known.items()}
+
+
+def row_captures(row: MetricRow, known: Mapping[str, Attribute]) -> dict[str, Capture]:
+    """What each placeholder of ``row`` captures: the one place a row's capture domain is
+    read for routing (live-check, scan, infer), so a narrower per-row domain lands here."""
+    return {name: known[name].capture for name in row_placeholders(row) if name in known}
+
+
+def row_placeholders(row: MetricRow) -> tuple[str, ...]:
+    """The attribute names the placeholders of ``row``'s key and prefixes name, once each."""
+    names = [*placeholders(row.logger_key or "")]
+    for prefix in row.prefixes:
+        names += placeholders(prefix)
+    return tuple(dict.fromkeys(names))
 
 
 def renames(row: MetricRow, other: MetricRow) -> bool:

@@ -391,7 +391,9 @@ def _take(
                 seen.prefix_first.setdefault(slot, at)
         known = declared.get(pair)
         if known is None:
-            known = bool(matcher.match(prefix, key)) or is_bookkeeping(qualified)
+            # Split and routed as live-check and the tee do (the loop's rows first).
+            where = matcher.split(key, loop) if record.split else pair
+            known = is_bookkeeping(qualified) or bool(matcher.match(*where))
             if len(declared) < 4 * MAX_KEYS:
                 declared[pair] = known
         if known:

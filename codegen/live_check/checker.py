@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import NamedTuple, Unpack
+from typing import Final, NamedTuple, Unpack
 
-from metric_catalog.series_rules import qualified_key
+from metric_catalog.series_rules import literal_text, qualified_key
 
 from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
 from ..catalog.model import Catalog, MetricRow, StepKey
+from ..catalog.similar import RenameIndex
 from ..runs.limits import Limits
 from ..runs.records import NO_STEP, Malformed, Note, Record, RunConfig
 from ..runs.rewrites import rewrite_key
@@ -154,6 +155,10 @@ class Checker:
         routed once its loop is inferred from its signature keys (see :meth:`finish`)."""
         self.pending_count = 0
         self.backend_values = 0
+        self.suspects: dict[tuple[str, str], tuple[str, Where, Worker, list[int]]] = {}
+        """Keys an open family took although they look like a renamed literal row's key:
+        ``(prefix, key) -> (that row's key, first occurrence, worker, [count])``, an
+        ``undeclared`` rename at the end if that row was never logged (bounded)."""
         """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
 
     # --- the faces others use ------------------------------------------------------------
@@ -321,6 +326,8 @@ class Checker:
                 used = logged if plan.read_as is None else rewrite_key(logged, planner.rewrites)
                 self.loops.seen_signature(prefix, used, worker.loop)
             where = (plan.prefix, plan.key, path, line, step)
+            if plan.renames and plan.matches:
+                self._suspect(plan, where, worker)
             if (
                 not given
                 and len(plan.matches) == 1
@@ -332,11 +339,11 @@ class Checker:
             if plan.matches:
                 self._matched(worker, plan, given, value, where)
             elif plan.ambiguous:
-                self._ambiguous(worker, plan, record, logged, value, loop)
+                self._ambiguous(worker, plan, record, logged, value, loop, where)
             elif plan.readings:
                 self.tally.note("ambiguous_rewrite", where, None, "; ".join(plan.readings), worker)
             else:
-                self._unmatched(worker, plan, record, logged, value)
+                self._unmatched(worker, plan, record, logged, value, where)
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
         # far training got: a record of only such keys leaves the run's last step alone.
         if axis:
@@ -350,15 +357,19 @@ class Checker:
             worker.loop.see_step(step, training=on_rows or not periodic)
             self.run.see_order(record)
 
-    def _unmatched(
+    def _unmatched(  # noqa: PLR0917 - the record loop's locals, passed as they are
         self,
         worker: Worker,
         plan: KeyPlan,
         record: Record,
         logged: str,
         value: object,
+        where: Where,
     ) -> None:
-        """A logged key no teed row takes: undeclared, unless the backend wrote it."""
+        """A logged key no teed row takes: undeclared, unless the backend wrote it.
+
+        ``where`` holds the step the loop's step keys give the key (not a tracker's call
+        counter), as every other finding of the record says."""
         if _is_media(value) or isinstance(value, list) or logged in record.step_keys:
             # A backend's media object (a W&B table, image or histogram reference)
             # or an array (an empty one W&B stores as []) is no metric, and a
@@ -371,8 +382,53 @@ class Checker:
             self.backend_values += 1
             return
         hint = self.planner.undeclared_hint(plan)
-        where = (plan.prefix, plan.key, record.path, record.line, record.step)
         self.tally.note("undeclared", where, None, hint, worker)
+
+    def _suspect(self, plan: KeyPlan, where: Where, worker: Worker) -> None:
+        """Remember a key an open family took that looks like a literal row's key renamed."""
+        slot = (plan.prefix, plan.key)
+        found = self.suspects.get(slot)
+        if found is not None:
+            found[3][0] += 1
+        elif len(self.suspects) < self.limits.max_undeclared_keys:
+            self.suspects[slot] = (plan.renames, where, worker, [1])
+
+    def _fold_renames(self) -> None:
+        """An undeclared key beside a row of similar key that was never logged reads as one
+        finding: ``undeclared`` with "did you mean" and the rename, the row's ``missing``
+        folded into it (the gate still fails on ``missing``: see
+        :attr:`~.report.LiveCheckReport.folded_missing`)."""
+        unlogged: dict[str, RowSummary] = {}
+        for summary in self.rows.summaries.values():
+            row = summary.row
+            if summary.presence in _NOT_RENAMED or row.logger_key is None or row.is_family:
+                continue  # logged, or a row of another loop or condition: renamed by none
+            for qualified in row.logged_keys:
+                unlogged.setdefault(literal_text(qualified), summary)
+        if not unlogged:
+            return
+        findings = self.tally.findings
+        for (prefix, key), (renames, where, worker, count) in self.suspects.items():
+            if renames in unlogged:
+                self.tally.note("undeclared", where, None, "", worker)
+                found = findings.get(("undeclared", prefix, key))
+                if found is not None:
+                    found.count = count[0]
+        index = RenameIndex(unlogged)
+        for finding in [f for f in findings.values() if f.kind == "undeclared"]:
+            target = index.find(finding.qualified_key)
+            if target is None:
+                continue
+            summary = unlogged[target]
+            finding.renames, finding.renamed_row = target, summary.row.name
+            missing = [
+                slot
+                for slot, other in findings.items()
+                if other.kind == "missing" and other.series == summary.row.name
+            ]
+            for slot in missing:
+                del findings[slot]
+                self.report.folded_missing += 1
 
     def _ambiguous(  # noqa: PLR0917 - the record loop's locals, passed as they are
         self,
@@ -382,6 +438,7 @@ class Checker:
         logged: str,
         value: object,
         loop: str | None,
+        where: Where,
     ) -> None:
         """A key rows of several loops claim: kept until the worker's loop is inferred, or
         an ``ambiguous_key`` finding when the loop was named and still does not decide."""
@@ -389,7 +446,6 @@ class Checker:
             self.pending_count += 1
             self.pending.setdefault(id(worker), (worker, []))[1].append((record, logged, value))
             return
-        where = (plan.prefix, plan.key, record.path, record.line, record.step)
         self.tally.note("ambiguous_key", where, None, _claimed(plan), worker)
 
     def _route_pending(self) -> None:
@@ -552,6 +608,7 @@ class Checker:
         outcome = self._judge_presence()
         for finding in outcome.findings:
             self.tally.findings[("missing", finding.prefix, finding.key)] = finding
+        self._fold_renames()
         report.notices.extend(outcome.notices)
         report.notices.extend(self.run.restart_notices())
         capped = self.pool.capped_notice()
@@ -639,6 +696,10 @@ def _job_notice(job: tuple[JobLoop, ...]) -> Notice:
 
 AxisStep = tuple[StepKey, int]
 """A loop's step key a record holds, and the step it says."""
+
+
+_NOT_RENAMED: Final = frozenset({"logged", "not_emitted", "not_applicable"})
+"""Presence states of a row no undeclared key is taken to rename."""
 
 
 def _axis_steps(record: Record, step_keys: tuple[StepKey, ...]) -> list[AxisStep]:

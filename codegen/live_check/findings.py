@@ -24,6 +24,7 @@ __all__ = [
     "LOOP_KINDS",
     "MAX_SHOWN_KEY_CHARS",
     "PER_WORKER_KINDS",
+    "RENAMED_MESSAGE",
     "Finding",
     "Kind",
     "Notice",
@@ -255,6 +256,13 @@ FINDING_KINDS: Final[tuple[str, ...]] = (
 """Every finding kind, as named on ``--fail-on`` (new kinds go last: reports list them
 in this order, and a report only ever gains fields)."""
 
+RENAMED_MESSAGE: Final = (
+    "{what} was logged {count} time(s), first at step {step}, but no teed row declares "
+    "it{example}? Row {row} declares that key and it was never logged: a renamed key. Log "
+    "it as {renames!r} again, or change the row's key to {what!r}"
+)
+"""An ``undeclared`` finding that renames a row never logged (:attr:`Finding.renames`)."""
+
 LOOP_KINDS: Final = frozenset({"unknown_loop", "loop_conflict"})
 """Finding kinds about the ``"loop"`` field; their ``key`` is the loop name."""
 
@@ -323,6 +331,12 @@ class Finding:
     """The line of the last occurrence (0: only one, or not a log line)."""
     last_path: str | None = None
     """The input of the last occurrence (``None``: the report's source)."""
+    renames: str | None = None
+    """On an ``undeclared`` finding, the key of a row that was never logged which this key
+    most likely renames (:func:`~codegen.catalog.similar.renamed_key`): one finding for the
+    rename, with the row's ``missing`` folded into it (``None``: no such row)."""
+    renamed_row: str | None = None
+    """The series of the row :attr:`renames` names, and whether it was ``missing``."""
 
     @property
     def qualified_key(self) -> str:
@@ -353,6 +367,11 @@ class Finding:
                 else "log it or lower its requirement_level"
             ),
         }
+        if self.renames is not None:
+            fields["example"] = f"{self.example}; did you mean {cut_key(self.renames)!r}"
+            return RENAMED_MESSAGE.format(
+                **fields, renames=cut_key(self.renames), row=self.renamed_row
+            )
         kind = FINDING_KIND_TABLE.get(self.kind)
         return self.example if kind is None else kind.message.format(**fields)
 

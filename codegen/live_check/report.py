@@ -38,6 +38,9 @@ class LiveCheckReport:
     untracked: dict[str, int] = field(default_factory=dict)
     """Occurrences of other capped kinds (undeclared series or attributes, attribute
     values) beyond ``MAX_UNDECLARED_KEYS`` distinct findings, by kind."""
+    folded_missing: int = 0
+    """Required rows never logged whose ``missing`` finding was folded into an ``undeclared``
+    key that renames them (one finding per rename): still ``missing`` for ``--fail-on``."""
     inactive_owners: dict[str, int] = field(default_factory=dict)
     """Catalog files none of whose teed rows was logged -> their unjudged row count."""
     loop: LoopChoice = field(default_factory=lambda: LoopChoice(None, "unknown"))
@@ -217,6 +220,8 @@ class LiveCheckReport:
             found.add("undeclared")
         if self.malformed_unreported:
             found.add("malformed")
+        if self.folded_missing:
+            found.add("missing")
         found.update(kind for kind, count in self.untracked.items() if count)
         return found
 
@@ -285,6 +290,8 @@ class LiveCheckReport:
             total += self.undeclared_untracked
         if kind == "malformed":
             total += self.malformed_unreported
+        if kind == "missing":
+            total += self.folded_missing
         return total + self.untracked.get(kind, 0)
 
     # The names before live-check became a package.

@@ -66,6 +66,12 @@ class KeyPlan(NamedTuple):
     periodic: bool = False
     """Every row it counts under is periodic (``every``: evaluation, checkpoints): its steps
     are not training steps, so a final evaluation past the last step makes nothing due."""
+    renames: str = ""
+    """The literal row key (``prefix/key``) this key most likely misspells or renames, when
+    only a family takes it, and only through an open or opened placeholder (``grad_nrom``
+    beside a row ``grad_norm``): a family of its shape alone takes it, so it is undeclared
+    (``matches`` empty); an open family takes it, so it is a rename if that row is never
+    logged (decided at the end of the run)."""
 
 
 class KeyPlanner:
@@ -208,7 +214,10 @@ class KeyPlanner:
         """
         signature_keys = self.loops.signature_keys
         signature = bool(signature_keys) and (prefix, logged) in signature_keys
-        prefix, key, matches, ambiguous = self._match(prefix, logged, split, rewrite, loop)
+        prefix, key, matches, ambiguous, shaped = self._match(prefix, logged, split, rewrite, loop)
+        renames = self._renames(prefix, key, matches, shaped)
+        if renames and shaped:
+            matches = ()  # a misspelt literal key, not a family's value outside its enum
         problems = tuple(
             self.rules.judge_captures(captures) if captures else None for _, captures in matches
         )
@@ -234,24 +243,37 @@ class KeyPlanner:
             axes,
             ambiguous=ambiguous,
             periodic=periodic,
+            renames=renames,
         )
+
+    def _renames(self, prefix: str, key: str, matches: tuple[Match, ...], shaped: bool) -> str:
+        """:attr:`KeyPlan.renames`: the literal row key a family-only key most likely renames
+        (``""``: a literal row takes it, an enumeration fits it, or no row key is close)."""
+        if not matches or not all(match.captures for match in matches):
+            return ""
+        matcher = self.matcher
+        if not shaped and not all(matcher.open_capture(match) for match in matches):
+            return ""
+        rows = (match.row for match in matches)
+        return matcher.renamed(qualified_key(prefix, key), rows) or ""
 
     def _match(
         self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None
-    ) -> tuple[str, str, tuple[Match, ...], tuple[str, ...]]:
-        """``(prefix, key, matches, ambiguous)`` of a logged key: split, bare-split or as the
-        backend would have written the rows' keys, whichever first finds a row (or rows of
-        several loops, when ``loop`` does not decide between them)."""
+    ) -> tuple[str, str, tuple[Match, ...], tuple[str, ...], bool]:
+        """``(prefix, key, matches, ambiguous, shaped)`` of a logged key: split, bare-split or
+        as the backend would have written the rows' keys, whichever first finds a row (or
+        rows of several loops, when ``loop`` does not decide between them); ``shaped``: only
+        families of its shape take it (:attr:`~codegen.catalog.matching.LoopRoute.shaped`)."""
         matcher = self.matcher
         given, key = prefix, logged
         if split:
-            prefix, key = matcher.split(logged)
+            prefix, key = matcher.split(logged, loop)
         found = matcher.match_in(prefix, key, loop)
         bare = not prefix and ("/" in logged or PREFIX_GLUE in logged)
         if not found.matches and not found.ambiguous and bare:
             # A flat key logged bare (a tracker's dict through adapters.tee_flat, written
             # under the empty prefix): split as the adapter does, at the longest prefix.
-            prefix, key = matcher.split(logged)
+            prefix, key = matcher.split(logged, loop)
             found = matcher.match_in(prefix, key, loop)
         if not found.matches and not found.ambiguous and rewrite is not None:
             # The backend rewrote the key (TensorBoard: '@' to '_'): match the rows' keys
@@ -261,7 +283,7 @@ class KeyPlanner:
             rewritten = other.match_in(*pair, loop)
             if rewritten.matches or rewritten.ambiguous:
                 (prefix, key), found = pair, rewritten
-        return prefix, key, found.matches, found.ambiguous
+        return prefix, key, found.matches, found.ambiguous, found.shaped
 
     def undeclared_hint(self, plan: KeyPlan) -> str:
         """What an undeclared key's finding adds (see :mod:`~codegen.live_check.hints`)."""

@@ -41,14 +41,26 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from metric_catalog import otel
-from metric_catalog._attributes import compile_template
+from metric_catalog._attributes import captures, compile_template
 from metric_catalog._warn import warn_once
 from metric_catalog.loggers import JsonlLogger
-from metric_catalog.series_rules import is_glued, is_literal, literal_text, split_flat_key
+from metric_catalog.series_rules import (
+    BACKEND_KEYS,
+    SeriesMatcher,
+    bookkeeping_matches,
+    flat_rank,
+    is_glued,
+    is_literal,
+    literal_text,
+    split_flat_key,
+)
 from metric_catalog.tee import tee_metrics
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import Attributes
+
+    from metric_catalog.series_rules import Specificity
+    from metric_catalog.vocabulary import TeedMetric
 
 __all__ = [
     "MEDIA_TYPE_KEY",
@@ -71,39 +83,50 @@ SPLIT_CACHE_LIMIT: Final = 4096
 """Flat keys whose split is remembered (per registry); later keys are split each time."""
 
 _LOCK = threading.Lock()
-_CACHE: dict[str, tuple[str, str]] = {}
+_CACHE: dict[str | tuple[str, str], tuple[str, str]] = {}
 _CACHE_GROUP: list[object] = [None]
 _ROWS: list[_Rows | None] = [None]
 _TEED_MARK: Final = "__metric_catalog_teed__"
 _W = TypeVar("_W")
 
 
-def _routes(group: otel.MetricGroup, rows: _Rows, prefix: str, key: str) -> bool:
-    """Whether the tee sends ``key`` logged under ``prefix`` to a declared row.
+class _View:
+    """The rows a process of one loop may log (or every row), indexed for a flat split."""
 
-    A prefix with literal rows has its plan already; any other is matched against the
-    prefix patterns without building its plan, which would count the values its
-    placeholders capture against their series' budgets for a prefix the split only
-    tried (``eval_math_`` of ``eval_math_500_loss``).
-    """
-    plan = group.tee_tables.get(prefix)
-    if plan is not None:
-        if key in plan.plain:
-            return True
-        return plan.patterns is not None and bool(plan.patterns.lookup(key))
-    return rows.pattern_routes(prefix, key)
+    __slots__ = ("families", "literal")
+
+    def __init__(self, rows: list[TeedMetric]) -> None:
+        literal: set[tuple[str, str]] = set()
+        self.families = SeriesMatcher(SPLIT_CACHE_LIMIT)
+        for row in rows:
+            domain = captures({a.name: a for a in row.attributes})
+            for prefix in row.prefixes:
+                if is_literal(prefix) and is_literal(row.logger_key):
+                    literal.add((literal_text(prefix), literal_text(row.logger_key)))
+                else:
+                    self.families.add(prefix, row.logger_key, domain, row)
+        self.literal = frozenset(literal)
+
+    def rank(self, prefix: str, key: str) -> Specificity | None:
+        """The :func:`~metric_catalog.series_rules.flat_rank` of the rows taking the pair."""
+        if (prefix, key) in self.literal:
+            return flat_rank((len(key), 0, 0, 0, 0), (len(prefix), 0, 0, 0, 0))
+        return self.families.rank(prefix, key) if len(self.families) else None
+
+    def is_literal(self, prefix: str, key: str) -> bool:
+        """Whether ``(prefix, key)`` is a literal row's pair."""
+        return (prefix, key) in self.literal
 
 
 class _Rows:
-    """What a flat split asks of one registry: its literal rows and glued prefixes."""
+    """What a flat split asks of one registry: its rows by loop, and its glued prefixes."""
 
     def __init__(self, group: otel.MetricGroup) -> None:
-        self.literal = frozenset(
-            (prefix, literal_text(row.logger_key))
-            for prefix, rows in group.rows_by_prefix.items()
-            for row in rows
-            if is_literal(row.logger_key)
-        )
+        rows = {id(row): row for rows in group.rows_by_prefix.values() for row in rows}
+        rows.update((id(row), row) for _compiled, row in group.prefix_patterns)
+        self.rows = tuple(rows.values())
+        self.scoped = any(row.emitted_by for row in self.rows)
+        self.views: dict[str | None, _View] = {}
         self.glued = frozenset(prefix for prefix in group.rows_by_prefix if is_glued(prefix))
         self.glued_patterns = tuple(
             compile_template(prefix, {a.name: a for a in row.attributes})
@@ -111,30 +134,31 @@ class _Rows:
             for prefix in row.prefixes
             if is_glued(prefix) and not is_literal(prefix)
         )
-        # Rows under a prefix pattern: the prefix, and the literal key or the key pattern.
-        self.pattern_rows = tuple(
-            (
-                compiled,
-                literal_text(row.logger_key) if is_literal(row.logger_key) else None,
-                None
-                if is_literal(row.logger_key)
-                else compile_template(row.logger_key, {a.name: a for a in row.attributes}),
-            )
-            for compiled, row in group.prefix_patterns
-        )
 
-    def pattern_routes(self, prefix: str, key: str) -> bool:
-        """Whether a row under a prefix pattern takes ``key`` logged under ``prefix``."""
-        for compiled, literal, pattern in self.pattern_rows:
-            if compiled.match(prefix) is None:
-                continue
-            if key == literal or (pattern is not None and pattern.match(key) is not None):
-                return True
-        return False
+    def view(self, loop: str | None) -> _View:
+        """The rows a process of ``loop`` may log (``None``: every row), built once."""
+        found = self.views.get(loop)
+        if found is None:
+            chosen = [
+                r for r in self.rows if loop is None or not r.emitted_by or loop in r.emitted_by
+            ]
+            found = self.views[loop] = _View(chosen)
+        return found
 
-    def is_literal(self, prefix: str, key: str) -> bool:
-        """Whether ``(prefix, key)`` is a literal row's pair."""
-        return (prefix, key) in self.literal
+    def split(self, key: str, loop: str | None) -> tuple[str, str]:
+        """The one flat-split rule (:func:`~metric_catalog.series_rules.split_flat_key`):
+        by the loop's rows first, then by every row, as live-check splits a run's keys."""
+        if loop is not None and self.scoped:
+            found = self._strict(self.view(loop), key)
+            if found is not None:
+                return found
+        return self._strict(self.view(None), key) or ("", key)
+
+    def _strict(self, view: _View, key: str) -> tuple[str, str] | None:
+        found = split_flat_key(key, view.rank, view.is_literal, self.is_glued)
+        if found == ("", key) and not view.rank("", key):
+            return None
+        return found
 
     def is_glued(self, prefix: str) -> bool:
         """Whether a declared prefix ending in ``_`` takes ``prefix`` (``eval_``)."""
@@ -143,22 +167,28 @@ class _Rows:
         return any(pattern.match(prefix) is not None for pattern in self.glued_patterns)
 
 
-def split_key(key: str) -> tuple[str, str]:
-    """``(prefix, logger key)`` of a flat key: the longest declared prefix that fits.
+def split_key(key: str, loop: str | None = None) -> tuple[str, str]:
+    """``(prefix, logger key)`` of a flat key, by the routing rule every reader shares.
 
     ``"actor/pg_loss"`` -> ``("actor", "pg_loss")`` when a row declares
     ``pg_loss`` under prefix ``actor``; ``"eval_loss"`` -> ``("eval_", "loss")``
-    under a declared prefix ending in ``_``; a literal row's pair beats a family
+    under a declared prefix ending in ``_``; a literal row's pair beats a family,
+    and among the rows that can take the key (every capture within its attribute)
+    the most literal one wins, then the longest prefix
     (:func:`metric_catalog.series_rules.split_flat_key`); ``("", key)`` when no
-    split routes (the key is then teed bare, as logged).
+    split routes (the key is then teed bare, as logged). ``loop`` (else
+    ``METRIC_CATALOG_LOOP``) splits by that loop's rows first, as the tee routes.
     """
     group = otel.ensure_metric_group_registered()
+    if loop is None or type(loop) is not str:
+        loop = group.loop
+    slot = key if loop is None else (loop, key)
     with _LOCK:
         if _CACHE_GROUP[0] is not group:
             _CACHE.clear()
             _CACHE_GROUP[0] = group
             _ROWS[0] = None
-        cached = _CACHE.get(key)
+        cached = _CACHE.get(slot)
         rows = _ROWS[0]
     if cached is not None:
         return cached
@@ -167,23 +197,28 @@ def split_key(key: str) -> tuple[str, str]:
         with _LOCK:
             if _CACHE_GROUP[0] is group:
                 _ROWS[0] = rows
-    found = split_flat_key(
-        key, lambda prefix, rest: _routes(group, rows, prefix, rest), rows.is_literal, rows.is_glued
-    )
-    with _LOCK:
+    with _LOCK:  # the views are built lazily and shared across threads
+        found = rows.split(key, loop)
         if len(_CACHE) < SPLIT_CACHE_LIMIT:
-            _CACHE[key] = found
+            _CACHE[slot] = found
     return found
 
 
-def split_flat(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def split_flat(metrics: Mapping[str, Any], loop: str | None = None) -> dict[str, dict[str, Any]]:
     """Flat ``metrics`` grouped by the prefix each key splits into (see :func:`split_key`).
 
-    Keys that are not strings are kept under the empty prefix, as logged.
+    Keys that are not strings are kept under the empty prefix, as logged. A key that is
+    no metric (a loop's step key, a backend's own ``_step``: :data:`BACKEND_KEYS`) is left out.
     """
     grouped: dict[str, dict[str, Any]] = {}
+    step_keys = otel.ensure_metric_group_registered().step_keys
     for key, value in metrics.items():
-        prefix, rest = split_key(key) if type(key) is str else ("", key)
+        if type(key) is str:
+            if key in step_keys or bookkeeping_matches(BACKEND_KEYS, key):
+                continue  # the step, or the backend's own key: no metric
+            prefix, rest = split_key(key, loop)
+        else:
+            prefix, rest = "", key
         bucket = grouped.get(prefix)
         if bucket is None:
             bucket = grouped[prefix] = {}
@@ -204,7 +239,7 @@ def tee_flat(
     so a key rows of several loops share feeds this loop's row (see :func:`tee_metrics`).
     """
     try:
-        grouped = split_flat(metrics)
+        grouped = split_flat(metrics, loop)
     except Exception as exc:  # noqa: BLE001 - telemetry never crashes a training loop
         warn_once(
             ("tee-flat", type(exc).__name__),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import exporters, series_rules, vocabulary
@@ -302,6 +302,10 @@ class MetricGroup:
     loop: str | None = None
     """The process's training loop, from ``METRIC_CATALOG_LOOP`` when the group was built
     (``None``: not named); :attr:`tee_tables` route shared keys by it."""
+    step_keys: frozenset[str] = frozenset()
+    """Every loop's step keys (``eval/step``, as logged flat), registered when the group was
+    built: the step, no metric, so never teed, even where a key family would take one (as
+    ``Catalog.is_bookkeeping`` leaves them out of live-check, scan and infer)."""
     _resolved: dict[str, PrefixPlan | None] = field(default_factory=dict)
     _by_loop: dict[tuple[str | None, str], PrefixPlan | None] = field(default_factory=dict)
 
@@ -527,6 +531,9 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         "strict": os.environ.get(ENV_STRICT, "").strip().lower() in _TRUE,
         "loop": os.environ.get(ENV_LOOP, "").strip() or None,
         "identity": labels,
+        "step_keys": frozenset(
+            key for pairs in vocabulary.step_keys().values() for _prefix, key in pairs
+        ),
     }
     recorders: dict[str, Recorder] = {}
     instruments: dict[str, Any] = {}
@@ -593,6 +600,32 @@ def _plan_for(
     key_cache_limit: int = KEY_CACHE_LIMIT,
     loop: str | None = None,
 ) -> PrefixPlan | None:
+    """:func:`_routed_plan`, with the step keys logged under ``prefix`` set aside: plain keys
+    with no route, so no family takes one and strict mode does not call one undeclared."""
+    plan = _routed_plan(group, prefix, key_cache_limit, loop)
+    if plan is None or not group.step_keys:
+        return plan
+    under = (_key_under(prefix, logged) for logged in group.step_keys)
+    aside = frozenset(key for key in under if key is not None)
+    return replace(plan, plain=plan.plain | aside) if aside - plan.plain else plan
+
+
+def _key_under(prefix: str, logged: str) -> str | None:
+    """The key that, logged under ``prefix``, is the flat key ``logged`` (``None``: none)."""
+    if not prefix:
+        return logged
+    head = prefix if series_rules.is_glued(prefix) else prefix + series_rules.PREFIX_SEPARATOR
+    if logged.startswith(head) and len(logged) > len(head):
+        return logged[len(head) :]
+    return None
+
+
+def _routed_plan(
+    group: MetricGroup,
+    prefix: str,
+    key_cache_limit: int = KEY_CACHE_LIMIT,
+    loop: str | None = None,
+) -> PrefixPlan | None:
     """Build the plan of one concrete prefix for a process of ``loop``.
 
     ``key_cache_limit`` bounds the key-match cache of its patterns: a run-time
@@ -612,7 +645,7 @@ def _plan_for(
         # The loop's own rows first; a key none of them takes goes where it would with
         # no loop named (a row of another loop that alone claims it: live-check then
         # reports it unexpected_loop), never to a guess.
-        fallback = _plan_for(group, prefix, key_cache_limit, None)
+        fallback = _routed_plan(group, prefix, key_cache_limit, None)
         if not scoped:
             return fallback
         primary = _single_plan(group, scoped, key_cache_limit)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTRIBUTE_REQUIREMENT_LEVELS",
     "ATTRIBUTE_TYPES",
+    "BACKEND_KEYS",
     "DEFAULT_CARDINALITY_LIMIT",
     "INVALID",
     "MAX_PREFIX_CUTS",
@@ -76,8 +77,10 @@ __all__ = [
     "SeriesMatcher",
     "address_rank",
     "adjacent_placeholders",
+    "bookkeeping_matches",
     "capture",
     "compile_pattern",
+    "flat_rank",
     "is_glued",
     "is_literal",
     "literal_text",
@@ -323,15 +326,25 @@ def split_flat_key(
 ) -> tuple[str, str]:
     """``(prefix, key)`` of a key logged with its prefix inside it (``actor/pg_loss``).
 
-    A cut is made at a ``/`` (the prefix before it), or after a ``_`` when
-    ``glued(prefix)`` says a declared prefix ending in ``_`` takes that text
-    (``eval_loss`` -> ``("eval_", "loss")``; a ``/`` cut is skipped where the
-    prefix is such a glued one). A cut whose pair is a literal row
-    (``literal(prefix, rest)``; the whole key under ``""`` included) beats every
-    family, as a literal key beats a family; else the longest prefix wins under
-    which ``routes(prefix, rest)`` takes the rest; ``("", logged)`` when no cut
-    does. The inverse of :func:`qualified_key`, used by the tee's adapters and by
-    live-check.
+    The one routing rule for a flat key, used by the tee's adapters, live-check,
+    scan and infer alike. A cut is made at a ``/`` (the prefix before it), or
+    after a ``_`` when ``glued(prefix)`` says a declared prefix ending in ``_``
+    takes that text (``eval_loss`` -> ``("eval_", "loss")``; a ``/`` cut is
+    skipped where the prefix is such a glued one); the whole key under ``""`` is
+    a cut too. Among the cuts:
+
+    1. a cut whose pair is a literal row (``literal(prefix, rest)``; the whole key
+       under ``""`` first) beats every family, as a literal key beats a family;
+    2. else, among the cuts under which a row *can* take the rest (``routes``
+       gives the :func:`flat_rank` of the best row taking it, or ``None``; a
+       family takes a key only when every capture fits its attribute), the most
+       literal text wins (so ``time/critic/compute_values/total`` goes to
+       ``time/critic/{critic_op}/total``, not to ``{domain}`` +
+       ``critic/{advantage_kind}/{stat}``), then the longest prefix;
+    3. ``("", logged)`` when no cut routes.
+
+    ``routes`` may also answer a plain truth value (every cut then ranks alike and
+    the longest prefix wins). The inverse of :func:`qualified_key`.
     """
     cuts = list(_cuts(logged, glued))
     if literal is not None:
@@ -340,10 +353,65 @@ def split_flat_key(
         for prefix, rest in cuts:
             if literal(prefix, rest):
                 return prefix, rest
-    for prefix, rest in cuts:
-        if routes(prefix, rest):
-            return prefix, rest
-    return "", logged
+    best: tuple[str, str] = ("", logged)
+    best_rank: Any = None
+    for prefix, rest in (*cuts, ("", logged)):
+        found = routes(prefix, rest)
+        if not found:
+            continue
+        rank: Any = found if _is_rank(found) else _ANY_RANK
+        glue = len(logged) - len(prefix) - len(rest)  # the cut's '/' is literal text too
+        rank = (rank[0] + glue, *rank[1:])
+        if best_rank is None or rank > best_rank:  # cuts come longest prefix first
+            best, best_rank = (prefix, rest), rank
+    return best
+
+
+def flat_rank(key_rank: Specificity, prefix_rank: Specificity) -> Specificity:
+    """The rank of a row taking a flat key at one cut: its key's and its prefix's
+    :func:`specificity` added up (literal characters first), so cuts compare."""
+    return (
+        key_rank[0] + prefix_rank[0],
+        key_rank[1] + prefix_rank[1],
+        key_rank[2] + prefix_rank[2],
+        key_rank[3] + prefix_rank[3],
+        key_rank[4] + prefix_rank[4],
+    )
+
+
+_ANY_RANK: Final = (0, 0, 0, 0, 0)
+
+
+def _is_rank(found: object) -> bool:
+    """Whether ``routes`` answered a :func:`flat_rank` (five ints), not a plain truth value."""
+    return type(found) is tuple and len(found) == 5 and all(type(n) is int for n in found)
+
+
+BACKEND_KEYS: Final = "_*"
+"""Keys a tracking backend writes itself (W&B's ``_step``, ``_runtime``, ``_timestamp``):
+no metric of the code's, left out by the tee, live-check, scan and infer alike."""
+
+
+def bookkeeping_matches(pattern: str, logged: str) -> bool:
+    """Whether ``logged`` is ``pattern``, where each ``*`` stands for any text (none too).
+
+    The rule of a ``bookkeeping:`` entry (and of :data:`BACKEND_KEYS`), in linear time.
+    """
+    if "*" not in pattern:
+        return pattern == logged
+    parts = pattern.split("*")
+    if not logged.startswith(parts[0]) or not logged.endswith(parts[-1]):
+        return False
+    if len(parts[0]) + len(parts[-1]) > len(logged):
+        return False
+    at = len(parts[0])
+    end = len(logged) - len(parts[-1])
+    for middle in parts[1:-1]:
+        found = logged.find(middle, at, end)
+        if found < 0:
+            return False
+        at = found + len(middle)
+    return True
 
 
 PREFIX_SEPARATOR: Final = "/"
@@ -912,8 +980,10 @@ class SeriesMatcher:
     prefix and key patterns both match, with the values their placeholders
     captured (prefix first). Normally one row: rows of equal rank that share a
     logged pair are a validation error, except a deprecated row and its
-    replacement, which both get the key. Results are cached per pair (bounded).
-    This is the whole-catalog view of what the tee's per-prefix tables compute.
+    replacement, which both get the key. :meth:`rank` is the winners'
+    :func:`flat_rank`, what :func:`split_flat_key` compares cuts by. Results are
+    cached per pair (bounded). This is the whole-catalog view of what the tee's
+    per-prefix tables compute.
 
     A logged key is tried only against the rows that can match it: rows are indexed
     by the literal text their keys must start with (``fam12/`` of ``fam12/{x}/v``), else
@@ -938,7 +1008,7 @@ class SeriesMatcher:
 
     def __init__(self, cache_limit: int = 50_000) -> None:
         self._entries: list[tuple[Any, CompiledPattern, CompiledPattern, Any, tuple[str, str]]] = []
-        self._cache: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
+        self._cache: dict[tuple[str, str], tuple[Any, list[tuple[Any, dict[str, Any]]]]] = {}
         self._heads: dict[str, list[int]] = {}
         self._tails: dict[str, list[int]] = {}
         self._segments: dict[str, list[int]] = {}
@@ -987,6 +1057,13 @@ class SeriesMatcher:
 
     def match(self, prefix: str, key: str) -> list[tuple[Any, dict[str, Any]]]:
         """The most specific rows for the logged ``(prefix, key)`` and what each captured."""
+        return self._found(prefix, key)[1]
+
+    def rank(self, prefix: str, key: str) -> Specificity | None:
+        """The :func:`flat_rank` of the rows :meth:`match` finds (``None``: no row takes it)."""
+        return self._found(prefix, key)[0]  # type: ignore[no-any-return]
+
+    def _found(self, prefix: str, key: str) -> tuple[Any, list[tuple[Any, dict[str, Any]]]]:
         slot = (prefix, key)
         cached = self._cache.get(slot)
         if cached is not None:
@@ -1014,9 +1091,10 @@ class SeriesMatcher:
                 continue
             best = rank
             found.append((target, {**on_prefix, **on_key}))
+        result = (None if best is None else flat_rank(*best), found)
         if len(self._cache) < self.cache_limit:
-            self._cache[slot] = found
-        return found
+            self._cache[slot] = result
+        return result
 
 
 def _by_rank(entry: tuple[Any, ...]) -> Any:

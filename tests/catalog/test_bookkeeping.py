@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.catalog.model import bookkeeping_matches
+from metric_catalog.series_rules import bookkeeping_matches
 from tests.catalog_projects import loaded_catalog
 
 CATALOG = """\
