@@ -36,7 +36,7 @@ CRITIC = Spec(
     },
     rows=(
         RowSpec("rl.critic.advantage", "{rl.domain}", "critic/{rl.advantage_kind}/{rl.stat}"),
-        RowSpec("rl.critic.time", "time", "critic/{rl.critic_op}/total"),
+        RowSpec("rl.critic.time", "", "time/critic/{rl.critic_op}/total"),
     ),
 )
 """Finding 3 of issue 36: an enumeration decides which family takes the key."""
@@ -97,8 +97,8 @@ ROUTES: list[tuple[str, Spec, str, str | None, Route]] = [
         "time/critic/compute_values/total",
         None,
         (
-            "time",
-            "critic/compute_values/total",
+            "",
+            "time/critic/compute_values/total",
             "rl.critic.time",
             (("rl.critic_op", "compute_values"),),
         ),
