@@ -32,8 +32,10 @@ from metric_catalog.series_rules import (
 )
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity
+from ..catalog.matching import KeyMatcher
 from ..catalog.model import Catalog, MetricRow
 from ..catalog.precedence import captures
+from ..catalog.similar import RenameIndex
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
@@ -61,6 +63,9 @@ SYNTAX: Final = "SCAN_SYNTAX"
 UNREADABLE: Final = "SCAN_UNREADABLE"
 """A file that cannot be read, or is too large to scan (warning)."""
 CODES: Final = (UNDECLARED, UNRESOLVED, UNLOGGED, SYNTAX, UNREADABLE)
+
+_ROUTE_CACHE: Final = 50_000
+"""Logged pairs the scan's matcher remembers."""
 
 _SENTINEL: Final = "\x00"
 """Stands for a hole when testing whether a family holds every key of a shape."""
@@ -105,9 +110,20 @@ class Judge:
     logged: set[str] = field(default_factory=set)
     """Names of rows some scanned call logs (or may log)."""
     captures: dict[str, Capture] = field(default_factory=dict)
+    renamed: set[str] = field(default_factory=set)
+    """Names of rows an undeclared key's "did you mean" named: one finding per rename, so
+    the row's own ``SCAN_UNLOGGED`` is left out."""
+    matcher: KeyMatcher | None = None
+    """The teed rows as live-check and the tee route a literal key (the one rule)."""
+    renames: RenameIndex | None = None
+    literal_rows: dict[str, MetricRow] = field(default_factory=dict)
+    """Literal rows by the key they are logged as (``prefix/key``)."""
 
     def __post_init__(self) -> None:
-        self.captures = captures(self.catalog.attributes())
+        known = self.catalog.attributes()
+        self.captures = captures(known)
+        teed = [r for _, r in self.catalog.rows() if r.section == "teed" and r.logger_key]
+        self.matcher = KeyMatcher(teed, _ROUTE_CACHE, known)
         # A hole of the code may stand for any value: every placeholder opened up.
         opened = {name: Capture(spans=c.spans) for name, c in self.captures.items()}
         for _, row in self.catalog.rows():
@@ -133,6 +149,8 @@ class Judge:
                 self.pairs.setdefault((plain_prefix, plain_key), []).append(row)
                 self.flat.setdefault(_qualify(plain_prefix, plain_key), []).append(row)
                 self.keys.setdefault(plain_key, []).append(row)
+                self.literal_rows.setdefault(_qualify(plain_prefix, plain_key), row)
+        self.renames = RenameIndex(self.literal_rows)
 
     # --- matching ---------------------------------------------------------------
 
@@ -140,6 +158,10 @@ class Judge:
         """Rows declaring every key of the shape (with ``prefix``; ``None``: any prefix)."""
         key_text = _sample(key)
         holes = _SENTINEL in key_text or (prefix is not None and _SENTINEL in _sample(prefix))
+        if not holes and self.matcher is not None and (flat or prefix is not None):
+            # A literal key: routed by the one rule the tee and live-check use.
+            pair = self.matcher.split(key_text) if flat else (_sample(prefix or ()), key_text)
+            return [match.row for match in self.matcher.route(*pair)]
         rows: list[MetricRow] = []
         if flat:
             rows += self.flat.get(key_text, [])
@@ -227,7 +249,9 @@ class Judge:
         if holding:
             self.logged.update(row.name for row in holding)
             return
-        fix = self._fix(prefix, key.shape, flat, _value_fix(key))
+        fix = self._rename(prefix, key.shape, flat) or self._fix(
+            prefix, key.shape, flat, _value_fix(key)
+        )
         yield _diagnostic(
             UNDECLARED,
             Severity.ERROR,
@@ -241,6 +265,24 @@ class Judge:
         text = _sample(key)
         logged = text if flat or prefix is None else _qualify(_sample(prefix), text)
         return self.catalog.is_bookkeeping(logged)
+
+    def _rename(self, prefix: Shape | None, key: Shape, flat: bool) -> str:
+        """ "did you mean" when a literal row's key is this one renamed (``""``: none is).
+
+        The rule live-check uses (:func:`~codegen.catalog.similar.renamed_key`); the row
+        named is not reported ``SCAN_UNLOGGED`` as well: the rename is one finding."""
+        if self.renames is None or (prefix is None and not flat):
+            return ""
+        text = _sample(key) if flat or prefix is None else _qualify(_sample(prefix), _sample(key))
+        target = self.renames.find(text)
+        if target is None:
+            return ""
+        row = self.literal_rows[target]
+        self.renamed.add(row.name)
+        return (
+            f"did you mean {target!r}? Row {row.name} declares that key: a renamed key. Log "
+            f"it as {target!r}, or change the row's key to {text!r}"
+        )
 
     @staticmethod
     def _shown(prefix: Shape | None, key: Shape, flat: bool) -> str:
@@ -293,6 +335,8 @@ class Judge:
                 continue
             if UNLOGGED in row.no_lint:
                 continue  # the adopter says code outside the scan logs it
+            if row.name in self.renamed:
+                continue  # an undeclared key's "did you mean" names it: one finding
             keys = ", ".join(repr(_qualify(p, row.logger_key)) for p in row.prefixes or ("",))
             found.append(
                 Diagnostic(
