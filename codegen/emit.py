@@ -47,11 +47,13 @@ from metric_catalog.series_rules import (
     compile_pattern,
     parse_pattern,
     placeholders,
+    qualified_key,
     scale_value,
     unit_scale,
 )
 from metric_catalog.tee import record_metrics, tee_metrics
 
+from .catalog.matching import KeyMatcher
 from .catalog.model import Attribute, Catalog, MetricRow
 
 if TYPE_CHECKING:
@@ -379,6 +381,9 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
     attributes = catalog.attributes()
     rng = random.Random(seed)
     teed = [row for _, row in catalog.rows() if row.logger_key is not None]
+    # A filled key is logged only where the one routing rule sends it back to its row: a
+    # sample value may spell a more specific row's key, or a step key (the tee's rule).
+    matcher = KeyMatcher(teed, _ROUTE_CACHE, attributes)
     recorded = [row for _, row in catalog.rows() if row.logger_key is None]
     for step in range(1, steps + 1):
         # (prefix, frozen call attributes) -> metrics: one log_metrics call each.
@@ -395,6 +400,8 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
                 frozen = tuple(sorted((k, v) for k, v in extra.items()))
                 for values in _combinations(names, attributes):
                     call_key = (_fill(prefix, values), frozen)
+                    if names and not _routes_back(matcher, catalog, row, call_key[0], loop, values):
+                        continue
                     call = calls.get(call_key)
                     if call is None:
                         call = calls[call_key] = LoggedCall(call_key[0], {}, dict(extra))
@@ -405,6 +412,26 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
             extra = _call_attributes(row, set(), attributes, step)
             records.append(RecordedCall({row.registry_key: _value(row, rng, step)}, extra))
         yield Step(step, tuple(calls.values()), tuple(records))
+
+
+def _routes_back(  # noqa: PLR0917 - plan_steps' locals
+    matcher: KeyMatcher,
+    catalog: Catalog,
+    row: MetricRow,
+    prefix: str,
+    loop: str | None,
+    values: Mapping[str, str | int | float | bool],
+) -> bool:
+    """Whether the family ``row``'s key filled with ``values`` is the row's by the routing
+    rule the tee and live-check use (not another row's, not a step or bookkeeping key)."""
+    key = _fill(row.logger_key or "", values)
+    if catalog.is_bookkeeping(qualified_key(prefix, key)):
+        return False
+    return any(match.row.name == row.name for match in matcher.route_in(prefix, key, loop).matches)
+
+
+_ROUTE_CACHE: Final = 10_000
+"""Filled keys whose route a sample run remembers."""
 
 
 def import_generated_modules(catalog: Catalog, config: Config) -> list[str]:
@@ -471,7 +498,9 @@ def emit(
                     tee_logger = TeeLogger(writer, attributes=call.attributes or None)
                     tee_logger.log_metrics(call.metrics, sample.step, call.prefix)
                 else:
-                    tee_metrics(call.metrics, call.prefix, attributes=call.attributes or None)
+                    tee_metrics(
+                        call.metrics, call.prefix, attributes=call.attributes or None, loop=loop
+                    )
                 calls += 1
                 keys += len(call.metrics)
             for record in sample.recorded:
