@@ -14,7 +14,6 @@ registry-key clash.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -31,6 +30,7 @@ from metric_catalog.series_rules import (
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 from .precedence import meetings, renames, scope_text, shared_loops
+from .similar import closest
 
 __all__ = ["check_catalog"]
 
@@ -318,12 +318,8 @@ def _replacements(rows: list[MetricRow], declared: Collection[str]) -> Iterator[
             if sorted_names is None:
                 sorted_names = sorted(names)
             # Never the row itself: a deprecated row is not its own replacement.
-            close = [
-                name
-                for name in difflib.get_close_matches(target, sorted_names, n=2, cutoff=0.6)
-                if name != row.name
-            ]
-            fix = f"did you mean {close[0]!r}?" if close else "declare it or fix the name."
+            close = closest(target, (name for name in sorted_names if name != row.name))
+            fix = f"did you mean {close!r}?" if close else "declare it or fix the name."
             yield _error(
                 "REPLACED_BY_UNKNOWN",
                 f"'replaced_by' of {row.name!r} names {target!r}, which no catalog row "
@@ -413,9 +409,9 @@ def _attribute_clashes(declared: list[Attribute]) -> Iterator[Diagnostic]:
 
 
 def _suggestion(name: str, known: Collection[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    close = closest(name, known)
     if close:
-        return f"did you mean {close[0]!r}?"
+        return f"did you mean {close!r}?"
     return "declare it under 'attributes:' (e.g. in catalog/attributes.yaml) or fix the name."
 
 
@@ -501,9 +497,9 @@ def _derivations(row: MetricRow, known: dict[str, Attribute]) -> Iterator[Diagno
             continue
         if derive.source not in refs:
             listed = sorted(set(refs) - {ref.name})
-            close = difflib.get_close_matches(derive.source, listed, n=1, cutoff=0.6)
+            close = closest(derive.source, listed)
             fix = (
-                f"did you mean {close[0]!r}?"
+                f"did you mean {close!r}?"
                 if close
                 else f"add '- ref: {derive.source}' to the row, or derive from one of its "
                 f"attributes ({', '.join(listed) or 'none'})."
@@ -677,9 +673,9 @@ def _loop_names(catalog: Catalog) -> Iterator[Diagnostic]:
         for name, where, subject in uses:
             if name in first:
                 continue
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            close = closest(name, known)
             if close:
-                fix = f"did you mean {close[0]!r}?"
+                fix = f"did you mean {close!r}?"
             elif known:
                 fix = f"declared loops: {', '.join(known)}."
             else:

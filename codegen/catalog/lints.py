@@ -26,7 +26,6 @@ conventions, Prometheus ``promlint`` and glean_parser's ``glinter``.
 from __future__ import annotations
 
 import contextvars
-import difflib
 import enum
 import functools
 import itertools
@@ -45,6 +44,7 @@ from metric_catalog.series_rules import (
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
+from .similar import closest
 from .words import (
     CAMEL_BOUNDARY,
     DURATION_WORDS,
@@ -871,8 +871,8 @@ def _judge_no_lint(target: Target, fired: set[str], ran: set[str]) -> Iterator[D
     for index, code in enumerate(target.no_lint):
         where = target.positions.get(f"no_lint[{index}]", target.where("no_lint"))
         if code not in known:
-            close = difflib.get_close_matches(code, known, n=1, cutoff=0.6)
-            fix = f"did you mean {close[0]!r}?" if close else "remove it."
+            close = closest(code, known)
+            fix = f"did you mean {close!r}?" if close else "remove it."
             rules_of = "an attribute lint rule" if kind is Attribute else "a lint rule"
             message = f"no_lint names {code!r}, which is not {rules_of}; {fix}"
             yield Diagnostic("UNKNOWN_LINT", META_RULES["UNKNOWN_LINT"], message, where)

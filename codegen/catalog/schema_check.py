@@ -18,7 +18,6 @@ reject a valid file but never accepts an invalid one.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -32,6 +31,7 @@ from metric_catalog.series_rules import namespace_prefix
 from ..safe_fs import read_regular
 from .diagnostics import Diagnostic, Position, Severity
 from .loader import NonString, YMap, YNode, YScalar, YSeq, iter_path, to_plain
+from .similar import closest
 
 if TYPE_CHECKING:
     import jsonschema
@@ -367,8 +367,7 @@ def _subject(path: Sequence[str | int], context: str) -> str:
 
 
 def _suggest(word: str, choices: Sequence[str]) -> str | None:
-    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+    return closest(word, choices)
 
 
 JsonPath: TypeAlias = tuple[str | int, ...]

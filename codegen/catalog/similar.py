@@ -47,17 +47,21 @@ class RenameIndex:
     """Keys indexed so :meth:`find` answers :func:`renamed_key` in time linear in a key's
     segments (a run's undeclared keys against a catalog's unlogged rows)."""
 
-    __slots__ = ("_by_mask",)
+    __slots__ = ("_by_mask", "_lengths")
 
     def __init__(self, keys: Iterable[str]) -> None:
         self._by_mask: dict[tuple[int, str], list[str]] = {}
+        self._lengths: set[int] = set()
         for key in sorted(set(keys)):
             parts = key.split("/")
+            self._lengths.add(len(parts))
             for index in range(len(parts)):
                 self._by_mask.setdefault(_masked(parts, index), []).append(key)
 
     def find(self, logged: str) -> str | None:
         """The indexed key ``logged`` most likely renames (see :func:`renamed_key`)."""
+        if logged.count("/") + 1 not in self._lengths:
+            return None  # a rename keeps the segment count (and a hostile key costs one pass)
         parts = logged.split("/")
         best: tuple[float, str] | None = None
         for index, mine in enumerate(parts):
@@ -78,9 +82,13 @@ def _masked(parts: list[str], index: int) -> tuple[int, str]:
 
 def _closeness(mine: str, theirs: str) -> float | None:
     """How close two segments are (``None``: not close enough to be one renamed)."""
-    ratio = difflib.SequenceMatcher(None, mine, theirs).ratio()
-    if ratio >= SIMILARITY_CUTOFF:
-        return ratio
+    matcher = difflib.SequenceMatcher(None, mine, theirs)
+    # The linear upper bounds first: a hostile segment of megabytes never reaches ratio().
+    ratio = matcher.real_quick_ratio()
+    if ratio >= SIMILARITY_CUTOFF and matcher.quick_ratio() >= SIMILARITY_CUTOFF:
+        ratio = matcher.ratio()
+        if ratio >= SIMILARITY_CUTOFF:
+            return ratio
     words = [w for w in mine.translate(_WORD_BREAKS).split("_") if w]
     other = [w for w in theirs.translate(_WORD_BREAKS).split("_") if w]
     short, long = sorted((words, other), key=len)

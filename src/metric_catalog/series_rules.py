@@ -1092,9 +1092,14 @@ class SeriesMatcher:
             best = rank
             found.append((target, {**on_prefix, **on_key}))
         result = (None if best is None else flat_rank(*best), found)
-        if len(self._cache) < self.cache_limit:
+        if len(self._cache) < self.cache_limit and len(prefix) + len(key) <= _CACHED_CHARS:
             self._cache[slot] = result
         return result
+
+
+_CACHED_CHARS: Final = 4096
+"""Longest logged pair :class:`SeriesMatcher` remembers: a flat key is tried at up to
+:data:`MAX_PREFIX_CUTS` cuts, and a hostile key of megabytes must not be kept 64 times."""
 
 
 def _by_rank(entry: tuple[Any, ...]) -> Any:
