@@ -67,7 +67,7 @@ class Record(NamedTuple):
     exposed_as: str | None = None
     split: bool = False
     """The ``metrics`` keys are whole keys logged without a prefix (flat JSONL, MLflow):
-    each is split against the catalog (the longest declared prefix that fits)."""
+    each is split against the catalog by ``series_rules.split_flat_key``'s one rule."""
     input: str | None = None
     """The input the record belongs to when it is not ``path`` (an MLflow run folder of
     which ``path`` is one metric file): its worker."""

@@ -3,12 +3,16 @@
 NeMo-RL logs ``log_metrics(metrics, step, prefix)``; most other stacks log one
 flat dict whose keys carry the prefix inside them (``actor/pg_loss``,
 ``timing_s/gen``, ``train/loss``). :func:`tee_flat` splits each flat key
-against the declared rows, the way the tee itself routes: the **longest
-declared prefix that fits** wins (``val-core/openai/gsm8k/acc/mean@4`` under a
-row declared with prefix ``val-core`` and a family key), else the key is teed
-bare under the empty prefix. A split is decided by the tee's own tables
-(:meth:`metric_catalog.otel.MetricGroup.plan`), so it can never disagree with
-where the tee would send the key. Splits are cached per key, bounded.
+against the declared rows by the one routing rule live-check, scan, infer and
+emit use (:func:`metric_catalog.series_rules.split_flat_key`): a literal row's
+pair first, else the most literal row that can take the key (every captured
+value within its attribute), then the longest prefix
+(``val-core/openai/gsm8k/acc/mean@4`` under a row declared with prefix
+``val-core`` and a family key); a key no split routes is teed bare under the
+empty prefix. The process's loop (``loop=``, else ``METRIC_CATALOG_LOOP``)
+splits by that loop's rows first, as the tee then routes. A loop's step key and
+a backend's own key (W&B's ``_step``) are no metric and are left out. Splits
+are cached per key, bounded.
 
 Adapters for the common logging calls, each a thin wrapper that calls the
 wrapped logger first (its exceptions are the caller's) and then tees, never

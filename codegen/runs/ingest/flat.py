@@ -9,7 +9,7 @@ Three shapes, one per line:
   step in ``_step`` (W&B's underscore keys are bookkeeping, never metrics).
 
 A key carries no separate prefix: the checker splits it against the catalog
-(the longest declared prefix under which a row matches the rest). Detected
+(``series_rules.split_flat_key``'s one rule, as the tee splits it). Detected
 when the first line is an object with an integer ``step`` (or ``_step``) and
 neither ``prefix``, ``metrics`` nor ``series`` (this project's JSONL);
 ``--input-format flat-jsonl`` forces it.

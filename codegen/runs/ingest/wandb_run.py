@@ -3,7 +3,7 @@
 What is read. Every ``wandb.log`` call becomes a *history* record of the
 run's ``.wandb`` file: its step and one item per logged key. Each becomes a
 :class:`~codegen.runs.records.Record` whose keys are split against the
-catalog (the longest declared prefix that fits), as flat JSONL and MLflow
+catalog (``series_rules.split_flat_key``'s one rule), as flat JSONL and MLflow
 keys are. The run's configuration (``wandb.init(config=...)``, then
 ``run.config.update``) is the run's configuration for presence conditions
 (``config.trainer.test_freq > 0``), exactly as a ``JsonlLogger`` header's.
