@@ -572,6 +572,7 @@ _IMPORTED: Final = (
     ("MetricAttribute", "an import from metric_catalog.vocabulary"),
     ("RecordedMetric", "an import from metric_catalog.vocabulary"),
     ("TeedMetric", "an import from metric_catalog.vocabulary"),
+    ("register_bookkeeping", "an import from metric_catalog.vocabulary"),
     ("register_recorded_metrics", "an import from metric_catalog.vocabulary"),
     ("register_step_keys", "an import from metric_catalog.vocabulary"),
     ("register_teed_metrics", "an import from metric_catalog.vocabulary"),
@@ -605,6 +606,10 @@ def module_names(catalog_file: CatalogFile) -> list[Claim]:
     if step_loops:
         origin = f"the step keys of loop {step_loops[0].name!r}"
         claims.append(Claim(module, "STEP_KEYS", origin, step_loops[0].position))
+    if catalog_file.bookkeeping:
+        first = catalog_file.bookkeeping[0]
+        origin = f"the bookkeeping keys of {catalog_file.path}"
+        claims.append(Claim(module, "BOOKKEEPING", origin, first.position))
     return claims
 
 
@@ -814,6 +819,7 @@ def render_python_module(
     recorded_names = [row.constant_name for row in catalog_file.recorded]
     all_names = [claim.name for claim in module_names(catalog_file) if claim.exported]
     step_keys = _step_keys_block(catalog_file)
+    bookkeeping = _bookkeeping_block(catalog_file)
     typing_names = ["Final"]
     if any(a.values and a.type in ("string", "int") for a in catalog_file.attributes):
         typing_names += ["Literal", "TypeAlias"]
@@ -831,8 +837,25 @@ def render_python_module(
         "teed_names": teed_names,
         "recorded_names": recorded_names,
         "step_keys": step_keys,
+        "bookkeeping": bookkeeping,
     }
     return render(env, "python/module.py.j2", values, root=config.root, variables=values)
+
+
+def _bookkeeping_block(catalog_file: CatalogFile) -> str:
+    """``BOOKKEEPING: Final[tuple[str, ...]] = (...)`` of the file's ``bookkeeping:`` keys
+    ("" if none): registered, so the tee leaves them out as live-check does."""
+    keys = [py_str(entry.key) for entry in catalog_file.bookkeeping]
+    if not keys:
+        return ""
+    items = f"{keys[0]}," if len(keys) == 1 else ", ".join(keys)  # as ruff writes them
+    flat = f"BOOKKEEPING: Final[tuple[str, ...]] = ({items})"
+    if len(flat) <= LINE_LENGTH:
+        return flat
+    pad = " " * _INDENT
+    return "\n".join(
+        ["BOOKKEEPING: Final[tuple[str, ...]] = (", *(f"{pad}{key}," for key in keys), ")"]
+    )
 
 
 def _step_keys_block(catalog_file: CatalogFile) -> str:

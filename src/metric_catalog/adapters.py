@@ -49,7 +49,6 @@ from metric_catalog._attributes import captures, compile_template
 from metric_catalog._warn import warn_once
 from metric_catalog.loggers import JsonlLogger
 from metric_catalog.series_rules import (
-    BACKEND_KEYS,
     SeriesMatcher,
     bookkeeping_matches,
     flat_rank,
@@ -212,14 +211,16 @@ def split_flat(metrics: Mapping[str, Any], loop: str | None = None) -> dict[str,
     """Flat ``metrics`` grouped by the prefix each key splits into (see :func:`split_key`).
 
     Keys that are not strings are kept under the empty prefix, as logged. A key that is
-    no metric (a loop's step key, a backend's own ``_step``: :data:`BACKEND_KEYS`) is left out.
+    no metric (a loop's step key, a ``bookkeeping:`` key, a backend's own ``_step``) is
+    left out.
     """
     grouped: dict[str, dict[str, Any]] = {}
-    step_keys = otel.ensure_metric_group_registered().step_keys
+    group = otel.ensure_metric_group_registered()
+    step_keys, patterns = group.step_keys, group.bookkeeping
     for key, value in metrics.items():
         if type(key) is str:
-            if key in step_keys or bookkeeping_matches(BACKEND_KEYS, key):
-                continue  # the step, or the backend's own key: no metric
+            if key in step_keys or any(bookkeeping_matches(p, key) for p in patterns):
+                continue  # the step, a bookkeeping key, the backend's own key: no metric
             prefix, rest = split_key(key, loop)
         else:
             prefix, rest = "", key

@@ -303,9 +303,13 @@ class MetricGroup:
     """The process's training loop, from ``METRIC_CATALOG_LOOP`` when the group was built
     (``None``: not named); :attr:`tee_tables` route shared keys by it."""
     step_keys: frozenset[str] = frozenset()
-    """Every loop's step keys (``eval/step``, as logged flat), registered when the group was
-    built: the step, no metric, so never teed, even where a key family would take one (as
-    ``Catalog.is_bookkeeping`` leaves them out of live-check, scan and infer)."""
+    """Every loop's step keys (``eval/step``, as logged flat) and the literal bookkeeping
+    keys, registered when the group was built: no metric, so never teed, even where a key
+    family would take one (as ``Catalog.is_bookkeeping`` leaves them out of live-check,
+    scan and infer)."""
+    bookkeeping: tuple[str, ...] = (series_rules.BACKEND_KEYS,)
+    """Bookkeeping patterns with a ``*`` (W&B's ``_*``, a catalog's ``timing/*/start``): a
+    flat key one matches is not teed."""
     _resolved: dict[str, PrefixPlan | None] = field(default_factory=dict)
     _by_loop: dict[tuple[str | None, str], PrefixPlan | None] = field(default_factory=dict)
 
@@ -533,6 +537,11 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         "identity": labels,
         "step_keys": frozenset(
             key for pairs in vocabulary.step_keys().values() for _prefix, key in pairs
+        )
+        | frozenset(key for key in vocabulary.bookkeeping_keys() if "*" not in key),
+        "bookkeeping": (
+            series_rules.BACKEND_KEYS,
+            *(key for key in vocabulary.bookkeeping_keys() if "*" in key),
         ),
     }
     recorders: dict[str, Recorder] = {}

@@ -60,12 +60,14 @@ __all__ = [
     "RecordedMetric",
     "TeedMetric",
     "as_scalar",
+    "bookkeeping_keys",
     "freeze_metrics",
     "is_frozen",
     "loops_meet",
     "owner_of",
     "placeholders",
     "recorded_metrics",
+    "register_bookkeeping",
     "register_recorded_metrics",
     "register_step_keys",
     "register_teed_metrics",
@@ -1243,6 +1245,7 @@ def _reset_for_tests() -> None:
         _RECORDED.clear()
         _FROZEN = False
         _PREVIOUS.clear()
+        _BOOKKEEPING.clear()
         _DERIVED = _Derived(_REGISTERED, _RECORDED)
 
 
@@ -1314,6 +1317,37 @@ def _step_of(pairs: tuple[tuple[str, str], ...], key: str) -> str | None:
 def step_keys() -> dict[str, tuple[tuple[str, str], ...]]:
     """Every registered loop's step keys (a copy)."""
     return dict(_STEP_KEYS)
+
+
+# --- bookkeeping keys ---------------------------------------------------------------
+
+_BOOKKEEPING: dict[str, None] = {}
+
+
+def register_bookkeeping(keys: tuple[str, ...]) -> None:
+    """Declare logged keys that are no metric (a catalog file's ``bookkeeping:``).
+
+    Each is a key as the backends show it (``prefix/key``) or a pattern where each ``*``
+    stands for any text (``timing/*/start``); the tee leaves them out, as live-check,
+    scan and infer do. The generated module of a file with ``bookkeeping:`` calls it
+    with its ``BOOKKEEPING``. Registering a key again is a no-op.
+
+    Raises:
+        ValueError: ``keys`` is not a tuple of non-empty strings.
+    """
+    if not isinstance(keys, tuple) or not all(type(k) is str and k for k in keys):
+        msg = (
+            f"register_bookkeeping: {keys!r} is not a tuple of keys (non-empty strings), "
+            "e.g. ('time', 'timing/*/start')"
+        )
+        raise ValueError(msg)
+    with _LOCK:
+        _BOOKKEEPING.update(dict.fromkeys(keys))
+
+
+def bookkeeping_keys() -> tuple[str, ...]:
+    """Every registered bookkeeping key or pattern, in registration order."""
+    return tuple(_BOOKKEEPING)
 
 
 def as_scalar(value: Any) -> Optional[float]:  # noqa: UP045 - the reference signature
