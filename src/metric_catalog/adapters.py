@@ -86,7 +86,7 @@ SPLIT_CACHE_LIMIT: Final = 4096
 """Flat keys whose split is remembered (per registry); later keys are split each time."""
 
 _LOCK = threading.Lock()
-_CACHE: dict[str | tuple[str, str], tuple[str, str]] = {}
+_CACHE: dict[str | tuple[str, str], tuple[str, str, bool]] = {}
 _CACHE_GROUP: list[object] = [None]
 _ROWS: list[_Rows | None] = [None]
 _TEED_MARK: Final = "__metric_catalog_teed__"
@@ -182,6 +182,12 @@ def split_key(key: str, loop: str | None = None) -> tuple[str, str]:
     split routes (the key is then teed bare, as logged). ``loop`` (else
     ``METRIC_CATALOG_LOOP``) splits by that loop's rows first, as the tee routes.
     """
+    prefix, rest, _aside = _planned(key, loop)
+    return prefix, rest
+
+
+def _planned(key: str, loop: str | None) -> tuple[str, str, bool]:
+    """:func:`split_key`'s answer and whether the key is no metric, cached per key."""
     group = otel.ensure_metric_group_registered()
     if loop is None or type(loop) is not str:
         loop = group.loop
@@ -200,8 +206,9 @@ def split_key(key: str, loop: str | None = None) -> tuple[str, str]:
         with _LOCK:
             if _CACHE_GROUP[0] is group:
                 _ROWS[0] = rows
+    aside = key in group.step_keys or any(bookkeeping_matches(p, key) for p in group.bookkeeping)
     with _LOCK:  # the views are built lazily and shared across threads
-        found = rows.split(key, loop)
+        found = (*rows.split(key, loop), aside)
         if len(_CACHE) < SPLIT_CACHE_LIMIT:
             _CACHE[slot] = found
     return found
@@ -215,13 +222,11 @@ def split_flat(metrics: Mapping[str, Any], loop: str | None = None) -> dict[str,
     left out.
     """
     grouped: dict[str, dict[str, Any]] = {}
-    group = otel.ensure_metric_group_registered()
-    step_keys, patterns = group.step_keys, group.bookkeeping
     for key, value in metrics.items():
         if type(key) is str:
-            if key in step_keys or any(bookkeeping_matches(p, key) for p in patterns):
+            prefix, rest, aside = _planned(key, loop)
+            if aside:
                 continue  # the step, a bookkeeping key, the backend's own key: no metric
-            prefix, rest = split_key(key, loop)
         else:
             prefix, rest = "", key
         bucket = grouped.get(prefix)
