@@ -388,6 +388,7 @@ class Finding:
             "first_step": self.step,
             "attribute": self.attribute,
             "message": self.message(hints),
+            "did_you_mean": None if self.renames is None else cut_key(self.renames),
         }
 
 

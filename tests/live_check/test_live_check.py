@@ -286,6 +286,8 @@ def test_json_findings_carry_count_first_occurrence_severity_and_source(
         # Added with the CI reports: where the last occurrence was.
         "last_line": 9,
         "last_source": f"{RUN}:9:1",
+        # Added with renamed keys: the row key an undeclared key renames.
+        "did_you_mean": None,
     }
     assert by_key[("missing", "val_loss")]["source"] == "catalog/sft.yaml:10:5"
     malformed = [f for f in doc["findings"] if f["kind"] == "malformed"]

@@ -251,6 +251,8 @@ def test_a_renamed_key_is_one_finding_with_the_rename(tmp_path: Path) -> None:
     assert "change the row's key to 'train/kl_div'" in message
     assert report.failed(["undeclared", "missing"]) == ["undeclared", "missing"]
     assert report.summary()["kinds"] == {"undeclared": 2, "missing": 1}
+    (finding,) = json.loads(report.to_json())["findings"]
+    assert finding["did_you_mean"] == "train/kl"
 
 
 def test_an_undeclared_key_far_from_every_unlogged_row_has_no_did_you_mean(
