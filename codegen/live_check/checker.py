@@ -41,7 +41,7 @@ from .judges.values import judge_value
 from .options import CheckKeywords, CheckOptions, resolve_options
 from .report import LiveCheckReport
 from .routing import TRAINING_AXIS, KeyPlan, KeyPlanner, Memo
-from .run_state import RunState, Worker, Workers
+from .run_state import RunState, Slot, Worker, Workers
 from .statistics import RowSummary
 from .tally import Tally, Where
 
@@ -155,11 +155,11 @@ class Checker:
         routed once its loop is inferred from its signature keys (see :meth:`finish`)."""
         self.pending_count = 0
         self.backend_values = 0
+        """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
         self.suspects: dict[tuple[str, str], tuple[str, Where, Worker, list[int]]] = {}
         """Keys an open family took although they look like a renamed literal row's key:
         ``(prefix, key) -> (that row's key, first occurrence, worker, [count])``, an
         ``undeclared`` rename at the end if that row was never logged (bounded)."""
-        """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
 
     # --- the faces others use ------------------------------------------------------------
 
@@ -415,19 +415,18 @@ class Checker:
                 if found is not None:
                     found.count = count[0]
         index = RenameIndex(unlogged)
+        missing: dict[str, list[Slot]] = {}
+        for slot, finding in findings.items():
+            if finding.kind == "missing" and finding.series is not None:
+                missing.setdefault(finding.series, []).append(slot)
         for finding in [f for f in findings.values() if f.kind == "undeclared"]:
             target = index.find(finding.qualified_key)
             if target is None:
                 continue
-            summary = unlogged[target]
-            finding.renames, finding.renamed_row = target, summary.row.name
-            missing = [
-                slot
-                for slot, other in findings.items()
-                if other.kind == "missing" and other.series == summary.row.name
-            ]
-            for slot in missing:
-                del findings[slot]
+            name = unlogged[target].row.name
+            finding.renames, finding.renamed_row = target, name
+            for slot in missing.pop(name, ()):
+                del findings[slot]  # folded into the rename: one finding
                 self.report.folded_missing += 1
 
     def _ambiguous(  # noqa: PLR0917 - the record loop's locals, passed as they are

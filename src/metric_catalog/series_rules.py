@@ -29,7 +29,12 @@ the same captured attributes wherever it is judged:
   error of validation (:func:`overlap` finds the shared text exactly).
 * **Qualified keys**: :func:`qualified_key` (``prefix/key``, the bare key under
   the empty prefix, ``eval_loss`` for a prefix ending in ``_``) and its inverse for
-  a key logged with its prefix inside it, :func:`split_flat_key`.
+  a key logged with its prefix inside it, :func:`split_flat_key`: the one routing
+  rule for a flat key (a literal row first, else the most literal row that can take
+  it, :func:`flat_rank`, then the longest prefix), which the tee, live-check, scan,
+  infer and emit all follow.
+* **Keys that are no metric**: :data:`BACKEND_KEYS` (W&B's ``_step``...) and
+  :func:`bookkeeping_matches`, the rule of a catalog's ``bookkeeping:`` patterns.
 * **Values**: :func:`type_accepts`/:func:`value_fits` (a value of an
   attribute) and :func:`parse_value` (a value as the catalog writes it).
 * **Budgets**: :data:`DEFAULT_CARDINALITY_LIMIT` and :func:`series_limit`.
