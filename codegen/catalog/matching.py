@@ -42,10 +42,10 @@ from metric_catalog.series_rules import (
     Placeholder,
     SeriesMatcher,
     compile_pattern,
-    flat_rank,
     is_glued,
     is_literal,
     literal_text,
+    pair_rank,
     parse_pattern,
     qualified_key,
     split_flat_key,
@@ -300,9 +300,7 @@ class KeyMatcher:
 
     def rank(self, prefix: str, key: str) -> Specificity | None:
         """The :func:`~metric_catalog.series_rules.flat_rank` of the rows taking the pair."""
-        if (prefix, key) in self.literal:
-            return flat_rank((len(key), 0, 0, 0, 0), (len(prefix), 0, 0, 0, 0))
-        return self.families.rank(prefix, key)
+        return pair_rank(self.literal, self.families, prefix, key)
 
     def is_literal(self, prefix: str, key: str) -> bool:
         """Whether ``(prefix, key)`` is a literal row's pair (it beats any family's split)."""

@@ -51,10 +51,10 @@ from metric_catalog.loggers import JsonlLogger
 from metric_catalog.series_rules import (
     SeriesMatcher,
     bookkeeping_matches,
-    flat_rank,
     is_glued,
     is_literal,
     literal_text,
+    pair_rank,
     split_flat_key,
 )
 from metric_catalog.tee import tee_metrics
@@ -112,9 +112,7 @@ class _View:
 
     def rank(self, prefix: str, key: str) -> Specificity | None:
         """The :func:`~metric_catalog.series_rules.flat_rank` of the rows taking the pair."""
-        if (prefix, key) in self.literal:
-            return flat_rank((len(key), 0, 0, 0, 0), (len(prefix), 0, 0, 0, 0))
-        return self.families.rank(prefix, key) if len(self.families) else None
+        return pair_rank(self.literal, self.families, prefix, key)
 
     def is_literal(self, prefix: str, key: str) -> bool:
         """Whether ``(prefix, key)`` is a literal row's pair."""

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy: True)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Container, Iterable, Iterator, Mapping
     from re import Pattern as _Regex
     from typing import Any, Final, TypeAlias
 
@@ -88,9 +88,11 @@ __all__ = [
     "flat_rank",
     "is_glued",
     "is_literal",
+    "literal_rank",
     "literal_text",
     "namespace_prefix",
     "overlap",
+    "pair_rank",
     "parse_pattern",
     "parse_value",
     "pattern_problem",
@@ -382,6 +384,22 @@ def flat_rank(key_rank: Specificity, prefix_rank: Specificity) -> Specificity:
         key_rank[3] + prefix_rank[3],
         key_rank[4] + prefix_rank[4],
     )
+
+
+def literal_rank(prefix: str, key: str) -> Specificity:
+    """The :func:`flat_rank` of a literal row's ``(prefix, key)`` pair: all literal text."""
+    return (len(prefix) + len(key), 0, 0, 0, 0)
+
+
+def pair_rank(
+    literal: Container[tuple[str, str]], families: SeriesMatcher, prefix: str, key: str
+) -> Specificity | None:
+    """The :func:`flat_rank` of the rows taking ``(prefix, key)``: a literal row's pair (in
+    ``literal``), else the families' winners; ``None`` when no row takes it. What
+    :func:`split_flat_key`'s ``routes`` answers, for the tee and the checkers alike."""
+    if (prefix, key) in literal:
+        return literal_rank(prefix, key)
+    return families.rank(prefix, key) if len(families) else None
 
 
 _ANY_RANK: Final = (0, 0, 0, 0, 0)
