@@ -27,6 +27,7 @@ NOT_CODES = frozenset(
         "RECORDED",
         "STEP_KEYS",  # render_python: the generated loops' step keys
         "LOOPS",  # render_wandb: the generated table of every loop's definitions
+        "BOOKKEEPING",  # render_python: the generated file's bookkeeping keys
         "DIR",  # config: the metavar of a folder key's flag
         "HELP",  # cli: the constant naming each command module's one-line description
         "O_NONBLOCK",  # safe_fs, writer: os flags looked up where the platform has them
