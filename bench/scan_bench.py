@@ -261,4 +261,77 @@ def bench_scan(cfg: Config) -> Section:
             ),
         )
     )
+    _scaling(cfg, root, env, section)
     return section
+
+
+_SHAPES: Final = {
+    "methods": (
+        "a class of n methods, each writing `self.m[...]`, calling the next and logging "
+        "`self.m` (issue 37: 1,000 methods took 9 s)"
+    ),
+    "filter": (
+        "n literal keys through a filter whose helper calls itself over 26 prefixes "
+        "(issue 37: 300 keys took 10 s)"
+    ),
+}
+"""The adversarial shapes timed at n and 4n: linear work gives a ratio near 4."""
+
+_SCALING_GOAL: Final = 6.0
+"""The most ``time(4n) / time(n)`` may be: 4 for linear work, 5.3 for n log n at these n,
+and 16 for quadratic (the interpreter's start-up, in both, only lowers it)."""
+
+
+def _shape(kind: str, n: int) -> str:
+    if kind == "methods":
+        lines = ["import wandb", "class T:"]
+        for i in range(n):
+            lines += [
+                f"    def m{i}(self):",
+                f"        self.m['k{i}'] = 1",
+                f"        self.m{(i + 1) % n}()",
+                "        wandb.log(self.m)",
+            ]
+        return "\n".join(lines) + "\n"
+    skip = ", ".join(f'"{c}/"' for c in "abcdefghijklmnopqrstuvwxyz")
+    keys = ", ".join(f'"k{i}/x": {i}' for i in range(n))
+    return (
+        f"import wandb\nSKIP = ({skip})\n"
+        "def keep(k):\n    return len(k) > 1 and any(keep(k[1:]) or p == k for p in SKIP)\n"
+        "def filtered(metrics):\n    out = {}\n    for k, v in metrics.items():\n"
+        "        if keep(k):\n            continue\n        out[k] = v\n    return out\n"
+        f"def train():\n    wandb.log(filtered({{{keys}}}))\n"
+    )
+
+
+def _scaling(cfg: Config, root: Path, env: dict[str, str], section: Section) -> None:
+    """Time ``scan`` on each adversarial shape at n and 4n; a target per shape."""
+    n = 250 if cfg.smoke else 2_500
+    rows: list[list[str]] = []
+    for kind, what in _SHAPES.items():
+        walls: list[float] = []
+        for size in (n, 4 * n):
+            path = root / f"shape_{kind}_{size}.py"
+            path.write_text(_shape(kind, size), encoding="utf-8")
+            argv = [python(), "-m", "codegen", "scan", "--format", "json", str(path)]
+            ok = lambda s: s.returncode in (0, 1)  # noqa: E731 - undeclared keys: exit 1
+            samples = [run_checked(argv, cwd=root, env=env, ok=ok) for _ in range(cfg.runs)]
+            walls.append(median([sample.wall_s for sample in samples]))
+        ratio = walls[1] / walls[0]
+        rows.append([kind, str(n), fmt_ms(walls[0]), fmt_ms(walls[1]), fmt_ratio(ratio)])
+        section.targets.append(
+            Target(
+                name=f"scan on {what}: time(4n) / time(n)",
+                goal=f"<= {_SCALING_GOAL:g}",
+                measured=f"{fmt_ratio(ratio)} ({fmt_ms(walls[0])} -> {fmt_ms(walls[1])})",
+                met=None if cfg.smoke else ratio <= _SCALING_GOAL,
+                why=(
+                    "issue 37: merging a class's writers in one pass under a work budget "
+                    "(past it, a positioned SCAN_UNRESOLVED); a filter helper's result "
+                    "remembered per argument values, under a step budget"
+                ),
+            )
+        )
+    caption = "Adversarial shapes (issue 37), each scanned at n and 4n (median wall)"
+    headers = ["shape", "n", "scan at n", "scan at 4n", "time(4n) / time(n)"]
+    section.extra_tables.append((caption, headers, rows))

@@ -89,11 +89,13 @@ from .values import (
     rewrite,
     spread_into,
     substitute,
+    union,
 )
 from .values import concat as _concat
 
 __all__ = [
     "KEEP_TREES_BYTES",
+    "WORK_BUDGET",
     "Logged",
     "Module",
     "Project",
@@ -109,6 +111,10 @@ KEEP_TREES_BYTES: Final = 48 * 1024 * 1024
 imports tell ``np.log(`` apart), are kept up to this much source: following a dict into
 them then costs no second parse (beyond it, they are parsed again). The others are built
 when the analysis first looks into them, and kept."""
+
+WORK_BUDGET: Final = 250_000
+"""Most writer parts merged over all reads of ``self.<attr>`` dicts in one scan: a class of
+n methods each reading what the others write costs n * n (the five real trees: at most 150)."""
 
 _MAX_DEPTH: Final = 8
 """How deep dicts are followed through returning functions."""
@@ -481,6 +487,8 @@ class Project:
         self._defined: dict[str, int] = {}
         self._inner: dict[tuple[str, int], list[Logged]] = {}
         self._kept = 0
+        self.work = 0
+        """Parts merged by attribute reads so far (see :data:`WORK_BUDGET`)."""
         self._names: dict[int, tuple[ast.expr, tuple[str, ...]]] = {}
         self._spec_names: dict[int, tuple[Sequence[ScanCall], frozenset[str]]] = {}
 
@@ -721,6 +729,10 @@ class Project:
         own analysis (TRL's ``__init__`` reads what it has just set)."""
         slot = (module.real, f"{cls}.self.{attr}")
         writers = self._writers(module, cls, attr)
+        # Each read merges every writer's part: n readers of n writers is n * n work.
+        self.work += len(writers)
+        if self.work > WORK_BUDGET:
+            return self._over_budget(module, f"self.{attr}", skip)
         # Left out: the reader, and a method being analysed (read without its writes).
         wanted = [
             method
@@ -751,6 +763,18 @@ class Project:
             self._attributes[slot] = merged
         return merged
 
+    def _over_budget(self, module: Module, what: str, at: ast.AST | None) -> DictVal:
+        """What a read returns once :data:`WORK_BUDGET` is spent: unresolved where it is
+        read (or at its module's start), never a guess and never a hang."""
+        why = (
+            f"the keys of `{what}`: scan's work budget ({WORK_BUDGET:,} parts merged, a class "
+            "whose many methods each read what all of them write) was spent before this read; "
+            "scan this file alone, or split the class"
+        )
+        return DictVal(
+            (), (Unresolved(why, module.where(at) if at else Where(module.shown, 1, 1)),)
+        )
+
     def _writers(self, module: Module, cls: str, attr: str) -> list[_FuncDef]:
         """The methods of ``cls`` with a line that may write ``self.<attr>`` (by the text)."""
         slot = (module.real, f"{cls}.self.{attr}")
@@ -760,9 +784,11 @@ class Project:
             starts = write_lines(attr, module.source)
             found = []
             if info is not None and starts:
+                ordered = sorted(starts)  # a bisection per method: a class of 10,000 stays fast
                 for method in info.methods.values():
                     end = method.end_lineno or method.lineno
-                    if any(method.lineno <= line <= end for line in starts):
+                    index = bisect.bisect_left(ordered, method.lineno)
+                    if index < len(ordered) and ordered[index] <= end:
                         found.append(method)
             self._writer_lists[slot] = found
         return found
@@ -813,10 +839,8 @@ def _call_pattern(name: str) -> re.Pattern[bytes]:
 
 def _merged(values: Iterable[DictVal]) -> DictVal | None:
     """The union of ``values`` (``None``: none)."""
-    found: DictVal | None = None
-    for value in values:
-        found = value if found is None else found.merge(value)
-    return found
+    held = list(values)
+    return union(held) if held else None
 
 
 _SPACE: Final = frozenset(b" \t\n\r\f\v")
@@ -1413,14 +1437,7 @@ class _Scanner(ObjectFlow):
             return
         name = holder
         if func.attr == "update":
-            added = DictVal()
-            for arg in call.args:
-                added = added.merge(self._dict(arg, env))
-            for keyword in call.keywords:
-                if keyword.arg is None:
-                    added = added.merge(self._dict(keyword.value, env))
-                else:
-                    added = added.merge(DictVal((Key((keyword.arg,), self._at(keyword)),)))
+            added = self._arguments_dict(call.args, call.keywords, env)
         elif func.attr == "setdefault" and call.args:
             added = self._keys(call.args[0], env)
         else:
@@ -1592,13 +1609,10 @@ class _Scanner(ObjectFlow):
     def _dict(self, node: ast.expr, env: Env) -> DictVal:
         """What the dict expression ``node`` holds."""
         if isinstance(node, ast.Dict):
-            result = DictVal()
-            for key, value in zip(node.keys, node.values, strict=True):
-                if key is None:
-                    result = result.merge(self._dict(value, env))
-                else:
-                    result = result.merge(_valued(self._keys(key, env), value))
-            return result
+            return union(
+                self._dict(value, env) if key is None else _valued(self._keys(key, env), value)
+                for key, value in zip(node.keys, node.values, strict=True)
+            )
         if isinstance(node, ast.DictComp):
             inner = dict(env)
             for generator in node.generators:
@@ -1639,6 +1653,23 @@ class _Scanner(ObjectFlow):
             if held is not None:
                 return held
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
+
+    def _arguments_dict(
+        self, args: Sequence[ast.expr], keywords: Sequence[ast.keyword], env: Env
+    ) -> DictVal:
+        """The keys ``dict(*args, **keywords)`` (or ``d.update(...)``) holds: each argument's
+        dict, ``**d``'s keys, and each keyword's name."""
+        return union(
+            [
+                *(self._dict(arg, env) for arg in args),
+                *(
+                    self._dict(kw.value, env)
+                    if kw.arg is None
+                    else DictVal((Key((kw.arg,), self._at(kw)),))
+                    for kw in keywords
+                ),
+            ]
+        )
 
     def _attribute_dict(self, node: ast.expr, env: Env | None = None) -> DictVal | None:
         """``self.metrics`` (or ``self.metrics[mode]``, its inner dicts): the keys every
@@ -1682,16 +1713,8 @@ class _Scanner(ObjectFlow):
         name = _dotted(node.func)
         flat = _flat_defaultdict(node)
         if name in _DICT_CALLS or flat:
-            result = DictVal()
             # ``defaultdict(list)``: the first argument is the factory, not a dict of keys
-            for arg in node.args[1:] if flat else node.args:
-                result = result.merge(self._dict(arg, env))
-            for keyword in node.keywords:
-                if keyword.arg is None:
-                    result = result.merge(self._dict(keyword.value, env))
-                else:
-                    result = result.merge(DictVal((Key((keyword.arg,), self._at(keyword)),)))
-            return result
+            return self._arguments_dict(node.args[1:] if flat else node.args, node.keywords, env)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args:
             return self._dict(node.func.value, env)
         if self._producer(node):

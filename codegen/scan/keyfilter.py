@@ -37,8 +37,17 @@ _MAX_CALL_DEPTH: Final = 4
 _MAX_ITEMS: Final = 256
 
 
+_MAX_STEPS: Final = 20_000
+"""Most expressions evaluated to decide one key: past it, the answer is unknown (a filter
+calling a helper that calls itself over a tuple of prefixes can take exponential time)."""
+
+
 class _UnknownError(ValueError):
     """The evaluation needs something the scanner does not evaluate (caught: unknown)."""
+
+
+class _SpentError(RuntimeError):
+    """:data:`_MAX_STEPS` reached: unknown, and not an answer a helper's result may cache."""
 
 
 _REACHED: Final = "reached"
@@ -129,6 +138,11 @@ class KeyTest:
     """Answers already given: a key reaches the filter once per caller and wave."""
     _exits: dict[int, bool] = field(default_factory=dict, repr=False)
     """Statements the walk does not model: whether control flow in them reaches the write."""
+    _results: dict[tuple[int, tuple[object, ...]], object] = field(default_factory=dict, repr=False)
+    """A helper's result per argument values: it reads only them and literals, so a call
+    repeated (a self-recursive helper, every key through one filter) is evaluated once."""
+    _steps: list[int] = field(default_factory=lambda: [0], repr=False)
+    """Expressions evaluated for the key being decided (see :data:`_MAX_STEPS`)."""
 
     def __post_init__(self) -> None:
         inside = frozenset(id(n) for stmt in self.body for n in walk(stmt))
@@ -143,9 +157,18 @@ class KeyTest:
         if text in self._answers:
             return self._answers[text]
         answer: bool | None
+        self._steps[0] = 0
         try:
             answer = self._run(self.body, {self.var: text}, 0) == _REACHED
-        except (_UnknownError, TypeError, ValueError, IndexError, KeyError, RecursionError):
+        except (
+            _UnknownError,
+            _SpentError,
+            TypeError,
+            ValueError,
+            IndexError,
+            KeyError,
+            RecursionError,
+        ):
             answer = None
         self._answers[text] = answer
         return answer
@@ -232,6 +255,9 @@ class KeyTest:
         return _safe(value)
 
     def _value(self, node: ast.expr, scope: dict[str, object], depth: int) -> object:
+        self._steps[0] += 1
+        if self._steps[0] > _MAX_STEPS:
+            raise _SpentError
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -339,6 +365,23 @@ class KeyTest:
             param.arg: self._eval(value, scope, depth)
             for param, value in zip(args.args, node.args, strict=True)
         }
+        try:
+            slot = (id(helper), tuple(_frozen(v) for v in inner.values()))
+            hash(slot)
+        except TypeError:
+            return self._helper_body(helper, inner, depth)  # a list argument: not cached
+        if slot in self._results:
+            return self._results[slot]
+        result = self._helper_body(helper, inner, depth)
+        self._results[slot] = result
+        return result
+
+    def _helper_body(
+        self,
+        helper: ast.FunctionDef | ast.AsyncFunctionDef,
+        inner: dict[str, object],
+        depth: int,
+    ) -> object:
         for stmt in helper.body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue  # a docstring
@@ -353,6 +396,12 @@ class KeyTest:
                 continue
             raise _UnknownError
         raise _UnknownError
+
+
+def _frozen(value: object) -> object:
+    """``value`` as a hashable argument for :attr:`KeyTest._results`: a set, whose ``in``
+    test is all a helper does with it, as a frozenset (a list stays a list: not cached)."""
+    return frozenset(value) if isinstance(value, set) else value
 
 
 class _UnknownValue:

@@ -24,7 +24,7 @@ from ..safe_fs import is_within, read_input
 from ..safe_text import shown as escaped
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
 from .compare import SYNTAX, UNREADABLE, Judge
-from .extract import Module, Project
+from .extract import Logged, Module, Project
 
 __all__ = [
     "IGNORE_COMMENT",
@@ -284,6 +284,21 @@ def scan(
         )
 
 
+def _unjudged(logged: Logged, judged: set[tuple[object, ...]]) -> Logged:
+    """``logged`` without the keys an earlier call handed over under the same prefixes: their
+    findings differ only in the call named, and the first is kept (see :func:`_scan`). A
+    class of n methods each logging what all of them write is n findings, not n * n judged."""
+    fresh = []
+    for key in logged.keys:
+        slot = (logged.prefixes, logged.flat, key)
+        if slot not in judged:
+            judged.add(slot)
+            fresh.append(key)
+    if len(fresh) == len(logged.keys):
+        return logged
+    return dataclasses.replace(logged, keys=tuple(fresh))
+
+
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while syntax trees pile up (they hold no cycles to free)."""
@@ -328,10 +343,11 @@ def _scan(
     judge = Judge(catalog)
     by_path = {module.shown: module for module in project.modules}
     found: dict[tuple[str, str, int, int, str], Diagnostic] = {}
+    judged: set[tuple[object, ...]] = set()
     for logged in project.logged():
         report.calls += 1
         report.keys += len(logged.keys)
-        for diagnostic in judge.judge(logged):
+        for diagnostic in judge.judge(_unjudged(logged, judged)):
             pos = diagnostic.position or Position("")
             holder = by_path.get(pos.path)
             if holder is not None and IGNORE_COMMENT in holder.line_text(pos.line):

@@ -26,10 +26,51 @@ _SHOWN: Final = 60
 """Longest expression text shown in a message."""
 
 
+_MAX_SHOWN_DEPTH: Final = 64
+"""Deepest expression :func:`shown` unparses whole; :func:`ast.unparse` recurses once per
+level, so a deeper one (``out.a.a.a...`` 999 deep) is shown by its outer levels only."""
+
+
 def shown(node: ast.AST) -> str:
-    """``node``'s source text, cut to a length a message can hold."""
+    """``node``'s source text, cut to a length a message can hold (at any depth)."""
+    if _deeper_than(node, _MAX_SHOWN_DEPTH):
+        return _outline(node)
     text = ast.unparse(node)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _deeper_than(node: ast.AST, limit: int) -> bool:
+    """Whether a chain of nested nodes under ``node`` is more than ``limit`` deep; stops
+    at the first such chain (iterative: the question is asked of hostile trees)."""
+    stack: list[tuple[ast.AST, int]] = [(node, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children(item))
+    return False
+
+
+def _outline(node: ast.AST) -> str:
+    """A deep expression as its innermost name and outermost parts (``out. ... .metrics``),
+    read without recursion; what lies between is elided."""
+    tail: list[str] = []
+    item = node
+    while True:
+        if isinstance(item, ast.Attribute):
+            tail.append("." + item.attr)
+            item = item.value
+        elif isinstance(item, ast.Call):
+            tail.append("(...)")
+            item = item.func
+        elif isinstance(item, ast.Subscript):
+            tail.append("[...]")
+            item = item.value
+        else:
+            break
+    head = item.id if isinstance(item, ast.Name) else f"<{type(item).__name__}>"
+    outer = "".join(reversed(tail[:2]))
+    return f"{head} ... {outer}" if len(tail) > 2 else head + outer
 
 
 def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
