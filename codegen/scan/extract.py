@@ -42,7 +42,12 @@ from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace
 
 from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_lines
 from .calls import ScanCall
-from .inherited import module_function, numeric_call, subclass_call
+from .inherited import (
+    module_function,
+    named_like_its_callers_match,
+    numeric_call,
+    subclass_call,
+)
 from .keyfilter import KeyTest, has_exit, literal_table
 from .objects import (
     UNREAD,
@@ -2260,16 +2265,17 @@ class _Scanner(ObjectFlow):
         )
 
     def _named_like_a_call(self) -> bool:
-        """In a function named like a scanned call: its callers are matched and judged."""
+        """In a function whose callers are matched as scanned calls (by its name, or as an
+        override of a qualified one): those calls are judged, so it is no wrapper."""
         func = self.func
-        return func is not None and any(spec.name == func.name for spec in self.project.calls)
+        return func is not None and named_like_its_callers_match(
+            self.project, self.module, self.cls, func.name, self.project.calls
+        )
 
     def _inside(self) -> Wrapper | None:
         func = self.func
-        if func is None:
-            return None
-        if any(spec.name == func.name for spec in self.project.calls):
-            return None  # a function named like a scanned call: its calls are matched already
+        if func is None or self._named_like_a_call():
+            return None  # its calls are matched already
         return Wrapper(self.module, func, self.cls, self._at(func))
 
     def _field_writes(self, stmt: ast.stmt, env: Env) -> None:
@@ -2365,10 +2371,9 @@ class _Scanner(ObjectFlow):
 
     def _forwarded(self, node: ast.expr) -> bool:
         """A logging function passing its own parameter on (``def log_metrics(m): w.log(m)``)."""
-        func = self.func
-        if func is None or not isinstance(node, ast.Name) or node.id not in self.params:
+        if self.func is None or not isinstance(node, ast.Name) or node.id not in self.params:
             return False
-        return any(spec.name == func.name for spec in self.project.calls)
+        return self._named_like_a_call()
 
     def _extended(self, node: ast.expr, env: Env) -> bool:
         """A forwarded parameter the function added keys to first (``logs.update(metrics)``

@@ -14,13 +14,21 @@ Only :mod:`ast` facts are read.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from .calls import ScanCall
     from .extract import Module, Project
 
-__all__ = ["NUMERIC_MODULES", "derives_from", "module_function", "numeric_call", "subclass_call"]
+__all__ = [
+    "NUMERIC_MODULES",
+    "derives_from",
+    "module_function",
+    "named_like_its_callers_match",
+    "numeric_call",
+    "subclass_call",
+]
 
 _MAX_BASES: Final = 8
 """How many classes up a chain of bases is followed."""
@@ -76,6 +84,26 @@ def subclass_call(
     if not (on_self or on_super):
         return False
     return derives_from(project, module, cls, qualifier.rpartition(".")[2])
+
+
+def named_like_its_callers_match(
+    project: Project, module: Module, cls: str | None, name: str, specs: Sequence[ScanCall]
+) -> bool:
+    """Whether calls of a function ``name`` (a method of ``cls``, or a module function for
+    ``None``) are matched by ``specs`` already: a bare name (``log_metrics``) matches any
+    call of it, ``Trainer.log`` the calls of a ``log`` method of a class deriving from
+    ``Trainer``. A module function ``log`` wrapping ``wandb.log`` is no such function: its
+    callers (``logging_utils.log(args, d)``) are found as a wrapper's."""
+    for spec in specs:
+        if spec.name != name:
+            continue
+        qualifier = spec.qualifier
+        if qualifier is None:
+            return True
+        owner = qualifier.rpartition(".")[2]
+        if cls is not None and (cls == owner or derives_from(project, module, cls, owner)):
+            return True  # ``Tracking.log`` itself, or an override of it
+    return False
 
 
 def derives_from(project: Project, module: Module, cls: str, base: str, depth: int = 0) -> bool:
