@@ -127,6 +127,31 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     ScanCall("self.log_dict", metrics=Argument(0, "dictionary")),
     ScanCall("mlflow.log_metric", key=Argument(0, "key")),
     ScanCall("SummaryWriter.add_scalar", key=Argument(0, "tag")),
+    # The trackers teams use, each call matched through what its receiver is bound to by
+    # the file's imports (``import swanlab as sl`` then ``sl.log``) or assigned (``run =
+    # wandb.init(...)``, ``self.run = swanlab.init(...)``: the run any tracker's ``init``
+    # returns logs a dict with ``run.log``).
+    ScanCall("init.log", metrics=Argument(0, "data")),
+    ScanCall("swanlab.log", metrics=Argument(0, "data")),
+    ScanCall("trackio.log", metrics=Argument(0, "metrics")),
+    # ``add_scalars(main_tag, {tag: value})`` logs ``main_tag/tag``.
+    ScanCall(
+        "SummaryWriter.add_scalars",
+        metrics=Argument(1, "tag_scalar_dict"),
+        prefix=Argument(0, "main_tag"),
+    ),
+    ScanCall("Accelerator.log", metrics=Argument(0, "values")),
+    ScanCall("LightningModule.log", key=Argument(0, "name")),
+    ScanCall("LightningModule.log_dict", metrics=Argument(0, "dictionary")),
+    ScanCall("Experiment.log_metric", key=Argument(0, "name")),  # Comet
+    ScanCall("Experiment.log_metrics", metrics=Argument(0, "dic"), prefix=Argument(None, "prefix")),
+    # ClearML's ``Logger.report_scalar(title, series, value, iteration)``: ``title/series``.
+    ScanCall("report_scalar", key=Argument(1, "series"), prefix=Argument(0, "title")),
+    ScanCall("Run.track", key=Argument(1, "name")),  # Aim
+    # This package's own tee calls (``record_metrics`` takes registry keys, not logged keys).
+    ScanCall("tee_metrics", metrics=Argument(0, "metrics"), prefix=Argument(1, "prefix")),
+    ScanCall("tee_flat", metrics=Argument(0, "metrics")),
+    ScanCall("TrackingTee.log", metrics=Argument(0, "data")),
     # Collectives and reductions of a dict of metrics: the same keys come back.
     ScanCall("all_reduce", through=Argument(0, "data")),
     ScanCall("all_reduce_dict", through=Argument(0, "data")),

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codegen.catalog.model import Catalog
 from codegen.scan.scanner import ScanReport, scan
 
@@ -106,3 +108,86 @@ def run():
 
     assert report.diagnostics == []
     assert report.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "key"),
+    [
+        ("import wandb\nrun = wandb.init()\nrun.log({'zz_a': 1})\n", "zz_a"),
+        (
+            "import wandb\nclass T:\n  def __init__(self):\n    self.run = wandb.init()\n"
+            "  def step(self):\n    self.run.log({'zz_a': 1})\n",
+            "zz_a",
+        ),
+        ("import swanlab as sl\nsl.log({'zz_a': 1})\n", "zz_a"),
+        ("import trackio\ntrackio.log({'zz_a': 1})\n", "zz_a"),
+        (
+            "from tensorboardX import SummaryWriter\nw = SummaryWriter()\n"
+            "w.add_scalars('zz', {'a': 1}, 3)\n",
+            "a",
+        ),
+        ("from accelerate import Accelerator\nacc = Accelerator()\nacc.log({'zz_a': 1})\n", "zz_a"),
+        (
+            "import lightning as L\nclass M(L.LightningModule):\n  def training_step(self, b):\n"
+            "    self.log('zz_a', 1.0)\n",
+            "zz_a",
+        ),
+        (
+            "from comet_ml import Experiment\nexp = Experiment()\nexp.log_metric('zz_a', 1)\n",
+            "zz_a",
+        ),
+        (
+            "from clearml import Logger\nLogger.current_logger().report_scalar('zz', 'a', 1, 0)\n",
+            "a",
+        ),
+        ("from aim import Run\nrun = Run()\nrun.track(1.0, name='zz_a')\n", "zz_a"),
+        ("from metric_catalog import tee_flat\ntee_flat({'zz_a': 1})\n", "zz_a"),
+        ("from metric_catalog.tee import tee_metrics\ntee_metrics({'a': 1}, 'zz')\n", "a"),
+        (
+            "from metric_catalog.adapters import TrackingTee\nt = TrackingTee(inner)\n"
+            "t.log({'zz_a': 1}, 3)\n",
+            "zz_a",
+        ),
+    ],
+    ids=[
+        "wandb-run-from-init",
+        "wandb-run-on-self",
+        "swanlab-aliased",
+        "trackio",
+        "tensorboard-add-scalars",
+        "accelerate",
+        "lightning-log",
+        "comet",
+        "clearml",
+        "aim",
+        "tee-flat",
+        "tee-metrics",
+        "tracking-tee",
+    ],
+)
+def test_a_trackers_logging_call_is_scanned_with_no_configuration(
+    tmp_path: Path, repo_catalog: Catalog, source: str, key: str
+) -> None:
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert key in _keys(report), report.to_text()
+    assert report.calls == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import logging\nlog = logging.getLogger()\nlog.log(10, {'zz_a': 1})\n",
+        "import numpy as np\nnp.log({'zz_a': 1})\n",
+        "class Run:\n  def track(self, v, name):\n    pass\nr = object()\nr.track(1, name='zz_a')\n",
+        "import wandb\nrun = make_run()\nrun.log({'zz_a': 1})\n",
+    ],
+    ids=["logging-log", "numpy-log", "track-not-on-a-run", "log-on-an-unknown-object"],
+)
+def test_a_call_named_like_a_trackers_on_something_else_is_not_scanned(
+    tmp_path: Path, repo_catalog: Catalog, source: str
+) -> None:
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert report.calls == 0
+    assert report.diagnostics == []
