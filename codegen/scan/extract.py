@@ -38,7 +38,12 @@ from itertools import compress
 from operator import is_not
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from metric_catalog.series_rules import PREFIX_GLUE, PREFIX_SEPARATOR, namespace_prefix
+from metric_catalog.series_rules import (
+    PREFIX_GLUE,
+    PREFIX_SEPARATOR,
+    namespace_prefix,
+    qualified_key,
+)
 
 from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_lines
 from .calls import ScanCall
@@ -2123,10 +2128,23 @@ class _Scanner(ObjectFlow):
         expr = module.constants.get(name)
         if not isinstance(expr, ast.Call):
             return None
+        if field_name == "logged_key":  # ``T.TRAIN_LOSS.logged_key``: a property of the row
+            return self._logged_key(module, name)
         for keyword in expr.keywords:
             if keyword.arg == field_name:
                 return _Scanner(self.project, module, []).constant_value(keyword.value, set())
         return None
+
+    def _logged_key(self, module: Module, name: str) -> StrVal | None:
+        """``TeedMetric.logged_key`` of the row ``name`` declares: its ``prefix`` and
+        ``logger_key`` joined as the runtime joins them (``qualified_key``); ``None`` unless
+        both are literal text."""
+        prefix = self._field(module, name, "prefix") or StrVal(((),))
+        key = self._field(module, name, "logger_key")
+        if key is None or len(prefix.shapes) != 1 or len(key.shapes) != 1:
+            return None
+        head, tail = "".join(map(str, prefix.shapes[0])), "".join(map(str, key.shapes[0]))
+        return StrVal(((qualified_key(head, tail),),))
 
     def _imported_module(self, name: str) -> Module | None:
         imported = self.module.imports.get(name)

@@ -191,3 +191,57 @@ def test_a_call_named_like_a_trackers_on_something_else_is_not_scanned(
 
     assert report.calls == 0
     assert report.diagnostics == []
+
+
+_GENERATED = """\
+from typing import Final
+
+from metric_catalog.vocabulary import TeedMetric
+
+LOSS: Final = TeedMetric(logger_key="zz_loss", name="rl.zz.loss", prefix="train")
+LOSS_KEY: Final = "zz_loss"
+LOSS_LOGGED_KEY: Final = "train/zz_loss"
+EVAL_LOSS: Final = TeedMetric(logger_key="zz_eval", name="rl.zz.eval", prefix="eval_")
+BARE: Final = TeedMetric(logger_key="zz_bare", name="rl.zz.bare", prefix="")
+OPEN: Final = TeedMetric(logger_key=NAME, name="rl.zz.open", prefix="train")
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "key"),
+    [
+        ("T.LOSS.logged_key", "train/zz_loss"),
+        ("T.LOSS_LOGGED_KEY", "train/zz_loss"),
+        ('f"train/{T.LOSS_KEY}"', "train/zz_loss"),
+        ("T.EVAL_LOSS.logged_key", "eval_zz_eval"),
+        ("T.BARE.logged_key", "zz_bare"),
+    ],
+    ids=["logged-key-attribute", "logged-key-constant", "key-constant", "glued", "no-prefix"],
+)
+def test_a_key_from_a_generated_rows_constant_is_resolved_through_its_module(
+    tmp_path: Path, repo_catalog: Catalog, expression: str, key: str
+) -> None:
+    trainer = (
+        "from metric_catalog import tee_flat\n"
+        "from telemetry.generated import train as T\n"
+        f"def step(v):\n    tee_flat({{{expression}: v}})\n"
+    )
+    files = {"telemetry/generated/train.py": _GENERATED, "trainer.py": trainer}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {key: "src/trainer.py:4"}
+
+
+def test_a_logged_key_of_a_row_whose_key_is_not_literal_stays_unresolved(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    trainer = (
+        "from metric_catalog import tee_flat\n"
+        "from telemetry.generated import train as T\n"
+        "def step(v):\n    tee_flat({T.OPEN.logged_key: v})\n"
+    )
+    files = {"telemetry/generated/train.py": _GENERATED, "trainer.py": trainer}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
