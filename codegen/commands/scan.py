@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..scan.calls import merge_calls
+
+if TYPE_CHECKING:
+    from ..scan.scanner import ScanReport
 from . import (
     add_format_argument,
     add_root_argument,
@@ -25,7 +28,7 @@ from . import (
     refuse_swallowed_paths,
 )
 
-__all__ = ["HELP", "NO_CALLS_NOTE", "configure", "run"]
+__all__ = ["HELP", "NO_CALLS_NOTE", "candidates_note", "configure", "run"]
 
 HELP: Final = (
     "Compare the keys the source code logs (read statically, never run) with the catalog; "
@@ -44,6 +47,21 @@ NO_CALLS_NOTE: Final = (
 Exit 0 with no findings otherwise reads as "every key is declared", when scan never
 saw a key: a trainer logging through its own tracker object matches no default call.
 """
+
+
+def candidates_note(report: ScanReport) -> str:
+    """The calls that hand a dict of literal keys onward, each with its ``scan-calls`` entry:
+    what to try when scan recognised few logging calls."""
+    lines = [
+        f"note: {report.calls} logging call(s) recognised; these calls hand a dict of "
+        "literal keys onward and may be how the code logs (add the ones that are to "
+        "scan-calls in [tool.metric-catalog]):"
+    ]
+    lines += [
+        f"  `{c.call}` ({c.keys} key(s), first at {c.where}): {c.entry()}"
+        for c in report.candidates
+    ]
+    return "\n".join(lines)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         print(report.summary(), file=sys.stderr)
         if report.files and not report.calls:
             print(NO_CALLS_NOTE.format(files=report.files), file=sys.stderr)
+        if report.candidates:
+            print(candidates_note(report), file=sys.stderr)
     if report.errors:
         return 1
     return 1 if args.warnings_as_errors and report.diagnostics else 0

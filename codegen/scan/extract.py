@@ -79,6 +79,7 @@ from .own_writes import (
 from .syntax import bind as _bind
 from .syntax import children, walk
 from .syntax import describe as _describe
+from .syntax import dotted as _dotted
 from .syntax import own_expressions as _own_expressions
 from .syntax import params as _params
 from .syntax import shown as _shown
@@ -214,18 +215,6 @@ def _namespace(shape: Shape) -> Shape:
     if last.endswith(PREFIX_SEPARATOR) and not rest.endswith((PREFIX_SEPARATOR, PREFIX_GLUE)):
         return (*shape[:-1], rest) if rest else shape[:-1]
     return shape
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """``a.b.c`` for a chain of names, else ``None``."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 @dataclass(slots=True)

@@ -23,10 +23,12 @@ from ..catalog.model import Catalog
 from ..safe_fs import is_within, read_input
 from ..safe_text import shown as escaped
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
+from .candidates import Candidate, candidates
 from .compare import SYNTAX, UNREADABLE, Judge
 from .extract import Logged, Module, Project
 
 __all__ = [
+    "FEW_CALLS",
     "IGNORE_COMMENT",
     "MAX_FILE_BYTES",
     "MAX_FILE_LINES",
@@ -45,6 +47,9 @@ bytes per statement, and the trees the analysis builds are held until the scan e
 
 IGNORE_COMMENT: Final = b"metric-catalog: ignore"
 """A finding on a line holding this text is dropped."""
+
+FEW_CALLS: Final = 3
+"""Fewer logging calls recognised than this: the report names candidate calls."""
 
 SKIPPED_DIRS: Final = frozenset(
     {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
@@ -135,6 +140,9 @@ class ScanReport:
     files: int = 0
     calls: int = 0
     keys: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+    """When few calls were recognised: calls handing a dict of literal keys onward, the
+    likeliest first (see :mod:`.candidates`); the text note names them."""
 
     @property
     def errors(self) -> int:
@@ -358,6 +366,8 @@ def _scan(
             found.setdefault(slot, diagnostic)
     report.diagnostics.extend(found.values())
     _check_syntax(project.modules, report)
+    if report.calls < FEW_CALLS:  # a first run on code logging through its own calls
+        report.candidates = candidates((m.shown, m.source) for m in project.modules)
     if unlogged:
         for row_finding in judge.unlogged():
             at = row_finding.position

@@ -13,6 +13,7 @@ __all__ = [
     "bind",
     "children",
     "describe",
+    "dotted",
     "is_static",
     "own_expressions",
     "params",
@@ -88,6 +89,18 @@ def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
         if keyword.arg is not None:
             bound[keyword.arg] = keyword.value
     return bound
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names, else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def is_static(func: FuncDef) -> bool:

@@ -72,6 +72,31 @@ def test_a_scan_that_recognised_no_logging_call_says_how_to_declare_the_call(
     assert 'scan-calls = [{call = "tracker.log", metrics = 0}]' in err
 
 
+def test_a_scan_that_recognised_no_logging_call_names_the_call_handed_the_dict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(_project(tmp_path))
+    _code, _out, err = _run(capsys, "scan", "src", "--no-unlogged")
+    assert (
+        "  `self.tracker.log` (2 key(s), first at src/trainer.py:6): "
+        '{call = "tracker.log", metrics = 0}'
+    ) in err
+
+
+def test_a_scan_that_recognised_enough_calls_names_no_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = 'scan-calls = [{call = "tracker.log", metrics = 0}]\n'
+    trainer = "".join(f"    self.tracker.log({{'k{i}': 1}})\n" for i in range(3))
+    monkeypatch.chdir(_project(tmp_path, table=table))
+    (tmp_path / "src" / "trainer.py").write_text(
+        "class T:\n  def step(self):\n" + trainer.replace("    ", "    "), encoding="utf-8"
+    )
+    _code, _out, err = _run(capsys, "scan", "src", "--no-unlogged")
+    assert "3 logging call(s)" in err
+    assert "may be how the code logs" not in err
+
+
 def test_the_scan_calls_entry_the_note_suggests_finds_the_trainers_keys(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -179,7 +179,8 @@ def test_a_trackers_logging_call_is_scanned_with_no_configuration(
     [
         "import logging\nlog = logging.getLogger()\nlog.log(10, {'zz_a': 1})\n",
         "import numpy as np\nnp.log({'zz_a': 1})\n",
-        "class Run:\n  def track(self, v, name):\n    pass\nr = object()\nr.track(1, name='zz_a')\n",
+        "class Run:\n  def track(self, v, name):\n    pass\n"
+        "r = object()\nr.track(1, name='zz_a')\n",
         "import wandb\nrun = make_run()\nrun.log({'zz_a': 1})\n",
     ],
     ids=["logging-log", "numpy-log", "track-not-on-a-run", "log-on-an-unknown-object"],
