@@ -85,9 +85,20 @@ def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
         if isinstance(value, ast.Starred):
             break
         bound[name] = value
+    named = {*positional, *(a.arg for a in args.kwonlyargs)}
     for keyword in call.keywords:
-        if keyword.arg is not None:
+        if keyword.arg is not None and (keyword.arg in named or args.kwarg is None):
             bound[keyword.arg] = keyword.value
+    if args.kwarg is not None:
+        # ``def log(**metrics)`` called ``log(loss=v, **extra)``: ``metrics`` is the dict of
+        # the keywords no other parameter takes, each key written where its keyword is.
+        rest = [k for k in call.keywords if k.arg is None or k.arg not in named]
+        if rest:
+            keys: list[ast.expr | None] = [
+                None if k.arg is None else ast.copy_location(ast.Constant(k.arg), k) for k in rest
+            ]
+            gathered = ast.Dict(keys=keys, values=[k.value for k in rest])
+            bound[args.kwarg.arg] = ast.copy_location(gathered, rest[0])
     return bound
 
 

@@ -5,7 +5,8 @@ A generated module writes one key (``head/tail``) in one of the ways keys are wr
 tuple) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly,
 returned by a helper, returned in a tuple, filled by a callee through its parameter,
 through a pass-through call, through a wrapper that adds ``head/`` to every key of its
-parameter, through a filter dropping other keys by prefix, kept on ``self`` by one method
+parameter, through a filter dropping other keys by prefix, through a chain of wrappers
+whatever their name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method
 and logged by another, in a field of a returned record, from a record a function passed as
 an argument returns, from what a function a factory returns gives back). Scan must report
 exactly that key, undeclared, on the line the key is written.
@@ -47,6 +48,8 @@ CARRIERS = (
     "record",
     "callable",
     "factory",
+    "named-wrapper",
+    "keywords-wrapper",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -110,6 +113,13 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["    wandb.log(keep(build({})))"]
     elif carrier in {"record", "callable", "factory"}:
         lines += _object_carrier(carrier)
+    elif carrier == "named-wrapper":  # a chain of two wrappers, the inner named ``log``
+        lines += ["def log(args, metrics, step_key):", "    wandb.log(metrics)"]
+        lines += ["def emit(m):", '    log(None, m, step_key="s")']
+        lines += ["def run():", "    emit(build({}))"]
+    elif carrier == "keywords-wrapper":  # handed on as ``**`` into a ``**stats`` parameter
+        lines += ["def scalar(step, **stats):", "    wandb.log(stats, step=step)"]
+        lines += ["def run():", "    scalar(1, **build({}))"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]

@@ -246,3 +246,36 @@ def test_a_logged_key_of_a_row_whose_key_is_not_literal_stays_unresolved(
 
     assert _keys(report) == {}
     assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
+
+
+@pytest.mark.parametrize(
+    ("call", "keys"),
+    [
+        ("scalar(3, zz_loss=v, zz_kl=k)", {"zz_loss": 10, "zz_kl": 10}),
+        ("scalar(step=3, zz_loss=v)", {"zz_loss": 10}),
+        ("scalar(3, **extra)", {"zz_lr": 9}),
+        ("scalar(3, zz_kl=k, **extra)", {"zz_kl": 10, "zz_lr": 9}),
+    ],
+    ids=["keywords", "step-by-keyword", "double-star-dict", "both"],
+)
+def test_keys_passed_as_keywords_to_a_wrappers_double_star_parameter_are_found(
+    tmp_path: Path, repo_catalog: Catalog, call: str, keys: dict[str, int]
+) -> None:
+    source = (
+        "import wandb\n\n\ndef scalar(step, **stats):\n    wandb.log(stats, step=step)\n\n\n"
+        f"def train(v, k):\n    extra = dict(zz_lr=1e-3)\n    {call}\n"
+    )
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert _keys(report) == {key: f"src/m.py:{line}" for key, line in keys.items()}
+    assert not [d for d in report.diagnostics if d.code == "SCAN_UNRESOLVED"]
+
+
+def test_a_keyword_a_named_parameter_takes_is_no_key(tmp_path: Path, repo_catalog: Catalog) -> None:
+    source = (
+        "import wandb\n\ndef scalar(step, *, commit=True, **stats):\n"
+        "    wandb.log(stats, step=step)\n\ndef train():\n    scalar(step=1, commit=False)\n"
+    )
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert _keys(report) == {}
