@@ -47,6 +47,7 @@ from metric_catalog.series_rules import (
 
 from .accumulators import caller_keys, narrowed, nested_holder, read_tags, write_lines
 from .calls import ScanCall
+from .dispatch import is_abstract, overrides
 from .inherited import (
     module_function,
     named_like_its_callers_match,
@@ -1793,12 +1794,26 @@ class _Scanner(ObjectFlow):
             return None
         module, func, cls = target
         returned = self.project.returned(module, func, cls, self.depth)
+        if cls is not None and is_abstract(func):
+            returned = self._overridden(cls, func.name) or returned
         bound = _bind(node, func, method=cls is not None)
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
         positional = func.args.posonlyargs + func.args.args
         if isinstance(receiver, ast.Name) and receiver.id in self.typed and positional:
             bound[positional[0].arg] = receiver  # ``tensors.compute_stats()``: self's keys
         return returned, bound
+
+    def _overridden(self, cls: str, name: str) -> Returns | None:
+        """What the scanned overrides of an abstract method return, merged (see
+        :mod:`.dispatch`); ``None`` when no override returns a dict."""
+        merged = Returns()
+        for module, func, owner in overrides(self.project, cls, name):
+            returned = self.project.returned(module, func, owner, self.depth)
+            if returned.whole is not None:
+                merged.add(returned.whole)
+            for index, item in returned.items.items():
+                merged.add(tuple(item if i == index else None for i in range(index + 1)))
+        return None if merged.whole is None and not merged.items else merged
 
     def _instantiate(
         self, value: DictVal, call: ast.Call, arguments: dict[str, ast.expr], env: Env

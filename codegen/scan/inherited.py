@@ -126,9 +126,29 @@ def derives_from(project: Project, module: Module, cls: str, base: str, depth: i
                     last = imported[1]  # ``from x import Trainer as HFTrainer``
                     if last == base:
                         return True
-        if source is not None and derives_from(project, source, last, base, depth + 1):
-            return True
+        if source is not None:
+            source, last = _exported(project, source, last)
+            if last == base:
+                return True
+            if derives_from(project, source, last, base, depth + 1):
+                return True
     return False
+
+
+def _exported(project: Project, module: Module, name: str) -> tuple[Module, str]:
+    """Where class ``name`` of ``module`` is defined: ``module`` itself, or the module a
+    package's ``__init__`` re-exports it from (``from .rl import RLLearner``), a few hops."""
+    for _ in range(_MAX_BASES):
+        if name in module.classes:
+            break
+        imported = module.imports.get(name)
+        if imported is None or imported[1] is None:
+            break
+        source = project.find_module(imported[0], imported[2], module)
+        if source is None:
+            break
+        module, name = source, imported[1]
+    return module, name
 
 
 def _joined(module: str, attr: str | None) -> str:
