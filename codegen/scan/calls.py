@@ -58,13 +58,19 @@ class Argument:
 
     position: int | None = None
     keyword: str | None = None
+    aliases: tuple[str, ...] = ()
+    """Other keywords for it (a default entry: ``Tracking.log``'s ``data=`` or ``values=``)."""
 
     def describe(self) -> str:
         """``0 or data=`` as shown in messages."""
         parts = [] if self.position is None else [f"position {self.position}"]
-        if self.keyword is not None:
-            parts.append(f"{self.keyword}=")
+        parts += [f"{name}=" for name in self.keywords]
         return " or ".join(parts)
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """Every keyword the argument may be passed by: :attr:`keyword`, then the aliases."""
+        return (*(() if self.keyword is None else (self.keyword,)), *self.aliases)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +123,8 @@ class ScanCall:
 DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     # NeMo-RL's Logger, this project's TeeLogger/JsonlLogger, mlflow.log_metrics.
     ScanCall("log_metrics", metrics=Argument(0, "metrics"), prefix=Argument(2, "prefix")),
-    # verl's utils.tracking.Tracking.log(data, step).
-    ScanCall("Tracking.log", metrics=Argument(0, "data")),
+    # verl's utils.tracking.Tracking.log(data, step); trackers of its shape name it values=.
+    ScanCall("Tracking.log", metrics=Argument(0, "data", ("values",))),
     ScanCall("wandb.log", metrics=Argument(0, "data")),
     # Hugging Face transformers' Trainer.log(logs, start_time): TRL's trainers override it
     # and call ``super().log(logs)``; matched through ``self``/``super()`` in subclasses.

@@ -1785,7 +1785,7 @@ class _Scanner(ObjectFlow):
         spec = self._match(node, self.project.throughs)
         if spec is None or spec.through is None:
             return None
-        return self._argument(node, spec.through.position, spec.through.keyword)
+        return self._argument(node, spec.through.position, spec.through.keywords)
 
     def _returned(self, node: ast.Call) -> tuple[Returns, dict[str, ast.expr]] | None:
         """What the scanned function ``node`` calls returns, with the arguments it is passed."""
@@ -2379,12 +2379,11 @@ class _Scanner(ObjectFlow):
         return f"{head}{dot}{rest}.{name}"
 
     def _argument(
-        self, call: ast.Call, position: int | None, keyword: str | None
+        self, call: ast.Call, position: int | None, keywords: tuple[str, ...]
     ) -> ast.expr | None:
-        if keyword is not None:
-            for item in call.keywords:
-                if item.arg == keyword:
-                    return item.value
+        for item in call.keywords:
+            if item.arg is not None and item.arg in keywords:
+                return item.value
         if position is not None and position < len(call.args):
             if any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
                 return None
@@ -2409,7 +2408,7 @@ class _Scanner(ObjectFlow):
         unresolved: list[Unresolved] = []
         prefixes: tuple[Shape, ...] | None = None
         if spec.prefix is not None:
-            node = self._argument(call, spec.prefix.position, spec.prefix.keyword)
+            node = self._argument(call, spec.prefix.position, spec.prefix.keywords)
             if node is None:
                 prefixes = ((),)
             elif not self._forwarded(node):
@@ -2424,7 +2423,7 @@ class _Scanner(ObjectFlow):
                     prefixes = tuple(_namespace(shape) for shape in strings.shapes)
         argument = spec.metrics or spec.key
         assert argument is not None
-        node = self._argument(call, argument.position, argument.keyword)
+        node = self._argument(call, argument.position, argument.keywords)
         if node is None:
             if any(k.arg is None for k in call.keywords) or any(
                 isinstance(a, ast.Starred) for a in call.args

@@ -148,6 +148,16 @@ def run():
             "t.log({'zz_a': 1}, 3)\n",
             "zz_a",
         ),
+        (
+            "from verl.utils.tracking import Tracking\nt = Tracking()\n"
+            "t.log(values={'zz_a': 1}, step=3)\n",
+            "zz_a",
+        ),
+        (
+            "from verl.utils.tracking import Tracking\nt = Tracking()\n"
+            "t.log(step=3, data={'zz_a': 1})\n",
+            "zz_a",
+        ),
     ],
     ids=[
         "wandb-run-from-init",
@@ -163,6 +173,8 @@ def run():
         "tee-flat",
         "tee-metrics",
         "tracking-tee",
+        "tracking-values-keyword",
+        "tracking-data-keyword",
     ],
 )
 def test_a_trackers_logging_call_is_scanned_with_no_configuration(
