@@ -137,7 +137,7 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     # the file's imports (``import swanlab as sl`` then ``sl.log``) or assigned (``run =
     # wandb.init(...)``, ``self.run = swanlab.init(...)``: the run any tracker's ``init``
     # returns logs a dict with ``run.log``).
-    ScanCall("init.log", metrics=Argument(0, "data")),
+    ScanCall("init.log", metrics=Argument(0, "data"), dict_only=True),
     ScanCall("swanlab.log", metrics=Argument(0, "data")),
     ScanCall("trackio.log", metrics=Argument(0, "metrics")),
     # ``add_scalars(main_tag, {tag: value})`` logs ``main_tag/tag``.

@@ -291,3 +291,12 @@ def test_a_keyword_a_named_parameter_takes_is_no_key(tmp_path: Path, repo_catalo
     report = _scan(tmp_path, repo_catalog, {"m.py": source})
 
     assert _keys(report) == {}
+
+
+def test_a_text_logged_on_a_run_from_init_is_no_finding(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    source = "import mylog\nlogger = mylog.init()\nlogger.log('started')\nlogger.log(level)\n"
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert report.diagnostics == []
