@@ -166,6 +166,12 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     ScanCall("reduce_mean_dict", through=Argument(0, "data")),
     ScanCall("all_gather_dict", through=Argument(0, "data")),
     ScanCall("detach_dict", through=Argument(0, "data")),
+    # Maps over a nested structure keep its keys: dm-tree's ``tree.map_structure(fn, d)``,
+    # JAX's and PyTorch's ``tree_map(fn, d)``.
+    ScanCall("tree.map_structure", through=Argument(1)),
+    ScanCall("tree_map", through=Argument(1, "tree")),
+    ScanCall("tree_util.tree_map", through=Argument(1, "tree")),  # jax: numeric, so named
+    ScanCall("jax.tree.map", through=Argument(1, "tree")),
 )
 """The calls scanned when ``scan-calls`` configures none (and under any that it adds)."""
 

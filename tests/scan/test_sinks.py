@@ -300,3 +300,39 @@ def test_a_text_logged_on_a_run_from_init_is_no_finding(
     report = _scan(tmp_path, repo_catalog, {"m.py": source})
 
     assert report.diagnostics == []
+
+
+@pytest.mark.parametrize(
+    ("imports", "mapped"),
+    [
+        ("import tree", "tree.map_structure(lambda x: x.mean(), infos)"),
+        ("import jax", "jax.tree_util.tree_map(lambda x: x.mean(), infos)"),
+        ("from torch.utils._pytree import tree_map", "tree_map(float, tree=infos)"),
+    ],
+    ids=["dm-tree", "jax", "torch-pytree"],
+)
+def test_a_map_over_a_structure_keeps_its_keys(
+    tmp_path: Path, repo_catalog: Catalog, imports: str, mapped: str
+) -> None:
+    source = (
+        f"import wandb\n{imports}\n\n\ndef step(loss):\n    infos = {{}}\n"
+        f'    infos["zz_loss"] = loss\n'
+        f'    out = {{"train/%s" % k: v for k, v in {mapped}.items()}}\n'
+        "    wandb.log(out)\n"
+    )
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert _keys(report) == {"train/zz_loss": "src/m.py:7"}
+
+
+def test_a_map_structure_of_another_module_is_no_pass_through(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    source = (
+        "import wandb\nimport mylib\n\n\ndef step(infos):\n"
+        "    wandb.log(mylib.map_structure(str, {'zz_loss': 1}))\n"
+    )
+    report = _scan(tmp_path, repo_catalog, {"m.py": source})
+
+    assert _keys(report) == {}
+    assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
