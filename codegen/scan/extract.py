@@ -128,6 +128,11 @@ WORK_BUDGET: Final = 250_000
 """Most writer parts merged over all reads of ``self.<attr>`` dicts in one scan: a class of
 n methods each reading what the others write costs n * n (the five real trees: at most 150)."""
 
+_DICT_TYPES: Final = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict"}
+)
+"""Annotations that make a parameter a dict (see :meth:`_Scanner._dict_parameter`)."""
+
 _MAX_DEPTH: Final = 8
 """How deep dicts are followed through returning functions."""
 
@@ -1482,8 +1487,25 @@ class _Scanner(ObjectFlow):
         if isinstance(first, ast.Name):
             if strings is not None and isinstance(target, ast.Name):
                 env[first.id] = strings
-            elif self._is_dictish(source, env) or over_items:
+            elif self._is_dictish(source, env) or over_items or self._dict_parameter(source):
                 env[first.id] = KeysOf(self._dict(source, env), _shown(source))
+
+    def _dict_parameter(self, node: ast.expr) -> bool:
+        """``node`` is a parameter annotated as a dict (``log_dict: dict``, ``Dict[str,
+        float]``, ``Mapping[...]``): a loop over it (``for key in log_dict``) is over its
+        keys, which the callers' arguments give."""
+        func = self.func
+        if func is None or not isinstance(node, ast.Name) or node.id not in self.params:
+            return False
+        args = func.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if arg.arg == node.id and arg.annotation is not None:
+                annotation = arg.annotation
+                if isinstance(annotation, ast.Subscript):
+                    annotation = annotation.value
+                named = _dotted(annotation) if isinstance(annotation, ast.expr) else None
+                return named is not None and named.rpartition(".")[2] in _DICT_TYPES
+        return False
 
     # --- values ---------------------------------------------------------------
 
@@ -2268,7 +2290,24 @@ class _Scanner(ObjectFlow):
                     value = value.merge(spread_into(spread, given))
             if value.empty():
                 continue
-            self._found(logged, call, value)
+            self._found(logged, call, self._params_filled(value, arguments, env))
+
+    def _params_filled(self, value: DictVal, arguments: dict[str, ast.expr], env: Env) -> DictVal:
+        """``value``'s keys with each hole a wrapper's parameter left (``f"{name}/{key}"``)
+        filled by the string the call passes there (``gather("multi_turn", d)``)."""
+        keys: list[Key] = []
+        for key in value.keys:
+            shapes: list[Shape] = [()]
+            for part in key.shape:
+                given = arguments.get(part.param) if isinstance(part, Hole) else None
+                options = (
+                    self._part(given, env, True)
+                    if isinstance(part, Hole) and part.param and given is not None
+                    else ((part,),)
+                )
+                shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+            keys.extend(dataclasses.replace(key, shape=shape) for shape in shapes)
+        return dataclasses.replace(value, keys=tuple(dict.fromkeys(keys)))
 
     def _found(self, inner: Logged, call: ast.Call, value: DictVal) -> None:
         inside = self._inside() if value.spreads else None
