@@ -47,6 +47,8 @@ COMMANDS: Final[dict[str, str]] = {
     "emit": ".commands.emit",
     "scan": ".commands.scan",
     "infer": ".commands.infer",
+    "export": ".commands.export",
+    "import": ".commands.import_",
 }
 """Command name -> module implementing it."""
 

@@ -1,0 +1,109 @@
+"""``metric-catalog export weaver --out DIR``: the catalog as an OpenTelemetry Weaver registry.
+
+Writes ``manifest.yaml``, one ``<module>.yaml`` per catalog file and
+``metric-catalog.json`` into DIR (:mod:`codegen.weaver.export`); a team with
+Weaver then runs ``weaver registry check -r DIR`` and ``weaver registry generate``
+on it. Files already in DIR that the export does not write are left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Final
+
+from ..config import PYPROJECT
+from ..generate.writer import write_atomic
+from ..weaver.export import FORMATS, WeaverFormat, export_registry
+from . import UsageError, add_root_argument, config_from_args, load_or_report
+
+__all__ = ["DEFAULT_BASE_URL", "HELP", "configure", "project_version", "run"]
+
+HELP = (
+    "Export the catalog as an OpenTelemetry Weaver registry (manifest.yaml, one "
+    "<module>.yaml per catalog file, metric-catalog.json)."
+)
+
+DEFAULT_BASE_URL: Final = "https://metric-catalog.invalid/schemas"
+"""Where ``schema_url`` points without ``--schema-url`` (a placeholder Weaver accepts)."""
+
+_VERSION: Final = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?\Z")
+_URL: Final = re.compile(r"https?://[^\s/]+(/[^\s]*)?\Z")
+
+
+def project_version(root: Path) -> str | None:
+    """``[project] version`` of ``root/pyproject.toml``, or ``None`` when it has none."""
+    try:
+        with (root / PYPROJECT).open("rb") as handle:
+            project = tomllib.load(handle).get("project")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    version = project.get("version") if isinstance(project, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the target (``weaver``), ``--out``, ``--format``, ``--version`` and ``--schema-url``."""
+    parser.add_argument("target", choices=("weaver",), help="what to export to: weaver")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="the registry folder to write"
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="v1",
+        help="v1 (groups:, every Weaver reads it; default) or v2 (file_format: definition/2)",
+    )
+    parser.add_argument(
+        "--version",
+        dest="catalog_version",
+        metavar="VERSION",
+        help="the registry's version, the last segment of schema_url (default: the "
+        "pyproject's [project] version, else 0.0.0)",
+    )
+    parser.add_argument(
+        "--schema-url",
+        default=DEFAULT_BASE_URL,
+        metavar="URL",
+        help=f"the http(s) URL schema_url starts with; the version is appended (default: "
+        f"{DEFAULT_BASE_URL})",
+    )
+    add_root_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the registry; 1 when the catalog has errors, 2 on a bad flag or a failed write."""
+    config = config_from_args(args)
+    version = args.catalog_version or project_version(config.root) or "0.0.0"
+    if not _VERSION.match(version):
+        msg = f"--version {version!r} is not a version such as 1.2.0 or 1.2.0-rc.1"
+        raise UsageError(msg)
+    if not _URL.match(args.schema_url):
+        msg = (
+            f"--schema-url {args.schema_url!r} is not an http(s) URL; Weaver reads the "
+            "registry's identity from it, e.g. https://example.com/schemas/myrl"
+        )
+        raise UsageError(msg)
+    catalog = load_or_report(config)
+    if catalog is None:
+        return 1
+    fmt: WeaverFormat = "v2" if args.format == "v2" else "v1"
+    files = export_registry(
+        catalog,
+        version=version,
+        base_url=args.schema_url,
+        description=config.title,
+        fmt=fmt,
+    )
+    out: Path = args.out
+    for name, text in files.items():
+        try:
+            write_atomic(out / name, text)
+        except OSError as exc:
+            print(f"error: cannot write {out / name}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    print(f"wrote {len(files)} file(s) to {out.as_posix()} (Weaver {fmt}, version {version})")
+    return 0

@@ -1,0 +1,393 @@
+"""The catalog as an OpenTelemetry Weaver registry: :func:`export_registry`.
+
+Built from the resolved catalog (:func:`~codegen.generate.resolve.resolve_catalog`),
+so every exported field equals what ``resolve --format json`` shows. The layout::
+
+    manifest.yaml          schema_url <base>/<version>, description, stability
+    <module>.yaml          one per catalog file: registry.<module> attributes, then
+                           one metric.<name> group per scalar series
+    metric-catalog.json    files, loops, bookkeeping and non-scalar rows (Weaver
+                           reads only *.yaml, so it ignores this file)
+
+What Weaver does not model (logger keys, prefixes, loops, cadence, ranges, goals,
+presence, owner) is kept under ``annotations.metric_catalog`` (:data:`ANNOTATION`)
+with the value ``resolve`` shows, which :mod:`codegen.weaver.importer` reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+import yaml
+
+from ..catalog.model import Catalog
+from ..generate.resolve import resolve_catalog
+
+__all__ = [
+    "ANNOTATION",
+    "CATALOG_JSON",
+    "EXPORT_FORMAT_VERSION",
+    "FORMATS",
+    "INSTRUMENTS",
+    "MANIFEST",
+    "WeaverFormat",
+    "export_registry",
+    "member_id",
+    "schema_url",
+]
+
+WeaverFormat = Literal["v1", "v2"]
+"""``v1``: ``groups:`` (every Weaver reads it); ``v2``: ``file_format: definition/2``."""
+
+FORMATS: Final[tuple[WeaverFormat, ...]] = ("v1", "v2")
+
+ANNOTATION: Final = "metric_catalog"
+"""The annotation key holding what only the catalog knows (annotations are opaque to Weaver)."""
+
+MANIFEST: Final = "manifest.yaml"
+"""The registry manifest's name (``registry_manifest.yaml`` is deprecated in Weaver)."""
+
+CATALOG_JSON: Final = "metric-catalog.json"
+"""Catalog-only data beside the registry; not ``*.yaml``, so Weaver's loader skips it."""
+
+EXPORT_FORMAT_VERSION: Final = 1
+"""Version of :data:`CATALOG_JSON`'s shape; bumped when a key changes meaning or goes."""
+
+INSTRUMENTS: Final[Mapping[str, str]] = {
+    "gauge": "gauge",
+    "counter": "counter",
+    "histogram": "histogram",
+    "up_down_counter": "updowncounter",
+}
+"""Catalog ``kind`` -> Weaver ``instrument``."""
+
+_VALUE_TYPES: Final[Mapping[str, str]] = {"int": "int", "number": "double"}
+"""Catalog ``value_type`` -> ``annotations.code_generation.metric_value_type``."""
+
+_ATTRIBUTE_TYPES: Final[Mapping[str, str]] = {"bool": "boolean"}
+"""Catalog attribute types Weaver spells differently (string, int, double are the same)."""
+
+# Row fields resolve shows that Weaver has no field for, carried under ANNOTATION when
+# set. Derived ones (registry_key, constant_name, prometheus, python_constant, placeholders,
+# source, field_sources, shadowed_by, shares_key_with) follow from the name and are not.
+_ROW_ANNOTATIONS: Final = (
+    "section",
+    "logger_key",
+    "prefixes",
+    "emitted_by",
+    "requirement_level",
+    "condition",
+    "first_step",
+    "first_step_config",
+    "every",
+    "every_config",
+    "step_axis",
+    "temporality",
+    "cardinality_limit",
+    "goal",
+    "sum_of",
+    "no_lint",
+    "owner",
+    "module",
+)
+
+_MEMBER_ID: Final = re.compile(r"[^a-z0-9]+")
+
+
+def schema_url(base: str, version: str) -> str:
+    """``base/version``: Weaver reads the registry's version from the URL's last segment."""
+    return f"{base.rstrip('/')}/{version}"
+
+
+def member_id(value: str, taken: set[str]) -> str:
+    """An enum member id for ``value`` that Weaver's name rule accepts and ``taken`` lacks.
+
+    Member ids must match ``^[a-z][a-z0-9]*([._][a-z0-9]+)*$``, so ``init/total``
+    becomes ``init_total``; a value with no letter first gets ``value_`` before it.
+    """
+    slug = _MEMBER_ID.sub("_", value.lower()).strip("_")
+    if not slug or not slug[0].isalpha():
+        slug = f"value_{slug}".rstrip("_")
+    chosen, index = slug, 2
+    while chosen in taken:
+        chosen, index = f"{slug}_{index}", index + 1
+    taken.add(chosen)
+    return chosen
+
+
+def _dump(document: object, header: str) -> str:
+    """YAML text with a header comment; keys in the order built, long lines kept whole."""
+    body = yaml.safe_dump(
+        document, sort_keys=False, allow_unicode=True, width=1_000_000, default_flow_style=False
+    )
+    return f"# {header}\n{body}"
+
+
+def _deprecated(found: object) -> dict[str, object] | None:
+    """Weaver's ``deprecated``: renamed when there is a replacement, else obsoleted.
+
+    An obsoleted deprecation always carries its note (v2 requires one, v1 takes it).
+    """
+    if not isinstance(found, Mapping):
+        return None
+    note = str(found.get("note") or "")
+    target = found.get("replaced_by")
+    if isinstance(target, str):
+        out: dict[str, object] = {"reason": "renamed", "renamed_to": target}
+        if note:
+            out["note"] = note
+        return out
+    return {"reason": "obsoleted", "note": note}
+
+
+def _row_annotation(row: Mapping[str, object]) -> dict[str, object]:
+    """What only the catalog knows of a row, as ``resolve`` shows it (unset fields left out)."""
+    out: dict[str, object] = {}
+    for key in _ROW_ANNOTATIONS:
+        value = row.get(key)
+        if value is None or value in ([], ""):
+            continue
+        if key == "step_axis" and value == "step":
+            continue
+        out[key] = value
+    if row.get("logged_unit") != row.get("unit"):
+        out["logged_unit"] = row.get("logged_unit")
+    if row.get("range_declared"):
+        out["range"] = row.get("range_bounds") or {}
+    deprecated = row.get("deprecated")
+    if isinstance(deprecated, Mapping) and deprecated.get("since"):
+        out["deprecated_since"] = deprecated["since"]
+    return out
+
+
+def _attribute_ref(ref: Mapping[str, object]) -> dict[str, object]:
+    """A row's attribute as a Weaver ref with its level (and its derivation annotated)."""
+    out: dict[str, object] = {"ref": ref["name"], "requirement_level": ref["requirement_level"]}
+    if ref.get("derive") is not None:
+        out["annotations"] = {ANNOTATION: {"derive": ref["derive"]}}
+    return out
+
+
+def _annotations(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+    """A metric group's annotations: semconv's value type key, then the catalog's own."""
+    return {
+        "code_generation": {"metric_value_type": _VALUE_TYPES[value_type]},
+        ANNOTATION: _row_annotation(row),
+    }
+
+
+def _metric_v1(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+    """One ``type: metric`` group (v1)."""
+    name = str(row["name"])
+    group: dict[str, object] = {
+        "id": f"metric.{name}",
+        "type": "metric",
+        "metric_name": name,
+        "instrument": INSTRUMENTS[str(row["kind"])],
+        "unit": row["unit"],
+        "stability": row["stability"],
+        "brief": row["description"],
+    }
+    deprecated = _deprecated(row.get("deprecated"))
+    if deprecated is not None:
+        group["deprecated"] = deprecated
+    attributes = row.get("attributes")
+    if isinstance(attributes, list) and attributes:
+        group["attributes"] = [_attribute_ref(ref) for ref in attributes]
+    group["annotations"] = _annotations(row, value_type)
+    return group
+
+
+def _metric_v2(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+    """One ``metrics:`` entry (v2): only recommended/opt_in fit a signal's level."""
+    level = row.get("requirement_level")
+    metric: dict[str, object] = {
+        "name": row["name"],
+        "instrument": INSTRUMENTS[str(row["kind"])],
+        "unit": row["unit"],
+        "stability": row["stability"],
+        "brief": row["description"],
+        # required and conditionally_required have no v2 signal level: the real one is
+        # kept in the annotation (as in v1), and Weaver sees recommended.
+        "requirement_level": "opt_in" if level == "opt_in" else "recommended",
+    }
+    deprecated = _deprecated(row.get("deprecated"))
+    if deprecated is not None:
+        metric["deprecated"] = deprecated
+    attributes = row.get("attributes")
+    if isinstance(attributes, list) and attributes:
+        metric["attributes"] = [_attribute_ref(ref) for ref in attributes]
+    metric["annotations"] = _annotations(row, value_type)
+    return metric
+
+
+def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, object]:
+    """A declared attribute: v1 ``id`` / v2 ``key``, its type (an enum's members) and budget."""
+    stability = attribute["stability"]
+    values = attribute.get("values")
+    kind: object
+    if isinstance(values, list) and values:
+        taken: set[str] = set()
+        members = []
+        for item in values:
+            member: dict[str, object] = {
+                "id": member_id(str(item["value"]), taken),
+                "value": _typed(str(item["value"]), str(attribute["type"])),
+                "brief": item["description"],
+                "stability": stability,
+            }
+            members.append(member)
+        kind = {"members": members}
+    else:
+        kind = _ATTRIBUTE_TYPES.get(str(attribute["type"]), attribute["type"])
+    out: dict[str, object] = {
+        "id" if fmt == "v1" else "key": attribute["name"],
+        "type": kind,
+        "brief": attribute["description"],
+        "stability": stability,
+    }
+    extra: dict[str, object] = {}
+    if attribute.get("max_cardinality") is not None:
+        extra["max_cardinality"] = attribute["max_cardinality"]
+    if attribute.get("spans_segments"):
+        extra["spans_segments"] = True
+    if attribute.get("type") in ("int", "double") and isinstance(values, list) and values:
+        extra["type"] = attribute["type"]
+    if extra:
+        out["annotations"] = {ANNOTATION: extra}
+    return out
+
+
+def _typed(value: str, kind: str) -> str | int | float:
+    """An enum value in the attribute's type (Weaver compares typed values)."""
+    if kind == "int":
+        return int(value)
+    if kind == "double":
+        return float(value)
+    return value
+
+
+def _file_document(
+    catalog_file: Mapping[str, object],
+    rows: Sequence[tuple[Mapping[str, object], str]],
+    attributes: Sequence[Mapping[str, object]],
+    fmt: WeaverFormat,
+) -> dict[str, object]:
+    """One catalog file's registry file in format ``fmt``."""
+    module = str(catalog_file["module"])
+    declared = [_attribute(a, fmt) for a in attributes]
+    if fmt == "v1":
+        groups: list[dict[str, object]] = [
+            {
+                "id": f"registry.{module}",
+                "type": "attribute_group",
+                "brief": catalog_file["description"],
+                "attributes": declared,
+            }
+        ]
+        groups.extend(_metric_v1(row, value_type) for row, value_type in rows)
+        return {"groups": groups}
+    document: dict[str, object] = {"file_format": "definition/2"}
+    if declared:
+        document["attributes"] = declared
+    if rows:
+        document["metrics"] = [_metric_v2(row, value_type) for row, value_type in rows]
+    return document
+
+
+def export_registry(
+    catalog: Catalog,
+    *,
+    version: str,
+    base_url: str,
+    description: str,
+    fmt: WeaverFormat = "v1",
+) -> dict[str, str]:
+    """The registry's files, by path relative to the output folder, as text.
+
+    Scalar series (``value_type`` ``number`` or ``int``) become metric groups;
+    a non-scalar row has no instrument, so it goes to :data:`CATALOG_JSON` whole.
+    """
+    resolved = resolve_catalog(catalog)
+    value_types = {row.name: row.value_type for _file, row in catalog.rows()}
+    by_file: dict[str, list[tuple[Mapping[str, object], str]]] = {}
+    others: dict[str, list[Mapping[str, object]]] = {}
+    for row in _items(resolved, "rows"):
+        name = str(row["name"])
+        value_type = value_types.get(name, "number")
+        if value_type in _VALUE_TYPES:
+            by_file.setdefault(str(row["file"]), []).append((row, value_type))
+        else:
+            others.setdefault(str(row["file"]), []).append({**row, "value_type": value_type})
+    attributes = {str(a["name"]): a for a in _items(resolved, "attributes")}
+    model_files = {f.path: f for f in catalog.files}
+    out: dict[str, str] = {
+        MANIFEST: _dump(
+            {
+                "schema_url": schema_url(base_url, version),
+                "description": description,
+                "stability": "development",
+            },
+            "Weaver registry manifest written by metric-catalog export weaver.",
+        )
+    }
+    files_json: list[dict[str, object]] = []
+    for catalog_file in _items(resolved, "files"):
+        path = str(catalog_file["path"])
+        module = str(catalog_file["module"])
+        declared = [attributes[str(name)] for name in _names(catalog_file.get("attributes"))]
+        document = _file_document(catalog_file, by_file.get(path, []), declared, fmt)
+        out[f"{module}.yaml"] = _dump(
+            document, f"Written by metric-catalog export weaver from {path}; do not edit."
+        )
+        model = model_files[path]
+        files_json.append(
+            {
+                "path": path,
+                "module": module,
+                "owner": catalog_file["owner"],
+                "description": catalog_file["description"],
+                "prefixes": catalog_file["prefixes"],
+                "emitted_by": list(model.emitted_by),
+                "attributes": [str(a) for a in _names(catalog_file.get("attributes"))],
+                "loops": [
+                    {
+                        "name": loop.name,
+                        "description": loop.description,
+                        "signature": list(loop.signature),
+                        "step_keys": [
+                            {"key": step.key, "prefix": step.prefix} for step in loop.step_keys
+                        ],
+                    }
+                    for loop in model.loops
+                ],
+                "bookkeeping": [
+                    {"key": entry.key, "reason": entry.reason} for entry in model.bookkeeping
+                ],
+                "rows_without_instrument": others.get(path, []),
+            }
+        )
+    out[CATALOG_JSON] = (
+        json.dumps(
+            {"export_format_version": EXPORT_FORMAT_VERSION, "format": fmt, "files": files_json},
+            indent=2,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
+    return out
+
+
+def _items(document: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
+    """The mappings listed under ``key`` of a resolved document."""
+    found = document.get(key)
+    return [item for item in found if isinstance(item, Mapping)] if isinstance(found, list) else []
+
+
+def _names(found: object) -> list[str]:
+    """The strings of a resolved list (attribute names of a file)."""
+    return [str(item) for item in found] if isinstance(found, list) else []
