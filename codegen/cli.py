@@ -48,7 +48,6 @@ COMMANDS: Final[dict[str, str]] = {
     "scan": ".commands.scan",
     "infer": ".commands.infer",
     "export": ".commands.export",
-    "import": ".commands.import_",
 }
 """Command name -> module implementing it."""
 

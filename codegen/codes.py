@@ -3,8 +3,9 @@
 A code is stable: CI, editors and scripts may match on it. Each :class:`Code`
 says where it comes from (the stage), its level, what it means and the fix.
 The codes of the lint rules (:data:`codegen.catalog.lints.LINTS`), the diff rules
-(:data:`codegen.diff.RULES`) and live-check's finding kinds
-(:data:`codegen.live_check.findings.FINDING_KIND_TABLE`, upper-cased) are declared once,
+(:data:`codegen.diff.RULES`), live-check's finding kinds
+(:data:`codegen.live_check.findings.FINDING_KIND_TABLE`, upper-cased) and the Weaver
+stage (:data:`codegen.weaver.rules.WEAVER_CODES`) are declared once,
 next to their logic, and read from there (live-check's fixes are kept here);
 every other code is declared below. ``tests/catalog/test_codes.py`` scans the code
 base and checks that every code it can emit is in the table and that the
@@ -64,6 +65,10 @@ STAGES: Final[dict[str, str]] = {
     "diff": "breaking changes against a baseline (`diff`)",
     "live-check": "comparing a run's log with the catalog (`live-check`)",
     "scan": "comparing what the source code logs with the catalog, statically (`scan`)",
+    "weaver": (
+        "reading, checking and writing OpenTelemetry Weaver registries (`export weaver`, "
+        "`import weaver`, `diff --against` a registry)"
+    ),
 }
 """Every stage, in pipeline order, and what it is."""
 
@@ -590,11 +595,12 @@ def _sentence(text: str) -> str:
 
 
 def _from_rules() -> list[Code]:
-    """The codes the lint and diff rule tables declare."""
+    """The codes the lint, diff, live-check and Weaver tables declare."""
     # Imported here: the table of the other codes needs neither module.
     from . import diff  # noqa: PLC0415
     from .catalog import lints  # noqa: PLC0415
     from .live_check import findings as live_findings  # noqa: PLC0415
+    from .weaver.rules import WEAVER_CODES  # noqa: PLC0415
 
     found = [
         Code(lint.code, "lint", lint.severity.value, lint.summary, lint.fix)
@@ -631,6 +637,10 @@ def _from_rules() -> list[Code]:
         found.append(
             Code(rule.code, "diff", rule.severity.value, _sentence(meaning), _sentence(fix))
         )
+    found += [
+        Code(code.code, "weaver", code.severity.value, code.meaning, code.fix)
+        for code in WEAVER_CODES.values()
+    ]
     return found
 
 

@@ -15,9 +15,12 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
+from ..catalog.diagnostics import format_diagnostics, has_errors
 from ..config import PYPROJECT
 from ..generate.writer import write_atomic
 from ..weaver.export import FORMATS, WeaverFormat, export_registry
+from ..weaver.registry import load_registry
+from ..weaver.rules import check_registry
 from . import UsageError, add_root_argument, config_from_args, load_or_report
 
 __all__ = ["DEFAULT_BASE_URL", "HELP", "configure", "project_version", "run"]
@@ -47,7 +50,9 @@ def project_version(root: Path) -> str | None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the target (``weaver``), ``--out``, ``--format``, ``--version`` and ``--schema-url``."""
-    parser.add_argument("target", choices=("weaver",), help="what to export to: weaver")
+    parser.add_argument(
+        "target", choices=("weaver",), metavar="TARGET", help="what to export to: weaver"
+    )
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="the registry folder to write"
     )
@@ -75,7 +80,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the registry; 1 when the catalog has errors, 2 on a bad flag or a failed write."""
+    """Write the registry and check it with Weaver's rules.
+
+    Exits 1 when the catalog has errors or the registry breaks a rule (the files
+    are written all the same, so the findings can be read in them), 2 on a bad
+    flag or a failed write.
+    """
     config = config_from_args(args)
     version = args.catalog_version or project_version(config.root) or "0.0.0"
     if not _VERSION.match(version):
@@ -106,4 +116,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: cannot write {out / name}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     print(f"wrote {len(files)} file(s) to {out.as_posix()} (Weaver {fmt}, version {version})")
-    return 0
+    # Read back what was written and apply Weaver's rules, so a registry Weaver would
+    # refuse (a brief without a period, a name the namespace of another) fails here.
+    registry = load_registry(out)
+    findings = [*registry.diagnostics, *check_registry(registry)]
+    if findings:
+        print(format_diagnostics(findings), file=sys.stderr)
+    return 1 if has_errors(findings) else 0

@@ -23,7 +23,7 @@ from typing import Final, Literal
 
 import yaml
 
-from ..catalog.model import Catalog
+from ..catalog.model import Catalog, CatalogFile
 from ..generate.resolve import resolve_catalog
 
 __all__ = [
@@ -343,33 +343,7 @@ def export_registry(
         out[f"{module}.yaml"] = _dump(
             document, f"Written by metric-catalog export weaver from {path}; do not edit."
         )
-        model = model_files[path]
-        files_json.append(
-            {
-                "path": path,
-                "module": module,
-                "owner": catalog_file["owner"],
-                "description": catalog_file["description"],
-                "prefixes": catalog_file["prefixes"],
-                "emitted_by": list(model.emitted_by),
-                "attributes": [str(a) for a in _names(catalog_file.get("attributes"))],
-                "loops": [
-                    {
-                        "name": loop.name,
-                        "description": loop.description,
-                        "signature": list(loop.signature),
-                        "step_keys": [
-                            {"key": step.key, "prefix": step.prefix} for step in loop.step_keys
-                        ],
-                    }
-                    for loop in model.loops
-                ],
-                "bookkeeping": [
-                    {"key": entry.key, "reason": entry.reason} for entry in model.bookkeeping
-                ],
-                "rows_without_instrument": others.get(path, []),
-            }
-        )
+        files_json.append(_file_json(catalog_file, model_files[path], others.get(path, [])))
     out[CATALOG_JSON] = (
         json.dumps(
             {"export_format_version": EXPORT_FORMAT_VERSION, "format": fmt, "files": files_json},
@@ -380,6 +354,34 @@ def export_registry(
         + "\n"
     )
     return out
+
+
+def _file_json(
+    catalog_file: Mapping[str, object],
+    model: CatalogFile,
+    others: list[Mapping[str, object]],
+) -> dict[str, object]:
+    """A file's entry in :data:`CATALOG_JSON`: what no metric group holds."""
+    return {
+        "path": catalog_file["path"],
+        "module": catalog_file["module"],
+        "owner": catalog_file["owner"],
+        "description": catalog_file["description"],
+        "prefixes": catalog_file["prefixes"],
+        "emitted_by": list(model.emitted_by),
+        "attributes": _names(catalog_file.get("attributes")),
+        "loops": [
+            {
+                "name": loop.name,
+                "description": loop.description,
+                "signature": list(loop.signature),
+                "step_keys": [{"key": step.key, "prefix": step.prefix} for step in loop.step_keys],
+            }
+            for loop in model.loops
+        ],
+        "bookkeeping": [{"key": entry.key, "reason": entry.reason} for entry in model.bookkeeping],
+        "rows_without_instrument": others,
+    }
 
 
 def _items(document: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
