@@ -48,6 +48,7 @@ COMMANDS: Final[dict[str, str]] = {
     "scan": ".commands.scan",
     "infer": ".commands.infer",
     "export": ".commands.export",
+    "import": ".commands.import_",
 }
 """Command name -> module implementing it."""
 

@@ -224,6 +224,24 @@ def _metric_v2(row: Mapping[str, object], value_type: str) -> dict[str, object]:
     return metric
 
 
+def _non_scalar(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+    """A row with no instrument, for :data:`CATALOG_JSON`: the metric group's fields."""
+    attributes = row.get("attributes")
+    return {
+        "name": row["name"],
+        "kind": row["kind"],
+        "unit": row["logged_unit"],
+        "description": row["description"],
+        "stability": row["stability"],
+        "value_type": value_type,
+        "deprecated": row.get("deprecated"),
+        "attributes": [_attribute_ref(ref) for ref in attributes]
+        if isinstance(attributes, list)
+        else [],
+        ANNOTATION: _row_annotation(row),
+    }
+
+
 def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, object]:
     """A declared attribute: v1 ``id`` / v2 ``key``, its type (an enum's members) and budget."""
     stability = attribute["stability"]
@@ -321,7 +339,7 @@ def export_registry(
         if value_type in _VALUE_TYPES:
             by_file.setdefault(str(row["file"]), []).append((row, value_type))
         else:
-            others.setdefault(str(row["file"]), []).append({**row, "value_type": value_type})
+            others.setdefault(str(row["file"]), []).append(_non_scalar(row, value_type))
     attributes = {str(a["name"]): a for a in _items(resolved, "attributes")}
     model_files = {f.path: f for f in catalog.files}
     out: dict[str, str] = {

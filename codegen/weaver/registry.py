@@ -72,6 +72,8 @@ class WeaverAttribute:
     brief: str
     stability: str
     position: Position
+    file: str = ""
+    """The definition file, relative to the registry folder (POSIX)."""
     note: str = ""
     members: tuple[Member, ...] = ()
     examples: tuple[object, ...] = ()
@@ -100,6 +102,8 @@ class WeaverMetric:
     brief: str
     stability: str
     position: Position
+    file: str = ""
+    """The definition file, relative to the registry folder (POSIX)."""
     group_id: str | None = None
     """The v1 group ``id`` (``None`` in v2, where the name is the id)."""
     note: str = ""
@@ -201,10 +205,12 @@ class _Reader:
 
     registry: Registry
     groups: dict[str, _Group] = field(default_factory=dict)
-    pending: list[tuple[YMap, str, _Group]] = field(default_factory=list)
-    """(metric node, format, its attribute group) awaiting resolution."""
+    pending: list[tuple[YMap, str, _Group, str]] = field(default_factory=list)
+    """(metric node, format, its attribute group, its file) awaiting resolution."""
     imports: list[tuple[str, Position]] = field(default_factory=list)
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    current: str = ""
+    """The file being read, relative to the registry folder."""
 
     def report(self, code: str, severity: Severity, message: str, where: Position) -> None:
         self.registry.diagnostics.append(Diagnostic(code, severity, message, where))
@@ -232,16 +238,18 @@ class _Reader:
             )
         else:
             kind = _text(node, "type")
-        examples = plain(node.values["examples"]) if "examples" in node.values else ()
+        found = plain(node.values["examples"]) if "examples" in node.values else None
+        examples = () if found is None else tuple(found) if isinstance(found, list) else (found,)
         attribute = WeaverAttribute(
             key=key,
             type=kind,
             brief=_text(node, "brief"),
             stability=_text(node, "stability") or "development",
             position=node.position,
+            file=self.current,
             note=_text(node, "note"),
             members=members,
-            examples=tuple(examples) if isinstance(examples, list) else (examples,),
+            examples=examples,
             annotations=_mapping(node.values.get("annotations")),
         )
         if key in self.registry.attributes:
@@ -268,7 +276,7 @@ class _Reader:
                 entry.refs.append(("ref", attribute))
             self.groups[group_id] = entry
             if kind == "metric":
-                self.pending.append((group, "v1", entry))
+                self.pending.append((group, "v1", entry, self.current))
             elif kind != "attribute_group":
                 self.skip(path, f"{kind or 'untyped'} group '{group_id}'")
         self.read_imports(root)
@@ -287,7 +295,7 @@ class _Reader:
             entry = _Group(f"metric.{_text(metric, 'name')}", metric.position)
             for item in _maps(metric.values.get("attributes")):
                 entry.refs.append(("ref_group" if "ref_group" in item.values else "ref", item))
-            self.pending.append((metric, "v2", entry))
+            self.pending.append((metric, "v2", entry, self.current))
         for section in ("spans", "events", "entities"):
             for item in _maps(root.values.get(section)):
                 self.skip(
@@ -389,7 +397,7 @@ class _Reader:
 
     def resolve(self) -> None:
         """Turn every pending metric into a :class:`WeaverMetric` with explicit references."""
-        for node, fmt, group in self.pending:
+        for node, fmt, group, path in self.pending:
             refs = self.group_refs(group, (group.id,))
             for ref in refs.values():
                 if ref.key not in self.registry.attributes:
@@ -411,6 +419,7 @@ class _Reader:
                     brief=_text(node, "brief"),
                     stability=_text(node, "stability") or "development",
                     position=node.position,
+                    file=path,
                     group_id=_text(node, "id") if fmt == "v1" else None,
                     note=_text(node, "note"),
                     deprecated=_deprecation(deprecated),
@@ -541,6 +550,7 @@ def load_registry(root: Path, *, display: str | None = None, _depth: int = 0) ->
         if not isinstance(loaded.root, YMap):
             continue
         registry.files.append(rel)
+        reader.current = rel
         if _text(loaded.root, "file_format") == "definition/2":
             reader.read_v2(loaded.root, loaded.path)
         elif "groups" in loaded.root.values:

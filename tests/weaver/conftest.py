@@ -182,3 +182,29 @@ def schema_problems(
         return problems
 
     return check
+
+
+_DERIVED_PLACES = frozenset({"file", "source", "field_sources", "python_constant", "path"})
+"""Where a row or file is (and what follows from it): differs between two folders."""
+
+
+def _placeless(items: Any) -> Any:
+    return [{k: v for k, v in item.items() if k not in _DERIVED_PLACES} for item in items]
+
+
+@pytest.fixture(scope="session")
+def resolved_view() -> Callable[[Any], dict[str, Any]]:
+    """``view(catalog)``: the resolved catalog without file paths and positions, rows by name."""
+    from codegen.generate.resolve import resolve_catalog
+
+    def view(catalog: Any) -> dict[str, Any]:
+        document = resolve_catalog(catalog)
+        return {
+            "rows": {row["name"]: _placeless([row])[0] for row in document["rows"]},
+            **{
+                key: _placeless(document[key])
+                for key in ("files", "loops", "bookkeeping", "attributes")
+            },
+        }
+
+    return view

@@ -1,0 +1,158 @@
+"""``import weaver``: a registry back into catalog files, and the semconv files into a catalog."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.weaver.export import FORMATS, WeaverFormat, export_registry
+from codegen.weaver.importer import import_registry
+from codegen.weaver.registry import WeaverMetric, load_registry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(files: dict[str, str], folder: Path) -> Path:
+    """Write files into ``folder`` (made if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def load_clean(folder: Path) -> Catalog:
+    """The catalog in ``folder``; fails with the diagnostics unless it validates."""
+    result = load_and_check(sorted(folder.glob("*.yaml")), root=folder, lint=False)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result.catalog
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_repository_catalog_comes_back_from_its_export_with_every_resolved_field(
+    fmt: WeaverFormat,
+    repo_catalog: Catalog,
+    tmp_path: Path,
+    resolved_view: Callable[[Any], dict[str, Any]],
+) -> None:
+    files = export_registry(
+        repo_catalog, version="1.0.0", base_url="https://e.com/s", description="d.", fmt=fmt
+    )
+    registry = load_registry(write(files, tmp_path / "registry"))
+    result = import_registry(registry)
+    assert [d for d in result.diagnostics if d.severity.value == "error"] == []
+    back = load_clean(write(result.files, tmp_path / "catalog"))
+    assert resolved_view(back) == resolved_view(repo_catalog)
+
+
+@pytest.fixture(scope="module")
+def semconv_import(
+    semconv_registry: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, Any, Catalog]:
+    """The reference semconv registry, its import (``--prefix rl.``) and the catalog it gives."""
+    registry = load_registry(semconv_registry)
+    result = import_registry(registry, prefix="rl.")
+    catalog = load_clean(write(result.files, tmp_path_factory.mktemp("semconv-catalog")))
+    return registry, result, catalog
+
+
+def test_importing_the_semconv_files_gives_a_catalog_that_validates(
+    semconv_import: tuple[Any, Any, Catalog],
+) -> None:
+    registry, _result, catalog = semconv_import
+    assert len(registry.metrics) == 25
+    assert sorted(row.name for _f, row in catalog.rows()) == sorted(
+        f"rl.{metric.name}" for metric in registry.metrics
+    )
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "attribute 'hw.network.logical_addresses' has type string[]",
+        "attribute 'error.type' is an open enum",
+        "attribute 'error.type' is conditionally_required (if and only if an error has occurred)",
+        "notes not kept",
+        "open string attribute(s) given max_cardinality 64",
+    ],
+)
+def test_what_the_catalog_cannot_hold_is_reported(
+    semconv_import: tuple[Any, Any, Catalog], said: str
+) -> None:
+    messages = [d.message for d in semconv_import[1].diagnostics]
+    assert any(said in message for message in messages), messages
+
+
+def _refs(metric: WeaverMetric) -> list[tuple[str, str]]:
+    return [(ref.key, ref.requirement_level) for ref in metric.attributes]
+
+
+def test_re_exporting_the_import_keeps_every_metrics_weaver_fields(
+    semconv_import: tuple[Any, Any, Catalog], tmp_path: Path
+) -> None:
+    registry, _result, catalog = semconv_import
+    files = export_registry(catalog, version="1.45.0", base_url="https://e.com/s", description="d.")
+    again = {m.name.removeprefix("rl."): m for m in load_registry(write(files, tmp_path)).metrics}
+    assert set(again) == {metric.name for metric in registry.metrics}
+    for metric in registry.metrics:
+        back = again[metric.name]
+        assert (back.instrument, back.unit, back.stability) == (
+            metric.instrument,
+            metric.unit,
+            metric.stability,
+        )
+        assert back.brief == " ".join(metric.brief.split())
+        if metric.deprecated is None:
+            assert back.deprecated is None
+        else:
+            assert back.deprecated is not None
+            assert back.deprecated["reason"] == metric.deprecated["reason"]
+            assert back.deprecated["renamed_to"] == f"rl.{metric.deprecated['renamed_to']}"
+        # The reported losses: refs to array attributes, conditionally_required levels.
+        kept = [
+            (key, "recommended" if level == "conditionally_required" else level)
+            for key, level in _refs(metric)
+            if key != "hw.network.logical_addresses"
+        ]
+        assert _refs(back) == kept, metric.name
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_import_without_a_prefix_writes_nothing_and_says_to_pass_one(
+    semconv_registry: Path, tmp_path: Path
+) -> None:
+    proc = _cli("import", "weaver", str(semconv_registry), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    assert "import again with --prefix rl." in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_import_refuses_to_overwrite_a_catalog_file_unless_forced(
+    semconv_registry: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "jvm_metrics.yaml").write_text("# mine\n", encoding="utf-8")
+    args = ("import", "weaver", str(semconv_registry), "--out", str(out), "--prefix", "rl.")
+    refused = _cli(*args)
+    assert refused.returncode == 2
+    assert "already holds jvm_metrics.yaml" in refused.stderr
+    assert (out / "jvm_metrics.yaml").read_text(encoding="utf-8") == "# mine\n"
+    forced = _cli(*args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "rl.jvm.memory.used" in (out / "jvm_metrics.yaml").read_text(encoding="utf-8")
