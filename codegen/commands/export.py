@@ -31,10 +31,13 @@ HELP = (
 )
 
 DEFAULT_BASE_URL: Final = "https://metric-catalog.invalid/schemas"
-"""Where ``schema_url`` points without ``--schema-url`` (a placeholder Weaver accepts)."""
+"""``schema_url`` without ``--schema-url``: this, then the version (a placeholder Weaver takes)."""
 
-_VERSION: Final = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?\Z")
-_URL: Final = re.compile(r"https?://[^\s/]+(/[^\s]*)?\Z")
+_URL: Final = re.compile(
+    r"(?P<base>https?://[^\s/]+(/[^\s/]+)*)/(?P<version>[0-9]+\.[0-9]+(\.[0-9]+)?"
+    r"([-+][0-9A-Za-z.-]+)?)/?\Z"
+)
+"""An http(s) URL whose last path segment is a version (Weaver's ``schema_url`` rule)."""
 
 
 def project_version(root: Path) -> str | None:
@@ -49,7 +52,10 @@ def project_version(root: Path) -> str | None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the target (``weaver``), ``--out``, ``--format``, ``--version`` and ``--schema-url``."""
+    """Add the target (``weaver``), ``--out``, ``--format``, ``--schema-url`` and the project.
+
+    No ``--catalog``: ``--config catalog=PATH`` picks other catalog files.
+    """
     parser.add_argument(
         "target", choices=("weaver",), metavar="TARGET", help="what to export to: weaver"
     )
@@ -63,20 +69,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="v1 (groups:, every Weaver reads it; default) or v2 (file_format: definition/2)",
     )
     parser.add_argument(
-        "--version",
-        dest="catalog_version",
-        metavar="VERSION",
-        help="the registry's version, the last segment of schema_url (default: the "
-        "pyproject's [project] version, else 0.0.0)",
-    )
-    parser.add_argument(
         "--schema-url",
-        default=DEFAULT_BASE_URL,
         metavar="URL",
-        help=f"the http(s) URL schema_url starts with; the version is appended (default: "
-        f"{DEFAULT_BASE_URL})",
+        help="the registry's schema_url: an http(s) URL whose last segment is its version "
+        f"(default: {DEFAULT_BASE_URL}/<the pyproject's [project] version, else 0.0.0>)",
     )
-    add_root_argument(parser)
+    add_root_argument(parser, catalog=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,16 +85,16 @@ def run(args: argparse.Namespace) -> int:
     flag or a failed write.
     """
     config = config_from_args(args)
-    version = args.catalog_version or project_version(config.root) or "0.0.0"
-    if not _VERSION.match(version):
-        msg = f"--version {version!r} is not a version such as 1.2.0 or 1.2.0-rc.1"
-        raise UsageError(msg)
-    if not _URL.match(args.schema_url):
+    url = args.schema_url or f"{DEFAULT_BASE_URL}/{project_version(config.root) or '0.0.0'}"
+    match = _URL.match(url)
+    if match is None:
         msg = (
-            f"--schema-url {args.schema_url!r} is not an http(s) URL; Weaver reads the "
-            "registry's identity from it, e.g. https://example.com/schemas/myrl"
+            f"--schema-url {url!r} is not an http(s) URL whose last segment is a version "
+            "(1.2.0, 1.2.0-rc.1): Weaver reads the registry's version from it, e.g. "
+            "https://example.com/schemas/myrl/1.2.0"
         )
         raise UsageError(msg)
+    base, version = match.group("base"), match.group("version")
     catalog = load_or_report(config)
     if catalog is None:
         return 1
@@ -104,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     files = export_registry(
         catalog,
         version=version,
-        base_url=args.schema_url,
+        base_url=base,
         description=config.title,
         fmt=fmt,
     )

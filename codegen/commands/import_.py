@@ -17,10 +17,11 @@ from typing import Final
 
 from ..catalog.diagnostics import format_diagnostics, has_errors
 from ..catalog.pipeline import load_and_check
+from ..config import NoCatalogError
 from ..generate.writer import write_atomic
 from ..weaver.importer import import_registry
 from ..weaver.registry import Registry, load_registry
-from . import UsageError
+from . import UsageError, add_root_argument, config_from_args
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -33,7 +34,7 @@ _PREFIX: Final = re.compile(r"([a-z][a-z0-9_]*\.)+\Z")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the target (``weaver``), SRC, ``--out``, ``--prefix`` and ``--force``."""
+    """Add the target (``weaver``), SRC, ``--out``, ``--prefix`` and the project."""
     parser.add_argument(
         "target", choices=("weaver",), metavar="TARGET", help="what to import from: weaver"
     )
@@ -52,17 +53,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="put NAMESPACE (e.g. rl.) before every metric name lacking it: the catalog's "
         "series names start with rl.",
     )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="overwrite catalog files already in DIR (default: refuse, naming them)",
+    add_root_argument(
+        parser,
+        catalog=False,
+        help="the project whose catalog the imported files are validated with, so a name "
+        "clash with its rows is caught (default: the nearest pyproject.toml above the cwd)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Import; 1 (writing nothing) when the registry or the catalog it makes has errors.
 
-    2 on bad flags, or when DIR holds a file of the same name (unless ``--force``).
+    2 on bad flags, or when DIR holds a file of the same name (nothing is overwritten).
     """
     if args.prefix and not _PREFIX.match(args.prefix):
         msg = f"--prefix {args.prefix!r} is not a namespace ending with '.', such as rl."
@@ -76,17 +78,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"import: nothing written to {out.as_posix()}", file=sys.stderr)
         return 1
     existing = sorted(name for name in result.files if (out / name).exists())
-    if existing and not args.force:
+    if existing:
         msg = (
-            f"{out.as_posix()} already holds {', '.join(existing)}; choose an empty folder, "
-            "or pass --force to overwrite them"
+            f"{out.as_posix()} already holds {', '.join(existing)}; import into an empty "
+            "folder (nothing is overwritten)"
         )
         raise UsageError(msg)
     # Validated in a scratch folder first: files that would not validate are not written.
     with tempfile.TemporaryDirectory(prefix="metric-catalog-import-") as scratch:
         for name, text in result.files.items():
             (Path(scratch) / name).write_text(text, encoding="utf-8")
-        checked = load_and_check(sorted(Path(scratch).iterdir()), root=Path(scratch), lint=False)
+        written = sorted(Path(scratch).iterdir())
+        checked = load_and_check([*written, *_project_files(args)], root=Path(scratch), lint=False)
     findings += checked.diagnostics
     if findings:
         print(format_diagnostics(findings), file=sys.stderr)
@@ -105,6 +108,17 @@ def run(args: argparse.Namespace) -> int:
         f"to {out.as_posix()}"
     )
     return 0
+
+
+def _project_files(args: argparse.Namespace) -> list[Path]:
+    """The project's catalog files (absolute), or none when there is no catalog."""
+    config = config_from_args(args)
+    try:
+        return [
+            path if path.is_absolute() else config.root / path for path in config.catalog_files()
+        ]
+    except NoCatalogError:
+        return []
 
 
 def _hint(registry: Registry, prefix: str) -> None:

@@ -161,20 +161,23 @@ def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 
 
 def test_export_command_writes_the_registry_and_checks_it(tmp_path: Path) -> None:
-    proc = _cli("export", "weaver", "--out", str(tmp_path / "reg"), "--version", "2.0.0")
+    url = "https://example.com/schemas/rl/2.0.0"
+    proc = _cli("export", "weaver", "--out", str(tmp_path / "reg"), "--schema-url", url)
     assert proc.returncode == 0, proc.stderr
     written = sorted(p.name for p in (tmp_path / "reg").iterdir())
     assert {"manifest.yaml", CATALOG_JSON, "grpo.yaml"} <= set(written)
+    manifest = yaml.safe_load((tmp_path / "reg" / "manifest.yaml").read_text(encoding="utf-8"))
+    assert manifest["schema_url"] == url
 
 
 @pytest.mark.parametrize(
-    ("flag", "value", "said"),
-    [("--version", "one", "is not a version"), ("--schema-url", "ftp://x/y", "http(s) URL")],
+    "url",
+    ["ftp://example.com/s/1.0.0", "https://example.com/schemas/latest", "https://1.0.0", "x"],
 )
-def test_export_refuses_a_bad_version_or_url_with_exit_2(
-    tmp_path: Path, flag: str, value: str, said: str
+def test_export_refuses_a_schema_url_without_a_version_with_exit_2(
+    tmp_path: Path, url: str
 ) -> None:
-    proc = _cli("export", "weaver", "--out", str(tmp_path / "reg"), flag, value)
+    proc = _cli("export", "weaver", "--out", str(tmp_path / "reg"), "--schema-url", url)
     assert proc.returncode == 2
-    assert said in proc.stderr
+    assert "whose last segment is a version" in proc.stderr
     assert not (tmp_path / "reg").exists()

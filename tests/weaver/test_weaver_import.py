@@ -142,17 +142,36 @@ def test_import_without_a_prefix_writes_nothing_and_says_to_pass_one(
     assert not (tmp_path / "out").exists()
 
 
-def test_import_refuses_to_overwrite_a_catalog_file_unless_forced(
+def test_import_overwrites_nothing_and_writes_into_an_empty_folder(
     semconv_registry: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "jvm_metrics.yaml").write_text("# mine\n", encoding="utf-8")
-    args = ("import", "weaver", str(semconv_registry), "--out", str(out), "--prefix", "rl.")
-    refused = _cli(*args)
+    args = ("import", "weaver", str(semconv_registry), "--prefix", "rl.")
+    refused = _cli(*args, "--out", str(out))
     assert refused.returncode == 2
     assert "already holds jvm_metrics.yaml" in refused.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["jvm_metrics.yaml"]
     assert (out / "jvm_metrics.yaml").read_text(encoding="utf-8") == "# mine\n"
-    forced = _cli(*args, "--force")
-    assert forced.returncode == 0, forced.stderr
-    assert "rl.jvm.memory.used" in (out / "jvm_metrics.yaml").read_text(encoding="utf-8")
+    fresh = _cli(*args, "--out", str(tmp_path / "fresh"))
+    assert fresh.returncode == 0, fresh.stderr
+    assert "rl.jvm.memory.used" in (tmp_path / "fresh" / "jvm_metrics.yaml").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_import_validates_with_the_projects_catalog_and_catches_a_clash(
+    repo_catalog: Catalog, tmp_path: Path
+) -> None:
+    """Re-importing the repository's own export next to it: every row would be declared twice."""
+    registry = write(
+        export_registry(
+            repo_catalog, version="1.0.0", base_url="https://e.com/s", description="d."
+        ),
+        tmp_path / "registry",
+    )
+    proc = _cli("import", "weaver", str(registry), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    assert "rl.response.length.mean" in proc.stderr
+    assert not (tmp_path / "out").exists()
