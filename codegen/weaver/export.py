@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Final, Literal
 
 import yaml
@@ -126,16 +126,18 @@ def _dump(document: object, header: str) -> str:
     return f"# {header}\n{body}"
 
 
-def _deprecated(found: object) -> dict[str, object] | None:
-    """Weaver's ``deprecated``: renamed when there is a replacement, else obsoleted.
+def _deprecated(found: object, exported: Set[str]) -> dict[str, object] | None:
+    """Weaver's ``deprecated``: renamed to an ``exported`` metric, else obsoleted.
 
+    A replacement with no metric group (a non-scalar row) would break Weaver's
+    "renamed_to exists" rule: it stays in ``annotations.metric_catalog.replaced_by``.
     An obsoleted deprecation always carries its note (v2 requires one, v1 takes it).
     """
     if not isinstance(found, Mapping):
         return None
     note = str(found.get("note") or "")
     target = found.get("replaced_by")
-    if isinstance(target, str):
+    if isinstance(target, str) and target in exported:
         out: dict[str, object] = {"reason": "renamed", "renamed_to": target}
         if note:
             out["note"] = note
@@ -143,7 +145,7 @@ def _deprecated(found: object) -> dict[str, object] | None:
     return {"reason": "obsoleted", "note": note}
 
 
-def _row_annotation(row: Mapping[str, object]) -> dict[str, object]:
+def _row_annotation(row: Mapping[str, object], exported: Set[str]) -> dict[str, object]:
     """What only the catalog knows of a row, as ``resolve`` shows it (unset fields left out)."""
     out: dict[str, object] = {}
     for key in _ROW_ANNOTATIONS:
@@ -158,8 +160,11 @@ def _row_annotation(row: Mapping[str, object]) -> dict[str, object]:
     if row.get("range_declared"):
         out["range"] = row.get("range_bounds") or {}
     deprecated = row.get("deprecated")
-    if isinstance(deprecated, Mapping) and deprecated.get("since"):
-        out["deprecated_since"] = deprecated["since"]
+    if isinstance(deprecated, Mapping):
+        if deprecated.get("since"):
+            out["deprecated_since"] = deprecated["since"]
+        if deprecated.get("replaced_by") and deprecated["replaced_by"] not in exported:
+            out["replaced_by"] = deprecated["replaced_by"]
     return out
 
 
@@ -171,15 +176,17 @@ def _attribute_ref(ref: Mapping[str, object]) -> dict[str, object]:
     return out
 
 
-def _annotations(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+def _annotations(
+    row: Mapping[str, object], value_type: str, exported: Set[str]
+) -> dict[str, object]:
     """A metric group's annotations: semconv's value type key, then the catalog's own."""
     return {
         "code_generation": {"metric_value_type": _VALUE_TYPES[value_type]},
-        ANNOTATION: _row_annotation(row),
+        ANNOTATION: _row_annotation(row, exported),
     }
 
 
-def _metric_v1(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+def _metric_v1(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
     """One ``type: metric`` group (v1)."""
     name = str(row["name"])
     group: dict[str, object] = {
@@ -191,17 +198,17 @@ def _metric_v1(row: Mapping[str, object], value_type: str) -> dict[str, object]:
         "stability": row["stability"],
         "brief": row["description"],
     }
-    deprecated = _deprecated(row.get("deprecated"))
+    deprecated = _deprecated(row.get("deprecated"), exported)
     if deprecated is not None:
         group["deprecated"] = deprecated
     attributes = row.get("attributes")
     if isinstance(attributes, list) and attributes:
         group["attributes"] = [_attribute_ref(ref) for ref in attributes]
-    group["annotations"] = _annotations(row, value_type)
+    group["annotations"] = _annotations(row, value_type, exported)
     return group
 
 
-def _metric_v2(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+def _metric_v2(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
     """One ``metrics:`` entry (v2): only recommended/opt_in fit a signal's level."""
     level = row.get("requirement_level")
     metric: dict[str, object] = {
@@ -214,17 +221,19 @@ def _metric_v2(row: Mapping[str, object], value_type: str) -> dict[str, object]:
         # kept in the annotation (as in v1), and Weaver sees recommended.
         "requirement_level": "opt_in" if level == "opt_in" else "recommended",
     }
-    deprecated = _deprecated(row.get("deprecated"))
+    deprecated = _deprecated(row.get("deprecated"), exported)
     if deprecated is not None:
         metric["deprecated"] = deprecated
     attributes = row.get("attributes")
     if isinstance(attributes, list) and attributes:
         metric["attributes"] = [_attribute_ref(ref) for ref in attributes]
-    metric["annotations"] = _annotations(row, value_type)
+    metric["annotations"] = _annotations(row, value_type, exported)
     return metric
 
 
-def _non_scalar(row: Mapping[str, object], value_type: str) -> dict[str, object]:
+def _non_scalar(
+    row: Mapping[str, object], value_type: str, exported: Set[str]
+) -> dict[str, object]:
     """A row with no instrument, for :data:`CATALOG_JSON`: the metric group's fields."""
     attributes = row.get("attributes")
     return {
@@ -238,7 +247,7 @@ def _non_scalar(row: Mapping[str, object], value_type: str) -> dict[str, object]
         "attributes": [_attribute_ref(ref) for ref in attributes]
         if isinstance(attributes, list)
         else [],
-        ANNOTATION: _row_annotation(row),
+        ANNOTATION: _row_annotation(row, exported),
     }
 
 
@@ -293,6 +302,7 @@ def _file_document(
     rows: Sequence[tuple[Mapping[str, object], str]],
     attributes: Sequence[Mapping[str, object]],
     fmt: WeaverFormat,
+    exported: Set[str],
 ) -> dict[str, object]:
     """One catalog file's registry file in format ``fmt``."""
     module = str(catalog_file["module"])
@@ -306,13 +316,13 @@ def _file_document(
                 "attributes": declared,
             }
         ]
-        groups.extend(_metric_v1(row, value_type) for row, value_type in rows)
+        groups.extend(_metric_v1(row, value_type, exported) for row, value_type in rows)
         return {"groups": groups}
     document: dict[str, object] = {"file_format": "definition/2"}
     if declared:
         document["attributes"] = declared
     if rows:
-        document["metrics"] = [_metric_v2(row, value_type) for row, value_type in rows]
+        document["metrics"] = [_metric_v2(row, value_type, exported) for row, value_type in rows]
     return document
 
 
@@ -332,14 +342,15 @@ def export_registry(
     resolved = resolve_catalog(catalog)
     value_types = {row.name: row.value_type for _file, row in catalog.rows()}
     by_file: dict[str, list[tuple[Mapping[str, object], str]]] = {}
-    others: dict[str, list[Mapping[str, object]]] = {}
+    others: dict[str, list[tuple[Mapping[str, object], str]]] = {}
     for row in _items(resolved, "rows"):
         name = str(row["name"])
         value_type = value_types.get(name, "number")
         if value_type in _VALUE_TYPES:
             by_file.setdefault(str(row["file"]), []).append((row, value_type))
         else:
-            others.setdefault(str(row["file"]), []).append(_non_scalar(row, value_type))
+            others.setdefault(str(row["file"]), []).append((row, value_type))
+    exported = frozenset(str(row["name"]) for rows in by_file.values() for row, _kind in rows)
     attributes = {str(a["name"]): a for a in _items(resolved, "attributes")}
     model_files = {f.path: f for f in catalog.files}
     out: dict[str, str] = {
@@ -357,11 +368,12 @@ def export_registry(
         path = str(catalog_file["path"])
         module = str(catalog_file["module"])
         declared = [attributes[str(name)] for name in _names(catalog_file.get("attributes"))]
-        document = _file_document(catalog_file, by_file.get(path, []), declared, fmt)
+        document = _file_document(catalog_file, by_file.get(path, []), declared, fmt, exported)
         out[f"{module}.yaml"] = _dump(
             document, f"Written by metric-catalog export weaver from {path}; do not edit."
         )
-        files_json.append(_file_json(catalog_file, model_files[path], others.get(path, [])))
+        kept = [_non_scalar(row, kind, exported) for row, kind in others.get(path, [])]
+        files_json.append(_file_json(catalog_file, model_files[path], kept))
     out[CATALOG_JSON] = (
         json.dumps(
             {"export_format_version": EXPORT_FORMAT_VERSION, "format": fmt, "files": files_json},

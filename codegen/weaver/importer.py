@@ -295,8 +295,8 @@ class _Importer:
             return None
         version = since or self.registry.version or "0.0.0"
         out: dict[str, object] = {"since": str(version)}
-        target = found.get("renamed_to")
-        if found.get("reason") == "renamed" and isinstance(target, str):
+        target = found.get("renamed_to") or ours.get("replaced_by")
+        if isinstance(target, str):
             if target in self.names:
                 out["replaced_by"] = self.names[target]
             else:
@@ -528,6 +528,12 @@ def import_registry(registry: Registry, *, prefix: str = "") -> ImportResult:
     entries = _catalog_json(registry, importer)
     _restore_files(importer, entries)
     importer.names = {metric.name: importer.name(metric.name) for metric in registry.metrics}
+    # A row with no instrument may replace a metric: its name is known too.
+    importer.names.update(
+        (str(row.get("name")), str(row.get("name")))
+        for entry in entries
+        for row in _list(entry.get("rows_without_instrument"))
+    )
     owners = {str(a): str(e.get("module")) for e in entries for a in _names(e.get("attributes"))}
     for attribute in sorted(registry.attributes.values(), key=lambda a: (a.file, a.key)):
         ours = dict(_ours(attribute.annotations))

@@ -15,6 +15,7 @@ from codegen.catalog.pipeline import load_and_check
 from codegen.weaver.export import FORMATS, WeaverFormat, export_registry
 from codegen.weaver.importer import import_registry
 from codegen.weaver.registry import WeaverMetric, load_registry
+from codegen.weaver.rules import check_registry
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -175,3 +176,37 @@ def test_import_validates_with_the_projects_catalog_and_catches_a_clash(
     assert proc.returncode == 1
     assert "rl.response.length.mean" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+TABLE_REPLACES = """\
+owner: pkg.evals
+module: evals
+description: Evaluation outputs.
+loops:
+  - name: sft
+    description: Supervised fine-tuning.
+teed:
+  - logger_key: val/samples_old
+    name: rl.eval.samples.count
+    kind: gauge
+    unit: "{sample}"
+    description: Samples shown, before the table replaced it.
+    deprecated: {since: "0.2.0", replaced_by: rl.eval.samples}
+  - logger_key: val/samples
+    name: rl.eval.samples
+    description: The evaluated samples as a table.
+    value_type: table
+"""
+
+
+def test_a_row_replaced_by_a_row_with_no_instrument_keeps_its_replacement(
+    tmp_path: Path, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    """The replacement has no metric group, so Weaver sees obsoleted; the catalog keeps it."""
+    original = load_clean(write({"evals.yaml": TABLE_REPLACES}, tmp_path / "catalog"))
+    files = export_registry(original, version="1.0.0", base_url="https://e.com/s", description="d.")
+    registry = load_registry(write(files, tmp_path / "registry"))
+    assert check_registry(registry) == []  # no renamed_to to a metric Weaver lacks
+    assert registry.metrics[0].deprecated == {"reason": "obsoleted", "note": ""}
+    back = load_clean(write(import_registry(registry).files, tmp_path / "back"))
+    assert resolved_view(back) == resolved_view(original)
