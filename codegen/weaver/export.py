@@ -389,7 +389,7 @@ def export_registry(
 def _file_json(
     catalog_file: Mapping[str, object],
     model: CatalogFile,
-    others: list[Mapping[str, object]],
+    others: Sequence[Mapping[str, object]],
 ) -> dict[str, object]:
     """A file's entry in :data:`CATALOG_JSON`: what no metric group holds."""
     return {
@@ -410,7 +410,7 @@ def _file_json(
             for loop in model.loops
         ],
         "bookkeeping": [{"key": entry.key, "reason": entry.reason} for entry in model.bookkeeping],
-        "rows_without_instrument": others,
+        "rows_without_instrument": list(others),
     }
 
 
