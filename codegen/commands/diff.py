@@ -3,7 +3,9 @@
 The baseline is a git ref (``main``, ``origin/main``, ``v0.3.0``, a commit, or
 ``origin/main...`` for the merge base of that branch and ``HEAD``) whose
 ``catalog/*.yaml`` are read with ``git ls-tree`` and ``git cat-file``, or a
-directory: a checkout holding ``catalog/``, or a catalog directory itself.
+directory: a checkout holding ``catalog/``, or a catalog directory itself, or an
+OpenTelemetry Weaver registry folder (it has a ``manifest.yaml``), imported on the
+fly (:mod:`codegen.weaver`) so a catalog is held to a published registry.
 Either way the files are copied into a temporary directory and loaded like the
 working tree, so both sides go through the same loader. From a directory only
 regular files are copied: a FIFO is never opened, and a device, a folder named
@@ -24,12 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from ..catalog.diagnostics import Position, Severity, format_diagnostics
+from ..catalog.diagnostics import Position, Severity, format_diagnostics, has_errors
 from ..catalog.loader import MAX_FILE_BYTES
 from ..catalog.pipeline import load_and_check
 from ..config import Config
 from ..diff import diff_catalogs
 from ..safe_fs import is_within, read_regular
+from ..weaver.importer import import_registry
+from ..weaver.registry import MANIFEST_NAMES, load_registry
 from . import (
     add_format_argument,
     add_no_warnings_argument,
@@ -183,6 +187,34 @@ def _from_directory(
     return lambda p: replace(p, path=(catalog_dir / Path(p.path).name).as_posix())
 
 
+def _from_registry(
+    source: Path, dest: Path, catalog_dirs: Sequence[str]
+) -> Callable[[Position], Position]:
+    """An OpenTelemetry Weaver registry (a folder with a manifest), imported on the fly.
+
+    Names without ``rl.`` get it, as ``import weaver --prefix rl.`` gives them, so a
+    catalog started from the registry is compared with it name for name.
+    """
+    registry = load_registry(source)
+    result = import_registry(registry, prefix="rl.")
+    found = [*registry.diagnostics, *result.diagnostics]
+    if found:
+        print(format_diagnostics(found), file=sys.stderr)
+    if has_errors(found) or not result.files:
+        msg = (
+            f"--against {source}: the Weaver registry does not import cleanly (see above); "
+            "fix it, or diff against a catalog folder or a git ref"
+        )
+        raise BaselineError(msg)
+    folder = dest / (catalog_dirs[0] if catalog_dirs else "catalog")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in result.files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return lambda p: replace(
+        p, path=f"{source.as_posix()} (imported as {Path(p.path).name})", line=0, column=0
+    )
+
+
 def catalog_folders(config: Config) -> tuple[str, ...]:
     """The folders the configured catalog entries live in (the part before any pattern)."""
     folders = []
@@ -210,6 +242,8 @@ def materialize_baseline(
             would otherwise report every row as added).
     """
     source = Path(against)
+    if source.is_dir() and any((source / name).is_file() for name in MANIFEST_NAMES):
+        return _from_registry(source, dest, catalog_dirs)
     if source.is_dir():
         return _from_directory(source, dest, catalog_dirs)
     return _from_git(against, root, dest, catalog_dirs)
@@ -222,8 +256,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="REF_OR_DIR",
         help=(
-            "baseline: a git ref (branch, tag, commit; A...B or A... for a merge base) "
-            "or a directory holding catalog/"
+            "baseline: a git ref (branch, tag, commit; A...B or A... for a merge base), "
+            "a directory holding catalog/, or a Weaver registry folder (with manifest.yaml)"
         ),
     )
     add_format_argument(parser)
