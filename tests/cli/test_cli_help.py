@@ -2,7 +2,7 @@
 
 The numbers are read from the rendered help (COLUMNS=100), as a newcomer sees it:
 ``live-check --help`` at most 60 lines, every other command's at most 40, and all
-of them together (the top-level help included) at most 103 flag slots (an option
+of them together (the top-level help included) at most 111 flag slots (an option
 line such as ``  --root DIR``, ``-h, --help`` counted).
 """
 
@@ -17,9 +17,9 @@ from codegen.cli import COMMANDS, DESCRIPTION, build_parsers
 MAX_LINES = {"live-check": 60}
 """Help lines a command may take; the others take at most :data:`DEFAULT_MAX_LINES`."""
 DEFAULT_MAX_LINES = 40
-MAX_FLAG_SLOTS = 103
-"""100 before ``export`` and ``import`` (Weaver interop, issue #39) took 11 slots, 6 of them
-the -h, --root and --config every command shows."""
+MAX_FLAG_SLOTS = 111
+"""100, plus the 11 slots ``export`` and ``import`` (Weaver interop, issue #39) take: 6 of
+them the -h, --root and --config every command shows."""
 _SLOT = re.compile(r"^  -")
 
 
@@ -40,7 +40,7 @@ def test_each_commands_help_fits_its_line_budget(helps: dict[str, str], command:
     assert len(lines) <= MAX_LINES.get(command, DEFAULT_MAX_LINES), helps[command]
 
 
-def test_all_commands_help_together_shows_at_most_103_flag_slots(helps: dict[str, str]) -> None:
+def test_all_commands_help_together_shows_at_most_111_flag_slots(helps: dict[str, str]) -> None:
     slots = {name: _slots(text) for name, text in helps.items()}
     assert sum(slots.values()) <= MAX_FLAG_SLOTS, slots
     # Every command shows -h and the project's --root and --config, and nothing twice.
