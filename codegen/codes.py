@@ -247,8 +247,10 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "ATTRIBUTE_DOMAIN",
         "build",
         _E,
-        "An attribute has both `values` and `max_cardinality`, or neither.",
-        "List its values (an enum) or bound an open set with `max_cardinality`.",
+        "An attribute has both `values` and `max_cardinality`, or neither; or `spans_segments` "
+        "or `examples` on an attribute that is not an open string.",
+        "List its values (an enum) or bound an open set with `max_cardinality`; drop the "
+        "field an enum or a non-string attribute does not take.",
     ),
     (
         "CONDITION_MISSING",

@@ -570,6 +570,7 @@ def _build_row(
         value_type=texts.get("value_type", "number") if teed else "number",
         # "step" is the default axis, spelled out.
         step_axis=_step_axis(texts.get("step_axis", "")) if teed else "",
+        note=texts.get("note", ""),
     )
 
 
@@ -874,6 +875,7 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
     budget = _text(values.get("max_cardinality"))
     spans = _text(values.get("spans_segments")) == "true"
     no_lint_node = values.get("no_lint")
+    examples_node = values.get("examples")
     marks = {key: node.position for key, node in values.items()}
     return Attribute(
         name=name,
@@ -887,6 +889,8 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         no_lint=_strings(no_lint_node) or () if no_lint_node is not None else (),
         positions=marks,
         spans_segments=spans,
+        note=_text(values.get("note")) or "",
+        examples=_strings(examples_node) or () if examples_node is not None else (),
     )
 
 
@@ -987,6 +991,17 @@ def _domain_ok(
                 "string attribute can span path segments (an enum's values already say "
                 "what it matches); drop 'spans_segments'.",
                 spans_node.position,
+            )
+        )
+        return False
+    examples_node = values.get("examples")
+    if examples_node is not None and (enum or kind != "string"):
+        diagnostics.append(
+            _error(
+                "ATTRIBUTE_DOMAIN",
+                f"attribute {name!r} has 'examples', which only an open string attribute "
+                "takes (an enum's values are its examples); drop 'examples'.",
+                examples_node.position,
             )
         )
         return False

@@ -82,6 +82,10 @@ class Attribute:
     positions: Mapping[str, Position] = field(default_factory=dict, compare=False)
     spans_segments: bool = False
     """A placeholder of it may capture several path segments (``openai/gsm8k``)."""
+    note: str = ""
+    """More about it than its description (Weaver's ``note``); ``""``: none."""
+    examples: tuple[str, ...] = ()
+    """Example values of an open string attribute, as written (Weaver wants them)."""
 
     @property
     def capture(self) -> Capture:
@@ -368,6 +372,8 @@ class MetricRow:
     """``maximize`` or ``minimize`` (bigger or smaller is better); ``""``: not declared."""
     sum_of: tuple[str, ...] = ()
     """Series whose values sum to this row's value at the same step (``sum_of:``)."""
+    note: str = ""
+    """More about the row than its description (Weaver's ``note``); ``""``: none."""
 
     @property
     def value_range(self) -> ValueRange | None:

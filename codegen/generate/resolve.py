@@ -42,6 +42,8 @@ def _attribute(attribute: Attribute) -> dict[str, object]:
         "stability": attribute.stability,
         "values": [{"value": v.value, "description": v.description} for v in attribute.values],
         "max_cardinality": attribute.max_cardinality,
+        "examples": list(attribute.examples),
+        "note": attribute.note or None,
         "spans_segments": attribute.spans_segments,
         "label": attribute.label,
         "constant_name": attribute.constant_name,
@@ -125,6 +127,7 @@ def _row(
         "module": catalog_file.module,
         "name": row.name,
         "no_lint": sorted(row.no_lint),
+        "note": row.note or None,
         "owner": catalog_file.owner,
         "placeholders": sorted(
             {name for text in (row.logger_key or "", *row.prefixes) for name in placeholders(text)}

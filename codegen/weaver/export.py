@@ -198,6 +198,8 @@ def _metric_v1(row: Mapping[str, object], value_type: str, exported: Set[str]) -
         "stability": row["stability"],
         "brief": row["description"],
     }
+    if row.get("note"):
+        group["note"] = row["note"]
     deprecated = _deprecated(row.get("deprecated"), exported)
     if deprecated is not None:
         group["deprecated"] = deprecated
@@ -221,6 +223,8 @@ def _metric_v2(row: Mapping[str, object], value_type: str, exported: Set[str]) -
         # kept in the annotation (as in v1), and Weaver sees recommended.
         "requirement_level": "opt_in" if level == "opt_in" else "recommended",
     }
+    if row.get("note"):
+        metric["note"] = row["note"]
     deprecated = _deprecated(row.get("deprecated"), exported)
     if deprecated is not None:
         metric["deprecated"] = deprecated
@@ -241,6 +245,7 @@ def _non_scalar(
         "kind": row["kind"],
         "unit": row["logged_unit"],
         "description": row["description"],
+        "note": row.get("note"),
         "stability": row["stability"],
         "value_type": value_type,
         "deprecated": row.get("deprecated"),
@@ -276,6 +281,11 @@ def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, 
         "brief": attribute["description"],
         "stability": stability,
     }
+    if attribute.get("note"):
+        out["note"] = attribute["note"]
+    examples = attribute.get("examples")
+    if isinstance(examples, list) and examples:
+        out["examples"] = list(examples)
     extra: dict[str, object] = {}
     if attribute.get("max_cardinality") is not None:
         extra["max_cardinality"] = attribute["max_cardinality"]

@@ -223,9 +223,26 @@ class _Importer:
                 target.budgeted.append(attribute.key)
         if ours.get("spans_segments"):
             out["spans_segments"] = "true"
-        if attribute.note or attribute.examples:
-            target.dropped.setdefault("attribute notes and examples", []).append(attribute.key)
+        self.note_and_examples(attribute, out, native=native)
         target.attributes.append(out)
+
+    def note_and_examples(
+        self, attribute: WeaverAttribute, out: dict[str, object], *, native: bool
+    ) -> None:
+        """The attribute's note, and its examples where the catalog takes them (open strings)."""
+        if attribute.note.strip():
+            out["note"] = attribute.note if native else attribute.note.strip()
+        examples = [_value_text(e) for e in attribute.examples if not isinstance(e, list | dict)]
+        if examples and out.get("type") == "string" and "values" not in out:
+            out["examples"] = list(dict.fromkeys(e for e in examples if e))
+        elif attribute.examples:
+            self.report(
+                "WEAVER_SKIPPED",
+                Severity.WARNING,
+                f"attribute '{attribute.key}': its examples are not kept; only an open string "
+                "catalog attribute takes examples",
+                attribute.position,
+            )
 
     def stability(self, stability: str, what: str, where: Position) -> str:
         if stability in _STABILITIES:
@@ -338,6 +355,8 @@ class _Importer:
             description=metric.brief if ours else _fold(metric.brief),
             stability=self.stability(metric.stability, metric.name, metric.position),
         )
+        if metric.note.strip():
+            row["note"] = metric.note if ours else metric.note.strip()
         deprecated = self.deprecated(metric, ours)
         if deprecated is not None:
             row["deprecated"] = deprecated
@@ -353,8 +372,6 @@ class _Importer:
 
     def dropped(self, metric: WeaverMetric, target: _File) -> None:
         """Note what of ``metric`` no catalog field holds."""
-        if metric.note:
-            target.dropped.setdefault("notes", []).append(metric.name)
         foreign = set(metric.annotations) - {ANNOTATION, "code_generation"}
         if foreign:
             target.dropped.setdefault("annotations", []).append(metric.name)
@@ -565,6 +582,8 @@ def _restore_non_scalar(importer: _Importer, entry: Mapping[str, object]) -> Non
             if row.get(key):
                 out[key] = row[key]
         out["description"] = row.get("description")
+        if row.get("note"):
+            out["note"] = row["note"]
         out["stability"] = row.get("stability")
         deprecated = row.get("deprecated")
         if isinstance(deprecated, Mapping):

@@ -10,7 +10,8 @@ refuses and what semconv's ``make check-policies`` packages enforce:
 * a metric's brief ends with a period;
 * no metric name is the namespace of another, and no two share a constant name;
 * no metric is more stable than an attribute it carries that is not opt-in;
-* every ``renamed_to`` names a metric of the registry.
+* every ``renamed_to`` names a metric of the registry;
+* a string attribute that is no enum has ``examples`` (a warning, as in Weaver).
 
 :data:`WEAVER_CODES` declares every code the Weaver stage reports (these and the
 reader's); :mod:`codegen.codes` lists them in the diagnostics reference.
@@ -129,6 +130,13 @@ WEAVER_CODES: Final[dict[str, WeaverCode]] = {
             "Raise the attribute's stability, make it `opt_in`, or lower the metric's.",
         ),
         WeaverCode(
+            "WEAVER_EXAMPLES",
+            Severity.WARNING,
+            "A string attribute that is no enum has no `examples` (Weaver warns; an error "
+            "under `--future`).",
+            "Give the catalog attribute `examples: [a, b]`.",
+        ),
+        WeaverCode(
             "WEAVER_RENAMED_TARGET",
             Severity.ERROR,
             "A deprecation's `renamed_to` names no metric of the registry.",
@@ -189,6 +197,14 @@ def _names(registry: Registry) -> Iterable[Diagnostic]:
                 Severity.ERROR,
                 f"attribute {attribute.key!r} breaks the name rule or has no namespace; "
                 "name it as namespace.name in lowercase (rl.dataset)",
+                attribute.position,
+            )
+        if attribute.type == "string" and not attribute.examples:
+            yield Diagnostic(
+                "WEAVER_EXAMPLES",
+                Severity.WARNING,
+                f"string attribute {attribute.key!r} has no examples, which Weaver warns "
+                "about; give the catalog attribute examples: [a, b]",
                 attribute.position,
             )
         for member in attribute.members:

@@ -83,6 +83,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
             "series": ["rl_train_valid_tokens_total"],
         },
         "no_lint": [],
+        "note": None,
         "prefixes": ["train"],
         "placeholders": [],
         "attributes": [],

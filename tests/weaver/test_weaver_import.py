@@ -79,7 +79,6 @@ def test_importing_the_semconv_files_gives_a_catalog_that_validates(
         "attribute 'hw.network.logical_addresses' has type string[]",
         "attribute 'error.type' is an open enum",
         "attribute 'error.type' is conditionally_required (if and only if an error has occurred)",
-        "notes not kept",
         "open string attribute(s) given max_cardinality 64",
     ],
 )
@@ -109,6 +108,7 @@ def test_re_exporting_the_import_keeps_every_metrics_weaver_fields(
             metric.stability,
         )
         assert back.brief == " ".join(metric.brief.split())
+        assert back.note == metric.note.strip()
         if metric.deprecated is None:
             assert back.deprecated is None
         else:
@@ -210,3 +210,15 @@ def test_a_row_replaced_by_a_row_with_no_instrument_keeps_its_replacement(
     assert registry.metrics[0].deprecated == {"reason": "obsoleted", "note": ""}
     back = load_clean(write(import_registry(registry).files, tmp_path / "back"))
     assert resolved_view(back) == resolved_view(original)
+
+
+def test_attribute_notes_and_open_string_examples_survive_the_semconv_round_trip(
+    semconv_import: tuple[Any, Any, Catalog], tmp_path: Path
+) -> None:
+    registry, _result, catalog = semconv_import
+    files = export_registry(catalog, version="1.45.0", base_url="https://e.com/s", description="d.")
+    again = load_registry(write(files, tmp_path)).attributes
+    pool = registry.attributes["jvm.memory.pool.name"]  # an open string with examples
+    assert pool.examples
+    assert again["jvm.memory.pool.name"].examples == pool.examples
+    assert again["jvm.memory.pool.name"].note == pool.note.strip()

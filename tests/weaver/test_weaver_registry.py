@@ -18,8 +18,14 @@ ATTRS = {
             "type": "attribute_group",
             "brief": "RL attributes.",
             "attributes": [
-                {"id": "rl.dataset", "type": "string", "brief": "Dataset.", "stability": "stable"},
-                {"id": "rl.phase", "type": "string", "brief": "Phase.", "stability": "development"},
+                {
+                    "id": "rl.dataset",
+                    "type": "string",
+                    "brief": "Dataset.",
+                    "stability": "stable",
+                    "examples": ["gsm8k"],
+                },
+                {"id": "rl.phase", "type": "int", "brief": "Phase.", "stability": "development"},
             ],
         }
     ]
@@ -65,6 +71,19 @@ RULE_CASES = [
     (
         "WEAVER_RENAMED_TARGET",
         [metric("rl.a", deprecated={"reason": "renamed", "renamed_to": "rl.gone"})],
+    ),
+    (
+        "WEAVER_EXAMPLES",
+        [
+            {
+                "id": "registry.x",
+                "type": "attribute_group",
+                "brief": "X.",
+                "attributes": [
+                    {"id": "rl.x", "type": "string", "brief": "X.", "stability": "stable"}
+                ],
+            }
+        ],
     ),
 ]
 

@@ -33,6 +33,7 @@ SETTINGS = settings(
 word = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 sentence = st.from_regex(r"[A-Z][a-z]{0,8}( [a-z]{1,8}){0,4}\.", fullmatch=True)
 unit = st.sampled_from(["", "1", "s", "ms", "By", "{token}", "%", "{step}/s"])
+note = st.sampled_from(["One line.", "Two lines.\nThe second.\n", "  Spaced  out. "])
 version = st.from_regex(r"[0-9]\.[0-9]{1,2}(\.[0-9])?", fullmatch=True)
 LOOPS = ("loop_a", "loop_b")
 
@@ -57,11 +58,15 @@ def attribute(draw: st.DrawFn, name: str) -> dict[str, Any]:
         out["type"] = "string"
         out["max_cardinality"] = str(draw(st.integers(1, 500)))
         if draw(st.booleans()):
+            out["examples"] = draw(st.lists(word, min_size=1, max_size=3, unique=True))
+        if draw(st.booleans()):
             out["spans_segments"] = "true"
     else:
         out["type"] = "bool"
     if draw(st.booleans()):
         out["stability"] = draw(st.sampled_from(STABILITY_LEVELS))
+    if draw(st.booleans()):
+        out["note"] = draw(note)
     return out
 
 
@@ -81,6 +86,8 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[st
         out["kind"] = draw(st.sampled_from(METRIC_KINDS))
         out["unit"] = draw(unit)
     out["description"] = draw(sentence)
+    if draw(st.booleans()):
+        out["note"] = draw(note)
     out["stability"] = draw(st.sampled_from(STABILITY_LEVELS))
     if non_scalar:
         out["value_type"] = draw(st.sampled_from(["table", "text", "image"]))
