@@ -441,7 +441,7 @@ class DiffReport:
 def _deprecation_text(dep: Deprecation | None) -> str | None:
     if dep is None:
         return None
-    text = f"since {dep.since}"
+    text = f"since {dep.since}" if dep.since else "deprecated"
     if dep.replaced_by:
         text += f", replaced by {dep.replaced_by}"
     if dep.note:

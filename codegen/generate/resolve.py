@@ -111,7 +111,7 @@ def _row(
         "constant_name": row.constant_name,
         "deprecated": None
         if dep is None
-        else {"note": dep.note, "replaced_by": dep.replaced_by, "since": dep.since},
+        else {"note": dep.note, "replaced_by": dep.replaced_by, "since": dep.since or None},
         "description": row.description,
         "emitted_by": list(row.emitted_by) if teed else None,
         "every": row.every,

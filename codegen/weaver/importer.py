@@ -307,11 +307,11 @@ class _Importer:
     ) -> dict[str, object] | None:
         """The row's ``deprecated``; a rename target the registry lacks is reported and left out."""
         found = metric.deprecated
-        since = ours.get("deprecated_since")
         if found is None:
             return None
-        version = since or self.registry.version or "0.0.0"
-        out: dict[str, object] = {"since": str(version)}
+        # An exported row says its own (or no) release; a foreign one, the registry's version.
+        since = ours.get("deprecated_since") if ours else self.registry.version
+        out: dict[str, object] = {"since": str(since)} if since else {}
         target = found.get("renamed_to") or ours.get("replaced_by")
         if isinstance(target, str):
             if target in self.names:

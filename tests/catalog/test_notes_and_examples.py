@@ -1,4 +1,5 @@
-"""``note`` on rows and attributes, ``examples`` on open string attributes (Weaver's fields)."""
+"""Weaver's fields: ``note`` on rows and attributes, ``examples`` on open strings, and a
+``deprecated`` without ``since``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.pipeline import CheckResult, load_and_check
+from codegen.diff import _deprecation_text
 from codegen.generate.resolve import resolve_catalog
 
 CATALOG = """\
@@ -81,3 +83,20 @@ def test_examples_only_on_an_open_string_and_no_empty_note(
     result = _load(tmp_path, text)
     assert not result.ok
     assert any(said in d.message for d in result.diagnostics), result.diagnostics
+
+
+def test_a_deprecation_may_leave_out_its_release(tmp_path: Path) -> None:
+    text = CATALOG.replace(
+        "    description: Loss.\n",
+        "    description: Loss.\n    deprecated: {note: Use the other.}\n",
+    )
+    result = _load(tmp_path, text)
+    assert result.ok, result.diagnostics
+    rows = {row["name"]: row for row in resolve_catalog(result.catalog)["rows"]}
+    assert rows["rl.loss"]["deprecated"] == {
+        "note": "Use the other.",
+        "replaced_by": None,
+        "since": None,
+    }
+    (row,) = [row for _f, row in result.catalog.rows() if row.name == "rl.loss"]
+    assert _deprecation_text(row.deprecated) == "deprecated: Use the other."

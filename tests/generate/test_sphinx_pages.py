@@ -207,6 +207,17 @@ class TestDeprecation:
         assert "which is not in the catalog" in body
         assert "#rl-gone-away" not in body
 
+    def test_a_deprecation_without_release_says_deprecated(self, tmp_path: Path) -> None:
+        """``since`` is optional: the notice then says "Deprecated", never "since " alone."""
+        alpha = _files()[0]
+        old = alpha.teed[2]
+        assert old.deprecated is not None
+        undated = replace(old, deprecated=replace(old.deprecated, since=""))
+        data = _load(tmp_path, Catalog((replace(alpha, teed=(alpha.teed[0], undated)),)))
+        body = _html.owner_page_html(data, ALPHA, _href)
+        assert '<p class="admonition-title">Deprecated</p>' in body
+        assert "Deprecated since" not in body
+
 
 def test_empty_owner_says_so(tmp_path: Path) -> None:
     """A file without rows gets a sentence saying so and no empty table."""

@@ -130,7 +130,7 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[st
             for name in chosen
         ]
     if draw(st.booleans()):
-        out["deprecated"] = {"since": draw(version)}
+        out["deprecated"] = {"since": draw(version)} if draw(st.booleans()) else {}
         if draw(st.booleans()):
             out["deprecated"]["note"] = draw(sentence)
     return out

@@ -247,9 +247,11 @@ def _deprecation(row: Mapping[str, Any], data: CatalogData, href: Href, path: st
         replaced = f'<p>Replaced by <a href="{escape(link)}">{ident(target)}</a>.</p>'
     else:
         replaced = f"<p>Replaced by {ident(target)}, which is not in the catalog.</p>"
+    since = deprecated.get("since")
+    title = f"Deprecated since {text(since)}" if since else "Deprecated"
     return (
         '<div class="admonition warning deprecated">'
-        f'<p class="admonition-title">Deprecated since {text(deprecated.get("since", ""))}</p>'
+        f'<p class="admonition-title">{title}</p>'
         f"{replaced}{paragraphs(deprecated.get('note', ''))}</div>"
     )
 
