@@ -3,7 +3,8 @@
 Writes ``manifest.yaml``, one ``<module>.yaml`` per catalog file and
 ``metric-catalog.json`` into DIR (:mod:`codegen.weaver.export`); a team with
 Weaver then runs ``weaver registry check -r DIR`` and ``weaver registry generate``
-on it. Files already in DIR that the export does not write are left alone.
+on it. A ``<module>.yaml`` an earlier export wrote for a catalog file now gone is
+removed; any other file in DIR is left alone.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Final
 from ..catalog.diagnostics import format_diagnostics, has_errors
 from ..config import PYPROJECT
 from ..generate.writer import write_atomic
-from ..weaver.export import FORMATS, WeaverFormat, export_registry
+from ..safe_fs import read_head
+from ..weaver.export import FORMATS, WRITTEN_BY, WeaverFormat, export_registry
 from ..weaver.registry import load_registry
 from ..weaver.rules import check_registry
 from . import UsageError, add_root_argument, config_from_args, load_or_report
@@ -77,6 +79,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_root_argument(parser, catalog=False)
 
 
+def _remove_stale(out: Path, files: dict[str, str]) -> None:
+    """Remove the ``<module>.yaml`` an earlier export wrote for a catalog file now gone.
+
+    Weaver loads every ``*.yaml`` of the folder, so a stale one would come back as
+    metrics the catalog no longer has; a file export did not write is left alone
+    (the read-back check reports it if Weaver would refuse it).
+    """
+    for path in sorted(out.glob("*.yaml")):
+        if path.name in files or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            head = read_head(path, len(WRITTEN_BY) + 2)
+        except OSError:
+            continue
+        if head == f"# {WRITTEN_BY}".encode():
+            path.unlink()
+            print(f"removed {path.as_posix()} (its catalog file is gone)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the registry and check it with Weaver's rules.
 
@@ -114,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: cannot write {out / name}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     print(f"wrote {len(files)} file(s) to {out.as_posix()} (Weaver {fmt}, version {version})")
+    _remove_stale(out, files)
     # Read back what was written and apply Weaver's rules, so a registry Weaver would
     # refuse (a brief without a period, a name the namespace of another) fails here.
     registry = load_registry(out)

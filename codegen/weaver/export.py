@@ -33,6 +33,7 @@ __all__ = [
     "FORMATS",
     "INSTRUMENTS",
     "MANIFEST",
+    "WRITTEN_BY",
     "WeaverFormat",
     "export_registry",
     "member_id",
@@ -49,6 +50,10 @@ ANNOTATION: Final = "metric_catalog"
 
 MANIFEST: Final = "manifest.yaml"
 """The registry manifest's name (``registry_manifest.yaml`` is deprecated in Weaver)."""
+
+WRITTEN_BY: Final = "Written by metric-catalog export weaver"
+"""How each ``<module>.yaml`` export writes starts (after ``# ``): a later export removes
+such a file when its catalog file is gone, and leaves every other file alone."""
 
 CATALOG_JSON: Final = "metric-catalog.json"
 """Catalog-only data beside the registry; not ``*.yaml``, so Weaver's loader skips it."""
@@ -379,9 +384,7 @@ def export_registry(
         module = str(catalog_file["module"])
         declared = [attributes[str(name)] for name in _names(catalog_file.get("attributes"))]
         document = _file_document(catalog_file, by_file.get(path, []), declared, fmt, exported)
-        out[f"{module}.yaml"] = _dump(
-            document, f"Written by metric-catalog export weaver from {path}; do not edit."
-        )
+        out[f"{module}.yaml"] = _dump(document, f"{WRITTEN_BY} from {path}; do not edit.")
         kept = [_non_scalar(row, kind, exported) for row, kind in others.get(path, [])]
         files_json.append(_file_json(catalog_file, model_files[path], kept))
     out[CATALOG_JSON] = (

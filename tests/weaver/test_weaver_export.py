@@ -181,3 +181,31 @@ def test_export_refuses_a_schema_url_without_a_version_with_exit_2(
     assert proc.returncode == 2
     assert "whose last segment is a version" in proc.stderr
     assert not (tmp_path / "reg").exists()
+
+
+def test_a_second_export_removes_its_own_stale_file_and_keeps_every_other(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / "catalog").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[tool.metric-catalog]\ncatalog = ["catalog/*.yaml"]\n', encoding="utf-8"
+    )
+    for module in ("alpha", "beta"):
+        (root / "catalog" / f"{module}.yaml").write_text(
+            f"owner: pkg.{module}\nmodule: {module}\ndescription: {module.title()}.\n"
+            f"recorded:\n  - name: rl.{module}.loss\n    kind: gauge\n    unit: '1'\n"
+            "    description: Loss.\n",
+            encoding="utf-8",
+        )
+    out = tmp_path / "reg"
+    assert _cli("export", "weaver", "--out", str(out), "--root", str(root)).returncode == 0
+    (root / "catalog" / "beta.yaml").unlink()
+    (out / "notes.yaml").write_text("groups: []\n", encoding="utf-8")  # someone else's
+    proc = _cli("export", "weaver", "--out", str(out), "--root", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "removed" in proc.stdout
+    assert sorted(p.name for p in out.iterdir()) == [
+        "alpha.yaml",
+        "manifest.yaml",
+        CATALOG_JSON,
+        "notes.yaml",
+    ]
