@@ -476,6 +476,7 @@ SHOWN: Final = {
     "logger_key": ("rl-demo-seen-tokens", "train/seen_tokens"),
     "name": ("rl-demo-seen-tokens", "rl.demo.seen_tokens"),
     "no_lint": ("rl-demo-seen-tokens", "DESCRIPTION_REPEATS_NAME"),
+    "note": ("rl-demo-seen-tokens", "Counted after padding is removed."),
     "prefix": ("rl-demo-seen-tokens", "train/seen_tokens"),
     "prefixes": ("rl-demo-all-tokens", "eval/total"),
     "range": ("rl-demo-seen-tokens", "values in"),
@@ -506,3 +507,24 @@ def test_every_field_a_user_writes_appears_on_the_owner_page(tmp_path: Path, fie
     page = _page(_load(tmp_path, catalog), "catalog/fields.yaml")
     anchor, shown = SHOWN[field]
     assert shown in " ".join(page.rows[anchor]), (field, page.rows[anchor])
+
+
+def test_an_attributes_note_and_examples_are_shown_under_its_description(tmp_path: Path) -> None:
+    from tests.catalog_projects import loaded_catalog
+
+    text = """\
+owner: pkg.evals
+module: evals
+description: Evaluations.
+attributes:
+  - name: rl.dataset
+    type: string
+    description: Validation dataset.
+    note: As the config names it.
+    max_cardinality: "32"
+    examples: [math500, openai/gsm8k]
+"""
+    catalog = loaded_catalog(tmp_path / "project", text, "evals.yaml")
+    body = _html.owner_page_html(_load(tmp_path, catalog), "catalog/evals.yaml", _href)
+    assert '<div class="mc-note"><p>As the config names it.</p></div>' in body
+    assert "For example <code>math500</code>, <code>openai/<wbr>gsm8k</code>." in body

@@ -320,6 +320,8 @@ def _row(row: Mapping[str, Any], data: CatalogData, href: Href, path: str) -> st
         unit += '<br><span class="mc-temporality">running total</span>'
     unit += _values(row)
     description = paragraphs(row.get("description", "")) or "<p><em>No description.</em></p>"
+    if row.get("note"):  # prose beyond the one sentence (Weaver's note), under it
+        description += f'<div class="mc-note">{paragraphs(str(row["note"]))}</div>'
     attributes = _attributes(row, data, href, path) + _shadowed(row, data, href, path)
     when = _cadence(row) + _presence(row) or "—"
     return (
@@ -377,6 +379,11 @@ def _declared_attributes(data: CatalogData, names: list[str]) -> str:
         else:
             domain = f"{kind}, open"
         description = text(attribute.get("description", ""))
+        if attribute.get("note"):
+            description += f'<div class="mc-note">{paragraphs(str(attribute["note"]))}</div>'
+        if attribute.get("examples"):
+            shown = ", ".join(ident(str(example)) for example in attribute["examples"])
+            description += f'<p class="mc-examples">For example {shown}.</p>'
         rows.append(
             f'<tr id="{attribute_anchor(name)}"><td>{ident(name)}</td><td>{domain}</td>'
             f"<td>{description}{_enum_table(values) if values else ''}</td></tr>"
