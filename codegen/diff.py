@@ -6,9 +6,9 @@ relied on. A ``stable`` series is never renamed, removed, or changes kind or
 unit: it is deprecated first, and removed in a later change once the baseline
 already marks it deprecated. A ``beta`` series may change kind or unit only
 while it carries a deprecation, so docs and the generated constant warn
-readers. A rename this change starts or completes (``replaced_by``) must keep
-kind and unit, or moving a query to the replacement silently changes its
-meaning.
+readers; a ``release_candidate`` series keeps beta's promises. A rename this
+change starts or completes (``replaced_by``) must keep kind and unit, or moving
+a query to the replacement silently changes its meaning.
 
 Rows are matched by series name. A baseline row missing from the new catalog
 counts as renamed when a deprecation names its replacement (``replaced_by`` on
@@ -473,6 +473,14 @@ def _field_value(row: MetricRow, field_name: str) -> str | None:
     return None if value is None else str(value)
 
 
+def _tier(stability: str) -> str | None:
+    """The promise a stability level makes: ``stable``, ``beta`` (a release candidate
+    keeps beta's, as it may still change before stable), or ``None``."""
+    if stability == "stable":
+        return "stable"
+    return "beta" if stability in ("beta", "release_candidate") else None
+
+
 def _level(stability: str) -> int:
     # Unknown levels (a newer schema) sort lowest so they never claim a promise.
     return STABILITY_LEVELS.index(stability) if stability in STABILITY_LEVELS else -1
@@ -655,10 +663,10 @@ def _check_logger_key(old: MetricRow, new: MetricRow, findings: _Findings) -> No
             f"stable series {old.name} was logged as {shown}, {what}",
             where,
         )
-    elif old.stability == "beta":
+    elif _tier(old.stability) == "beta":
         findings.add(
             "BETA_LOGGER_KEY_CHANGED",
-            f"beta series {old.name} was logged as {shown}, {what}",
+            f"{old.stability} series {old.name} was logged as {shown}, {what}",
             where,
         )
 
@@ -707,11 +715,12 @@ def _check_scope(
     if set(old.emitted_by) == set(new.emitted_by) or old.deprecated is not None:
         return
     keys = set(old.logged_keys) & shared[0] | set(new.logged_keys) & shared[1]
-    if not keys or old.stability not in ("stable", "beta"):
+    tier = _tier(old.stability)
+    if not keys or tier is None:
         return
     before = ", ".join(old.emitted_by) or "every loop"
     after = ", ".join(new.emitted_by) or "every loop"
-    code = f"{old.stability.upper()}_SHARED_KEY_SCOPE_CHANGED"
+    code = f"{tier.upper()}_SHARED_KEY_SCOPE_CHANGED"
     findings.add(
         code,
         f"{old.stability} series {old.name} shares {', '.join(sorted(keys))} with rows of "
@@ -725,7 +734,7 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
     name = old.name
     _check_logger_key(old, new, findings)
     raised = _requirement_raised(old, new)
-    if raised is not None and old.stability in ("stable", "beta"):
+    if raised is not None and _tier(old.stability) is not None:
         code = (
             "STABLE_REQUIREMENT_RAISED" if old.stability == "stable" else "BETA_REQUIREMENT_RAISED"
         )
@@ -771,31 +780,31 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
             f"series {name} went down from {old.stability} to {new.stability}",
             new.where("stability"),
         )
-    if old.stability == "beta" and old.deprecated is None and new.deprecated is None:
+    series = f"{old.stability} series {name}"  # beta, or a release candidate held to its rules
+    if _tier(old.stability) == "beta" and old.deprecated is None and new.deprecated is None:
         if new.kind != old.kind:
             findings.add(
                 "BETA_KIND_CHANGED",
-                f"beta series {name} changed kind {old.kind} -> {new.kind} without a deprecation",
+                f"{series} changed kind {old.kind} -> {new.kind} without a deprecation",
                 new.where("kind"),
             )
         if new.unit != old.unit:
             findings.add(
                 "BETA_UNIT_CHANGED",
-                f"beta series {name} changed unit {old.unit!r} -> {new.unit!r} "
-                "without a deprecation",
+                f"{series} changed unit {old.unit!r} -> {new.unit!r} without a deprecation",
                 new.where("unit"),
             )
         if new.temporality != old.temporality:
             findings.add(
                 "BETA_TEMPORALITY_CHANGED",
-                f"beta series {name} changed temporality {old.temporality} -> "
+                f"{series} changed temporality {old.temporality} -> "
                 f"{new.temporality} without a deprecation",
                 new.where("temporality"),
             )
         if new.unit == old.unit and new.declared_unit != old.declared_unit:
             findings.add(
                 "BETA_LOGGED_UNIT_CHANGED",
-                f"beta series {name} changed the unit its code logs {old.declared_unit!r} -> "
+                f"{series} changed the unit its code logs {old.declared_unit!r} -> "
                 f"{new.declared_unit!r} (exported in {new.unit!r}) without a deprecation",
                 new.where("unit"),
             )
@@ -863,7 +872,8 @@ def _promise(row: MetricRow) -> str | None:
     """``"STABLE"`` or ``"BETA"`` when the baseline row makes that promise, else ``None``."""
     if row.deprecated is not None:
         return None
-    return {"stable": "STABLE", "beta": "BETA"}.get(row.stability)
+    tier = _tier(row.stability)
+    return None if tier is None else tier.upper()
 
 
 def _check_attributes(

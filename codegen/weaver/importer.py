@@ -24,6 +24,8 @@ from typing import Final
 
 import yaml
 
+from metric_catalog.series_rules import STABILITY_LEVELS
+
 from ..catalog.diagnostics import Diagnostic, Position, Severity
 from ..safe_fs import read_regular
 from .export import ANNOTATION, CATALOG_JSON, INSTRUMENTS
@@ -36,7 +38,6 @@ DEFAULT_BUDGET: Final = 64
 
 _KINDS: Final = {instrument: kind for kind, instrument in INSTRUMENTS.items()}
 _TYPES: Final = {"string": "string", "int": "int", "double": "double", "boolean": "bool"}
-_STABILITIES: Final = ("development", "alpha", "beta", "stable")
 _LEVELS: Final = ("required", "recommended", "opt_in")
 _OPEN_MEMBER: Final = "_OTHER"
 """Semconv's marker of an open enum: any other value may appear."""
@@ -245,9 +246,9 @@ class _Importer:
             )
 
     def stability(self, stability: str, what: str, where: Position) -> str:
-        if stability in _STABILITIES:
+        if stability in STABILITY_LEVELS:
             return stability
-        read = "beta" if stability == "release_candidate" else "development"
+        read = "development"
         self.report(
             "WEAVER_SKIPPED",
             Severity.WARNING,

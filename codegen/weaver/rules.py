@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from metric_catalog.series_rules import STABILITY_LEVELS
+
 from ..catalog.diagnostics import Diagnostic, Severity
 from .registry import Registry, WeaverMetric
 
@@ -42,14 +44,8 @@ NAME: Final = re.compile(r"[a-z][a-z0-9]*([._][a-z0-9]+)*\Z")
 INSTRUMENTS: Final = ("counter", "gauge", "histogram", "updowncounter")
 """The instruments a metric group may name."""
 
-STABILITY_RANK: Final[dict[str, int]] = {
-    "development": 0,
-    "alpha": 1,
-    "beta": 2,
-    "release_candidate": 3,
-    "stable": 4,
-}
-"""Weaver's stability levels, least stable first."""
+STABILITY_RANK: Final[dict[str, int]] = {level: i for i, level in enumerate(STABILITY_LEVELS)}
+"""Weaver's stability levels (the catalog's), least stable first."""
 
 
 @dataclass(frozen=True, slots=True)

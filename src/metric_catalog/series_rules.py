@@ -121,8 +121,15 @@ ATTRIBUTE_TYPES: Final[tuple[str, ...]] = ("string", "int", "double", "bool")
 PLACEHOLDER_TYPES: Final[tuple[str, ...]] = ("string", "int")
 """The attribute types a placeholder may capture."""
 
-STABILITY_LEVELS: Final[tuple[str, ...]] = ("development", "alpha", "beta", "stable")
-"""A row's or attribute's stability, least stable first (the schema's ``stability`` enum)."""
+STABILITY_LEVELS: Final[tuple[str, ...]] = (
+    "development",
+    "alpha",
+    "beta",
+    "release_candidate",
+    "stable",
+)
+"""A row's or attribute's stability, least stable first (the schema's ``stability`` enum);
+``release_candidate`` is OpenTelemetry's level between beta and stable."""
 
 ATTRIBUTE_REQUIREMENT_LEVELS: Final[tuple[str, ...]] = ("required", "recommended", "opt_in")
 """What a catalog row may say of one of its attributes (``attributeRef.requirement_level``)."""

@@ -222,3 +222,17 @@ def test_attribute_notes_and_open_string_examples_survive_the_semconv_round_trip
     assert pool.examples
     assert again["jvm.memory.pool.name"].examples == pool.examples
     assert again["jvm.memory.pool.name"].note == pool.note.strip()
+
+
+def test_a_release_candidate_metric_stays_one(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "m.yaml").write_text(
+        "file_format: definition/2\nmetrics:\n  - name: rl.gpu.util\n    instrument: gauge\n"
+        "    unit: '1'\n    brief: GPU utilization.\n    stability: release_candidate\n",
+        encoding="utf-8",
+    )
+    result = import_registry(load_registry(registry))
+    assert result.diagnostics == []
+    catalog = load_clean(write(result.files, tmp_path / "catalog"))
+    assert [row.stability for _f, row in catalog.rows()] == ["release_candidate"]
