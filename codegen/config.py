@@ -58,6 +58,7 @@ __all__ = [
     "load_config",
     "no_catalog_message",
     "parse_config_option",
+    "parse_pyproject",
     "parse_table",
     "read_config",
     "table_lines",
@@ -807,7 +808,7 @@ def _nesting_problem(levels: str) -> str:
     )
 
 
-def _parse_pyproject(pyproject: Path) -> dict[str, object]:
+def parse_pyproject(pyproject: Path) -> dict[str, object]:
     """``pyproject`` read through :mod:`codegen.safe_fs` and parsed, nesting bounded.
 
     Raises:
@@ -843,7 +844,7 @@ def read_config(pyproject: Path) -> Config | None:
             deeper than :data:`MAX_TOML_DEPTH`, or the table has an unknown key or a bad
             value; the message names the file, the key (or line and column) and the fix.
     """
-    doc = _parse_pyproject(pyproject)
+    doc = parse_pyproject(pyproject)
     tool = doc.get("tool", {})
     table = tool.get("metric-catalog") if isinstance(tool, dict) else None
     if table is None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tomllib
 from pathlib import Path
 from typing import Final
 
 from ..catalog.diagnostics import format_diagnostics, has_errors
-from ..config import PYPROJECT
+from ..config import PYPROJECT, parse_pyproject
 from ..generate.writer import write_atomic
 from ..safe_fs import read_head
 from ..weaver.export import FORMATS, WRITTEN_BY, WeaverFormat, export_registry
@@ -43,12 +42,15 @@ _URL: Final = re.compile(
 
 
 def project_version(root: Path) -> str | None:
-    """``[project] version`` of ``root/pyproject.toml``, or ``None`` when it has none."""
-    try:
-        with (root / PYPROJECT).open("rb") as handle:
-            project = tomllib.load(handle).get("project")
-    except (OSError, tomllib.TOMLDecodeError):
+    """``[project] version`` of ``root/pyproject.toml``, or ``None`` when it has none.
+
+    Raises:
+        ConfigError: The file exists but cannot be read or parsed (exit 2, naming it).
+    """
+    path = root / PYPROJECT
+    if not path.is_file():
         return None
+    project = parse_pyproject(path).get("project")
     version = project.get("version") if isinstance(project, dict) else None
     return version if isinstance(version, str) else None
 
