@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol, TypeAlias
 
 import yaml
 
-from ..safe_fs import NotRegularFileError, read_head
+from ..safe_fs import MAX_CATALOG_FILE_BYTES, NotRegularFileError, read_head
 from ..safe_yaml import Loader
 from .diagnostics import Diagnostic, Position, Severity
 from .yaml_errors import explain_syntax_error
@@ -52,7 +52,7 @@ __all__ = [
     "to_plain",
 ]
 
-MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+MAX_FILE_BYTES: Final = MAX_CATALOG_FILE_BYTES
 """Catalog files larger than this (4 MiB) are refused unread."""
 
 MAX_DEPTH: Final = 16

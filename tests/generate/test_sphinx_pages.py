@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 from hypothesis import given
@@ -528,3 +528,29 @@ attributes:
     body = _html.owner_page_html(_load(tmp_path, catalog), "catalog/evals.yaml", _href)
     assert '<div class="mc-note"><p>As the config names it.</p></div>' in body
     assert "For example <code>math500</code>, <code>openai/<wbr>gsm8k</code>." in body
+
+
+@pytest.mark.parametrize("reader", [_data.load, _data.file_digest])
+def test_the_extension_refuses_a_resolved_catalog_that_is_a_fifo_without_waiting(
+    tmp_path: Path, reader: Any
+) -> None:
+    """The docs build reads through the runtime's one door: a FIFO is refused, not read."""
+    import os
+
+    fifo = tmp_path / "catalog.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="FIFO"):
+        reader(fifo)
+
+
+def test_the_extension_shows_no_catalog_file_that_links_out_of_the_project(
+    tmp_path: Path,
+) -> None:
+    from metric_catalog._safe_fs import MAX_CATALOG_FILE_BYTES, OutsideRootError, read_input
+
+    root, outside = tmp_path / "project", tmp_path / "secret.yaml"
+    (root / "catalog").mkdir(parents=True)
+    outside.write_text("token: hunter2\n", encoding="utf-8")
+    (root / "catalog" / "a.yaml").symlink_to(outside)
+    with pytest.raises(OutsideRootError):
+        read_input(root / "catalog" / "a.yaml", MAX_CATALOG_FILE_BYTES, root=root)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from .._safe_fs import MAX_CATALOG_FILE_BYTES, read_head, read_input, read_regular
 from . import _data, _html
 from ._data import CatalogData
 from ._domain import CatalogDomain
@@ -116,9 +117,9 @@ def write_index_data(app: Sphinx) -> None:
     page_uri = {path: app.builder.get_target_uri(doc) for path, doc in pages.items()}
     stamp += f"// {hashlib.sha256(json.dumps(page_uri, sort_keys=True).encode()).hexdigest()}\n"
     try:
-        with target.open(encoding="utf-8") as handle:
-            if handle.readline() + handle.readline() == stamp:
-                return
+        head = read_head(target, len(stamp.encode()) + 1).decode("utf-8", errors="replace")
+        if head.startswith(stamp):
+            return
     except OSError:
         pass
     data = load_catalog(app)
@@ -165,7 +166,7 @@ def collect_pages(app: Sphinx) -> Iterator[tuple[str, dict[str, Any], str]]:
     root = confpath(app, app.config.metric_catalog_root)
     stamps_path = _stamps_path(app)
     try:
-        saved = json.loads(stamps_path.read_text(encoding="utf-8"))
+        saved = json.loads(read_regular(stamps_path, _data.MAX_CATALOG_BYTES))
         stamps: dict[str, str] = dict(saved["pages"])
         known: list[str] = list(saved["files"])
         known_digest = str(saved["digest"])
@@ -184,7 +185,9 @@ def collect_pages(app: Sphinx) -> Iterator[tuple[str, dict[str, Any], str]]:
     for relative in files:
         path = root / relative
         try:
-            raw = path.read_bytes()
+            # A catalog file is shown as the generator read it: inside the project, regular,
+            # bounded as the loader bounds it (a link out or a FIFO is refused, not read).
+            raw = read_input(path, MAX_CATALOG_FILE_BYTES, root=root)
         except OSError as exc:
             logger.warning(
                 "metric_catalog: cannot read catalog file %s for its source page (%s)",
@@ -242,7 +245,7 @@ def copy_dashboards(app: Sphinx, exception: Exception | None) -> None:
             current = None
         if current != stat.st_mtime_ns:
             # The copy carries the source's mtime, so an unchanged dashboard is not rewritten.
-            destination.write_bytes(minified_json(path.read_bytes()))
+            destination.write_bytes(minified_json(read_regular(path, _data.MAX_CATALOG_BYTES)))
             os.utime(destination, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .._safe_fs import read_regular
+
 __all__ = ["CatalogData", "file_digest", "load", "series_anchor", "source_line"]
 
 _NON_ID_CHARS: Final = re.compile(r"[^a-z0-9]+")
@@ -92,6 +94,10 @@ class CatalogData:
         return value
 
 
+MAX_CATALOG_BYTES: Final = 256 * 1024 * 1024
+"""Most bytes of a resolved catalog the extension reads (10,000 rows are about 15 MB); a
+larger file, a FIFO or a device is refused (:mod:`metric_catalog._safe_fs`)."""
+
 _CACHE: dict[tuple[str, int, int], CatalogData] = {}
 _DIGESTS: dict[tuple[str, int, int], str] = {}
 
@@ -110,7 +116,7 @@ def file_digest(path: Path) -> str:
     key = _key(path)
     digest = _DIGESTS.get(key)
     if digest is None:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+        digest = hashlib.sha256(read_regular(path, MAX_CATALOG_BYTES)).hexdigest()[:20]
         _DIGESTS.clear()
         _DIGESTS[key] = digest
     return digest
@@ -127,7 +133,7 @@ def load(path: Path) -> CatalogData:
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    raw = path.read_bytes()
+    raw = read_regular(path, MAX_CATALOG_BYTES)
     document = json.loads(raw)
     if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
         msg = f"{path}: not a resolved catalog (a JSON object with 'files' and 'rows')"
