@@ -25,6 +25,8 @@ exit status (2, or 1). Relative to ``codegen``::
     ├── safe_yaml.YamlBombError             a YAML file too large once its aliases expand
     ├── scan.keyfilter._UnknownError        caught: a key filter scan cannot evaluate
     └── emit.EmitError                      emit cannot plan or send the sample run
+    RuntimeError
+    └── scan.keyfilter._SpentError          caught: a key filter spent its step budget
     FileExistsError
     └── generate.writer.HandWrittenFileError   output would replace a hand-written file
     OSError
