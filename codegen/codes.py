@@ -274,6 +274,13 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Set `requirement_level: conditionally_required` or drop the condition.",
     ),
     (
+        "SCHEDULE_WITHOUT_EVERY",
+        "build",
+        _E,
+        "A row has `phase` or `at_last_step` but no `every` (they shape a periodic schedule).",
+        "Add the period (`every`), or drop the field.",
+    ),
+    (
         "TEMPORALITY_NOT_COUNTER",
         "build",
         _E,

@@ -43,6 +43,7 @@ from .catalog.model import (
     Derivation,
     MetricRow,
 )
+from .catalog.schedule import describe, next_scheduled
 
 __all__ = [
     "COMPARED_FIELDS",
@@ -65,6 +66,7 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "deprecated",
     "requirement_level",
     "emitted_by",
+    "schedule",
     "other_prefixes",
     "attributes",
     "cardinality_limit",
@@ -272,7 +274,7 @@ RULES: Final[dict[str, Rule]] = dict(
             Severity.ERROR,
             "a stable series never asks more of the loops that log it; a loop that "
             "does not log it would start failing live-check: keep the level (and "
-            "emitted_by), or add a new series",
+            "emitted_by and schedule), or add a new series",
         ),
         _rule(
             "BETA_REQUIREMENT_RAISED",
@@ -449,7 +451,30 @@ def _deprecation_text(dep: Deprecation | None) -> str | None:
     return text
 
 
+def _schedule_text(row: MetricRow) -> str | None:
+    """A teed row's ``first_step`` and ``every`` schedule as text (``None``: every step)."""
+    parts = []
+    first = row.first_step if row.first_step is not None else row.first_step_config
+    if first is not None:
+        parts.append(f"from step {first}")
+    every = row.every if row.every is not None else row.every_config
+    if every is not None:
+        parts.append(describe(every, row.phase, row.at_last_step))
+    return ", ".join(parts) or None
+
+
+def _earliest_due(row: MetricRow) -> int | None:
+    """The first step a run counting from 1 must reach for the row to be due; ``None``
+    when a configuration value decides it (or a period that is not positive)."""
+    if row.first_step_config is not None or row.every_config is not None:
+        return None
+    first = row.first_step if row.first_step is not None else 1
+    return first if row.every is None else next_scheduled(row.every, row.phase, first)
+
+
 def _field_value(row: MetricRow, field_name: str) -> str | None:
+    if field_name == "schedule":
+        return _schedule_text(row)
     if field_name == "deprecated":
         return _deprecation_text(row.deprecated)
     if field_name == "emitted_by":
@@ -677,7 +702,8 @@ def _requirement_raised(old: MetricRow, new: MetricRow) -> str | None:
     Raising the level to ``conditionally_required`` or ``required`` counts
     (``opt_in`` to ``recommended`` asks nothing of a run), and so does a
     ``required`` row now applying to more loops (``emitted_by`` gaining a loop,
-    or dropped so every loop applies).
+    or dropped so every loop applies), and a ``required`` row due earlier (its
+    ``first_step``, ``every`` or ``phase`` changed so a shorter run reaches it).
     """
     if old.deprecated is not None or new.deprecated is not None:
         return None
@@ -692,6 +718,11 @@ def _requirement_raised(old: MetricRow, new: MetricRow) -> str | None:
         gained = [loop for loop in new.emitted_by if loop not in old.emitted_by]
         if gained:
             return f"required by more loops now (emitted_by gained {', '.join(gained)})"
+    if before == after == "required":
+        was, now = _earliest_due(old), _earliest_due(new)
+        if was is not None and now is not None and now < was:
+            # A run that stops between the two steps was fine and is now missing the row.
+            return f"due from step {now} now (schedule), was from step {was}"
     return None
 
 
@@ -739,6 +770,8 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
             "STABLE_REQUIREMENT_RAISED" if old.stability == "stable" else "BETA_REQUIREMENT_RAISED"
         )
         where = "requirement_level" if "level" in raised else "emitted_by"
+        if "schedule" in raised:
+            where = "every" if new.every is not None else "first_step"
         findings.add(code, f"{old.stability} series {name}: {raised}", new.where(where))
     if old.stability == "stable":
         _check_values(old, new, findings)

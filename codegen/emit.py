@@ -55,6 +55,7 @@ from metric_catalog.tee import record_metrics, tee_metrics
 
 from .catalog.matching import KeyMatcher
 from .catalog.model import Attribute, Catalog, MetricRow
+from .catalog.schedule import is_scheduled, next_scheduled
 
 if TYPE_CHECKING:
     from .config import Config
@@ -120,13 +121,25 @@ class EmitSummary:
     """Every series name a value was sent to, sorted."""
 
 
-def _first_emitted(row: MetricRow) -> int:
-    """The first step a sample run logs the row at: its ``first_step``, or with a literal
-    ``every`` the first multiple of the period at or after it (as live-check judges it)."""
+def _first_emitted(row: MetricRow, last: int) -> int:
+    """The first step a sample run of ``last`` steps logs the row at (see :func:`_emitted_at`)."""
     first = row.first_step if row.first_step is not None else 1
     if row.every is None:
         return first
-    return -(-max(first, row.every) // row.every) * row.every
+    due = next_scheduled(row.every, row.phase, first)
+    due = last + 1 if due is None else due
+    return min(due, last) if row.at_last_step and first <= last else due
+
+
+def _emitted_at(row: MetricRow, step: int, last: int) -> bool:
+    """Whether a sample run of ``last`` steps logs the row at ``step``: from its
+    ``first_step`` on, at every step, or with a literal ``every`` at the steps of its
+    schedule (and the last step with ``at_last_step``), as live-check judges it."""
+    if row.first_step is not None and step < row.first_step:
+        return False
+    if row.every is None:
+        return True
+    return is_scheduled(step, row.every, row.phase) or (row.at_last_step and step == last)
 
 
 def applies_to_loop(row: MetricRow, loop: str | None) -> bool:
@@ -391,7 +404,7 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
         for row in teed:
             if not applies_to_loop(row, loop):
                 continue
-            if step < _first_emitted(row) or (row.every is not None and step % row.every):
+            if not _emitted_at(row, step, steps):
                 continue
             assert row.logger_key is not None
             for prefix in row.prefixes:
@@ -517,7 +530,7 @@ def emit(
             for _, row in catalog.rows()
             if row.logger_key is not None
             and applies_to_loop(row, loop)
-            and _first_emitted(row) <= steps
+            and _first_emitted(row, steps) <= steps
         )
     finally:
         if writer is not None:

@@ -115,6 +115,8 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
                 continue
             if not _temporality_ok(row, parts[0], diagnostics):
                 continue
+            if not _schedule_ok(row, parts[0], diagnostics):
+                continue
             value_range = _value_range(row, parts[0], diagnostics)
             if value_range is False:
                 continue
@@ -287,6 +289,27 @@ def _temporality_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnost
     return False
 
 
+def _schedule_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]) -> bool:
+    """``phase`` and ``at_last_step`` shape an ``every`` schedule: refuse them without one."""
+    if "every" in texts:
+        return True
+    ok = True
+    for name in ("phase", "at_last_step"):
+        if name in texts:
+            diagnostics.append(
+                Diagnostic(
+                    "SCHEDULE_WITHOUT_EVERY",
+                    Severity.ERROR,
+                    f"{name!r} shapes a periodic row's schedule, but the row has no 'every'; "
+                    f'add the period (every: "10", or every: config.trainer.test_freq), or '
+                    f"drop {name!r}.",
+                    row.values[name].position,
+                )
+            )
+            ok = False
+    return ok
+
+
 # --- What a value may be: range, goal, value_type, sum_of ---------------------------------
 
 _LOWER: Final = (("min", False), ("above", True))
@@ -439,6 +462,8 @@ def _with_presence(
         ),
         every=None if every is None or not every.isdigit() else int(every),
         every_config=None if every is None or every.isdigit() else every.strip(),
+        phase=int(texts.get("phase", "0")),
+        at_last_step=texts.get("at_last_step") == "true",
     )
 
 

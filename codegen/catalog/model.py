@@ -344,6 +344,13 @@ class MetricRow:
     every_config: str | None = None
     """``every`` as a configuration value (``config.trainer.test_freq``); ``every`` is then
     ``None``."""
+    phase: int = 0
+    """With ``every``: the row is logged at the steps equal to ``phase`` modulo the period
+    (``-1``: a 0-based loop's ``(step + 1) % n == 0``; ``1``: a value logged one step late);
+    see :mod:`codegen.catalog.schedule`."""
+    at_last_step: bool = False
+    """With ``every``: the row is also logged at the run's last step (a checkpoint saved
+    every ``save_steps`` and at the end)."""
     temporality: str = "delta"
     """A counter's logged value: ``delta`` (this step's amount) or ``cumulative`` (a running
     total whose growth the tee adds)."""

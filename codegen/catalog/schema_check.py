@@ -87,6 +87,8 @@ _PATTERN_HINTS: Final[dict[str, str]] = {
     'number, e.g. "config.freezing_actor_steps + 1"',
     "every": 'every is a quoted positive step count without leading zeros, e.g. "10", or a '
     'configuration value, e.g. "config.trainer.test_freq"',
+    "phase": 'phase is a quoted whole number, e.g. "-1" (steps n-1, 2n-1, ... of every: n) '
+    'or "1" (one step late), without leading zeros',
     "signature": "a signature key is a logged key with its prefix joined by '/', "
     "e.g. 'train/critic/loss'",
 }

@@ -33,6 +33,7 @@ import re
 from typing import Final
 
 from ..catalog.model import Catalog, CatalogFile, MetricRow, attribute_label
+from ..catalog.schedule import describe
 from ..config import Config
 from .writer import marker_line
 
@@ -226,6 +227,10 @@ def _panel(row: MetricRow, index: int) -> dict[str, object]:
     if row.emitted_by:
         # Rows of other loops may log the same key: the panel is this loop's series only.
         description += f" Logged by loop(s): {', '.join(row.emitted_by)}."
+    every = row.every if row.every is not None else row.every_config
+    if every is not None:
+        # A periodic series has gaps between its points: say when they come.
+        description += f" Logged {describe(every, row.phase, row.at_last_step)}."
     return {
         "datasource": dict(_DATASOURCE),
         "description": description,

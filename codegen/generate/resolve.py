@@ -105,6 +105,7 @@ def _row(
     teed = row.section == "teed"
     found = row.value_range
     return {
+        "at_last_step": row.at_last_step if teed else None,
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,
         "condition": row.condition,
@@ -129,6 +130,7 @@ def _row(
         "no_lint": sorted(row.no_lint),
         "note": row.note or None,
         "owner": catalog_file.owner,
+        "phase": row.phase if teed else None,
         "placeholders": sorted(
             {name for text in (row.logger_key or "", *row.prefixes) for name in placeholders(text)}
         ),

@@ -646,6 +646,46 @@ RULE_CASES += [
 ]
 
 
+def scheduled(
+    stability: str, every: int | None, phase: int = 0, first: int | None = None
+) -> MetricRow:
+    """Required row rl.a logged every ``every`` steps at ``phase``, from ``first``."""
+    base = presence(row("rl.a", stability=stability), "required")
+    return replace(base, every=every, phase=phase, first_step=first)
+
+
+# Schedules: a required row due earlier asks more of a run that stops in between.
+RULE_CASES += [
+    ("stable periodic row gaining phase -1 is due at 9, not 10", [scheduled(S, 10)],
+     [scheduled(S, 10, -1)], ["STABLE_REQUIREMENT_RAISED"], True),
+    ("stable periodic row losing its period is due from step 1", [scheduled(S, 10)],
+     [scheduled(S, None)], ["STABLE_REQUIREMENT_RAISED"], True),
+    ("beta periodic row due earlier warns", [scheduled(B, 10, 0, 20)],
+     [scheduled(B, 10, 0, 5)], ["BETA_REQUIREMENT_RAISED"], False),
+    ("stable periodic row due later is allowed", [scheduled(S, 10, -1)],
+     [scheduled(S, 10, 0)], [], False),
+    ("stable periodic row due at the same step is allowed", [scheduled(S, 10, 1, 11)],
+     [scheduled(S, 10, 1, 2)], [], False),
+    ("stable row gaining a period is allowed", [scheduled(S, None)],
+     [scheduled(S, 10, -1)], [], False),
+]  # fmt: skip
+
+
+def test_a_schedule_change_is_listed_as_one_field() -> None:
+    report = diff_catalogs(
+        catalog(scheduled(A, 10, 0, 5)),
+        catalog(replace(scheduled(A, 10, -1, 5), at_last_step=True)),
+    )
+    fields = {(c.field, c.old, c.new) for c in report.changed}
+    assert fields == {
+        (
+            "schedule",
+            "from step 5, every 10 steps",
+            "from step 5, every 10 steps (phase -1) and at the last step",
+        )
+    }
+
+
 def derived(
     stability: str,
     table: tuple[tuple[str, str], ...] | None,

@@ -113,6 +113,8 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         "first_step_config": None,
         "every": None,
         "every_config": None,
+        "phase": 0,
+        "at_last_step": False,
         "step_axis": "step",
     }
 

@@ -49,6 +49,7 @@ from ...catalog.conditions import (
     parse_first_step,
 )
 from ...catalog.model import MetricRow
+from ...catalog.schedule import describe, next_scheduled
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import JobLoop, LoopJudge, StepSpan, merged_span
@@ -140,27 +141,28 @@ def _whole(value: object) -> int | None:
     return int(value)
 
 
-def _next_due(first: int | None, every: int, run_first: int | None) -> int | None:
-    """The first multiple of ``every`` at or after both ``first`` and the run's first step;
-    ``None`` when ``every`` is not positive (the row is never due)."""
-    if every <= 0:
-        return None
-    start = max(first if first is not None else every, run_first if run_first is not None else 1)
-    return -(-start // every) * every
+def _next_due(row: MetricRow, first: int | None, every: int, run_first: int | None) -> int | None:
+    """The first step of the row's schedule at or after both ``first`` and the run's first
+    step (from step 1 when neither is known); ``None`` when ``every`` is not positive."""
+    start = max(first if first is not None else 1, run_first if run_first is not None else 1)
+    return next_scheduled(every, row.phase, start)
 
 
 def _due_step(
     row: MetricRow, config: Mapping[str, object] | None, loops: StepSpan
 ) -> int | str | None:
     """The first step the run had to log the row at: its ``first_step``, or with ``every``
-    the first multiple of the period the run's steps could reach (``"never"`` for a period
-    that is not positive); ``"unknown"`` when a configuration value was not logged."""
+    the first step of its schedule the run's steps could reach (``"never"`` for a period
+    that is not positive); ``"unknown"`` when a configuration value was not logged.
+
+    ``at_last_step`` adds no due step: a log does not say whether its run finished, so a
+    run that stopped before its schedule's first step is not missing the row."""
     first = _first_step(row, config)
     every = _every(row, config)
     if first == "unknown" or every == "unknown":
         return "unknown"
     if isinstance(every, int):
-        due = _next_due(first if isinstance(first, int) else None, every, loops.first_step)
+        due = _next_due(row, first if isinstance(first, int) else None, every, loops.first_step)
         return "never" if due is None else due
     return first
 
@@ -175,9 +177,11 @@ def _not_due_message(row: MetricRow, config: Mapping[str, object] | None, loops:
         return (
             head + f"it is first logged at step {due} and the run's last step is {loops.last_step}"
         )
+    every = _every(row, config)
+    assert isinstance(every, int)  # a due step was found: the period is known
     return head + (
-        f"it is logged every {_every(row, config)} steps, next at step {due}, and the run "
-        f"logged steps {loops.first_step} to {loops.last_step}"
+        f"it is logged {describe(every, row.phase, row.at_last_step)}, next at step {due}, "
+        f"and the run logged steps {loops.first_step} to {loops.last_step}"
     )
 
 

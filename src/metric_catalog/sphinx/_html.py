@@ -161,7 +161,12 @@ def _cadence(row: Mapping[str, Any]) -> str:
     parts = []
     every = row.get("every") or row.get("every_config")
     if every:
-        parts.append(f"every {text(every)} steps")
+        schedule = f"every {text(every)} steps"
+        if row.get("phase"):  # absent (older resolved catalogs) or 0: the multiples
+            schedule += f" (phase {text(row['phase'])})"
+        if row.get("at_last_step"):
+            schedule += " and at the last step"
+        parts.append(schedule)
     first = row.get("first_step")
     if first is None:
         first = row.get("first_step_config")
@@ -190,6 +195,7 @@ def _plumbing(row: Mapping[str, Any], data: CatalogData, href: Href) -> str:
         '<details class="mc-plumbing"><summary>Code</summary>'
         f'<p class="mc-meta">{" · ".join(facts)}</p></details>'
     )
+
 
 
 def logger_keys(row: Mapping[str, Any]) -> list[str]:
