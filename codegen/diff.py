@@ -76,6 +76,7 @@ COMPARED_FIELDS: Final[tuple[str, ...]] = (
     "goal",
     "value_type",
     "sum_of",
+    "non_finite",
 )
 """Row fields whose change the report lists, in report order."""
 
@@ -128,8 +129,9 @@ RULES: Final[dict[str, Rule]] = dict(
             "STABLE_RANGE_NARROWED",
             Severity.ERROR,
             "a stable series never narrows the range its values lie in (nor starts asking "
-            "for integers): values the code logs today would turn out_of_range and alerts "
-            "fire; add a new series and deprecate this one, or keep the range",
+            "for integers, nor drops non_finite: allowed): values the code logs today would "
+            "turn out_of_range (or non_finite) and alerts fire; add a new series and "
+            "deprecate this one, or keep the range",
         ),
         _rule(
             "STABLE_GOAL_CHANGED",
@@ -844,7 +846,8 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
 
 
 def _check_values(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
-    """A stable row's range may widen, never narrow; its goal never changes once set."""
+    """A stable row's range may widen, never narrow (nor stop allowing non-finite values);
+    its goal never changes once set."""
     before, after = old.value_range, new.value_range
     # A changed unit or kind is its own finding; their defaults move with them.
     same = old.declared_unit == new.declared_unit and old.kind == new.kind
@@ -854,6 +857,13 @@ def _check_values(old: MetricRow, new: MetricRow, findings: _Findings) -> None:
             "STABLE_RANGE_NARROWED",
             f"stable series {old.name} narrowed its range {was} -> {after.text()}",
             new.where("range" if "range" in new.positions else "value_type"),
+        )
+    if old.non_finite == "allowed" and new.non_finite != "allowed":
+        findings.add(
+            "STABLE_RANGE_NARROWED",
+            f"stable series {old.name} no longer allows non-finite values (non_finite: "
+            f"allowed -> {new.non_finite})",
+            new.where("non_finite"),
         )
     if old.goal and new.goal != old.goal:
         findings.add(

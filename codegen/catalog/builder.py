@@ -421,10 +421,14 @@ def _bounds_scale(
     return True
 
 
+_VALUE_FIELDS: Final = ("goal", "value_type", "sum_of", "non_finite")
+"""A row's fields saying what its values may be, besides ``range``."""
+
+
 def _with_values(built: MetricRow, row: YMap, value_range: ValueRange | bool | None) -> MetricRow:
-    """``built`` with what its values may be (range, goal, value_type, sum_of)."""
+    """``built`` with what its values may be (range, goal, value_type, sum_of, non_finite)."""
     values = row.values
-    if value_range is None and values.keys().isdisjoint(("goal", "value_type", "sum_of")):
+    if value_range is None and values.keys().isdisjoint(_VALUE_FIELDS):
         return built
     return replace(
         built,
@@ -432,6 +436,7 @@ def _with_values(built: MetricRow, row: YMap, value_range: ValueRange | bool | N
         goal=_text(values.get("goal")) or "",
         value_type=_text(values.get("value_type")) or "number",
         sum_of=_strings(values.get("sum_of")) or (),
+        non_finite=_text(values.get("non_finite")) or "reported",
     )
 
 

@@ -381,6 +381,10 @@ class MetricRow:
     """Series whose values sum to this row's value at the same step (``sum_of:``)."""
     note: str = ""
     """More about the row than its description (Weaver's ``note``); ``""``: none."""
+    non_finite: str = "reported"
+    """``allowed`` when NaN and the infinities are legitimate values (a skipped update logs
+    ``grad_norm = inf``): live-check does not report them, the tee exports them on a gauge
+    without a warning and no ``NonFinite`` alert is generated; ``reported`` (default)."""
 
     @property
     def value_range(self) -> ValueRange | None:

@@ -12,7 +12,8 @@ as the dashboards do. Per row:
   the other series of the same owner). That signal is a recording rule per loop or
   owner (``metric_catalog:<module>:loop_<loop>_running``, ``metric_catalog:<module>:running``)
   each alert names, so the file grows linearly with the rows;
-- **non-finite**: a gauge whose value is NaN or an infinity;
+- **non-finite**: a gauge whose value is NaN or an infinity (the tee exports a gauge's
+  non-finite value as it is); none for a row with ``non_finite: allowed``;
 - **out of range**: a gauge (or a histogram's quantile) outside the row's range (declared,
   or its unit's default; :attr:`MetricRow.exported_range`, in the exported unit).
 
@@ -201,19 +202,23 @@ def _value_alerts(row: MetricRow, file: CatalogFile) -> Iterable[dict[str, objec
     if row.kind != "gauge" or row.deprecated:
         return
     name = row.prometheus_name
-    yield {
-        "alert": alert_name(row, "NonFinite"),
-        "expr": f"({name} != {name}) or (abs({name}) == +Inf)",
-        "for": VALUE_FOR,
-        "labels": _labels(row, file),
-        "annotations": _annotations(
-            row, file, f"{row.name} is NaN or infinite on {{{{ $labels.instance }}}}."
-        ),
-    }
+    if row.non_finite != "allowed":  # the tee exports a gauge's NaN: the alert reads it
+        yield {
+            "alert": alert_name(row, "NonFinite"),
+            "expr": f"({name} != {name}) or (abs({name}) == +Inf)",
+            "for": VALUE_FOR,
+            "labels": _labels(row, file),
+            "annotations": _annotations(
+                row, file, f"{row.name} is NaN or infinite on {{{{ $labels.instance }}}}."
+            ),
+        }
     bounds = row.exported_range
     condition = None if bounds is None else range_condition(name, bounds)
     if bounds is None or condition is None:
         return
+    if row.non_finite == "allowed":
+        # A legitimate infinity is not out of range (live-check judges finite values only).
+        condition = f"({condition}) < +Inf > -Inf"
     shown = bounds.text() + (f" {row.unit}" if row.unit not in ("", "1") else "")
     yield {
         "alert": alert_name(row, "OutOfRange"),

@@ -128,6 +128,7 @@ def _row(
         "module": catalog_file.module,
         "name": row.name,
         "no_lint": sorted(row.no_lint),
+        "non_finite": row.non_finite if teed else None,
         "note": row.note or None,
         "owner": catalog_file.owner,
         "phase": row.phase if teed else None,

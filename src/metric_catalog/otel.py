@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from time import time_ns
 from typing import TYPE_CHECKING, Any, Final
 
 from metric_catalog import exporters, series_rules, vocabulary
@@ -53,6 +54,7 @@ __all__ = [
     "histogram_boundaries",
     "identity_labels",
     "metric_specs",
+    "non_finite_recorder",
     "set_identity",
     "warn_ambiguous",
 ]
@@ -857,6 +859,38 @@ class RunningTotal:
                 "added whole (warned once per series)",
             )
         self._add(increment, attributes)
+
+
+def non_finite_recorder(record: Recorder) -> Recorder:
+    """A recorder exporting NaN or an infinity on the gauge whose ``set`` is ``record``.
+
+    The SDK's ``Gauge.set`` drops a non-finite value and logs a warning each call,
+    so the gauge would keep its previous value and an alert on NaN could never
+    fire. The recorder hands the measurement to the gauge's consumer as ``set``
+    does with a finite one (OTLP carries NaN and infinities as doubles, a Prometheus
+    scrape shows ``NaN``, ``+Inf``, ``-Inf``). The tee calls it only for such a
+    value (the slow path). It raises :class:`TypeError` when ``record`` is not an SDK
+    gauge's ``set`` (another meter provider); the tee warns once and skips the value.
+    """
+    from opentelemetry.context import get_current  # noqa: PLC0415
+    from opentelemetry.sdk.metrics._internal.instrument import Gauge  # noqa: PLC0415
+    from opentelemetry.sdk.metrics._internal.measurement import Measurement  # noqa: PLC0415
+
+    gauge = getattr(record, "__self__", None)
+    if not isinstance(gauge, Gauge):
+        msg = f"{type_name(gauge)} is not an OpenTelemetry SDK gauge; it takes no NaN"
+        raise TypeError(msg)
+    sdk_gauge = gauge  # narrowed for the closure
+    # What Gauge.set asks before recording (SDKs before 1.3x have no such switch).
+    enabled: Callable[[], bool] = getattr(gauge, "_is_enabled", lambda: True)
+
+    def record_non_finite(value: float, attributes: Any = None) -> None:
+        if enabled():
+            sdk_gauge._measurement_consumer.consume_measurement(
+                Measurement(value, time_ns(), sdk_gauge, get_current(), attributes)
+            )
+
+    return record_non_finite
 
 
 def _create(meter: Any, spec: MetricSpec) -> tuple[Any, Recorder]:

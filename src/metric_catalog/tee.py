@@ -18,8 +18,10 @@ rounded, by the factor :func:`~metric_catalog.series_rules.unit_scale` gives.
 
 Both never raise into the caller. Each failure becomes one
 :class:`~metric_catalog._warn.MetricCatalogWarning` per cause per process,
-naming the key: a value that is not a scalar, NaN or an infinity (the SDK would
-drop it and log a line per step), a negative counter or histogram value (also
+naming the key: a value that is not a scalar, NaN or an infinity (a gauge exports
+it as it is, so the gauge and an alert on it show it, unless its row says
+``non_finite="allowed"``, which silences the warning; another kind skips it, as a NaN
+would stay in its sum), a negative counter or histogram value (also
 dropped by the SDK), a value that overflows when scaled from the row's
 ``logged_unit`` to its ``unit``, an SDK error, an unknown recorded key, and in strict mode
 a key logged under a teed prefix that no row declares. With no exporter
@@ -197,6 +199,8 @@ def _tee_literals(
             value = _checked_value(raw, row, prefix, logger_key, _prefix_family(group, prefix))
             if value is None:
                 continue
+            if not _isfinite(value):  # a gauge's NaN: the SDK's set would drop it
+                record = otel.non_finite_recorder(record)  # noqa: PLW2901
         try:
             if attributes is None:
                 record(value, base)
@@ -310,6 +314,8 @@ def _tee_families(
             value = _checked_value(raw, row, prefix, key)
             if value is None:
                 continue
+            if not _isfinite(value):  # a gauge's NaN: the SDK's set would drop it
+                record = otel.non_finite_recorder(record)  # noqa: PLW2901
             try:
                 if attributes is None:
                     record(value, base)
@@ -352,12 +358,7 @@ def _checked_value(
             family=family,
         )
     elif not _isfinite(value):
-        warn_once(
-            ("non-finite", *cause),
-            f"{label} ({row.name}) is {value}; non-finite values are not exported (warned "
-            "once per key)",
-            family=family,
-        )
+        return _non_finite(value, row, cause, label, family)
     else:
         warn_once(
             ("negative", *cause),
@@ -367,6 +368,32 @@ def _checked_value(
             family=family,
         )
     return None
+
+
+def _non_finite(
+    value: float,
+    row: TeedMetric | RecordedMetric,
+    cause: tuple[str, ...],
+    label: str,
+    family: str | None,
+) -> float | None:
+    """NaN or an infinity: a gauge exports it as its last value (what a ``NonFinite`` alert
+    reads), another kind skips it (a NaN would stay in a counter's or histogram's sum for
+    good). Warned once per key unless the row says ``non_finite="allowed"``."""
+    gauge = row.kind == "gauge"
+    if not (isinstance(row, TeedMetric) and row.non_finite == "allowed"):
+        done = (
+            "exported as it is, so the gauge shows it and an alert on it fires; declare "
+            "non_finite: allowed if it is a legitimate value"
+            if gauge
+            else f"a {row.kind} takes only finite values, skipped"
+        )
+        warn_once(
+            ("non-finite", *cause),
+            f"{label} ({row.name}) is {value}, a non-finite value: {done} (warned once per key)",
+            family=family,
+        )
+    return value if gauge else None
 
 
 def _cause(prefix: str | None, key: str) -> tuple[tuple[str, ...], str]:
@@ -463,6 +490,8 @@ def record_metrics(values: Mapping[str, Any], attributes: Attributes = None) -> 
             value = _checked_value(raw, row, None, key, None)
             if value is None:
                 continue
+            if not _isfinite(value):  # a gauge's NaN: the SDK's set would drop it
+                record = otel.non_finite_recorder(record)
             try:
                 record(value, points.attributes(attributes))
             except Exception as exc:  # noqa: BLE001 - the SDK must not crash training

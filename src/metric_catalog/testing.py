@@ -12,7 +12,8 @@ The block's points go to an OpenTelemetry SDK ``InMemoryMetricReader`` instead o
 the configured exporters; :meth:`Captured.check` judges them against the rows the
 generated modules registered (:mod:`metric_catalog.vocabulary`): a series no row
 declares, another kind or unit than its row's, an attribute the row does not declare,
-lacks (when required) or does not allow, a value outside the row's range
+lacks (when required) or does not allow, NaN or an infinity (unless the row says
+``non_finite="allowed"``), a value outside the row's range
 (:mod:`metric_catalog.value_rules`), and with ``loop=`` the loop's teed rows the block
 never exported (a row logged every so many steps only when its period came due in the
 ``steps=`` the block ran). :meth:`Captured.assert_matches_catalog` raises
@@ -26,6 +27,7 @@ skipped with the install command, never an error.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -54,6 +56,7 @@ _KINDS: Final = (
     "undeclared_attribute",
     "missing_attribute",
     "attribute_value",
+    "non_finite",
     "out_of_range",
     "not_integer",
     "missing",
@@ -111,6 +114,9 @@ _MESSAGES: Final[dict[str, str]] = {
     "point(s); pass it, or lower its requirement level",
     "attribute_value": "{series} carries {attribute}={example} ({count} point(s)), a value "
     "its attribute does not allow; log an allowed value, or add it to the attribute",
+    "non_finite": "{series} was exported as NaN or an infinity ({count} point(s), first "
+    "{example}); log finite values, or declare non_finite: allowed on its row if they are "
+    "legitimate",
     "out_of_range": "{series} was exported {count} time(s) outside its range, first "
     "{example}; fix the row's unit or range, or the value the code logs",
     "not_integer": "{series} was exported {count} time(s) with a fraction, first {example}, "
@@ -313,9 +319,15 @@ class _Judge:
         from metric_catalog.value_rules import series_range  # noqa: PLC0415
 
         bounds = series_range(row.value_range, row.unit, row.kind)
-        if bounds is None:
-            return
+        allowed = getattr(row, "non_finite", "reported") == "allowed"  # a teed row's setting
         for value in point.values:
+            if not math.isfinite(value):  # a gauge's NaN, which the tee exports as it is
+                if allowed:
+                    continue
+                self.note("non_finite", point.series, f"{value}")
+                return
+            if bounds is None:
+                continue
             problem = bounds.judge(value)
             if problem is not None:
                 self.note(problem, point.series, f"{value:g} (the row's range is {bounds.text()})")

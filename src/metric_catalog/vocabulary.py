@@ -50,6 +50,7 @@ __all__ = [
     "MAX_KEY_LENGTH",
     "METRIC_KINDS",
     "METRIC_NAME_PREFIX",
+    "NON_FINITE_SETTINGS",
     "OVERFLOW_ATTRIBUTE",
     "REQUIREMENT_LEVELS",
     "RUN_WINDOW_WALL_CLOCK_CATEGORIES",
@@ -649,6 +650,11 @@ class TeedMetric:
     :mod:`metric_catalog.testing` does not call a row missing whose period never came due."""
     first_step: str = ""
     """The first step the row can be logged at, as the catalog writes it; ``""``: the first."""
+    non_finite: str = "reported"
+    """``allowed`` when NaN and the infinities are legitimate values of the key (a skipped
+    update logs ``grad_norm = inf``): the tee exports them on a gauge without a warning.
+    ``reported`` (default): the tee warns once per key (a gauge still exports the value,
+    so an alert on it fires; other kinds skip it, a NaN would stay in their sums)."""
 
     @property
     def logged_key(self) -> str:
@@ -689,6 +695,7 @@ class TeedMetric:
             and self.value_type == "number"
             and self.every == ""
             and self.first_step == ""
+            and self.non_finite == "reported"
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -705,6 +712,13 @@ class TeedMetric:
             msg = (
                 f"{what}: value_type {self.value_type!r} is not one of {', '.join(VALUE_TYPES)}; "
                 "'number' (the default) for a value the tee exports"
+            )
+            raise ValueError(msg)
+        if self.non_finite != "reported" and self.non_finite not in NON_FINITE_SETTINGS:
+            msg = (
+                f"{what}: non_finite {self.non_finite!r} is not one of "
+                f"{', '.join(NON_FINITE_SETTINGS)}; 'allowed' when NaN or an infinity is a "
+                "legitimate value of the key"
             )
             raise ValueError(msg)
         _check_text(what, "logger_key", self.logger_key)
@@ -812,6 +826,10 @@ VALUE_TYPES: Final[tuple[str, ...]] = (
     "object",
 )
 """What a teed key may hold: ``number`` (exported) or a non-scalar value (exported nowhere)."""
+
+NON_FINITE_SETTINGS: Final[tuple[str, ...]] = ("reported", "allowed")
+"""What a teed row says of NaN and the infinities (``non_finite``): ``reported`` (the
+default: the tee warns, checkers report them) or ``allowed`` (legitimate values)."""
 
 
 def _check_loops(what: str, loops: object) -> None:

@@ -115,6 +115,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         "every_config": None,
         "phase": 0,
         "at_last_step": False,
+        "non_finite": "reported",
         "step_axis": "step",
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -289,7 +290,10 @@ def test_a_family_key_with_a_bad_value_is_warned_once(reader: InMemoryMetricRead
         for _ in range(3):
             tee_metrics({"tokens/math": float("nan"), "tokens/code": "x"}, "train")
     assert len(caught.messages) == 2
-    assert points(reader, "rl.tokens") == {}
+    # the gauge shows the NaN (its NonFinite alert reads it); the text is skipped
+    (only,) = points(reader, "rl.tokens").items()
+    assert only[0] == fs(**{"rl.dataset": "math"})
+    assert math.isnan(only[1])
 
 
 def test_strict_mode_understands_patterns(reader: InMemoryMetricReader) -> None:

@@ -151,6 +151,8 @@ def _presence(row: Mapping[str, Any]) -> str:
     value_type = row.get("value_type")
     if value_type and value_type not in ("number", "int"):
         out += f"; the value is a {text(value_type)}: exported nowhere, no instrument"
+    if row.get("non_finite") == "allowed":
+        out += "; NaN and infinities are legitimate values (exported, never reported)"
     return f'<p class="mc-presence">{out}</p>'
 
 
