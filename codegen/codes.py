@@ -467,6 +467,14 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Derive from an attribute a placeholder captures.",
     ),
     (
+        "ATTRIBUTE_SUBSET",
+        "catalog",
+        _E,
+        "A row's attribute `values` name a value the attribute's enum does not list, or "
+        "narrow an attribute with no enum.",
+        "Write values of the attribute's enum, or declare the values on the attribute.",
+    ),
+    (
         "DERIVE_MAP_KEY",
         "catalog",
         _E,

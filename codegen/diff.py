@@ -486,7 +486,14 @@ def _field_value(row: MetricRow, field_name: str) -> str | None:
     if field_name == "other_prefixes":
         return ", ".join(repr(p) for p in row.other_prefixes) or None
     if field_name == "attributes":
-        return ", ".join(f"{a.name} ({a.requirement_level})" for a in row.attributes) or None
+        return (
+            ", ".join(
+                f"{a.name} ({a.requirement_level}"
+                + (f"; values {', '.join(a.values)})" if a.values else ")")
+                for a in row.attributes
+            )
+            or None
+        )
     if field_name == "logged_unit":
         return row.declared_unit if row.logged_unit else None
     if field_name == "range":
@@ -932,7 +939,7 @@ def _check_attributes(
     name = f"{old.stability} series {old.name}"
     old_refs = {ref.name: ref for ref in old.attributes}
     new_refs = {ref.name: ref for ref in new.attributes}
-    for attribute in old_refs:
+    for attribute, old_ref in old_refs.items():
         if attribute not in new_refs:
             findings.add(
                 f"{level}_ATTRIBUTE_REMOVED",
@@ -942,6 +949,9 @@ def _check_attributes(
             continue
         before = declared[0].get(attribute)
         after = declared[1].get(attribute)
+        # As each row sees it: a ref's values that drop one lose it as much as the enum.
+        before = None if before is None else old_ref.narrow(before)
+        after = None if after is None else new_refs[attribute].narrow(after)
         old_values = before.domain if before is not None and before.values else None
         new_values = after.domain if after is not None else None
         gone = (

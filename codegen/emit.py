@@ -398,6 +398,7 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
     # sample value may spell a more specific row's key, or a step key (the tee's rule).
     matcher = KeyMatcher(teed, _ROUTE_CACHE, attributes)
     recorded = [row for _, row in catalog.rows() if row.logger_key is None]
+    views: dict[str, dict[str, Attribute]] = {}
     for step in range(1, steps + 1):
         # (prefix, frozen call attributes) -> metrics: one log_metrics call each.
         calls: dict[tuple[str, tuple[tuple[str, object], ...]], LoggedCall] = {}
@@ -407,11 +408,14 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
             if not _emitted_at(row, step, steps):
                 continue
             assert row.logger_key is not None
+            seen = views.get(row.name)
+            if seen is None:  # the row's own enums (a ref's values cut the attribute's)
+                seen = views[row.name] = Catalog.row_attributes(row, attributes)
             for prefix in row.prefixes:
                 names = list(dict.fromkeys((*placeholders(prefix), *placeholders(row.logger_key))))
-                extra = _call_attributes(row, set(names), attributes, step)
+                extra = _call_attributes(row, set(names), seen, step)
                 frozen = tuple(sorted((k, v) for k, v in extra.items()))
-                for values in _combinations(names, attributes):
+                for values in _combinations(names, seen):
                     call_key = (_fill(prefix, values), frozen)
                     if names and not _routes_back(matcher, catalog, row, call_key[0], loop, values):
                         continue
@@ -422,7 +426,7 @@ def plan_steps(catalog: Catalog, loop: str | None, steps: int, *, seed: int = 0)
         _make_coherent(calls.values(), teed, loop)
         records: list[RecordedCall] = []
         for row in recorded:
-            extra = _call_attributes(row, set(), attributes, step)
+            extra = _call_attributes(row, set(), Catalog.row_attributes(row, attributes), step)
             records.append(RecordedCall({row.registry_key: _value(row, rng, step)}, extra))
         yield Step(step, tuple(calls.values()), tuple(records))
 

@@ -834,7 +834,11 @@ def _attribute_ref(
         level = "required" if placeholder else "recommended"
     derive_node = item.values.get("derive")
     derive = _derivation(derive_node, item.key_positions["derive"]) if derive_node else None
-    return AttributeRef(name, level, where, derive, written)
+    values_node = item.values.get("values")
+    subset = _strings(values_node) or ()
+    items = values_node.items if isinstance(values_node, YSeq) else ()
+    positions = tuple(node.position for node in items)
+    return AttributeRef(name, level, where, derive, written, subset, positions)
 
 
 def _derivation(node: YNode, where: Position) -> Derivation | None:

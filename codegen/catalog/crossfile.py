@@ -427,6 +427,9 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
                 )
         if any(ref.derive is not None for ref in row.attributes):
             yield from _derivations(row, known)
+        for ref in row.attributes:
+            if ref.values and ref.name in known:
+                yield from _subset(row, ref, known[ref.name])
         if not row.is_family:
             continue
         listed = set(row.attribute_names())
@@ -457,6 +460,28 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
                     f"row {row.name!r}; {fix}",
                     where,
                 )
+
+
+def _subset(row: MetricRow, ref: AttributeRef, attribute: Attribute) -> Iterator[Diagnostic]:
+    """A ref's ``values`` name values of the attribute's enum (an open set has none to cut)."""
+    if not attribute.values:
+        yield _error(
+            "ATTRIBUTE_SUBSET",
+            f"row {row.name!r} narrows attribute {ref.name!r} to {list(ref.values)}, but "
+            f"{ref.name!r} lists no values (it is open or a bool), so there is no enum to "
+            "narrow; declare its values on the attribute, or drop 'values' from the ref.",
+            ref.values_positions[0] if ref.values_positions else ref.position,
+        )
+        return
+    for index, text in enumerate(ref.values):
+        if not any(value.value == text for value in attribute.values):
+            yield _error(
+                "ATTRIBUTE_SUBSET",
+                f"row {row.name!r} narrows attribute {ref.name!r} to {text!r}, which is not "
+                f"one of its values ({_allowed(attribute)}); write one of them, or add the "
+                "value to the attribute.",
+                _at(ref.values_positions, index, ref.position),
+            )
 
 
 def accepts_text(attribute: Attribute, text: str) -> bool:

@@ -7,7 +7,7 @@ diff and dashboards all read them. Nothing here touches the file system.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from metric_catalog import series_rules
@@ -181,6 +181,21 @@ class AttributeRef:
     """How the tee fills the attribute from another one of the row (``None``: not derived)."""
     requirement_position: Position | None = field(default=None, compare=False)
     """Where ``requirement_level`` is written (``None`` when it is left to its default)."""
+    values: tuple[str, ...] = ()
+    """The values of the attribute's enum this row takes, as written (``[mean, max, min]`` of
+    a shared ``rl.stat``); empty: every value. See :meth:`narrow`."""
+    values_positions: tuple[Position, ...] = field(default=(), compare=False)
+    """Where each of :attr:`values` is written."""
+
+    def narrow(self, attribute: Attribute) -> Attribute:
+        """``attribute`` as this row sees it: its enum cut to :attr:`values` (when given).
+
+        The one place a row's subset applies: the generated row, live-check, emit,
+        resolve, coverage and diff all read the row's attributes through it."""
+        if not self.values:
+            return attribute
+        kept = tuple(value for value in attribute.values if value.value in self.values)
+        return replace(attribute, values=kept)
 
 
 DEFAULT_REQUIREMENT_LEVEL: Final = "recommended"
@@ -504,6 +519,14 @@ class Catalog:
             for attribute in catalog_file.attributes:
                 found.setdefault(attribute.name, attribute)
         return found
+
+    @staticmethod
+    def row_attributes(row: MetricRow, known: Mapping[str, Attribute]) -> dict[str, Attribute]:
+        """The declared attributes of ``row`` by name, as the row sees them (an enum cut to
+        the ref's ``values``); an attribute no file declares is left out."""
+        return {
+            ref.name: ref.narrow(known[ref.name]) for ref in row.attributes if ref.name in known
+        }
 
     def bookkeeping(self) -> tuple[Bookkeeping, ...]:
         """Every declared bookkeeping key, files by path, then the built-in ones."""

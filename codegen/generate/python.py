@@ -425,8 +425,11 @@ def _tuple_kwarg(name: str, items: Sequence[str], indent: int) -> str:
 
 
 def _attribute_call(ref: AttributeRef, attributes: Mapping[str, Attribute], indent: int) -> str:
-    """One ``MetricAttribute(...)`` argument, every field on its own line."""
+    """One ``MetricAttribute(...)`` argument, every field on its own line (an enum cut to
+    the row's ``values``: the tee then drops a value outside them)."""
     attribute = attributes.get(ref.name)
+    if attribute is not None:
+        attribute = ref.narrow(attribute)
     pad = " " * indent
     inner = indent + _INDENT
     lines = [f"{pad}MetricAttribute(", py_kwarg("name", ref.name, inner)]

@@ -61,6 +61,7 @@ def _row_attributes(row: MetricRow, attributes: dict[str, Attribute]) -> list[di
     out: list[dict[str, object]] = []
     for ref in row.attributes:
         declared = attributes.get(ref.name)
+        declared = None if declared is None else ref.narrow(declared)  # the row's subset
         out.append(
             {
                 "derive": _derive(ref.derive),

@@ -52,7 +52,6 @@ class ValueTracker:
     """The enum values seen per ``(row, attribute)`` the coverage reports on."""
 
     def __init__(self, catalog: Catalog) -> None:
-        attributes = catalog.attributes()
         self.tracked: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
         self.open: dict[str, tuple[str, ...]] = {}
         """Rows of a key family whose placeholders have no enum: their names."""
@@ -60,9 +59,11 @@ class ValueTracker:
         self.open_capped: set[tuple[str, str]] = set()
         self.family: set[str] = set()
         self.required: dict[str, tuple[str, ...]] = {}
+        known = catalog.attributes()
         for _, row in catalog.rows():
             if row.section != "teed" or row.logger_key is None:
                 continue
+            attributes = Catalog.row_attributes(row, known)  # the row's subsets count
             shaped = placeholders(row.logger_key) + tuple(
                 name for prefix in row.prefixes for name in placeholders(prefix)
             )

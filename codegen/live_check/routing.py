@@ -219,7 +219,8 @@ class KeyPlanner:
         if renames and shaped:
             matches = ()  # a misspelt literal key, not a family's value outside its enum
         problems = tuple(
-            self.rules.judge_captures(captures) if captures else None for _, captures in matches
+            self.rules.judge_captures(captures, row) if captures else None
+            for row, captures in matches
         )
         # The plain path: literal rows only, no attribute the row requires on every point.
         plain = all(not captures for _, captures in matches) and not any(

@@ -92,11 +92,23 @@ class AttributeRules:
         self.attributes = catalog.attributes()
         self.derived: dict[str, tuple[AttributeRef, ...]] = {}
         self.required: dict[str, tuple[str, ...]] = {}
+        self.views: dict[str, dict[str, Attribute]] = {}
 
-    def judge_captures(self, captured: Mapping[str, object]) -> tuple[str, str] | None:
-        """``(kind, text)`` when a key family's captured value is not allowed by its attribute."""
+    def of(self, row: MetricRow) -> dict[str, Attribute]:
+        """The row's attributes as it sees them (a ref's ``values`` cut the enum), cached."""
+        found = self.views.get(row.name)
+        if found is None:
+            found = self.views[row.name] = Catalog.row_attributes(row, self.attributes)
+        return found
+
+    def judge_captures(
+        self, captured: Mapping[str, object], row: MetricRow | None = None
+    ) -> tuple[str, str] | None:
+        """``(kind, text)`` when a key family's captured value is not allowed by its attribute
+        (as ``row`` sees it, when given: a ref's ``values`` narrow the enum)."""
+        known = self.attributes if row is None else self.of(row)
         for name, captured_value in captured.items():
-            attribute = self.attributes.get(name)
+            attribute = known.get(name)
             if attribute is None:
                 continue  # validate reports the unbound placeholder
             value = _as_written(captured_value)
@@ -162,7 +174,7 @@ class AttributeRules:
         for key, value in given.items():
             if key in checked:
                 continue  # a captured value wins, as in the tee
-            attribute = self.attributes.get(key) if key in declared else None
+            attribute = self.of(row).get(key) if key in declared else None
             if attribute is None:
                 listed = ", ".join(declared) if declared else "none"
                 problems.append(
@@ -256,11 +268,11 @@ class Budgets:
         sets = self.sets.get(name)
         if sets is None:
             sets = self.sets[name] = {()}
-            self.limits[name] = series_budget(row, self.rules.attributes)
+            self.limits[name] = series_budget(row, self.rules.of(row))
         if chosen in sets:
             return None
         for key, value in chosen:
-            attribute = self.rules.attributes.get(key)
+            attribute = self.rules.of(row).get(key)
             budget = None if attribute is None else attribute.max_cardinality
             if attribute is None or attribute.values or budget is None:
                 continue
