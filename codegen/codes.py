@@ -467,6 +467,15 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Derive from an attribute a placeholder captures.",
     ),
     (
+        "CONDITION_ATTRIBUTE",
+        "catalog",
+        _E,
+        "A `condition` names an attribute (`{rl.role}`) the row's key does not capture, one "
+        "without an enum, several, or one for whose values the condition is no expression.",
+        "Name the one enum attribute a placeholder of the row captures, in an expression "
+        "that holds for each value.",
+    ),
+    (
         "ATTRIBUTE_SUBSET",
         "catalog",
         _E,

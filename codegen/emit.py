@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Final
 from metric_catalog.loggers import JsonlLogger, TeeLogger
 from metric_catalog.series_rules import (
     compile_pattern,
-    parse_pattern,
     placeholders,
     qualified_key,
     scale_value,
@@ -54,7 +53,7 @@ from metric_catalog.series_rules import (
 from metric_catalog.tee import record_metrics, tee_metrics
 
 from .catalog.matching import KeyMatcher
-from .catalog.model import Attribute, Catalog, MetricRow
+from .catalog.model import Attribute, Catalog, MetricRow, fill_template
 from .catalog.schedule import is_scheduled, next_scheduled
 
 if TYPE_CHECKING:
@@ -171,10 +170,7 @@ def _as_text(value: str | int | float | bool) -> str:
 
 def _fill(template: str, values: Mapping[str, str | int | float | bool]) -> str:
     """The template with each placeholder replaced by its value's text."""
-    return "".join(
-        part if isinstance(part, str) else _as_text(values[part.name])
-        for part in parse_pattern(template)
-    )
+    return fill_template(template, {name: _as_text(value) for name, value in values.items()})
 
 
 def _combinations(

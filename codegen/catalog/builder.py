@@ -19,7 +19,7 @@ from metric_catalog.series_rules import adjacent_placeholders, placeholders, uni
 from metric_catalog.value_rules import ValueRange, parse_bound
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
-from .conditions import ConditionError, parse_condition
+from .conditions import ConditionError, condition_attributes, parse_condition
 from .diagnostics import Diagnostic, Position, Severity, position_texts
 from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
 from .model import (
@@ -242,7 +242,11 @@ def _presence_ok(row: YMap, texts: dict[str, str], diagnostics: list[Diagnostic]
             )
         )
         return False
-    if level == "conditionally_required" and "condition" in texts:
+    if (
+        level == "conditionally_required"
+        and "condition" in texts
+        and not condition_attributes(texts["condition"])  # one per value: checked with the rows
+    ):
         try:
             parse_condition(texts["condition"])
         except ConditionError as exc:

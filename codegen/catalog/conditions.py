@@ -29,23 +29,33 @@ unless the rest decides it: ``and`` is false when any operand is false,
 (``first_step: config.trainer.test_freq``), plus or minus a whole number when
 the code counts from it (OpenRLHF trains the actor once ``global_step >
 freezing_actor_steps``: ``first_step: config.freezing_actor_steps + 1``).
+
+A key family's condition may name the attribute its key captures as a placeholder,
+``{rl.role}``: the condition is then one per value of the attribute's enum, the text
+with the placeholder replaced by the value (``timing/{rl.role}_offload`` is logged for a
+role whose ``config.{rl.role}.offload`` is on). :func:`condition_attributes` finds the
+names and :func:`for_value` spells the condition of one value.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
+    "MAX_CONDITION_ATTRIBUTE_VALUES",
     "MAX_CONDITION_DEPTH",
     "MAX_CONDITION_LENGTH",
     "RUN_VALUES",
     "Condition",
     "ConditionError",
     "ConfigPath",
+    "condition_attributes",
+    "for_value",
     "parse_condition",
     "parse_config_path",
     "parse_first_step",
@@ -78,6 +88,25 @@ _COMPARE: Final[Mapping[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+
+
+MAX_CONDITION_ATTRIBUTE_VALUES: Final = 256
+"""Most values of the attribute a condition names (one condition is parsed per value)."""
+
+_PLACEHOLDER: Final = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\}")
+"""``{rl.role}``: an attribute name in braces, as a key family's placeholder is written."""
+
+
+def condition_attributes(text: str) -> tuple[str, ...]:
+    """The attributes ``text`` names as placeholders (``{rl.role}``), in order, once each."""
+    if "{" not in text or len(text) > MAX_CONDITION_LENGTH:
+        return ()
+    return tuple(dict.fromkeys(_PLACEHOLDER.findall(text)))
+
+
+def for_value(text: str, name: str, value: str) -> str:
+    """The condition ``text`` for one value of the attribute it names as ``{name}``."""
+    return text.replace("{" + name + "}", value)
 
 
 class ConditionError(ValueError):

@@ -27,6 +27,13 @@ from metric_catalog.series_rules import (
     value_fits,
 )
 
+from .conditions import (
+    MAX_CONDITION_ATTRIBUTE_VALUES,
+    ConditionError,
+    condition_attributes,
+    for_value,
+    parse_condition,
+)
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
 from .precedence import meetings, renames, scope_text, shared_loops
@@ -430,6 +437,8 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
         for ref in row.attributes:
             if ref.values and ref.name in known:
                 yield from _subset(row, ref, known[ref.name])
+        if row.condition is not None and condition_attributes(row.condition):
+            yield from _condition_attributes(row, known)
         if not row.is_family:
             continue
         listed = set(row.attribute_names())
@@ -460,6 +469,55 @@ def _attribute_refs(rows: list[MetricRow], known: dict[str, Attribute]) -> Itera
                     f"row {row.name!r}; {fix}",
                     where,
                 )
+
+
+def _condition_attributes(row: MetricRow, known: dict[str, Attribute]) -> Iterator[Diagnostic]:
+    """A condition naming ``{attribute}``: one the row's key captures, with an enum, whose
+    condition for each value is an expression of the language."""
+    text = row.condition or ""
+    names = condition_attributes(text)
+    where = row.where("condition")
+    captured = {n for part in (row.logger_key or "", *row.prefixes) for n in placeholders(part)}
+    refs = {ref.name: ref for ref in row.attributes}
+    name = names[0]
+    problem = None
+    if len(names) > 1:
+        problem = f"names {len(names)} attributes ({', '.join(names)}); name one"
+    elif name not in captured or name not in refs or name not in known:
+        problem = (
+            f"names {{{name}}}, which the row's key does not capture; name an attribute "
+            "a placeholder of its logger_key or prefix captures"
+        )
+    if problem is None:
+        domain = refs[name].narrow(known[name]).domain
+        if domain is None or len(domain) > MAX_CONDITION_ATTRIBUTE_VALUES:
+            problem = (
+                f"names {{{name}}}, which has no enum of at most "
+                f"{MAX_CONDITION_ATTRIBUTE_VALUES} values to judge the condition for"
+            )
+        else:
+            problem = _per_value_problem(text, name, domain)
+    if problem is not None:
+        yield _error(
+            "CONDITION_ATTRIBUTE",
+            f"the condition of row {row.name!r} {problem} (the condition is one per value "
+            f"of the attribute, e.g. config.{{{name}}}.enabled or "
+            f'config.workers["{{{name}}}"].enabled).',
+            where,
+        )
+
+
+def _per_value_problem(text: str, name: str, domain: tuple[str, ...]) -> str | None:
+    """Why the condition of some value is not an expression over the configuration."""
+    for value in domain:
+        spelled = for_value(text, name, value)
+        try:
+            parsed = parse_condition(spelled)
+        except ConditionError as exc:
+            return f"is {spelled!r} for {name}={value!r}, which is refused: {exc}"
+        if parsed is None:
+            return f"is {spelled!r} for {name}={value!r}, which is no expression over config"
+    return None
 
 
 def _subset(row: MetricRow, ref: AttributeRef, attribute: Attribute) -> Iterator[Diagnostic]:

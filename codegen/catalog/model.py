@@ -42,6 +42,7 @@ __all__ = [
     "Section",
     "StepKey",
     "attribute_label",
+    "fill_template",
 ]
 
 Section = Literal["teed", "recorded"]
@@ -129,6 +130,17 @@ class Attribute:
     def where(self, field_name: str) -> Position:
         """Position of a field's value, or of the attribute when the field is absent."""
         return self.positions.get(field_name, self.position)
+
+
+def fill_template(template: str, texts: Mapping[str, str]) -> str:
+    """``template`` (a key or prefix pattern) with each placeholder replaced by its text in
+    ``texts`` (the key a family logs for those values); a placeholder not given stays."""
+    if "{" not in template:
+        return template
+    return "".join(
+        part if isinstance(part, str) else texts.get(part.name, "{" + part.name + "}")
+        for part in series_rules.parse_pattern(template)
+    )
 
 
 def attribute_label(name: str) -> str:

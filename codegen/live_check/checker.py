@@ -670,6 +670,7 @@ class Checker:
             run=run,
             job=report.job_loops,
             loop_configs=loop_configs,
+            values=self.values,
         )
 
 

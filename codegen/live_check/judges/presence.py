@@ -40,19 +40,25 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ...catalog.conditions import (
     Condition,
     ConditionError,
+    condition_attributes,
+    for_value,
     parse_condition,
     parse_config_path,
     parse_first_step,
 )
-from ...catalog.model import MetricRow
+from ...catalog.model import MetricRow, fill_template
 from ...catalog.schedule import describe, next_scheduled
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import JobLoop, LoopJudge, StepSpan, merged_span
+
+if TYPE_CHECKING:
+    from ..coverage import ValueTracker
 
 __all__ = ["PresenceOutcome", "agreed", "judge_presence"]
 
@@ -190,8 +196,8 @@ def _decided(
 ) -> bool | None:
     """Whether the row's condition holds for ``config`` and ``run`` (``run.format``);
     ``None`` when nothing decides it (a configuration path the run did not log)."""
-    if row.requirement_level != "conditionally_required":
-        return None
+    if row.requirement_level != "conditionally_required" or _names_a_value(row):
+        return None  # a condition per captured value is judged per value (_per_value)
     condition = None if row.condition is None else _condition(row.condition)
     return None if condition is None else condition.holds(config or {}, run)
 
@@ -287,6 +293,7 @@ def judge_presence(
     run: Mapping[str, object] | None = None,
     job: Sequence[JobLoop] = (),
     loop_configs: Mapping[str, Mapping[str, object] | None] | None = None,
+    values: ValueTracker | None = None,
 ) -> PresenceOutcome:
     """Set every row's presence state; the findings and information it gives.
 
@@ -294,7 +301,9 @@ def judge_presence(
     ``run`` what is known of the run itself (``{"format": "wandb"}``), for
     conditions naming ``run.format``; ``job`` the loops of a job of several
     (empty: the run is one loop, ``loop``), and ``loop_configs`` each job loop's
-    configuration (a row its loops emit is judged by theirs when they agree).
+    configuration (a row its loops emit is judged by theirs when they agree);
+    ``values`` the enum values each key family's keys captured, for a condition naming
+    the captured attribute (``{rl.role}``: judged per value, see :func:`_per_value`).
     """
     out = PresenceOutcome()
     active = {owner_of[s.row.name] for s in rows if s.logged}
@@ -302,9 +311,15 @@ def judge_presence(
     ran = " or ".join(sorted(candidates)) if job else loop
     for summary in rows:
         row = summary.row
+        per_value = values is not None and _names_a_value(row)
         if summary.logged:
             if ran is not None and row.emitted_by and not candidates & set(row.emitted_by):
                 out.notices.append(_unexpected_loop(row, ran))
+            if per_value and values is not None:  # a value whose condition holds, not logged
+                row_config = _row_config(row, config, job, loop_configs)
+                steps = _steps(row, loops, job)
+                _, missing = _per_value(row, row_config, run, values, steps)
+                out.findings.extend(_value_missing(row, missing, loop, job, candidates))
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
@@ -312,6 +327,12 @@ def judge_presence(
         summary.presence = _unlogged_state(
             summary, loops, candidates, inactive, row_config, run=run, job=job
         )
+        if per_value and values is not None and summary.presence == "conditional":
+            state, missing = _per_value(row, row_config, run, values, _steps(row, loops, job))
+            summary.presence = state
+            if missing:
+                out.findings.extend(_value_missing(row, missing, loop, job, candidates))
+                continue
         prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
             judged_as = loop if loop is not None and row.emitted_by else ""
@@ -346,6 +367,86 @@ def judge_presence(
                 )
             )
     return out
+
+
+def _names_a_value(row: MetricRow) -> bool:
+    """Whether the row's condition names the attribute its key captures (``{rl.role}``)."""
+    return (
+        row.requirement_level == "conditionally_required"
+        and row.condition is not None
+        and len(condition_attributes(row.condition)) == 1
+    )
+
+
+def _per_value(
+    row: MetricRow,
+    config: Mapping[str, object] | None,
+    run: Mapping[str, object] | None,
+    values: ValueTracker,
+    steps: StepSpan,
+) -> tuple[str, list[str]]:
+    """``(state, missing values)`` of a key family whose condition names its attribute.
+
+    The condition is judged once per value of the attribute's enum (the row's own
+    subset): a value for which it holds is due like a ``required`` row, and missing when
+    the run reached its due step without logging the key of that value; one for which it
+    does not hold is not applicable. The state of a row logged under no value:
+    ``missing`` (a value is), ``not_applicable`` (the condition holds for none),
+    ``not_due``, ``undecided`` (a step field the run's configuration lacks), else
+    ``conditional`` (the configuration does not decide it)."""
+    text = row.condition or ""
+    (name,) = condition_attributes(text)
+    domain = dict(values.tracked.get(row.name, ())).get(name)
+    if domain is None:
+        return "conditional", []  # validate refuses a condition naming no enum attribute
+    seen = values.seen.get((row.name, name), set())
+    holds = {value: _holds(for_value(text, name, value), config, run) for value in domain}
+    if not any(holds.values()):
+        decided = all(held is not None for held in holds.values())
+        return ("not_applicable" if decided else "conditional"), []
+    due = _due_step(row, config, steps)
+    if due == "unknown":
+        return "undecided", []
+    last = steps.last_step
+    if due == "never" or (isinstance(due, int) and (last is None or last < due)):
+        return "not_due", []
+    missing = sorted(value for value, held in holds.items() if held and value not in seen)
+    return ("missing" if missing else "conditional"), missing
+
+
+def _holds(
+    text: str, config: Mapping[str, object] | None, run: Mapping[str, object] | None
+) -> bool | None:
+    """Whether one value's condition holds (``None``: undecided)."""
+    condition = _condition(text)
+    return None if condition is None else condition.holds(config or {}, run)
+
+
+def _value_missing(
+    row: MetricRow,
+    missing: Sequence[str],
+    loop: str | None,
+    job: Sequence[JobLoop],
+    candidates: frozenset[str],
+) -> list[Finding]:
+    """A ``missing`` finding per value whose key the run should have logged."""
+    (name,) = condition_attributes(row.condition or "")
+    judged_as = loop if loop is not None and row.emitted_by else ""
+    if job and row.emitted_by:
+        judged_as = " or ".join(sorted(candidates & set(row.emitted_by)))
+    return [
+        Finding(
+            "missing",
+            fill_template(row.prefix or "", {name: value}),
+            fill_template(row.logger_key or "", {name: value}),
+            row.name,
+            0,
+            None,
+            judged_as,
+            position=row.where("condition"),
+        )
+        for value in missing
+    ]
 
 
 def _unexpected_loop(row: MetricRow, ran: str) -> Notice:
