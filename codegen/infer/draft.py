@@ -68,6 +68,9 @@ class DraftRow:
     every: int | str | None = None
     """The period of a key logged every so many steps (``every: "5"``), or the
     configuration value that sets it (``"config.eval_interval"``)."""
+    phase: int = 0
+    """With ``every``: the steps of the period it is logged at (``-1``: ``n-1, 2n-1, ...``);
+    see :mod:`codegen.catalog.schedule`."""
     temporality: str | None = None
     notes: list[str] = field(default_factory=list)
     """Comments written above the row (why a kind, what values were seen)."""
@@ -229,6 +232,8 @@ def render(draft_file: DraftFile, runs: Sequence[str]) -> str:
             out.append(f'    first_step: "{row.first_step}"')
         if row.every is not None:
             out.append(f'    every: "{row.every}"')
+            if row.phase:
+                out.append(f'    phase: "{row.phase}"')
     return "\n".join(out) + "\n"
 
 

@@ -155,6 +155,8 @@ class Presence:
     condition: str | None = None
     first_step: int | None = None
     every: int | str | None = None
+    phase: int = 0
+    """With ``every``: the steps of the period (``-1``: a 0-based loop's ``n-1, 2n-1``)."""
     notes: tuple[str, ...] = ()
 
 
@@ -205,6 +207,15 @@ def presence(
         return Presence("required", first_step=start, every=every, notes=told)
     if periodic:
         period = max(periods.values())
+        phases = {stats.first[run] % periods[run] for run in present}
+        if len(set(periods.values())) == 1 and len(phases) == 1:
+            # Off the multiples, on one phase of them: 0-based loops log at n-1, 2n-1, ...
+            phase = phases.pop()
+            shown = phase - period if phase == period - 1 else phase
+            note = (
+                f'its steps are not multiples of {period}: every: "{period}" with phase: "{shown}"'
+            )
+            return Presence("required", every=period, phase=shown, notes=(note,))
         note = (
             f"logged every {period} steps from step {first}, off the multiples of {period} "
             "that `every` counts: first_step only"

@@ -65,6 +65,8 @@ class KeyStats:
     types: set[str] = field(default_factory=set)
     """Value types other than numbers (``str``, ``list``...)."""
     numeric: int = 0
+    non_finite: int = 0
+    """Values that were NaN or an infinity (not counted in ``numeric``)."""
     integral: bool = True
     nonnegative: bool = True
     monotone: bool = True
@@ -103,6 +105,7 @@ class KeyStats:
             self.huge += 1
             return
         if not math.isfinite(number):
+            self.non_finite += 1
             return
         self.numeric += 1
         if not number.is_integer():
@@ -134,6 +137,7 @@ class KeyStats:
         self.loops |= other.loops
         self.types |= other.types
         self.numeric += other.numeric
+        self.non_finite += other.non_finite
         self.integral &= other.integral
         self.nonnegative &= other.nonnegative
         self.monotone &= other.monotone

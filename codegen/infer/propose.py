@@ -636,6 +636,11 @@ def _row(
     value_range, why = _proposed_range(unit, kind, stats, words)
     if why:
         notes.append(why)
+    if stats.non_finite:
+        notes.append(
+            f"logged NaN or an infinity {stats.non_finite} time(s): a defect, or add "
+            "non_finite: allowed if such values are legitimate (a skipped update's inf)"
+        )
     return DraftRow(
         prefix=group.prefix,
         logger_key=key,
@@ -649,6 +654,7 @@ def _row(
         emitted_by=emitted_by,
         first_step=when.first_step,
         every=when.every,
+        phase=when.phase,
         temporality=temporality,
         notes=[*notes, *when.notes],
     )

@@ -230,11 +230,18 @@ def test_infer_says_a_late_start_of_a_periodic_key_with_first_step(tmp_path: Pat
     assert (row.every, row.first_step) == (5, 20)
 
 
-def test_infer_gives_no_every_to_a_period_off_its_multiples(tmp_path: Path) -> None:
-    """Steps 1, 6, 11...: live-check's every counts multiples, so first_step only."""
+def test_infer_gives_a_period_off_its_multiples_its_phase(tmp_path: Path) -> None:
+    """Steps 1, 6, 11...: every 5 steps at phase 1 (live-check's schedule takes a phase)."""
     row = _periodic(tmp_path, range(1, 31), set(range(1, 31, 5)))
-    assert (row.every, row.first_step) == (None, 1)
-    assert any("off the multiples" in note for note in row.notes)
+    assert (row.every, row.phase, row.first_step) == (5, 1, None)
+    assert any('every: "5" with phase: "1"' in note for note in row.notes)
+    assert '    every: "5"\n    phase: "1"\n' in render_row(row)
+
+
+def test_infer_gives_a_zero_based_period_phase_minus_one(tmp_path: Path) -> None:
+    """Steps 4, 9, 14...: a 0-based loop's (step + 1) % 5 == 0 is phase -1."""
+    row = _periodic(tmp_path, range(0, 30), set(range(4, 30, 5)))
+    assert (row.every, row.phase, row.first_step) == (5, -1, None)
 
 
 def test_infer_gives_no_every_to_keys_of_a_trainer_that_logs_every_ten_steps(

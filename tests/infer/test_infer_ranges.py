@@ -100,3 +100,52 @@ def test_a_drafted_range_validates_and_silences_range_suggested(tmp_path: Path) 
         "eval/accuracy": (0.0, 1.0),
     }
     assert "RANGE_SUGGESTED" not in {d.code for d in result.diagnostics}
+
+
+@pytest.mark.parametrize(
+    ("values", "noted"),
+    [([1.0, float("inf"), 2.0], True), ([1.0, 1.5, 2.0], False)],
+    ids=["an-inf", "finite"],
+)
+def test_a_key_logged_as_nan_or_inf_is_told_about_non_finite_allowed(
+    tmp_path: Path, values: list[object], noted: bool
+) -> None:
+    lines = [
+        json.dumps({"step": step + 1, "prefix": "train", "metrics": {"grad_norm": value}})
+        for step, value in enumerate(values)
+    ]
+    run = tmp_path / "run.jsonl"
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    draft = infer([[str(run)]], EMPTY)
+    (row,) = [row for f in draft.files for row in f.rows if row.logger_key == "grad_norm"]
+    said = [note for note in row.notes if "non_finite: allowed" in note]
+    assert len(said) == (1 if noted else 0)
+    assert all("NaN or an infinity 1 time(s)" in note for note in said)
+    text = "\n".join(render(f, draft.observations.runs) for f in draft.files)
+    assert ("non_finite: allowed" in text) is noted  # a comment above the drafted row
+
+
+@pytest.mark.parametrize(
+    ("steps", "note"),
+    [
+        ([9, 19, 29], 'every: "10" with phase: "-1"'),
+        ([11, 21, 31], 'every: "10" with phase: "1"'),
+        ([10, 20, 30], None),
+    ],
+    ids=["zero-based", "one-late", "multiples"],
+)
+def test_a_periodic_key_off_the_multiples_is_told_its_phase(
+    tmp_path: Path, steps: list[int], note: str | None
+) -> None:
+    lines = []
+    for step in range(1, 32):
+        metrics: dict[str, float] = {"loss": 0.5}
+        if step in steps:
+            metrics["val/accuracy"] = 0.75
+        lines.append(json.dumps({"step": step, "prefix": "train", "metrics": metrics}))
+    run = tmp_path / "run.jsonl"
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    draft = infer([[str(run)]], EMPTY)
+    (row,) = [r for f in draft.files for r in f.rows if r.logger_key == "val/accuracy"]
+    phased = [n for n in row.notes if "phase:" in n]
+    assert phased == ([] if note is None else [f"its steps are not multiples of 10: {note}"])
