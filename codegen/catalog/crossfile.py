@@ -632,6 +632,9 @@ def _derivations(row: MetricRow, known: dict[str, Attribute]) -> Iterator[Diagno
         target = known.get(ref.name)
         if source is None or target is None:
             continue  # reported as UNKNOWN_ATTRIBUTE
+        # As the row sees them: the generated row lists only its subsets, and importing it
+        # refuses a table entry outside them.
+        source, target = refs[derive.source].narrow(source), ref.narrow(target)
         yield from _derivation_table(row, ref, source, target, refs[derive.source])
 
 

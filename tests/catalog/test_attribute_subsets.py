@@ -207,3 +207,54 @@ def test_a_stable_row_never_drops_a_value_of_its_subset(
     (tmp_path / "new").mkdir()
     report = diff_catalogs(stable(before, "old"), stable(after, "new"))
     assert [d.code for d in report.diagnostics] == codes
+
+
+DERIVED = """\
+  - logger_key: actor/{rl.stat}
+    name: rl.actor.stat
+    kind: gauge
+    unit: "1"
+    description: Actor statistics.
+    attributes:
+      - ref: rl.stat
+        values: [mean, max, min]
+      - ref: rl.spread
+        derive: {from: rl.stat, map: {table}}
+"""
+
+SPREAD = """\
+  - name: rl.spread
+    type: string
+    description: Whether the statistic is a centre or a spread.
+    values:
+      - {value: centre, description: A central value.}
+      - {value: spread, description: A spread.}
+      - {value: bound, description: A bound.}
+"""
+
+
+@pytest.mark.parametrize(
+    ("table", "codes"),
+    [
+        ("{mean: centre, max: bound, min: bound}", []),
+        ("{mean: centre, max: bound, min: bound, std: spread}", ["DERIVE_MAP_KEY"]),
+    ],
+    ids=["within-the-subset", "a-key-outside-the-subset"],
+)
+def test_a_derivation_reads_the_rows_subset_of_its_source(
+    tmp_path: Path, table: str, codes: list[str]
+) -> None:
+    """A table key outside the row's subset would make the generated module refuse to
+    import (MetricAttribute checks its table against the source's values): validate says so."""
+    text = CATALOG.replace("{subset}", SUBSET).replace("teed:\n", SPREAD + "teed:\n", 1)
+    text += DERIVED.replace("{table}", table)
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "stats.yaml").write_text(text, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert [d.code for d in result.diagnostics] == codes
+    if not codes:
+        assert result.catalog is not None
+        generated = render_python_modules(result.catalog)["src/metric_catalog/generated/stats.py"]
+        module = types.ModuleType("stats_derived_under_test")
+        exec(compile(generated, "stats.py", "exec"), module.__dict__)  # imports: no ValueError
+        assert module.ACTOR_STAT.attributes[0].values == ("mean", "max", "min")
