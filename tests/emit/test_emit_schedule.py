@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
 from codegen.emit import plan_steps
+from codegen.live_check import check_file
+from metric_catalog.loggers import JsonlLogger
 
 CATALOG = """\
 owner: nemo_rl.algorithms.grpo
@@ -78,3 +83,55 @@ def test_emit_logs_a_row_at_the_steps_of_its_schedule(
         if any(key in call.metrics for call in step.logged)
     ]
     assert got == expected
+
+
+SCHEDULED = """\
+owner: nemo_rl.algorithms.grpo
+module: scheduled
+description: One periodic key.
+prefix: ""
+teed:
+  - logger_key: loss
+    name: rl.scheduled.loss
+    kind: gauge
+    unit: "1"
+    description: Logged every step.
+    requirement_level: required
+  - logger_key: val/accuracy
+    name: rl.scheduled.accuracy
+    kind: gauge
+    unit: "1"
+    description: Logged on its schedule.
+    requirement_level: required
+"""
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(
+    every=st.integers(min_value=1, max_value=12),
+    phase=st.integers(min_value=-12, max_value=12),
+    first=st.one_of(st.none(), st.integers(min_value=0, max_value=20)),
+    last=st.booleans(),
+    steps=st.integers(min_value=1, max_value=40),
+)
+def test_a_sample_run_on_a_rows_schedule_is_never_missing_it(
+    every: int, phase: int, first: int | None, last: bool, steps: int
+) -> None:
+    """emit and live-check read one schedule rule: what emit logs, live-check finds due."""
+    fields = [f'every: "{every}"', f'phase: "{phase}"']
+    fields += [] if first is None else [f'first_step: "{first}"']
+    fields += ['at_last_step: "true"'] if last else []
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "catalog").mkdir()
+        text = SCHEDULED + "".join(f"    {line}\n" for line in fields)
+        (root / "catalog" / "scheduled.yaml").write_text(text, encoding="utf-8")
+        result = load_and_check(root=root, lint=False)
+        assert result.catalog is not None, result.diagnostics
+        path = root / "run.jsonl"
+        with JsonlLogger(path) as log:
+            for step in plan_steps(result.catalog, None, steps):
+                for call in step.logged:
+                    log.log_metrics(call.metrics, step.step, call.prefix)
+        report = check_file(str(path), result.catalog)
+    assert [f.series for f in report.findings if f.kind == "missing"] == []
