@@ -184,9 +184,9 @@ def _not_due_message(row: MetricRow, config: Mapping[str, object] | None, loops:
             head + f"it is first logged at step {due} and the run's last step is {loops.last_step}"
         )
     every = _every(row, config)
-    assert isinstance(every, int)  # a due step was found: the period is known
+    shown = describe(every if every is not None else "?", row.phase, row.at_last_step)
     return head + (
-        f"it is logged {describe(every, row.phase, row.at_last_step)}, next at step {due}, "
+        f"it is logged {shown}, next at step {due}, "
         f"and the run logged steps {loops.first_step} to {loops.last_step}"
     )
 
@@ -335,9 +335,7 @@ def judge_presence(
                 continue
         prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
-            judged_as = loop if loop is not None and row.emitted_by else ""
-            if job and row.emitted_by:
-                judged_as = " or ".join(sorted(candidates & set(row.emitted_by)))
+            judged_as = _judged_as(row, loop, job, candidates)
             out.findings.append(
                 Finding("missing", prefix, key, row.name, 0, None, judged_as, position=row.position)
             )
@@ -367,6 +365,15 @@ def judge_presence(
                 )
             )
     return out
+
+
+def _judged_as(
+    row: MetricRow, loop: str | None, job: Sequence[JobLoop], candidates: frozenset[str]
+) -> str:
+    """The loop(s) a ``missing`` finding of ``row`` says the run was judged as (``""``: any)."""
+    if job and row.emitted_by:
+        return " or ".join(sorted(candidates & set(row.emitted_by)))
+    return loop if loop is not None and row.emitted_by else ""
 
 
 def _names_a_value(row: MetricRow) -> bool:
@@ -431,9 +438,7 @@ def _value_missing(
 ) -> list[Finding]:
     """A ``missing`` finding per value whose key the run should have logged."""
     (name,) = condition_attributes(row.condition or "")
-    judged_as = loop if loop is not None and row.emitted_by else ""
-    if job and row.emitted_by:
-        judged_as = " or ".join(sorted(candidates & set(row.emitted_by)))
+    judged_as = _judged_as(row, loop, job, candidates)
     return [
         Finding(
             "missing",
