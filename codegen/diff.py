@@ -735,6 +735,13 @@ def _requirement_raised(old: MetricRow, new: MetricRow) -> str | None:
     return None
 
 
+def _raised_at(raised: str, new: MetricRow) -> Position:
+    """Where :func:`_requirement_raised`'s reason is written in ``new``."""
+    if "schedule" in raised:
+        return new.where("every" if new.every is not None else "first_step")
+    return new.where("requirement_level" if "level" in raised else "emitted_by")
+
+
 def _shared_keys(rows: Iterable[MetricRow]) -> frozenset[str]:
     """The logged keys (as written) that more than one teed row declares."""
     seen: set[str] = set()
@@ -778,10 +785,7 @@ def _check_kept_row(old: MetricRow, new: MetricRow, findings: _Findings) -> None
         code = (
             "STABLE_REQUIREMENT_RAISED" if old.stability == "stable" else "BETA_REQUIREMENT_RAISED"
         )
-        where = "requirement_level" if "level" in raised else "emitted_by"
-        if "schedule" in raised:
-            where = "every" if new.every is not None else "first_step"
-        findings.add(code, f"{old.stability} series {name}: {raised}", new.where(where))
+        findings.add(code, f"{old.stability} series {name}: {raised}", _raised_at(raised, new))
     if old.stability == "stable":
         _check_values(old, new, findings)
         if new.kind != old.kind:

@@ -311,30 +311,29 @@ def judge_presence(
     ran = " or ".join(sorted(candidates)) if job else loop
     for summary in rows:
         row = summary.row
-        per_value = values is not None and _names_a_value(row)
+        row_config = _row_config(row, config, job, loop_configs)
+        # A condition naming the captured attribute: (state, values missing), else None.
+        by_value = None
+        if values is not None and _names_a_value(row):
+            by_value = _per_value(row, row_config, run, values, _steps(row, loops, job))
         if summary.logged:
             if ran is not None and row.emitted_by and not candidates & set(row.emitted_by):
                 out.notices.append(_unexpected_loop(row, ran))
-            if per_value and values is not None:  # a value whose condition holds, not logged
-                row_config = _row_config(row, config, job, loop_configs)
-                steps = _steps(row, loops, job)
-                _, missing = _per_value(row, row_config, run, values, steps)
-                out.findings.extend(_value_missing(row, missing, loop, job, candidates))
+            if by_value is not None:  # a value whose condition holds, not logged
+                out.findings.extend(_value_missing(row, by_value[1], loop, job, candidates))
             continue
         owner = owner_of[row.name]
         inactive = not all_owners and owner not in active
-        row_config = _row_config(row, config, job, loop_configs)
         summary.presence = _unlogged_state(
             summary, loops, candidates, inactive, row_config, run=run, job=job
         )
-        if per_value and values is not None and summary.presence == "conditional":
-            state, missing = _per_value(row, row_config, run, values, _steps(row, loops, job))
-            summary.presence = state
-            if missing:
-                out.findings.extend(_value_missing(row, missing, loop, job, candidates))
+        if by_value is not None and summary.presence == "conditional":
+            summary.presence = by_value[0]
+            if by_value[1]:
+                out.findings.extend(_value_missing(row, by_value[1], loop, job, candidates))
                 continue
-        prefix, key = row.prefix or "", row.logger_key or ""
         if summary.presence == "missing":
+            prefix, key = row.prefix or "", row.logger_key or ""
             judged_as = _judged_as(row, loop, job, candidates)
             out.findings.append(
                 Finding("missing", prefix, key, row.name, 0, None, judged_as, position=row.position)
@@ -346,15 +345,7 @@ def judge_presence(
         elif summary.presence == "inactive_owner":
             out.inactive_owners[owner] = out.inactive_owners.get(owner, 0) + 1
         elif summary.presence == "conditional":
-            out.notices.append(
-                Notice(
-                    "conditional",
-                    f"{row.qualified_logger_key} ({row.name}) was not logged; it is "
-                    f"logged only {row.condition}",
-                    row.name,
-                    row.where("condition"),
-                )
-            )
+            out.notices.append(_conditional(row))
         elif summary.presence == "not_due":
             out.notices.append(
                 Notice(
@@ -452,6 +443,17 @@ def _value_missing(
         )
         for value in missing
     ]
+
+
+def _conditional(row: MetricRow) -> Notice:
+    """Information: a ``conditionally_required`` row the run's configuration did not decide."""
+    return Notice(
+        "conditional",
+        f"{row.qualified_logger_key} ({row.name}) was not logged; it is logged only "
+        f"{row.condition}",
+        row.name,
+        row.where("condition"),
+    )
 
 
 def _unexpected_loop(row: MetricRow, ran: str) -> Notice:
