@@ -98,8 +98,12 @@ _PLACEHOLDER: Final = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\}")
 
 
 def condition_attributes(text: str) -> tuple[str, ...]:
-    """The attributes ``text`` names as placeholders (``{rl.role}``), in order, once each."""
+    """The attributes ``text`` names as placeholders (``{rl.role}``), in order, once each;
+    ``()`` for prose (a text naming neither ``config`` nor ``run``: braces in prose that
+    validated before stay prose)."""
     if "{" not in text or len(text) > MAX_CONDITION_LENGTH:
+        return ()
+    if "config" not in text and "run." not in text:
         return ()
     return tuple(dict.fromkeys(_PLACEHOLDER.findall(text)))
 

@@ -69,6 +69,7 @@ def test_a_condition_names_its_attributes_once_each_and_is_spelled_per_value() -
     assert condition_attributes(text) == ("rl.role",)
     assert for_value(text, "rl.role", "ref") == "config.ref.offload and config.ref.enabled"
     assert condition_attributes("when validation runs") == ()
+    assert condition_attributes("when {rl.role} offloads") == ()  # prose, as before
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,8 @@ def test_a_condition_names_its_attributes_once_each_and_is_spelled_per_value() -
             '"config.{rl.role}.offload and config.{rl.other}.x"', "names 2", id="two-names"
         ),
         pytest.param('"config.{rl.role}.offload(1)"', "refused", id="refused-per-value"),
-        pytest.param('"{rl.role} runs"', "no expression", id="prose-per-value"),
+        pytest.param('"when {rl.role} offloads"', None, id="prose-stays-prose"),
+        pytest.param('"config.x or {rl.role} runs"', "no expression", id="prose-per-value"),
     ],
 )
 def test_a_condition_naming_an_attribute_is_checked_at_the_condition(
