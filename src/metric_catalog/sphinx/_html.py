@@ -199,7 +199,6 @@ def _plumbing(row: Mapping[str, Any], data: CatalogData, href: Href) -> str:
     )
 
 
-
 def logger_keys(row: Mapping[str, Any]) -> list[str]:
     """Every key a teed row is logged under, prefix included (``[]`` for a recorded row).
 
