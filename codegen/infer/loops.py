@@ -211,11 +211,11 @@ def presence(
         if len(set(periods.values())) == 1 and len(phases) == 1:
             # Off the multiples, on one phase of them: 0-based loops log at n-1, 2n-1, ...
             phase = phases.pop()
-            shown = phase - period if phase == period - 1 else phase
+            offset = phase - period if phase == period - 1 else phase
             note = (
-                f'its steps are not multiples of {period}: every: "{period}" with phase: "{shown}"'
+                f'its steps are not multiples of {period}: every: "{period}" with phase: "{offset}"'
             )
-            return Presence("required", every=period, phase=shown, notes=(note,))
+            return Presence("required", every=period, phase=offset, notes=(note,))
         note = (
             f"logged every {period} steps from step {first}, off the multiples of {period} "
             "that `every` counts: first_step only"
