@@ -603,11 +603,7 @@ def _row(
             for m in group.members
         }
         unit = units.pop() if len(units) == 1 else _context_unit(group.prefix, group.parts, stats)
-    if stats.huge:
-        notes.append(
-            f"{stats.huge} value(s) were whole numbers too large for a float (over 1e308): "
-            "not a measurement the tee can export"
-        )
+    notes += _value_notes(stats)
     refused = _unit_refused(unit)
     if refused:
         notes.append(f"the unit says what the code logs; {refused}")
@@ -636,11 +632,6 @@ def _row(
     value_range, why = _proposed_range(unit, kind, stats, words)
     if why:
         notes.append(why)
-    if stats.non_finite:
-        notes.append(
-            f"logged NaN or an infinity {stats.non_finite} time(s): a defect, or add "
-            "non_finite: allowed if such values are legitimate (a skipped update's inf)"
-        )
     return DraftRow(
         prefix=group.prefix,
         logger_key=key,
@@ -658,6 +649,23 @@ def _row(
         temporality=temporality,
         notes=[*notes, *when.notes],
     )
+
+
+def _value_notes(stats: KeyStats) -> list[str]:
+    """Comments on values the tee would not export as they are: whole numbers past a
+    float, NaN and infinities (a defect, or ``non_finite: allowed``)."""
+    notes = []
+    if stats.huge:
+        notes.append(
+            f"{stats.huge} value(s) were whole numbers too large for a float (over 1e308): "
+            "not a measurement the tee can export"
+        )
+    if stats.non_finite:
+        notes.append(
+            f"logged NaN or an infinity {stats.non_finite} time(s): a defect, or add "
+            "non_finite: allowed if such values are legitimate (a skipped update's inf)"
+        )
+    return notes
 
 
 def _proposed_range(
