@@ -504,6 +504,8 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         text = str(number) if number is not None else config
         if row.section == "teed" and text:
             lines.append(py_kwarg(name, text, _INDENT))
+    if row.section == "teed" and row.phase:
+        lines.append(f"{' ' * _INDENT}phase={row.phase},")
     if row.section == "teed" and row.non_finite != "reported":  # the tee exports NaN quietly
         lines.append(py_kwarg("non_finite", row.non_finite, _INDENT))
     return "".join(f"{line}\n" for line in lines)

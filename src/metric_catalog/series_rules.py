@@ -88,9 +88,11 @@ __all__ = [
     "flat_rank",
     "is_glued",
     "is_literal",
+    "is_scheduled",
     "literal_rank",
     "literal_text",
     "namespace_prefix",
+    "next_scheduled",
     "overlap",
     "pair_rank",
     "parse_pattern",
@@ -462,6 +464,23 @@ def namespace_prefix(prefix: str) -> str:
         if not is_glued(rest) and rest[-1] != PREFIX_SEPARATOR:
             return rest
     return prefix
+
+
+def next_scheduled(every: int, phase: int, start: int) -> int | None:
+    """The first step at or after ``start`` of a row logged every ``every`` steps at
+    ``phase`` (the steps equal to ``phase`` modulo ``every``: ``-1`` is a 0-based loop's
+    ``n-1, 2n-1, ...``); ``None`` when ``every`` is not positive (never due by step).
+
+    The one schedule rule: live-check, emit, ``diff`` and ``metric_catalog.testing``."""
+    if every <= 0:
+        return None
+    # Python's % is never negative for a positive divisor: a negative phase works as is.
+    return start + (phase - start) % every
+
+
+def is_scheduled(step: int, every: int, phase: int) -> bool:
+    """Whether ``step`` is a step of the schedule ``every``/``phase`` (see above)."""
+    return every > 0 and (step - phase) % every == 0
 
 
 def qualified_key(prefix: str, key: str) -> str:

@@ -240,9 +240,12 @@ class Captured:
 
 def _came_due(row: TeedMetric, steps: tuple[int, ...] | None) -> bool:
     """Whether ``row`` was due at one of ``steps``: always for a row of every step; for a
-    scheduled row (``every``, ``first_step``), a step at or after its first that is a
-    multiple of its period (a period that is not positive is never due). A schedule read
-    from the run's configuration, or no steps known, cannot come due here."""
+    scheduled row (``every``, ``phase``, ``first_step``), a step at or after its first that
+    is a step of its schedule (:func:`~metric_catalog.series_rules.is_scheduled`; a period
+    that is not positive is never due). A schedule read from the run's configuration, or
+    no steps known, cannot come due here."""
+    from metric_catalog.series_rules import is_scheduled  # noqa: PLC0415
+
     if not row.every and not row.first_step:
         return True
     if steps is None:
@@ -255,7 +258,9 @@ def _came_due(row: TeedMetric, steps: tuple[int, ...] | None) -> bool:
     if every is not None and every <= 0:
         return False
     return any(
-        (first is None or step >= first) and (every is None or step % every == 0) for step in steps
+        (first is None or step >= first)
+        and (every is None or is_scheduled(step, every, row.phase))
+        for step in steps
     )
 
 

@@ -650,6 +650,9 @@ class TeedMetric:
     :mod:`metric_catalog.testing` does not call a row missing whose period never came due."""
     first_step: str = ""
     """The first step the row can be logged at, as the catalog writes it; ``""``: the first."""
+    phase: int = 0
+    """With ``every``: the steps of the period the row is logged at, those equal to ``phase``
+    modulo it (``-1``: a 0-based loop's ``n-1, 2n-1, ...``; 0: the multiples)."""
     non_finite: str = "reported"
     """``allowed`` when NaN and the infinities are legitimate values of the key (a skipped
     update logs ``grad_norm = inf``): the tee exports them on a gauge without a warning.
@@ -695,6 +698,7 @@ class TeedMetric:
             and self.value_type == "number"
             and self.every == ""
             and self.first_step == ""
+            and self.phase == 0
             and self.non_finite == "reported"
             and "{" not in logger_key
             and "}" not in logger_key
@@ -713,6 +717,9 @@ class TeedMetric:
                 f"{what}: value_type {self.value_type!r} is not one of {', '.join(VALUE_TYPES)}; "
                 "'number' (the default) for a value the tee exports"
             )
+            raise ValueError(msg)
+        if type(self.phase) is not int:
+            msg = f"{what}: phase must be an int (-1 for steps n-1, 2n-1, ...), got {self.phase!r}"
             raise ValueError(msg)
         if self.non_finite != "reported" and self.non_finite not in NON_FINITE_SETTINGS:
             msg = (

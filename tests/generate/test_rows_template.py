@@ -139,6 +139,8 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
             text = str(number) if number is not None else config
             if text:
                 out[name] = text
+    if one.logger_key is not None and one.phase:
+        out["phase"] = one.phase
     if one.logger_key is not None and one.non_finite != "reported":
         out["non_finite"] = one.non_finite
     return out
@@ -323,6 +325,7 @@ def _fullest(teed: bool) -> MetricRow:
         goal="minimize",
         every=5 if teed else None,
         first_step_config="config.trainer.warmup" if teed else None,
+        phase=-1 if teed else 0,
         non_finite="allowed" if teed else "reported",
     )
 

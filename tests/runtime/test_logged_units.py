@@ -166,6 +166,7 @@ def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None
         "goal",
         "every",
         "first_step",
+        "phase",
         "non_finite",
     ]
 

@@ -269,6 +269,33 @@ def test_a_scheduled_row_is_missing_only_when_its_schedule_came_due(
     assert "rl.eval.acc" not in report.applicable  # its period is the run's configuration
 
 
+ZERO_BASED = TeedMetric("val/f1", "rl.val.f1", "gauge", "1", "F1.", every="5", phase=-1)
+
+
+@pytest.mark.parametrize(
+    ("steps", "missing"),
+    [
+        pytest.param([0, 1, 2, 3], [], id="before-step-4"),
+        pytest.param([3, 4], ["rl.val.f1"], id="step-4-came-due"),
+        pytest.param([5, 6, 7, 8], [], id="between-4-and-9"),
+    ],
+)
+def test_a_phased_row_is_due_at_the_steps_of_its_phase(
+    steps: list[int], missing: list[str], rows: None
+) -> None:
+    """``(step + 1) % 5 == 0``: due at 4, 9, ...; the multiples of 5 are not its steps."""
+    vocabulary.register_teed_metrics((ZERO_BASED,))
+    block = capture(({"perf/mfu": 0.38, "tokens": 4096, "gpu_util": 91.0}, None))
+    report = block.captured.check(loop="grpo", steps=steps)
+    found = sorted(f.series for f in report.findings if f.kind == "missing")
+    assert found == sorted(["rl.reward", *missing])
+
+
+def test_a_phase_that_is_no_int_is_refused_at_declaration() -> None:
+    with pytest.raises(ValueError, match="phase must be an int"):
+        TeedMetric("val/f1", "rl.val.f1", every="5", phase="-1")  # type: ignore[arg-type]
+
+
 def test_a_one_step_block_passes_with_a_periodic_row_it_did_not_log(rows: None) -> None:
     vocabulary.register_teed_metrics((EVERY_5,))
     block = capture(
