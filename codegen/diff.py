@@ -32,6 +32,7 @@ from metric_catalog.series_rules import (
     ATTRIBUTE_REQUIREMENT_LEVELS,
     PRESENCE_LEVELS,
     STABILITY_LEVELS,
+    next_scheduled,
 )
 from metric_catalog.value_rules import ValueRange
 
@@ -43,7 +44,7 @@ from .catalog.model import (
     Derivation,
     MetricRow,
 )
-from .catalog.schedule import describe, next_scheduled
+from .catalog.schedule import describe
 
 __all__ = [
     "COMPARED_FIELDS",

@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Final
 from metric_catalog.loggers import JsonlLogger, TeeLogger
 from metric_catalog.series_rules import (
     compile_pattern,
+    is_scheduled,
+    next_scheduled,
     placeholders,
     qualified_key,
     scale_value,
@@ -54,7 +56,6 @@ from metric_catalog.tee import record_metrics, tee_metrics
 
 from .catalog.matching import KeyMatcher
 from .catalog.model import Attribute, Catalog, MetricRow, fill_template
-from .catalog.schedule import is_scheduled, next_scheduled
 
 if TYPE_CHECKING:
     from .config import Config

@@ -6,14 +6,12 @@ A row with ``every: n`` is logged at the steps equal to its ``phase`` modulo ``n
 late), never before its ``first_step``, and with ``at_last_step`` also at the run's
 last step. A period that is not positive (a configuration's ``-1``: disabled) has no
 step by this rule. The rule itself is :func:`metric_catalog.series_rules.next_scheduled`
-(the runtime's ``metric_catalog.testing`` reads it too); it is re-exported here.
+(the runtime's ``metric_catalog.testing`` reads it too).
 """
 
 from __future__ import annotations
 
-from metric_catalog.series_rules import is_scheduled, next_scheduled
-
-__all__ = ["describe", "is_scheduled", "next_scheduled"]
+__all__ = ["describe"]
 
 
 def describe(every: int | str, phase: int, at_last_step: bool) -> str:

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
-from codegen.catalog.schedule import describe, is_scheduled, next_scheduled
+from codegen.catalog.schedule import describe
 from codegen.live_check import check_file
 from metric_catalog.loggers import JsonlLogger
+from metric_catalog.series_rules import is_scheduled, next_scheduled
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)

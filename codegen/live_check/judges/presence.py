@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from metric_catalog.series_rules import next_scheduled
+
 from ...catalog.conditions import (
     Condition,
     ConditionError,
@@ -52,7 +54,7 @@ from ...catalog.conditions import (
     parse_first_step,
 )
 from ...catalog.model import MetricRow, fill_template
-from ...catalog.schedule import describe, next_scheduled
+from ...catalog.schedule import describe
 from ..findings import Finding, Notice
 from ..statistics import RowSummary
 from .loops import JobLoop, LoopJudge, StepSpan, merged_span
