@@ -65,8 +65,15 @@ def captures(known: Mapping[str, Attribute]) -> dict[str, Capture]:
 
 def row_captures(row: MetricRow, known: Mapping[str, Attribute]) -> dict[str, Capture]:
     """What each placeholder of ``row`` captures: the one place a row's capture domain is
-    read for routing (live-check, scan, infer), so a narrower per-row domain lands here."""
-    return {name: known[name].capture for name in row_placeholders(row) if name in known}
+    read for routing (live-check, scan, infer); a ref's ``values`` narrow it to the row's
+    subset (:meth:`~codegen.catalog.model.AttributeRef.narrow`), as the generated row does
+    for the tee."""
+    seen = Catalog.row_attributes(row, known)
+    return {
+        name: (seen.get(name) or known[name]).capture
+        for name in row_placeholders(row)
+        if name in known
+    }
 
 
 def row_placeholders(row: MetricRow) -> tuple[str, ...]:
