@@ -258,8 +258,7 @@ def _came_due(row: TeedMetric, steps: tuple[int, ...] | None) -> bool:
     if every is not None and every <= 0:
         return False
     return any(
-        (first is None or step >= first)
-        and (every is None or is_scheduled(step, every, row.phase))
+        (first is None or step >= first) and (every is None or is_scheduled(step, every, row.phase))
         for step in steps
     )
 
