@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
 
 from tests.generate.test_docs_site import ARTIFACTS, _open, _QuietHandler, browser
 
@@ -135,7 +137,7 @@ def _shown(expected: str) -> Callable[[str], bool]:
     """Whether a printed line is the shown line ``expected`` (:data:`ELIDED`: any text)."""
     if ELIDED not in expected:
         return expected.__eq__
-    pattern = re.compile(".*".join(re.escape(part) for part in expected.split(ELIDED)))
+    pattern = re.compile(".*".join(map(re.escape, expected.split(ELIDED))), re.DOTALL)
     return lambda line: pattern.fullmatch(line) is not None
 
 
@@ -248,6 +250,22 @@ def test_a_shown_line_matches_whole_with_an_ellipsis_for_any_text(
     line: str, printed: str, shown: bool
 ) -> None:
     assert _shown(line)(printed) is shown
+
+
+_TEXT = st.text(st.characters(blacklist_characters=ELIDED, blacklist_categories=["Cs"]))
+
+
+@seed(40)
+@settings(max_examples=100)
+@given(parts=st.lists(_TEXT, min_size=1, max_size=4), fillers=st.lists(_TEXT, max_size=4))
+def test_an_elided_line_matches_every_filling_of_its_gaps(
+    parts: list[str], fillers: list[str]
+) -> None:
+    """Whatever text stands in each ``…``, the printed line is the shown one."""
+    gaps = len(parts) - 1
+    filled = (fillers + [""] * gaps)[:gaps]
+    printed = parts[0] + "".join(fill + part for fill, part in zip(filled, parts[1:], strict=True))
+    assert _shown(ELIDED.join(parts))(printed)
 
 
 def _require_wandb() -> None:
