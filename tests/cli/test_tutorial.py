@@ -24,7 +24,8 @@ fresh venv).
 project from ``init`` to a pre-commit hook: two jobs sharing a key, the tee, a scrape,
 the live-check gate failing on a rename and a wrong unit, ``infer``, a Sphinx build) is
 an integration test, skipped without ``wandb``; its built site is shown in Chromium and
-screenshot to ``test-artifacts/``.
+screenshot to ``test-artifacts/``. The README's quick start (its ``sh`` lines and its W&B
+snippet) runs the same way in a fresh ``myrl`` folder.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = ["browser"]  # fixture used by name
 REPO = Path(__file__).resolve().parents[2]
 TUTORIAL = REPO / "docs" / "tutorial" / "first-catalog.md"
 FLAT_DICT = REPO / "docs" / "tutorial" / "flat-dict-wandb.md"
+README = REPO / "README.md"
 TOOLS = ("metric-catalog", "sphinx-build", "pre-commit")
 """The venv's entry points a tutorial runs (``python`` is the test interpreter)."""
 CLEARED = ("OTEL_", "METRIC_CATALOG_", "WANDB_", "PRE_COMMIT")
@@ -303,6 +305,35 @@ def test_every_command_of_the_tutorial_runs_as_written_and_prints_what_it_shows(
 ) -> None:
     """Replays a tutorial in an empty folder: exit codes and shown output lines hold."""
     assert replayed(page).is_dir()
+
+
+def _quick_start() -> list[tuple[str, str]]:
+    """``(language, text)`` of each code block of the README's quick start, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```(\w+)\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.integration
+def test_the_readme_quick_start_runs_as_written_in_a_fresh_project(tmp_path: Path) -> None:
+    """The quick start's commands and W&B snippet, in a folder named as the README says.
+
+    W&B runs offline (``WANDB_MODE``), as a reader without an account would run it.
+    """
+    _require_wandb()
+    blocks = _quick_start()
+    assert [language for language, _ in blocks] == ["sh", "python", "sh"]
+    env = {**_environment(tmp_path), "WANDB_MODE": "offline"}
+    cwd = tmp_path / "myrl"  # the folder the README's snippet imports from
+    cwd.mkdir()
+    for language, text in blocks:
+        if language == "python":
+            (cwd / "quick_start.py").write_text(text, encoding="utf-8")
+            lines = ["python quick_start.py"]
+        else:
+            lines = [line for line in text.splitlines() if line.strip()]
+        for line in lines:
+            _run(Command(line, ()), cwd, env)
 
 
 @pytest.mark.integration
