@@ -215,8 +215,9 @@ def test_the_flat_dict_tutorial_goes_from_init_to_a_pre_commit_hook() -> None:
         "metric-catalog init",
         "metric-catalog generate",
         "python train.py",
-        "metric-catalog live-check wandb --fail-on undeclared,missing,out_of_range",
-        "metric-catalog infer broken/wandb/offline-run-*",
+        "metric-catalog live-check runs/train/wandb runs/eval/wandb"
+        " --fail-on undeclared,missing,out_of_range",
+        "metric-catalog infer broken/*/wandb/latest-run",
         "sphinx-build -W -b html docs docs/_build/html",
         "pre-commit run --all-files",
     ]
@@ -224,7 +225,7 @@ def test_the_flat_dict_tutorial_goes_from_init_to_a_pre_commit_hook() -> None:
     assert where == sorted(where)
     failing = [line for line in commands if line.endswith('|| echo "exit $?"')]
     assert failing
-    assert failing[0].startswith("metric-catalog live-check broken/wandb --fail-on")
+    assert failing[0].startswith("metric-catalog live-check broken/train/wandb")
     files = [step.path for step in steps if isinstance(step, SavedFile)]
     assert files == [
         "myrl/telemetry/catalog/train.yaml",
