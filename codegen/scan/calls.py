@@ -158,6 +158,9 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     ScanCall("tee_metrics", metrics=Argument(0, "metrics"), prefix=Argument(1, "prefix")),
     ScanCall("tee_flat", metrics=Argument(0, "metrics")),
     ScanCall("TrackingTee.log", metrics=Argument(0, "data")),
+    # ``log = tee_wandb_log(run)`` returns a ``log(data, step=...)``: its calls are read under
+    # a name scan reads calls of (``log``, as the README writes it).
+    ScanCall("tee_wandb_log.__call__", metrics=Argument(0, "data")),
     # Collectives and reductions of a dict of metrics: the same keys come back.
     ScanCall("all_reduce", through=Argument(0, "data")),
     ScanCall("all_reduce_dict", through=Argument(0, "data")),

@@ -2381,6 +2381,8 @@ class _Scanner(ObjectFlow):
         else:
             return None
         if name not in self.project.names_of(specs):
+            if isinstance(func, ast.Name) and _CALLED in self.project.names_of(specs):
+                return self._called_value(name, specs)
             return None  # most calls: no receiver to read
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
         for spec in specs:
@@ -2402,7 +2404,17 @@ class _Scanner(ObjectFlow):
                 and qualifier in self._instances().get(receiver or "", ())
             ):
                 return spec
+        if isinstance(func, ast.Name) and _CALLED in self.project.names_of(specs):
+            return self._called_value(name, specs)
         return None
+
+    def _called_value(self, name: str, specs: Sequence[ScanCall]) -> ScanCall | None:
+        """``log({...})`` where ``log = tee_wandb_log(run)``: a call of what a known function
+        returned (an entry ``tee_wandb_log.__call__``), whatever the user named it."""
+        bound = self._instances().get(name)
+        if not bound:
+            return None
+        return next((s for s in specs if s.name == _CALLED and s.qualifier in bound), None)
 
     def _normalise(self, receiver: str | None, name: str) -> str | None:
         """``wb.log`` -> ``wandb.log`` through ``import wandb as wb``; ``None``: unknown."""
@@ -2516,6 +2528,11 @@ _BINDING: Final = re.compile(
     re.MULTILINE,
 )
 """``x = Cls(``, ``self.w = wandb``, ``x: Cls = ...`` and ``def f(x: Cls)``: a receiver's class."""
+
+
+_CALLED: Final = "__call__"
+"""The name of an entry that logs through the value a call returned (``tee_wandb_log.__call__``:
+``log = tee_wandb_log(run)`` then ``log({...})``)."""
 
 
 def _bindings(text: str) -> list[tuple[str, str, str]]:

@@ -336,3 +336,35 @@ def test_a_map_structure_of_another_module_is_no_pass_through(
 
     assert _keys(report) == {}
     assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
+
+
+_TEE_WANDB_LOG = """\
+import wandb
+from metric_catalog.adapters import tee_wandb_log
+
+run = wandb.init(project="myrl")
+{binding} = tee_wandb_log(run, loop="train")
+for step in range(3):
+    {call}({{"train/zz_teed": 0.4}}, step=step)
+"""
+
+
+def test_the_log_function_tee_wandb_log_returns_is_a_logging_call(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    """The README's quick start: ``log = tee_wandb_log(run)`` then ``log({...})``. (Only a
+    name scan already reads calls of, such as ``log``: the analysis visits the lines that
+    mention one.)"""
+    text = _TEE_WANDB_LOG.format(binding="log", call="log")
+    report = _scan(tmp_path, repo_catalog, {"train.py": text})
+    assert _keys(report) == {"train/zz_teed": "src/train.py:7"}
+
+
+def test_a_function_another_call_returned_is_no_logging_call(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    text = _TEE_WANDB_LOG.replace("tee_wandb_log(run", "make_logger(run").replace(
+        "from metric_catalog.adapters import tee_wandb_log", "from mylib import make_logger"
+    )
+    report = _scan(tmp_path, repo_catalog, {"train.py": text.format(binding="log", call="log")})
+    assert _keys(report) == {}
