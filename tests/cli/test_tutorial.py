@@ -143,8 +143,14 @@ def _shown(expected: str) -> Callable[[str], bool]:
     return lambda line: pattern.fullmatch(line) is not None
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""A terminal colour or cursor code: tools colour their output when the environment says
+the terminal can show it (``TERM``, ``FORCE_COLOR``); the page shows the text."""
+
+
 def _assert_shows(command: Command, result: subprocess.CompletedProcess[str]) -> None:
-    printed = [line.rstrip() for line in (result.stdout + result.stderr).splitlines()]
+    output = _ANSI.sub("", result.stdout + result.stderr)
+    printed = [line.rstrip() for line in output.splitlines()]
     where = 0
     for expected in command.output:
         matches = _shown(expected)
