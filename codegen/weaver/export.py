@@ -191,53 +191,49 @@ def _annotations(
     }
 
 
-def _metric_v1(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
-    """One ``type: metric`` group (v1)."""
-    name = str(row["name"])
-    group: dict[str, object] = {
-        "id": f"metric.{name}",
-        "type": "metric",
-        "metric_name": name,
+def _signal(row: Mapping[str, object]) -> dict[str, object]:
+    """What both formats say of a metric first: instrument, unit, stability, brief."""
+    return {
         "instrument": INSTRUMENTS[str(row["kind"])],
         "unit": row["unit"],
         "stability": row["stability"],
         "brief": row["description"],
     }
+
+
+def _described(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
+    """What both formats say of a metric last: note, deprecation, attributes, annotations."""
+    out: dict[str, object] = {}
     if row.get("note"):
-        group["note"] = row["note"]
+        out["note"] = row["note"]
     deprecated = _deprecated(row.get("deprecated"), exported)
     if deprecated is not None:
-        group["deprecated"] = deprecated
+        out["deprecated"] = deprecated
     attributes = row.get("attributes")
     if isinstance(attributes, list) and attributes:
-        group["attributes"] = [_attribute_ref(ref) for ref in attributes]
-    group["annotations"] = _annotations(row, value_type, exported)
-    return group
+        out["attributes"] = [_attribute_ref(ref) for ref in attributes]
+    out["annotations"] = _annotations(row, value_type, exported)
+    return out
+
+
+def _metric_v1(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
+    """One ``type: metric`` group (v1)."""
+    name = str(row["name"])
+    head = {"id": f"metric.{name}", "type": "metric", "metric_name": name}
+    return {**head, **_signal(row), **_described(row, value_type, exported)}
 
 
 def _metric_v2(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
     """One ``metrics:`` entry (v2): only recommended/opt_in fit a signal's level."""
-    level = row.get("requirement_level")
-    metric: dict[str, object] = {
+    # required and conditionally_required have no v2 signal level: the real one is kept in
+    # the annotation (as in v1), and Weaver sees recommended.
+    level = "opt_in" if row.get("requirement_level") == "opt_in" else "recommended"
+    return {
         "name": row["name"],
-        "instrument": INSTRUMENTS[str(row["kind"])],
-        "unit": row["unit"],
-        "stability": row["stability"],
-        "brief": row["description"],
-        # required and conditionally_required have no v2 signal level: the real one is
-        # kept in the annotation (as in v1), and Weaver sees recommended.
-        "requirement_level": "opt_in" if level == "opt_in" else "recommended",
+        **_signal(row),
+        "requirement_level": level,
+        **_described(row, value_type, exported),
     }
-    if row.get("note"):
-        metric["note"] = row["note"]
-    deprecated = _deprecated(row.get("deprecated"), exported)
-    if deprecated is not None:
-        metric["deprecated"] = deprecated
-    attributes = row.get("attributes")
-    if isinstance(attributes, list) and attributes:
-        metric["attributes"] = [_attribute_ref(ref) for ref in attributes]
-    metric["annotations"] = _annotations(row, value_type, exported)
-    return metric
 
 
 def _non_scalar(
