@@ -28,15 +28,15 @@ import ast
 import bisect
 import re
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
 
 from .syntax import bind, walk
 from .syntax import params as parameters
-from .values import DictVal, Key
+from .values import DictVal, Key, Shape
 
 if TYPE_CHECKING:
-    from .extract import Module, Project
+    from .sources import Module
     from .values import Where
 
 V = TypeVar("V")
@@ -44,6 +44,7 @@ V = TypeVar("V")
 __all__ = [
     "NESTED",
     "caller_keys",
+    "dict_holder",
     "narrowed",
     "nested_holder",
     "read_tags",
@@ -56,6 +57,19 @@ NESTED: Final = "[]"
 """Suffix of the synthetic holder of a dict's inner dicts (``self._metrics[]``)."""
 
 _FuncDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def dict_holder(node: ast.expr) -> str | None:
+    """The name a dict is followed under: a variable, or ``self.metrics`` (an attribute)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return f"self.{node.attr}"
+    return nested_holder(node)  # ``self.m[mode]``: the inner dicts as one (``self.m[]``)
 
 
 def nested_holder(node: ast.expr) -> str | None:
@@ -109,16 +123,19 @@ def write_lines(attr: str, source: bytes) -> list[int]:
 
 
 def caller_keys(
-    project: Project, module: Module, cls: str, method: _FuncDef, value: DictVal
+    module: Module,
+    cls: str,
+    method: _FuncDef,
+    value: DictVal,
+    parts: Callable[[ast.expr], Sequence[Shape]],
 ) -> DictVal:
     """``value`` (what ``method`` writes into an attribute) with keys that are a parameter
     filled by the strings each call ``self.<method>(...)`` in the class passes there.
 
     A key stays a hole where it is written when no call passes it, when the method is
     handed out as a value (a callback), or when a call's argument is not a known string.
+    ``parts`` gives the strings an argument may be (the scanner's key expressions).
     """
-    from .extract import _Scanner  # noqa: PLC0415 - import cycle
-
     own = set(parameters(method))
     params = {
         part.param
@@ -134,7 +151,6 @@ def caller_keys(
     if info is None or not called.search(module.source) or _handed_out(module.source, method.name):
         return value  # no call passes it (a text search first: walking every method costs)
     calls = list(_calls_of(info.methods.values(), method.name))
-    scanner = _Scanner(project, module, [], cls=cls)
     keys: list[Key] = []
     for key in value.keys:
         part = key.shape[0] if len(key.shape) == 1 else None
@@ -147,7 +163,7 @@ def caller_keys(
                 keys.append(key)  # left at its default, or passed by ``*``/``**``
                 continue
             where = module.where(argument)
-            keys.extend(Key(shape, where) for shape in scanner._part(argument, {}, True))
+            keys.extend(Key(shape, where) for shape in parts(argument))
     return DictVal(tuple(dict.fromkeys(keys)), value.unresolved, value.spreads)
 
 

@@ -39,7 +39,7 @@ from ..catalog.similar import RenameIndex
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
-from .extract import Logged
+from .model import Logged
 from .values import NON_SCALAR_VALUES, Hole, Key, Shape, Unresolved, Where, shape_text
 
 __all__ = [

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 from .inherited import derives_from
 
 if TYPE_CHECKING:
-    from .extract import Module, Project
+    from .model import ProjectIndex
+    from .sources import Module
 
 __all__ = ["is_abstract", "overrides"]
 
@@ -47,7 +48,7 @@ def _not_implemented(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Name) and node.id == "NotImplementedError"
 
 
-def overrides(project: Project, cls: str, name: str) -> list[tuple[Module, _FuncDef, str]]:
+def overrides(project: ProjectIndex, cls: str, name: str) -> list[tuple[Module, _FuncDef, str]]:
     """The methods ``name`` of the scanned classes deriving from ``cls`` (by name), at most
     :data:`MAX_OVERRIDES`, in the order of the files and classes."""
     defines = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\s*\(")

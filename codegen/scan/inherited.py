@@ -6,7 +6,7 @@
   BaseTrainer(Trainer)``), though ``Trainer`` itself is not scanned (Hugging Face
   transformers' ``Trainer.log(logs)``, which TRL's trainers override and call).
 * A bare name (``log``) matches calls of functions and methods, not a function of a
-  numeric package the file imports (``math.log(x)``, ``np.log(x)``, ``torch.log(x)``).
+  numeric package the file imports (:mod:`.numeric`).
 
 Only :mod:`ast` facts are read.
 """
@@ -14,19 +14,17 @@ Only :mod:`ast` facts are read.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from .calls import ScanCall
-    from .extract import Module, Project
+    from .model import ProjectIndex
+    from .sources import Module
 
 __all__ = [
-    "NUMERIC_MODULES",
     "derives_from",
-    "module_function",
     "named_like_its_callers_match",
-    "numeric_call",
     "subclass_call",
 ]
 
@@ -34,42 +32,8 @@ _MAX_BASES: Final = 8
 """How many classes up a chain of bases is followed."""
 
 
-NUMERIC_MODULES: Final = frozenset(
-    {"math", "cmath", "numpy", "torch", "jax", "scipy", "tensorflow", "mpmath", "sympy"}
-)
-"""Packages whose ``log``/``exp``... are mathematics: a bare scanned name never matches them."""
-
-
-def module_function(
-    imports: Mapping[str, tuple[str, str | None, int]], receiver: str | None
-) -> bool:
-    """``receiver`` (``math``, ``np``, ``torch.special``) is a numeric module the file
-    imports (``import numpy as np``, ``from jax import numpy as jnp``)."""
-    if receiver is None:
-        return False
-    imported = imports.get(receiver.partition(".")[0])
-    if imported is None or imported[2]:
-        return False  # not imported, or from a relative (the project's own) module
-    package = (imported[0] or imported[1] or "").partition(".")[0]
-    return package in NUMERIC_MODULES
-
-
-def numeric_call(
-    source: bytes, start: int, imports: Mapping[str, tuple[str, str | None, int]]
-) -> bool:
-    """The call of a name at ``start`` is ``np.log(`` of a numeric package the file imports:
-    the function holding it need not be analysed for a logging call."""
-    if start < 2 or source[start - 1 : start] != b".":
-        return False
-    begin = start - 1
-    while begin > 0 and (source[begin - 1 : begin].isalnum() or source[begin - 1] == 95):
-        begin -= 1
-    receiver = source[begin : start - 1].decode("ascii", "replace")
-    return bool(receiver) and module_function(imports, receiver)
-
-
 def subclass_call(
-    project: Project, module: Module, cls: str | None, func: ast.expr, qualifier: str
+    project: ProjectIndex, module: Module, cls: str | None, func: ast.expr, qualifier: str
 ) -> bool:
     """``super().f(...)`` or ``self.f(...)`` in a class deriving from ``qualifier``'s class."""
     if cls is None or not isinstance(func, ast.Attribute):
@@ -87,7 +51,7 @@ def subclass_call(
 
 
 def named_like_its_callers_match(
-    project: Project, module: Module, cls: str | None, name: str, specs: Sequence[ScanCall]
+    project: ProjectIndex, module: Module, cls: str | None, name: str, specs: Sequence[ScanCall]
 ) -> bool:
     """Whether calls of a function ``name`` (a method of ``cls``, or a module function for
     ``None``) are matched by ``specs`` already: a bare name (``log_metrics``) matches any
@@ -106,7 +70,9 @@ def named_like_its_callers_match(
     return False
 
 
-def derives_from(project: Project, module: Module, cls: str, base: str, depth: int = 0) -> bool:
+def derives_from(
+    project: ProjectIndex, module: Module, cls: str, base: str, depth: int = 0
+) -> bool:
     """Class ``cls`` of ``module`` has ``base`` among its bases (as named), or a scanned
     base class of it does."""
     info = module.classes.get(cls)
@@ -135,7 +101,7 @@ def derives_from(project: Project, module: Module, cls: str, base: str, depth: i
     return False
 
 
-def _exported(project: Project, module: Module, name: str) -> tuple[Module, str]:
+def _exported(project: ProjectIndex, module: Module, name: str) -> tuple[Module, str]:
     """Where class ``name`` of ``module`` is defined: ``module`` itself, or the module a
     package's ``__init__`` re-exports it from (``from .rl import RLLearner``), a few hops."""
     for _ in range(_MAX_BASES):

@@ -25,7 +25,9 @@ from ..safe_text import shown as escaped
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
 from .candidates import Candidate, candidates
 from .compare import SYNTAX, UNREADABLE, Judge
-from .extract import Logged, Module, Project
+from .extract import Project
+from .model import Logged
+from .sources import Module
 
 __all__ = [
     "FEW_CALLS",

@@ -24,13 +24,15 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .accumulators import dict_holder
 from .objects import Opaque, gaining
 from .syntax import FuncDef, bind
 from .values import DictVal, Hole, Key
 
 if TYPE_CHECKING:
-    from .extract import Module, _Scanner
     from .objects import Env
+    from .sources import Module
+    from .state import ScanState
 
 __all__ = ["TIMER_METHODS", "class_fills", "fill_from", "fill_with", "filled_by_class"]
 
@@ -102,7 +104,7 @@ def class_fills(methods: dict[str, FuncDef]) -> list[tuple[str, str | ast.expr]]
 
 
 def filled_by_class(
-    scanner: _Scanner, call: ast.Call, module: Module, methods: dict[str, FuncDef], env: Env
+    scanner: ScanState, call: ast.Call, module: Module, methods: dict[str, FuncDef], env: Env
 ) -> list[tuple[ast.expr, DictVal]]:
     """The dict arguments of ``Cls(...)`` (a timer class) and the keys its block adds."""
     init = methods.get("__init__")
@@ -128,7 +130,7 @@ def filled_by_class(
     return found
 
 
-def fill_with(scanner: _Scanner, holder: str, added: DictVal, env: Env) -> None:
+def fill_with(scanner: ScanState, holder: str, added: DictVal, env: Env) -> None:
     """The dict followed as ``holder`` gains ``added`` (a parameter's keys stay its own)."""
     current = env.get(holder)
     if current is None:
@@ -158,7 +160,7 @@ def _bindings(body: list[ast.stmt]) -> Iterator[ast.ImportFrom]:
             yield from _bindings(stmt.orelse)
 
 
-def _defined(scanner: _Scanner, module: Module, name: str, hops: int) -> list[Module]:
+def _defined(scanner: ScanState, module: Module, name: str, hops: int) -> list[Module]:
     """The scanned modules defining ``name`` as ``module`` exports it, re-exports followed."""
     if name in module.functions or name in module.classes:
         return [module]
@@ -177,7 +179,7 @@ def _defined(scanner: _Scanner, module: Module, name: str, hops: int) -> list[Mo
     return list(dict.fromkeys(found))
 
 
-def _candidates(scanner: _Scanner, call: ast.Call) -> list[tuple[Module, str]]:
+def _candidates(scanner: ScanState, call: ast.Call) -> list[tuple[Module, str]]:
     """Where ``name(...)`` may be defined: this module, or what its import resolves to."""
     func = call.func
     if not isinstance(func, ast.Name):
@@ -195,7 +197,7 @@ def _candidates(scanner: _Scanner, call: ast.Call) -> list[tuple[Module, str]]:
 
 
 def _pairs(
-    scanner: _Scanner, call: ast.Call, module: Module, name: str, env: Env
+    scanner: ScanState, call: ast.Call, module: Module, name: str, env: Env
 ) -> list[tuple[ast.expr, DictVal]]:
     """The dicts ``call`` hands to ``module``'s ``name`` and what it writes into them."""
     info = module.full().classes.get(name)
@@ -216,7 +218,7 @@ def _pairs(
 
 
 def _named(
-    scanner: _Scanner, added: DictVal, call: ast.Call, bound: dict[str, ast.expr], env: Env
+    scanner: ScanState, added: DictVal, call: ast.Call, bound: dict[str, ast.expr], env: Env
 ) -> DictVal:
     """What a callee adds, instantiated for ``call``; a key that is a parameter's whole value
     (``out[name] = t``) is reported where the caller passes it (``timer("gen", d)``)."""
@@ -240,7 +242,7 @@ def _arguments(call: ast.Call) -> Iterator[ast.expr]:
     yield from (keyword.value for keyword in call.keywords)
 
 
-def _may_be_filled(scanner: _Scanner, node: ast.expr, env: Env) -> bool:
+def _may_be_filled(scanner: ScanState, node: ast.expr, env: Env) -> bool:
     """``d`` (a dict or a parameter) or ``self.d``: an argument a callee may fill."""
     if isinstance(node, ast.Attribute):
         return isinstance(node.value, ast.Name) and node.value.id == "self"
@@ -250,11 +252,9 @@ def _may_be_filled(scanner: _Scanner, node: ast.expr, env: Env) -> bool:
     return False
 
 
-def fill_from(scanner: _Scanner, call: ast.Call, env: Env) -> None:
+def fill_from(scanner: ScanState, call: ast.Call, env: Env) -> None:
     """``with timer("gen", d):`` or ``yield from _timer(name, d)``: the dicts the call is
     handed gain the keys its callee (a timer class, or a function) writes into them."""
-    from .extract import _holder  # noqa: PLC0415 - import cycle
-
     if not any(_may_be_filled(scanner, a, env) for a in _arguments(call)):
         return  # ``with torch.no_grad():``: no dict handed over, nothing resolved
     pairs: list[tuple[ast.expr, DictVal]] = []
@@ -272,6 +272,6 @@ def fill_from(scanner: _Scanner, call: ast.Call, env: Env) -> None:
             if param in bound
         ]
     for target, added in pairs:
-        holder = _holder(target)
+        holder = dict_holder(target)
         if holder is not None and not added.empty():
             fill_with(scanner, holder, added, env)

@@ -18,8 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codegen.scan.calls import DEFAULT_SCAN_CALLS
-from codegen.scan.extract import _BINDING, Module, Project, _field_starts, _Scanner
+from codegen.scan.extract import Project, _Scanner
+from codegen.scan.logcalls import _BINDING
 from codegen.scan.scanner import _shown, _shown_file, syntax_checked
+from codegen.scan.sources import Module, _field_starts
 from codegen.scan.syntax import children, walk
 
 _FIELD_PIECES = [".", "info", "in", "(", ",", " ", "\n", "\t", "=", "==", "[", "]", "update", "x"]

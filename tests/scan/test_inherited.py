@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.scan.inherited import module_function
+from codegen.scan.numeric import module_function
 
 Imports = dict[str, tuple[str, str | None, int]]
 

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from codegen.scan.objects import Record, record_of
+from codegen.scan.records import Record, record_of
 
 
 def _record(source: str) -> Record | None:

@@ -14,7 +14,9 @@ import pytest
 
 from codegen.scan import extract
 from codegen.scan.calls import DEFAULT_SCAN_CALLS
-from codegen.scan.extract import Logged, Module, Project, _calls_named
+from codegen.scan.extract import Project, _calls_named
+from codegen.scan.model import Logged
+from codegen.scan.sources import Module
 from codegen.scan.values import shape_text
 
 _TRAINER = """\
