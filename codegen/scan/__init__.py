@@ -16,6 +16,23 @@ against the catalog's teed rows (:mod:`codegen.scan.compare`):
 A finding on a line holding ``# metric-catalog: ignore`` is dropped. The walk
 follows symbolic links but enters each real folder once (a link loop cannot
 hang it) and reads each real file once.
+
+The modules import in one direction (``tests/layout/test_scan_layout.py`` holds it),
+from the top:
+
+* :mod:`.scanner` (the command) -> :mod:`.compare` (the judgement) -> :mod:`.extract`
+  (:class:`~codegen.scan.extract.Project`: the files, the waves of wrappers, the function
+  summaries; and the per-module analysis assembled from its parts);
+* the parts of that analysis: :mod:`.statements` (scopes and statements),
+  :mod:`.dictvalues` (dicts and the calls building them), :mod:`.keyexpr` (key
+  expressions), :mod:`.logcalls` (the logging calls), :mod:`.objectflow` (objects and
+  callables), on :mod:`.state` (what they share);
+* the shapes they follow: :mod:`.timers`, :mod:`.accumulators`, :mod:`.own_writes`,
+  :mod:`.dispatch`, :mod:`.inherited`;
+* the model below them all: :mod:`.model` (function summaries, logging calls found, the
+  project's interface), :mod:`.objects`, :mod:`.sources` (one source file),
+  :mod:`.records`, :mod:`.numeric`, :mod:`.values`, :mod:`.keyfilter`, :mod:`.syntax`,
+  :mod:`.calls`.
 """
 
 from __future__ import annotations

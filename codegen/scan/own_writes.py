@@ -8,7 +8,7 @@ itself writes is flow: the writes made before the read, in the order the code ru
 including those a loop carries into its next iteration. A reset after the read hides
 nothing, and a write made only after the read in straight-line code is not read there.
 
-Three hooks of the analysis in :mod:`.extract`:
+Three hooks of the analysis (:mod:`.statements`, :mod:`.dictvalues`):
 
 * :func:`read_here`: the dict ``self.<attr>`` holds where the method reads it (the other
   methods' fold joined with the method's own writes so far);
