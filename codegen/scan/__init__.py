@@ -17,8 +17,8 @@ A finding on a line holding ``# metric-catalog: ignore`` is dropped. The walk
 follows symbolic links but enters each real folder once (a link loop cannot
 hang it) and reads each real file once.
 
-The modules import in one direction (``tests/layout/test_scan_layout.py`` holds it),
-from the top:
+The modules import in one direction (``tests/layout/test_scan_layout.py`` and the
+``scan-layers`` contract of ``lint-imports`` in ``pyproject.toml`` hold it), from the top:
 
 * :mod:`.scanner` (the command) -> :mod:`.compare` (the judgement) -> :mod:`.extract`
   (:class:`~codegen.scan.extract.Project`: the files, the waves of wrappers, the function
