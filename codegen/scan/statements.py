@@ -43,8 +43,10 @@ from .timers import fill_from
 from .values import (
     SLOT,
     DictVal,
+    Hole,
     KeyList,
     KeysOf,
+    Shape,
     Spread,
     StrVal,
     Unresolved,
@@ -113,6 +115,11 @@ def _only_called(scope: FuncDef, name: str) -> bool:
         for node in walk(scope)
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
     )
+
+
+def _holes_of(shape: Shape, params: set[str]) -> bool:
+    """Whether a key has a hole one of ``params`` fills."""
+    return any(isinstance(part, Hole) and part.param in params for part in shape)
 
 
 def _closure_writes(func: FuncDef, env: Env) -> list[str]:
@@ -360,20 +367,24 @@ class Statements(ScanState):
             value = inner.get(name)
             if not isinstance(value, DictVal):
                 continue
-            # Keys from the closure's own parameters: each call of it says which.
+            # Keys from the closure's own parameters (its dicts' keys, or text in a key:
+            # ``f"{key}tokens_per_s"``): each call of it says which.
             later = tuple(s for s in value.spreads if s.param in own)
             now = tuple(s for s in value.spreads if s.param not in own)
-            env[name] = DictVal(value.keys, value.unresolved, now)
-            if later:
-                fills[name] = DictVal(spreads=later)
+            holed = tuple(k for k in value.keys if _holes_of(k.shape, own))
+            kept = tuple(k for k in value.keys if not _holes_of(k.shape, own))
+            env[name] = DictVal(kept, value.unresolved, now)
+            if later or holed:
+                fills[name] = DictVal(holed, (), later)
         if not fills:
             return
         if enclosing is not None and not _only_called(enclosing, func.name):
             what = f"the keys `{func.name}` adds from its parameters, where it is passed on"
-            for name in fills:
+            for name, filled in fills.items():
                 current = env[name]
                 assert isinstance(current, DictVal)
-                env[name] = current.merge(DictVal((), (Unresolved(what, self._at(func)),)))
+                passed_on = DictVal(filled.keys, (Unresolved(what, self._at(func)),))
+                env[name] = current.merge(passed_on)
             return
         self.pending[func.name] = (func, fills)
 
