@@ -26,7 +26,8 @@ The modules import in one direction (``tests/layout/test_scan_layout.py`` and th
 * the parts of that analysis: :mod:`.statements` (scopes and statements),
   :mod:`.dictvalues` (dicts and the calls building them), :mod:`.keyexpr` (key
   expressions), :mod:`.logcalls` (the logging calls), :mod:`.objectflow` (objects and
-  callables), on :mod:`.state` (what they share);
+  callables), :mod:`.collectors` (collector objects, trackers a factory builds), on
+  :mod:`.state` (what they share);
 * the shapes they follow: :mod:`.timers`, :mod:`.accumulators`, :mod:`.own_writes`,
   :mod:`.dispatch`, :mod:`.inherited`;
 * the model below them all: :mod:`.model` (function summaries, logging calls found, the

@@ -310,16 +310,17 @@ class DictValues(ScanState):
             return None
         return func
 
-    def collect(self, func: FuncDef) -> Env:
+    def collect(self, func: FuncDef, *, spread: bool = False) -> Env:
         """The variables after ``func``'s body, ``self.metrics`` holders included; a
         parameter's keys are unresolved where the function starts (its callers are not
-        followed)."""
+        followed), or with ``spread`` its callers' keys (see :mod:`.collectors`)."""
         self.func, self.pending = func, {}
         self.params = set(_params(func))
         env: Env = {}
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
-            env[name] = Opaque(self.module, func, what, parameter=True)
+            param = name if spread else ""
+            env[name] = Opaque(self.module, func, what, parameter=True, param=param)
         self.ever = {}
         return ever_held(self._block(func.body, env, [], returns=Returns()), self.ever)
 
@@ -342,7 +343,9 @@ class DictValues(ScanState):
         if returned is not None:
             value = self._guarded(returned[0], node, returned[1])
             if value is not None:
-                return self._instantiate(value, node, returned[1], env)
+                # A collector's getter: plus what calls on the object add (.collectors).
+                value, added = self._collected(value, node, env)
+                return self._instantiate(value, node, returned[1], env).merge(added)
         return DictVal((), (Unresolved(_describe(node), self._at(node)),))
 
     def _guarded(
@@ -533,6 +536,9 @@ class DictValues(ScanState):
             return self.project.method(module, self.cls, func.attr)
         if owner in self.typed:
             home, cls = self.typed[owner]
+            return self.project.method(home, cls, func.attr)
+        if owner in self.objects:  # ``mgr.get_metrics()``, ``mgr = Collector()``
+            home, cls = self.objects[owner]
             return self.project.method(home, cls, func.attr)
         if owner in module.classes and func.attr in module.classes[owner].methods:
             return module, module.classes[owner].methods[func.attr], owner

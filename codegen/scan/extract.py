@@ -35,6 +35,7 @@ from typing import Final
 
 from .accumulators import caller_keys, write_lines
 from .calls import ScanCall
+from .collectors import CollectorFlow
 from .dictvalues import DictValues
 from .keyexpr import KeyExpressions
 from .logcalls import LoggingCalls
@@ -108,6 +109,8 @@ class Project:
         self._collecting: set[tuple[str, int]] = set()
         """The methods being analysed for their attributes (a read inside leaves them out)."""
         self._active: set[tuple[str, ...]] = set()
+        self.collector_adds: dict[tuple[object, ...], DictVal] = {}
+        """What a method adds to its object's fields (see :mod:`.collectors`)."""
         self._envs: dict[tuple[str, int], Env] = {}
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
         every attribute it writes (``__init__`` sets dozens)."""
@@ -508,5 +511,5 @@ def _calls_named(
     return found
 
 
-class _Scanner(LoggingCalls, Statements, DictValues, KeyExpressions, ObjectFlow):
+class _Scanner(LoggingCalls, Statements, DictValues, KeyExpressions, ObjectFlow, CollectorFlow):
     """One module's analysis: scopes, values, and the logging calls found in them."""

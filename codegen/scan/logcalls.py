@@ -226,6 +226,9 @@ class LoggingCalls(ScanState):
             return [w for w in wrappers if target[1] is w.func]
         if not isinstance(func, ast.Attribute):
             return []
+        dispatched = self._dispatched(func, wrappers)  # ``self.tracker`` from a factory
+        if dispatched:
+            return dispatched
         head = _dotted(func.value)
         if head is not None and head.partition(".")[0] in self.module.imports:
             return []  # ``np.log(x)``: a module's function, not the wrapper

@@ -116,6 +116,8 @@ class ProjectIndex(Protocol):
     throughs: tuple[ScanCall, ...]
     qualifiers: list[str]
     wrappers: dict[str, list[Wrapper]]
+    collector_adds: dict[tuple[object, ...], DictVal]
+    """What a method adds to its object's fields (see :mod:`.collectors`)."""
 
     def names_of(self, specs: Sequence[ScanCall]) -> frozenset[str]:
         """The names ``specs`` call."""

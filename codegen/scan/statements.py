@@ -479,6 +479,7 @@ class Statements(ScanState):
                 self.typed[target.id] = owner
             else:
                 self.typed.pop(target.id, None)
+            self._note_object(target.id, node)
         elif (
             isinstance(target, ast.Subscript) and (holder := dict_holder(target.value)) is not None
         ):

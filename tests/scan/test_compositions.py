@@ -8,8 +8,10 @@ through a pass-through call, through a wrapper that adds ``head/`` to every key 
 parameter, through a filter dropping other keys by prefix, through a chain of wrappers
 whatever their name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method
 and logged by another, in a field of a returned record, from a record a function passed as
-an argument returns, from what a function a factory returns gives back). Scan must report
-exactly that key, undeclared, on the line the key is written.
+an argument returns, from what a function a factory returns gives back, added to a collector
+object by one of its methods and handed back by its getter, kept per group in a collector's
+field of dicts, logged through the sink a factory builds). Scan must report exactly that
+key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ CARRIERS = (
     "factory",
     "named-wrapper",
     "keywords-wrapper",
+    "collector",
+    "collector-group",
+    "factory-sink",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -81,7 +86,7 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
 
 def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
-    wrapped = carrier == "wrapper"
+    wrapped = carrier in {"wrapper", "collector-group"}
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
     lines = ["import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
@@ -113,6 +118,8 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["    wandb.log(keep(build({})))"]
     elif carrier in {"record", "callable", "factory"}:
         lines += _object_carrier(carrier)
+    elif carrier in {"collector", "collector-group", "factory-sink"}:
+        lines += _collector_carrier(carrier, head)
     elif carrier == "named-wrapper":  # a chain of two wrappers, the inner named ``log``
         lines += ["def log(args, metrics, step_key):", "    wandb.log(metrics)"]
         lines += ["def emit(m):", '    log(None, m, step_key="s")']
@@ -128,6 +135,39 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += [f'    wandb.log({{"{head}/%s" % k: v for k, v in logs.items()}})']
         lines += ["def run():", "    log_train(1, build({}))"]
     return "\n".join(lines) + "\n", key_line
+
+
+def _collector_carrier(carrier: str, head: str) -> list[str]:
+    """The dict is added to a collector object (through a method calling another, or per
+    group), handed back by its getter, and logged directly or by a factory's sink."""
+    lines = ["class Tally:", "    def __init__(self):", "        self.stats = {}"]
+    lines += ["        self.groups = {}", "    def merge(self, d):", "        self.stats.update(d)"]
+    lines += ["    def add(self, d):", "        self.merge(d)", "    def group(self, g, d):"]
+    lines += ["        self.groups.setdefault(g, {}).update(d)", "    def get(self):"]
+    lines += ["        out = self.stats.copy()", "        for g, d in self.groups.items():"]
+    lines += ["            for k, v in d.items():", '                out[f"{g}/{k}"] = v']
+    lines += ["        return out"]
+    if carrier == "collector":
+        return [
+            *lines,
+            "def run():",
+            "    t = Tally()",
+            "    t.add(build({}))",
+            "    wandb.log(t.get())",
+        ]
+    if carrier == "collector-group":
+        return [
+            *lines,
+            "def run():",
+            "    t = Tally()",
+            f"    t.group({head!r}, build({{}}))",
+            "    wandb.log(t.get())",
+        ]
+    lines += ["class Sink:", "    def log(self, values):", "        return None"]
+    lines += ["class WandbSink(Sink):", "    def log(self, values):", "        wandb.log(values)"]
+    lines += ["SINKS = {}", "def make_sink(kind) -> Sink:", "    return SINKS[kind]()"]
+    lines += ["class Loop:", "    def __init__(self):", '        self.sink = make_sink("w")']
+    return [*lines, "    def run(self):", "        self.sink.log(build({}))"]
 
 
 def _object_carrier(carrier: str) -> list[str]:
