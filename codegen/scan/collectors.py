@@ -39,7 +39,7 @@ from .model import ProjectIndex, Wrapper
 from .sources import Module
 from .state import ScanState
 from .syntax import FuncDef, bind, params, walk
-from .values import SLOT, DictVal, Hole, Key, StrVal, rewrite, union
+from .values import SLOT, DictVal, Hole, Key, StrVal, Where, rewrite, union
 
 if TYPE_CHECKING:
     from .objects import Env
@@ -348,7 +348,23 @@ class CollectorFlow(ScanState):
         value = _ungrouped(
             union(added), grouped, type(self)(self.project, home, [], cls=cls, depth=self.depth + 1)
         )
-        return _without_parameters(returned, getter[1]), value
+        return _without_parameters(returned, getter[1], self._adders(home, cls, fields)), value
+
+    def _adders(
+        self, home: Module, cls: str, fields: tuple[frozenset[str], frozenset[str]]
+    ) -> list[tuple[str, int, int]]:
+        """Where the methods of ``cls`` are that add to ``fields`` what their callers pass (a
+        dict, a key): what they leave unresolved in the getter's dict, each call on the
+        object fills."""
+        info = home.full().classes.get(cls)
+        found = []
+        for method in info.methods.values() if info is not None else ():
+            adds = _adds(self, (home, method, cls), fields, 0)
+            if adds.spreads or any(
+                isinstance(part, Hole) and part.param for key in adds.keys for part in key.shape
+            ):
+                found.append((home.shown, method.lineno, method.end_lineno or method.lineno))
+        return found
 
     # --- trackers from a factory ---------------------------------------------------
 
@@ -414,17 +430,27 @@ def _located(value: DictVal, arguments: dict[str, ast.expr], module: Module) -> 
     return DictVal(tuple(keys), value.unresolved, value.spreads)
 
 
-def _without_parameters(value: DictVal, getter: FuncDef) -> DictVal:
+def _without_parameters(
+    value: DictVal, getter: FuncDef, spans: Sequence[tuple[str, int, int]]
+) -> DictVal:
     """A getter's dict without what its class's methods leave to their callers: keys with a
-    hole of a parameter not the getter's, and the parameters' dicts (unresolved where the
-    method is defined); each call on the object fills them (see ``_collected``)."""
+    hole of a parameter not the getter's, and the holes and dicts the adders (at ``spans``)
+    take from their parameters (``{key}`` of ``for key in kwargs``; unresolved where the
+    method is defined): each call on the object fills them (see ``_collected``)."""
     own = set(params(getter))
+
+    def inside(where: Where) -> bool:
+        return any(
+            where.path == path and first <= where.line <= last for path, first, last in spans
+        )
+
     keys = tuple(
         key
         for key in value.keys
         if all(part.param in own for part in key.shape if isinstance(part, Hole) and part.param)
+        and not (any(isinstance(part, Hole) for part in key.shape) and inside(key.where))
     )
-    unresolved = tuple(u for u in value.unresolved if not u.what.startswith("the parameter `"))
+    unresolved = tuple(u for u in value.unresolved if not inside(u.where))
     return DictVal(keys, unresolved, value.spreads)
 
 
