@@ -171,8 +171,9 @@ class Statements(ScanState):
     def _scope(
         self, body: list[ast.stmt], func: FuncDef | None, cls: str | None, outer: list[Env]
     ) -> None:
-        saved = (self.func, self.params, self.cls, self.outer, self.pending)
+        saved = (self.func, self.params, self.cls, self.outer, self.pending, self.objects)
         self.func, self.cls, self.outer, self.pending = func, cls, outer, {}
+        self.objects = {}  # a collector object is a variable of one scope (.collectors)
         self.params = set(_params(func)) if func is not None else set()
         env: Env = {}
         if func is not None:
@@ -181,7 +182,7 @@ class Statements(ScanState):
                 env[name] = Opaque(self.module, func, what, parameter=True, param=name)
         nested: list[tuple[ast.stmt, Env]] = []
         self._block(body, env, nested)
-        self.func, self.params, self.cls, self.outer, self.pending = saved
+        self.func, self.params, self.cls, self.outer, self.pending, self.objects = saved
         for stmt, at in nested:
             if isinstance(stmt, ast.ClassDef):
                 for item in stmt.body:
