@@ -40,6 +40,7 @@ from .syntax import dotted as _dotted
 from .syntax import params as _params
 from .syntax import shown as _shown
 from .timers import fill_from
+from .unpacking import columns
 from .values import (
     SLOT,
     DictVal,
@@ -602,6 +603,9 @@ class Statements(ScanState):
         strings = None if over_items else self._strings(source, env)
         for item in names:
             env[item.id] = Opaque(self.module, item, f"the loop variable `{item.id}`")
+        scope = self.func or self.module.full().tree or iterable
+        for name, column in columns(target, iterable, self.module.constants, scope).items():
+            env[name] = StrVal(tuple((text,) for text in column))  # rows of a literal table
         if isinstance(first, ast.Name):
             if strings is not None and isinstance(target, ast.Name):
                 env[first.id] = strings

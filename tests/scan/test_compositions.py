@@ -1,17 +1,18 @@
 """Property: a key built by any composition of the supported patterns is found, at its line.
 
-A generated module writes one key (``head/tail``) in one of the ways keys are written
-(a literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal
-tuple) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly,
-returned by a helper, returned in a tuple, filled by a callee through its parameter,
-through a pass-through call, through a wrapper that adds ``head/`` to every key of its
-parameter, through a filter dropping other keys by prefix, through a chain of wrappers
-whatever their name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method
-and logged by another, in a field of a returned record, from a record a function passed as
-an argument returns, from what a function a factory returns gives back, added to a collector
-object by one of its methods and handed back by its getter, kept per group in a collector's
-field of dicts, logged through the sink a factory builds). Scan must report exactly that
-key, undeclared, on the line the key is written.
+A generated module writes one key (``head/tail``) in one of the ways keys are written (a
+literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal tuple, a
+loop unpacking the rows of a literal table) and hands the dict to ``wandb.log`` along one of
+the ways dicts travel (directly, returned by a helper, returned in a tuple, filled by a
+callee through its parameter, through a pass-through call, through a wrapper that adds
+``head/`` to every key of its parameter, through a filter dropping other keys by prefix,
+through a chain of wrappers whatever their name, passed as ``**`` into a wrapper's
+``**kwargs``, kept on ``self`` by one method and logged by another, in a field of a returned
+record, from a record a function passed as an argument returns, from what a function a
+factory returns gives back, added to a collector object by one of its methods and handed
+back by its getter, kept per group in a collector's field of dicts, logged through the sink
+a factory builds). Scan must report exactly that key, undeclared, on the line the key is
+written.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ teed:
     description: A row the generated modules never log.
 """
 
-WRITERS = ("literal", "fstring", "percent", "format", "loop")
+WRITERS = ("literal", "fstring", "percent", "format", "loop", "table")
 CARRIERS = (
     "direct",
     "helper",
@@ -81,6 +82,8 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
         return [f"TAIL = {tail!r}"], f'"{lead}%s" % TAIL'
     if writer == "format":
         return [f"TAIL = {tail!r}"], f'"{lead}{{}}".format(TAIL)'
+    if writer == "table":  # inside ``for name, source in ROWS``
+        return [f"ROWS = (({tail!r}, 'src'),)"], f'f"{lead}{{name}}"'
     return [f"NAMES = ({tail!r},)"], f'f"{lead}{{name}}"'  # inside ``for name in NAMES``
 
 
@@ -92,6 +95,8 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     body: list[str] = []
     if writer == "loop":
         body += ["    for name in NAMES:", f"        d[{key}] = 1"]
+    elif writer == "table":
+        body += ["    for name, source in ROWS:", f"        d[{key}] = source"]
     else:
         body += [f"    d[{key}] = 1"]
     key_offset = len(body) - 1  # the key's line within ``build``'s body
