@@ -366,6 +366,17 @@ class CollectorFlow(ScanState):
                 found.append((home.shown, method.lineno, method.end_lineno or method.lineno))
         return found
 
+    def _super_method(self, name: str) -> Method | None:
+        """The method ``super().<name>(...)`` calls in a method of ``self.cls``: the first
+        scanned base (in order) that has it, the class itself left out."""
+        info = self.module.full().classes.get(self.cls or "")
+        for base in info.bases if info is not None else ():
+            ref = self.project.class_named(self.module, base.rpartition(".")[2])
+            found = self.project.method(ref[0], ref[1], name) if ref is not None else None
+            if found is not None:
+                return found
+        return None
+
     # --- trackers from a factory ---------------------------------------------------
 
     def _dispatched(self, func: ast.Attribute, wrappers: Sequence[Wrapper]) -> list[Wrapper]:

@@ -70,6 +70,17 @@ _DICT_CALLS: Final = frozenset({"dict", "collections.OrderedDict", "OrderedDict"
 _FLAT_FACTORIES: Final = frozenset({"list", "set", "int", "float"})
 
 
+def _is_super(node: ast.expr) -> bool:
+    """``super()`` (no arguments: the class and instance of the method it is in)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+        and not node.keywords
+    )
+
+
 def _flat_defaultdict(node: ast.Call) -> bool:
     """``defaultdict(list)``: a new dict whose keys are only those written into it (``d[k]
     .append(v)``, followed). A nested one (``defaultdict(lambda: defaultdict(list))``) is
@@ -529,6 +540,8 @@ class DictValues(ScanState):
                 if source is not None and imported[1] in source.full().functions:
                     return source, source.functions[imported[1]], None
             return None
+        if isinstance(func, ast.Attribute) and _is_super(func.value):
+            return self._super_method(func.attr)  # ``super().evaluate(...)`` (.collectors)
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return None
         owner = func.value.id

@@ -25,6 +25,7 @@ from .state import (
     is_format,
     joined,
 )
+from .strmethods import apply, call_of
 from .syntax import shown as _shown
 from .values import (
     SLOT,
@@ -97,13 +98,16 @@ class KeyExpressions(ScanState):
         inner = dict(env)
         inner[name] = StrVal(((SLOT,),))
         strings = self._strings(node, inner, whole=True)
-        if strings is None:
-            what = f"a key computed by `{_shown(node)}` from the keys of `{looped.name}`"
-            return DictVal((), (Unresolved(what, self._at(node)),))
         source = looped.source
         test = self._loop_test(name)
         if test is not None:
             source = spread_into(Spread("", (SLOT,), ((test, (SLOT,)),)), source)
+        if strings is None:
+            rewritten = self._per_key(node, env, name, source)
+            if rewritten is not None:
+                return rewritten
+            what = f"a key computed by `{_shown(node)}` from the keys of `{looped.name}`"
+            return DictVal((), (Unresolved(what, self._at(node)),))
         where = self._at(node)
         result = DictVal()
         for template in strings.shapes:
@@ -176,6 +180,9 @@ class KeyExpressions(ScanState):
             if found is None:
                 return self._constant(self.module, node.id, set())
             return None
+        method = call_of(node)
+        if method is not None:  # ``k.replace("eval/", f"eval/{name}/")`` (.strmethods)
+            return self._string_method(*method, env)
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name):
                 return self._attribute_constant(node.value.id, node.attr)
@@ -185,6 +192,42 @@ class KeyExpressions(ScanState):
                 if source is not None:
                     return self._field(source, node.value.attr, node.attr)
         return None
+
+    def _string_method(self, call: ast.Call, index: int | None, env: Env) -> StrVal | None:
+        """A string method on a known string; ``None`` when an operand or the answer is
+        unknown (see :mod:`.strmethods`)."""
+        assert isinstance(call.func, ast.Attribute)
+        base = self._strings(call.func.value, env, whole=True)
+        args: list[Shape | int] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Constant) and type(arg.value) is int:
+                args.append(arg.value)
+                continue
+            value = self._strings(arg, env, whole=True)
+            if value is None or len(value.shapes) != 1:
+                return None
+            args.append(value.shapes[0])
+        if base is None:
+            return None
+        shapes = [apply(call.func.attr, shape, args, index) for shape in base.shapes]
+        if any(shape is None for shape in shapes):
+            return None
+        return StrVal(tuple(dict.fromkeys(shape for shape in shapes if shape is not None)))
+
+    def _per_key(self, node: ast.expr, env: Env, name: str, source: DictVal) -> DictVal | None:
+        """Each known key of a looped dict rewritten by ``node`` one at a time (a string
+        method on the key is no template around it); ``None`` when one is unknown."""
+        if source.spreads or source.unresolved or call_of(node) is None:
+            return None
+        inner = dict(env)
+        keys: list[Key] = []
+        for key in source.keys:
+            inner[name] = StrVal((key.shape,))
+            strings = self._strings(node, inner, whole=True)
+            if strings is None:
+                return None
+            keys.extend(Key(shape, key.where, key.why, key.value) for shape in strings.shapes)
+        return DictVal(tuple(dict.fromkeys(keys)))
 
     def _part(self, node: ast.expr | None, env: Env, plain: bool) -> Sequence[Shape]:
         """The values of one formatted field; a hole when unknown or formatted (``%.2f``)."""
