@@ -25,12 +25,14 @@ __all__ = [
     "CONTAINER_WORDS",
     "COUNT_WORDS",
     "DURATION_WORDS",
+    "END_MARKER_WORDS",
     "FLOP_PREFIXES",
     "INDICATOR_WORDS",
     "MEMORY_UNITS",
     "MEMORY_WORDS",
     "NON_FINITE_WORDS",
     "NOT_SHARE_WORDS",
+    "OUTCOME_WORDS",
     "PERCENT_WORDS",
     "PROMETHEUS_SUFFIXES",
     "QUOTIENT_WORDS",
@@ -49,6 +51,7 @@ __all__ = [
     "TYPE_WORDS",
     "UNIT_SPELLINGS",
     "UNIT_WORDS",
+    "UTILIZATION_ACRONYM",
     "UTILIZATION_WORDS",
     "key_words",
     "share_word",
@@ -145,6 +148,10 @@ SHARE_WORDS: Final = table(
 range; live-check judges one that declares none against [0, 1] (``unit_suspect``).
 Plurals (``clip_fractions``, a count of them) are not shares."""
 
+OUTCOME_WORDS: Final = table("success successes succeeded pass passed correct solved win wins")
+"""Words of a 0/1 outcome (a sample passed, an answer was correct): logged as a mean over a
+batch, a share (unit ``1``) when every value lies in [0, 1]; ``num_correct`` counts them."""
+
 NOT_SHARE_WORDS: Final = table("learning lr")
 """Words that make a ``rate`` no share: a learning rate."""
 
@@ -159,6 +166,11 @@ PERCENT_WORDS: Final = table("pct percent percentage")
 
 UTILIZATION_WORDS: Final = table("mfu hfu util utilization utilisation")
 """Model/hardware FLOPs utilization: ``%`` when the values exceed 1, else ``1``."""
+
+UTILIZATION_ACRONYM: Final = re.compile(r"[a-z]{1,2}[fb]u")
+"""The acronyms of a utilization: model or hardware FLOPs (``mfu``, ``hfu``) or memory
+bandwidth (``mbu``) utilization, ``%`` or ``1`` by the values as :data:`UTILIZATION_WORDS`
+(``gpu``, ``cpu`` name no utilization: the letter before ``u`` is ``f`` or ``b``)."""
 
 THROUGHPUT_WORDS: Final = table("throughput tps tokens_per_sec tokens_per_second")
 """Words of a token rate (``{token}/s``): prime-rl's and verl's ``perf/throughput``."""
@@ -231,6 +243,10 @@ ANNOTATIONS: Final[dict[str, str]] = {
     "epochs": "{epoch}",
 }
 """Words of a count -> its UCUM annotation (``{token}``)."""
+
+END_MARKER_WORDS: Final = table("stop eos eot")
+"""Words of a token that ends a sequence: a count of them (``num_stop_tokens``) counts the
+sequences that ended (``{sequence}``), not tokens of text."""
 
 STEP_AXIS_KEYS: Final = table(
     "step _step global_step train/global_step eval/global_step training/global_step "

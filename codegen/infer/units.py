@@ -22,12 +22,14 @@ from ..catalog.words import (
     CONTAINER_WORDS,
     COUNT_WORDS,
     DURATION_WORDS,
+    END_MARKER_WORDS,
     FLOP_PREFIXES,
     INDICATOR_WORDS,
     MEMORY_UNITS,
     MEMORY_WORDS,
     NON_FINITE_WORDS,
     NOT_SHARE_WORDS,
+    OUTCOME_WORDS,
     PERCENT_WORDS,
     QUOTIENT_WORDS,
     RATIO_WORDS,
@@ -38,6 +40,7 @@ from ..catalog.words import (
     TIME_WORDS,
     TIMER_WORDS,
     UNIT_SPELLINGS,
+    UTILIZATION_ACRONYM,
     UTILIZATION_WORDS,
     key_words,
     table,
@@ -95,11 +98,37 @@ def subject_words(segments: Sequence[str]) -> list[str]:
     ``kl_ent_ratio/mean`` measures ``kl_ent_ratio``; ``entropy/{env}/{statistic}`` (its
     literal segments) measures ``entropy``.
     """
+    return key_words(_subject_segment(segments))
+
+
+def _subject_segment(segments: Sequence[str]) -> str:
+    """The segment :func:`subject_words` reads (``""``: none)."""
     for segment in reversed(segments):
         words = key_words(segment)
-        if words and not all(w in _SAME_UNIT for w in words):
-            return words
-    return []
+        if words and not _statistic(words):
+            return segment
+    return ""
+
+
+def _statistic(words: Sequence[str]) -> bool:
+    """Whether a segment's words name a statistic of the quantity before it: statistics and
+    differences (``max``, ``minmax_diff``), qualified by a participle (``balanced_max``)."""
+    return all(w in _SAME_UNIT or _participle(w) or _statistics_compound(w) for w in words) and (
+        not all(_participle(w) for w in words)
+    )
+
+
+def _statistics_compound(word: str) -> bool:
+    """A word of two statistics run together (``minmax``, ``maxmin``)."""
+    return any(word[:i] in _SAME_UNIT and word[i:] in _SAME_UNIT for i in range(2, len(word) - 1))
+
+
+def _head(segment: str) -> str:
+    """The word a segment is about: its last but a statistic (``successes_mean``)."""
+    words = key_words(segment)
+    while len(words) > 1 and words[-1] in _SAME_UNIT:
+        words.pop()
+    return words[-1] if words else ""
 
 
 def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None) -> str:
@@ -112,9 +141,14 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     subject names (``response_length`` -> ``{token}``).
     """
     values = values or Values()
-    if values.high is not None and values.share and any(_AT_K.search(s) for s in segments[-1:]):
-        return "1"  # pass@k, recall@5, hit@10: the share of the top k, in [0, 1]
-    subject = subject_words(segments)
+    segment = _subject_segment(segments)
+    spelled = _spelled(segment, values)
+    if spelled is not None:
+        return spelled  # ``pct_time_weight_sync (%)``: the key writes its unit out
+    subject = key_words(segment)
+    at_k = any(_AT_K.search(s) for s in segments[-1:]) or _at_k(subject)
+    if values.high is not None and values.share and at_k:
+        return "1"  # pass@k, pass_at_4, recall@5: the share of the top k, in [0, 1]
     if subject and subject[-1] in NON_FINITE_WORDS:
         return ""  # grad_norm_nan counts the non-finite values, not in the norm's unit
     # A statistic of many (no_eos_ratios/avg, ratios_mean) is one of them: a plural share
@@ -122,17 +156,65 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     many = subject[-1:] != key_words(segments[-1])[-1:] if segments else False
     while len(subject) > 1 and subject[-1] in _SAME_UNIT:
         subject, many = subject[:-1], True
+    if subject and subject[0] in PERCENT_WORDS:
+        return _scaled(values, "%")  # pct_time_waiting: a percentage of time, not a time
     if "per" in subject:
         head = subject[: subject.index("per")]
         pairs = pairwise(subject)
         if any(a == "per" and b in SECOND_WORDS for a, b in pairs):
             return _rate(head)  # tok_per_s, tokens_per_gpu_per_sec
         subject = head  # "tokens per sample" counts tokens; "time per token (ms)" is a time
-    found = _read(subject, values, many=many)
+    # An outcome word says "share" only as the head of its segment (``val_correct/...``,
+    # ``successes_mean``), not as a qualifier (``correct_answer_reward``: a reward).
+    heads = frozenset(_head(part) for part in (prefix, *segments))
+    found = _read(subject, values, many=many, heads=heads)
     if found is None and not _COUNTED.intersection(subject):
         context = [w for part in (prefix, *segments) for w in _compounds(key_words(part))]
-        found = _read(context, values, many=many)
+        found = _read(context, values, many=many, heads=heads)
     return found if found is not None else _annotation(subject)
+
+
+_SPELLED: Final = re.compile(r"[(\[]\s*([A-Za-z%]{1,6})\s*[)\]]\s*$")
+"""A unit written out after a name, in parentheses or brackets: ``weight_sync (s)``,
+``pct_time_waiting (%)``, ``peak_memory [GiB]``."""
+_SPELLED_UNITS: Final = frozenset(UNIT_SPELLINGS.values())
+"""What a written-out unit may be: a spelling the unit lint knows (``sec``, ``GB``) or
+the UCUM unit it stands for (``s``, ``ms``, ``%``, ``GiBy``)."""
+
+
+def _spelled(segment: str, values: Values) -> str | None:
+    """The unit a segment writes out (``time (s)``), if the values allow it, else ``None``."""
+    found = _SPELLED.search(segment)
+    if found is None:
+        return None
+    text = found.group(1)
+    unit = UNIT_SPELLINGS.get(text) or (text if text in _SPELLED_UNITS else None)
+    if unit is None or not values.nonnegative:
+        return None  # an unknown word, or a negative amount: read the name as usual
+    return _scaled(values, "%") if unit == "%" else unit
+
+
+def _at_k(words: Sequence[str]) -> bool:
+    """An at-k metric written in words (``pass_at_4``, ``pass_at_4_unbiased``): a word, then
+    ``at`` and a number."""
+    return any(
+        a == "at" and b.isdigit() and index > 0 for index, (a, b) in enumerate(pairwise(words))
+    )
+
+
+def _scaled(values: Values, named: str) -> str:
+    """A percentage or utilization by its name: the values say which scale the code logs.
+
+    Past 1 and within 100 it is ``%``; within [0, 1] (one value above 0) a share, ``1``
+    (``filtered_prompts_pct`` logged as 0.2); beyond 100 or negative neither, ``""``.
+    With no values (or only zeros) the name's own scale, ``named``, stands.
+    """
+    low, high = values.low, values.high
+    if low is None or high is None or high == 0:
+        return named
+    if low < 0 or high > 100:
+        return ""
+    return "%" if high > 1 else "1"
 
 
 def _compounds(words: Sequence[str]) -> list[str]:
@@ -145,13 +227,22 @@ def _compounds(words: Sequence[str]) -> list[str]:
     return out
 
 
-def _read(words: Sequence[str], values: Values, *, many: bool = False) -> str | None:
+def _read(
+    words: Sequence[str],
+    values: Values,
+    *,
+    many: bool = False,
+    heads: frozenset[str] = frozenset(),
+) -> str | None:
     """The unit of the last word of ``words`` that names one, else ``None`` (``many``: a
-    statistic of many values, whose plural share word is a share)."""
+    statistic of many values, whose plural share word is a share; ``heads``: the words
+    the key's segments are about, the only outcome words read)."""
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
         if word in _COUNTED:
             return None
+        if word in OUTCOME_WORDS and (word not in heads or _COUNTED.intersection(words)):
+            continue  # num_correct counts the outcomes; correct_answer_reward is a reward
         found = _unit_of(word, values)
         if found is None and many and word.endswith("s") and word[:-1] in RATIO_WORDS:
             found = _SHARE
@@ -176,12 +267,14 @@ def _unit_of(word: str, values: Values) -> str | None:
         return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
     if word in THROUGHPUT_WORDS:
         return "{token}/s"
-    if word in UTILIZATION_WORDS and values.nonnegative:
+    if (word in UTILIZATION_WORDS or UTILIZATION_ACRONYM.fullmatch(word)) and values.nonnegative:
         # prime-rl logs mfu in percent, others as a share; past 100 it is neither.
-        return "%" if values.percent else "1" if values.share else ""
+        return _scaled(values, "1")
     if word in PERCENT_WORDS:
-        within = values.high is None or (values.nonnegative and values.high <= 100)
-        return "%" if within else ""  # a percentage lies in [0, 100]
+        return _scaled(values, "%")  # a percentage lies in [0, 100]; in [0, 1], a share
+    if word in OUTCOME_WORDS:
+        # A mean of 0/1 outcomes (passed, correct) is a share; else it says nothing.
+        return "1" if values.high is not None and values.share else None
     if word in MEMORY_UNITS and values.nonnegative:
         return MEMORY_UNITS[word]
     if word in MEMORY_WORDS and values.nonnegative:
@@ -223,10 +316,39 @@ def _rate(head: Sequence[str]) -> str:
 def _annotation(subject: Sequence[str]) -> str:
     """The count a subject's head word names (``response_length`` -> ``{token}``), else
     ``""``: ``sample_staleness`` measures staleness, not samples; ``buffer_len`` counts
-    items."""
-    if not subject or (len(subject) > 1 and subject[-2] in CONTAINER_WORDS):
+    items.
+
+    The head is the last word but a participle after it (``sequence_lengths_solved``: the
+    lengths of solved ones); a compound ending in a length word (``seqlen``) is a length;
+    a count of end markers (``num_stop_tokens``) counts the sequences that ended.
+    """
+    words = list(subject)
+    while len(words) > 1 and _participle(words[-1]):
+        words.pop()
+    if not words or (len(words) > 1 and words[-2] in CONTAINER_WORDS):
         return ""
-    return ANNOTATIONS.get(subject[-1], "")
+    head = words[-1]
+    found = ANNOTATIONS.get(head) or next(
+        (
+            ANNOTATIONS[end]
+            for end in _LENGTH_ENDINGS
+            if head.endswith(end) and len(head) > len(end) + 1
+        ),
+        "",
+    )
+    if found == "{token}" and len(words) > 1 and words[-2] in END_MARKER_WORDS:
+        return "{sequence}"  # each stop token ends one sequence
+    return found
+
+
+_LENGTH_ENDINGS: Final = ("lengths", "length", "len", "tokens", "toks")
+"""Ends of a compound word that names a token count (``seqlen``, ``ntokens``)."""
+
+
+def _participle(word: str) -> bool:
+    """Whether a word is a participle qualifying the noun before it (``solved``,
+    ``unsolved``, ``clipped``), not a noun (``seed``, ``speed``: too short to tell)."""
+    return len(word) > 5 and word.endswith("ed") and word not in ANNOTATIONS
 
 
 _MIB_FROM: Final = 4096.0
