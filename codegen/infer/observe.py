@@ -311,7 +311,9 @@ class _Axes:
         prefix = record.prefix
         for key, value in record.metrics.items():
             qualified = f"{prefix}/{key}" if prefix else key
-            candidate = self.candidates.get(qualified)
+            # The backend's own x axis (a W&B ``define_metric(step_metric=...)``) is a step
+            # axis whatever its name (``training_step``), when its values are a step's.
+            candidate = key in record.step_keys or self.candidates.get(qualified)
             if candidate is None:
                 candidate = qualified in self.declared or may_be_step_axis(qualified)
                 if len(self.candidates) < _MAX_NAMES:
