@@ -156,6 +156,8 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     many = subject[-1:] != key_words(segments[-1])[-1:] if segments else False
     while len(subject) > 1 and subject[-1] in _SAME_UNIT:
         subject, many = subject[:-1], True
+    if len(subject) == 1 and _participle(subject[0]) and _varying_share(values):
+        return "1"  # rollout/truncated: a state of each sample, its mean a share of them
     if subject and subject[0] in PERCENT_WORDS:
         return _scaled(values, "%")  # pct_time_waiting: a percentage of time, not a time
     if "per" in subject:
@@ -192,6 +194,13 @@ def _spelled(segment: str, values: Values) -> str | None:
     if unit is None or not values.nonnegative:
         return None  # an unknown word, or a negative amount: read the name as usual
     return _scaled(values, "%") if unit == "%" else unit
+
+
+def _varying_share(values: Values) -> bool:
+    """Values that vary within [0, 1]: the mean of a 0/1 state over a batch (a constant
+    1.0 is an event marker's average, not a share)."""
+    low, high = values.low, values.high
+    return low is not None and high is not None and 0 <= low < high <= 1
 
 
 def _at_k(words: Sequence[str]) -> bool:

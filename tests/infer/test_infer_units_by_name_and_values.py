@@ -68,6 +68,12 @@ def _unit(key: str, low: float, high: float) -> str:
         ("rewards/correct_answer_reward", 0.3, 0.8, ""),  # a reward, "correct" qualifies it
         ("num_correct", 0.0, 1.0, ""),  # counts them
         ("rewards/successes", 0.0, 12.0, ""),  # past 1: a count of successes
+        # a state of each sample (a participle alone), its mean varying in [0, 1]
+        ("rollout/truncated", 0.03, 0.09, "1"),
+        ("actor/formatted", 0.5, 0.9, "1"),
+        ("rollout/accepted", 1.0, 1.0, ""),  # a constant 1.0: an event marker's average
+        ("rollout/filtered", 0.0, 12.0, ""),  # past 1: a count
+        ("actor/grad_norm_clipped", 0.3, 0.9, ""),  # qualifies a norm: no state
         # token lengths: in a compound, behind a participle, of a statistic's qualifier
         ("val/sequence_lengths_unsolved", 900.0, 1300.0, "{token}"),
         ("batch/prompt_lengths_filtered", 90.0, 300.0, "{token}"),
