@@ -14,13 +14,16 @@ are left alone; for the rest :func:`infer` proposes rows:
   values, or values holding digits. Keys that stand alone stay literal rows.
 * **units** from the whole key and its values together (:mod:`.units`): the key's
   words (``/``, ``_``, ``-``, camelCase), its subject read from the last word back, then
-  its context; the values confirm or veto (a share lies in [0, 1], a percentage in
-  [0, 100], a duration is never negative). **Kinds** from the values: a running total
+  its context, a unit written out after the name (``(s)``, ``(%)``) first; the values
+  confirm, veto or decide (a share lies in [0, 1], a percentage in [0, 100], a
+  duration is never negative; a ``pct`` or ``mfu`` in [0, 1] is a share, past 1 a
+  percentage). **Kinds** from the values: a running total
   (non-decreasing in every stream) is a cumulative counter when the schema has
   ``temporality``, else a gauge with a comment; per-step integer counts are counters;
   the rest gauges. A family only over keys whose units and values agree;
 * **step axes and loops** (:mod:`.loops`): a key whose last segment is a step
-  (``train/step``, ``global_step``) with whole, growing values is its loop's
+  (``train/step``, ``global_step``), or the run's own step metric (W&B's
+  ``define_metric(step_metric=...)``), with whole, growing values is its loop's
   ``step_keys`` entry, never a row; a run whose records name no loop is of the loop
   its step axes make it;
 * **presence** over the runs of the key's loops, each step read on its step axis:
