@@ -11,6 +11,7 @@ tables are the lints' (:mod:`codegen.catalog.words`), so a drafted unit and name
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,10 +105,16 @@ def subject_words(segments: Sequence[str]) -> list[str]:
 def _subject_segment(segments: Sequence[str]) -> str:
     """The segment :func:`subject_words` reads (``""``: none)."""
     for segment in reversed(segments):
-        words = key_words(segment)
-        if words and not _statistic(words):
+        if not _statistic_segment(segment):
             return segment
     return ""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _statistic_segment(segment: str) -> bool:
+    """:func:`_statistic` of a segment's words (infer reads each key's unit many times)."""
+    words = key_words(segment)
+    return not words or _statistic(words)
 
 
 def _statistic(words: Sequence[str]) -> bool:
@@ -123,6 +130,7 @@ def _statistics_compound(word: str) -> bool:
     return any(word[:i] in _SAME_UNIT and word[i:] in _SAME_UNIT for i in range(2, len(word) - 1))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _head(segment: str) -> str:
     """The word a segment is about: its last but a statistic (``successes_mean``)."""
     words = key_words(segment)
