@@ -380,12 +380,16 @@ def _take(
         signature = seen.loop_keys.setdefault(loop, set())
     keys = seen.keys
     counted: set[str] = set()
+    # The backend's own x axis of this record's keys (W&B groups a record's keys by their
+    # step metric) is their axis, over any other key whose name only says "step".
+    named = [q for k in record.step_keys if (q := f"{prefix}/{k}" if prefix else k) in current]
+    defined = named[0] if len(named) == 1 else None
     for key, value in record.metrics.items():
         pair = (prefix, key)
         qualified = f"{prefix}/{key}" if prefix else key
         if signature is not None and len(signature) < _MAX_SIGNATURE_KEYS:
             signature.add(qualified)
-        axis = _Axes.of(qualified, current) if current else ""
+        axis = defined or (_Axes.of(qualified, current) if current else "")
         at = current[axis] if axis else step
         if axis not in counted:
             # Presence is judged per axis: the prefix's steps on the axis this key is on.

@@ -232,3 +232,27 @@ def test_infer_drafts_an_undefined_or_unsteplike_step_metric_as_a_metric(
     draft = infer([_wandb_run(tmp_path, define=define, steps=steps)], EMPTY)
     keys = {row.logger_key for f in draft.files for row in f.rows}
     assert "learner_step" in keys
+
+
+def test_infer_reads_presence_on_the_step_metric_over_a_key_named_like_a_step(
+    tmp_path: Path,
+) -> None:
+    """A sample count ``global_step`` (512 a step) beside the defined step metric: a key
+    logged every other step is ``every`` 2 on the step metric, not every 1024 samples."""
+    records = []
+    for index in range(1, 11):
+        items = [
+            item(("global_step",), str(512 * index)),
+            item(("learner_step",), str(index)),
+            item(("loss",), str(1.0 / index)),
+        ]
+        if index % 2 == 0:
+            items.append(item(("eval_score",), str(0.05 * index)))
+        records.append(history(index, *items))
+    folder = tmp_path / "wandb" / "offline-run-20261207_000000-abc"
+    folder.mkdir(parents=True)
+    run_file = folder / "run-abc.wandb"
+    run_file.write_bytes(container(metric(glob="*", step_metric="learner_step"), *records))
+    rows = {row.logger_key: row for f in infer([[str(run_file)]], EMPTY).files for row in f.rows}
+    assert (rows["eval_score"].requirement_level, rows["eval_score"].every) == ("required", 2)
+    assert (rows["loss"].requirement_level, rows["loss"].every) == ("required", None)
