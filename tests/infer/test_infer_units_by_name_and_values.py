@@ -118,6 +118,27 @@ def test_infer_moves_a_share_to_percent_when_the_values_are_scaled_by_100(
     assert _unit(key, low * 100, high * 100) == "%"
 
 
+_NAME_WORDS = st.sampled_from(
+    ["time", "pct", "tokens", "mfu", "ratio", "step", "count", "sync", "wait", "loss", "len"]
+)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    st.lists(_NAME_WORDS, min_size=1, max_size=4),
+    st.sampled_from([("s", "s"), ("ms", "ms"), ("sec", "s"), ("GiB", "GiBy"), ("%", "%")]),
+    st.floats(0.0, 50.0),
+    st.floats(1.5, 50.0),
+)
+def test_infer_takes_a_unit_written_after_the_name_whatever_its_words(
+    words: list[str], spelled: tuple[str, str], low: float, spread: float
+) -> None:
+    """Whatever the name's words say (``pct_time_step``), a written-out unit stands when
+    the values allow it (here never negative and past 1, so ``%`` stays ``%``)."""
+    written, unit = spelled
+    assert _unit(f"worker/{'_'.join(words)} ({written})", low, low + spread) == unit
+
+
 def _flat(path: Path, key: str, values: list[float]) -> list[str]:
     lines = [{"step": step, key: value} for step, value in enumerate(values, 1)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
