@@ -82,6 +82,9 @@ class KeyStats:
     """Run index -> the step axis key its steps were read from (absent: the record's step)."""
     huge: int = 0
     """Whole numbers too large for a float (a 401-digit integer): counted, never converted."""
+    whole: bool = False
+    """One of sibling keys (``error_cat/correct``, ``error_cat/wrong``) whose values sum
+    to 1 in every record that logs them: shares of one whole (set after reading)."""
 
     def see(self, run: int, step: int, record: Record, value: object) -> None:
         """Count one logged ``value`` at ``step`` (the step axis's, else the record's)."""
@@ -171,6 +174,7 @@ class KeyStats:
             run_high={r: v for r, v in self.run_high.items() if r in keep},
             axis={r: a for r, a in self.axis.items() if r in keep},
             huge=self.huge,
+            whole=self.whole,
         )
         part.low = min(part.run_low.values(), default=math.inf)
         part.high = max(part.run_high.values(), default=-math.inf)
@@ -212,9 +216,17 @@ class Observations:
     """Undeclared pairs past :data:`MAX_KEYS` (counted, not drafted)."""
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
     """Pairs the catalog's format cannot hold yet, and why (not drafted)."""
+    wholes: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(prefix, parent segment path) -> records whose children under it summed to 1 (each
+    value in [0, 1], two or more); -1 once one did not: shares of one whole."""
 
 
 _MAX_SIGNATURE_KEYS: Final = 2_000
+_WHOLE_RECORDS: Final = 3
+"""Records whose sibling values summed to 1 before the siblings count as shares of a whole
+(two shares that sum to 1 once may be chance)."""
+_WHOLE_TOLERANCE: Final = 1e-3
+"""How far from 1 a sum of shares may be: trackers round what they write (6 digits)."""
 _MAX_NAMES: Final = 4 * MAX_KEYS
 """Keys whose step-axis verdict is remembered (like the declared verdicts)."""
 
@@ -258,6 +270,9 @@ def observe(
                     last_prefix_step=last_prefix_step,
                     axes=axes,
                 )
+    for (prefix, key), stats in seen.keys.items():
+        parent = key.rpartition("/")[0]
+        stats.whole = bool(parent) and seen.wholes.get((prefix, parent), 0) >= _WHOLE_RECORDS
     for run, key in axes.refused:
         seen.run_axes.get(run, set()).discard(key)
     for found in seen.run_axes.values():
@@ -423,6 +438,31 @@ def _take(
         if axis:
             stats.axis[run] = axis
         stats.see(run, at, record, value)
+    _sum_siblings(seen, prefix, record.metrics)
+
+
+def _sum_siblings(seen: Observations, prefix: str, metrics: Mapping[str, object]) -> None:
+    """Note, per parent segment path, whether the record's values under it sum to 1."""
+    sums: dict[str, list[float]] = {}
+    for key, value in metrics.items():
+        parent = key.rpartition("/")[0]
+        if not parent:
+            continue
+        found = sums.setdefault(parent, [0.0, 0.0])
+        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if number is None or not 0 <= number <= 1:  # NaN fails both comparisons
+            found[1] = -math.inf  # a value no share takes: not a whole
+            continue
+        found[0] += number
+        found[1] += 1
+    wholes = seen.wholes
+    for parent, (total, count) in sums.items():
+        slot = (prefix, parent)
+        before = wholes.get(slot)
+        if before == -1 or (before is None and len(wholes) >= MAX_KEYS):
+            continue
+        summed = count >= 2 and abs(total - 1.0) <= _WHOLE_TOLERANCE
+        wholes[slot] = (before or 0) + 1 if summed else -1
 
 
 MAX_DRAFTED_KEY_CHARS: Final = 200

@@ -72,7 +72,7 @@ class _Group:
 def _values(stats: KeyStats | None) -> Values:
     if stats is None or not stats.numeric:
         return Values()
-    return Values(stats.low, stats.high)
+    return Values(stats.low, stats.high, stats.whole)
 
 
 def _context_unit(prefix: str, parts: Sequence[str | int], stats: KeyStats | None = None) -> str:
@@ -587,6 +587,7 @@ def _row(
     stats = KeyStats()
     for member in group.members:
         stats.merge(seen.keys[(group.prefix, member)])
+    stats.whole = all(seen.keys[(group.prefix, m)].whole for m in group.members)
     if only is not None:
         stats = stats.of_runs(only[1])
     literal_parts = [p for p in group.parts if isinstance(p, str)]

@@ -56,6 +56,8 @@ class Values:
 
     low: float | None = None
     high: float | None = None
+    whole: bool = False
+    """The key is one of siblings whose values sum to 1 in every record: a share."""
 
     @property
     def share(self) -> bool:
@@ -153,6 +155,8 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     spelled = _spelled(segment, values)
     if spelled is not None:
         return spelled  # ``pct_time_weight_sync (%)``: the key writes its unit out
+    if values.whole and values.high is not None and values.share:
+        return "1"  # error_cat/correct, error_cat/wrong: parts of one whole, summing to 1
     subject = key_words(segment)
     at_k = any(_AT_K.search(s) for s in segments[-1:]) or _at_k(subject)
     if values.high is not None and values.share and at_k:

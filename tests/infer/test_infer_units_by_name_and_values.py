@@ -277,3 +277,71 @@ def test_infer_reads_presence_on_the_step_metric_over_a_key_named_like_a_step(
     rows = {row.logger_key: row for f in infer([[str(run_file)]], EMPTY).files for row in f.rows}
     assert (rows["eval_score"].requirement_level, rows["eval_score"].every) == ("required", 2)
     assert (rows["loss"].requirement_level, rows["loss"].every) == ("required", None)
+
+
+# --- siblings whose values sum to 1 are shares of one whole -------------------------------
+
+_CATEGORIES = ("answered_right", "bad_format", "answered_wrong")
+
+
+def _parts(step: int, scale: float = 1.0) -> dict[str, float]:
+    """Three categories' shares of a batch at ``step`` (summing to ``scale``)."""
+    first, second = 0.1 + 0.05 * (step % 5), 0.2 + 0.02 * (step % 3)
+    shares = (first, second, 1.0 - first - second)
+    return {f"rollout/outcome/{c}": scale * v for c, v in zip(_CATEGORIES, shares, strict=True)}
+
+
+def _outcome_units(tmp_path: Path, lines: list[dict[str, object]]) -> dict[str, str]:
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    draft = infer([[str(path)]], EMPTY, input_format="flat-jsonl")
+    rows = [row for f in draft.files for row in f.rows]
+    return {key: next(r.unit for r in rows if _covers(r, key)) for key in _parts(1)}
+
+
+def test_infer_takes_siblings_summing_to_1_in_every_record_as_shares(tmp_path: Path) -> None:
+    lines = [{"step": step, **_parts(step)} for step in range(1, 7)]
+    assert set(_outcome_units(tmp_path, lines).values()) == {"1"}
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the values do not sum to 1
+        [{"step": s, **_parts(s, scale=0.8)} for s in range(1, 7)],
+        # they do, but in two records only: chance, not a whole
+        [{"step": s, **_parts(s)} for s in range(1, 3)],
+        # one record sums to more: no whole
+        [{"step": s, **_parts(s, scale=1.0 if s != 4 else 1.3)} for s in range(1, 7)],
+    ],
+    ids=["not-one", "too-few-records", "one-record-off"],
+)
+def test_infer_takes_no_share_from_siblings_that_do_not_always_sum_to_1(
+    tmp_path: Path, lines: list[dict[str, object]]
+) -> None:
+    assert set(_outcome_units(tmp_path, lines).values()) == {""}
+
+
+@settings(max_examples=20, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.floats(0.01, 1.0), min_size=2, max_size=4).map(
+            lambda raw: [v / sum(raw) for v in raw]
+        ),
+        min_size=3,
+        max_size=6,
+    )
+)
+def test_infer_reads_any_partition_of_1_as_shares(
+    tmp_path_factory: pytest.TempPathFactory, partitions: list[list[float]]
+) -> None:
+    """Whatever the parts and their number, siblings that sum to 1 each step are shares."""
+    width = min(len(p) for p in partitions)
+    lines: list[dict[str, object]] = []
+    for step, parts in enumerate(partitions, 1):
+        kept = [*parts[: width - 1], 1.0 - sum(parts[: width - 1])]
+        lines.append({"step": step, **{f"split/part{i}": v for i, v in enumerate(kept)}})
+    path = tmp_path_factory.mktemp("parts") / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    draft = infer([[str(path)]], EMPTY, input_format="flat-jsonl")
+    assert {row.unit for f in draft.files for row in f.rows} == {"1"}
