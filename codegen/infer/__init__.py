@@ -17,7 +17,7 @@ are left alone; for the rest :func:`infer` proposes rows:
   its context, a unit written out after the name (``(s)``, ``(%)``) first; the values
   confirm, veto or decide (a share lies in [0, 1], a percentage in [0, 100], a
   duration is never negative; a ``pct`` or ``mfu`` in [0, 1] is a share, past 1 a
-  percentage). **Kinds** from the values: a running total
+  percentage; siblings summing to 1 in every record are shares of one whole). **Kinds** from the values: a running total
   (non-decreasing in every stream) is a cumulative counter when the schema has
   ``temporality``, else a gauge with a comment; per-step integer counts are counters;
   the rest gauges. A family only over keys whose units and values agree;
