@@ -17,10 +17,11 @@ are left alone; for the rest :func:`infer` proposes rows:
   its context, a unit written out after the name (``(s)``, ``(%)``) first; the values
   confirm, veto or decide (a share lies in [0, 1], a percentage in [0, 100], a
   duration is never negative; a ``pct`` or ``mfu`` in [0, 1] is a share, past 1 a
-  percentage; siblings summing to 1 in every record are shares of one whole). **Kinds** from the values: a running total
-  (non-decreasing in every stream) is a cumulative counter when the schema has
-  ``temporality``, else a gauge with a comment; per-step integer counts are counters;
-  the rest gauges. A family only over keys whose units and values agree;
+  percentage; siblings summing to 1 in every record are shares of one whole).
+  **Kinds** from the values: a running total (non-decreasing in every stream) is a
+  cumulative counter when the schema has ``temporality``, else a gauge with a comment;
+  per-step integer counts are counters; the rest gauges. A family only over keys
+  whose units and values agree;
 * **step axes and loops** (:mod:`.loops`): a key whose last segment is a step
   (``train/step``, ``global_step``), or the run's own step metric (W&B's
   ``define_metric(step_metric=...)``), with whole, growing values is its loop's
