@@ -26,14 +26,16 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import stat
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
-from ..safe_fs import read_head, read_regular
+from ..safe_fs import read_head, read_regular, write_atomic
+from ..safe_fs import rename as _rename
+from ..safe_fs import scratch_path as _scratch_path
+from ..safe_fs import write_new as _write_new
 from ..safe_outputs import UnsafeOutputError, check_output_path
 from ..safe_text import shown
 
@@ -285,23 +287,8 @@ def compute_changes(
     return changes, unchanged
 
 
-def _scratch_path(target: Path, kind: Literal["tmp", "bak"]) -> Path:
-    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}")
-
-
-# The low-level operations every write goes through (tests inject faults here).
-def _write_new(path: Path, data: bytes) -> None:
-    """Create ``path``, which must not exist, holding ``data`` (mode 0o666 minus the umask)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
-def _rename(source: Path, target: Path) -> None:
-    """Atomically rename ``source`` to ``target``, replacing it."""
-    os.replace(source, target)
-
-
+# The low-level operations every write goes through: ``_write_new`` and ``_rename`` come from
+# :mod:`codegen.safe_fs` (the one door for writes), bound here so tests inject faults here.
 def _link(source: Path, target: Path) -> None:
     """Hard-link ``source`` as ``target`` (a backup that costs no data blocks)."""
     os.link(source, target)
@@ -310,26 +297,6 @@ def _link(source: Path, target: Path) -> None:
 def _remove(path: Path) -> None:
     """Remove the file ``path``."""
     os.unlink(path)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, newlines as given) to ``path`` via a temp file and ``os.replace``.
-
-    Readers see the old file or the new one, never a partial write. The temp
-    file sits in the same folder (a rename across file systems is not atomic)
-    and is created with mode 0o666 so the umask applies, as for any new file.
-    There is no ``fsync``: the rename alone gives readers old-or-new content,
-    and a generated file lost in a crash is simply generated again.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _scratch_path(path, "tmp")
-    data = text.encode("utf-8", errors="surrogateescape")
-    try:
-        _write_new(temp, data)
-        _rename(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
 
 
 def _reason(exc: OSError) -> str:
