@@ -15,9 +15,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from ..config import Config
+from ..safe_fs import MAX_CATALOG_FILE_BYTES, read_regular
+from ..safe_outputs import UnsafeOutputError, check_output_path
 from ..scan.calls import merge_calls
 
 if TYPE_CHECKING:
+    from ..catalog.model import Catalog
+    from ..scan.cache import ScanCache
     from ..scan.scanner import ScanReport
 from . import (
     add_format_argument,
@@ -82,7 +87,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not warn about rows no scanned code logs (when scanning part of the code)",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=(
+            "neither read nor write the scan cache (scan/ in the configured cache-dir, by "
+            "default .cache/metric-catalog/scan/): every file is parsed and analysed again"
+        ),
+    )
     add_root_argument(parser)
+
+
+class _CatalogError(ValueError):
+    """The catalog did not load (its errors are printed already)."""
+
+
+def _cache(config: Config) -> tuple[ScanCache | None, str | None]:
+    """The project's scan cache, keyed by its catalog and configuration, or ``None`` and why
+    not when the cache folder is unsafe (a link out of the root)."""
+    from ..scan.cache import FOLDER, ScanCache, digest  # noqa: PLC0415 - keeps --help fast
+
+    rel = f"{config.cache_dir}/{FOLDER}"
+    try:
+        check_output_path(config.root, rel, folder=True)
+    except UnsafeOutputError as exc:
+        return None, f"note: scanned without the cache: {exc}"
+    parts = [config.fingerprint()]
+    try:
+        for path in config.catalog_files():
+            parts += [path.as_posix(), digest(read_regular(path, MAX_CATALOG_FILE_BYTES))]
+    except OSError:
+        return None, None  # loading the catalog reports the file
+    return ScanCache(config.root / rel, "\n".join(parts)), None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,17 +133,30 @@ def run(args: argparse.Namespace) -> int:
         shown = ", ".join(str(path) for path in missing)
         print(f"error: no such file or folder: {shown}", file=sys.stderr)
         return 2
-    catalog = load_or_report(config, warnings=False)
-    if catalog is None:
+    cache, note = (None, None) if args.no_cache else _cache(config)
+
+    def catalog() -> Catalog:
+        # Loaded only when the report is not cached (a cached one was judged by this catalog).
+        loaded = load_or_report(config, warnings=False)
+        if loaded is None:
+            raise _CatalogError
+        return loaded
+
+    try:
+        report = scan(
+            paths,
+            catalog,
+            merge_calls(config.scan_calls),
+            root=config.root,
+            unlogged=not args.no_unlogged,
+            cache=cache,
+        )
+    except _CatalogError:
         print("error: the catalog has errors; fix them before scanning", file=sys.stderr)
         return 1
-    report = scan(
-        paths,
-        catalog,
-        merge_calls(config.scan_calls),
-        root=config.root,
-        unlogged=not args.no_unlogged,
-    )
+    note = note or (cache.note if cache is not None else None)
+    if note is not None:
+        print(note, file=sys.stderr)
     if args.format == "json":
         print(report.to_json())
     else:

@@ -13,7 +13,7 @@ import gc
 import json
 import os
 import symtable
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -22,6 +22,7 @@ from ..catalog.diagnostics import Diagnostic, Position, Severity, format_diagnos
 from ..catalog.model import Catalog
 from ..safe_fs import is_within, read_input
 from ..safe_text import shown as escaped
+from .cache import CachedReport, ScanCache, digest
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
 from .candidates import Candidate, candidates
 from .compare import SYNTAX, UNREADABLE, Judge
@@ -179,9 +180,10 @@ class ScanReport:
         )
 
 
-def _read(path: Path, shown: str, report: ScanReport, root: tuple[str, str] | None) -> bytes | None:
+def _read(path: Path, shown: str, root: tuple[str, str] | None) -> bytes | Diagnostic:
     """The bytes of a source file: a regular file (never a FIFO or a device), inside the
-    tree ``root`` when it was reached by walking one, within the size and line caps.
+    tree ``root`` when it was reached by walking one, within the size and line caps; else
+    the finding saying why it was not scanned.
 
     ``root``: (the file's real path, the tree's real path), both resolved already (the walk
     resolves every file; the tree once), so the read does not resolve them again.
@@ -199,20 +201,29 @@ def _read(path: Path, shown: str, report: ScanReport, root: tuple[str, str] | No
             )
         else:
             why = f"cannot read: {exc.strerror or exc}; it was not scanned"
-        report.diagnostics.append(Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown)))
-        return None
+        return Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown))
     lines = source.count(b"\n")
     if lines > MAX_FILE_LINES:
         why = (
             f"{lines} lines, over the {MAX_FILE_LINES}-line limit of a source file; it was "
             "not scanned (generated data, not code?)"
         )
-        report.diagnostics.append(Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown)))
-        return None
+        return Diagnostic(UNREADABLE, Severity.WARNING, why, Position(shown))
     return source
 
 
-def _parse(source: bytes, shown: str, report: ScanReport) -> ast.Module | None:
+@dataclass(frozen=True, slots=True)
+class _Unparsed:
+    """Why a file does not parse: its ``SCAN_SYNTAX`` finding."""
+
+    finding: Diagnostic
+    lasting: bool
+    """A property of the bytes (a syntax error), not of this process (a tree too deep for its
+    stack or memory): what the cache may keep."""
+
+
+def _parse(source: bytes, shown: str) -> ast.Module | _Unparsed:
+    lasting = True
     try:
         # Bytes: the parser honours a PEP 263 coding line and rejects bad UTF-8 itself.
         return ast.parse(source, filename=shown)
@@ -220,39 +231,67 @@ def _parse(source: bytes, shown: str, report: ScanReport) -> ast.Module | None:
         line = exc.lineno or 1
         column = exc.offset or 1
         why = exc.msg
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except ValueError as exc:  # a null byte
         line, column, why = 1, 1, str(exc) or type(exc).__name__
+    except (RecursionError, MemoryError) as exc:
+        line, column, why = 1, 1, str(exc) or type(exc).__name__
+        lasting = False
     message = f"does not parse as Python: {why}; the file was not scanned (the others were)"
-    report.diagnostics.append(
-        Diagnostic(SYNTAX, Severity.ERROR, message, Position(shown, line, column))
-    )
-    return None
+    at = Position(shown, max(line, 1), max(column, 1))
+    return _Unparsed(Diagnostic(SYNTAX, Severity.ERROR, message, at), lasting)
 
 
 def _parsed_now(module: Module, report: ScanReport) -> bool:
     """Whether a file calling a logging function parses (its tree is built now; a syntax
     error is reported)."""
-    if module.loaded:  # looked into already (its imports tell ``np.log(`` apart)
-        return module.failure is None or _parse(module.source, module.shown, report) is not None
-    parsed = _parse(module.source, module.shown, report)
-    if parsed is None:
+    if module.loaded and module.failure is None:  # looked into already (its imports tell
+        return True  # ``np.log(`` apart)
+    parsed = _parse(module.source, module.shown)
+    if isinstance(parsed, _Unparsed):
+        report.diagnostics.append(parsed.finding)
         return False
-    module.attach(parsed)
+    if not module.loaded:
+        module.attach(parsed)
     return True
 
 
-def _check_syntax(modules: Sequence[Module], report: ScanReport) -> None:
+def _check_syntax(
+    modules: Sequence[Module], report: ScanReport, cache: ScanCache | None, digests: dict[str, str]
+) -> None:
     """Report the files calling no logging function that do not parse.
 
     Checked once the analysis is done: it builds the trees of the few it looks into,
-    and the others are checked without building one (:func:`syntax_checked`)."""
+    and the others are checked without building one (:func:`syntax_checked`), or not at all
+    when the cache knows the verdict on their bytes."""
     for module in modules:
         if module.lines:
             continue  # parsed before the analysis
+        file_digest = digests.get(module.real) if cache is not None else None
         if module.loaded and module.failure is None:
+            if cache is not None and file_digest is not None:
+                cache.remember_parse(file_digest, None)
             continue
+        if not module.loaded and cache is not None and file_digest is not None:
+            known = cache.parse_finding(file_digest)
+            if known is not False:
+                if known is not None:
+                    line, column, message = known
+                    at = Position(module.shown, line, column)
+                    report.diagnostics.append(Diagnostic(SYNTAX, Severity.ERROR, message, at))
+                continue
+        verdict: _Unparsed | None = None
         if module.loaded or not syntax_checked(module.source):
-            _parse(module.source, module.shown, report)  # the finding, or it parses after all
+            parsed = _parse(module.source, module.shown)  # the finding, or it parses after all
+            verdict = parsed if isinstance(parsed, _Unparsed) else None
+        if verdict is not None:
+            report.diagnostics.append(verdict.finding)
+        if cache is None or file_digest is None or (verdict is not None and not verdict.lasting):
+            continue
+        if verdict is None:
+            cache.remember_parse(file_digest, None)
+        else:
+            at = verdict.finding.position or Position(module.shown, 1, 1)
+            cache.remember_parse(file_digest, (at.line, at.column, verdict.finding.message))
 
 
 def syntax_checked(source: bytes) -> bool:
@@ -267,13 +306,14 @@ def syntax_checked(source: bytes) -> bool:
 
 def scan(
     paths: Sequence[Path],
-    catalog: Catalog,
+    catalog: Catalog | Callable[[], Catalog],
     calls: Sequence[ScanCall] = DEFAULT_SCAN_CALLS,
     *,
     skip: Sequence[Path] = (),
     cwd: Path | None = None,
     root: Path | None = None,
     unlogged: bool = True,
+    cache: ScanCache | None = None,
 ) -> ScanReport:
     """Scan the Python files under ``paths`` and judge what they log against ``catalog``.
 
@@ -281,6 +321,11 @@ def scan(
     findings are relative to ``cwd`` (default: the working directory) when
     below it, and so are catalog rows (their paths are relative to ``root``,
     the project root). ``unlogged=False`` leaves out the ``SCAN_UNLOGGED`` warnings.
+
+    ``cache`` (see :mod:`.cache`; its ``context`` must name the catalog) keeps what scan
+    learnt of each file's bytes and the whole report: a scan of unchanged inputs reads the
+    files and parses none. ``catalog`` may be a function loading it, then called only when
+    the report is not cached.
     """
     with _gc_paused():
         return _scan(
@@ -291,6 +336,7 @@ def scan(
             here=(cwd or Path.cwd()).resolve(),
             root=root,
             unlogged=unlogged,
+            cache=cache,
         )
 
 
@@ -323,30 +369,93 @@ def _gc_paused() -> Iterator[None]:
 
 def _scan(
     paths: Sequence[Path],
-    catalog: Catalog,
+    catalog: Catalog | Callable[[], Catalog],
     calls: Sequence[ScanCall],
     *,
     skip: Sequence[Path],
     here: Path,
     root: Path | None,
     unlogged: bool,
+    cache: ScanCache | None,
 ) -> ScanReport:
-    report = ScanReport()
-    project = Project(calls)
+    sources = _read_all(paths, skip, here)
+    digests: dict[str, str] = {}
+    if cache is not None:
+        digests = {real: digest(data) for _, real, data in sources if isinstance(data, bytes)}
+        settings = [
+            repr(tuple(calls)),
+            f"unlogged={unlogged}",
+            f"here={here}",
+            f"root={root}",
+            *(f"path={os.path.abspath(p)}" for p in paths),
+            *(f"skip={os.path.abspath(p)}" for p in skip),
+        ]
+        read = ((shown, real, digests[real]) for shown, real, data in sources if real in digests)
+        refused = [d.format() for _, _, d in sources if isinstance(d, Diagnostic)]
+        kept = cache.report(settings, read, refused)
+        if kept is not None:
+            return ScanReport(
+                list(kept.diagnostics), kept.files, kept.calls, kept.keys, list(kept.candidates)
+            )
+    report = _analysed(
+        sources,
+        catalog if isinstance(catalog, Catalog) else catalog(),
+        Project(calls),
+        here=here,
+        root=root,
+        unlogged=unlogged,
+        cache=(cache, digests, digest(repr(tuple(calls)))) if cache is not None else None,
+    )
+    if cache is not None:
+        cache.store(
+            CachedReport(
+                tuple(report.diagnostics),
+                report.files,
+                report.calls,
+                report.keys,
+                tuple(report.candidates),
+            )
+        )
+    return report
+
+
+def _read_all(
+    paths: Sequence[Path], skip: Sequence[Path], here: Path
+) -> list[tuple[str, str, bytes | Diagnostic]]:
+    """``(path shown, real path, bytes or why not read)`` of each source file, in walk order."""
     # Each tree with its real path, resolved once rather than once per file read.
     trees = [
         (top, os.path.realpath(top)) for p in paths if p.is_dir() for top in [os.path.abspath(p)]
     ]
     here_text = os.path.join(os.fspath(here), "")  # the folder with its separator
+    sources: list[tuple[str, str, bytes | Diagnostic]] = []
     for path, real in iter_sources(paths, skip):
         absolute = os.path.abspath(path)
         shown = _shown_file(absolute, here_text, here)
         # A file reached by walking a tree must stay inside it; one named is read as named.
         tree = next((top_real for top, top_real in trees if is_within(absolute, top)), None)
-        source = _read(path, shown, report, None if tree is None else (real, tree))
-        if source is None:
+        sources.append((shown, real, _read(path, shown, None if tree is None else (real, tree))))
+    return sources
+
+
+def _analysed(
+    sources: Sequence[tuple[str, str, bytes | Diagnostic]],
+    catalog: Catalog,
+    project: Project,
+    *,
+    here: Path,
+    root: Path | None,
+    unlogged: bool,
+    cache: tuple[ScanCache, dict[str, str], str] | None,
+) -> ScanReport:
+    """Parse, analyse and judge ``sources``: the report of a scan (``cache``: the cache, the
+    digest of each file's bytes by real path, and the digest of the scanned calls)."""
+    report = ScanReport()
+    for shown, real, source in sources:
+        if isinstance(source, Diagnostic):
+            report.diagnostics.append(source)
             continue
-        module = project.read(Module(shown, real, source, None))
+        module = _read_module(project, Module(shown, real, source, None), cache)
         report.files += 1
         if not module.lines or _parsed_now(module, report):
             project.add(module, read=False)
@@ -367,7 +476,10 @@ def _scan(
             slot = (diagnostic.code, pos.path, pos.line, pos.column, what)
             found.setdefault(slot, diagnostic)
     report.diagnostics.extend(found.values())
-    _check_syntax(project.modules, report)
+    if cache is None:
+        _check_syntax(project.modules, report, None, {})
+    else:
+        _check_syntax(project.modules, report, cache[0], cache[1])
     if report.calls < FEW_CALLS:  # a first run on code logging through its own calls
         report.candidates = candidates((m.shown, m.source) for m in project.modules)
     if unlogged:
@@ -378,3 +490,22 @@ def _scan(
                 row_finding = dataclasses.replace(row_finding, position=moved)  # noqa: PLW2901
             report.diagnostics.append(row_finding)
     return report
+
+
+def _read_module(
+    project: Project, module: Module, cache: tuple[ScanCache, dict[str, str], str] | None
+) -> Module:
+    """``module`` with the calls it may make and the lines making them (:meth:`Project.read`),
+    those lines from the cache when it knows them for these bytes and these calls."""
+    if cache is None:
+        return project.read(module)
+    kept, digests, calls = cache
+    file_digest = digests[module.real]
+    lines = kept.lines(file_digest, calls)
+    if lines is None:
+        project.read(module)
+        kept.remember_lines(file_digest, calls, module.lines)
+    else:
+        module.calls = module.active(project.calls)
+        module.lines = list(lines)
+    return module

@@ -59,7 +59,9 @@ def test_a_hostile_entry_is_skipped_with_a_warning_and_nothing_else_is_read(
     outside.mkdir()
     make(src, outside)  # type: ignore[operator]
 
-    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+    done = run_cli(
+        "scan", "--no-cache", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60
+    )
 
     assert "undeclared_key_x" not in done.stdout  # nothing outside or past a cap was read
     if warning is not None:
@@ -75,7 +77,9 @@ def test_a_file_name_with_an_escape_and_a_carriage_return_is_printed_escaped(
     src.mkdir()
     (src / "evil\x1b[2J\x1b[31mRED\rfake.py").write_text(CALL)
 
-    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+    done = run_cli(
+        "scan", "--no-cache", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60
+    )
 
     assert "\x1b" not in done.stdout + done.stderr
     assert "\r" not in done.stdout + done.stderr
@@ -91,7 +95,9 @@ def test_a_key_of_thousands_of_concatenated_literals_is_read_whole(
     key = " + ".join(['"k"'] * terms)
     (src / "train.py").write_text(f'logger.log_metrics({{{key}: 1.0}}, step=1, prefix="train")\n')
 
-    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+    done = run_cli(
+        "scan", "--no-cache", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60
+    )
 
     assert "1 file(s), 1 logging call(s), 1 key(s)" in done.stderr
     assert "k" * min(terms, 40) in done.stdout  # the undeclared key, named (cut if long)
@@ -107,7 +113,9 @@ def test_a_chain_too_deep_for_pythons_parser_is_a_positioned_error_and_the_rest_
     (src / "deep.py").write_text(f'logger.log_metrics({{{key}: 1.0}}, step=1, prefix="train")\n')
     (src / "other.py").write_text(CALL)
 
-    done = run_cli("scan", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60)
+    done = run_cli(
+        "scan", "--no-cache", "--root", str(EVOLUTION), str(src), tmp=tmp_path, deadline=60
+    )
 
     assert "deep.py:1:1: error[SCAN_SYNTAX]: does not parse as Python" in done.stdout
     assert "undeclared_key_x" in done.stdout  # the other file was scanned

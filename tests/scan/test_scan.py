@@ -547,7 +547,7 @@ def test_scan_command_on_verl_shaped_code(
 ) -> None:
     root = FIXTURES / "verl"
     monkeypatch.chdir(root)
-    code, out, _err = _run(capsys, "scan", "--format", "json")
+    code, out, _err = _run(capsys, "scan", "--no-cache", "--format", "json")
     assert code == 1
     report = json.loads(out)
     found = sorted(
@@ -581,7 +581,7 @@ def test_scan_command_on_nemo_rl_shaped_code(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(FIXTURES / "nemo_rl")
-    code, out, err = _run(capsys, "scan")
+    code, out, err = _run(capsys, "scan", "--no-cache")
     assert code == 1
     lines = out.splitlines()
     assert sum("error[SCAN_UNDECLARED]" in line for line in lines) == 2
