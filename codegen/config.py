@@ -260,12 +260,15 @@ class Config:
     cache_dir: str = _key(
         ".cache/metric-catalog",
         kind="folder",
-        help="`generate`'s no-op manifest; keep it out of the package and out of git",
+        help=(
+            "`generate`'s no-op manifest and `scan`'s cache (in `scan/`); keep it out of the "
+            "package and out of git"
+        ),
         example='a folder outside the package, e.g. ".cache/metric-catalog"',
-        flag="folder of the no-op manifest",
+        flag="folder of the no-op manifest and the scan cache",
         comment="generate's no-op manifest; keep out of git",
     )
-    """Folder of the no-op manifest; keep it out of the package (and out of git)."""
+    """Folder of the no-op manifest and the scan cache; keep it out of the package (and git)."""
     templates_dir: str | None = _key(
         None,
         kind="folder",

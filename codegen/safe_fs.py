@@ -10,7 +10,6 @@ same primitives.
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 from typing import Literal
 
@@ -48,7 +47,7 @@ __all__ = [
 def scratch_path(target: Path, kind: Literal["tmp", "bak"]) -> Path:
     """A fresh name beside ``target`` for its new text or its backup:
     ``.<name>.<pid>.<8 hex>.<kind>`` (what a killed run may leave, and cleanup recognises)."""
-    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}")
+    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.{kind}")
 
 
 def write_new(path: Path, data: bytes) -> None:

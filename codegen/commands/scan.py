@@ -4,8 +4,9 @@ Reads Python files statically (see :mod:`codegen.scan`): keys the code logs
 that no row declares are errors, what cannot be resolved statically and rows
 no scanned code logs are warnings. Without PATHS it scans the project root
 (the generated package too: its ``*_KEY`` constants resolve keys written with
-them). Exit status: 0 without errors (1 with ``--warnings-as-errors`` and a
-warning), 1 on errors, 2 on bad arguments.
+them). The report is cached in ``scan/`` under ``cache-dir`` (see
+:mod:`codegen.scan.cache`; ``--no-cache`` bypasses it). Exit status: 0 without errors (1 with
+``--warnings-as-errors`` and a warning), 1 on errors, 2 on bad arguments.
 """
 
 from __future__ import annotations

@@ -15,13 +15,14 @@ against the catalog's teed rows (:mod:`codegen.scan.compare`):
 
 A finding on a line holding ``# metric-catalog: ignore`` is dropped. The walk
 follows symbolic links but enters each real folder once (a link loop cannot
-hang it) and reads each real file once.
+hang it) and reads each real file once. What a scan learns is kept in the project's
+``cache-dir`` (:mod:`codegen.scan.cache`): a re-run over unchanged inputs parses nothing.
 
 The modules import in one direction (``tests/layout/test_scan_layout.py`` and the
 ``scan-layers`` contract of ``lint-imports`` in ``pyproject.toml`` hold it), from the top:
 
-* :mod:`.scanner` (the command) -> :mod:`.compare` (the judgement) -> :mod:`.extract`
-  (:class:`~codegen.scan.extract.Project`: the files, the waves of wrappers, the function
+* :mod:`.scanner` (the command) -> :mod:`.cache` (what a re-run reuses) -> :mod:`.compare`
+  (the judgement) -> :mod:`.extract` (:class:`~codegen.scan.extract.Project`: the files, the waves of wrappers, the function
   summaries; and the per-module analysis assembled from its parts);
 * the parts of that analysis: :mod:`.statements` (scopes and statements),
   :mod:`.dictvalues` (dicts and the calls building them), :mod:`.keyexpr` (key
