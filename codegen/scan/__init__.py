@@ -21,9 +21,10 @@ hang it) and reads each real file once. What a scan learns is kept in the projec
 The modules import in one direction (``tests/layout/test_scan_layout.py`` and the
 ``scan-layers`` contract of ``lint-imports`` in ``pyproject.toml`` hold it), from the top:
 
-* :mod:`.scanner` (the command) -> :mod:`.cache` (what a re-run reuses) -> :mod:`.compare`
-  (the judgement) -> :mod:`.extract` (:class:`~codegen.scan.extract.Project`: the files, the waves of wrappers, the function
-  summaries; and the per-module analysis assembled from its parts);
+* :mod:`.scanner` (the command; :mod:`.cache`, what a re-run reuses) -> :mod:`.compare`
+  (the judgement) -> :mod:`.extract` (:class:`~codegen.scan.extract.Project`: the files,
+  the waves of wrappers, the function summaries; and the per-module analysis assembled
+  from its parts);
 * the parts of that analysis: :mod:`.statements` (scopes and statements),
   :mod:`.dictvalues` (dicts and the calls building them), :mod:`.keyexpr` (key
   expressions), :mod:`.logcalls` (the logging calls), :mod:`.objectflow` (objects and

@@ -40,7 +40,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Final, Literal
 
-from metric_catalog import series_rules
+import metric_catalog
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity
 from ..safe_fs import read_regular, write_atomic
@@ -100,7 +100,7 @@ def code_stamp() -> str:
 
 def _runtime_folder() -> Path:
     """The runtime package's folder (``metric_catalog``), whose rules scan applies."""
-    return Path(series_rules.__file__).resolve().parent
+    return Path(metric_catalog.__file__ or __file__).resolve().parent
 
 
 def _stamps(top: Path, *, recurse: bool) -> list[str]:

@@ -39,6 +39,7 @@ from ..catalog.similar import RenameIndex
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
+from .findings import CODES, SYNTAX, UNDECLARED, UNLOGGED, UNREADABLE, UNRESOLVED
 from .model import Logged
 from .values import NON_SCALAR_VALUES, Hole, Key, Shape, Unresolved, Where, shape_text
 
@@ -52,17 +53,6 @@ __all__ = [
     "Judge",
 ]
 
-UNDECLARED: Final = "SCAN_UNDECLARED"
-"""The code logs a key no teed row declares (error)."""
-UNRESOLVED: Final = "SCAN_UNRESOLVED"
-"""The scanner cannot tell statically what a call logs there (warning)."""
-UNLOGGED: Final = "SCAN_UNLOGGED"
-"""A teed row whose key no scanned code logs (warning)."""
-SYNTAX: Final = "SCAN_SYNTAX"
-"""A file that does not parse as Python (error; the rest is scanned)."""
-UNREADABLE: Final = "SCAN_UNREADABLE"
-"""A file that cannot be read, or is too large to scan (warning)."""
-CODES: Final = (UNDECLARED, UNRESOLVED, UNLOGGED, SYNTAX, UNREADABLE)
 
 _ROUTE_CACHE: Final = 50_000
 """Logged pairs the scan's matcher remembers."""

@@ -16,19 +16,21 @@ import symtable
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..catalog.diagnostics import Diagnostic, Position, Severity, format_diagnostics
-from ..catalog.model import Catalog
 from ..safe_fs import is_within, read_input
 from ..safe_text import shown as escaped
 from .cache import CachedReport, ScanCache, digest
 from .calls import DEFAULT_SCAN_CALLS, ScanCall
 from .candidates import Candidate, candidates
-from .compare import SYNTAX, UNREADABLE, Judge
-from .extract import Project
-from .model import Logged
-from .sources import Module
+from .findings import SYNTAX, UNREADABLE
+
+if TYPE_CHECKING:  # the analysis loads when a report is not cached (see _scan)
+    from ..catalog.model import Catalog
+    from .extract import Project
+    from .model import Logged
+    from .sources import Module
 
 __all__ = [
     "FEW_CALLS",
@@ -397,9 +399,11 @@ def _scan(
             return ScanReport(
                 list(kept.diagnostics), kept.files, kept.calls, kept.keys, list(kept.candidates)
             )
+    from .extract import Project  # noqa: PLC0415 - a cached report loads no analysis
+
     report = _analysed(
         sources,
-        catalog if isinstance(catalog, Catalog) else catalog(),
+        catalog() if callable(catalog) else catalog,
         Project(calls),
         here=here,
         root=root,
@@ -450,6 +454,9 @@ def _analysed(
 ) -> ScanReport:
     """Parse, analyse and judge ``sources``: the report of a scan (``cache``: the cache, the
     digest of each file's bytes by real path, and the digest of the scanned calls)."""
+    from .compare import Judge  # noqa: PLC0415 - a cached report loads no analysis
+    from .sources import Module  # noqa: PLC0415
+
     report = ScanReport()
     for shown, real, source in sources:
         if isinstance(source, Diagnostic):
