@@ -169,6 +169,9 @@ DEFAULT_SCAN_CALLS: Final[tuple[ScanCall, ...]] = (
     ScanCall("reduce_mean_dict", through=Argument(0, "data")),
     ScanCall("all_gather_dict", through=Argument(0, "data")),
     ScanCall("detach_dict", through=Argument(0, "data")),
+    # A copy of a dict has its keys (``log_dict = deepcopy(timer.log_dict())``).
+    ScanCall("copy.deepcopy", through=Argument(0, "x")),
+    ScanCall("copy.copy", through=Argument(0, "x")),
     # Maps over a nested structure keep its keys: dm-tree's ``tree.map_structure(fn, d)``,
     # JAX's and PyTorch's ``tree_map(fn, d)``.
     ScanCall("tree.map_structure", through=Argument(1)),

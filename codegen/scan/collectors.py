@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from .model import ProjectIndex, Wrapper
 from .sources import Module
 from .state import ScanState
-from .syntax import FuncDef, bind, params, walk
+from .syntax import FuncDef, bind, dotted, params, walk
 from .values import SLOT, DictVal, Hole, Key, StrVal, Where, rewrite, union
 
 if TYPE_CHECKING:
@@ -345,10 +345,103 @@ class CollectorFlow(ScanState):
                 arguments = bind(other, target[1], method=True)
                 adds = _located(adds, arguments, self.module)
                 added.append(self._instantiate(adds, other, arguments, env))
+        if _one_object(home, cls):
+            added.append(self._global_adds(home, cls, fields))
         value = _ungrouped(
             union(added), grouped, type(self)(self.project, home, [], cls=cls, depth=self.depth + 1)
         )
         return _without_parameters(returned, getter[1], self._adders(home, cls, fields)), value
+
+    # --- one object for the whole program ---------------------------------------------
+
+    def _global_adds(
+        self, home: Module, cls: str, fields: tuple[frozenset[str], frozenset[str]]
+    ) -> DictVal:
+        """What the whole program adds to the one object of ``cls`` (a singleton): calls
+        ``Cls().<method>(...)`` anywhere, and calls of the module functions of ``cls``'s
+        module that hand their parameter to one (``timer("train")`` where ``timer(name)``
+        does ``Timer().context(name)``); ``@timer`` on a ``def`` when the function hands
+        ``func.__name__`` on: the function's name. Each key is found at the argument."""
+        slot = ("one object", home.real, cls, fields)
+        cache = self.project.collector_adds
+        if slot in cache:
+            return cache[slot]
+        cache[slot] = DictVal()
+        forwarders: dict[str, tuple[DictVal, FuncDef, bool]] = {}
+        for name, func in home.full().functions.items():
+            adds, by_name = self._forwarded_adds(home, cls, func, fields)
+            if not adds.empty() or by_name:
+                forwarders[name] = (adds, func, by_name)
+        found: list[DictVal] = []
+        needles = [f"{cls}(".encode(), *(f"{name}".encode() for name in forwarders)]
+        for module in self.project.modules:
+            if not any(needle in module.source for needle in needles):
+                continue
+            scanner = type(self)(self.project, module, [], cls=None, depth=self.depth + 1)
+            tree = module.full().tree
+            for node in walk(tree) if tree is not None else ():
+                found.extend(scanner._one_object_site(node, home, cls, fields, forwarders))
+        result = union(found)
+        cache[slot] = result
+        return result
+
+    def _forwarded_adds(
+        self, home: Module, cls: str, func: FuncDef, fields: tuple[frozenset[str], frozenset[str]]
+    ) -> tuple[DictVal, bool]:
+        """What a module function adds to the one object from its parameters, and whether
+        it hands a function's ``__name__`` to it (a decorator timing what it wraps)."""
+        scanner = type(self)(self.project, home, [], cls=None, depth=self.depth + 1)
+        env = scanner.collect(func, spread=True)
+        parts: list[DictVal] = []
+        by_name = False
+        for node in walk(func):
+            target = _on_new(node, cls, self.project, home)
+            if target is None:
+                continue
+            assert isinstance(node, ast.Call)
+            adds = _adds(self, target, fields, 0)
+            if adds.empty():
+                continue
+            if any(_names_a_function(arg) for arg in node.args):
+                by_name = True
+                continue
+            arguments = bind(node, target[1], method=True)
+            parts.append(scanner._instantiate(adds, node, arguments, env))
+        return union(parts), by_name
+
+    def _one_object_site(
+        self,
+        node: ast.AST,
+        home: Module,
+        cls: str,
+        fields: tuple[frozenset[str], frozenset[str]],
+        forwarders: dict[str, tuple[DictVal, FuncDef, bool]],
+    ) -> list[DictVal]:
+        """The keys one node of a module adds to the one object: ``Cls().m(...)``, a call
+        of a forwarding function, or a ``def`` it decorates."""
+        module = self.module
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return [
+                DictVal((Key((node.name,), module.where(decorator)),))
+                for decorator in node.decorator_list
+                if isinstance(decorator, ast.Name)
+                and decorator.id in forwarders
+                and forwarders[decorator.id][2]
+                and _imports(self.project, module, decorator.id, home)
+            ]
+        if not isinstance(node, ast.Call):
+            return []
+        target = _on_new(node, cls, self.project, module)
+        if target is not None and module is not home:
+            adds = _adds(self, target, fields, 0)
+            arguments = bind(node, target[1], method=True)
+            return [self._instantiate(_located(adds, arguments, module), node, arguments, {})]
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name is None or name not in forwarders or not _imports(self.project, module, name, home):
+            return []
+        adds, func, _ = forwarders[name]
+        arguments = bind(node, func, method=False)
+        return [self._instantiate(_located(adds, arguments, module), node, arguments, {})]
 
     def _adders(
         self, home: Module, cls: str, fields: tuple[frozenset[str], frozenset[str]]
@@ -428,6 +521,51 @@ def _ungrouped(
         if not any(isinstance(p, Hole) and p.text[:1] == "\x00" for p in s.template)
     )
     return DictVal(tuple(dict.fromkeys(keys)), value.unresolved, spreads)
+
+
+def _one_object(home: Module, cls: str) -> bool:
+    """``cls`` makes one object for the whole program: its metaclass is a singleton's
+    (``class Timer(metaclass=SingletonMeta)``), so ``Timer()`` anywhere is that object."""
+    tree = home.full().tree
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return any(
+                keyword.arg == "metaclass" and "singleton" in (dotted(keyword.value) or "").lower()
+                for keyword in node.keywords
+            )
+    return False
+
+
+def _on_new(node: ast.AST, cls: str, project: ProjectIndex, module: Module) -> Method | None:
+    """``Cls().<method>(...)``: the method (of the scanned class ``cls``), else ``None``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == cls
+    ):
+        return None
+    ref = project.class_named(module, cls)
+    if ref is None:
+        return None
+    found = project.method(ref[0], ref[1], node.func.attr)
+    return found if found is not None and found[2] is not None else None
+
+
+def _names_a_function(node: ast.expr) -> bool:
+    """``func.__name__``: the name of a function the code is handed."""
+    return isinstance(node, ast.Attribute) and node.attr == "__name__"
+
+
+def _imports(project: ProjectIndex, module: Module, name: str, home: Module) -> bool:
+    """``name`` in ``module`` is the function of ``home`` (defined there, or imported)."""
+    if module is home:
+        return name in home.functions
+    imported = module.imports.get(name)
+    if imported is None or imported[1] != name:
+        return False
+    return project.find_module(imported[0], imported[2], module) is home
 
 
 def _located(value: DictVal, arguments: dict[str, ast.expr], module: Module) -> DictVal:
