@@ -301,7 +301,9 @@ class CollectorFlow(ScanState):
 
     if TYPE_CHECKING:
 
-        def collect(self, func: FuncDef, *, spread: bool = False) -> Env: ...
+        def collect(
+            self, func: FuncDef, *, spread: bool = False, seed: Env | None = None
+        ) -> Env: ...
 
     # --- collectors -------------------------------------------------------------
 
@@ -336,11 +338,12 @@ class CollectorFlow(ScanState):
         if not (fields[0] or fields[1]):
             return returned, DictVal()
         added: list[DictVal] = []
+        seed = self._written_from_outside(receiver, env)
         for other, name in _calls_on(self.func, receiver):
             target = self.project.method(home, cls, name)
             if other is call or target is None or target[2] is None:
                 continue
-            adds = _adds(self, target, fields, 0)
+            adds = _adds(self, target, fields, 0, seed)
             if not adds.empty():
                 arguments = bind(other, target[1], method=True)
                 adds = _located(adds, arguments, self.module)
@@ -442,6 +445,22 @@ class CollectorFlow(ScanState):
         adds, func, _ = forwarders[name]
         arguments = bind(node, func, method=False)
         return [self._instantiate(_located(adds, arguments, module), node, arguments, {})]
+
+    def _written_from_outside(self, receiver: str, env: Env) -> tuple[tuple[str, DictVal], ...]:
+        """The keys this function writes into fields of the object (``mgr.timers["tps"] =
+        t``): its methods reading those fields read them (``for name in self.timers``)."""
+        assert self.func is not None
+        written: dict[str, list[DictVal]] = {}
+        for node in walk(self.func):
+            for target in node.targets if isinstance(node, ast.Assign) else ():
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Attribute)
+                    and isinstance(target.value.value, ast.Name)
+                    and target.value.value.id == receiver
+                ):
+                    written.setdefault(target.value.attr, []).append(self._keys(target.slice, env))
+        return tuple(sorted((field, union(keys)) for field, keys in written.items()))
 
     def _adders(
         self, home: Module, cls: str, fields: tuple[frozenset[str], frozenset[str]]
@@ -617,16 +636,21 @@ def _calls_on(func: FuncDef, receiver: str) -> Iterator[tuple[ast.Call, str]]:
 
 
 def _adds(
-    flow: CollectorFlow, target: Method, fields: tuple[frozenset[str], frozenset[str]], depth: int
+    flow: CollectorFlow,
+    target: Method,
+    fields: tuple[frozenset[str], frozenset[str]],
+    depth: int,
+    seed: tuple[tuple[str, DictVal], ...] = (),
 ) -> DictVal:
     """What ``method`` of ``cls`` adds to the getter's ``fields`` (those it hands back as
     they are, and its fields of dicts): keys with holes of its parameters, spreads of its
     parameters' dicts; its own writes and those of the ``self.<other>(...)`` calls it
-    makes, with their arguments (summarised once per method and fields)."""
+    makes, with their arguments (summarised once per method, fields and ``seed``: keys the
+    caller wrote into other fields of the object, ``mgr.timers["tps"] = t``)."""
     project = flow.project
     module, method, cls = target
     assert cls is not None  # a method
-    slot = (module.real, cls, method.name, method.lineno, fields)
+    slot = (module.real, cls, method.name, method.lineno, fields, seed)
     cache = project.collector_adds
     if slot in cache:
         return cache[slot]
@@ -634,8 +658,9 @@ def _adds(
         return DictVal()
     cache[slot] = DictVal()  # a method calling itself adds nothing more
     scanner = type(flow)(project, module, [], cls=cls, depth=flow.depth + 1)
-    env = scanner.collect(method, spread=True)
+    env = scanner.collect(method, spread=True, seed={f"self.{f}": held for f, held in seed})
     own = set(params(method))
+    seeded = {key.where for _, held in seed for key in held.keys}
     parts: list[DictVal] = []
     for name in fields[1]:
         for outer, inner, whole in _grouped_writes(method, name):
@@ -645,14 +670,14 @@ def _adds(
     for name in fields[0]:
         held = env.get(f"self.{name}")
         if isinstance(held, DictVal):
-            keys = tuple(key for key in held.keys if _own(key, method, own))
+            keys = tuple(key for key in held.keys if _own(key, method, own) or key.where in seeded)
             spreads = tuple(s for s in held.spreads if s.param in own)
             parts.append(DictVal(keys, (), spreads))
     for call, name in _calls_on(method, "self"):
         other = project.method(module, cls, name)
         if other is None or other[1] is method or other[2] is None:
             continue
-        called = _adds(flow, other, fields, depth + 1)
+        called = _adds(flow, other, fields, depth + 1, seed)
         if not called.empty():
             arguments = bind(call, other[1], method=True)
             parts.append(scanner._instantiate(called, call, arguments, env))

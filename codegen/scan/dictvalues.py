@@ -321,13 +321,14 @@ class DictValues(ScanState):
             return None
         return func
 
-    def collect(self, func: FuncDef, *, spread: bool = False) -> Env:
+    def collect(self, func: FuncDef, *, spread: bool = False, seed: Env | None = None) -> Env:
         """The variables after ``func``'s body, ``self.metrics`` holders included; a
         parameter's keys are unresolved where the function starts (its callers are not
-        followed), or with ``spread`` its callers' keys (see :mod:`.collectors`)."""
+        followed), or with ``spread`` its callers' keys; ``seed``: what some ``self.<attr>``
+        holds when it starts (see :mod:`.collectors`)."""
         self.func, self.pending = func, {}
         self.params = set(_params(func))
-        env: Env = {}
+        env: Env = dict(seed or {})
         for name in self.params:
             what = f"the parameter `{name}` of `{func.name}`"
             param = name if spread else ""
