@@ -47,6 +47,7 @@ from .objects import (
     Value,
 )
 from .objects import steps as _steps
+from .receivers import REMOTE, Receivers, called_name
 from .sources import Module
 from .state import joined
 from .statements import Statements
@@ -120,6 +121,7 @@ class Project:
         self.fields = tuple(spec for spec in self.calls if spec.field)
         self.calls = tuple(spec for spec in self.calls if spec.logs)
         self.wrappers: dict[str, list[Wrapper]] = {}
+        self.receivers = Receivers(self)
         self._wrapped: dict[tuple[str, int], Wrapper] = {}
         self._defined: dict[str, int] = {}
         self._inner: dict[tuple[str, int], list[Logged]] = {}
@@ -228,7 +230,7 @@ class Project:
         funcs = [wrapper.func for wrapper in wave]
         for call, cls in _calls_named(tree, lines, {wrapper.name for wrapper in wave}):
             func = call.func
-            if cls is None or not isinstance(func, ast.Attribute):
+            if cls is None or not isinstance(func, ast.Attribute) or func.attr == REMOTE:
                 return False
             if not isinstance(func.value, ast.Name) or func.value.id not in {"self", "cls"}:
                 return False
@@ -504,8 +506,7 @@ def _calls_named(
             continue
         if isinstance(item, ast.Call):
             func = item.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            if name in names:
+            if called_name(func) in names:
                 found.append((item, cls))
         stack.extend((child, cls) for child in children(item))
     return found

@@ -24,6 +24,7 @@ from .objects import (
     Env,
     Opaque,
 )
+from .receivers import remote_method, root_name, visibly_no_dict
 from .state import (
     MAX_ALTERNATIVES,
     ScanState,
@@ -217,6 +218,12 @@ class LoggingCalls(ScanState):
         """The wrappers ``call`` may go to: the one it resolves to, else every function of
         its name when each of them is a wrapper (``self.logger.log_train(...)``)."""
         func = call.func
+        method = remote_method(func)
+        if method is not None:  # ``handle.log_dict.remote(d)``: an actor's ``log_dict(d)``
+            wave = {id(w.func) for w in self.wrappers.get(method.attr, [])}
+            return [
+                w for w in self.project.receivers.actor_wrappers(method.attr) if id(w.func) in wave
+            ]
         name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
         wrappers = self.wrappers.get(name or "")
         if not wrappers:
@@ -233,7 +240,17 @@ class LoggingCalls(ScanState):
         if head is not None and head.partition(".")[0] in self.module.imports:
             return []  # ``np.log(x)``: a module's function, not the wrapper
         all_wrappers = self.project.wrappers.get(wrappers[0].name, [])
-        return wrappers if self.project.defined(wrappers[0].name) == len(all_wrappers) else []
+        if self.project.defined(wrappers[0].name) == len(all_wrappers):
+            return wrappers
+        # A logger built from config (``config.instantiate(cfg.metric_logger)``): any class
+        # of the wrappers' family, when no other class has a method of the name; not a call
+        # on what an imported name gives (``logger.opt(depth=1).log(...)`` of loguru), nor
+        # one a ``scan-calls`` entry judges already.
+        if root_name(func.value) in self.module.imports or self._match(call, self.project.calls):
+            return []
+        family = self.project.receivers.family_wrappers(wrappers[0].name, self.func)
+        wave = {id(w.func) for w in wrappers}
+        return [w for w in family if id(w.func) in wave]
 
     def _log_wrapped(self, call: ast.Call, wrapper: Wrapper, env: Env) -> None:
         """A call of a wrapper: each logging call inside it logs the argument's keys."""
@@ -244,7 +261,7 @@ class LoggingCalls(ScanState):
             value = DictVal()
             for spread in logged.spreads:
                 argument = arguments.get(spread.param)
-                if argument is not None:
+                if argument is not None and not visibly_no_dict(argument):
                     given = self._reach(argument, spread.path, env)
                     value = value.merge(spread_into(spread, given))
             if value.empty():

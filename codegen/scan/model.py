@@ -33,6 +33,7 @@ from .values import (
 __all__ = [
     "Logged",
     "ProjectIndex",
+    "ReceiverIndex",
     "Returns",
     "Wrapper",
 ]
@@ -105,6 +106,16 @@ class Wrapper:
         return self.func.name
 
 
+class ReceiverIndex(Protocol):
+    """The wrappers a call reaches when its receiver's class is not written at the call."""
+
+    def actor_wrappers(self, name: str) -> list[Wrapper]:
+        """The wrappers ``name`` of Ray actor classes (``handle.<name>.remote(...)``)."""
+
+    def family_wrappers(self, name: str, caller: FuncDef | None) -> list[Wrapper]:
+        """The wrappers ``name`` a call on a receiver of unknown class reaches."""
+
+
 class ProjectIndex(Protocol):
     """What the analysis of one module asks of the whole project: the scanned files, the
     calls to scan, and the summaries of functions and attributes of other scopes."""
@@ -118,6 +129,9 @@ class ProjectIndex(Protocol):
     wrappers: dict[str, list[Wrapper]]
     collector_adds: dict[tuple[object, ...], DictVal]
     """What a method adds to its object's fields (see :mod:`.collectors`)."""
+    receivers: ReceiverIndex
+    """The wrappers calls on untyped receivers reach (Ray actor handles, config-built
+    loggers): :class:`~codegen.scan.receivers.Receivers`."""
 
     def names_of(self, specs: Sequence[ScanCall]) -> frozenset[str]:
         """The names ``specs`` call."""

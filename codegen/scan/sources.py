@@ -266,8 +266,9 @@ _WORD_BYTE: Final = tuple(
 
 @functools.lru_cache(maxsize=256)
 def _call_pattern(name: str) -> re.Pattern[bytes]:
-    """``name(`` (spaces allowed before the parenthesis)."""
-    return re.compile(re.escape(name.encode()) + rb"\s*\(")
+    """``name(`` (spaces allowed before the parenthesis), or ``name.remote(``: a Ray actor
+    method called through its handle (:mod:`.receivers`)."""
+    return re.compile(re.escape(name.encode()) + rb"(?:\s*\.\s*remote)?\s*\(")
 
 
 _SPACE: Final = frozenset(b" \t\n\r\f\v")

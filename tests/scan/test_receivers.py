@@ -1,0 +1,171 @@
+"""Calls whose receiver's class is not written at the call: Ray actor handles
+(``handle.log_dict.remote(d)``), loggers built from config (``instantiate(cfg.logger)``),
+and a package re-exporting the function that builds a logged dict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.catalog.model import Catalog
+from tests.scan.test_sinks import _keys, _scan
+
+_LOGGERS = """\
+import wandb
+
+
+class LoggerBase:
+    def log_dict(self, payload, step):
+        raise NotImplementedError
+
+
+class ConsoleLogger(LoggerBase):
+    def log_dict(self, payload, step):
+        print(payload, step)
+
+
+class WandbLogger(LoggerBase):
+    def log_dict(self, payload, step):
+        wandb.log({**payload, "zz_step": step})
+"""
+
+_ACTOR = """\
+import ray
+
+from pkg.loggers import build_logger
+
+
+{decorator}
+class LogActor:
+    def __init__(self, cfg):
+        self.logger = build_logger(cfg)
+
+    def log_dict(self, payload, step=None):
+        self.logger.log_dict(payload, step=step)
+{made}
+"""
+
+_WORKER = """\
+import ray
+
+
+class Worker:
+    def set_logger(self, handle):
+        self.logger = handle
+
+    def step(self, loss):
+        out = {}
+        out.update({"worker/zz_loss": loss, "worker/zz_time (s)": 1.0})
+        ray.get(self.logger.log_dict.remote(out, step=3))
+"""
+
+
+@pytest.mark.parametrize(
+    ("decorator", "made"),
+    [
+        ("@ray.remote", ""),
+        ("@ray.remote(num_cpus=1, num_gpus=0)", ""),
+        ("", "RemoteLogActor = ray.remote(num_cpus=1)(LogActor)"),
+        ("", "RemoteLogActor = ray.remote(LogActor)"),
+    ],
+)
+def test_a_ray_actor_call_logs_through_the_actors_logger_built_from_config(
+    tmp_path: Path, repo_catalog: Catalog, decorator: str, made: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _LOGGERS, "pkg/worker.py": _WORKER}
+    files["pkg/actor.py"] = _ACTOR.format(decorator=decorator, made=made)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_step": "src/pkg/loggers.py:16",
+        "worker/zz_loss": "src/pkg/worker.py:10",
+        "worker/zz_time (s)": "src/pkg/worker.py:10",
+    }
+
+
+def test_a_remote_call_of_a_class_no_ray_made_an_actor_is_not_followed(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _LOGGERS, "pkg/worker.py": _WORKER}
+    files["pkg/actor.py"] = _ACTOR.format(decorator="", made="")
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"zz_step": "src/pkg/loggers.py:16"}
+
+
+_RECIPE = """\
+from pkg import config
+
+
+class Recipe:
+    def __init__(self, cfg):
+        self.metric_logger = config.instantiate(cfg.metric_logger)
+
+    def train(self, loss):
+        self.metric_logger.log_dict({"zz_recipe_loss": loss}, step=1)
+"""
+
+_UNRELATED = """\
+class Table:
+    def log_dict(self, payload, step):
+        self.rows.append(payload)
+"""
+
+
+def test_a_logger_built_from_config_logs_when_every_class_of_the_name_is_of_its_family(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _LOGGERS, "pkg/recipe.py": _RECIPE}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_step": "src/pkg/loggers.py:16",
+        "zz_recipe_loss": "src/pkg/recipe.py:9",
+    }
+
+
+def test_a_method_of_the_name_outside_the_family_keeps_the_receiver_unknown(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _LOGGERS, "pkg/recipe.py": _RECIPE}
+    files["pkg/table.py"] = _UNRELATED
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"zz_step": "src/pkg/loggers.py:16"}
+
+
+_MEMORY = """\
+def get_memory_stats(device):
+    stats = {"zz_peak_active": 1.0, "zz_peak_reserved": 2.0}
+    return stats
+"""
+
+_TRAIN = """\
+import wandb
+
+from pkg import training
+
+
+def step():
+    stats = training.get_memory_stats(device=None)
+    wandb.log({f"perf/memory/{k}": v for k, v in stats.items()})
+"""
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["from .memory import get_memory_stats\n", "from pkg.training.memory import get_memory_stats\n"],
+)
+def test_a_function_a_package_re_exports_is_followed_to_the_dict_it_returns(
+    tmp_path: Path, repo_catalog: Catalog, package: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/training/__init__.py": package}
+    files["pkg/training/memory.py"] = _MEMORY
+    files["pkg/train.py"] = _TRAIN
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "perf/memory/zz_peak_active": "src/pkg/training/memory.py:2",
+        "perf/memory/zz_peak_reserved": "src/pkg/training/memory.py:2",
+    }
