@@ -11,6 +11,7 @@ from typing import Final
 
 from .accumulators import dict_holder, read_tags
 from .dispatch import is_abstract, overrides
+from .inherited import exported
 from .model import Returns
 from .objects import (
     Callables,
@@ -538,8 +539,10 @@ class DictValues(ScanState):
             imported = module.imports.get(func.id)
             if imported is not None and imported[1] is not None:
                 source = self.project.find_module(imported[0], imported[2], module)
-                if source is not None and imported[1] in source.full().functions:
-                    return source, source.functions[imported[1]], None
+                if source is not None:
+                    source, name = exported(self.project, source.full(), imported[1], function=True)
+                    if name in source.functions:
+                        return source, source.functions[name], None
             return None
         if isinstance(func, ast.Attribute) and _is_super(func.value):
             return self._super_method(func.attr)  # ``super().evaluate(...)`` (.collectors)
@@ -560,6 +563,9 @@ class DictValues(ScanState):
         if imported is not None:
             name, attr, level = imported
             source = self.project.find_module(joined(name, attr), level, module)
-            if source is not None and func.attr in source.full().functions:
-                return source, source.functions[func.attr], None
+            if source is not None:
+                # ``training.get_memory_stats``: a package re-exporting its module's function
+                source, name = exported(self.project, source.full(), func.attr, function=True)
+                if name in source.functions:
+                    return source, source.functions[name], None
         return None

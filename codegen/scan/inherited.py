@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "derives_from",
+    "exported",
     "named_like_its_callers_match",
     "subclass_call",
 ]
@@ -93,7 +94,7 @@ def derives_from(
                     if last == base:
                         return True
         if source is not None:
-            source, last = _exported(project, source, last)
+            source, last = exported(project, source, last)
             if last == base:
                 return True
             if derives_from(project, source, last, base, depth + 1):
@@ -101,11 +102,14 @@ def derives_from(
     return False
 
 
-def _exported(project: ProjectIndex, module: Module, name: str) -> tuple[Module, str]:
-    """Where class ``name`` of ``module`` is defined: ``module`` itself, or the module a
-    package's ``__init__`` re-exports it from (``from .rl import RLLearner``), a few hops."""
+def exported(
+    project: ProjectIndex, module: Module, name: str, *, function: bool = False
+) -> tuple[Module, str]:
+    """Where class ``name`` (``function``: the function) of ``module`` is defined: ``module``
+    itself, or the module a package's ``__init__`` re-exports it from (``from .rl import
+    RLLearner``, ``from .memory import get_memory_stats``), a few hops."""
     for _ in range(_MAX_BASES):
-        if name in module.classes:
+        if name in (module.functions if function else module.classes):
             break
         imported = module.imports.get(name)
         if imported is None or imported[1] is None:
@@ -113,7 +117,7 @@ def _exported(project: ProjectIndex, module: Module, name: str) -> tuple[Module,
         source = project.find_module(imported[0], imported[2], module)
         if source is None:
             break
-        module, name = source, imported[1]
+        module, name = source.full(), imported[1]
     return module, name
 
 
