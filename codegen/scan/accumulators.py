@@ -216,9 +216,87 @@ def write_indexes(module: Module, cls: str, attr: str) -> dict[Where, str]:
         lines = _lines(module.source, write_pattern(attr))
         for method in info.methods.values():
             if _spans(method, lines):
-                _indexes(module, method.body, {}, name=name, found=found, lines=lines)
+                fixed = _constants(
+                    module, info.methods.values(), method, _index_names(method, name)
+                )
+                _indexes(module, method.body, fixed, name=name, found=found, lines=lines)
     per_module[slot] = found
     return found
+
+
+def _index_names(method: _FuncDef, name: str) -> set[str]:
+    """The variables ``method`` indexes ``self.<name>`` with (``mode`` of ``self.m[mode][k]``)."""
+    return {
+        node.slice.id
+        for node in walk(method)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Name)
+        and nested_holder(node) == f"self.{name}{NESTED}"
+    }
+
+
+def _constants(
+    module: Module, methods: Iterable[_FuncDef], method: _FuncDef, names: set[str]
+) -> dict[str, str]:
+    """Which of ``names`` hold one string throughout ``method``: a local only ever assigned
+    that string (``mode = "train"``), or a parameter never rebound that every call
+    ``self.<method>(...)`` of the class passes that string (``mode="train"``), the method
+    never handed out as a value. A key written under such an index is written under that
+    mode only: a trainer that records its metrics in training mode only logs no ``eval_``
+    copy of them."""
+    if not names:
+        return {}
+    stored: dict[str, set[str | None]] = {}
+    constant: dict[int, str] = {}
+    for node in walk(method):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            constant[id(node.targets[0])] = node.value.value
+    for node in walk(method):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stored.setdefault(node.id, set()).add(constant.get(id(node)))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stored.setdefault(node.name, set()).add(None)
+        elif isinstance(node, ast.alias):
+            stored.setdefault(node.asname or node.name.partition(".")[0], set()).add(None)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for bound in node.names:
+                stored.setdefault(bound, set()).add(None)
+    fixed: dict[str, str] = {}
+    own = parameters(method)
+    for name in names:
+        held = stored.get(name)
+        if held is not None:
+            only = next(iter(held)) if len(held) == 1 else None
+            if name not in own and only is not None:
+                fixed[name] = only
+        elif name in own:
+            passed = _passed(module, methods, method, name)
+            if passed is not None:
+                fixed[name] = passed
+    return fixed
+
+
+def _passed(
+    module: Module, methods: Iterable[_FuncDef], method: _FuncDef, param: str
+) -> str | None:
+    """The one string every call ``self.<method>(...)`` of the class passes for ``param``
+    (``None``: no call, a call passing something else, or the method handed out)."""
+    if _handed_out(module.source, method.name):
+        return None
+    strings: set[object] = set()
+    for call in _calls_of(methods, method.name):
+        argument = bind(call, method, method=True).get(param)
+        strings.add(argument.value if isinstance(argument, ast.Constant) else None)
+        if len(strings) > 1:
+            return None
+    only = next(iter(strings), None)
+    return only if isinstance(only, str) else None
 
 
 def _lines(source: bytes, pattern: re.Pattern[bytes]) -> list[int]:
