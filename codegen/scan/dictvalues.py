@@ -25,6 +25,7 @@ from .own_writes import (
     is_plain_attribute,
     read_here,
 )
+from .receivers import annotated_class
 from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
@@ -557,6 +558,10 @@ class DictValues(ScanState):
         if owner in self.objects:  # ``mgr.get_metrics()``, ``mgr = Collector()``
             home, cls = self.objects[owner]
             return self.project.method(home, cls, func.attr)
+        if owner in self.params:  # ``model_dims: ModelDims``: a method of its class
+            annotated = annotated_class(self.project, module, self.func, owner)
+            if annotated is not None:
+                return self.project.method(*annotated, func.attr)
         if owner in module.classes and func.attr in module.classes[owner].methods:
             return module, module.classes[owner].methods[func.attr], owner
         imported = module.imports.get(owner)

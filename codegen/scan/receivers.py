@@ -25,7 +25,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from .inherited import derives_from
+from .inherited import derives_from, exported
+from .state import joined
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REMOTE",
     "Receivers",
+    "annotated_class",
     "called_name",
     "remote_method",
     "root_name",
@@ -50,6 +52,9 @@ _MAX_DEFINITIONS: Final = 64
 
 _MAX_CHAIN: Final = 64
 """Longest chain of attributes and calls :func:`root_name` follows (hostile trees)."""
+
+_OPTIONAL: Final = frozenset({"Optional", "typing.Optional", "t.Optional"})
+"""Annotations wrapping the class a parameter holds (``Optional[ModelDims]``)."""
 
 _ACTOR_CALL: Final = re.compile(rb"\bremote\s*\((?:[^()]*\)\s*\()?\s*([A-Za-z_]\w*)\s*\)")
 """``ray.remote(Cls)`` and ``ray.remote(num_gpus=1)(Cls)``: a class made an actor by a call."""
@@ -104,6 +109,55 @@ def visibly_no_dict(node: ast.expr) -> bool:
         | ast.Constant
         | ast.JoinedStr,
     )
+
+
+def annotated_class(
+    project: ProjectIndex, module: Module, func: FuncDef | None, name: str
+) -> tuple[Module, str] | None:
+    """The scanned class the parameter ``name`` of ``func`` is annotated with
+    (``model_dims: ModelDims``, ``utils.ModelDims``, ``"ModelDims"``, ``ModelDims | None``,
+    ``Optional[ModelDims]``): where it is defined; ``None`` for anything else."""
+    if func is None:
+        return None
+    args = func.args
+    arg = next(
+        (a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == name), None
+    )
+    node = arg.annotation if arg is not None else None
+    for _ in range(_MAX_CHAIN):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            node = (
+                node.right if _is_none(node.left) else node.left if _is_none(node.right) else None
+            )
+        elif isinstance(node, ast.Subscript) and dotted(node.value) in _OPTIONAL:
+            node = node.slice
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        else:
+            break
+    written = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    if written is None:
+        return None
+    head, _, last = written.rpartition(".")
+    if not head:
+        found = project.class_named(module, last)
+    else:
+        imported = module.imports.get(head.partition(".")[0])
+        source = None
+        if imported is not None and "." not in head:
+            source = project.find_module(joined(imported[0], imported[1]), imported[2], module)
+        found = None if source is None else (source.full(), last)
+    if found is None:
+        return None
+    home, cls = exported(project, found[0].full(), found[1])
+    return (home, cls) if cls in home.classes else None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _is_actor_decorator(node: ast.expr) -> bool:

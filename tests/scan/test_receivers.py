@@ -169,3 +169,59 @@ def test_a_function_a_package_re_exports_is_followed_to_the_dict_it_returns(
         "perf/memory/zz_peak_active": "src/pkg/training/memory.py:2",
         "perf/memory/zz_peak_reserved": "src/pkg/training/memory.py:2",
     }
+
+
+_DIMS = """\
+import dataclasses
+
+
+@dataclasses.dataclass
+class Dims:
+    width: int
+
+    def utilization(self, seconds):
+        return {"mfu": 0.5, "mbu": 0.25}
+"""
+
+_UTIL = """\
+import wandb
+
+{imports}
+
+
+def report(dims: {annotation}, seconds: float) -> None:
+    found = dims.utilization(seconds)
+    wandb.log({{f"actor_{{k}}": v for k, v in found.items()}})
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "annotation"),
+    [
+        ("from pkg.dims import Dims", "Dims"),
+        ("from pkg import dims as dims_lib", "dims_lib.Dims"),
+        ("from pkg.dims import Dims", '"Dims"'),
+        ("from pkg.dims import Dims", "Dims | None"),
+        ("from typing import Optional\nfrom pkg.dims import Dims", "Optional[Dims]"),
+    ],
+)
+def test_a_method_of_the_class_a_parameter_is_annotated_with_gives_its_returned_dict(
+    tmp_path: Path, repo_catalog: Catalog, imports: str, annotation: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/dims.py": _DIMS}
+    files["pkg/util.py"] = _UTIL.format(imports=imports, annotation=annotation)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"actor_mfu": "src/pkg/dims.py:9", "actor_mbu": "src/pkg/dims.py:9"}
+
+
+@pytest.mark.parametrize("annotation", ["int", "Unknown", "list[Dims]", "Dims | Other"])
+def test_a_parameter_annotated_with_no_scanned_class_keeps_its_call_unresolved(
+    tmp_path: Path, repo_catalog: Catalog, annotation: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/dims.py": _DIMS}
+    files["pkg/util.py"] = _UTIL.format(imports="from pkg.dims import Dims", annotation=annotation)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
