@@ -16,6 +16,7 @@ from .model import Returns
 from .objects import (
     Callables,
     Env,
+    Gathered,
     Instance,
     Opaque,
     Value,
@@ -25,7 +26,7 @@ from .own_writes import (
     is_plain_attribute,
     read_here,
 )
-from .receivers import annotated_class
+from .receivers import annotated_class, is_ray_get, remote_method
 from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
@@ -126,6 +127,9 @@ class DictValues(ScanState):
         return None
 
     def _value(self, node: ast.expr, env: Env) -> Value:
+        gathered = self._gathered(node, env)
+        if gathered is not None:
+            return gathered
         if self._is_dictish(node, env):
             return self._dict(node, env)
         if isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp) or (
@@ -203,6 +207,11 @@ class DictValues(ScanState):
             name = _dotted(node.func)
             if name in _DICT_CALLS or _flat_defaultdict(node):
                 return True
+            if is_ray_get(node.func, self.module) and len(node.args) == 1:
+                return self._is_dictish(node.args[0], env)  # ``ray.get(ref)``: its value
+            if remote_method(node.func) is not None:
+                acted = self._actor_returned(node)
+                return acted is not None and acted.whole is not None
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
                 return self._is_dictish(node.func.value, env)
             if self._producer(node):
@@ -217,6 +226,8 @@ class DictValues(ScanState):
             )
         if isinstance(node, ast.Name):
             return isinstance(self._lookup(node.id, env), DictVal)
+        if self._element(node, env) is not None:
+            return True
         if self._declared_field(node):
             return True
         if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node, env):
@@ -273,6 +284,9 @@ class DictValues(ScanState):
             return DictVal()  # ``metrics=None``, ``d or None``: no keys
         if self._declared_field(node):
             return DictVal()  # a declared field's keys are logged where they are written
+        element = self._element(node, env)
+        if element is not None:
+            return element
         if isinstance(node, ast.Attribute | ast.Subscript):
             held = self._attribute_dict(node, env)
             if held is None and isinstance(node, ast.Attribute):
@@ -338,6 +352,67 @@ class DictValues(ScanState):
         self.ever = {}
         return ever_held(self._block(func.body, env, [], returns=Returns()), self.ever)
 
+    # --- what Ray workers hand back (see :mod:`.receivers`) ----------------------------
+
+    def _actor_returned(self, call: ast.Call) -> Returns | None:
+        """What ``handle.<name>.remote(...)`` hands back: the returns of the methods
+        ``<name>`` of the actor classes, merged (``None``: no actor class has one)."""
+        method = remote_method(call.func)
+        if method is None:
+            return None
+        merged: Returns | None = None
+        for module, func, cls in self.project.receivers.actor_methods(method.attr):
+            returned = self.project.returned(module, func, cls, self.depth)
+            merged = merged or Returns()
+            if returned.whole is not None:
+                merged.add(returned.whole)
+            for index, item in returned.items.items():
+                merged.add(tuple(item if i == index else None for i in range(index + 1)))
+        return merged
+
+    def _gathered(self, node: ast.expr, env: Env) -> Gathered | None:
+        """``[w.step.remote() for w in workers]``, ``ray.get`` of it, or a name holding it:
+        the list of what each worker returns; ``None`` for anything else."""
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, env)
+            return found if isinstance(found, Gathered) else None
+        if isinstance(node, ast.Call) and is_ray_get(node.func, self.module) and node.args:
+            return self._gathered(node.args[0], env)
+        calls = (
+            [node.elt]
+            if isinstance(node, ast.ListComp)
+            else list(node.elts)
+            if isinstance(node, ast.List | ast.Tuple)
+            else []
+        )
+        returned: list[Returns] = []
+        for item in calls:
+            if not isinstance(item, ast.Call) or remote_method(item.func) is None:
+                return None
+            acted = self._actor_returned(item)
+            if acted is None:
+                return None
+            returned.append(acted)
+        if not returned:
+            return None
+        wholes = [r.whole for r in returned if r.whole is not None]
+        whole = union(wholes) if wholes else None
+        indexes = sorted({index for r in returned for index in r.items})
+        items = tuple(
+            (index, union([r.items[index] for r in returned if index in r.items]))
+            for index in indexes
+        )
+        return Gathered(whole, items)
+
+    def _element(self, node: ast.expr, env: Env) -> DictVal | None:
+        """``results[0]`` of a list of worker dicts: one worker's dict (``None``: no such)."""
+        if not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Name):
+            return None
+        if isinstance(node.slice, ast.Slice):
+            return None  # ``results[1:]``: a list still
+        found = self._lookup(node.value.id, env)
+        return found.element if isinstance(found, Gathered) else None
+
     def _call_dict(self, node: ast.Call, env: Env) -> DictVal:
         name = _dotted(node.func)
         flat = _flat_defaultdict(node)
@@ -346,6 +421,12 @@ class DictValues(ScanState):
             return self._arguments_dict(node.args[1:] if flat else node.args, node.keywords, env)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args:
             return self._dict(node.func.value, env)
+        if is_ray_get(node.func, self.module) and len(node.args) == 1:
+            return self._dict(node.args[0], env)  # ``ray.get(ref)``: the value the ref holds
+        if remote_method(node.func) is not None:
+            acted = self._actor_returned(node)
+            if acted is not None and acted.whole is not None:
+                return acted.whole
         if self._producer(node):
             return DictVal()  # a declared producer's keys are logged where it returns them
         if self._dict_class(node) is not None:

@@ -39,7 +39,7 @@ from .collectors import CollectorFlow
 from .dictvalues import DictValues
 from .keyexpr import KeyExpressions
 from .logcalls import LoggingCalls
-from .model import Logged, Returns, Wrapper
+from .model import Logged, ReceiverIndex, Returns, Wrapper
 from .objectflow import ObjectFlow
 from .objects import (
     Env,
@@ -121,7 +121,7 @@ class Project:
         self.fields = tuple(spec for spec in self.calls if spec.field)
         self.calls = tuple(spec for spec in self.calls if spec.logs)
         self.wrappers: dict[str, list[Wrapper]] = {}
-        self.receivers = Receivers(self)
+        self.receivers: ReceiverIndex = Receivers(self)
         self._wrapped: dict[tuple[str, int], Wrapper] = {}
         self._defined: dict[str, int] = {}
         self._inner: dict[tuple[str, int], list[Logged]] = {}

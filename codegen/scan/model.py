@@ -115,6 +115,9 @@ class ReceiverIndex(Protocol):
     def family_wrappers(self, name: str, caller: FuncDef | None) -> list[Wrapper]:
         """The wrappers ``name`` a call on a receiver of unknown class reaches."""
 
+    def actor_methods(self, name: str) -> list[tuple[Module, FuncDef, str]]:
+        """The methods ``name`` of Ray actor classes (``handle.<name>.remote(...)`` runs one)."""
+
 
 class ProjectIndex(Protocol):
     """What the analysis of one module asks of the whole project: the scanned files, the

@@ -37,6 +37,7 @@ __all__ = [
     "Callables",
     "Env",
     "FuncRef",
+    "Gathered",
     "Instance",
     "Opaque",
     "Value",
@@ -145,7 +146,21 @@ class Callables:
         )
 
 
-Value: TypeAlias = DictVal | StrVal | KeysOf | KeyList | Opaque | Instance | Callables
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """A list of the dicts workers return (``ray.get([w.step.remote() for w in workers])``):
+    each element holds ``element``'s keys, or, a tuple per worker (``return metrics, arrays``),
+    ``items``' dicts by position. ``zip(*results)`` turns the items into lists of their own."""
+
+    element: DictVal | None = None
+    items: tuple[tuple[int, DictVal], ...] = ()
+
+    def item(self, index: int) -> DictVal | None:
+        """The dict at ``index`` of each element's tuple (``None``: none followed)."""
+        return next((value for at, value in self.items if at == index), None)
+
+
+Value: TypeAlias = DictVal | StrVal | KeysOf | KeyList | Opaque | Instance | Callables | Gathered
 Env: TypeAlias = dict[str, Value]
 
 

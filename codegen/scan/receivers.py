@@ -39,6 +39,7 @@ __all__ = [
     "Receivers",
     "annotated_class",
     "called_name",
+    "is_ray_get",
     "remote_method",
     "root_name",
     "visibly_no_dict",
@@ -160,6 +161,20 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def is_ray_get(func: ast.expr, module: Module) -> bool:
+    """``ray.get`` (through ``import ray`` or ``import ray as r``) or ``get`` imported from ray."""
+    name = dotted(func)
+    if name is None:
+        return False
+    head, _, last = name.rpartition(".")
+    imported = module.imports.get(head or last)
+    if imported is None:
+        return False
+    if head:
+        return last == "get" and joined(imported[0], imported[1]) == "ray"
+    return imported == ("ray", "get", 0)
+
+
 def _is_actor_decorator(node: ast.expr) -> bool:
     """``@ray.remote``, ``@ray.remote(num_gpus=1)`` or ``@remote`` (imported from ray)."""
     target = node.func if isinstance(node, ast.Call) else node
@@ -172,7 +187,7 @@ class Receivers:
 
     def __init__(self, project: ProjectIndex) -> None:
         self.project = project
-        self._actors: set[tuple[str, str]] | None = None
+        self._actors: dict[tuple[str, str], Module] | None = None
         self._definitions: dict[str, list[tuple[Module, FuncDef, str | None]] | None] = {}
 
     def actor_wrappers(self, name: str) -> list[Wrapper]:
@@ -183,6 +198,15 @@ class Receivers:
             for wrapper in self.project.wrappers.get(name, [])
             if wrapper.cls is not None and (wrapper.module.real, wrapper.cls) in actors
         ]
+
+    def actor_methods(self, name: str) -> list[tuple[Module, FuncDef, str]]:
+        """The methods ``name`` of actor classes, which ``handle.<name>.remote(...)`` runs."""
+        found = []
+        for (_, cls), module in sorted(self._actor_classes().items(), key=lambda item: item[0]):
+            info = module.full().classes.get(cls)
+            if info is not None and name in info.methods:
+                found.append((module, info.methods[name], cls))
+        return found
 
     def family_wrappers(self, name: str, caller: FuncDef | None) -> list[Wrapper]:
         """The wrappers ``name`` a call on a receiver of unknown class reaches: all of them,
@@ -226,27 +250,28 @@ class Receivers:
         if name in self._definitions:
             return self._definitions[name]
         pattern = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\s*\(")
-        found: list[tuple[Module, FuncDef, str | None]] | None = []
+        listed: list[tuple[Module, FuncDef, str | None]] = []
+        found: list[tuple[Module, FuncDef, str | None]] | None = listed
         for module in self.project.modules:
             if name.encode() not in module.source or not pattern.search(module.source):
                 continue
             full = module.full()
             if name in full.functions:
-                found.append((full, full.functions[name], None))
+                listed.append((full, full.functions[name], None))
             for cls, info in full.classes.items():
                 if name in info.methods:
-                    found.append((full, info.methods[name], cls))
-            if len(found) > _MAX_DEFINITIONS:
+                    listed.append((full, info.methods[name], cls))
+            if len(listed) > _MAX_DEFINITIONS:
                 found = None
                 break
         self._definitions[name] = found
         return found
 
-    def _actor_classes(self) -> set[tuple[str, str]]:
-        """(file, class) of every Ray actor class of the scanned files."""
+    def _actor_classes(self) -> dict[tuple[str, str], Module]:
+        """(file, class) of every Ray actor class of the scanned files -> its module."""
         if self._actors is not None:
             return self._actors
-        actors: set[tuple[str, str]] = set()
+        actors: dict[tuple[str, str], Module] = {}
         for module in self.project.modules:
             if b"remote" not in module.source:
                 continue
@@ -257,10 +282,10 @@ class Receivers:
                 if isinstance(stmt, ast.ClassDef) and any(
                     _is_actor_decorator(node) for node in stmt.decorator_list
                 ):
-                    actors.add((module.real, stmt.name))
+                    actors[(module.real, stmt.name)] = module
             for cls in named:
                 found = self.project.class_named(module, cls)
                 if found is not None:
-                    actors.add((found[0].real, found[1]))
+                    actors[(found[0].real, found[1])] = found[0]
         self._actors = actors
         return actors

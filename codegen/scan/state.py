@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 from .calls import ScanCall
 from .keyfilter import KeyTest
 from .model import Logged, ProjectIndex, Returns, Wrapper
-from .objects import Callables, Env, Instance, Opaque, Value
+from .objects import Callables, Env, Gathered, Instance, Opaque, Value
 from .sources import Module
 from .syntax import FuncDef
 from .syntax import dotted as _dotted
@@ -101,6 +101,7 @@ class ScanState:
         ) -> DictVal: ...
         def _at(self, node: ast.AST) -> Where: ...
         def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: Env) -> None: ...
+        def _gathered(self, node: ast.expr, env: Env) -> Gathered | None: ...
         def _block(
             self,
             body: list[ast.stmt],

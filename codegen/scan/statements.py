@@ -17,6 +17,7 @@ from .model import Logged, Returns
 from .objects import (
     Callables,
     Env,
+    Gathered,
     Opaque,
     Value,
     gaining,
@@ -506,6 +507,9 @@ class Statements(ScanState):
             return {i: self._dict(e, env) for i, e in elts if self._is_dictish(e, env)}
         if not isinstance(node, ast.Call):
             return {}
+        columns = self._columns(node, env)
+        if columns is not None:
+            return columns
         returned = self._returned(node)
         if returned is None:
             return {}
@@ -513,6 +517,21 @@ class Statements(ScanState):
             index: self._instantiate(item, node, returned[1], env)
             for index, item in returned[0].items.items()
         }
+
+    def _columns(self, node: ast.Call, env: Env) -> dict[int, Value] | None:
+        """``zip(*results)`` of a list of worker tuples: a list per position (``metrics,
+        arrays = zip(*results)``); ``None`` for another call."""
+        if not (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "zip"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Starred)
+        ):
+            return None
+        gathered = self._gathered(node.args[0].value, env)
+        if gathered is None:
+            return None
+        return {index: Gathered(item) for index, item in gathered.items}
 
     def _add_key(self, name: str, key: ast.expr, env: Env, value: ast.expr | None = None) -> None:
         """``name[key] = value``: the dict ``name`` gains ``key``."""
@@ -575,6 +594,11 @@ class Statements(ScanState):
             env[name] = added
 
     def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: Env) -> None:
+        gathered = self._gathered(iterable, env)
+        if gathered is not None and isinstance(target, ast.Name):
+            # ``for result in results``: one worker's dict
+            env[target.id] = gathered.element or Opaque(self.module, target)
+            return
         listed = self._keylist(iterable, env)
         if listed is not None and isinstance(target, ast.Name):
             # ``for key in sorted(keys)``: each key of the dict (or, nested, each list of them)

@@ -225,3 +225,84 @@ def test_a_parameter_annotated_with_no_scanned_class_keeps_its_call_unresolved(
 
     assert _keys(report) == {}
     assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
+
+
+_LEARNER = """\
+import ray
+
+
+@ray.remote(num_gpus=1)
+class Learner:
+    def step(self):
+        local = {}
+        local["loss/policy_avg"] = 0.1
+        local["zz_lr"] = 1e-6
+        return local, {"zz_lengths": [1, 2]}
+
+    def ping(self):
+        return {"zz_ping": 1}
+"""
+
+_DRIVER = """\
+import ray
+import wandb
+
+
+def train_step(learners):
+    {gather}
+    {average}
+    wandb.log(average)
+"""
+
+
+@pytest.mark.parametrize(
+    ("gather", "average"),
+    [
+        (
+            "metrics, arrays = zip(*ray.get([m.step.remote() for m in learners]))",
+            "average = {k: sum(x[k] for x in metrics) / len(metrics) for k in metrics[0]}",
+        ),
+        (
+            "refs = [m.step.remote() for m in learners]\n    metrics, _ = zip(*ray.get(refs))",
+            "average = {}\n    for k in metrics[0]:\n        average[k] = metrics[0][k]",
+        ),
+        (
+            "results = ray.get([learners[0].step.remote(), learners[1].step.remote()])\n"
+            "    metrics, arrays = zip(*results)",
+            "average = {}\n    for one in metrics:\n        average.update(one)",
+        ),
+    ],
+)
+def test_worker_dicts_gathered_over_ray_and_re_keyed_by_the_driver_keep_their_keys(
+    tmp_path: Path, repo_catalog: Catalog, gather: str, average: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/learner.py": _LEARNER}
+    files["pkg/driver.py"] = _DRIVER.format(gather=gather, average=average)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "loss/policy_avg": "src/pkg/learner.py:8",
+        "zz_lr": "src/pkg/learner.py:9",
+    }
+
+
+def test_one_workers_dict_over_ray_get_is_the_dict_its_method_returns(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    driver = "import ray\nimport wandb\n\n\ndef run(m):\n    wandb.log(ray.get(m.ping.remote()))\n"
+    files = {"pkg/__init__.py": "", "pkg/learner.py": _LEARNER, "pkg/driver.py": driver}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"zz_ping": "src/pkg/learner.py:13"}
+
+
+def test_a_remote_call_of_no_actor_class_stays_unresolved(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    learner = _LEARNER.replace("@ray.remote(num_gpus=1)\n", "")
+    driver = "import ray\nimport wandb\n\n\ndef run(m):\n    wandb.log(ray.get(m.ping.remote()))\n"
+    files = {"pkg/__init__.py": "", "pkg/learner.py": learner, "pkg/driver.py": driver}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
