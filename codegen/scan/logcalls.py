@@ -24,7 +24,7 @@ from .objects import (
     Env,
     Opaque,
 )
-from .receivers import remote_method, root_name, visibly_no_dict
+from .receivers import remote_method, visibly_no_dict
 from .state import (
     MAX_ALTERNATIVES,
     ScanState,
@@ -242,11 +242,11 @@ class LoggingCalls(ScanState):
         all_wrappers = self.project.wrappers.get(wrappers[0].name, [])
         if self.project.defined(wrappers[0].name) == len(all_wrappers):
             return wrappers
-        # A logger built from config (``config.instantiate(cfg.metric_logger)``): any class
-        # of the wrappers' family, when no other class has a method of the name; not a call
-        # on what an imported name gives (``logger.opt(depth=1).log(...)`` of loguru), nor
+        # A logger built from config (``self.logger = instantiate(cfg.metric_logger)``): any
+        # class of the wrappers' family, when no other class has a method of the name; not
+        # a call on what a call returned (``logger.opt(depth=1).log(...)`` of loguru), nor
         # one a ``scan-calls`` entry judges already.
-        if root_name(func.value) in self.module.imports or self._match(call, self.project.calls):
+        if head is None or self._match(call, self.project.calls):
             return []
         family = self.project.receivers.family_wrappers(wrappers[0].name, self.func)
         wave = {id(w.func) for w in wrappers}

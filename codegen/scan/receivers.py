@@ -41,7 +41,6 @@ __all__ = [
     "called_name",
     "is_ray_get",
     "remote_method",
-    "root_name",
     "visibly_no_dict",
 ]
 
@@ -52,7 +51,7 @@ _MAX_DEFINITIONS: Final = 64
 """Most methods of one name weighed for the family rule (more: the call stays unmatched)."""
 
 _MAX_CHAIN: Final = 64
-"""Longest chain of attributes and calls :func:`root_name` follows (hostile trees)."""
+"""Most wrappers (``Optional[...]``, ``X | None``, quotes) :func:`annotated_class` unwraps."""
 
 _OPTIONAL: Final = frozenset({"Optional", "typing.Optional", "t.Optional"})
 """Annotations wrapping the class a parameter holds (``Optional[ModelDims]``)."""
@@ -78,21 +77,6 @@ def called_name(func: ast.expr) -> str | None:
     if method is not None:
         return method.attr
     return func.attr if isinstance(func, ast.Attribute) else None
-
-
-def root_name(node: ast.expr) -> str | None:
-    """The name a chain of attributes, calls and subscripts starts from (``logger`` of
-    ``logger.opt(depth=1).log``); ``None`` for anything else."""
-    for _ in range(_MAX_CHAIN):
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute | ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return None
-    return None
 
 
 def visibly_no_dict(node: ast.expr) -> bool:

@@ -43,39 +43,35 @@ class ZzTrainer(Trainer):
 
 
 @pytest.mark.parametrize(
-    ("mode", "first", "second", "keys"),
+    ("mode", "calls", "keys"),
     [
-        ('mode = "train"', 'mode="train"', '"train"', {"zz_kl", "zz_tokens"}),
+        ('mode = "train"', ('mode="train"', '"train"'), {"zz_kl", "zz_tokens"}),
         (
             'mode = "train" if model.training else "eval"',
-            'mode="train"',
-            '"train"',
+            ('mode="train"', '"train"'),
             {"zz_kl", "eval_zz_kl", "zz_tokens"},
         ),
         (
             'mode = "train"',
-            'mode="train"',
-            '"eval"',
+            ('mode="train"', '"eval"'),
             {"zz_kl", "zz_tokens", "eval_zz_tokens"},
         ),
         (
             'mode = "train"',
-            'mode="train"',
-            "kind",
+            ('mode="train"', "kind"),
             {"zz_kl", "zz_tokens", "eval_zz_tokens"},
         ),
         (
             'mode = "train"\n        mode = self.args.mode',
-            'mode="train"',
-            '"train"',
+            ('mode="train"', '"train"'),
             {"zz_kl", "eval_zz_kl", "zz_tokens"},
         ),
     ],
 )
 def test_a_key_recorded_in_training_mode_only_has_no_eval_copy(
-    tmp_path: Path, repo_catalog: Catalog, mode: str, first: str, second: str, keys: set[str]
+    tmp_path: Path, repo_catalog: Catalog, mode: str, calls: tuple[str, str], keys: set[str]
 ) -> None:
-    source = _TRAINER.format(mode=mode, first=first, second=second)
+    source = _TRAINER.format(mode=mode, first=calls[0], second=calls[1])
     report = _scan(tmp_path, repo_catalog, {"t.py": source})
 
     assert set(_keys(report)) == keys

@@ -155,7 +155,10 @@ def step():
 
 @pytest.mark.parametrize(
     "package",
-    ["from .memory import get_memory_stats\n", "from pkg.training.memory import get_memory_stats\n"],
+    [
+        "from .memory import get_memory_stats\n",
+        "from pkg.training.memory import get_memory_stats\n",
+    ],
 )
 def test_a_function_a_package_re_exports_is_followed_to_the_dict_it_returns(
     tmp_path: Path, repo_catalog: Catalog, package: str
@@ -306,3 +309,16 @@ def test_a_remote_call_of_no_actor_class_stays_unresolved(
 
     assert _keys(report) == {}
     assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
+
+
+def test_a_call_on_what_a_call_returned_is_no_call_of_the_family(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    handler = (
+        "def get_logger():\n    return None\n\n\ndef emit(level, message):\n"
+        "    get_logger().opt(depth=2).log_dict({'zz_not_a_key': 1}, step=level)\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _LOGGERS, "pkg/handler.py": handler}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"zz_step": "src/pkg/loggers.py:16"}
