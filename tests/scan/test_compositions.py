@@ -5,9 +5,10 @@ literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal
 loop unpacking the rows of a literal table) and hands the dict to ``wandb.log`` along one of
 the ways dicts travel (directly, returned by a helper, returned in a tuple, filled by a
 callee through its parameter, through a pass-through call, through a wrapper that adds
-``head/`` to every key of its parameter, through a filter dropping other keys by prefix,
-through a chain of wrappers whatever their name, passed as ``**`` into a wrapper's
-``**kwargs``, kept on ``self`` by one method and logged by another, in a field of a returned
+``head/`` to every key of its parameter, to a Ray actor's method, to a logger the config
+picks among a family of classes, returned by Ray workers and re-keyed by the driver,
+through a filter dropping other keys by prefix, through a chain of wrappers whatever their
+name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method and logged by another, in a field of a returned
 record, from a record a function passed as an argument returns, from what a function a
 factory returns gives back, added to a collector object by one of its methods and handed
 back by its getter, kept per group in a collector's field of dicts, logged through the sink
@@ -56,6 +57,9 @@ CARRIERS = (
     "collector",
     "collector-group",
     "factory-sink",
+    "actor",
+    "config-logger",
+    "gathered",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -91,7 +95,7 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
     wrapped = carrier in {"wrapper", "collector-group"}
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
-    lines = ["import wandb", "from dataclasses import dataclass", *constants]
+    lines = ["import ray", "import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
     if writer == "loop":
         body += ["    for name in NAMES:", f"        d[{key}] = 1"]
@@ -132,6 +136,21 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     elif carrier == "keywords-wrapper":  # handed on as ``**`` into a ``**stats`` parameter
         lines += ["def scalar(step, **stats):", "    wandb.log(stats, step=step)"]
         lines += ["def run():", "    scalar(1, **build({}))"]
+    elif carrier == "actor":  # a Ray actor's method handing its dict to wandb
+        lines += ["@ray.remote", "class Sink:", "    def record(self, payload, step=None):"]
+        lines += ["        wandb.log(payload)", "def run(handle):"]
+        lines += ["    ray.get(handle.record.remote(build({}), step=1))"]
+    elif carrier == "config-logger":  # an object the config picks among a logger family
+        write = "    def write(self, payload):"
+        lines += ["class Base:", write, "        raise NotImplementedError"]
+        lines += ["class Console(Base):", write, "        print(payload)"]
+        lines += ["class Wandb(Base):", write, "        wandb.log(payload)"]
+        lines += ["class Loop:", "    def __init__(self, cfg):", "        self.out = make(cfg)"]
+        lines += ["    def run(self):", "        self.out.write(build({}))"]
+    elif carrier == "gathered":  # worker dicts over ray.get, re-keyed by the driver
+        lines += ["@ray.remote", "class Worker:", "    def step(self):", "        return build({})"]
+        lines += ["def run(workers):", "    results = ray.get([w.step.remote() for w in workers])"]
+        lines += ["    wandb.log({k: sum(r[k] for r in results) for k in results[0]})"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
