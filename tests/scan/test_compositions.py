@@ -8,12 +8,12 @@ callee through its parameter, through a pass-through call, through a wrapper tha
 ``head/`` to every key of its parameter, to a Ray actor's method, to a logger the config
 picks among a family of classes, returned by Ray workers and re-keyed by the driver,
 through a filter dropping other keys by prefix, through a chain of wrappers whatever their
-name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method and logged by another, in a field of a returned
-record, from a record a function passed as an argument returns, from what a function a
-factory returns gives back, added to a collector object by one of its methods and handed
-back by its getter, kept per group in a collector's field of dicts, logged through the sink
-a factory builds). Scan must report exactly that key, undeclared, on the line the key is
-written.
+name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method and
+logged by another, in a field of a returned record, from a record a function passed as an
+argument returns, from what a function a factory returns gives back, added to a collector
+object by one of its methods and handed back by its getter, kept per group in a
+collector's field of dicts, logged through the sink a factory builds). Scan must report
+exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
