@@ -218,6 +218,8 @@ class LoggingCalls(ScanState):
         """The wrappers ``call`` may go to: the one it resolves to, else every function of
         its name when each of them is a wrapper (``self.logger.log_train(...)``)."""
         func = call.func
+        if self._match(call, self.project.calls) is not None:
+            return []  # judged as the scan-calls entry it matches, not a second time
         method = remote_method(func)
         if method is not None:  # ``handle.log_dict.remote(d)``: an actor's ``log_dict(d)``
             wave = {id(w.func) for w in self.wrappers.get(method.attr, [])}
@@ -244,9 +246,8 @@ class LoggingCalls(ScanState):
             return wrappers
         # A logger built from config (``self.logger = instantiate(cfg.metric_logger)``): any
         # class of the wrappers' family, when no other class has a method of the name; not
-        # a call on what a call returned (``logger.opt(depth=1).log(...)`` of loguru), nor
-        # one a ``scan-calls`` entry judges already.
-        if head is None or self._match(call, self.project.calls):
+        # a call on what a call returned (``logger.opt(depth=1).log(...)`` of loguru).
+        if head is None:
             return []
         family = self.project.receivers.family_wrappers(wrappers[0].name, self.func)
         wave = {id(w.func) for w in wrappers}

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from codegen.catalog.model import Catalog
+from codegen.scan.calls import merge_calls, parse_scan_call
+from codegen.scan.scanner import scan
 from tests.scan.test_sinks import _keys, _scan
 
 _LOGGERS = """\
@@ -322,3 +324,53 @@ def test_a_call_on_what_a_call_returned_is_no_call_of_the_family(
     report = _scan(tmp_path, repo_catalog, files)
 
     assert _keys(report) == {"zz_step": "src/pkg/loggers.py:16"}
+
+
+_MONITORS = """\
+class Monitor:
+    def log(self, data, step=None):
+        raise NotImplementedError
+
+
+class TrackerMonitor(Monitor):
+    def log(self, data, step=None):
+        self.tracker.log_metrics(data, step=step)
+
+
+class FileMonitor(Monitor):
+    def log(self, data, step=None):
+        print(data)
+
+
+_ACTIVE = []
+
+
+def log(data, step=None):
+    for monitor in _ACTIVE:
+        monitor.log(data, step=step)
+"""
+
+_LOOP = """\
+from pkg import monitors
+
+
+def step(loss):
+    monitors.log({"zz_loss": loss}, step=1)
+"""
+
+
+@pytest.mark.parametrize("entries", [[], [{"call": "monitors.log", "metrics": [0, "data"]}]])
+def test_a_call_a_scan_calls_entry_matches_is_judged_once(
+    tmp_path: Path, repo_catalog: Catalog, entries: list[dict[str, object]]
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/monitors.py": _MONITORS, "pkg/loop.py": _LOOP}
+    calls = merge_calls([parse_scan_call(entry) for entry in entries])
+    root = tmp_path / "src"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    report = scan([root], repo_catalog, calls, cwd=tmp_path, unlogged=False)
+
+    found = [d.position.line for d in report.diagnostics if d.position is not None]
+    assert _keys(report) == {"zz_loss": "src/pkg/loop.py:5"}
+    assert found == [5]
