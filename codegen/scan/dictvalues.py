@@ -27,6 +27,7 @@ from .own_writes import (
     read_here,
 )
 from .receivers import annotated_class, is_ray_get, remote_method
+from .records import class_node, dataclass_fields
 from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
@@ -68,6 +69,9 @@ _DICT_BASES: Final = frozenset({"dict", "defaultdict", "OrderedDict", "Counter",
 
 
 _DICT_CALLS: Final = frozenset({"dict", "collections.OrderedDict", "OrderedDict"})
+
+_ASDICT: Final = frozenset({"asdict", "dataclasses.asdict"})
+"""``dataclasses.asdict``: a dict keyed by the dataclass's field names."""
 
 
 _FLAT_FACTORIES: Final = frozenset({"list", "set", "int", "float"})
@@ -209,6 +213,8 @@ class DictValues(ScanState):
                 return True
             if is_ray_get(node.func, self.module) and len(node.args) == 1:
                 return self._is_dictish(node.args[0], env)  # ``ray.get(ref)``: its value
+            if self._asdict(node) is not None:
+                return True
             if remote_method(node.func) is not None:
                 acted = self._actor_returned(node)
                 return acted is not None and acted.whole is not None
@@ -370,6 +376,27 @@ class DictValues(ScanState):
                 merged.add(tuple(item if i == index else None for i in range(index + 1)))
         return merged
 
+    def _asdict(self, node: ast.Call) -> DictVal | None:
+        """``asdict(stats)`` of a ``@dataclass`` instance whose class is known (``stats =
+        BatchStats(...)``, or a parameter annotated ``BatchStats``): its field names as
+        keys, each where the field is declared; ``None`` for anything else."""
+        if _dotted(node.func) not in _ASDICT or len(node.args) != 1:
+            return None
+        argument = node.args[0]
+        if not isinstance(argument, ast.Name):
+            return None
+        ref = self.objects.get(argument.id)
+        if ref is None and argument.id in self.params:
+            ref = annotated_class(self.project, self.module, self.func, argument.id)
+        if ref is None:
+            return None
+        home = ref[0].full()
+        declared = class_node(home.tree, ref[1])
+        fields = dataclass_fields(declared) if declared is not None else None
+        if fields is None:
+            return None
+        return DictVal(tuple(Key((field.id,), home.where(field)) for field in fields))
+
     def _gathered(self, node: ast.expr, env: Env) -> Gathered | None:
         """``[w.step.remote() for w in workers]``, ``ray.get`` of it, or a name holding it:
         the list of what each worker returns; ``None`` for anything else."""
@@ -423,6 +450,9 @@ class DictValues(ScanState):
             return self._dict(node.func.value, env)
         if is_ray_get(node.func, self.module) and len(node.args) == 1:
             return self._dict(node.args[0], env)  # ``ray.get(ref)``: the value the ref holds
+        fields = self._asdict(node)
+        if fields is not None:
+            return fields
         if remote_method(node.func) is not None:
             acted = self._actor_returned(node)
             if acted is not None and acted.whole is not None:

@@ -12,7 +12,7 @@ from typing import Final
 
 from .syntax import walk
 
-__all__ = ["UNREAD", "Record", "class_node", "record_of"]
+__all__ = ["UNREAD", "Record", "class_node", "dataclass_fields", "record_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,21 @@ def record_of(node: ast.ClassDef) -> Record | None:
         )
         return Record(positional, {name: name for name in held}) if held else None
     return _stored_by_init(node)
+
+
+def dataclass_fields(node: ast.ClassDef) -> list[ast.Name] | None:
+    """The fields ``dataclasses.asdict`` gives keys of, in order, for a ``@dataclass`` class
+    ``node`` (``ClassVar`` and ``KW_ONLY`` markers left out); ``None`` for another class.
+    Fields a base class declares are not read: such a class gives ``None`` too."""
+    if not any(_last_name(d) == "dataclass" for d in node.decorator_list) or node.bases:
+        return None
+    fields: list[ast.Name] = []
+    for item in node.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            words = _words(item.annotation)
+            if "classvar" not in words and "kw_only" not in words:
+                fields.append(item.target)
+    return fields
 
 
 def _may_hold_dict(annotation: ast.expr | None) -> bool:

@@ -594,6 +594,20 @@ class Statements(ScanState):
             env[name] = added
 
     def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: Env) -> None:
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "enumerate"
+            and len(iterable.args) == 1
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
+            # ``for i, key in enumerate(KEYS)``: ``key`` runs over what ``KEYS`` holds
+            index, item = target.elts
+            if isinstance(index, ast.Name):
+                env[index.id] = Opaque(self.module, index, f"the loop variable `{index.id}`")
+            self._bind_loop(item, iterable.args[0], env)
+            return
         gathered = self._gathered(iterable, env)
         if gathered is not None and isinstance(target, ast.Name):
             # ``for result in results``: one worker's dict
