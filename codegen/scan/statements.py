@@ -602,12 +602,17 @@ class Statements(ScanState):
             and isinstance(target, ast.Tuple)
             and len(target.elts) == 2
         ):
-            # ``for i, key in enumerate(KEYS)``: ``key`` runs over what ``KEYS`` holds
+            # ``for i, key in enumerate(KEYS)``: ``key`` runs over the strings ``KEYS`` holds
+            # (known ones only: a name known at run time stays a hole where the key is written)
             index, item = target.elts
-            if isinstance(index, ast.Name):
-                env[index.id] = Opaque(self.module, index, f"the loop variable `{index.id}`")
-            self._bind_loop(item, iterable.args[0], env)
-            return
+            strings = self._strings(iterable.args[0], env)
+            if strings is not None and all(isinstance(p, str) for s in strings.shapes for p in s):
+                for name in (index, item):
+                    if isinstance(name, ast.Name):
+                        env[name.id] = Opaque(self.module, name, f"the loop variable `{name.id}`")
+                if isinstance(item, ast.Name):
+                    env[item.id] = strings
+                return
         gathered = self._gathered(iterable, env)
         if gathered is not None and isinstance(target, ast.Name):
             # ``for result in results``: one worker's dict
