@@ -607,9 +607,10 @@ class Statements(ScanState):
             index, item = target.elts
             strings = self._strings(iterable.args[0], env)
             if strings is not None and all(isinstance(p, str) for s in strings.shapes for p in s):
-                for name in (index, item):
-                    if isinstance(name, ast.Name):
-                        env[name.id] = Opaque(self.module, name, f"the loop variable `{name.id}`")
+                for bound in (index, item):
+                    if isinstance(bound, ast.Name):
+                        what = f"the loop variable `{bound.id}`"
+                        env[bound.id] = Opaque(self.module, bound, what)
                 if isinstance(item, ast.Name):
                     env[item.id] = strings
                 return
