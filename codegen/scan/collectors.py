@@ -32,6 +32,7 @@ is passed, and a receiver whose class is not found is not a collector.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -238,20 +239,30 @@ def attribute_classes(project: ProjectIndex, module: Module, cls: str, attr: str
 
 def _set_from(method: FuncDef, attr: str) -> Iterator[ast.Call]:
     """The calls ``f(...)`` assigned to ``self.<attr>`` in ``method``."""
+    yield from _self_assignments(method).get(attr, ())
+
+
+@functools.lru_cache(maxsize=4096)
+def _self_assignments(method: FuncDef) -> dict[str, tuple[ast.Call, ...]]:
+    """Every ``self.<attr> = f(...)`` in ``method``, by attribute: one walk per method, as
+    a class's methods are asked about each of its attributes in turn."""
+    found: dict[str, list[ast.Call]] = {}
     for node in walk(method):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name)
-            and any(
-                isinstance(t, ast.Attribute)
-                and t.attr == attr
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-                for t in node.targets
-            )
         ):
-            yield node.value
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    calls = found.setdefault(target.attr, [])
+                    if node.value not in calls:
+                        calls.append(node.value)
+    return {attr: tuple(calls) for attr, calls in found.items()}
 
 
 def _made_by(project: ProjectIndex, module: Module, name: str) -> list[ClassRef]:
