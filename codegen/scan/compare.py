@@ -108,6 +108,9 @@ class Judge:
     renames: RenameIndex | None = None
     literal_rows: dict[str, MetricRow] = field(default_factory=dict)
     """Literal rows by the key they are logged as (``prefix/key``)."""
+    reported: set[tuple[str, str, int, int, str]] = field(default_factory=set)
+    """Findings already made, by code, place and the whole key logged: a call reached by
+    two kinds of wrapper (one flat, one with the prefix ``''``) logs each key once."""
 
     def __post_init__(self) -> None:
         known = self.catalog.attributes()
@@ -212,6 +215,8 @@ class Judge:
         shown = self._shown(prefix, key.shape, flat)
         via = self._via(logged, key.where)
         holes = [p for p in (*key.shape, *(prefix or ())) if isinstance(p, Hole)]
+        if self._again(UNRESOLVED if holes else UNDECLARED, prefix, key, flat):
+            return
         if holes:
             # Never credit a row on a guess: a key with an unknown part logs no row known.
             parts = ", ".join(dict.fromkeys("{" + hole.text + "}" for hole in holes))
@@ -248,6 +253,19 @@ class Judge:
             f"{shown}{via} is declared by no teed row; {fix}",
             key.where,
         )
+
+    def _again(self, code: str, prefix: Shape | None, key: Key, flat: bool) -> bool:
+        """Whether this key, logged whole as the same text at the same place, was judged
+        already (a key whose prefix is unknown is never the same as another)."""
+        if not flat and prefix is None:
+            return False
+        text = _sample(key.shape) if flat else _qualify(_sample(prefix or ()), _sample(key.shape))
+        where = key.where
+        seen = (code, where.path, where.line, where.column, text)
+        if seen in self.reported:
+            return True
+        self.reported.add(seen)
+        return False
 
     def _aside(self, prefix: Shape | None, key: Shape, flat: bool) -> bool:
         """A key the catalog declares as a loop's step key or bookkeeping: not undeclared

@@ -374,3 +374,40 @@ def test_a_call_a_scan_calls_entry_matches_is_judged_once(
     found = [d.position.line for d in report.diagnostics if d.position is not None]
     assert _keys(report) == {"zz_loss": "src/pkg/loop.py:5"}
     assert found == [5]
+
+
+_TWO_KINDS = """\
+import mlflow
+import wandb
+
+
+class LoggerBase:
+    def log_dict(self, payload, step):
+        raise NotImplementedError
+
+
+class WandbLogger(LoggerBase):
+    def log_dict(self, payload, step):
+        wandb.log(payload, step=step)
+
+
+class FlowLogger(LoggerBase):
+    def log_dict(self, payload, step):
+        mlflow.log_metrics(payload, step=step)
+"""
+
+
+def test_a_key_reached_through_a_flat_logger_and_a_prefixed_one_is_one_finding(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/loggers.py": _TWO_KINDS, "pkg/worker.py": _WORKER}
+    files["pkg/actor.py"] = _ACTOR.format(decorator="@ray.remote", made="")
+    report = _scan(tmp_path, repo_catalog, files)
+
+    found = [
+        d.message
+        for d in report.diagnostics
+        if d.code == "SCAN_UNDECLARED" and "'worker/zz_loss'" in d.message
+    ]
+    assert len(found) == 1, found
+    assert _keys(report)["worker/zz_loss"] == "src/pkg/worker.py:10"
