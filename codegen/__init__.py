@@ -24,6 +24,7 @@ exit status (2, or 1). Relative to ``codegen``::
     ├── catalog.conditions.ConditionError   a condition uses what the language forbids
     ├── safe_yaml.YamlBombError             a YAML file too large once its aliases expand
     ├── scan.keyfilter._UnknownError        caught: a key filter scan cannot evaluate
+    ├── commands.scan._CatalogError         caught: scan's catalog did not load (printed)
     └── emit.EmitError                      emit cannot plan or send the sample run
     RuntimeError
     └── scan.keyfilter._SpentError          caught: a key filter spent its step budget

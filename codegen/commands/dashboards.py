@@ -21,8 +21,8 @@ from ..generate.writer import (
     WriteError,
     apply_changes,
     compute_changes,
-    write_atomic,
 )
+from ..safe_fs import write_atomic
 from ..safe_outputs import check_output_locations
 from . import add_root_argument, config_from_args, load_or_report
 

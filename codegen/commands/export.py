@@ -17,8 +17,7 @@ from typing import Final
 
 from ..catalog.diagnostics import format_diagnostics, has_errors
 from ..config import PYPROJECT, parse_pyproject
-from ..generate.writer import write_atomic
-from ..safe_fs import read_head
+from ..safe_fs import read_head, write_atomic
 from ..weaver.export import FORMATS, WRITTEN_BY, WeaverFormat, export_registry
 from ..weaver.registry import load_registry
 from ..weaver.rules import check_registry

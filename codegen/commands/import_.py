@@ -18,7 +18,7 @@ from typing import Final
 from ..catalog.diagnostics import format_diagnostics, has_errors
 from ..catalog.pipeline import load_and_check
 from ..config import NoCatalogError
-from ..generate.writer import write_atomic
+from ..safe_fs import write_atomic
 from ..weaver.importer import import_registry
 from ..weaver.registry import Registry, load_registry
 from . import UsageError, add_root_argument, config_from_args

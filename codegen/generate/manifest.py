@@ -35,10 +35,10 @@ from typing import Final
 from metric_catalog import vocabulary
 
 from ..config import Config, config_for_root
-from ..safe_fs import is_within, read_regular
+from ..safe_fs import is_within, read_regular, write_atomic
 from ..safe_outputs import check_output_path
 from .schema_file import schema_file_path
-from .writer import scratch_files, stale_generated_files, write_atomic
+from .writer import scratch_files, stale_generated_files
 
 __all__ = [
     "CachedRun",

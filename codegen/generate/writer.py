@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final, Literal
 
-from ..safe_fs import read_head, read_regular, write_atomic
+from ..safe_fs import read_head, read_regular
 from ..safe_fs import rename as _rename
 from ..safe_fs import scratch_path as _scratch_path
 from ..safe_fs import write_new as _write_new
@@ -51,7 +51,6 @@ __all__ = [
     "marker_line",
     "scratch_files",
     "stale_generated_files",
-    "write_atomic",
 ]
 
 MARKER_SCAN_SUFFIXES: Final = frozenset({".py", ".md", ".json"})

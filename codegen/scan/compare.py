@@ -39,19 +39,11 @@ from ..catalog.similar import RenameIndex
 
 if TYPE_CHECKING:
     from metric_catalog.series_rules import KeyPattern
-from .findings import CODES, SYNTAX, UNDECLARED, UNLOGGED, UNREADABLE, UNRESOLVED
+from .findings import UNDECLARED, UNLOGGED, UNRESOLVED
 from .model import Logged
 from .values import NON_SCALAR_VALUES, Hole, Key, Shape, Unresolved, Where, shape_text
 
-__all__ = [
-    "CODES",
-    "SYNTAX",
-    "UNDECLARED",
-    "UNLOGGED",
-    "UNREADABLE",
-    "UNRESOLVED",
-    "Judge",
-]
+__all__ = ["Judge"]
 
 
 _ROUTE_CACHE: Final = 50_000
