@@ -1,4 +1,4 @@
-"""``python -m bench [--smoke] [--only NAME ...]``: run the benchmarks, print tables.
+"""``python -m bench [--smoke] [--only NAME ...] [--baseline-ref REF]``: run the benchmarks.
 
 A full run rewrites ``bench/RESULTS.md``; ``--smoke`` runs each benchmark on a
 tiny catalog once (about a second each), makes no timing claims and writes
@@ -9,6 +9,7 @@ benchmark ran; glean_parser missing (offline) only skips the glean rows.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -88,6 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --only: replace those sections (and their targets) in bench/RESULTS.md",
     )
     parser.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        default=None,
+        help="git ref whose commands this checkout's are compared with (default: the"
+        " merge-base with main)",
+    )
+    parser.add_argument(
         "--redact-results",
         action="store_true",
         help="only rewrite bench/RESULTS.md with absolute machine paths redacted (no run)",
@@ -103,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not isinstance(glean, GleanEnv):
         print(f"bench: NOTE: glean_parser rows will be skipped: {glean}", flush=True)
     cfg = Config.smoke_run(glean) if args.smoke else Config.full(glean)
+    cfg = dataclasses.replace(cfg, baseline_ref=args.baseline_ref)
     names = args.only or list(BENCHMARKS)
     sections: list[Section] = []
     failed: list[str] = []

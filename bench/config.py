@@ -63,6 +63,8 @@ class Config:
     glean: GleanEnv | str
     """The glean venv, or why it is missing."""
     work: Path = WORK
+    baseline_ref: str | None = None
+    """The git ref commands are compared with (``None``: the merge-base with ``main``)."""
 
     @classmethod
     def full(cls, glean: GleanEnv | str) -> Config:
