@@ -302,11 +302,22 @@ class Checker:
         loop = self.loops.forced or worker.loop.named
         axis = _axis_steps(record, self.step_keys.get(loop, self.any_step_keys))
         seen_steps: dict[int, bool] = {}  # step -> whether a training row's key had it
+        shortcut = not given and not axis  # the plans' quiet intervals may be used
         for logged, value in record.metrics.items():
-            memo = (prefix, logged, memo_split)
             plan = plans.get((prefix, logged, memo_split, loop))
             if plan is None:
                 plan = planner.planned(prefix, logged, split, record.rewrite, loop)
+            quiet = plan.quiet
+            if shortcut and quiet is not None and type(value) is float:
+                summary, low, high = quiet
+                if low <= value <= high:
+                    # A training row's value with nothing to note: counting it is all.
+                    on_training = on_rows = True
+                    summary.logged += 1
+                    summary.last_step = step
+                    summary.last_value = value
+                    continue
+            memo = (prefix, logged, memo_split)
             if plan.bookkeeping:
                 continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:

@@ -21,6 +21,7 @@ from ..runs.rewrites import key_readings, rewrite_key
 from .hints import known_spellings, spelling_hint, undeclared_hint
 from .judges.attributes import AttributeRules
 from .judges.loops import LoopJudge
+from .judges.ranges import quiet_interval
 from .report import LiveCheckReport
 from .statistics import RowSummary
 
@@ -72,6 +73,32 @@ class KeyPlan(NamedTuple):
     beside a row ``grad_norm``): a family of its shape alone takes it, so it is undeclared
     (``matches`` empty); an open family takes it, so it is a rename if that row is never
     logged (decided at the end of the run)."""
+    quiet: tuple[RowSummary, float, float] | None = None
+    """The record loop's shortcut: the one row's summary and the interval of float values
+    it only counts (:func:`~.judges.ranges.quiet_interval`), when the key is a plain
+    literal row's on the training step and nothing else is done for it (no signature,
+    rename, rewrite or schedule); ``None`` otherwise. Set by :meth:`KeyPlanner.planned`."""
+
+
+def _with_quiet(plan: KeyPlan) -> KeyPlan:
+    """``plan`` with :attr:`KeyPlan.quiet` set when the record loop may take its shortcut."""
+    if (
+        len(plan.matches) != 1
+        or not plan.plain
+        or plan.problems[0] is not None
+        or plan.signature
+        or plan.periodic
+        or plan.renames
+        or plan.bookkeeping
+        or plan.read_as is not None
+        or plan.axes is not TRAINING_AXIS
+    ):
+        return plan
+    summary = plan.summaries[0]
+    interval = quiet_interval(summary)
+    if interval is None:
+        return plan
+    return plan._replace(quiet=(summary, *interval))
 
 
 class KeyPlanner:
@@ -112,7 +139,7 @@ class KeyPlanner:
         self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
     ) -> KeyPlan:
         """:meth:`plan`, kept in :attr:`plans` while the cache has room."""
-        plan = self.plan(prefix, logged, split, rewrite, loop)
+        plan = _with_quiet(self.plan(prefix, logged, split, rewrite, loop))
         if len(self.plans) < self.limits.max_family_keys:
             self.plans[(prefix, logged, split if rewrite is None else rewrite, loop)] = plan
         return plan

@@ -15,11 +15,13 @@ code never judges that guess.
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Final
 
 from ..statistics import RowSummary, number_text
 
-__all__ = ["judge_range"]
+__all__ = ["judge_range", "quiet_interval"]
 
 # Units whose fractional values say the code logs a prefixed size (GiB) or bits.
 _WHOLE_SIZE_UNITS: Final = frozenset({"By", "bit"})
@@ -58,3 +60,35 @@ def _judge_share(summary: RowSummary, number: float) -> tuple[str | None, str]:
     if summary.suspect_peak is None or number > summary.suspect_peak:
         summary.suspect_peak = number
     return "unit_suspect", f"{number_text(number)} (a {word} by its name, declared in unit '1')"
+
+
+_FINITE_MAX: Final = sys.float_info.max
+
+
+def quiet_interval(summary: RowSummary) -> tuple[float, float] | None:
+    """The closed interval of values the row takes with nothing to note or keep, or ``None``.
+
+    A value inside it is finite (the interval's ends are), fits the row's range and
+    its share guess, and is no negative counter delta: counting it is all the checks
+    would do, so live-check's record loop counts it without calling them. ``None``
+    when no such shortcut holds (whole numbers asked for, a running total to track, a
+    row that is not a number).
+    """
+    row = summary.row
+    if row.temporality == "cumulative" or not row.is_scalar:
+        return None
+    low, high = -_FINITE_MAX, _FINITE_MAX
+    bounds = summary.value_range
+    if bounds is not None:
+        if bounds.integer:
+            return None
+        if bounds.low is not None:
+            low = max(low, math.nextafter(bounds.low, math.inf) if bounds.low_open else bounds.low)
+        if bounds.high is not None:
+            end = math.nextafter(bounds.high, -math.inf) if bounds.high_open else bounds.high
+            high = min(high, end)
+    if summary.share_word is not None:
+        high = min(high, 1.0)
+    if row.kind == "counter":
+        low = max(low, 0.0)
+    return (low, high) if low <= high else None
