@@ -100,7 +100,9 @@ def clean_otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     vocabulary._reset_for_tests()
     identity._reset_for_tests()
     exporters.reset_for_tests()
+    otel.set_run_config(None)
     yield
+    otel.set_run_config(None)
     exporters.reset_for_tests()
     identity._reset_for_tests()
     vocabulary._reset_for_tests()

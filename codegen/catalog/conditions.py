@@ -40,11 +40,14 @@ names and :func:`for_value` spells the condition of one value.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+from metric_catalog.series_rules import ConfigChoice
 
 __all__ = [
     "MAX_CONDITION_ATTRIBUTE_VALUES",
@@ -54,6 +57,7 @@ __all__ = [
     "Condition",
     "ConditionError",
     "ConfigPath",
+    "choice_of",
     "condition_attributes",
     "for_value",
     "parse_condition",
@@ -399,3 +403,30 @@ def parse_first_step(text: str) -> tuple[ConfigPath, int] | None:
         tree = tree.left
     path = _path(tree)
     return None if path is None else (path, offset)
+
+
+def choice_of(condition: Condition) -> ConfigChoice | None:
+    """The condition as a choice on one configuration value, when it is one of the forms
+    rows sharing a key may be chosen by (``config.x``, ``not config.x``, ``config.x ==
+    <literal>``, the literal on either side); ``None`` for any other expression."""
+    tree = condition.tree
+    negated = isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not)
+    path = _path(tree.operand if isinstance(tree, ast.UnaryOp) and negated else tree)
+    if path is not None:
+        return ConfigChoice(path.keys, "false" if negated else "true")
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) is ast.Eq):
+        return None
+    left, right = tree.left, tree.comparators[0]
+    path = _path(left) or _path(right)
+    literal_node = right if _path(left) is not None else left
+    if path is None or _path(literal_node) is not None or _run_value(literal_node) is not None:
+        return None
+    try:
+        value = _literal(literal_node)
+    except ConditionError:
+        return None
+    if not isinstance(value, str | int | float | bool | type(None)):
+        return None  # a list is no choice of one value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # 1e999: no value a configuration holds, nor a Python literal
+    return ConfigChoice(path.keys, "equals", value)

@@ -36,7 +36,7 @@ from .conditions import (
 )
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, AttributeRef, Catalog, CatalogFile, MetricRow
-from .precedence import meetings, renames, scope_text, shared_loops
+from .precedence import exclusive, meetings, renames, row_choice, scope_text, shared_loops
 from .similar import closest
 
 __all__ = ["check_catalog"]
@@ -252,12 +252,23 @@ def _logger_keys(rows: list[MetricRow]) -> Iterator[Diagnostic]:
                 "logger key; point 'replaced_by' at the other row, or give this row another "
                 "key or prefix."
             )
+        elif row_choice(row) is not None and row_choice(earlier) is not None:
+            fix = (
+                f"the rows' conditions ({row.condition!r}, {earlier.condition!r}) can hold "
+                "together, so the run's configuration cannot say which row the key feeds: "
+                "test one configuration value both ways ('config.x' and 'not config.x', or "
+                "'config.x == \"a\"' and 'config.x == \"b\"'), or give this row another key "
+                "or prefix."
+            )
         else:
             fix = (
                 "move the row to one owner or give it another prefix (to rename the series "
                 "under the same key, deprecate the old row with 'replaced_by' naming the new; "
                 "when the key means something else in each loop, scope the rows to disjoint "
-                "loops with 'emitted_by')."
+                "loops with 'emitted_by'; when it means something else by the run's "
+                "configuration, make both rows conditionally_required with conditions on one "
+                "configuration value that cannot hold together: 'config.x' and "
+                "'not config.x', or 'config.x == \"a\"' and 'config.x == \"b\"')."
             )
         yield _error(
             "DUPLICATE_LOGGER_KEY",
@@ -275,14 +286,15 @@ def _first_clash(
 
     A deprecated row and the row its ``replaced_by`` names may share a key (a pair at
     most), and so may rows whose ``emitted_by`` loops are disjoint (no loop logs
-    both); prefix patterns are checked by :func:`_key_overlaps`.
+    both) and rows whose conditions no configuration meets together
+    (:func:`~.precedence.exclusive`); prefix patterns are checked by :func:`_key_overlaps`.
     """
     found: tuple[str, MetricRow] | None = None
     for prefix in row.prefixes:
         if not is_literal(prefix):
             continue
         owners = claimed.setdefault((prefix, row.logger_key or ""), [])
-        meeting = [other for other in owners if shared_loops(row, other)]
+        meeting = [o for o in owners if shared_loops(row, o) and not exclusive(row, o)]
         earlier = next((other for other in meeting if not renames(row, other)), None)
         if earlier is None and len(meeting) >= 2:  # a pair at most
             earlier = meeting[0]

@@ -12,30 +12,38 @@ equal rank that meet are ambiguous, which validation reports as
 A row is scoped to the loops that emit it (``emitted_by``; none: every loop).
 Two rows whose scopes are disjoint never meet, whatever their keys: a run of
 one loop routes its keys among that loop's rows only (:func:`shared_loops`).
+Likewise two rows whose conditions choose them by one configuration value that
+cannot choose both (``config.critic.clip_value`` / ``not config.critic.clip_value``:
+:func:`exclusive`) may share a literal key: the run's configuration routes it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from metric_catalog.series_rules import (
     Capture,
+    ConfigChoice,
     address_rank,
     overlap,
     parse_pattern,
     placeholders,
 )
 
+from .conditions import ConditionError, choice_of, parse_condition
 from .model import Attribute, Catalog, MetricRow
 
 __all__ = [
     "EVERY_LOOP",
     "Meeting",
     "captures",
+    "exclusive",
     "meetings",
     "renames",
     "row_captures",
+    "row_choice",
     "row_placeholders",
     "scope_text",
     "shadowed_by",
@@ -110,6 +118,29 @@ def shared_loops(row: MetricRow, other: MetricRow) -> tuple[str, ...]:
     if not other.emitted_by:
         return tuple(sorted(set(row.emitted_by)))
     return tuple(sorted(set(row.emitted_by) & set(other.emitted_by)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _choice(text: str) -> ConfigChoice | None:
+    try:
+        condition = parse_condition(text)
+    except ConditionError:
+        return None  # validation reports it
+    return None if condition is None else choice_of(condition)
+
+
+def row_choice(row: MetricRow) -> ConfigChoice | None:
+    """The configuration value a ``conditionally_required`` teed row is chosen by, when its
+    condition is one (``config.x``, ``not config.x``, ``config.x == "a"``); else ``None``."""
+    if row.condition is None or row.logger_key is None:
+        return None
+    return _choice(row.condition)
+
+
+def exclusive(row: MetricRow, other: MetricRow) -> bool:
+    """Whether no run's configuration chooses both rows (so they may share a literal key)."""
+    mine, theirs = row_choice(row), row_choice(other)
+    return mine is not None and theirs is not None and mine.excludes(theirs)
 
 
 def scope_text(loops: tuple[str, ...]) -> str:
@@ -215,10 +246,13 @@ def shadowed_by(catalog: Catalog) -> dict[str, tuple[str, ...]]:
 
 
 def shared_keys(catalog: Catalog) -> dict[str, tuple[str, ...]]:
-    """Series name -> the rows of other loops that declare one of its logged keys, sorted.
+    """Series name -> the rows of other loops, or chosen by another value of the run's
+    configuration, that declare one of its logged keys, sorted.
 
     Rows whose ``emitted_by`` loops are disjoint may share a key (each loop routes it
-    to its own row); the docs and ``resolve`` name the others on each row's entry.
+    to its own row), and so may rows :func:`exclusive` conditions choose (the run's
+    configuration routes it); the docs and ``resolve`` name the others on each row's
+    entry.
     """
     by_key: dict[str, list[MetricRow]] = {}
     for _file, row in catalog.rows():
@@ -227,7 +261,11 @@ def shared_keys(catalog: Catalog) -> dict[str, tuple[str, ...]]:
     found: dict[str, set[str]] = {}
     for rows in by_key.values():
         for row in rows:
-            others = {o.name for o in rows if o is not row and not shared_loops(row, o)}
+            others = {
+                o.name
+                for o in rows
+                if o is not row and (not shared_loops(row, o) or exclusive(row, o))
+            }
             if others:
                 found.setdefault(row.name, set()).update(others)
     return {name: tuple(sorted(names)) for name, names in sorted(found.items())}

@@ -27,6 +27,7 @@ from typing import Final
 import jinja2
 import jinja2.runtime
 
+from metric_catalog.series_rules import ConfigChoice
 from metric_catalog.value_rules import ValueRange
 
 from ..catalog.diagnostics import Diagnostic, Severity
@@ -38,6 +39,7 @@ from ..catalog.model import (
     Derivation,
     MetricRow,
 )
+from ..catalog.precedence import row_choice
 from ..config import Config
 from .names import PACKAGE, Claim, name_clashes, own_names
 from .templating import render, sandboxed_environment
@@ -508,7 +510,29 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
         lines.append(f"{' ' * _INDENT}phase={row.phase},")
     if row.section == "teed" and row.non_finite != "reported":  # the tee exports NaN quietly
         lines.append(py_kwarg("non_finite", row.non_finite, _INDENT))
+    choice = row_choice(row) if row.section == "teed" else None
+    if choice is not None:  # the tee routes a key rows of exclusive conditions share
+        lines.append(_choice_kwarg(choice, _INDENT))
     return "".join(f"{line}\n" for line in lines)
+
+
+def _choice_kwarg(choice: ConfigChoice, indent: int) -> str:
+    """``choice=ConfigChoice(("critic", "clip_value"), "true"),`` as ruff lays it out: flat
+    when it fits, else one argument per line (the path's keys too when they do not fit)."""
+    pad, inner = " " * indent, indent + _INDENT
+    keys = [py_str(key) for key in choice.path]
+    path = f"({keys[0]},)" if len(keys) == 1 else f"({', '.join(keys)})"
+    parts = [path, py_str(choice.test)]
+    if choice.test == "equals":
+        value = choice.value
+        parts.append(py_str(value) if isinstance(value, str) else repr(value))
+    flat = f"{pad}choice=ConfigChoice({', '.join(parts)}),"
+    if len(flat) <= LINE_LENGTH:
+        return flat
+    if inner + len(path) + 1 > LINE_LENGTH:
+        parts[0] = _py_items(keys, inner)
+    body = "".join(f"{' ' * inner}{part},\n" for part in parts)
+    return f"{pad}choice=ConfigChoice(\n{body}{pad}),"
 
 
 def value_range_text(row: MetricRow) -> str | None:
@@ -576,6 +600,7 @@ _IMPORTED: Final = (
     ("Final", "an import from typing"),
     ("Literal", "an import from typing"),
     ("TypeAlias", "an import from typing"),
+    ("ConfigChoice", "an import from metric_catalog.vocabulary"),
     ("MetricAttribute", "an import from metric_catalog.vocabulary"),
     ("RecordedMetric", "an import from metric_catalog.vocabulary"),
     ("TeedMetric", "an import from metric_catalog.vocabulary"),
@@ -841,6 +866,7 @@ def render_python_module(
         "all_names": sorted(all_names, key=_all_order),
         "typing_names": ", ".join(typing_names),
         "uses_attributes": any(row.attributes for row in catalog_file.rows),
+        "uses_choices": any(row_choice(row) is not None for row in catalog_file.teed),
         "teed_names": teed_names,
         "recorded_names": recorded_names,
         "step_keys": step_keys,

@@ -55,8 +55,11 @@ __all__ = [
     "identity_labels",
     "metric_specs",
     "non_finite_recorder",
+    "run_config",
     "set_identity",
+    "set_run_config",
     "warn_ambiguous",
+    "warn_undecided",
 ]
 
 METER_NAME: Final = "metric_catalog"
@@ -172,6 +175,10 @@ class PrefixPlan:
     ambiguous: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Plain logger key -> the rows of different loops that claim it, when the process
     names no loop: such a key is not exported (see :class:`LoopPatterns`)."""
+    undecided: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Plain logger key -> the rows chosen by the run's configuration that share it
+    (``TeedMetric.choice``), when the configuration given to :func:`set_run_config` does
+    not decide between them: such a key is not exported (:func:`warn_undecided`)."""
 
 
 class LoopPatterns:
@@ -251,6 +258,21 @@ def warn_ambiguous(prefix: str, key: str, rows: list[str]) -> None:
     )
 
 
+def warn_undecided(prefix: str, key: str, rows: list[str]) -> None:
+    """Warn once per key that ``prefix/key`` feeds one of rows the run's configuration
+    chooses between, and the configuration known does not decide."""
+    shown = ", ".join(repr(name) for name in sorted(set(rows)))
+    where = series_rules.qualified_key(prefix, key)
+    warn_once(
+        ("undecided-key", prefix, key),
+        f"tee: {where!r} feeds one of rows the run's configuration chooses between ({shown}) "
+        "and the configuration this process knows does not say which, so it is not exported "
+        "under a guess; give the run's configuration with "
+        "metric_catalog.otel.set_run_config(config) (warned once per key)",
+        family="undecided-key",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MetricGroup:
     """Every declared row's instrument, plus the lookup tables the tee walks.
@@ -309,6 +331,9 @@ class MetricGroup:
     keys, registered when the group was built: no metric, so never teed, even where a key
     family would take one (as ``Catalog.is_bookkeeping`` leaves them out of live-check,
     scan and infer)."""
+    run_config: Any = None
+    """The run's configuration given to :func:`set_run_config` when the group was built
+    (``None``: none); it routes a key rows of exclusive choices share (``TeedMetric.choice``)."""
     bookkeeping: tuple[str, ...] = (series_rules.BACKEND_KEYS,)
     """Bookkeeping patterns with a ``*`` (W&B's ``_*``, a catalog's ``timing/*/start``): a
     flat key one matches is not teed."""
@@ -372,6 +397,7 @@ _GROUP: MetricGroup | None = None  # None: not built yet for the current provide
 _INSTRUMENTS: dict[str, tuple[MetricSpec, Any, Recorder]] = {}
 _INSTRUMENT_PROVIDER: Any = None
 _IDENTITY: dict[str, Any] = {}
+_RUN_CONFIG: Mapping[str, Any] | None = None
 _IDENTITY_TYPES: Final = (str, int, float, bool)
 
 
@@ -397,6 +423,34 @@ def set_identity(labels: Mapping[str, Any]) -> None:
     with _LOCK:
         _IDENTITY = dict(labels)
     _invalidate_group(keep_instruments=True)
+
+
+def set_run_config(config: Mapping[str, Any] | None) -> None:
+    """Tell the tee the run's configuration (``None``: forget it); the group is rebuilt on
+    the next tee.
+
+    A logged key that rows of exclusive choices share (``critic/clipfrac``, a share
+    with value clipping on, a squared error without: ``TeedMetric.choice``) then feeds
+    the row the configuration chooses; without one that decides, it feeds neither
+    (warned once per key). Only the choices' paths are read, when the tee builds its
+    tables: a configuration changed in place later is not seen until this is called
+    again. ``config`` is a mapping (a dict, an OmegaConf/Hydra config).
+
+    Raises:
+        TypeError: ``config`` is neither a mapping nor ``None``.
+    """
+    global _RUN_CONFIG  # noqa: PLW0603 - the process-wide run configuration
+    if config is not None and not hasattr(config, "keys"):
+        msg = f"set_run_config takes a mapping (the run's configuration) or None, got {config!r}"
+        raise TypeError(msg)
+    with _LOCK:
+        _RUN_CONFIG = config
+    _invalidate_group(keep_instruments=True)
+
+
+def run_config() -> Mapping[str, Any] | None:
+    """The run's configuration given to :func:`set_run_config` (``None``: none)."""
+    return _RUN_CONFIG
 
 
 def identity_labels() -> Mapping[str, Any]:
@@ -536,6 +590,7 @@ def _build_group(provider: Any, sources: tuple[Any, Any] = (None, None)) -> Metr
         "recorded_keys": frozenset(row.key for row in recorded),
         "strict": os.environ.get(ENV_STRICT, "").strip().lower() in _TRUE,
         "loop": os.environ.get(ENV_LOOP, "").strip() or None,
+        "run_config": _RUN_CONFIG,
         "identity": labels,
         "step_keys": frozenset(
             key for pairs in vocabulary.step_keys().values() for _prefix, key in pairs
@@ -614,6 +669,11 @@ def _plan_for(
     """:func:`_routed_plan`, with the step keys logged under ``prefix`` set aside: plain keys
     with no route, so no family takes one and strict mode does not call one undeclared."""
     plan = _routed_plan(group, prefix, key_cache_limit, loop)
+    if plan is not None:
+        undecided = _chosen(group, _all_pairs(group, prefix))[1]
+        if undecided:
+            plain = plan.plain | frozenset(undecided)
+            plan = replace(plan, plain=plain, undecided=undecided)
     if plan is None or not group.step_keys:
         return plan
     under = (_key_under(prefix, logged) for logged in group.step_keys)
@@ -680,6 +740,40 @@ def _emits(row: TeedMetric, loop: str | None) -> bool:
 
 
 def _pairs(group: MetricGroup, prefix: str) -> list[_Pair]:
+    """The rows teed under ``prefix`` (literal prefix first), with prefix captures and rank,
+    less the rows the run's configuration does not choose for a key they share."""
+    return _chosen(group, _all_pairs(group, prefix))[0]
+
+
+def _chosen(
+    group: MetricGroup, pairs: list[_Pair]
+) -> tuple[list[_Pair], dict[str, tuple[str, ...]]]:
+    """``pairs`` less the rows of a shared literal key the configuration does not choose,
+    and the shared keys it leaves undecided (rows -> none of them takes the key).
+
+    A row with a choice alone on its key keeps it whatever the configuration says, as a
+    row of another loop alone on its key does (no guess is needed to route it)."""
+    sharing: dict[str, list[TeedMetric]] = {}
+    for row, _captured, _rank in pairs:
+        if row.choice is not None and is_literal(row.logger_key):
+            sharing.setdefault(literal_text(row.logger_key), []).append(row)
+    dropped: set[int] = set()
+    undecided: dict[str, tuple[str, ...]] = {}
+    for key, rows in sharing.items():
+        if len(rows) < 2:
+            continue
+        verdicts = [row.choice.holds(group.run_config) for row in rows if row.choice]
+        if None in verdicts:
+            undecided[key] = tuple(sorted({row.name for row in rows}))
+            dropped.update(id(row) for row in rows)
+        else:
+            dropped.update(id(row) for row, holds in zip(rows, verdicts, strict=True) if not holds)
+    if not dropped:
+        return pairs, undecided
+    return [pair for pair in pairs if id(pair[0]) not in dropped], undecided
+
+
+def _all_pairs(group: MetricGroup, prefix: str) -> list[_Pair]:
     """The rows teed under ``prefix`` (literal prefix first), with prefix captures and rank."""
     literal_rank = series_rules.specificity((prefix,), {})
     pairs: list[_Pair] = [(row, None, literal_rank) for row in group.rows_by_prefix.get(prefix, ())]

@@ -35,6 +35,8 @@ the same captured attributes wherever it is judged:
   infer and emit all follow.
 * **Keys that are no metric**: :data:`BACKEND_KEYS` (W&B's ``_step``...) and
   :func:`bookkeeping_matches`, the rule of a catalog's ``bookkeeping:`` patterns.
+* **Rows chosen by configuration**: :class:`ConfigChoice`, a row's condition on one
+  configuration value, and when two such rows may share a key (:meth:`ConfigChoice.excludes`).
 * **Values**: :func:`type_accepts`/:func:`value_fits` (a value of an
   attribute) and :func:`parse_value` (a value as the catalog writes it).
 * **Budgets**: :data:`DEFAULT_CARDINALITY_LIMIT` and :func:`series_limit`.
@@ -61,6 +63,7 @@ __all__ = [
     "ATTRIBUTE_REQUIREMENT_LEVELS",
     "ATTRIBUTE_TYPES",
     "BACKEND_KEYS",
+    "CHOICE_TESTS",
     "DEFAULT_CARDINALITY_LIMIT",
     "INVALID",
     "MAX_PREFIX_CUTS",
@@ -77,6 +80,7 @@ __all__ = [
     "UNIT_SCALES",
     "Capture",
     "CompiledPattern",
+    "ConfigChoice",
     "PatternError",
     "Placeholder",
     "SeriesMatcher",
@@ -481,6 +485,125 @@ def next_scheduled(every: int, phase: int, start: int) -> int | None:
 def is_scheduled(step: int, every: int, phase: int) -> bool:
     """Whether ``step`` is a step of the schedule ``every``/``phase`` (see above)."""
     return every > 0 and (step - phase) % every == 0
+
+
+# --- rows chosen by the run's configuration ------------------------------------------
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+CHOICE_TESTS: Final = ("true", "false", "equals")
+"""What a :class:`ConfigChoice` asks of its configuration value: that it is true
+(``config.x``), false (``not config.x``) or equal to a literal (``config.x == "gae"``)."""
+
+
+class ConfigChoice:
+    """A row chosen by one value of the run's configuration: several rows may share a
+    logged key when their choices exclude each other (:meth:`excludes`); the run's
+    configuration then says which row the key feeds (:meth:`holds`).
+
+    The catalog writes it as the row's ``condition`` (``config.critic.clip_value``,
+    ``not config.critic.clip_value``, ``config.algorithm.adv == "gae"``);
+    ``path`` holds the configuration keys (``("critic", "clip_value")``).
+    """
+
+    __slots__ = ("path", "test", "value")
+
+    path: tuple[str, ...]
+    test: str
+    value: str | int | float | bool | None
+
+    def __init__(
+        self,
+        path: tuple[str, ...],
+        test: str,
+        value: str | int | float | bool | None = None,
+    ) -> None:
+        if (
+            type(path) is not tuple
+            or not path
+            or not all(type(key) is str and key for key in path)
+        ):
+            msg = f"ConfigChoice path must be a non-empty tuple of keys, got {path!r}"
+            raise ValueError(msg)
+        if test not in CHOICE_TESTS:
+            msg = f"ConfigChoice test {test!r} is not one of {', '.join(CHOICE_TESTS)}"
+            raise ValueError(msg)
+        if not isinstance(value, str | int | float | bool | type(None)) or (
+            test != "equals" and value is not None
+        ):
+            msg = f"ConfigChoice value {value!r}: a str, number, bool or None, for 'equals' only"
+            raise ValueError(msg)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "test", test)
+        object.__setattr__(self, "value", value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ConfigChoice is immutable; {name} cannot be set")
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.path, self.test, type(self.value).__name__, self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ConfigChoice) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        if self.test == "equals":
+            return f"ConfigChoice({self.path!r}, {self.test!r}, {self.value!r})"
+        return f"ConfigChoice({self.path!r}, {self.test!r})"
+
+    def text(self) -> str:
+        """The condition as the catalog writes it (``not config.critic.clip_value``)."""
+        path = "config" + "".join(
+            f".{key}" if key.isidentifier() else f'["{_quoted(key)}"]' for key in self.path
+        )
+        if self.test != "equals":
+            return path if self.test == "true" else f"not {path}"
+        value = self.value
+        if isinstance(value, str):
+            shown = f'"{_quoted(value)}"'
+        elif value is None or isinstance(value, bool):
+            shown = {None: "null", True: "true", False: "false"}[value]
+        else:
+            shown = repr(value)
+        return f"{path} == {shown}"
+
+    def holds(self, config: Mapping[str, Any] | None) -> bool | None:
+        """Whether the row is chosen by ``config``; ``None`` (undecided) when there is no
+        configuration or it lacks the path, as a condition over it is undecided."""
+        value: Any = config
+        try:
+            for key in self.path:
+                if not hasattr(value, "keys") or key not in value:
+                    return None
+                value = value[key]
+            if self.test != "equals":
+                return bool(value) is (self.test == "true")
+            if isinstance(value, list | tuple | dict):
+                return False  # a literal is a scalar: a container equals none
+            return bool(value == self.value)
+        except Exception:  # noqa: BLE001 - a hostile mapping or value decides nothing
+            return None
+
+    def excludes(self, other: ConfigChoice) -> bool:
+        """Whether no configuration chooses both rows: the same path, tested ``true``
+        against ``false``, or equal to two different literals, or to a literal whose truth
+        is the opposite of the other's test."""
+        if self.path != other.path:
+            return False
+        tests = {self.test, other.test}
+        if tests == {"true", "false"}:
+            return True
+        if tests == {"equals"}:
+            return bool(self.value != other.value)
+        if "equals" in tests and len(tests) == 2:
+            equal, truth = (self, other) if self.test == "equals" else (other, self)
+            return bool(equal.value) is not (truth.test == "true")
+        return False
 
 
 def qualified_key(prefix: str, key: str) -> str:

@@ -132,7 +132,7 @@ def tee_metrics(
             plan = group.plan(prefix, loop)
             if plan is None:
                 return
-        if plan.ambiguous:
+        if plan.ambiguous or plan.undecided:
             _warn_ambiguous(plan, table, prefix)
         _tee_literals(group, plan, table, prefix, attributes)
         if plan.patterns is not None:
@@ -165,10 +165,14 @@ def _checked_loop(loop: object, group: otel.MetricGroup) -> str | None:
 
 
 def _warn_ambiguous(plan: otel.PrefixPlan, table: dict[Any, Any], prefix: str) -> None:
-    """Warn once per logged key that rows of several loops claim (the process names none)."""
+    """Warn once per logged key that rows of several loops claim (the process names none),
+    or that rows the run's configuration chooses between share (it does not decide)."""
     for key, rows in plan.ambiguous.items():
         if key in table:
             otel.warn_ambiguous(prefix, key, list(rows))
+    for key, rows in plan.undecided.items():
+        if key in table:
+            otel.warn_undecided(prefix, key, list(rows))
 
 
 def _tee_literals(

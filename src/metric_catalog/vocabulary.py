@@ -33,6 +33,7 @@ from .series_rules import (
     PLACEHOLDER_TYPES,
     RUNTIME_REQUIREMENT_LEVELS,
     TEMPORALITIES,
+    ConfigChoice,
     adjacent_placeholders,
     is_literal,
     pattern_problem,
@@ -57,6 +58,7 @@ __all__ = [
     "TEMPORALITIES",
     "VALUE_TYPES",
     "AttributeValue",
+    "ConfigChoice",
     "MetricAttribute",
     "RecordedMetric",
     "TeedMetric",
@@ -64,6 +66,7 @@ __all__ = [
     "bookkeeping_keys",
     "freeze_metrics",
     "is_frozen",
+    "choices_exclude",
     "loops_meet",
     "owner_of",
     "placeholders",
@@ -658,6 +661,12 @@ class TeedMetric:
     update logs ``grad_norm = inf``): the tee exports them on a gauge without a warning.
     ``reported`` (default): the tee warns once per key (a gauge still exports the value,
     so an alert on it fires; other kinds skip it, a NaN would stay in their sums)."""
+    choice: ConfigChoice | None = None
+    """The run configuration's value that chooses the row (its catalog ``condition``, such
+    as ``not config.critic.clip_value``); ``None``: none. Rows whose choices exclude each
+    other may share a logger key: the tee routes it by the configuration given to
+    :func:`metric_catalog.otel.set_run_config`, and exports it to neither row (warned once)
+    while that configuration does not decide."""
 
     @property
     def logged_key(self) -> str:
@@ -700,6 +709,7 @@ class TeedMetric:
             and self.first_step == ""
             and self.phase == 0
             and self.non_finite == "reported"
+            and self.choice is None
             and "{" not in logger_key
             and "}" not in logger_key
             and "{" not in prefix
@@ -726,6 +736,12 @@ class TeedMetric:
                 f"{what}: non_finite {self.non_finite!r} is not one of "
                 f"{', '.join(NON_FINITE_SETTINGS)}; 'allowed' when NaN or an infinity is a "
                 "legitimate value of the key"
+            )
+            raise ValueError(msg)
+        if self.choice is not None and type(self.choice) is not ConfigChoice:
+            msg = (
+                f"{what}: choice must be a ConfigChoice (such as ConfigChoice(('critic', "
+                f"'clip_value'), 'true')) or None, got {self.choice!r}"
             )
             raise ValueError(msg)
         _check_text(what, "logger_key", self.logger_key)
@@ -852,6 +868,12 @@ def _check_loops(what: str, loops: object) -> None:
     if len(set(loops)) != len(loops):
         msg = f"{what}: emitted_by {loops!r} repeats a loop; list each once"
         raise ValueError(msg)
+
+
+def choices_exclude(row: TeedMetric, other: TeedMetric) -> bool:
+    """Whether no run configuration chooses both rows (:meth:`ConfigChoice.excludes`)."""
+    mine, theirs = row.choice, other.choice
+    return mine is not None and theirs is not None and mine.excludes(theirs)
 
 
 def loops_meet(row: TeedMetric, other: TeedMetric) -> bool:
@@ -1120,7 +1142,9 @@ def _register_row_by_row(derived: _Derived, batch: list[_Row], owner: str | None
     def clash(row: _Row, other: _Row, label: str, value: str, phrase: str) -> ValueError:
         scoped = (
             " (or, when the key means something else in each loop, scope the two rows to "
-            "disjoint loops with emitted_by)"
+            "disjoint loops with emitted_by; when it means something else by the run's "
+            "configuration, give both rows choices that exclude each other, such as "
+            "ConfigChoice(path, 'true') and ConfigChoice(path, 'false'))"
             if label == "logger key"
             else ""
         )
@@ -1145,7 +1169,11 @@ def _register_row_by_row(derived: _Derived, batch: list[_Row], owner: str | None
         if isinstance(row, TeedMetric):
             for slot in _tee_slots(row):
                 taken = slots.get(slot, derived.tee_slots.get(slot, ()))
-                meeting = [other for other in taken if loops_meet(row, other)]
+                meeting = [
+                    other
+                    for other in taken
+                    if loops_meet(row, other) and not choices_exclude(row, other)
+                ]
                 for other in meeting:
                     if len(meeting) > 1 or not _replacement_pair(row, other):
                         raise clash(row, other, "logger key", _where(slot), "already teed")

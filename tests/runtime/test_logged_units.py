@@ -168,6 +168,7 @@ def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None
         "first_step",
         "phase",
         "non_finite",
+        "choice",
     ]
 
 
