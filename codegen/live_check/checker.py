@@ -35,7 +35,7 @@ from .judges.attributes import AttributeRules, Budgets
 from .judges.counters import judge_counter
 from .judges.loops import JobLoop, LoopJudge
 from .judges.presence import PresenceOutcome, judge_presence
-from .judges.ranges import judge_range
+from .judges.ranges import accepts, judge_range
 from .judges.telemetry import WireJudge
 from .judges.values import judge_value
 from .options import CheckKeywords, CheckOptions, resolve_options
@@ -486,6 +486,8 @@ class Checker:
     ) -> None:
         """A logged key the plan's rows take (the general path): attributes, then values."""
         with_required = self.planner.with_required
+        if plan.choices:
+            plan = self._chosen(plan, value)
         for (row, captures), problem in zip(plan.matches, plan.problems, strict=True):
             if captures:
                 if problem is not None:
@@ -497,6 +499,25 @@ class Checker:
         noted: set[str] = set()  # a value shared by two rows is one occurrence
         for summary in plan.summaries:
             self._record_row(worker, summary, where, value, noted)
+
+    def _chosen(self, plan: KeyPlan, value: object) -> KeyPlan:
+        """``plan`` narrowed to the rows the run's configuration chooses (rows sharing a key
+        under exclusive conditions); while it does not decide, to the rows that take
+        ``value`` (:func:`~.judges.ranges.accepts`; all of them when none does)."""
+        run = self.run
+        config = None if run.config_conflicts else run.config
+        verdicts = [choice.holds(config) for choice in plan.choices]
+        if None in verdicts:
+            keep = [i for i, summary in enumerate(plan.summaries) if accepts(summary, value)]
+            if not keep:
+                return plan
+        else:
+            keep = [i for i, holds in enumerate(verdicts) if holds]
+        return plan._replace(
+            matches=tuple(plan.matches[i] for i in keep),
+            problems=tuple(plan.problems[i] for i in keep),
+            summaries=tuple(plan.summaries[i] for i in keep),
+        )
 
     def _take_float(
         self,

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
-from metric_catalog.series_rules import PREFIX_GLUE, qualified_key
+from metric_catalog.series_rules import PREFIX_GLUE, ConfigChoice, qualified_key
 
 from ..catalog.matching import KeyMatcher, Match
+from ..catalog.precedence import row_choice
 from ..runs.limits import Limits
 from ..runs.rewrites import key_readings, rewrite_key
 from .hints import known_spellings, spelling_hint, undeclared_hint
@@ -73,11 +74,26 @@ class KeyPlan(NamedTuple):
     beside a row ``grad_norm``): a family of its shape alone takes it, so it is undeclared
     (``matches`` empty); an open family takes it, so it is a rename if that row is never
     logged (decided at the end of the run)."""
+    choices: tuple[ConfigChoice, ...] = ()
+    """One per match when the key's rows share it under exclusive conditions (``critic/
+    clipfrac``: a share with value clipping, a squared error without), the choice of each:
+    the run's configuration picks the row that takes a value (see ``Checker._matched``)."""
     quiet: tuple[RowSummary, float, float] | None = None
     """The record loop's shortcut: the one row's summary and the interval of float values
     it only counts (:func:`~.judges.ranges.quiet_interval`), when the key is a plain
     literal row's on the training step and nothing else is done for it (no signature,
     rename, rewrite or schedule); ``None`` otherwise. Set by :meth:`KeyPlanner.planned`."""
+
+
+def _with_choices(plan: KeyPlan) -> KeyPlan:
+    """``plan`` with :attr:`KeyPlan.choices` set when its rows are chosen by configuration."""
+    if len(plan.matches) < 2:
+        return plan
+    choices = [row_choice(row) for row, _ in plan.matches]
+    found = tuple(choice for choice in choices if choice is not None)
+    if len(found) != len(choices):
+        return plan
+    return plan._replace(choices=found)
 
 
 def _with_quiet(plan: KeyPlan) -> KeyPlan:
@@ -139,7 +155,7 @@ class KeyPlanner:
         self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
     ) -> KeyPlan:
         """:meth:`plan`, kept in :attr:`plans` while the cache has room."""
-        plan = _with_quiet(self.plan(prefix, logged, split, rewrite, loop))
+        plan = _with_choices(_with_quiet(self.plan(prefix, logged, split, rewrite, loop)))
         if len(self.plans) < self.limits.max_family_keys:
             self.plans[(prefix, logged, split if rewrite is None else rewrite, loop)] = plan
         return plan

@@ -493,6 +493,7 @@ def is_scheduled(step: int, every: int, phase: int) -> bool:
 def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
+
 CHOICE_TESTS: Final = ("true", "false", "equals")
 """What a :class:`ConfigChoice` asks of its configuration value: that it is true
 (``config.x``), false (``not config.x``) or equal to a literal (``config.x == "gae"``)."""
@@ -520,11 +521,7 @@ class ConfigChoice:
         test: str,
         value: str | int | float | bool | None = None,
     ) -> None:
-        if (
-            type(path) is not tuple
-            or not path
-            or not all(type(key) is str and key for key in path)
-        ):
+        if type(path) is not tuple or not path or not all(type(key) is str and key for key in path):
             msg = f"ConfigChoice path must be a non-empty tuple of keys, got {path!r}"
             raise ValueError(msg)
         if test not in CHOICE_TESTS:

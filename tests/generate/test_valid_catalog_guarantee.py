@@ -15,6 +15,7 @@ the property runs in ``make test`` in a few seconds.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import shutil
@@ -300,6 +301,27 @@ DOMAIN = {"name": "rl.domain", "type": "string", "description": "Domain.", "max_
             },
             id="a large bound still finite once scaled to By",
         ),
+        pytest.param(
+            {
+                "owner": "rl.critic",
+                "module": "critic",
+                "description": "Critic.",
+                "teed": [
+                    _row(
+                        "critic/clipfrac",
+                        name,
+                        unit="1",
+                        requirement_level="conditionally_required",
+                        condition=condition,
+                    )
+                    for name, condition in (
+                        ("rl.critic.clip.fraction", "config.critic.clip_value"),
+                        ("rl.critic.value.sq_error", "not config.critic.clip_value"),
+                    )
+                ],
+            },
+            id="one key, two rows under exclusive conditions (#36 model gap)",
+        ),
     ],
 )
 def test_a_catalog_real_code_needs_validates_generates_imports_and_tees(
@@ -531,6 +553,18 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
             if draw(st.integers(0, 5)) == 0:
                 row["goal"] = draw(st.sampled_from(["maximize", "minimize"]))
             teed.append(row)
+            if draw(st.integers(0, 2)) == 0:
+                # A twin of one key under a condition on the run's configuration: validate
+                # accepts it only when the two conditions exclude each other.
+                row_index += 1
+                twin = {**copy.deepcopy(row), "name": f"rl.series.r{row_index}"}
+                twin.pop("deprecated", None)
+                for shared, condition in zip(
+                    (row, twin), draw(st.sampled_from(_CHOICES)), strict=True
+                ):
+                    shared["requirement_level"] = "conditionally_required"
+                    shared["condition"] = condition
+                teed.append(twin)
         data["teed"] = teed
         if draw(st.booleans()):
             row_index += 1
@@ -544,6 +578,18 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
             ]
         files[f"f{file_index}.yaml"] = data
     return files
+
+
+_CHOICES = (
+    ("config.critic.clip_value", "not config.critic.clip_value"),
+    ("config.critic.clip_value == true", "not config.critic.clip_value"),
+    ('config.algo["adv-kind"] == "gae"', 'config.algo["adv-kind"] == "grpo"'),
+    ('not config.algo["adv-kind"]', 'config.algo["adv-kind"] == -1.5'),
+    ("config.critic.clip_value", "config.critic.clip_value == true"),
+    ("config.critic.clip_value", "config.critic.clip_value > 1"),
+    ("when the critic clips values", "not config.critic.clip_value"),
+)
+"""Conditions twin rows of one key get: exclusive pairs, then overlapping ones and prose."""
 
 
 PROPERTY = settings(
@@ -565,6 +611,13 @@ def test_any_catalog_that_validates_generates_imports_registers_and_tees(
     with tempfile.TemporaryDirectory() as folder:
         catalog = run_pipeline(write(Path(folder), files), values)
     event("validated" if catalog is not None else "refused by validate")
+    twins = any(
+        "condition" in row
+        for data in files.values()
+        for row in data.get("teed", ())  # type: ignore[union-attr]
+    )
+    if twins and catalog is not None:
+        event("rows of one key under exclusive conditions validated")
 
 
 @pytest.mark.integration

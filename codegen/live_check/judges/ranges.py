@@ -21,7 +21,7 @@ from typing import Final
 
 from ..statistics import RowSummary, number_text
 
-__all__ = ["judge_range", "quiet_interval"]
+__all__ = ["accepts", "judge_range", "quiet_interval"]
 
 # Units whose fractional values say the code logs a prefixed size (GiB) or bits.
 _WHOLE_SIZE_UNITS: Final = frozenset({"By", "bit"})
@@ -92,3 +92,25 @@ def quiet_interval(summary: RowSummary) -> tuple[float, float] | None:
     if row.kind == "counter":
         low = max(low, 0.0)
     return (low, high) if low <= high else None
+
+
+def accepts(summary: RowSummary, value: object) -> bool:
+    """Whether the row takes ``value`` with no value finding (range, share guess, counter
+    sign, NaN): of rows sharing a key under exclusive conditions, a run whose configuration
+    does not decide credits a value to those that take it (a value no row takes is judged
+    by every row). Anything but a number is left to the rows' own judgement (``True``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    row = summary.row
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float's range: out of any range a row declares
+        return False
+    if not math.isfinite(number):
+        return row.non_finite == "allowed"
+    if row.kind == "counter" and number < 0:
+        return False
+    bounds = summary.value_range
+    if bounds is not None and bounds.judge(number) is not None:
+        return False
+    return summary.share_word is None or number <= 1.0
