@@ -17,7 +17,7 @@ from metric_catalog.value_rules import ValueRange
 
 from ..catalog.builder import FieldPositions
 from ..catalog.model import Attribute, Catalog, CatalogFile, Derivation, MetricRow
-from ..catalog.precedence import shadowed_by, shared_keys
+from ..catalog.precedence import row_choice, shadowed_by, shared_keys
 from ..config import Config
 
 __all__ = ["RESOLVED_SCHEMA_VERSION", "histogram_series", "render_resolved", "resolve_catalog"]
@@ -26,6 +26,15 @@ _DEFAULT_PACKAGE: Final = Config().package
 
 RESOLVED_SCHEMA_VERSION: Final = 1
 """Version of the resolved document's shape; bumped when a key changes meaning or goes."""
+
+
+def _choice_json(row: MetricRow) -> dict[str, object] | None:
+    """The configuration value a teed row is chosen by (``TeedMetric.choice``): its path,
+    test (``true``, ``false``, ``equals``) and value; ``None`` when its condition is none."""
+    choice = row_choice(row) if row.section == "teed" else None
+    if choice is None:
+        return None
+    return {"path": list(choice.path), "test": choice.test, "value": choice.value}
 
 
 def histogram_series(prometheus_name: str) -> tuple[str, ...]:
@@ -110,6 +119,7 @@ def _row(
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,
         "condition": row.condition,
+        "config_choice": _choice_json(row),
         "constant_name": row.constant_name,
         "deprecated": None
         if dep is None

@@ -108,6 +108,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         },
         "requirement_level": "recommended",
         "condition": None,
+        "config_choice": None,
         "emitted_by": [],
         "first_step": None,
         "first_step_config": None,

@@ -147,7 +147,11 @@ def _presence(row: Mapping[str, Any]) -> str:
     shares = row.get("shares_key_with") or []
     if shares:
         out += "; its key is shared with " + ", ".join(ident(name) for name in shares)
-        out += " (rows of other loops: each loop's key feeds its own row)"
+        out += (
+            " (rows the run's configuration chooses between: its value routes the key)"
+            if row.get("config_choice")
+            else " (rows of other loops: each loop's key feeds its own row)"
+        )
     value_type = row.get("value_type")
     if value_type and value_type not in ("number", "int"):
         out += f"; the value is a {text(value_type)}: exported nowhere, no instrument"
