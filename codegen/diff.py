@@ -44,6 +44,7 @@ from .catalog.model import (
     Derivation,
     MetricRow,
 )
+from .catalog.precedence import row_choice
 from .catalog.schedule import describe
 
 __all__ = [
@@ -288,15 +289,17 @@ RULES: Final[dict[str, Rule]] = dict(
         _rule(
             "STABLE_SHARED_KEY_SCOPE_CHANGED",
             Severity.ERROR,
-            "a stable series shares its logger key with rows of other loops, and its "
-            "emitted_by changed: the tee and live-check now route the key of some loop to "
-            "another row; keep emitted_by, or add a new series",
+            "a stable series shares its logger key with rows of other loops (or rows the "
+            "run's configuration chooses between), and its emitted_by (or its condition) "
+            "changed: the tee and live-check now route the key of some runs to another row; "
+            "keep them, or add a new series",
         ),
         _rule(
             "BETA_SHARED_KEY_SCOPE_CHANGED",
             Severity.WARNING,
-            "a beta series shares its logger key with rows of other loops, and its "
-            "emitted_by changed: some loop's key now feeds another row; tell its consumers",
+            "a beta series shares its logger key with rows of other loops (or rows the "
+            "run's configuration chooses between), and its emitted_by (or its condition) "
+            "changed: some runs' key now feeds another row; tell its consumers",
         ),
         _rule(
             "STABILITY_LOWERED",
@@ -759,21 +762,35 @@ def _check_scope(
     shared: tuple[frozenset[str], frozenset[str]],
     findings: _Findings,
 ) -> None:
-    """An ``emitted_by`` change of a stable or beta row whose key other loops' rows share."""
-    if set(old.emitted_by) == set(new.emitted_by) or old.deprecated is not None:
+    """An ``emitted_by`` change of a stable or beta row whose key other loops' rows share,
+    or a change of the configuration value that chooses it among rows sharing its key."""
+    loops_changed = set(old.emitted_by) != set(new.emitted_by)
+    choices = row_choice(old), row_choice(new)
+    chosen_changed = choices[0] != choices[1] and None not in choices
+    if not (loops_changed or chosen_changed) or old.deprecated is not None:
         return
     keys = set(old.logged_keys) & shared[0] | set(new.logged_keys) & shared[1]
     tier = _tier(old.stability)
     if not keys or tier is None:
         return
-    before = ", ".join(old.emitted_by) or "every loop"
-    after = ", ".join(new.emitted_by) or "every loop"
     code = f"{tier.upper()}_SHARED_KEY_SCOPE_CHANGED"
+    if loops_changed:
+        before = ", ".join(old.emitted_by) or "every loop"
+        after = ", ".join(new.emitted_by) or "every loop"
+        findings.add(
+            code,
+            f"{old.stability} series {old.name} shares {', '.join(sorted(keys))} with rows of "
+            f"other loops and its emitted_by changed ({before} -> {after})",
+            new.where("emitted_by"),
+        )
+        return
+    before_choice, after_choice = (choice.text() if choice else "" for choice in choices)
     findings.add(
         code,
-        f"{old.stability} series {old.name} shares {', '.join(sorted(keys))} with rows of "
-        f"other loops and its emitted_by changed ({before} -> {after})",
-        new.where("emitted_by"),
+        f"{old.stability} series {old.name} shares {', '.join(sorted(keys))} with rows the "
+        f"run's configuration chooses between, and the value that chooses it changed "
+        f"({before_choice} -> {after_choice}): runs configured alike now feed another row",
+        new.where("condition"),
     )
 
 

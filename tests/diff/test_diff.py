@@ -270,6 +270,64 @@ RULE_CASES: list[tuple[str, list[MetricRow], list[MetricRow], list[str], bool]] 
         False,
     ),
     (
+        "stable row's condition changed on a key rows of exclusive conditions share",
+        [
+            replace(
+                row("rl.clip", stability=S, key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="config.critic.clip_value",
+            ),
+            replace(
+                row("rl.sq_error", key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="not config.critic.clip_value",
+            ),
+        ],
+        [
+            replace(
+                row("rl.clip", stability=S, key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="not config.critic.clip_value",
+            ),
+            replace(
+                row("rl.sq_error", key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="config.critic.clip_value",
+            ),
+        ],
+        ["STABLE_SHARED_KEY_SCOPE_CHANGED"],
+        True,
+    ),
+    (
+        "stable row's condition rewritten to the same choice on a shared key is no change",
+        [
+            replace(
+                row("rl.clip", stability=S, key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="config.critic.clip_value",
+            ),
+            replace(
+                row("rl.sq_error", key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="not config.critic.clip_value",
+            ),
+        ],
+        [
+            replace(
+                row("rl.clip", stability=S, key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="config['critic'].clip_value",
+            ),
+            replace(
+                row("rl.sq_error", key="clipfrac"),
+                requirement_level="conditionally_required",
+                condition="not config.critic.clip_value",
+            ),
+        ],
+        [],
+        False,
+    ),
+    (
         "stable row's emitted_by changed on a key no other row shares is no scope change",
         [replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft",))],
         [replace(row("rl.sft.loss", stability=S, key="loss"), emitted_by=("sft", "dpo"))],
