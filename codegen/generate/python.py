@@ -529,8 +529,9 @@ def _choice_kwarg(choice: ConfigChoice, indent: int) -> str:
     flat = f"{pad}choice=ConfigChoice({', '.join(parts)}),"
     if len(flat) <= LINE_LENGTH:
         return flat
-    if inner + len(path) + 1 > LINE_LENGTH:
-        parts[0] = _py_items(keys, inner)
+    if inner + len(path) + 1 > LINE_LENGTH:  # one key per line, a lone one too (ruff's way)
+        item_pad = " " * (inner + _INDENT)
+        parts[0] = "(\n" + "".join(f"{item_pad}{key},\n" for key in keys) + " " * inner + ")"
     body = "".join(f"{' ' * inner}{part},\n" for part in parts)
     return f"{pad}choice=ConfigChoice(\n{body}{pad}),"
 

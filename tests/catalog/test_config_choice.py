@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 from codegen.catalog.conditions import choice_of, parse_condition
 from codegen.catalog.pipeline import load_and_check
+from codegen.generate.python import _choice_kwarg
 from metric_catalog.series_rules import ConfigChoice
 from tests.catalog_projects import write_catalog
 
@@ -175,3 +178,36 @@ def test_rows_of_one_key_whose_conditions_can_meet_are_a_duplicate_key_naming_th
     assert errors[0].position.line == 12
     assert fix in errors[0].message
     assert "'config.x' and 'not config.x'" in errors[0].message
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [
+        ConfigChoice(X, "true"),
+        ConfigChoice(("a" * 30, "b" * 30), "equals", "c" * 20),
+        ConfigChoice(tuple(f"k{i:02d}_long_segment_name" for i in range(6)), "false"),
+        ConfigChoice(("x" * 120,), "true"),
+        ConfigChoice(("a",), "equals", 'q"\\\u00e9'),
+        ConfigChoice(("y" * 70, "z" * 20), "equals", -1.5),
+        ConfigChoice(("a-b", "c d"), "equals", None),
+    ],
+)
+def test_a_generated_choice_is_laid_out_as_ruff_formats_it_and_reads_back(
+    choice: ConfigChoice, tmp_path: Path
+) -> None:
+    """The generated module stays byte-stable under ruff and builds the same choice."""
+    body = f'X = TeedMetric(\n    logger_key="k",\n{_choice_kwarg(choice, 4)}\n)\n'
+    path = tmp_path / "row.py"
+    path.write_text(body, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--line-length", "100", "--diff", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    namespace: dict[str, object] = {"TeedMetric": dict, "ConfigChoice": ConfigChoice}
+    exec(compile(body, str(path), "exec"), namespace)
+    row = namespace["X"]
+    assert isinstance(row, dict)
+    assert row["choice"] == choice

@@ -49,7 +49,10 @@ def test_duplicate_logger_key_across_files_names_both_positions(tmp_path: Path) 
         "'emitted_by'); move the row to one owner or give it another prefix (to rename the "
         "series under the same key, deprecate the old row with 'replaced_by' naming the new; "
         "when the key means something else in each loop, scope the rows to disjoint loops "
-        "with 'emitted_by')."
+        "with 'emitted_by'; when it means something else by the run's configuration, make "
+        "both rows conditionally_required with conditions on one configuration value that "
+        "cannot hold together: 'config.x' and 'not config.x', or 'config.x == \"a\"' and "
+        "'config.x == \"b\"')."
     ]
     assert not result.ok
 

@@ -36,6 +36,7 @@ from codegen.catalog.model import (
     MetricRow,
 )
 from codegen.catalog.pipeline import load_and_check
+from codegen.catalog.precedence import row_choice
 from codegen.cli import main
 from codegen.config import Config
 from codegen.generate.python import render_rows
@@ -143,6 +144,10 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
         out["phase"] = one.phase
     if one.logger_key is not None and one.non_finite != "reported":
         out["non_finite"] = one.non_finite
+    choice = row_choice(one)
+    if one.logger_key is not None and choice is not None:
+        value = (choice.value,) if choice.test == "equals" else ()
+        out["choice"] = ("ConfigChoice", choice.path, choice.test, *value)
     return out
 
 
@@ -150,6 +155,8 @@ def _value(node: ast.expr) -> Any:
     """A keyword's value: a literal, or a ``MetricAttribute(...)`` call as its keywords."""
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name), ast.dump(node)
+        if node.func.id == "ConfigChoice":  # positional: (path, test[, value])
+            return ("ConfigChoice", *(_value(arg) for arg in node.args))
         assert node.func.id == "MetricAttribute", node.func.id
         return _keywords(node)
     if isinstance(node, ast.Tuple):
@@ -327,6 +334,8 @@ def _fullest(teed: bool) -> MetricRow:
         first_step_config="config.trainer.warmup" if teed else None,
         phase=-1 if teed else 0,
         non_finite="allowed" if teed else "reported",
+        requirement_level="conditionally_required" if teed else "recommended",
+        condition='config.algorithm["adv-estimator"] == "gae"' if teed else None,
     )
 
 
