@@ -36,6 +36,8 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -336,7 +338,7 @@ def bench_live(cfg: Config) -> Section:
     )
 
     catalog = _catalog()
-    work = cfg.work / "live"
+    work = cfg.work / "live" / str(os.getpid())  # concurrent runs never share the log
     work.mkdir(parents=True, exist_ok=True)
     log = work / "run.jsonl"
     target = 300_000 if cfg.smoke else 30_000_000
@@ -499,4 +501,5 @@ def bench_live(cfg: Config) -> Section:
         section.rows.append(["W&B run file", "not measured: wandb is not installed"] + [""] * 4)
     _command_section(cfg, log, section)
     log.unlink(missing_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
     return section
