@@ -302,7 +302,7 @@ class Checker:
         loop = self.loops.forced or worker.loop.named
         axis = _axis_steps(record, self.step_keys.get(loop, self.any_step_keys))
         seen_steps: dict[int, bool] = {}  # step -> whether a training row's key had it
-        shortcut = not given and not axis  # the plans' quiet intervals may be used
+        shortcut = not given and not axis  # a value in a plan's quiet interval is only counted
         for logged, value in record.metrics.items():
             plan = plans.get((prefix, logged, memo_split, loop))
             if plan is None:
@@ -311,13 +311,11 @@ class Checker:
             if shortcut and quiet is not None and type(value) is float:
                 summary, low, high = quiet
                 if low <= value <= high:
-                    # A training row's value with nothing to note: counting it is all.
                     on_training = on_rows = True
                     summary.logged += 1
                     summary.last_step = step
                     summary.last_value = value
                     continue
-            memo = (prefix, logged, memo_split)
             if plan.bookkeeping:
                 continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:
@@ -344,7 +342,7 @@ class Checker:
                 and len(plan.matches) == 1
                 and type(value) is float
                 and value - value == 0.0  # finite
-                and self._take_float(worker, plan, memo, value, where)
+                and self._take_float(worker, plan, (prefix, logged, memo_split), value, where)
             ):
                 continue
             if plan.matches:
