@@ -11,7 +11,7 @@ from typing import Final
 
 from .accumulators import dict_holder, read_tags
 from .dispatch import is_abstract, overrides
-from .inherited import exported
+from .inherited import exported, function_named
 from .model import Returns
 from .objects import (
     Callables,
@@ -39,6 +39,7 @@ from .state import (
     literal,
     valued,
 )
+from .strmethods import call_of
 from .syntax import FuncDef
 from .syntax import bind as _bind
 from .syntax import describe as _describe
@@ -136,8 +137,10 @@ class DictValues(ScanState):
             return gathered
         if self._is_dictish(node, env):
             return self._dict(node, env)
-        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp) or (
-            isinstance(node, ast.Call) and is_format(node)
+        if (
+            isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp)
+            or (isinstance(node, ast.Call) and (is_format(node) or isinstance(node.func, ast.Name)))
+            or call_of(node) is not None
         ):
             looped = self._looped(node, env)
             if looped is not None:
@@ -646,16 +649,8 @@ class DictValues(ScanState):
     def _resolve_function(self, func: ast.expr) -> tuple[Module, FuncDef, str | None] | None:
         module = self.module
         if isinstance(func, ast.Name):
-            if func.id in module.functions:
-                return module, module.functions[func.id], None
-            imported = module.imports.get(func.id)
-            if imported is not None and imported[1] is not None:
-                source = self.project.find_module(imported[0], imported[2], module)
-                if source is not None:
-                    source, name = exported(self.project, source.full(), imported[1], function=True)
-                    if name in source.functions:
-                        return source, source.functions[name], None
-            return None
+            found = function_named(self.project, module, func.id)
+            return None if found is None else (*found, None)
         if isinstance(func, ast.Attribute) and _is_super(func.value):
             return self._super_method(func.attr)  # ``super().evaluate(...)`` (.collectors)
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):

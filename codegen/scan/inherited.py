@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from .calls import ScanCall
     from .model import ProjectIndex
     from .sources import Module
+    from .syntax import FuncDef
 
 __all__ = [
     "derives_from",
     "exported",
+    "function_named",
     "named_like_its_callers_match",
     "subclass_call",
 ]
@@ -119,6 +121,23 @@ def exported(
             break
         module, name = source.full(), imported[1]
     return module, name
+
+
+def function_named(
+    project: ProjectIndex, module: Module, name: str
+) -> tuple[Module, FuncDef] | None:
+    """The scanned module-level function ``name`` means in ``module``: defined there, or
+    imported from a scanned module (through a package's re-exports, see :func:`exported`)."""
+    if name in module.functions:
+        return module, module.functions[name]
+    imported = module.imports.get(name)
+    if imported is None or imported[1] is None:
+        return None
+    source = project.find_module(imported[0], imported[2], module)
+    if source is None:
+        return None
+    source, name = exported(project, source.full(), imported[1], function=True)
+    return (source, source.functions[name]) if name in source.functions else None
 
 
 def _joined(module: str, attr: str | None) -> str:

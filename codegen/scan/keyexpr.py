@@ -106,6 +106,11 @@ class KeyExpressions(ScanState):
             rewritten = self._per_key(node, env, name, source)
             if rewritten is not None:
                 return rewritten
+            if source.spreads or source.keys:
+                # ``untag(k)``, ``k.rsplit("@", 1)[0] if "@" in k else k``: each key, a
+                # caller's too, rewritten by evaluating the expression on it (never kept raw).
+                renamer = self._renamer(name, node)
+                return spread_into(Spread("", (SLOT,), renames=((renamer, (SLOT,)),)), source)
             what = f"a key computed by `{_shown(node)}` from the keys of `{looped.name}`"
             return DictVal((), (Unresolved(what, self._at(node)),))
         where = self._at(node)

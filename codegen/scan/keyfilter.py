@@ -51,12 +51,33 @@ class _SpentError(RuntimeError):
 
 
 _REACHED: Final = "reached"
+_RENAMED: Final = "\x00renamed"
+"""In a rename's scope: where the walk leaves the key expression's value (no Python name
+can spell it)."""
 _STOPPED: Final = "stopped"
 _FELL: Final = "fell"
 
 _STR_METHODS: Final = frozenset(
-    {"startswith", "endswith", "split", "rsplit", "strip", "lower", "upper", "count", "partition"}
+    {
+        "startswith",
+        "endswith",
+        "split",
+        "rsplit",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "lower",
+        "upper",
+        "count",
+        "partition",
+        "rpartition",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+    }
 )
+_TYPES: Final[dict[str, type]] = {"str": str, "int": int, "bool": bool, "tuple": tuple}
+"""Classes ``isinstance`` is evaluated against (``isinstance(k, str)`` in a rename)."""
 _BUILTINS: Final[dict[str, Callable[..., object]]] = {
     "len": len,
     "tuple": tuple,
@@ -133,6 +154,9 @@ class KeyTest:
     """Looks up a helper function the tests call (``_is_stat(k, {...})``)."""
     where: str = ""
     """The loop's function, for messages."""
+    key: ast.expr | None = None
+    """For a rename (:meth:`rename`): the key expression ``target`` writes, read in the
+    walk's scope when it reaches ``target`` (``untag(name)`` of ``out[untag(name)] = v``)."""
     _inside: frozenset[int] = field(default=frozenset(), repr=False)
     _answers: dict[str, bool | None] = field(default_factory=dict, repr=False)
     """Answers already given: a key reaches the filter once per caller and wave."""
@@ -173,6 +197,28 @@ class KeyTest:
         self._answers[text] = answer
         return answer
 
+    def rename(self, text: str) -> str | None:
+        """The key :attr:`key` makes of the key ``text``; ``None`` when unknown or not a
+        non-empty string (the caller reports the key unresolved, never the raw one)."""
+        if self.key is None:
+            return None
+        found: list[object] = []
+        self._steps[0] = 0
+        try:
+            if self._run(self.body, {self.var: text, _RENAMED: found}, 0) != _REACHED:
+                return None
+        except (
+            _UnknownError,
+            _SpentError,
+            TypeError,
+            ValueError,
+            IndexError,
+            KeyError,
+            RecursionError,
+        ):
+            return None
+        return found[0] if found and isinstance(found[0], str) and found[0] else None
+
     def decide_shape(self, parts: Sequence[str | None]) -> bool | None:
         """For a key of literal text and holes (``None``): the same answer for every tried hole
         value, else ``None``."""
@@ -195,6 +241,9 @@ class KeyTest:
 
     def _stmt(self, stmt: ast.stmt, scope: dict[str, object], depth: int) -> str:
         if stmt is self.target:
+            renamed = scope.get(_RENAMED)
+            if self.key is not None and isinstance(renamed, list):
+                renamed.append(self._eval(self.key, scope, depth))
             return _REACHED
         if isinstance(stmt, ast.Continue | ast.Break | ast.Return):
             return _STOPPED
@@ -288,6 +337,9 @@ class KeyTest:
             operand = self._eval(node.operand, scope, depth)
             if isinstance(operand, int):
                 return -operand
+        if isinstance(node, ast.IfExp):
+            taken = self._eval(node.test, scope, depth)
+            return self._eval(node.body if taken else node.orelse, scope, depth)
         if isinstance(node, ast.Call):
             return self._call(node, scope, depth)
         raise _UnknownError
@@ -322,6 +374,11 @@ class KeyTest:
             return _safe(getattr(owner, func.attr)(*args))
         if not isinstance(func, ast.Name):
             raise _UnknownError
+        if func.id == "isinstance" and len(node.args) == 2 and "isinstance" not in scope:
+            kind = node.args[1]
+            if not (isinstance(kind, ast.Name) and kind.id in _TYPES):
+                raise _UnknownError
+            return isinstance(self._eval(node.args[0], scope, depth), _TYPES[kind.id])
         if func.id in {"any", "all"} and len(node.args) == 1:
             return self._any_all(func.id, node.args[0], scope, depth)
         if func.id in _BUILTINS and func.id not in scope:

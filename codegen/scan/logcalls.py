@@ -17,14 +17,15 @@ from metric_catalog.series_rules import (
 )
 
 from .calls import ScanCall
-from .inherited import named_like_its_callers_match, subclass_call
-from .model import Logged, Wrapper
+from .inherited import function_named, named_like_its_callers_match, subclass_call
+from .model import Logged, ProjectIndex, Wrapper
 from .numeric import module_function
 from .objects import (
     Env,
     Opaque,
 )
 from .receivers import remote_method, visibly_no_dict
+from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
     ScanState,
@@ -32,10 +33,11 @@ from .state import (
     joined,
     literal,
 )
+from .syntax import FuncDef, children, walk
 from .syntax import bind as _bind
-from .syntax import children, walk
 from .syntax import dotted as _dotted
 from .syntax import own_expressions as _own_expressions
+from .syntax import params as _params
 from .syntax import shown as _shown
 from .values import (
     SLOT,
@@ -52,6 +54,69 @@ from .values import concat as _concat
 __all__ = [
     "LoggingCalls",
 ]
+
+
+def _decorator_call(
+    module: Module, decorator: ast.expr, project: ProjectIndex
+) -> tuple[Module, FuncDef, ast.Call] | None:
+    """A scanned decorator (``@untagged``, a function of this or an imported module) that
+    returns a nested function calling the function it decorates: (its module, that nested
+    function, the call); ``None`` for any other decorator."""
+    if not isinstance(decorator, ast.Name):
+        return None
+    target = function_named(project, module.full(), decorator.id)
+    if target is None:
+        return None
+    home, func = target
+    wrapped = _params(func)[:1]
+    if not wrapped:
+        return None
+    for stmt in func.body:
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in walk(stmt):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == wrapped[0]
+            ):
+                return home, stmt, node
+    return None
+
+
+def _rebound(inner: FuncDef, argument: ast.expr) -> ast.expr | None:
+    """What ``inner`` hands on for a parameter when it is not the parameter as received:
+    the call (``strip(values)``) passed, or assigned to the name passed; ``None`` when the
+    parameter goes on unchanged."""
+    if not isinstance(argument, ast.Name):
+        return argument
+    assigned = [
+        node.value
+        for node in walk(inner)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == argument.id for t in node.targets)
+    ]
+    if not assigned:
+        return None
+    return assigned[0] if len(assigned) == 1 else ast.Tuple(assigned)
+
+
+def _helper_of(
+    module: Module, source: ast.expr, argument: ast.expr, project: ProjectIndex
+) -> tuple[Module, FuncDef, str] | None:
+    """``strip(values)``: the scanned module function called and its parameter given the
+    dict (the name passed, or the parameter it was assigned from); else ``None``."""
+    if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Name)):
+        return None
+    target = function_named(project, module, source.func.id)
+    if target is None:
+        return None
+    names = {argument.id} if isinstance(argument, ast.Name) else set()
+    bound = _bind(source, target[1], method=False)
+    for param, value in bound.items():
+        if isinstance(value, ast.Name) and (value.id in names or not names):
+            return target[0], target[1], param
+    return None
 
 
 def _namespace(shape: Shape) -> Shape:
@@ -264,10 +329,44 @@ class LoggingCalls(ScanState):
                 argument = arguments.get(spread.param)
                 if argument is not None and not visibly_no_dict(argument):
                     given = self._reach(argument, spread.path, env)
+                    given = self._decorated(wrapper, spread.param, given, call)
                     value = value.merge(spread_into(spread, given))
             if value.empty():
                 continue
             self._found(logged, call, self._params_filled(value, arguments, env))
+
+    def _decorated(self, wrapper: Wrapper, param: str, given: DictVal, call: ast.Call) -> DictVal:
+        """``given``, passed for ``param``, as the scanned decorators of ``wrapper`` hand it
+        on: a decorator's inner function calling the wrapped one with ``strip(values)``
+        (or after ``values = strip(values)``) rewrites each key as ``strip`` does; a
+        rewrite scan cannot follow makes the keys unresolved at the call, never kept raw."""
+        for decorator in wrapper.func.decorator_list:
+            found = _decorator_call(wrapper.module, decorator, self.project)
+            if found is None:
+                continue  # not scanned (``functools.cache``): the keys pass unchanged
+            home, inner, passed = found
+            argument = _bind(passed, wrapper.func, method=False).get(param)
+            if argument is None:
+                continue
+            source = _rebound(inner, argument)
+            if source is None:
+                continue  # handed on as received
+            helper = _helper_of(home, source, argument, self.project)
+            if helper is None:
+                what = (
+                    f"the keys passed to `{wrapper.name}`, which its decorator "
+                    f"`{_shown(decorator)}` rewrites by `{_shown(source)}` (not followed)"
+                )
+                return DictVal((), (Unresolved(what, self._at(call)),))
+            helper_module, helper_func, helper_param = helper
+            returned = self.project.returned(helper_module, helper_func, None, self.depth)
+            whole = returned.whole or DictVal()
+            rewritten = DictVal(whole.keys, whole.unresolved)
+            for spread in whole.spreads:
+                if spread.param == helper_param and not spread.path:
+                    rewritten = rewritten.merge(spread_into(spread, given))
+            given = rewritten
+        return given
 
     def _params_filled(self, value: DictVal, arguments: dict[str, ast.expr], env: Env) -> DictVal:
         """``value``'s keys with each hole a wrapper's parameter left (``f"{name}/{key}"``)

@@ -436,6 +436,29 @@ class Statements(ScanState):
             self.tests[slot] = test if test is not None and test.covers(stmt) else None
         return self.tests[slot]
 
+    def _renamer(self, name: str, node: ast.expr) -> KeyTest:
+        """``node`` as a rename of the key in ``name`` (see :meth:`KeyTest.rename`): read with
+        the module's and the function's literals, calling the module's functions and the
+        function's own nested ones (``def untag(k): ...`` beside the loop)."""
+        module = self.module
+        func = self.func
+        names = dict(_literal_constants(module))
+        nested: dict[str, FuncDef] = {}
+        if func is not None:
+            names.update(literal_table(func.body))
+            nested = {
+                stmt.name: stmt
+                for stmt in func.body
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+
+        def functions(called: str) -> FuncDef | None:
+            return nested.get(called) or module.functions.get(called)
+
+        target = ast.Expr(node)
+        where = func.name if func is not None else module.shown
+        return KeyTest(name, (target,), target, names, functions, where, node)
+
     def _guard(self, test: ast.expr) -> tuple[str, bool] | None:
         """``if merged:`` / ``if not merged:`` on a parameter: (parameter, when taken)."""
         truthy = True

@@ -7,6 +7,7 @@ caller's keys into a parameter's): no syntax tree is read here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -141,6 +142,10 @@ class Spread:
     path: tuple[str, ...] = ()
     """Where the dict is, from the parameter: empty for the parameter itself; ``CALL`` then
     ``metrics`` for ``param(...).metrics`` (the parameter a callable, its result an object)."""
+    renames: tuple[tuple[KeyTest, Shape], ...] = ()
+    """Rewrites each key passes after ``keep`` and before ``template``, in order: the key
+    the test's :attr:`~codegen.scan.keyfilter.KeyTest.key` makes of the key as rewritten by
+    the shape (``out[k.rsplit("@", 1)[0]] = v``, ``{untag(k): v for k, v in d.items()}``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,8 @@ def rewrite(value: DictVal, template: Shape) -> DictVal:
         return value  # no prefix (``key-prefix = ""``): n keys not rebuilt per call
     keys = tuple(Key(substitute(template, k.shape), k.where, k.why, k.value) for k in value.keys)
     spreads = tuple(
-        Spread(s.param, substitute(template, s.template), s.keep, s.path) for s in value.spreads
+        Spread(s.param, substitute(template, s.template), s.keep, s.path, s.renames)
+        for s in value.spreads
     )
     return DictVal(keys, value.unresolved, spreads)
 
@@ -224,11 +230,11 @@ def spread_into(spread: Spread, value: DictVal) -> DictVal:
     A key a filter cannot decide is unresolved where it is written (a key with a hole is
     kept unless every tried value of the hole is dropped; it stays unresolved anyway).
     """
-    if not spread.keep:
+    if not spread.keep and not spread.renames:
         return rewrite(value, spread.template)
     keys: list[Key] = []
     unresolved = list(value.unresolved)
-    for key in value.keys:
+    for key in value.keys if spread.keep else ():
         decided = _test_key(spread.keep, key.shape)
         holed = any(isinstance(part, Hole) for part in key.shape)
         if decided is False:
@@ -242,17 +248,71 @@ def spread_into(spread: Spread, value: DictVal) -> DictVal:
             unresolved.append(Unresolved(what, key.where))
             continue
         keys.append(key)
-    spreads = tuple(
-        Spread(
-            s.param,
-            s.template,
-            s.keep + tuple((test, substitute(t, s.template)) for test, t in spread.keep),
-            s.path,
-        )
-        for s in value.spreads
-    )
-    kept = DictVal(tuple(keys), tuple(dict.fromkeys(unresolved)), spreads)
+    if not spread.keep:
+        keys = list(value.keys)
+    renamed = _renamed(spread.renames, keys, unresolved)
+    spreads = tuple(_composed(s, spread) for s in value.spreads)
+    kept = DictVal(tuple(renamed), tuple(dict.fromkeys(unresolved)), spreads)
     return rewrite(kept, spread.template)
+
+
+def _composed(inner: Spread, outer: Spread) -> Spread:
+    """A caller's spread ``inner`` (its own parameter's keys) as ``outer`` filters and
+    renames it; ``outer``'s template is added by :func:`rewrite` after."""
+    # A filter after the caller's renames is tested before them: the model keeps one order
+    # (keep, renames, template), and a filter testing the tag a rename drops is rare.
+    keep = inner.keep + tuple((test, substitute(t, inner.template)) for test, t in outer.keep)
+    if not outer.renames:
+        return Spread(inner.param, inner.template, keep, inner.path, inner.renames)
+    (test, first), rest = outer.renames[0], outer.renames[1:]
+    renames = (*inner.renames, (test, substitute(first, inner.template)), *rest)
+    return Spread(inner.param, (SLOT,), keep, inner.path, renames)
+
+
+def _renamed(
+    renames: Sequence[tuple[KeyTest, Shape]], keys: Sequence[Key], unresolved: list[Unresolved]
+) -> list[Key]:
+    """``keys`` each rewritten by ``renames`` in order; a key one cannot rewrite is
+    appended to ``unresolved`` where it is written (never kept as it was)."""
+    if not renames:
+        return list(keys)
+    out: list[Key] = []
+    for key in keys:
+        shape: Shape | None = key.shape
+        for test, template in renames:
+            shape = _rename(test, substitute(template, shape)) if shape is not None else None
+        if shape is None:
+            test = renames[0][0]
+            what = (
+                f"the key '{shape_text(key.shape)}' is rewritten in `{test.where}` "
+                "in a way scan cannot evaluate for it"
+            )
+            unresolved.append(Unresolved(what, key.where))
+            continue
+        out.append(Key(shape, key.where, key.why, key.value))
+    return out
+
+
+def _rename(test: KeyTest, shape: Shape) -> Shape | None:
+    """``shape`` as ``test`` renames it; ``None`` when unknown. A hole is taken to hold
+    none of the text the rename looks for (as :mod:`.strmethods` takes it for ``replace``):
+    it is evaluated as a mark no key spells, and stays a hole where the mark comes out."""
+    holes = [part for part in shape if isinstance(part, Hole)]
+    marks = [f"\x01{number}\x02" for number in range(len(holes))]
+    holed = iter(marks)
+    text = test.rename("".join(p if isinstance(p, str) else next(holed) for p in shape))
+    if text is None or any(text.count(mark) != 1 for mark in marks):
+        return None
+    if not holes:
+        return (text,)
+    parts: list[Shape] = []
+    last = 0
+    for found in re.finditer("\x01(\\d+)\x02", text):
+        parts.append((text[last : found.start()],))
+        parts.append((holes[int(found.group(1))],))
+        last = found.end()
+    parts.append((text[last:],))
+    return concat(*parts)
 
 
 @dataclass(frozen=True, slots=True)
