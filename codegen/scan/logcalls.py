@@ -96,9 +96,18 @@ def _rebound(inner: FuncDef, argument: ast.expr) -> ast.expr | None:
         if isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == argument.id for t in node.targets)
     ]
-    if not assigned:
+    kept = [value for value in assigned if not _same_dict(value, argument.id)]
+    if not kept:
         return None
-    return assigned[0] if len(assigned) == 1 else ast.Tuple(assigned)
+    return kept[0] if len(kept) == 1 else ast.Tuple(kept)
+
+
+def _same_dict(value: ast.expr, name: str) -> bool:
+    """``value`` is the dict ``name`` holds, or a copy of it (``dict(stats)``)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        if len(value.args) == 1 and not value.keywords:
+            value = value.args[0]
+    return isinstance(value, ast.Name) and value.id == name
 
 
 def _helper_of(
