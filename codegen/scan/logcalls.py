@@ -104,9 +104,14 @@ def _rebound(inner: FuncDef, argument: ast.expr) -> ast.expr | None:
 
 def _same_dict(value: ast.expr, name: str) -> bool:
     """``value`` is the dict ``name`` holds, or a copy of it (``dict(stats)``)."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-        if len(value.args) == 1 and not value.keywords:
-            value = value.args[0]
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        value = value.args[0]
     return isinstance(value, ast.Name) and value.id == name
 
 
