@@ -137,14 +137,20 @@ class DictValues(ScanState):
             return gathered
         if self._is_dictish(node, env):
             return self._dict(node, env)
-        if (
-            isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp)
-            or (isinstance(node, ast.Call) and (is_format(node) or isinstance(node.func, ast.Name)))
-            or call_of(node) is not None
+        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp) or (
+            isinstance(node, ast.Call) and is_format(node)
         ):
             looped = self._looped(node, env)
             if looped is not None:
                 # ``new_key = f"{prefix}{key}"`` in a loop over a dict: keys rewritten.
+                return KeysOf(self._rekeyed(node, env, *looped), looped[1].name)
+        elif call_of(node) is not None or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        ):
+            looped = self._looped(node, env)
+            if looped is not None and looped[1].source.spreads:
+                # ``new = untag(name)`` over a parameter's keys: each caller's key renamed
+                # (over the keys of a dict of this function, the name stays what it was).
                 return KeysOf(self._rekeyed(node, env, *looped), looped[1].name)
         strings = self._strings(node, env)
         if strings is not None:
