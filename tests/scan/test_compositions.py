@@ -54,6 +54,8 @@ CARRIERS = (
     "factory",
     "named-wrapper",
     "keywords-wrapper",
+    "rewriting-wrapper",
+    "rewriting-decorator",
     "collector",
     "collector-group",
     "factory-sink",
@@ -133,6 +135,17 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["def log(args, metrics, step_key):", "    wandb.log(metrics)"]
         lines += ["def emit(m):", '    log(None, m, step_key="s")']
         lines += ["def run():", "    emit(build({}))"]
+    elif carrier == "rewriting-wrapper":  # a wrapper stripping a tag from each key
+        untag = 'k.rsplit("@", 1)[0] if "@" in k else k'
+        lines += ["def emit(d):", f"    wandb.log({{{untag}: v for k, v in d.items()}})"]
+        lines += ["def run():", "    emit(build({}))"]
+    elif carrier == "rewriting-decorator":  # a decorator handing the method untagged keys
+        lines += ["def untag(k):", '    return k.partition("@")[0]', "def clean(stats):"]
+        lines += ["    out = {}", "    for k, v in stats.items():", "        out[untag(k)] = v"]
+        lines += ["    return out", "def cleaned(fn):", "    def inner(self, stats):"]
+        lines += ["        return fn(self, clean(stats))", "    return inner", "class Sink:"]
+        lines += ["    @cleaned", "    def record(self, stats):", "        wandb.log(stats)"]
+        lines += ["def run(sink: Sink):", "    sink.record(build({}))"]
     elif carrier == "keywords-wrapper":  # handed on as ``**`` into a ``**stats`` parameter
         lines += ["def scalar(step, **stats):", "    wandb.log(stats, step=step)"]
         lines += ["def run():", "    scalar(1, **build({}))"]
