@@ -59,19 +59,33 @@ __all__ = [
 def _decorator_call(
     module: Module, decorator: ast.expr, project: ProjectIndex
 ) -> tuple[Module, FuncDef, ast.Call] | None:
-    """A scanned decorator (``@untagged``, a function of this or an imported module) that
-    returns a nested function calling the function it decorates: (its module, that nested
-    function, the call); ``None`` for any other decorator."""
+    """A scanned decorator (``@untagged``, a function of this or an imported module; or
+    ``@untagged("@")``, a factory returning one) that returns a nested function calling the
+    function it decorates: (its module, that nested function, the call); else ``None``."""
+    factory = isinstance(decorator, ast.Call)
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
     if not isinstance(decorator, ast.Name):
         return None
     target = function_named(project, module.full(), decorator.id)
     if target is None:
         return None
     home, func = target
-    wrapped = _params(func)[:1]
+    decorators = [s for s in func.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for candidate in decorators if factory else [func]:
+        found = _calling_wrapped(candidate)
+        if found is not None:
+            return home, *found
+    return None
+
+
+def _calling_wrapped(decorator: FuncDef) -> tuple[FuncDef, ast.Call] | None:
+    """The nested function of ``decorator`` that calls its first parameter (the decorated
+    function), with that call."""
+    wrapped = _params(decorator)[:1]
     if not wrapped:
         return None
-    for stmt in func.body:
+    for stmt in decorator.body:
         if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in walk(stmt):
@@ -80,7 +94,7 @@ def _decorator_call(
                 and isinstance(node.func, ast.Name)
                 and node.func.id == wrapped[0]
             ):
-                return home, stmt, node
+                return stmt, node
     return None
 
 

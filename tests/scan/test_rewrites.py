@@ -102,6 +102,57 @@ def test_a_decorator_stripping_a_tag_before_the_sink_rewrites_its_callers_keys(
     ]
 
 
+_FACTORY = """\
+import wandb
+
+
+def clean(stats):
+    return {{k.partition("#")[0]: v for k, v in stats.items()}}
+
+
+def untagged(tag):
+    def decorate(method):
+        def inner(self, stats):
+            return method(self, {handed})
+
+        return inner
+
+    return decorate
+
+
+class Sink:
+    @untagged("#")
+    def record(self, stats):
+        wandb.log(stats)
+
+
+def loop(sink: Sink):
+    sink.record({{"zz_loss#sum": 1.0}})
+"""
+
+
+@pytest.mark.parametrize(
+    ("handed", "expected"),
+    [
+        ("clean(stats)", ("SCAN_UNDECLARED", "zz_loss", 25)),
+        ("{k.partition(tag)[0]: v for k, v in stats.items()}", ("SCAN_UNRESOLVED", "", 25)),
+    ],
+    ids=["through-a-scanned-helper", "inline-is-unresolved-at-the-call"],
+)
+def test_a_decorator_factory_rewriting_the_dict_rewrites_the_keys_or_leaves_them_unresolved(
+    tmp_path: Path, repo_catalog: Catalog, handed: str, expected: tuple[str, str, int]
+) -> None:
+    report = _scan(tmp_path, repo_catalog, _FACTORY.format(handed=handed))
+
+    found = [
+        (code, key if code == "SCAN_UNDECLARED" else "", line) for code, key, line in _found(report)
+    ]
+    assert found == [expected]
+    assert all(
+        "zz_loss#sum" not in d.message or d.code == "SCAN_UNRESOLVED" for d in report.diagnostics
+    )
+
+
 def test_a_decorator_handing_the_dict_on_unchanged_keeps_the_keys(
     tmp_path: Path, repo_catalog: Catalog
 ) -> None:
