@@ -42,6 +42,7 @@ from .state import (
 from .strmethods import call_of
 from .syntax import FuncDef
 from .syntax import bind as _bind
+from .syntax import defaults as _defaults
 from .syntax import describe as _describe
 from .syntax import dotted as _dotted
 from .syntax import params as _params
@@ -103,18 +104,6 @@ def _flat_defaultdict(node: ast.Call) -> bool:
 
 _KEY_COLLECTIONS: Final = frozenset({"list", "sorted", "set", "tuple", "frozenset"})
 """Calls that make a collection of their argument's items (a dict's: its keys)."""
-
-
-def _defaults(func: FuncDef) -> dict[str, ast.expr]:
-    """Parameter name -> its default expression."""
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    with_default = positional[len(positional) - len(args.defaults) :]
-    found = {arg.arg: value for arg, value in zip(with_default, args.defaults, strict=True)}
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if default is not None:
-            found[arg.arg] = default
-    return found
 
 
 class DictValues(ScanState):

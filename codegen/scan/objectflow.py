@@ -11,8 +11,8 @@ from .objects import Callables, Env, Instance, Opaque, steps
 from .records import UNREAD, Record, class_node, record_of
 from .sources import Module
 from .state import ScanState
-from .syntax import bind, own_expressions, shown, walk
-from .values import CALL, SLOT, DictVal, Spread, Unresolved
+from .syntax import bind, defaults, own_expressions, shown, walk
+from .values import CALL, SLOT, DictVal, Hole, Spread, Unresolved
 
 __all__ = ["ObjectFlow"]
 
@@ -315,6 +315,16 @@ class ObjectFlow(ScanState):
                     continue
                 definition, fills = pending
                 arguments = bind(inner, definition, method=False)
+                # A string parameter left at its default (``tag=""``) is written as that.
+                holes = {
+                    p.param
+                    for v in fills.values()
+                    for k in v.keys
+                    for p in k.shape
+                    if isinstance(p, Hole)
+                }
+                given = defaults(definition).items()
+                arguments |= {k: v for k, v in given if k in holes and k not in arguments}
                 for name, value in fills.items():
                     added = self._instantiate(value, inner, arguments, env)
                     current = self._lookup(name, env)

@@ -12,6 +12,7 @@ __all__ = [
     "FuncDef",
     "bind",
     "children",
+    "defaults",
     "describe",
     "dotted",
     "is_static",
@@ -100,6 +101,18 @@ def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
             gathered = ast.Dict(keys=keys, values=[k.value for k in rest])
             bound[args.kwarg.arg] = ast.copy_location(gathered, rest[0])
     return bound
+
+
+def defaults(func: FuncDef) -> dict[str, ast.expr]:
+    """Parameter name -> its default expression."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    with_default = positional[len(positional) - len(args.defaults) :]
+    found = {arg.arg: value for arg, value in zip(with_default, args.defaults, strict=True)}
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            found[arg.arg] = default
+    return found
 
 
 def dotted(node: ast.expr) -> str | None:
