@@ -12,6 +12,7 @@ from typing import Final
 from .accumulators import dict_holder, read_tags
 from .dispatch import is_abstract, overrides
 from .inherited import exported, function_named
+from .members import member_methods
 from .model import Returns
 from .objects import (
     Callables,
@@ -531,7 +532,7 @@ class DictValues(ScanState):
         """What the scanned function ``node`` calls returns, with the arguments it is passed."""
         target = self._function(node.func)
         if target is None:
-            return None
+            return self._member_returned(node)
         module, func, cls = target
         returned = self.project.returned(module, func, cls, self.depth)
         if cls is not None and is_abstract(func):
@@ -542,6 +543,25 @@ class DictValues(ScanState):
         if isinstance(receiver, ast.Name) and receiver.id in self.typed and positional:
             bound[positional[0].arg] = receiver  # ``tensors.compute_stats()``: self's keys
         return returned, bound
+
+    def _member_returned(self, node: ast.Call) -> tuple[Returns, dict[str, ast.expr]] | None:
+        """``self.collector.collect(...)``: what the methods of the classes assigned to
+        ``self.collector`` return, merged (see :mod:`.members`)."""
+        if self.cls is None:
+            return None
+        targets = member_methods(self.project, self.module, self.cls, node.func)
+        if not targets:
+            return None
+        merged = Returns()
+        for module, func, owner in targets:
+            returned = self.project.returned(module, func, owner, self.depth)
+            if returned.whole is not None:
+                merged.add(returned.whole)
+            for index, item in returned.items.items():
+                merged.add(tuple(item if i == index else None for i in range(index + 1)))
+        if merged.whole is None and not merged.items:
+            return None
+        return merged, _bind(node, targets[0][1], method=True)
 
     def _overridden(self, cls: str, name: str) -> Returns | None:
         """What the scanned overrides of an abstract method return, merged (see

@@ -100,6 +100,13 @@ def _join(before: Env, *branches: Env) -> Env:
             merged = DictVal()
             for value in dicts:
                 merged = merged.merge(value)
+            for other in values:
+                if (
+                    isinstance(other, Opaque)
+                    and not other.parameter
+                    and not isinstance(other.node, ast.Constant)  # ``x = None``: no keys
+                ):
+                    merged = merged.merge(other.as_dict())  # a branch's unfollowed dict
             joined[name] = merged
         elif strs and len(strs) == len(values):
             joined[name] = StrVal(tuple(dict.fromkeys(s for v in strs for s in v.shapes)))
@@ -520,6 +527,13 @@ class Statements(ScanState):
                     else:
                         what = f"`{item.id}`, unpacked from "
                         env[item.id] = Opaque(self.module, item, what, node)
+                elif isinstance(item, ast.Attribute) and (held := dict_holder(item)):
+                    # ``data, self.info = collect(...)``: the attribute holds that item
+                    # (unfollowed, it is unresolved where it is read, never dropped).
+                    remember(self.ever, held, env)
+                    got = items.get(index)
+                    what = f"`{held}`, unpacked from "
+                    env[held] = got if got is not None else Opaque(self.module, item, what, node)
 
     def _unpacked(self, node: ast.expr, env: Env) -> dict[int, Value]:
         """The dicts of a tuple a call returns (``batch, metrics = correct(batch)``)."""
