@@ -224,12 +224,28 @@ def _test_key(keep: Sequence[tuple[KeyTest, Shape]], shape: Shape) -> bool | Non
     return answer
 
 
+_ANY_KEY: Final = Hole("key")
+"""A key of a dict scan cannot follow, in the shape a template gives it."""
+
+
+def _shaped(spread: Spread, value: DictVal) -> DictVal:
+    """A caller's dict scan cannot follow, handed to a parameter whose keys are rewritten
+    with literal text (``f"eval/{k}"``): a key of that shape with a hole, unresolved where
+    the dict enters (``eval/{key}``, "keys of a dict read from `result.data`"), instead of
+    losing the shape. It credits no row."""
+    if not value.unresolved or not any(isinstance(p, str) and p for p in spread.template):
+        return value
+    holed = tuple(Key((_ANY_KEY,), found.where, found.what) for found in value.unresolved)
+    return DictVal(value.keys + holed, (), value.spreads)
+
+
 def spread_into(spread: Spread, value: DictVal) -> DictVal:
     """The keys ``value`` (a caller's dict) gives ``spread``: filtered, then rewritten.
 
     A key a filter cannot decide is unresolved where it is written (a key with a hole is
     kept unless every tried value of the hole is dropped; it stays unresolved anyway).
     """
+    value = _shaped(spread, value)
     if not spread.keep and not spread.renames:
         return rewrite(value, spread.template)
     keys: list[Key] = []
