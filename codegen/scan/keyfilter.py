@@ -28,7 +28,7 @@ from typing import Final
 
 from .syntax import children, walk
 
-__all__ = ["HOLE_SAMPLES", "KeyTest", "has_exit", "literal_table"]
+__all__ = ["HOLE_SAMPLES", "KeyTest", "bound_once", "has_exit", "literal_table"]
 
 HOLE_SAMPLES: Final = ("x", "x/y")
 """Values tried for a part of a key the scanner cannot know (``entropy/{env}/mean``)."""
@@ -115,6 +115,25 @@ def literal_table(body: Sequence[ast.stmt]) -> dict[str, object]:
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, _UnknownError):
                 continue
     return table
+
+
+def bound_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object]:
+    """``NAME = <literal>`` anywhere in ``func``'s own body (under an ``if`` too), for names
+    bound nowhere else in it: a set of keys to skip written where it is used."""
+    stores: dict[str, int] = {}
+    found: list[ast.Assign] = []
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign):
+            found.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue  # a nested scope binds its own names
+        stack.extend(children(node))
+    table = literal_table(found)
+    return {name: value for name, value in table.items() if stores.get(name) == 1}
 
 
 def has_exit(body: Sequence[ast.stmt]) -> bool:

@@ -401,17 +401,31 @@ class LoggingCalls(ScanState):
         filled by the string the call passes there (``gather("multi_turn", d)``)."""
         keys: list[Key] = []
         for key in value.keys:
-            shapes: list[Shape] = [()]
-            for part in key.shape:
-                given = arguments.get(part.param) if isinstance(part, Hole) else None
-                options = (
-                    self._part(given, env, True)
-                    if isinstance(part, Hole) and part.param and given is not None
-                    else ((part,),)
-                )
-                shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+            shapes = self._shape_filled(key.shape, arguments, env)
             keys.extend(dataclasses.replace(key, shape=shape) for shape in shapes)
-        return dataclasses.replace(value, keys=tuple(dict.fromkeys(keys)))
+        # The callers' keys handed on (``gather("rollout", log_dict)`` inside a wrapper of
+        # ``log_dict``'s own caller) take this call's strings in their template too.
+        spreads = [
+            dataclasses.replace(spread, template=shape)
+            for spread in value.spreads
+            for shape in self._shape_filled(spread.template, arguments, env)
+        ]
+        return dataclasses.replace(
+            value, keys=tuple(dict.fromkeys(keys)), spreads=tuple(dict.fromkeys(spreads))
+        )
+
+    def _shape_filled(self, shape: Shape, arguments: dict[str, ast.expr], env: Env) -> list[Shape]:
+        """``shape`` with each hole of a parameter this call passes a string for filled."""
+        shapes: list[Shape] = [()]
+        for part in shape:
+            given = arguments.get(part.param) if isinstance(part, Hole) else None
+            options = (
+                self._part(given, env, True)
+                if isinstance(part, Hole) and part.param and given is not None
+                else ((part,),)
+            )
+            shapes = [_concat(a, b) for a in shapes for b in options][:MAX_ALTERNATIVES]
+        return shapes
 
     def _found(self, inner: Logged, call: ast.Call, value: DictVal) -> None:
         inside = self._inside() if value.spreads else None

@@ -12,7 +12,7 @@ from operator import is_not
 from typing import Final
 
 from .accumulators import dict_holder, narrowed
-from .keyfilter import KeyTest, has_exit, literal_table
+from .keyfilter import KeyTest, bound_once, has_exit, literal_table
 from .model import Logged, Returns
 from .objects import (
     Callables,
@@ -409,6 +409,7 @@ class Statements(ScanState):
             return None
         names: dict[str, object] = {}
         if self.func is not None:
+            names.update(bound_once(self.func))  # ``skipped = {...}`` under an ``if`` too
             names.update(literal_table(self.func.body))
         self.loops[first.id] = (loop, names)
         return first.id
