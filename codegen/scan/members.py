@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["member_methods"]
 
-_CLASSES: Final[
-    weakref.WeakKeyDictionary[Module, dict[tuple[str, str], list[tuple[Module, str]]]]
-] = weakref.WeakKeyDictionary()
+_TABLES: Final[weakref.WeakKeyDictionary[Module, dict[str, dict[str, list[ast.expr | None]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per file and class: what its methods assign to each ``self.<attr>`` (one walk a class)."""
 
 
 def _assigned(
@@ -44,30 +45,28 @@ def _assigned(
 ) -> list[tuple[Module, str]]:
     """The scanned classes ``cls``'s methods assign to ``self.<attr>`` (empty: any other
     value is assigned there too, or none)."""
-    held = _CLASSES.setdefault(module, {})
-    slot = (cls, attr)
-    if slot in held:
-        return held[slot]
-    found: list[tuple[Module, str]] = []
-    needle = f"self.{attr}".encode()
-    info = module.full().classes.get(cls)
-    if info is not None and needle in module.source:
-        for method in info.methods.values():
+    tables = _TABLES.setdefault(module, {})
+    table = tables.get(cls)
+    if table is None:
+        table = tables[cls] = {}
+        info = module.full().classes.get(cls)
+        for method in info.methods.values() if info is not None else ():
             for node in walk(method):
-                for value in _values(node, attr):
-                    made = _made(project, module, value)
-                    if made is None:
-                        held[slot] = []
-                        return []
-                    if made not in found:
-                        found.append(made)
-    held[slot] = found
+                for name, value in _values(node):
+                    table.setdefault(name, []).append(value)
+    found: list[tuple[Module, str]] = []
+    for value in table.get(attr, ()):
+        made = _made(project, module, value)
+        if made is None:
+            return []
+        if made not in found:
+            found.append(made)
     return found
 
 
-def _values(node: ast.AST, attr: str) -> list[ast.expr | None]:
-    """What ``node`` assigns to ``self.<attr>`` (``None``: an item unpacked from a tuple,
-    not known here); ``self.<attr> = None`` assigns nothing a call could go to."""
+def _values(node: ast.AST) -> list[tuple[str, ast.expr | None]]:
+    """What ``node`` assigns to each ``self.<attr>`` (``None``: an item unpacked from a
+    tuple, not known here); ``self.<attr> = None`` assigns nothing a call could go to."""
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
     elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -76,16 +75,15 @@ def _values(node: ast.AST, attr: str) -> list[ast.expr | None]:
         return []
     if isinstance(value, ast.Constant) and value.value is None:
         return []
-    values: list[ast.expr | None] = []
+    values: list[tuple[str, ast.expr | None]] = []
     for target in targets:
         for item in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
             if (
                 isinstance(item, ast.Attribute)
-                and item.attr == attr
                 and isinstance(item.value, ast.Name)
                 and item.value.id == "self"
             ):
-                values.append(value if item is target else None)
+                values.append((item.attr, value if item is target else None))
     return values
 
 
