@@ -2,8 +2,8 @@
 
 A generated module writes one key (``head/tail``) in one of the ways keys are written (a
 literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal tuple, a
-loop unpacking the rows of a literal table) and hands the dict to ``wandb.log`` along one of
-the ways dicts travel (directly, returned by a helper, returned in a tuple, filled by a
+loop unpacking the rows of a literal table, a nested function's string parameter given a
+literal) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly, returned by a helper, returned in a tuple, filled by a
 callee through its parameter, through a pass-through call, through a wrapper that adds
 ``head/`` to every key of its parameter, to a Ray actor's method, to a logger the config
 picks among a family of classes, returned by Ray workers and re-keyed by the driver,
@@ -12,8 +12,9 @@ name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one me
 logged by another, in a field of a returned record, from a record a function passed as an
 argument returns, from what a function a factory returns gives back, added to a collector
 object by one of its methods and handed back by its getter, kept per group in a
-collector's field of dicts, logged through the sink a factory builds). Scan must report
-exactly that key, undeclared, on the line the key is written.
+collector's field of dicts, logged through the sink a factory builds, returned by a method
+of an object held in ``self`` and unpacked into ``self``). Scan must report exactly that
+key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ teed:
     description: A row the generated modules never log.
 """
 
-WRITERS = ("literal", "fstring", "percent", "format", "loop", "table")
+WRITERS = ("literal", "fstring", "percent", "format", "loop", "table", "closure")
 CARRIERS = (
     "direct",
     "helper",
@@ -62,6 +63,7 @@ CARRIERS = (
     "actor",
     "config-logger",
     "gathered",
+    "member",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -88,6 +90,8 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
         return [f"TAIL = {tail!r}"], f'"{lead}%s" % TAIL'
     if writer == "format":
         return [f"TAIL = {tail!r}"], f'"{lead}{{}}".format(TAIL)'
+    if writer == "closure":  # inside ``def put(part)``, called ``put(part=<tail>)``
+        return [], f'f"{lead}{{part}}"'
     if writer == "table":  # inside ``for name, source in ROWS``
         return [f"ROWS = (({tail!r}, 'src'),)"], f'f"{lead}{{name}}"'
     return [f"NAMES = ({tail!r},)"], f'f"{lead}{{name}}"'  # inside ``for name in NAMES``
@@ -103,9 +107,13 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         body += ["    for name in NAMES:", f"        d[{key}] = 1"]
     elif writer == "table":
         body += ["    for name, source in ROWS:", f"        d[{key}] = source"]
+    elif writer == "closure":
+        body += ["    out = {}", "    def put(part):", f"        out[{key}] = 1"]
+        body += [f"    put(part={tail!r})", "    d.update(out)"]
     else:
         body += [f"    d[{key}] = 1"]
-    key_offset = len(body) - 1  # the key's line within ``build``'s body
+    # the key's line within ``build``'s body
+    key_offset = 2 if writer == "closure" else len(body) - 1
     lines += ["def build(d):", *body, "    return d"]
     key_line = len(lines) - 1 - (len(body) - 1 - key_offset)
     if carrier == "direct":
@@ -164,6 +172,11 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["@ray.remote", "class Worker:", "    def step(self):", "        return build({})"]
         lines += ["def run(workers):", "    results = ray.get([w.step.remote() for w in workers])"]
         lines += ["    wandb.log({k: sum(r[k] for r in results) for k in results[0]})"]
+    elif carrier == "member":  # a method of an object held in ``self``, unpacked into ``self``
+        lines += ["class Source:", "    def collect(self):", "        return 1, build({})"]
+        lines += ["class Trainer:", "    def __init__(self):", "        self.source = Source()"]
+        lines += ["    def step(self):", "        _, self.info = self.source.collect()"]
+        lines += ["    def run(self):", "        wandb.log({**self.info})"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
