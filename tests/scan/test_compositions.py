@@ -3,18 +3,18 @@
 A generated module writes one key (``head/tail``) in one of the ways keys are written (a
 literal, an f-string of a constant, ``%``, ``str.format``, a loop over a literal tuple, a
 loop unpacking the rows of a literal table, a nested function's string parameter given a
-literal) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly, returned by a helper, returned in a tuple, filled by a
-callee through its parameter, through a pass-through call, through a wrapper that adds
-``head/`` to every key of its parameter, to a Ray actor's method, to a logger the config
-picks among a family of classes, returned by Ray workers and re-keyed by the driver,
-through a filter dropping other keys by prefix, through a chain of wrappers whatever their
-name, passed as ``**`` into a wrapper's ``**kwargs``, kept on ``self`` by one method and
-logged by another, in a field of a returned record, from a record a function passed as an
-argument returns, from what a function a factory returns gives back, added to a collector
-object by one of its methods and handed back by its getter, kept per group in a
-collector's field of dicts, logged through the sink a factory builds, returned by a method
-of an object held in ``self`` and unpacked into ``self``). Scan must report exactly that
-key, undeclared, on the line the key is written.
+literal) and hands the dict to ``wandb.log`` along one of the ways dicts travel (directly,
+returned by a helper, returned in a tuple, filled by a callee through its parameter, through
+a pass-through call, through a wrapper that adds ``head/`` to every key of its parameter, to
+a Ray actor's method, to a logger the config picks among a family of classes, returned by
+Ray workers and re-keyed by the driver, through a filter dropping other keys by prefix,
+through a chain of wrappers whatever their name, passed as ``**`` into a wrapper's
+``**kwargs``, kept on ``self`` by one method and logged by another, in a field of a returned
+record, from a record a function passed as an argument returns, from what a function a
+factory returns gives back, added to a collector object by one of its methods and handed
+back by its getter, kept per group in a collector's field of dicts, logged through the sink
+a factory builds, returned by a method of an object held in ``self`` and unpacked into
+``self``). Scan must report exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
