@@ -30,9 +30,8 @@ The modules import in one direction (``tests/layout/test_scan_layout.py`` and th
   expressions), :mod:`.logcalls` (the logging calls), :mod:`.objectflow` (objects and
   callables), :mod:`.collectors` (collector objects, trackers a factory builds), on
   :mod:`.state` (what they share);
-* the shapes they follow: :mod:`.timers`, :mod:`.dispatch`, :mod:`.members` (objects
-  held in ``self.<attr>``), then :mod:`.accumulators`, :mod:`.own_writes`,
-  :mod:`.inherited`;
+* the shapes they follow: :mod:`.timers`, :mod:`.accumulators`, :mod:`.own_writes`,
+  :mod:`.dispatch`, :mod:`.inherited`;
 * the model below them all: :mod:`.model` (function summaries, logging calls found, the
   project's interface), :mod:`.objects`, :mod:`.sources` (one source file),
   :mod:`.records`, :mod:`.numeric`, :mod:`.values`, :mod:`.keyfilter`, :mod:`.syntax`,

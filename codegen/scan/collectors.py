@@ -36,6 +36,7 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
+from .inherited import exported
 from .model import ProjectIndex, Wrapper
 from .sources import Module
 from .state import ScanState
@@ -269,8 +270,10 @@ def _made_by(project: ProjectIndex, module: Module, name: str) -> list[ClassRef]
     """The scanned classes a call of ``name`` in ``module`` makes: the class itself, or
     what a scanned factory function of that name returns."""
     ref = project.class_named(module, name)
-    if ref is not None and ref[1] in ref[0].classes:
-        return [ref]
+    if ref is not None:
+        ref = exported(project, *ref)  # ``from oat.collectors import Collector``: re-exported
+        if ref[1] in ref[0].full().classes:
+            return [ref]
     if name in module.functions:
         return factory_classes(project, module, module.functions[name])
     imported = module.imports.get(name)
@@ -501,6 +504,25 @@ class CollectorFlow(ScanState):
         return None
 
     # --- trackers from a factory ---------------------------------------------------
+
+    def _member_targets(self, func: ast.expr) -> list[Method]:
+        """The methods ``self.<attr>.<name>(...)`` may call: ``name`` of each scanned class
+        ``self.<attr>`` is set to (see :func:`attribute_classes`), found through its bases."""
+        holder = func.value if isinstance(func, ast.Attribute) else None
+        if (
+            self.cls is None
+            or not isinstance(func, ast.Attribute)
+            or not isinstance(holder, ast.Attribute)
+            or not isinstance(holder.value, ast.Name)
+            or holder.value.id != "self"
+        ):
+            return []
+        targets: list[Method] = []
+        for home, cls in attribute_classes(self.project, self.module, self.cls, holder.attr):
+            target = self.project.method(home, cls, func.attr)
+            if target is not None and all(target[1] is not t[1] for t in targets):
+                targets.append(target)
+        return targets
 
     def _dispatched(self, func: ast.Attribute, wrappers: Sequence[Wrapper]) -> list[Wrapper]:
         """The wrappers ``self.<attr>.<name>(...)`` may go to when ``self.<attr>`` is set

@@ -12,7 +12,6 @@ from typing import Final
 from .accumulators import dict_holder, read_tags
 from .dispatch import is_abstract, overrides
 from .inherited import exported, function_named
-from .members import member_methods
 from .model import Returns
 from .objects import (
     Callables,
@@ -546,10 +545,8 @@ class DictValues(ScanState):
 
     def _member_returned(self, node: ast.Call) -> tuple[Returns, dict[str, ast.expr]] | None:
         """``self.collector.collect(...)``: what the methods of the classes assigned to
-        ``self.collector`` return, merged (see :mod:`.members`)."""
-        if self.cls is None:
-            return None
-        targets = member_methods(self.project, self.module, self.cls, node.func)
+        ``self.collector`` return, merged (see :mod:`.collectors`)."""
+        targets = self._member_targets(node.func)
         if not targets:
             return None
         merged = Returns()
