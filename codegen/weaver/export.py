@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final, Literal
 
 import yaml
@@ -131,7 +132,19 @@ def _dump(document: object, header: str) -> str:
     return f"# {header}\n{body}"
 
 
-def _deprecated(found: object, exported: Set[str]) -> dict[str, object] | None:
+@dataclass(frozen=True, slots=True)
+class _Exported:
+    """What a metric's export looks up: the names of the metric groups, and each
+    attribute's enum values (a ref listing fewer narrows it)."""
+
+    metrics: frozenset[str]
+    values: Mapping[str, list[object]]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.metrics
+
+
+def _deprecated(found: object, exported: _Exported) -> dict[str, object] | None:
     """Weaver's ``deprecated``: renamed to an ``exported`` metric, else obsoleted.
 
     A replacement with no metric group (a non-scalar row) would break Weaver's
@@ -150,7 +163,7 @@ def _deprecated(found: object, exported: Set[str]) -> dict[str, object] | None:
     return {"reason": "obsoleted", "note": note}
 
 
-def _row_annotation(row: Mapping[str, object], exported: Set[str]) -> dict[str, object]:
+def _row_annotation(row: Mapping[str, object], exported: _Exported) -> dict[str, object]:
     """What only the catalog knows of a row, as ``resolve`` shows it (unset fields left out)."""
     out: dict[str, object] = {}
     for key in _ROW_ANNOTATIONS:
@@ -160,6 +173,14 @@ def _row_annotation(row: Mapping[str, object], exported: Set[str]) -> dict[str, 
         if key == "step_axis" and value == "step":
             continue
         out[key] = value
+    # Schedule and value fields resolve shows at their defaults (phase 0, not at the last
+    # step, non-finite values reported) are left out, as unset fields are.
+    if row.get("phase"):
+        out["phase"] = row["phase"]
+    if row.get("at_last_step"):
+        out["at_last_step"] = True
+    if row.get("non_finite") == "allowed":
+        out["non_finite"] = "allowed"
     if row.get("logged_unit") != row.get("unit"):
         out["logged_unit"] = row.get("logged_unit")
     if row.get("range_declared"):
@@ -173,16 +194,26 @@ def _row_annotation(row: Mapping[str, object], exported: Set[str]) -> dict[str, 
     return out
 
 
-def _attribute_ref(ref: Mapping[str, object]) -> dict[str, object]:
-    """A row's attribute as a Weaver ref with its level (and its derivation annotated)."""
+def _attribute_ref(ref: Mapping[str, object], exported: _Exported) -> dict[str, object]:
+    """A row's attribute as a Weaver ref with its level, its derivation and its subset.
+
+    Weaver has no per-ref enum subset, so the values a row narrows a shared enum to
+    go under the ref's annotation (only when they are fewer than the attribute's).
+    """
     out: dict[str, object] = {"ref": ref["name"], "requirement_level": ref["requirement_level"]}
+    ours: dict[str, object] = {}
     if ref.get("derive") is not None:
-        out["annotations"] = {ANNOTATION: {"derive": ref["derive"]}}
+        ours["derive"] = ref["derive"]
+    subset = ref.get("values")
+    if isinstance(subset, list) and subset and subset != exported.values.get(str(ref["name"])):
+        ours["values"] = list(subset)
+    if ours:
+        out["annotations"] = {ANNOTATION: ours}
     return out
 
 
 def _annotations(
-    row: Mapping[str, object], value_type: str, exported: Set[str]
+    row: Mapping[str, object], value_type: str, exported: _Exported
 ) -> dict[str, object]:
     """A metric group's annotations: semconv's value type key, then the catalog's own."""
     return {
@@ -201,7 +232,7 @@ def _signal(row: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _described(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
+def _described(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
     """What both formats say of a metric last: note, deprecation, attributes, annotations."""
     out: dict[str, object] = {}
     if row.get("note"):
@@ -211,19 +242,19 @@ def _described(row: Mapping[str, object], value_type: str, exported: Set[str]) -
         out["deprecated"] = deprecated
     attributes = row.get("attributes")
     if isinstance(attributes, list) and attributes:
-        out["attributes"] = [_attribute_ref(ref) for ref in attributes]
+        out["attributes"] = [_attribute_ref(ref, exported) for ref in attributes]
     out["annotations"] = _annotations(row, value_type, exported)
     return out
 
 
-def _metric_v1(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
+def _metric_v1(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
     """One ``type: metric`` group (v1)."""
     name = str(row["name"])
     head = {"id": f"metric.{name}", "type": "metric", "metric_name": name}
     return {**head, **_signal(row), **_described(row, value_type, exported)}
 
 
-def _metric_v2(row: Mapping[str, object], value_type: str, exported: Set[str]) -> dict[str, object]:
+def _metric_v2(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
     """One ``metrics:`` entry (v2): only recommended/opt_in fit a signal's level."""
     # required and conditionally_required have no v2 signal level: the real one is kept in
     # the annotation (as in v1), and Weaver sees recommended.
@@ -237,7 +268,7 @@ def _metric_v2(row: Mapping[str, object], value_type: str, exported: Set[str]) -
 
 
 def _non_scalar(
-    row: Mapping[str, object], value_type: str, exported: Set[str]
+    row: Mapping[str, object], value_type: str, exported: _Exported
 ) -> dict[str, object]:
     """A row with no instrument, for :data:`CATALOG_JSON`: the metric group's fields."""
     attributes = row.get("attributes")
@@ -250,7 +281,7 @@ def _non_scalar(
         "stability": row["stability"],
         "value_type": value_type,
         "deprecated": row.get("deprecated"),
-        "attributes": [_attribute_ref(ref) for ref in attributes]
+        "attributes": [_attribute_ref(ref, exported) for ref in attributes]
         if isinstance(attributes, list)
         else [],
         ANNOTATION: _row_annotation(row, exported),
@@ -313,7 +344,7 @@ def _file_document(
     rows: Sequence[tuple[Mapping[str, object], str]],
     attributes: Sequence[Mapping[str, object]],
     fmt: WeaverFormat,
-    exported: Set[str],
+    exported: _Exported,
 ) -> dict[str, object]:
     """One catalog file's registry file in format ``fmt``."""
     module = str(catalog_file["module"])
@@ -361,8 +392,14 @@ def export_registry(
             by_file.setdefault(str(row["file"]), []).append((row, value_type))
         else:
             others.setdefault(str(row["file"]), []).append((row, value_type))
-    exported = frozenset(str(row["name"]) for rows in by_file.values() for row, _kind in rows)
     attributes = {str(a["name"]): a for a in _items(resolved, "attributes")}
+    exported = _Exported(
+        frozenset(str(row["name"]) for rows in by_file.values() for row, _kind in rows),
+        {
+            name: [item["value"] for item in _items(attribute, "values")]
+            for name, attribute in attributes.items()
+        },
+    )
     model_files = {f.path: f for f in catalog.files}
     out: dict[str, str] = {
         MANIFEST: _dump(

@@ -118,6 +118,18 @@ def _range(bounds: object) -> dict[str, str]:
     return out
 
 
+def _ref_fields(ours: Mapping[str, object]) -> dict[str, object]:
+    """A ref's catalog-only fields from its annotation: derivation and enum subset."""
+    out: dict[str, object] = {}
+    derive = _derive(ours.get("derive"))
+    if derive is not None:
+        out["derive"] = derive
+    values = ours.get("values")
+    if isinstance(values, list) and values:
+        out["values"] = [_value_text(value) for value in values]
+    return out
+
+
 def _derive(found: object) -> dict[str, object] | None:
     """``resolve``'s derivation (``from``, ``map``, ``default``) as the catalog writes it."""
     if not isinstance(found, Mapping) or not isinstance(found.get("map"), Mapping):
@@ -281,9 +293,7 @@ class _Importer:
             )
             level = "recommended"
         out: dict[str, object] = {"ref": ref.key, "requirement_level": level}
-        derive = _derive(ours.get("derive"))
-        if derive is not None:
-            out["derive"] = derive
+        out.update(_ref_fields(ours))
         if set(ref.annotations) - {ANNOTATION}:
             target.dropped.setdefault("attribute ref annotations", []).append(
                 f"{metric.name}/{ref.key}"
@@ -297,10 +307,7 @@ class _Importer:
             "requirement_level": ref.get("requirement_level"),
         }
         annotations = ref.get("annotations")
-        ours = _ours(annotations) if isinstance(annotations, Mapping) else {}
-        derive = _derive(ours.get("derive"))
-        if derive is not None:
-            out["derive"] = derive
+        out.update(_ref_fields(_ours(annotations) if isinstance(annotations, Mapping) else {}))
         return out
 
     def deprecated(
@@ -472,8 +479,14 @@ def _tail_fields(ours: Mapping[str, object]) -> dict[str, object]:
                 out[key] = found
         if ours.get("step_axis"):
             out["step_axis"] = ours["step_axis"]
+        if ours.get("phase"):
+            out["phase"] = _number(ours["phase"])
+        if ours.get("at_last_step") is True:
+            out["at_last_step"] = "true"
         if ours.get("temporality") == "cumulative":
             out["temporality"] = "cumulative"
+        if ours.get("non_finite") == "allowed":
+            out["non_finite"] = "allowed"
     if ours.get("cardinality_limit") is not None:
         out["cardinality_limit"] = str(ours["cardinality_limit"])
     if "range" in ours:

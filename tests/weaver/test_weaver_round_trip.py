@@ -1,7 +1,8 @@
 """Catalog -> Weaver registry -> catalog keeps every row's resolved fields (a property).
 
 Random valid catalogs are built as data (rows teed and recorded, presence, cadence,
-ranges, budgets, deprecations with replacements, attributes with their levels and
+ranges, budgets, schedules with a phase, non-finite settings, deprecations with
+replacements, attributes with their levels, per-row enum subsets and
 derivations, loops, bookkeeping, non-scalar rows), exported in both formats, read
 back, imported, and compared with ``resolve``'s view of the original.
 """
@@ -71,7 +72,22 @@ def attribute(draw: st.DrawFn, name: str) -> dict[str, Any]:
 
 
 @st.composite
-def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[str, Any]:
+def attribute_ref(draw: st.DrawFn, declared: dict[str, Any]) -> dict[str, Any]:
+    """A row's ref to ``declared``, with its level and, for an enum, maybe a subset."""
+    out: dict[str, Any] = {
+        "ref": declared["name"],
+        "requirement_level": draw(st.sampled_from(["required", "recommended", "opt_in"])),
+    }
+    values = [item["value"] for item in declared.get("values", [])]
+    if values and draw(st.booleans()):
+        out["values"] = draw(st.lists(st.sampled_from(values), min_size=1, unique=True))
+    return out
+
+
+@st.composite
+def row(
+    draw: st.DrawFn, tag: str, teed: bool, attributes: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A valid row whose name and key are unique thanks to ``tag``."""
     out: dict[str, Any] = {}
     if teed:
@@ -106,6 +122,12 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[st
             out["first_step"] = draw(st.sampled_from(["0", "10", "config.trainer.val_period"]))
         if draw(st.booleans()):
             out["every"] = draw(st.sampled_from(["5", "config.trainer.val_period"]))
+            if draw(st.booleans()):
+                out["phase"] = draw(st.sampled_from(["-1", "1", "3"]))
+            if draw(st.booleans()):
+                out["at_last_step"] = "true"
+        if not non_scalar and draw(st.booleans()):
+            out["non_finite"] = draw(st.sampled_from(["allowed", "reported"]))
         if out.get("kind") == "counter" and draw(st.booleans()):
             out["temporality"] = "cumulative"
     if not non_scalar:
@@ -121,14 +143,10 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[st
         if draw(st.booleans()):
             out["goal"] = draw(st.sampled_from(["maximize", "minimize"]))
     if attributes and draw(st.booleans()):
-        chosen = draw(st.lists(st.sampled_from(attributes), min_size=1, unique=True))
-        out["attributes"] = [
-            {
-                "ref": name,
-                "requirement_level": draw(st.sampled_from(["required", "recommended", "opt_in"])),
-            }
-            for name in chosen
-        ]
+        chosen = draw(
+            st.lists(st.sampled_from(attributes), min_size=1, unique_by=lambda a: a["name"])
+        )
+        out["attributes"] = [draw(attribute_ref(declared)) for declared in chosen]
     if draw(st.booleans()):
         out["deprecated"] = {"since": draw(version)} if draw(st.booleans()) else {}
         if draw(st.booleans()):
@@ -140,6 +158,7 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[str]) -> dict[st
 def catalog(draw: st.DrawFn) -> list[dict[str, Any]]:
     """One to three owner files; the first declares the loops, attributes and bookkeeping."""
     names = [f"rl.a{i}.{draw(word)}" for i in range(draw(st.integers(0, 3)))]
+    declared = [draw(attribute(name)) for name in names]
     files: list[dict[str, Any]] = []
     for index in range(draw(st.integers(1, 3))):
         data: dict[str, Any] = {
@@ -150,11 +169,11 @@ def catalog(draw: st.DrawFn) -> list[dict[str, Any]]:
         if draw(st.booleans()):
             data["prefix"] = draw(st.sampled_from(["train", "", "timing/train"]))
         teed = [
-            draw(row(f"f{index}t{i}", teed=True, attributes=names))
+            draw(row(f"f{index}t{i}", teed=True, attributes=declared))
             for i in range(draw(st.integers(0, 4)))
         ]
         recorded = [
-            draw(row(f"f{index}r{i}", teed=False, attributes=names))
+            draw(row(f"f{index}r{i}", teed=False, attributes=declared))
             for i in range(draw(st.integers(0, 2)))
         ]
         if teed:
@@ -163,7 +182,7 @@ def catalog(draw: st.DrawFn) -> list[dict[str, Any]]:
             data["recorded"] = recorded
         if index == 0:
             if names:
-                data["attributes"] = [draw(attribute(name)) for name in names]
+                data["attributes"] = declared
             data["loops"] = [
                 {"name": loop, "description": draw(sentence), "signature": [f"train/{loop}_key"]}
                 for loop in LOOPS

@@ -1,0 +1,119 @@
+"""The row fields Weaver has no field for travel under ``annotations.metric_catalog``.
+
+Schedules with a phase, ``non_finite``, a ref's enum subset and a condition naming a
+captured attribute: each is written where :mod:`codegen.weaver.export` documents it,
+and :mod:`codegen.weaver.importer` reads it back to the same resolved row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from codegen.catalog.model import Catalog
+from codegen.catalog.pipeline import load_and_check
+from codegen.weaver.export import ANNOTATION, FORMATS, WeaverFormat, export_registry
+from codegen.weaver.importer import import_registry
+from codegen.weaver.registry import WeaverMetric, load_registry
+from codegen.weaver.rules import check_registry
+
+SCHEDULED = """\
+owner: pkg.trainer
+module: trainer
+description: Trainer series.
+teed:
+  - logger_key: timing/{rl.role}_offload
+    name: rl.offload.duration
+    kind: gauge
+    unit: s
+    description: Time spent offloading the role's parameters.
+    requirement_level: conditionally_required
+    condition: "config.{rl.role}.offload"
+    every: "10"
+    phase: "-1"
+    at_last_step: "true"
+    non_finite: allowed
+    attributes:
+      - ref: rl.role
+        values: [actor, critic]
+  - logger_key: timing/{rl.role}_load
+    name: rl.load.duration
+    kind: gauge
+    unit: s
+    description: Time spent loading the role's parameters.
+    attributes:
+      - ref: rl.role
+attributes:
+  - name: rl.role
+    type: string
+    description: The model role.
+    values:
+      - {value: actor, description: The policy.}
+      - {value: critic, description: The value model.}
+      - {value: ref, description: The reference model.}
+"""
+
+
+def _catalog(folder: Path, files: dict[str, str]) -> Catalog:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    result = load_and_check(sorted(folder.glob("*.yaml")), root=folder, lint=False)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result.catalog
+
+
+def _metrics(folder: Path, catalog: Catalog, fmt: WeaverFormat) -> dict[str, WeaverMetric]:
+    files = export_registry(
+        catalog, version="1.0.0", base_url="https://e.com/s", description="d.", fmt=fmt
+    )
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    registry = load_registry(folder)
+    assert registry.diagnostics == []
+    assert [d for d in check_registry(registry) if d.severity.value == "error"] == []
+    return {metric.name: metric for metric in registry.metrics}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_schedule_non_finite_subset_and_captured_condition_are_exported_as_annotations(
+    tmp_path: Path, fmt: WeaverFormat
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": SCHEDULED})
+    metrics = _metrics(tmp_path / "registry", catalog, fmt)
+    ours = metrics["rl.offload.duration"].annotations[ANNOTATION]
+    assert (ours["every"], ours["phase"], ours["at_last_step"]) == (10, -1, True)
+    assert ours["non_finite"] == "allowed"
+    assert ours["condition"] == "config.{rl.role}.offload"
+    (ref,) = metrics["rl.offload.duration"].attributes
+    assert ref.annotations[ANNOTATION]["values"] == ["actor", "critic"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fields_at_their_defaults_and_a_ref_taking_the_whole_enum_add_no_annotation(
+    tmp_path: Path, fmt: WeaverFormat
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": SCHEDULED})
+    metric = _metrics(tmp_path / "registry", catalog, fmt)["rl.load.duration"]
+    ours = metric.annotations[ANNOTATION]
+    assert not {"phase", "at_last_step", "non_finite"} & set(ours)
+    (ref,) = metric.attributes
+    assert ANNOTATION not in ref.annotations
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_schedule_non_finite_subset_and_captured_condition_come_back_from_the_export(
+    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": SCHEDULED})
+    _metrics(tmp_path / "registry", catalog, fmt)
+    imported = import_registry(load_registry(tmp_path / "registry"))
+    back = _catalog(tmp_path / "back", imported.files)
+    assert resolved_view(back) == resolved_view(catalog)
+    (row,) = [r for r in yaml.safe_load(imported.files["trainer.yaml"])["teed"] if "phase" in r]
+    assert (row["phase"], row["at_last_step"], row["non_finite"]) == ("-1", "true", "allowed")
