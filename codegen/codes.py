@@ -435,8 +435,15 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "REPLACED_BY_UNKNOWN",
         "catalog",
         _E,
-        "`replaced_by` names a series no row declares.",
-        "Fix the name or add the series.",
+        "`replaced_by` names a series no row declares, close to the name of one that does.",
+        "Fix the name (the message names the close one) or add the series.",
+    ),
+    (
+        "REPLACED_BY_EXTERNAL",
+        "catalog",
+        _W,
+        "`replaced_by` names a series outside the catalog (no declared name is close to it).",
+        "Nothing, when the replacement lives in another catalog or registry; else declare it.",
     ),
     (
         "DERIVE_CAPTURED",

@@ -4,7 +4,8 @@ A series is known by its ``(prefix, logger_key)`` (teed rows), its name (compare
 case-insensitively, as OpenTelemetry folds case), its registry key, its
 generated Python constant and its Prometheus name (with ``_bucket``, ``_count``
 and ``_sum`` for histograms). Generated module names must be unique too, and
-``deprecated.replaced_by`` must name a declared series.
+``deprecated.replaced_by`` must name a declared series, or one no declared name is a
+near miss of (a series outside the catalog, with a warning).
 
 Each collision is reported once, at the later declaration (files by path, rows
 in order), naming the earlier one, and only under the first of the name-derived
@@ -338,11 +339,22 @@ def _replacements(rows: list[MetricRow], declared: Collection[str]) -> Iterator[
                 sorted_names = sorted(names)
             # Never the row itself: a deprecated row is not its own replacement.
             close = closest(target, (name for name in sorted_names if name != row.name))
-            fix = f"did you mean {close!r}?" if close else "declare it or fix the name."
+            if close is None:
+                # Nothing here it could misspell: a series of another catalog or
+                # registry (a Weaver renamed_to), allowed and said.
+                yield Diagnostic(
+                    "REPLACED_BY_EXTERNAL",
+                    Severity.WARNING,
+                    f"'replaced_by' of {row.name!r} names {target!r}, which no row of this "
+                    "catalog declares; it is taken as a series outside the catalog (export "
+                    "weaver writes it as renamed_to). If it belongs here, declare it.",
+                    where,
+                )
+                continue
             yield _error(
                 "REPLACED_BY_UNKNOWN",
                 f"'replaced_by' of {row.name!r} names {target!r}, which no catalog row "
-                f"declares; {fix}",
+                f"declares; did you mean {close!r}?",
                 where,
             )
 

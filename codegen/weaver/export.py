@@ -139,13 +139,20 @@ class _Exported:
 
     metrics: frozenset[str]
     values: Mapping[str, list[object]]
+    rows: frozenset[str]
+    """Every row's name, scalar or not."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.metrics
 
+    def outside(self, name: str) -> bool:
+        """Whether ``name`` is a series outside the catalog (``REPLACED_BY_EXTERNAL``)."""
+        return name not in self.rows
+
 
 def _deprecated(found: object, exported: _Exported) -> dict[str, object] | None:
-    """Weaver's ``deprecated``: renamed to an ``exported`` metric, else obsoleted.
+    """Weaver's ``deprecated``: renamed to an ``exported`` metric or to a series outside
+    the catalog, else obsoleted.
 
     A replacement with no metric group (a non-scalar row) would break Weaver's
     "renamed_to exists" rule: it stays in ``annotations.metric_catalog.replaced_by``.
@@ -155,7 +162,7 @@ def _deprecated(found: object, exported: _Exported) -> dict[str, object] | None:
         return None
     note = str(found.get("note") or "")
     target = found.get("replaced_by")
-    if isinstance(target, str) and target in exported:
+    if isinstance(target, str) and (target in exported or exported.outside(target)):
         out: dict[str, object] = {"reason": "renamed", "renamed_to": target}
         if note:
             out["note"] = note
@@ -189,8 +196,12 @@ def _row_annotation(row: Mapping[str, object], exported: _Exported) -> dict[str,
     if isinstance(deprecated, Mapping):
         if deprecated.get("since"):
             out["deprecated_since"] = deprecated["since"]
-        if deprecated.get("replaced_by") and deprecated["replaced_by"] not in exported:
-            out["replaced_by"] = deprecated["replaced_by"]
+        target = deprecated.get("replaced_by")
+        if isinstance(target, str) and exported.outside(target):
+            # Said, so a check tells it from a renamed_to that names nothing by mistake.
+            out["replaced_by_external"] = True
+        elif target and target not in exported:
+            out["replaced_by"] = target
     return out
 
 
@@ -232,7 +243,9 @@ def _signal(row: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _described(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
+def _described(
+    row: Mapping[str, object], value_type: str, exported: _Exported
+) -> dict[str, object]:
     """What both formats say of a metric last: note, deprecation, attributes, annotations."""
     out: dict[str, object] = {}
     if row.get("note"):
@@ -247,14 +260,18 @@ def _described(row: Mapping[str, object], value_type: str, exported: _Exported) 
     return out
 
 
-def _metric_v1(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
+def _metric_v1(
+    row: Mapping[str, object], value_type: str, exported: _Exported
+) -> dict[str, object]:
     """One ``type: metric`` group (v1)."""
     name = str(row["name"])
     head = {"id": f"metric.{name}", "type": "metric", "metric_name": name}
     return {**head, **_signal(row), **_described(row, value_type, exported)}
 
 
-def _metric_v2(row: Mapping[str, object], value_type: str, exported: _Exported) -> dict[str, object]:
+def _metric_v2(
+    row: Mapping[str, object], value_type: str, exported: _Exported
+) -> dict[str, object]:
     """One ``metrics:`` entry (v2): only recommended/opt_in fit a signal's level."""
     # required and conditionally_required have no v2 signal level: the real one is kept in
     # the annotation (as in v1), and Weaver sees recommended.
@@ -399,6 +416,7 @@ def export_registry(
             name: [item["value"] for item in _items(attribute, "values")]
             for name, attribute in attributes.items()
         },
+        frozenset(str(row["name"]) for row in _items(resolved, "rows")),
     )
     model_files = {f.path: f for f in catalog.files}
     out: dict[str, str] = {

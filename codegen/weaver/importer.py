@@ -11,7 +11,8 @@ Two kinds of metric come in:
 What the catalog cannot hold is reported (``WEAVER_SKIPPED`` and friends), never
 dropped silently: array and template attributes (and the refs to them), a
 ``conditionally_required`` ref's condition, ``release_candidate`` (read as beta),
-a rename target the registry lacks, notes and foreign annotations.
+notes and foreign annotations; a rename target the registry lacks is kept as a
+series outside the catalog, and reported.
 """
 
 from __future__ import annotations
@@ -321,16 +322,20 @@ class _Importer:
         since = ours.get("deprecated_since") if ours else self.registry.version
         out: dict[str, object] = {"since": str(since)} if since else {}
         target = found.get("renamed_to") or ours.get("replaced_by")
-        if isinstance(target, str):
-            if target in self.names:
-                out["replaced_by"] = self.names[target]
-            else:
+        if isinstance(target, str) and target in self.names:
+            out["replaced_by"] = self.names[target]
+        elif isinstance(target, str) and target:
+            # A series outside the catalog is a replacement it may name (validate warns
+            # REPLACED_BY_EXTERNAL); one the exported row did not say was outside is news.
+            out["replaced_by"] = self.name(target)
+            if ours.get("replaced_by_external") is not True:
                 self.report(
                     "WEAVER_RENAMED_TARGET",
                     Severity.WARNING,
                     f"metric '{metric.name}' is renamed to '{target}', which the registry "
-                    "does not define; the catalog row keeps the deprecation without "
-                    "replaced_by (import the registry that defines it too)",
+                    f"does not define; the row's replaced_by names {self.name(target)!r}, a "
+                    "series outside the catalog (import the registry that defines it too "
+                    "to have it here)",
                     metric.position,
                 )
         note = found.get("note")

@@ -20,13 +20,14 @@ reader's); :mod:`codegen.codes` lists them in the diagnostics reference.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from metric_catalog.series_rules import STABILITY_LEVELS
 
 from ..catalog.diagnostics import Diagnostic, Severity
+from .export import ANNOTATION
 from .registry import Registry, WeaverMetric
 
 __all__ = [
@@ -131,6 +132,14 @@ WEAVER_CODES: Final[dict[str, WeaverCode]] = {
             "A string attribute that is no enum has no `examples` (Weaver warns; an error "
             "under `--future`).",
             "Give the catalog attribute `examples: [a, b]`.",
+        ),
+        WeaverCode(
+            "WEAVER_RENAMED_EXTERNAL",
+            Severity.WARNING,
+            "A deprecation's `renamed_to` names a metric outside the registry, as the catalog "
+            "row says (`replaced_by` of a series another catalog or registry declares); "
+            "semconv's deprecation policy, if you run it, refuses it.",
+            "Nothing, or check the registry together with the one that defines the target.",
         ),
         WeaverCode(
             "WEAVER_RENAMED_TARGET",
@@ -271,7 +280,18 @@ def _renames(registry: Registry) -> Iterable[Diagnostic]:
     for metric in registry.metrics:
         deprecated = metric.deprecated or {}
         target = deprecated.get("renamed_to")
-        if deprecated.get("reason") == "renamed" and target not in names:
+        if deprecated.get("reason") != "renamed" or target in names:
+            continue
+        ours = metric.annotations.get(ANNOTATION)
+        if isinstance(ours, Mapping) and ours.get("replaced_by_external") is True:
+            yield _diagnostic(
+                "WEAVER_RENAMED_EXTERNAL",
+                f"metric '{metric.name}' is renamed to {target!r}, a series outside this "
+                "registry (the catalog row says so); check it with the registry defining it "
+                "to hold it to semconv's deprecation policy",
+                metric,
+            )
+        else:
             yield _diagnostic(
                 "WEAVER_RENAMED_TARGET",
                 f"metric '{metric.name}' is renamed to {target!r}, which no metric of the "

@@ -284,6 +284,29 @@ def test_replaced_by_unknown_never_suggests_the_row_itself(tmp_path: Path) -> No
     )
 
 
+@pytest.mark.parametrize(
+    ("target", "code", "ok"),
+    [
+        # Nothing here it could misspell: a series of another catalog or registry.
+        ("rl.elsewhere.replacement", "REPLACED_BY_EXTERNAL", True),
+        # A near miss of a declared name stays an error that names it.
+        ("rl.kl.referense", "REPLACED_BY_UNKNOWN", False),
+    ],
+)
+def test_a_replacement_outside_the_catalog_is_a_warning_and_a_near_miss_an_error(
+    tmp_path: Path, target: str, code: str, ok: bool
+) -> None:
+    deprecated = teed_row("kl", "rl.kl.divergence") + (
+        f'    deprecated: {{since: "0.2.0", replaced_by: {target}}}\n'
+    )
+    write(tmp_path, "grpo", "teed:\n" + deprecated + teed_row("kl2", "rl.kl.reference"))
+    result = load_and_check(root=tmp_path)
+    (finding,) = result.diagnostics
+    assert (finding.code, result.ok) == (code, ok)
+    assert str(finding.position) == "catalog/grpo.yaml:10:47"
+    assert target in finding.message
+
+
 def test_duplicate_name_lists_attribute_prefix_and_budget_differences() -> None:
     """Rows that differ only in attributes, prefixes or budget do not read as identical."""
     from codegen.catalog.model import CatalogFile, MetricRow

@@ -85,9 +85,7 @@ def attribute_ref(draw: st.DrawFn, declared: dict[str, Any]) -> dict[str, Any]:
 
 
 @st.composite
-def row(
-    draw: st.DrawFn, tag: str, teed: bool, attributes: list[dict[str, Any]]
-) -> dict[str, Any]:
+def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[dict[str, Any]]) -> dict[str, Any]:
     """A valid row whose name and key are unique thanks to ``tag``."""
     out: dict[str, Any] = {}
     if teed:
@@ -193,7 +191,8 @@ def catalog(draw: st.DrawFn) -> list[dict[str, Any]]:
     every = [r for f in files for section in ("teed", "recorded") for r in f.get(section, [])]
     for item in every:
         if "deprecated" in item and draw(st.booleans()):
-            others = [r["name"] for r in every if r is not item]
+            # A series of another catalog is a replacement too (REPLACED_BY_EXTERNAL).
+            others = [r["name"] for r in every if r is not item] + ["rl.elsewhere.series"]
             if others:
                 item["deprecated"]["replaced_by"] = draw(st.sampled_from(others))
     return files

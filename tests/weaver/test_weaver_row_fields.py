@@ -117,3 +117,32 @@ def test_schedule_non_finite_subset_and_captured_condition_come_back_from_the_ex
     assert resolved_view(back) == resolved_view(catalog)
     (row,) = [r for r in yaml.safe_load(imported.files["trainer.yaml"])["teed"] if "phase" in r]
     assert (row["phase"], row["at_last_step"], row["non_finite"]) == ("-1", "true", "allowed")
+
+
+RENAMED_OUTSIDE = """\
+owner: pkg.trainer
+module: trainer
+description: Trainer series.
+recorded:
+  - name: rl.gpu.memory.bytes
+    kind: gauge
+    unit: By
+    description: GPU memory in use.
+    deprecated: {since: "0.3.0", replaced_by: rl.elsewhere.hw.memory}
+"""
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_replacement_outside_the_catalog_is_exported_as_renamed_to_and_comes_back(
+    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": RENAMED_OUTSIDE})
+    metric = _metrics(tmp_path / "registry", catalog, fmt)["rl.gpu.memory.bytes"]
+    assert metric.deprecated == {"reason": "renamed", "renamed_to": "rl.elsewhere.hw.memory"}
+    assert metric.annotations[ANNOTATION]["replaced_by_external"] is True
+    registry = load_registry(tmp_path / "registry")
+    assert [d.code for d in check_registry(registry)] == ["WEAVER_RENAMED_EXTERNAL"]
+    imported = import_registry(registry)
+    assert imported.diagnostics == []
+    back = _catalog(tmp_path / "back", imported.files)
+    assert resolved_view(back) == resolved_view(catalog)
