@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .catalog.annotations import MAX_DEPTH, MAX_NODES, MAX_TEXT
 from .catalog.diagnostics import Severity
 from .safe_fs import read_regular
 
@@ -423,6 +424,15 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         _E,
         "A placeholder captures a `double` or `bool` attribute.",
         "Use a string or int attribute, or drop the placeholder.",
+    ),
+    (
+        "ANNOTATIONS_INVALID",
+        "catalog",
+        _E,
+        "A row's or attribute's `annotations` is no mapping, uses the key `metric_catalog`, "
+        f"nests deeper than {MAX_DEPTH} levels, holds over {MAX_NODES} nodes or a string over "
+        f"{MAX_TEXT} characters, or a NaN, or sets `code_generation.metric_value_type`.",
+        "Make it a small mapping of YAML data; leave those two keys to export.",
     ),
     (
         "REPLACED_BY_SELF",

@@ -15,13 +15,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
+import yaml
+
 from metric_catalog.series_rules import adjacent_placeholders, placeholders, unit_scale
 from metric_catalog.value_rules import ValueRange, parse_bound
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
+from .annotations import EMPTY as NO_ANNOTATIONS
+from .annotations import MAX_DEPTH, Annotations, annotation_problem, annotations_from
 from .conditions import ConditionError, condition_attributes, parse_condition
 from .diagnostics import Diagnostic, Position, Severity, position_texts
-from .loader import YMap, YNode, YScalar, YSeq, subtree_bad
+from .loader import NonString, YMap, YNode, YScalar, YSeq, subtree_bad
 from .model import (
     Attribute,
     AttributeRef,
@@ -123,7 +127,12 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             extras = _row_extras(row, section, file_prefixes, diagnostics)
             if extras is None:
                 continue
+            annotations = _annotations(row, "row", diagnostics)
+            if annotations is None:
+                continue
             built = _with_values(_build_row(row, section, extras, parts), row, value_range)
+            if annotations:
+                built = replace(built, annotations=annotations)
             if section == "teed":
                 built = _with_presence(built, row, parts[0], file_emitted_by or ())
             sections[section].append(built)
@@ -143,6 +152,68 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         bookkeeping=_bookkeeping(root, display, schema),
     )
     return BuiltFile(catalog_file, tuple(diagnostics))
+
+
+def _annotations(item: YMap, what: str, diagnostics: list[Diagnostic]) -> Annotations | None:
+    """A row's or attribute's ``annotations``; ``None`` (and a finding) when unusable."""
+    node = item.values.get("annotations")
+    if node is None:
+        return NO_ANNOTATIONS
+    found, problem = _annotations_of_node(node)
+    if found is None:
+        name = _text(item.values.get("name")) or "?"
+        diagnostics.append(
+            _error(
+                "ANNOTATIONS_INVALID",
+                f"'annotations' of {what} {name!r} {problem}.",
+                node.position,
+            )
+        )
+    return found
+
+
+def _annotations_of_node(node: YNode) -> tuple[Annotations | None, str | None]:
+    """A loaded ``annotations`` node as :class:`Annotations`, or ``None`` and the problem."""
+    try:
+        data = _plain(node, 1)
+    except _TooDeepError:
+        return None, f"nests deeper than {MAX_DEPTH} levels; flatten it"
+    problem = annotation_problem(data)
+    if problem is not None or not isinstance(data, dict):
+        return None, problem
+    return annotations_from(data), None
+
+
+class _TooDeepError(Exception):
+    """A mapping or list nested past ``MAX_DEPTH`` (stops the walk early)."""
+
+
+# Plain scalars YAML reads as these types keep them; any other (a date) stays its text.
+_TYPED_TAGS: Final = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float")
+)
+
+
+def _plain(node: YNode, depth: int) -> object:
+    """The node as plain data: YAML's own types for plain numbers, booleans and nulls."""
+    if isinstance(node, YScalar):
+        value = node.value
+        return _typed(value) if isinstance(value, NonString) else value
+    if depth > MAX_DEPTH:
+        raise _TooDeepError
+    if isinstance(node, YMap):
+        return {key: _plain(child, depth + 1) for key, child in node.values.items()}
+    return [_plain(child, depth + 1) for child in node.items]
+
+
+def _typed(value: NonString) -> object:
+    """A plain scalar YAML reads as a null, boolean or number, as that; else its text."""
+    if value.tag not in _TYPED_TAGS:
+        return value.text
+    try:
+        return yaml.safe_load(value.text)
+    except yaml.YAMLError:
+        return value.text
 
 
 def _file_positions(root: YMap) -> dict[str, Position]:
@@ -910,6 +981,9 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
     enum = _enum(values.get("values"), name, kind, diagnostics)
     if enum is None or not _domain_ok(item, name, kind, enum, diagnostics):
         return None
+    annotations = _annotations(item, "attribute", diagnostics)
+    if annotations is None:
+        return None
     budget = _text(values.get("max_cardinality"))
     spans = _text(values.get("spans_segments")) == "true"
     no_lint_node = values.get("no_lint")
@@ -929,6 +1003,7 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         spans_segments=spans,
         note=_text(values.get("note")) or "",
         examples=_strings(examples_node) or () if examples_node is not None else (),
+        annotations=annotations,
     )
 
 

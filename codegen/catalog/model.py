@@ -22,6 +22,8 @@ from metric_catalog.series_rules import (
 from metric_catalog.value_rules import ValueRange, implied_range
 from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
 
+from .annotations import EMPTY as NO_ANNOTATIONS
+from .annotations import Annotations
 from .diagnostics import Position
 from .naming import constant_name, prometheus_name
 
@@ -87,6 +89,8 @@ class Attribute:
     """More about it than its description (Weaver's ``note``); ``""``: none."""
     examples: tuple[str, ...] = ()
     """Example values of an open string attribute, as written (Weaver wants them)."""
+    annotations: Annotations = NO_ANNOTATIONS
+    """The team's own data about it (``annotations:``), carried and never read."""
 
     @property
     def capture(self) -> Capture:
@@ -412,6 +416,8 @@ class MetricRow:
     """``allowed`` when NaN and the infinities are legitimate values (a skipped update logs
     ``grad_norm = inf``): live-check does not report them, the tee exports them on a gauge
     without a warning and no ``NonFinite`` alert is generated; ``reported`` (default)."""
+    annotations: Annotations = NO_ANNOTATIONS
+    """The team's own data about the row (``annotations:``), carried and never read."""
 
     @property
     def value_range(self) -> ValueRange | None:

@@ -53,6 +53,7 @@ def _attribute(attribute: Attribute) -> dict[str, object]:
         "max_cardinality": attribute.max_cardinality,
         "examples": list(attribute.examples),
         "note": attribute.note or None,
+        "annotations": attribute.annotations.data(),
         "spans_segments": attribute.spans_segments,
         "label": attribute.label,
         "constant_name": attribute.constant_name,
@@ -115,6 +116,7 @@ def _row(
     teed = row.section == "teed"
     found = row.value_range
     return {
+        "annotations": row.annotations.data(),
         "at_last_step": row.at_last_step if teed else None,
         "attributes": _row_attributes(row, attributes or {}),
         "cardinality_limit": row.cardinality_limit,

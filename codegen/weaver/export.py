@@ -24,6 +24,7 @@ from typing import Final, Literal
 
 import yaml
 
+from ..catalog.annotations import CODE_GENERATION, METRIC_VALUE_TYPE
 from ..catalog.model import Catalog, CatalogFile
 from ..generate.resolve import resolve_catalog
 
@@ -226,11 +227,24 @@ def _attribute_ref(ref: Mapping[str, object], exported: _Exported) -> dict[str, 
 def _annotations(
     row: Mapping[str, object], value_type: str, exported: _Exported
 ) -> dict[str, object]:
-    """A metric group's annotations: semconv's value type key, then the catalog's own."""
+    """A metric group's annotations: semconv's value type key (beside the row's own keys of
+    ``code_generation``), the row's own ``annotations``, then the catalog's fields."""
+    own = _own(row)
+    generation = own.pop(CODE_GENERATION, None)
     return {
-        "code_generation": {"metric_value_type": _VALUE_TYPES[value_type]},
+        CODE_GENERATION: {
+            **(generation if isinstance(generation, Mapping) else {}),
+            METRIC_VALUE_TYPE: _VALUE_TYPES[value_type],
+        },
+        **own,
         ANNOTATION: _row_annotation(row, exported),
     }
+
+
+def _own(item: Mapping[str, object]) -> dict[str, object]:
+    """A resolved row's or attribute's own ``annotations`` (a copy; ``{}`` without)."""
+    found = item.get("annotations")
+    return dict(found) if isinstance(found, Mapping) else {}
 
 
 def _signal(row: Mapping[str, object]) -> dict[str, object]:
@@ -297,6 +311,7 @@ def _non_scalar(
         "note": row.get("note"),
         "stability": row["stability"],
         "value_type": value_type,
+        "annotations": _own(row),
         "deprecated": row.get("deprecated"),
         "attributes": [_attribute_ref(ref, exported) for ref in attributes]
         if isinstance(attributes, list)
@@ -342,8 +357,11 @@ def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, 
         extra["spans_segments"] = True
     if attribute.get("type") in ("int", "double") and isinstance(values, list) and values:
         extra["type"] = attribute["type"]
+    own = _own(attribute)
     if extra:
-        out["annotations"] = {ANNOTATION: extra}
+        own[ANNOTATION] = extra
+    if own:
+        out["annotations"] = own
     return out
 
 

@@ -10,9 +10,9 @@ Two kinds of metric come in:
 
 What the catalog cannot hold is reported (``WEAVER_SKIPPED`` and friends), never
 dropped silently: array and template attributes (and the refs to them), a
-``conditionally_required`` ref's condition, ``release_candidate`` (read as beta),
-notes and foreign annotations; a rename target the registry lacks is kept as a
-series outside the catalog, and reported.
+``conditionally_required`` ref's condition, annotations on attribute refs (a
+metric's and an attribute's own are kept as its ``annotations``). A rename target
+the registry lacks is kept as a series outside the catalog, and reported.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import yaml
 
 from metric_catalog.series_rules import STABILITY_LEVELS
 
+from ..catalog.annotations import CODE_GENERATION, METRIC_VALUE_TYPE, annotation_problem
 from ..catalog.diagnostics import Diagnostic, Position, Severity
 from ..safe_fs import read_regular
 from .export import ANNOTATION, CATALOG_JSON, INSTRUMENTS
@@ -238,6 +239,9 @@ class _Importer:
         if ours.get("spans_segments"):
             out["spans_segments"] = "true"
         self.note_and_examples(attribute, out, native=native)
+        own = self.own_annotations(attribute.annotations, attribute.key, attribute.position)
+        if own:
+            out["annotations"] = own
         target.attributes.append(out)
 
     def note_and_examples(
@@ -377,17 +381,42 @@ class _Importer:
         if value_type == "int":
             row["value_type"] = "int"
         row.update(_tail_fields(ours))
+        own = self.own_annotations(metric.annotations, metric.name, metric.position)
+        if own:
+            row["annotations"] = own
         refs = self.refs(metric, target)
         if refs:
             row["attributes"] = refs
         self.dropped(metric, target)
         (target.teed if ours.get("section") == "teed" else target.recorded).append(row)
 
+    def own_annotations(
+        self, annotations: Mapping[str, object], what: str, where: Position
+    ) -> dict[str, object]:
+        """A definition's annotations but the catalog's own and the value type export
+        writes: the row's or attribute's ``annotations``, or ``{}`` (reported) when
+        the catalog would refuse them (too big or deep)."""
+        own = {key: value for key, value in annotations.items() if key != ANNOTATION}
+        generation = own.get(CODE_GENERATION)
+        if isinstance(generation, Mapping):
+            rest = {k: v for k, v in generation.items() if k != METRIC_VALUE_TYPE}
+            if rest:
+                own[CODE_GENERATION] = rest
+            else:
+                del own[CODE_GENERATION]
+        problem = annotation_problem(own)
+        if problem is None:
+            return own
+        self.report(
+            "WEAVER_SKIPPED",
+            Severity.WARNING,
+            f"'{what}': its annotations are not kept: a catalog's {problem}",
+            where,
+        )
+        return {}
+
     def dropped(self, metric: WeaverMetric, target: _File) -> None:
         """Note what of ``metric`` no catalog field holds."""
-        foreign = set(metric.annotations) - {ANNOTATION, "code_generation"}
-        if foreign:
-            target.dropped.setdefault("annotations", []).append(metric.name)
         if metric.requirement_level == "opt_in" and not _ours(metric.annotations):
             target.dropped.setdefault("opt_in signal levels", []).append(metric.name)
 
@@ -609,6 +638,8 @@ def _restore_non_scalar(importer: _Importer, entry: Mapping[str, object]) -> Non
             out["deprecated"] = {k: v for k, v in deprecated.items() if v}
         out["value_type"] = row.get("value_type")
         out.update(_tail_fields(ours))
+        if isinstance(row.get("annotations"), Mapping) and row["annotations"]:
+            out["annotations"] = row["annotations"]
         refs = [importer.ref_entry(ref) for ref in _list(row.get("attributes"))]
         if refs:
             out["attributes"] = refs

@@ -84,6 +84,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         },
         "no_lint": [],
         "note": None,
+        "annotations": {},
         "prefixes": ["train"],
         "placeholders": [],
         "attributes": [],

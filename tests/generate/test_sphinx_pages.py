@@ -480,6 +480,7 @@ SHOWN: Final = {
     "name": ("rl-demo-seen-tokens", "rl.demo.seen_tokens"),
     "no_lint": ("rl-demo-seen-tokens", "DESCRIPTION_REPEATS_NAME"),
     "note": ("rl-demo-seen-tokens", "Counted after padding is removed."),
+    "annotations": ("rl-demo-seen-tokens", 'annotations {"dashboard": {"folder": "throughput"}}'),
     "prefix": ("rl-demo-seen-tokens", "train/seen_tokens"),
     "prefixes": ("rl-demo-all-tokens", "eval/total"),
     "range": ("rl-demo-seen-tokens", "values in"),

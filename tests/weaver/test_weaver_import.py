@@ -12,7 +12,7 @@ import pytest
 
 from codegen.catalog.model import Catalog
 from codegen.catalog.pipeline import load_and_check
-from codegen.weaver.export import FORMATS, WeaverFormat, export_registry
+from codegen.weaver.export import ANNOTATION, FORMATS, WeaverFormat, export_registry
 from codegen.weaver.importer import import_registry
 from codegen.weaver.registry import WeaverMetric, load_registry
 from codegen.weaver.rules import check_registry
@@ -122,6 +122,14 @@ def test_re_exporting_the_import_keeps_every_metrics_weaver_fields(
             if key != "hw.network.logical_addresses"
         ]
         assert _refs(back) == kept, metric.name
+        # The metric's own annotations come back; the value type is written either way.
+        generation = dict(metric.annotations.get("code_generation") or {})
+        generation["metric_value_type"] = generation.get("metric_value_type", "double")
+        own = {k: v for k, v in metric.annotations.items() if k != "code_generation"}
+        assert {k: v for k, v in back.annotations.items() if k != ANNOTATION} == {
+            "code_generation": generation,
+            **own,
+        }
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

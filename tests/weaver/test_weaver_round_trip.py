@@ -2,9 +2,10 @@
 
 Random valid catalogs are built as data (rows teed and recorded, presence, cadence,
 ranges, budgets, schedules with a phase, non-finite settings, deprecations with
-replacements, attributes with their levels, per-row enum subsets and
-derivations, loops, bookkeeping, non-scalar rows), exported in both formats, read
-back, imported, and compared with ``resolve``'s view of the original.
+replacements inside and outside the catalog, attributes with their levels, per-row
+enum subsets and derivations, the team's own annotations of rows and attributes,
+loops, bookkeeping, non-scalar rows), exported in both formats, read back, imported,
+and compared with ``resolve``'s view of the original.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ word = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 sentence = st.from_regex(r"[A-Z][a-z]{0,8}( [a-z]{1,8}){0,4}\.", fullmatch=True)
 unit = st.sampled_from(["", "1", "s", "ms", "By", "{token}", "%", "{step}/s"])
 note = st.sampled_from(["One line.", "Two lines.\nThe second.\n", "  Spaced  out. "])
+# A team's own annotations: any YAML data, with semconv's code_generation among them.
+annotations = st.fixed_dictionaries(
+    {},
+    optional={
+        "ui": st.dictionaries(word, st.none() | st.booleans() | st.integers() | word, max_size=3),
+        "links": st.lists(word, max_size=3),
+        "code_generation": st.fixed_dictionaries({"exclude": st.booleans()}),
+    },
+).filter(bool)
 version = st.from_regex(r"[0-9]\.[0-9]{1,2}(\.[0-9])?", fullmatch=True)
 LOOPS = ("loop_a", "loop_b")
 
@@ -68,6 +78,8 @@ def attribute(draw: st.DrawFn, name: str) -> dict[str, Any]:
         out["stability"] = draw(st.sampled_from(STABILITY_LEVELS))
     if draw(st.booleans()):
         out["note"] = draw(note)
+    if draw(st.booleans()):
+        out["annotations"] = draw(annotations)
     return out
 
 
@@ -103,6 +115,8 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[dict[str, Any]])
     if draw(st.booleans()):
         out["note"] = draw(note)
     out["stability"] = draw(st.sampled_from(STABILITY_LEVELS))
+    if draw(st.booleans()):
+        out["annotations"] = draw(annotations)
     if non_scalar:
         out["value_type"] = draw(st.sampled_from(["table", "text", "image"]))
     elif draw(st.booleans()):

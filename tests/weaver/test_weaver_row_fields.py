@@ -146,3 +146,87 @@ def test_a_replacement_outside_the_catalog_is_exported_as_renamed_to_and_comes_b
     assert imported.diagnostics == []
     back = _catalog(tmp_path / "back", imported.files)
     assert resolved_view(back) == resolved_view(catalog)
+
+
+ANNOTATED = """\
+owner: pkg.trainer
+module: trainer
+description: Trainer series.
+recorded:
+  - name: rl.tokens.total
+    kind: counter
+    unit: "{token}"
+    description: Tokens trained on.
+    value_type: int
+    annotations:
+      code_generation: {exclude: true}
+      dashboard: {folder: throughput, pinned: true}
+    attributes: [{ref: rl.split}]
+attributes:
+  - name: rl.split
+    type: string
+    description: The data split.
+    max_cardinality: "8"
+    examples: [train]
+    annotations: {ui: {color: blue}}
+"""
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_rows_and_an_attributes_own_annotations_are_exported_beside_the_catalogs(
+    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": ANNOTATED})
+    metric = _metrics(tmp_path / "registry", catalog, fmt)["rl.tokens.total"]
+    assert list(metric.annotations) == ["code_generation", "dashboard", ANNOTATION]
+    assert metric.annotations["code_generation"] == {"exclude": True, "metric_value_type": "int"}
+    assert metric.annotations["dashboard"] == {"folder": "throughput", "pinned": True}
+    registry = load_registry(tmp_path / "registry")
+    assert registry.attributes["rl.split"].annotations == {
+        "ui": {"color": "blue"},
+        ANNOTATION: {"max_cardinality": 8},
+    }
+    imported = import_registry(registry)
+    assert imported.diagnostics == []
+    back = _catalog(tmp_path / "back", imported.files)
+    assert resolved_view(back) == resolved_view(catalog)
+
+
+def test_foreign_annotations_the_catalog_would_refuse_are_reported_and_the_rest_kept(
+    tmp_path: Path,
+) -> None:
+    deep: dict[str, Any] = {"leaf": 1}
+    for _ in range(12):
+        deep = {"a": deep}
+    groups = [
+        {
+            "id": f"metric.{name}",
+            "type": "metric",
+            "metric_name": name,
+            "instrument": "gauge",
+            "unit": "1",
+            "stability": "development",
+            "brief": "A ratio.",
+            "annotations": annotations,
+        }
+        for name, annotations in (
+            ("app.deep", {"deep": deep}),
+            ("app.kept", {"code_generation": {"exclude": True}, "team": "infra"}),
+        )
+    ]
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    (folder / "manifest.yaml").write_text("schema_url: https://e.com/s/1.0.0\n", "utf-8")
+    (folder / "app.yaml").write_text(yaml.safe_dump({"groups": groups}), "utf-8")
+    imported = import_registry(load_registry(folder), prefix="rl.")
+    (said,) = [d for d in imported.diagnostics if "annotations" in d.message]
+    assert (said.code, said.severity.value) == ("WEAVER_SKIPPED", "warning")
+    assert "'app.deep'" in said.message
+    assert "nests deeper than 8 levels" in said.message
+    rows = {r["name"]: r for r in yaml.safe_load(imported.files["app.yaml"])["recorded"]}
+    assert "annotations" not in rows["rl.app.deep"]
+    assert rows["rl.app.kept"]["annotations"] == {
+        "code_generation": {"exclude": True},
+        "team": "infra",
+    }
+    _catalog(tmp_path / "back", imported.files)

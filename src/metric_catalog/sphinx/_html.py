@@ -8,6 +8,7 @@ markup is lean on purpose: at 10,000 series every byte per row is 10 kB of site.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from html import escape
@@ -196,11 +197,25 @@ def _plumbing(row: Mapping[str, Any], data: CatalogData, href: Href) -> str:
     waived = row.get("no_lint") or []
     if waived:
         facts.append("lint waived: " + ", ".join(ident(code) for code in waived))
+    if row.get("annotations"):
+        facts.append(f"annotations {_annotations(row['annotations'])}")
     facts.append(_source(row, href))
     return (
         '<details class="mc-plumbing"><summary>Code</summary>'
         f'<p class="mc-meta">{" · ".join(facts)}</p></details>'
     )
+
+
+_ANNOTATIONS_SHOWN: Final = 300
+"""Characters of a row's or attribute's own annotations a page shows (the YAML has all)."""
+
+
+def _annotations(found: object) -> str:
+    """The team's own annotations as compact JSON, cut to :data:`_ANNOTATIONS_SHOWN`."""
+    shown = json.dumps(found, ensure_ascii=False, separators=(", ", ": "))
+    if len(shown) > _ANNOTATIONS_SHOWN:
+        shown = shown[: _ANNOTATIONS_SHOWN - 1] + "…"
+    return ident(shown)
 
 
 def logger_keys(row: Mapping[str, Any]) -> list[str]:
@@ -395,6 +410,10 @@ def _declared_attributes(data: CatalogData, names: list[str]) -> str:
         if attribute.get("examples"):
             shown = ", ".join(ident(str(example)) for example in attribute["examples"])
             description += f'<p class="mc-examples">For example {shown}.</p>'
+        if attribute.get("annotations"):
+            description += (
+                f'<p class="mc-meta">annotations {_annotations(attribute["annotations"])}</p>'
+            )
         rows.append(
             f'<tr id="{attribute_anchor(name)}"><td>{ident(name)}</td><td>{domain}</td>'
             f"<td>{description}{_enum_table(values) if values else ''}</td></tr>"
