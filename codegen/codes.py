@@ -248,8 +248,9 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "ATTRIBUTE_DOMAIN",
         "build",
         _E,
-        "An attribute has both `values` and `max_cardinality`, or neither; or `spans_segments` "
-        "or `examples` on an attribute that is not an open string.",
+        'An attribute has both `values` and `max_cardinality` (without `open: "true"`), or '
+        "neither; `open` without both; or `spans_segments` or `examples` on an attribute "
+        "that is not an open string.",
         "List its values (an enum) or bound an open set with `max_cardinality`; drop the "
         "field an enum or a non-string attribute does not take.",
     ),
@@ -497,7 +498,7 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "catalog",
         _E,
         "A row's attribute `values` name a value the attribute's enum does not list, or "
-        "narrow an attribute with no enum.",
+        "narrow an attribute with no enum or an open one.",
         "Write values of the attribute's enum, or declare the values on the attribute.",
     ),
     (

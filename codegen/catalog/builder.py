@@ -174,18 +174,27 @@ def _annotations(item: YMap, what: str, diagnostics: list[Diagnostic]) -> Annota
 
 def _annotations_of_node(node: YNode) -> tuple[Annotations | None, str | None]:
     """A loaded ``annotations`` node as :class:`Annotations`, or ``None`` and the problem."""
-    try:
-        data = _plain(node, 1)
-    except _TooDeepError:
+    if not _depth_ok(node):  # before converting: a hostile tree costs no deep recursion
         return None, f"nests deeper than {MAX_DEPTH} levels; flatten it"
+    data = _plain(node)
     problem = annotation_problem(data)
     if problem is not None or not isinstance(data, dict):
         return None, problem
     return annotations_from(data), None
 
 
-class _TooDeepError(Exception):
-    """A mapping or list nested past ``MAX_DEPTH`` (stops the walk early)."""
+def _depth_ok(node: YNode) -> bool:
+    """Whether no mapping or list under ``node`` (itself level 1) is deeper than MAX_DEPTH."""
+    stack: list[tuple[YNode, int]] = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, YScalar):
+            continue
+        if depth > MAX_DEPTH:
+            return False
+        children = current.values.values() if isinstance(current, YMap) else current.items
+        stack.extend((child, depth + 1) for child in children)
+    return True
 
 
 # Plain scalars YAML reads as these types keep them; any other (a date) stays its text.
@@ -194,16 +203,14 @@ _TYPED_TAGS: Final = frozenset(
 )
 
 
-def _plain(node: YNode, depth: int) -> object:
+def _plain(node: YNode) -> object:
     """The node as plain data: YAML's own types for plain numbers, booleans and nulls."""
     if isinstance(node, YScalar):
         value = node.value
         return _typed(value) if isinstance(value, NonString) else value
-    if depth > MAX_DEPTH:
-        raise _TooDeepError
     if isinstance(node, YMap):
-        return {key: _plain(child, depth + 1) for key, child in node.values.items()}
-    return [_plain(child, depth + 1) for child in node.items]
+        return {key: _plain(child) for key, child in node.values.items()}
+    return [_plain(child) for child in node.items]
 
 
 def _typed(value: NonString) -> object:
@@ -1004,6 +1011,7 @@ def _attribute(item: YMap, display: str, diagnostics: list[Diagnostic]) -> Attri
         note=_text(values.get("note")) or "",
         examples=_strings(examples_node) or () if examples_node is not None else (),
         annotations=annotations,
+        open_enum=_text(values.get("open")) == "true",
     )
 
 
@@ -1075,12 +1083,30 @@ def _domain_ok(
     (and only an open string spans segments); else a finding."""
     values = item.values
     budget_node = values.get("max_cardinality")
-    if enum and budget_node is not None:
+    open_node = values.get("open")
+    if (
+        _text(open_node) == "true"
+        and open_node is not None
+        and (not enum or budget_node is None or kind == "bool")
+    ):
+        diagnostics.append(
+            _error(
+                "ATTRIBUTE_DOMAIN",
+                f"attribute {name!r} says 'open: \"true\"', which needs the known 'values' "
+                "(not of a bool) and a 'max_cardinality', the budget of other values; add "
+                "both, or drop "
+                "'open' (an open set without known values needs only max_cardinality).",
+                open_node.position,
+            )
+        )
+        return False
+    if enum and budget_node is not None and _text(open_node) != "true":
         diagnostics.append(
             _error(
                 "ATTRIBUTE_DOMAIN",
                 f"attribute {name!r} has both 'values' and 'max_cardinality'; an enum is "
-                "bounded by its values, so drop 'max_cardinality'.",
+                "bounded by its values, so drop 'max_cardinality', or say 'open: \"true\"' "
+                "when other values occur too (it is then their budget).",
                 budget_node.position,
             )
         )

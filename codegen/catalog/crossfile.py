@@ -546,12 +546,13 @@ def _per_value_problem(text: str, name: str, domain: tuple[str, ...]) -> str | N
 
 def _subset(row: MetricRow, ref: AttributeRef, attribute: Attribute) -> Iterator[Diagnostic]:
     """A ref's ``values`` name values of the attribute's enum (an open set has none to cut)."""
-    if not attribute.values:
+    if not attribute.closed_values:
+        what = "is an open enum (it takes other values)" if attribute.values else "lists no values"
         yield _error(
             "ATTRIBUTE_SUBSET",
             f"row {row.name!r} narrows attribute {ref.name!r} to {list(ref.values)}, but "
-            f"{ref.name!r} lists no values (it is open or a bool), so there is no enum to "
-            "narrow; declare its values on the attribute, or drop 'values' from the ref.",
+            f"{ref.name!r} {what} (it is open or a bool), so there is no enum to narrow; "
+            "declare its values on the attribute (closed), or drop 'values' from the ref.",
             ref.values_positions[0] if ref.values_positions else ref.position,
         )
         return
@@ -569,11 +570,12 @@ def _subset(row: MetricRow, ref: AttributeRef, attribute: Attribute) -> Iterator
 def accepts_text(attribute: Attribute, text: str) -> bool:
     """Whether ``text`` (a value as the catalog writes it) is a value ``attribute`` takes."""
     value = parse_value(attribute.type, text)
-    return value is not INVALID and value_fits(attribute.type, attribute.typed_values(), value)
+    typed = attribute.typed_values() if attribute.closed_values else ()  # open: any value
+    return value is not INVALID and value_fits(attribute.type, typed, value)
 
 
 def _allowed(attribute: Attribute) -> str:
-    if attribute.values:
+    if attribute.closed_values:
         return "one of " + ", ".join(repr(v.value) for v in attribute.values)
     if attribute.type == "bool":
         return "'true' or 'false'"

@@ -91,12 +91,27 @@ class Attribute:
     """Example values of an open string attribute, as written (Weaver wants them)."""
     annotations: Annotations = NO_ANNOTATIONS
     """The team's own data about it (``annotations:``), carried and never read."""
+    open_enum: bool = False
+    """``open: "true"``: ``values`` are the known ones, and other values are taken too, up
+    to ``max_cardinality`` distinct others per series."""
+
+    @property
+    def closed_values(self) -> tuple[AttributeValue, ...]:
+        """The values it is limited to: its enum, ``()`` when open (an open enum included)."""
+        return () if self.open_enum else self.values
 
     @property
     def capture(self) -> Capture:
         """What a placeholder of this attribute captures (the series rules)."""
         return series_rules.capture(
-            self.type, (v.value for v in self.values), spans=self.spans_segments
+            self.type, (v.value for v in self.closed_values), spans=self.spans_segments
+        )
+
+    @property
+    def bound(self) -> int | None:
+        """How many values it can take (:func:`~metric_catalog.series_rules.attribute_bound`)."""
+        return series_rules.attribute_bound(
+            len(self.values), self.max_cardinality, open_enum=self.open_enum
         )
 
     @property
@@ -116,7 +131,9 @@ class Attribute:
 
     @property
     def domain(self) -> tuple[str, ...] | None:
-        """The finite set of values as logged (``None`` for an open attribute)."""
+        """The finite set of values as logged (``None`` for an open attribute or enum)."""
+        if self.open_enum:
+            return None
         if self.values:
             return tuple(v.value for v in self.values)
         if self.type == "bool":

@@ -445,6 +445,8 @@ def _attribute_call(ref: AttributeRef, attributes: Mapping[str, Attribute], inde
             lines.append(f"{' ' * inner}max_cardinality={attribute.max_cardinality},")
         if attribute.spans_segments:
             lines.append(f"{' ' * inner}spans_segments=True,")
+        if attribute.open_enum:
+            lines.append(f"{' ' * inner}open_enum=True,")
     lines.append(py_kwarg("requirement", ref.requirement_level, inner))
     source = attributes.get(ref.derive.source) if ref.derive is not None else None
     if ref.derive is not None and attribute is not None and source is not None:
@@ -560,7 +562,12 @@ def _literal_alias(attribute: Attribute) -> str:
 
 
 def _attribute_doc(attribute: Attribute) -> list[str]:
-    if attribute.values:
+    if attribute.open_enum:
+        domain = (
+            f"Values: {', '.join(v.value for v in attribute.values)}, and at most "
+            f"{attribute.max_cardinality} others"
+        )
+    elif attribute.values:
         domain = f"Values: {', '.join(v.value for v in attribute.values)}"
     elif attribute.max_cardinality is not None:
         domain = f"Values: open, at most {attribute.max_cardinality} distinct"

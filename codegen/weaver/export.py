@@ -35,6 +35,7 @@ __all__ = [
     "FORMATS",
     "INSTRUMENTS",
     "MANIFEST",
+    "OTHER_MEMBER",
     "WRITTEN_BY",
     "WeaverFormat",
     "export_registry",
@@ -49,6 +50,9 @@ FORMATS: Final[tuple[WeaverFormat, ...]] = ("v1", "v2")
 
 ANNOTATION: Final = "metric_catalog"
 """The annotation key holding what only the catalog knows (annotations are opaque to Weaver)."""
+
+OTHER_MEMBER: Final = "_OTHER"
+"""The value of semconv's fallback enum member: an enum listing it is open."""
 
 MANIFEST: Final = "manifest.yaml"
 """The registry manifest's name (``registry_manifest.yaml`` is deprecated in Weaver)."""
@@ -336,6 +340,17 @@ def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, 
                 "stability": stability,
             }
             members.append(member)
+        if attribute.get("open") and attribute["type"] == "string":
+            # Semconv's fallback member of an open enum: any other value may occur.
+            members.append(
+                {
+                    "id": member_id("other", taken),
+                    "value": OTHER_MEMBER,
+                    "brief": "Any other value (a budget of "
+                    f"{attribute.get('max_cardinality')} distinct others per series).",
+                    "stability": stability,
+                }
+            )
         kind = {"members": members}
     else:
         kind = _ATTRIBUTE_TYPES.get(str(attribute["type"]), attribute["type"])
@@ -357,6 +372,8 @@ def _attribute(attribute: Mapping[str, object], fmt: WeaverFormat) -> dict[str, 
         extra["spans_segments"] = True
     if attribute.get("type") in ("int", "double") and isinstance(values, list) and values:
         extra["type"] = attribute["type"]
+    if attribute.get("open"):
+        extra["open"] = True
     own = _own(attribute)
     if extra:
         own[ANNOTATION] = extra

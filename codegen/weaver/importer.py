@@ -30,7 +30,7 @@ from metric_catalog.series_rules import STABILITY_LEVELS
 from ..catalog.annotations import CODE_GENERATION, METRIC_VALUE_TYPE, annotation_problem
 from ..catalog.diagnostics import Diagnostic, Position, Severity
 from ..safe_fs import read_regular
-from .export import ANNOTATION, CATALOG_JSON, INSTRUMENTS
+from .export import ANNOTATION, CATALOG_JSON, INSTRUMENTS, OTHER_MEMBER
 from .registry import Registry, WeaverAttribute, WeaverMetric, WeaverRef
 
 __all__ = ["DEFAULT_BUDGET", "ImportResult", "import_registry"]
@@ -41,8 +41,6 @@ DEFAULT_BUDGET: Final = 64
 _KINDS: Final = {instrument: kind for kind, instrument in INSTRUMENTS.items()}
 _TYPES: Final = {"string": "string", "int": "int", "double": "double", "boolean": "bool"}
 _LEVELS: Final = ("required", "recommended", "opt_in")
-_OPEN_MEMBER: Final = "_OTHER"
-"""Semconv's marker of an open enum: any other value may appear."""
 _MAX_JSON_BYTES: Final = 16 * 1024 * 1024
 _SLUG: Final = re.compile(r"[^a-z0-9]+")
 _SPACE: Final = re.compile(r"\s+")
@@ -70,7 +68,7 @@ class _File:
     tail: dict[str, object] = field(default_factory=dict)
     dropped: dict[str, list[str]] = field(default_factory=dict)
     budgeted: list[str] = field(default_factory=list)
-    """Open string attributes given :data:`DEFAULT_BUDGET` (a catalog attribute needs one)."""
+    """Open attributes (strings and enums) given :data:`DEFAULT_BUDGET` (the catalog needs one)."""
 
     def document(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -212,8 +210,11 @@ class _Importer:
             else _fold(attribute.brief) or f"The {attribute.key} attribute.",
             "stability": self.stability(attribute.stability, attribute.key, attribute.position),
         }
-        members = [m for m in attribute.members if m.value != _OPEN_MEMBER]
-        if attribute.type == "enum" and len(members) == len(attribute.members):
+        members = [m for m in attribute.members if m.value != OTHER_MEMBER]
+        # Open: semconv's fallback member, or the catalog's own mark (an int enum has no
+        # string member to fall back to).
+        is_open = len(members) < len(attribute.members) or ours.get("open") is True
+        if attribute.type == "enum" and members:
             out["values"] = [
                 {
                     "value": _value_text(m.value),
@@ -221,6 +222,11 @@ class _Importer:
                 }
                 for m in members
             ]
+            if is_open:
+                out["open"] = "true"
+                out["max_cardinality"] = str(ours.get("max_cardinality") or DEFAULT_BUDGET)
+                if "max_cardinality" not in ours:
+                    target.budgeted.append(attribute.key)
         elif kind == "string":
             budget = ours.get("max_cardinality") or DEFAULT_BUDGET
             out["max_cardinality"] = str(budget)
@@ -228,10 +234,9 @@ class _Importer:
                 self.report(
                     "WEAVER_SKIPPED",
                     Severity.WARNING,
-                    f"attribute '{attribute.key}' is an open enum ({_OPEN_MEMBER}); a catalog "
-                    f"enum is closed, so it is imported as an open string with max_cardinality "
-                    f"{budget} and its listed values "
-                    f"({', '.join(_value_text(m.value) for m in members) or 'none'}) are not kept",
+                    f"attribute '{attribute.key}' is an open enum that lists no value but "
+                    f"{OTHER_MEMBER}; it is imported as an open string with max_cardinality "
+                    f"{budget}",
                     attribute.position,
                 )
             elif "max_cardinality" not in ours:
@@ -439,9 +444,9 @@ class _Importer:
                 self.report(
                     "WEAVER_SKIPPED",
                     Severity.WARNING,
-                    f"{module}.yaml: {len(built.budgeted)} open string attribute(s) given "
+                    f"{module}.yaml: {len(built.budgeted)} open attribute(s) given "
                     f"max_cardinality {DEFAULT_BUDGET}, which the registry does not say "
-                    f"({_shown(built.budgeted)}); set each to the most values it may take",
+                    f"({_shown(built.budgeted)}); set each to the most (other) values it may take",
                     None,
                 )
 
@@ -470,7 +475,7 @@ def _value_text(value: object) -> str:
 
 def _member_type(attribute: WeaverAttribute) -> str:
     """An enum's catalog type from its members' values (semconv enums are mostly strings)."""
-    values = [m.value for m in attribute.members if m.value != _OPEN_MEMBER]
+    values = [m.value for m in attribute.members if m.value != OTHER_MEMBER]
     if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return "int"
     if values and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):

@@ -69,7 +69,10 @@ def series_limit(row: TeedMetric | RecordedMetric) -> int:
     """
     return series_rules.series_limit(
         row.cardinality_limit,
-        (len(a.values) if a.values else a.max_cardinality for a in row.attributes),
+        (
+            series_rules.attribute_bound(len(a.values), a.max_cardinality, open_enum=a.open_enum)
+            for a in row.attributes
+        ),
     )
 
 
@@ -148,8 +151,12 @@ class SeriesPoints:
         # Taken on the miss path only (a set not seen before), so admitting a set and
         # counting it against the budget is one step even when threads race.
         self._lock = threading.Lock()
+        # The values counted against an attribute's budget: every value of an open
+        # attribute, those an open enum does not list.
         self._seen_values: dict[str, set[Any]] = {
-            a.name: set() for a in row.attributes if not a.values and a.max_cardinality is not None
+            a.name: set()
+            for a in row.attributes
+            if not a.closed_values and a.max_cardinality is not None
         }
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> Attrs | None:
@@ -199,7 +206,7 @@ class SeriesPoints:
             if not attribute.accepts(value):
                 allowed = (
                     f"one of {', '.join(map(repr, attribute.values))}"
-                    if attribute.values
+                    if attribute.closed_values
                     else f"of type {attribute.type}"
                 )
                 warn_once(
@@ -253,7 +260,7 @@ class SeriesPoints:
             )
         for key, seen in self._seen_values.items():
             value = checked.get(key, _MISSING)
-            if value is _MISSING or value in seen:
+            if value is _MISSING or value in seen or value in self._declared[key].values:
                 continue
             budget = self._declared[key].max_cardinality or 0
             if len(seen) >= budget:
@@ -264,7 +271,7 @@ class SeriesPoints:
                     f"({OVERFLOW_ATTRIBUTE}='true') (warned once per series and attribute)",
                 )
         for key, seen in self._seen_values.items():
-            if key in checked:
+            if key in checked and checked[key] not in self._declared[key].values:
                 seen.add(checked[key])
         final: Attrs | None = {**checked, **self._identity} or None
         self._sets[key_set] = final
@@ -300,7 +307,7 @@ CompiledTemplate = CompiledPattern
 def captures(attributes: Mapping[str, MetricAttribute]) -> dict[str, Capture]:
     """What a placeholder of each attribute captures (see :func:`series_rules.capture`)."""
     return {
-        name: series_rules.capture(a.type, a.values, spans=a.spans_segments)
+        name: series_rules.capture(a.type, a.closed_values, spans=a.spans_segments)
         for name, a in attributes.items()
     }
 

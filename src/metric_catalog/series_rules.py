@@ -86,6 +86,7 @@ __all__ = [
     "SeriesMatcher",
     "address_rank",
     "adjacent_placeholders",
+    "attribute_bound",
     "bookkeeping_matches",
     "capture",
     "compile_pattern",
@@ -675,14 +676,28 @@ def parse_value(kind: str, text: str) -> object:
 # --- budgets ------------------------------------------------------------------------
 
 
+def attribute_bound(
+    values: int, max_cardinality: int | None, *, open_enum: bool = False
+) -> int | None:
+    """How many values an attribute can take, for :func:`series_limit`.
+
+    An enum's size (``values``); an open attribute's ``max_cardinality``; an open
+    enum's size plus its ``max_cardinality``, its budget of values it does not list.
+    ``None``: unbounded.
+    """
+    if values and not open_enum:
+        return values
+    return None if max_cardinality is None else values + max_cardinality
+
+
 def series_limit(cardinality_limit: int | None, bounds: Iterable[int | None]) -> int:
     """A series' budget of attribute sets, overflow point included.
 
     ``cardinality_limit`` is the row's (``None``: :data:`DEFAULT_CARDINALITY_LIMIT`);
     ``bounds`` has one entry per attribute of the row: how many values it can
-    take (an enum's size, an open attribute's ``max_cardinality``), or
-    ``None`` when unbounded. Each bounded attribute can be absent or one of its
-    values, so the declaration bounds the sets to the product of
+    take (:func:`attribute_bound`), or ``None`` when unbounded. Each bounded
+    attribute can be absent or one of its values, so the declaration bounds the
+    sets to the product of
     ``bound + 1``, plus one for the overflow point; an unbounded attribute
     leaves the row's limit. The attribute-less set always holds one slot.
     """

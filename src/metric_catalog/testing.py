@@ -312,7 +312,7 @@ class _Judge:
             if attribute is None:
                 if name not in extra:
                     self.note("undeclared_attribute", point.series, "", name)
-            elif attribute.values and value not in attribute.values:
+            elif attribute.closed_values and value not in attribute.closed_values:
                 self.note("attribute_value", point.series, repr(value), name)
         for name, attribute in declared.items():
             absent = name not in point.attributes and OVERFLOW_ATTRIBUTE not in point.attributes

@@ -332,6 +332,9 @@ class MetricAttribute:
     spans_segments: bool = False
     """Whether a placeholder of this (open string) attribute may capture several path
     segments (``openai/gsm8k``); otherwise it captures exactly one (no ``/``)."""
+    open_enum: bool = False
+    """Whether the enum is open: ``values`` are the known ones, and any other value of the
+    type is taken too, up to ``max_cardinality`` distinct others per series."""
 
     def __replace__(self, /, **changes: Any) -> MetricAttribute:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -366,6 +369,17 @@ class MetricAttribute:
             msg = (
                 f"{what}: requirement {self.requirement!r} is not one of "
                 f"{', '.join(RUNTIME_REQUIREMENT_LEVELS)}"
+            )
+            raise ValueError(msg)
+        if self.open_enum is not False and (
+            self.open_enum is not True
+            or not self.values
+            or self.max_cardinality is None
+            or self.type == "bool"
+        ):
+            msg = (
+                f"{what}: open_enum must be a bool, and True only on an enum (values) with a "
+                f"max_cardinality, its budget of other values, got {self.open_enum!r}"
             )
             raise ValueError(msg)
         if self.spans_segments is not False and (
@@ -420,7 +434,7 @@ class MetricAttribute:
             if not self.accepts(value):
                 allowed = (
                     f"one of {', '.join(map(repr, self.values))}"
-                    if self.values
+                    if self.closed_values
                     else f"of type {self.type}"
                 )
                 msg = (
@@ -443,8 +457,15 @@ class MetricAttribute:
         return self.derive_default
 
     def accepts(self, value: object) -> bool:
-        """Whether ``value`` is of this attribute's type and, for an enum, one of its values."""
-        return value_fits(self.type, self.values, value)
+        """Whether ``value`` is of this attribute's type and, for a closed enum, one of its
+        values."""
+        return value_fits(self.type, self.closed_values, value)
+
+    @property
+    def closed_values(self) -> tuple[AttributeValue, ...]:
+        """The values the attribute is limited to: its enum, ``()`` when open (an open
+        enum included)."""
+        return () if self.open_enum else self.values
 
 
 def _check_attributes(what: str, attributes: object) -> None:
@@ -487,7 +508,7 @@ def _check_derivations(what: str, declared: dict[str, MetricAttribute]) -> None:
             if not source.accepts(key):
                 allowed = (
                     f"one of {', '.join(map(repr, source.values))}"
-                    if source.values
+                    if source.closed_values
                     else f"of type {source.type}"
                 )
                 msg = (

@@ -281,6 +281,7 @@ def test_resolved_catalog_carries_attributes_families_and_prefixes() -> None:
             "a_rather_long_category_name_that_pushes_the_literal_past_the_line_limit",
         ],
         "max_cardinality": None,
+        "open": False,
         "derive": None,
     }
     assert rows["rl.fixture.validation.loss"]["placeholders"] == ["rl.fixture.phase"]

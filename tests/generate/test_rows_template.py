@@ -90,6 +90,8 @@ def _expected_attribute(ref: AttributeRef, attributes: dict[str, Attribute]) -> 
         out["max_cardinality"] = attribute.max_cardinality
     if attribute.spans_segments:
         out["spans_segments"] = True
+    if attribute.open_enum:
+        out["open_enum"] = True
     if ref.derive is not None:
         source = attributes[ref.derive.source]
         out["derived_from"] = ref.derive.source
@@ -226,9 +228,10 @@ ATTRIBUTES = (
     _attribute("rl.fixture.sampled", "bool"),
     _attribute("rl.fixture.temperature", "double", max_cardinality=4),
     _attribute("rl.fixture.split", "string", ("train", "test")),
+    _attribute("rl.fixture.error", "string", ("timeout",), max_cardinality=4, open_enum=True),
 )
 """One attribute of each shape: string and int enums, an open string spanning segments,
-a bool, a double, and an enum the others derive into."""
+a bool, a double, an enum the others derive into, and an open enum."""
 
 DERIVATIONS = {
     "rl.fixture.split": Derivation("rl.fixture.phase", (("train", "train"), ("eval", "test"))),

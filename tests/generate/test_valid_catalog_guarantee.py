@@ -439,6 +439,9 @@ def attributes(draw: st.DrawFn) -> list[dict[str, object]]:
             attribute |= {"type": "string", "max_cardinality": draw(st.sampled_from(_COUNTS))}
             if shape == "spans":
                 attribute["spans_segments"] = "true"
+        if shape in ("enum", "int_enum") and draw(st.booleans()):
+            # An open enumeration: its values, and others within a budget.
+            attribute |= {"open": "true", "max_cardinality": draw(st.sampled_from(_COUNTS))}
         found.append(attribute)
     return found
 

@@ -51,10 +51,10 @@ LOOPS = ("loop_a", "loop_b")
 
 @st.composite
 def attribute(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    """An attribute: a closed enum, an open string with a budget, or a boolean."""
+    """An attribute: a closed or open enum, an open string with a budget, or a boolean."""
     out: dict[str, Any] = {"name": name, "description": draw(sentence)}
-    shape = draw(st.sampled_from(["enum", "open", "bool"]))
-    if shape == "enum":
+    shape = draw(st.sampled_from(["enum", "open enum", "open", "bool"]))
+    if shape in ("enum", "open enum"):
         values = draw(
             st.lists(
                 st.sampled_from(["a", "b/c", "init/total", "0", "x-y"]),
@@ -65,6 +65,9 @@ def attribute(draw: st.DrawFn, name: str) -> dict[str, Any]:
         )
         out["type"] = "string"
         out["values"] = [{"value": v, "description": draw(sentence)} for v in values]
+        if shape == "open enum":
+            out["open"] = "true"
+            out["max_cardinality"] = str(draw(st.integers(1, 500)))
     elif shape == "open":
         out["type"] = "string"
         out["max_cardinality"] = str(draw(st.integers(1, 500)))
@@ -91,7 +94,7 @@ def attribute_ref(draw: st.DrawFn, declared: dict[str, Any]) -> dict[str, Any]:
         "requirement_level": draw(st.sampled_from(["required", "recommended", "opt_in"])),
     }
     values = [item["value"] for item in declared.get("values", [])]
-    if values and draw(st.booleans()):
+    if values and "open" not in declared and draw(st.booleans()):
         out["values"] = draw(st.lists(st.sampled_from(values), min_size=1, unique=True))
     return out
 

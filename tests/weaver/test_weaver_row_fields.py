@@ -230,3 +230,81 @@ def test_foreign_annotations_the_catalog_would_refuse_are_reported_and_the_rest_
         "team": "infra",
     }
     _catalog(tmp_path / "back", imported.files)
+
+
+OPEN_ENUM = """\
+owner: pkg.gen
+module: gen
+description: Generation series.
+recorded:
+  - name: rl.gen.errors
+    kind: counter
+    unit: "{error}"
+    description: Errors, by type.
+    attributes: [{ref: rl.error.type}]
+attributes:
+  - name: rl.error.type
+    type: string
+    description: What went wrong.
+    values:
+      - {value: timeout, description: A request timed out.}
+      - {value: other, description: Named other by the server.}
+    open: "true"
+    max_cardinality: "16"
+"""
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_open_enum_is_exported_as_its_members_and_semconvs_fallback_and_comes_back(
+    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    catalog = _catalog(tmp_path / "catalog", {"gen.yaml": OPEN_ENUM})
+    _metrics(tmp_path / "registry", catalog, fmt)
+    registry = load_registry(tmp_path / "registry")
+    attribute = registry.attributes["rl.error.type"]
+    assert [(m.id, m.value) for m in attribute.members] == [
+        ("timeout", "timeout"),
+        ("other", "other"),
+        ("other_2", "_OTHER"),  # the fallback member's id does not clash with a listed one
+    ]
+    assert attribute.annotations[ANNOTATION] == {"max_cardinality": 16, "open": True}
+    imported = import_registry(registry)
+    assert imported.diagnostics == []
+    back = _catalog(tmp_path / "back", imported.files)
+    assert resolved_view(back) == resolved_view(catalog)
+
+
+def test_a_foreign_enum_with_a_fallback_member_is_an_open_enum_with_a_reported_budget(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    (folder / "manifest.yaml").write_text("schema_url: https://e.com/s/1.0.0\n", "utf-8")
+    members = [
+        {"id": "timeout", "value": "timeout", "brief": "Timed out.", "stability": "stable"},
+        {"id": "other", "value": "_OTHER", "brief": "Any other.", "stability": "stable"},
+    ]
+    groups = [
+        {
+            "id": "registry.app",
+            "type": "attribute_group",
+            "brief": "App attributes.",
+            "attributes": [
+                {
+                    "id": "app.error.type",
+                    "type": {"members": members},
+                    "brief": "The error.",
+                    "stability": "stable",
+                }
+            ],
+        }
+    ]
+    (folder / "app.yaml").write_text(yaml.safe_dump({"groups": groups}), "utf-8")
+    imported = import_registry(load_registry(folder), prefix="rl.")
+    (attribute,) = yaml.safe_load(imported.files["app.yaml"])["attributes"]
+    assert attribute["values"] == [{"value": "timeout", "description": "Timed out."}]
+    assert (attribute["open"], attribute["max_cardinality"]) == ("true", "64")
+    (said,) = imported.diagnostics
+    assert "given max_cardinality 64" in said.message
+    assert "app.error.type" in said.message
+    _catalog(tmp_path / "back", imported.files)

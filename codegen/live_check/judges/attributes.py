@@ -55,18 +55,15 @@ def series_budget(row: MetricRow, attributes: Mapping[str, Attribute]) -> int:
     bounds: list[int | None] = []
     for name in row.attribute_names():
         attribute = attributes.get(name)
-        if attribute is None:
-            bounds.append(None)
-        elif attribute.values:
-            bounds.append(len(attribute.values))
-        else:
-            bounds.append(attribute.max_cardinality)
+        bounds.append(None if attribute is None else attribute.bound)
     return series_limit(row.cardinality_limit, bounds)
 
 
 def accepts(attribute: Attribute, value: object) -> bool:
-    """Whether a JSON ``value`` is of the attribute's type and, for an enum, one of its values."""
-    return value_fits(attribute.type, attribute.typed_values(), value)
+    """Whether a JSON ``value`` is of the attribute's type and, for a closed enum, one of its
+    values."""
+    typed = attribute.typed_values() if attribute.closed_values else ()  # open: any value
+    return value_fits(attribute.type, typed, value)
 
 
 def _first(item: tuple[str, object]) -> str:
@@ -274,7 +271,9 @@ class Budgets:
         for key, value in chosen:
             attribute = self.rules.of(row).get(key)
             budget = None if attribute is None else attribute.max_cardinality
-            if attribute is None or attribute.values or budget is None:
+            if attribute is None or attribute.closed_values or budget is None:
+                continue
+            if value in attribute.typed_values():  # an open enum's known values are free
                 continue
             seen = self.values.setdefault((name, key), set())
             if value not in seen and len(seen) >= min(budget, self.caps.max_tracked_values):
@@ -295,7 +294,10 @@ class Budgets:
             )
         for key, value in chosen:
             seen_values = self.values.get((name, key))
-            if seen_values is not None:
+            attribute = self.rules.of(row).get(key)
+            if seen_values is not None and (
+                attribute is None or value not in attribute.typed_values()
+            ):
                 seen_values.add(value)
         sets.add(chosen)
         return None
