@@ -981,6 +981,12 @@ def _check_attributes(
             if old_values is not None and new_values is not None
             else []
         )
+        if before is not None and before.open_enum and new_values is not None:
+            # An open enum closed: the tee now drops every value it does not list.
+            gone = [
+                *(v.value for v in before.values if v.value not in new_values),
+                "every value it does not list (it was an open enum)",
+            ]
         if gone:
             findings.add(
                 f"{level}_ENUM_VALUE_REMOVED",

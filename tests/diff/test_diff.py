@@ -70,8 +70,9 @@ def ref(name: str, level: str = "recommended") -> AttributeRef:
     return AttributeRef(name, level, Position("catalog/grpo.yaml", 9, 9))
 
 
-def phase(*values: str) -> Attribute:
-    """Attribute ``rl.phase``: an enum of ``values``, or open (budget 8) without them."""
+def phase(*values: str, open_enum: bool = False) -> Attribute:
+    """Attribute ``rl.phase``: an enum of ``values`` (open, with a budget of 8 others, when
+    ``open_enum``), or open (budget 8) without them."""
     where = Position("catalog/grpo.yaml", 2, 5)
     return Attribute(
         name="rl.phase",
@@ -81,7 +82,8 @@ def phase(*values: str) -> Attribute:
         position=where,
         path=where.path,
         values=tuple(AttributeValue(v, "A phase.", where) for v in values),
-        max_cardinality=None if values else 8,
+        max_cardinality=8 if open_enum or not values else None,
+        open_enum=open_enum,
     )
 
 
@@ -614,6 +616,47 @@ def test_enum_value_rules(
     for diagnostic in report.diagnostics:
         assert "lost the value(s) b" in diagnostic.message
         assert diagnostic.position == Position("catalog/grpo.yaml", 9, 9)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "stability", "codes"),
+    [
+        pytest.param(
+            phase("a", "b", open_enum=True),
+            phase("a", "b"),
+            S,
+            ["STABLE_ENUM_VALUE_REMOVED"],
+            id="stable open enum closed",
+        ),
+        pytest.param(
+            phase("a", "b", open_enum=True),
+            phase("a", "b"),
+            B,
+            ["BETA_ENUM_VALUE_REMOVED"],
+            id="beta open enum closed warns",
+        ),
+        pytest.param(
+            phase("a", "b"), phase("a", "b", open_enum=True), S, [], id="stable enum opened"
+        ),
+        pytest.param(
+            phase("a", "b", open_enum=True),
+            phase("a", open_enum=True),
+            S,
+            [],
+            id="open enum unlisting a value",
+        ),
+    ],
+)
+def test_closing_an_open_enum_drops_the_values_it_did_not_list(
+    before: Attribute, after: Attribute, stability: str, codes: list[str]
+) -> None:
+    """The tee took any value of an open enum; closed, it drops those the enum does not list
+    (an open enum that stops listing a value still takes it)."""
+    used = row("rl.a", stability=stability, attributes=(ref("rl.phase"),))
+    report = diff_catalogs(catalog(used, attributes=(before,)), catalog(used, attributes=(after,)))
+    assert [d.code for d in report.diagnostics] == codes
+    for diagnostic in report.diagnostics:
+        assert "every value it does not list (it was an open enum)" in diagnostic.message
 
 
 def test_attribute_and_prefix_changes_are_listed_as_field_changes() -> None:
