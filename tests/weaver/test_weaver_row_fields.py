@@ -174,10 +174,14 @@ attributes:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_rows_and_an_attributes_own_annotations_are_exported_beside_the_catalogs(
-    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+    tmp_path: Path,
+    fmt: WeaverFormat,
+    resolved_view: Callable[[Any], dict[str, Any]],
+    schema_problems: Callable[[Path, str | None], list[str]],
 ) -> None:
     catalog = _catalog(tmp_path / "catalog", {"trainer.yaml": ANNOTATED})
     metric = _metrics(tmp_path / "registry", catalog, fmt)["rl.tokens.total"]
+    assert schema_problems(tmp_path / "registry", "1.0.0") == []
     assert list(metric.annotations) == ["code_generation", "dashboard", ANNOTATION]
     assert metric.annotations["code_generation"] == {"exclude": True, "metric_value_type": "int"}
     assert metric.annotations["dashboard"] == {"folder": "throughput", "pinned": True}
@@ -256,10 +260,14 @@ attributes:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_open_enum_is_exported_as_its_members_and_semconvs_fallback_and_comes_back(
-    tmp_path: Path, fmt: WeaverFormat, resolved_view: Callable[[Any], dict[str, Any]]
+    tmp_path: Path,
+    fmt: WeaverFormat,
+    resolved_view: Callable[[Any], dict[str, Any]],
+    schema_problems: Callable[[Path, str | None], list[str]],
 ) -> None:
     catalog = _catalog(tmp_path / "catalog", {"gen.yaml": OPEN_ENUM})
     _metrics(tmp_path / "registry", catalog, fmt)
+    assert schema_problems(tmp_path / "registry", "1.0.0") == []
     registry = load_registry(tmp_path / "registry")
     attribute = registry.attributes["rl.error.type"]
     assert [(m.id, m.value) for m in attribute.members] == [
