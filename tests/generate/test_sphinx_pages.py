@@ -534,6 +534,37 @@ attributes:
     assert "For example <code>math500</code>, <code>openai/<wbr>gsm8k</code>." in body
 
 
+def test_an_open_enum_and_an_attributes_annotations_are_shown_in_its_row(
+    tmp_path: Path,
+) -> None:
+    from tests.catalog_projects import loaded_catalog
+
+    text = """\
+owner: pkg.gen
+module: gen
+description: Generation.
+attributes:
+  - name: rl.error.type
+    type: string
+    description: What went wrong.
+    values:
+      - {value: timeout, description: Timed out.}
+    open: "true"
+    max_cardinality: "16"
+    annotations: {ui: {color: red}}
+  - name: rl.phase
+    type: string
+    description: Phase.
+    values:
+      - {value: train, description: Training.}
+"""
+    catalog = loaded_catalog(tmp_path / "project", text, "gen.yaml")
+    body = _html.owner_page_html(_load(tmp_path, catalog), "catalog/gen.yaml", _href)
+    assert "string, 1 known values and at most 16 others" in body
+    assert "string, one of 1 values" in body  # the closed enum beside it
+    assert "annotations <code>{&quot;ui&quot;: {&quot;color&quot;: &quot;red&quot;}}</code>" in body
+
+
 @pytest.mark.parametrize("reader", [_data.load, _data.file_digest])
 def test_the_extension_refuses_a_resolved_catalog_that_is_a_fifo_without_waiting(
     tmp_path: Path, reader: Any

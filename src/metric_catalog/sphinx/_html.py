@@ -398,7 +398,12 @@ def _declared_attributes(data: CatalogData, names: list[str]) -> str:
             continue
         values = attribute.get("values") or []
         kind = text(attribute.get("type") or "string")
-        if values:
+        if values and attribute.get("open"):
+            domain = (
+                f"{kind}, {len(values)} known values and at most "
+                f"{text(attribute.get('max_cardinality'))} others"
+            )
+        elif values:
             domain = f"{kind}, one of {len(values)} values"
         elif attribute.get("max_cardinality"):
             domain = f"{kind}, open, at most {text(attribute['max_cardinality'])} values"
