@@ -26,6 +26,8 @@ __all__ = [
     "COUNT_WORDS",
     "DURATION_WORDS",
     "END_MARKER_WORDS",
+    "EPISODE_WORDS",
+    "ESTIMATOR_WORDS",
     "FLOP_PREFIXES",
     "INDICATOR_WORDS",
     "MEMORY_UNITS",
@@ -43,6 +45,7 @@ __all__ = [
     "STATISTICS",
     "STEP_AXIS_KEYS",
     "STEP_AXIS_WORDS",
+    "STEP_RATE_WORDS",
     "THROUGHPUT_WORDS",
     "TIMER_WORDS",
     "TIME_WORDS",
@@ -175,6 +178,10 @@ bandwidth (``mbu``) utilization, ``%`` or ``1`` by the values as :data:`UTILIZAT
 THROUGHPUT_WORDS: Final = table("throughput tps tokens_per_sec tokens_per_second")
 """Words of a token rate (``{token}/s``): prime-rl's and verl's ``perf/throughput``."""
 
+STEP_RATE_WORDS: Final = table("fps sps")
+"""Words of an environment step rate (``{step}/s``): RL loggers' ``fps`` (frames, one per
+environment step) and ``sps`` (steps per second), in any case (``charts/SPS``)."""
+
 MEMORY_WORDS: Final = table("memory mem vram")
 """Words of a memory amount; the unit comes from a unit word, else from the values'
 magnitude (GiB, MiB past a few thousand, bytes past ten million: see infer)."""
@@ -243,6 +250,16 @@ ANNOTATIONS: Final[dict[str, str]] = {
     "epochs": "{epoch}",
 }
 """Words of a count -> its UCUM annotation (``{token}``)."""
+
+EPISODE_WORDS: Final = table("episode episodes episodic ep eps trajectory trajectories traj")
+"""Words of an episode: the length of one (``ep_len_mean``, ``episodic_length``) counts the
+environment steps it took (``{step}``), not tokens as a sequence's length does."""
+
+ESTIMATOR_WORDS: Final = table(
+    "kl chi2 entropy ent ratio loss logprob logprobs logp nll ppl perplexity advantage adv"
+)
+"""Words of a statistic estimated per token or per sequence: a level word after one
+(``kl_token``, ``chi2_token_mean``) says at what level, and the estimator sets the unit."""
 
 END_MARKER_WORDS: Final = table("stop eos eot")
 """Words of a token that ends a sequence: a count of them (``num_stop_tokens``) counts the

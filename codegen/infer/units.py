@@ -24,6 +24,8 @@ from ..catalog.words import (
     COUNT_WORDS,
     DURATION_WORDS,
     END_MARKER_WORDS,
+    EPISODE_WORDS,
+    ESTIMATOR_WORDS,
     FLOP_PREFIXES,
     INDICATOR_WORDS,
     MEMORY_UNITS,
@@ -37,6 +39,7 @@ from ..catalog.words import (
     SECOND_WORDS,
     SHARE_WORDS,
     STATISTICS,
+    STEP_RATE_WORDS,
     THROUGHPUT_WORDS,
     TIME_WORDS,
     TIMER_WORDS,
@@ -185,7 +188,18 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     if found is None and not _COUNTED.intersection(subject):
         context = [w for part in (prefix, *segments) for w in _compounds(key_words(part))]
         found = _read(context, values, many=many, heads=heads)
-    return found if found is not None else _annotation(subject)
+    return found if found is not None else _annotation(subject, _word_before(prefix, segments))
+
+
+def _word_before(prefix: str, segments: Sequence[str]) -> str:
+    """The last word before the subject's segment (``episode`` of ``episode/length``): what
+    a one-word subject qualifies."""
+    parts = [prefix, *segments]
+    for index in range(len(parts) - 1, -1, -1):
+        if not _statistic_segment(parts[index]):
+            earlier = [w for part in parts[:index] for w in key_words(part)]
+            return earlier[-1] if earlier else ""
+    return ""
 
 
 _SPELLED: Final = re.compile(r"[(\[]\s*([A-Za-z%]{1,6})\s*[)\]]\s*$")
@@ -288,6 +302,8 @@ def _unit_of(word: str, values: Values) -> str | None:
         return f"{FLOP_PREFIXES[word]}{{FLOP}}/s"
     if word in THROUGHPUT_WORDS:
         return "{token}/s"
+    if word in STEP_RATE_WORDS and values.nonnegative:
+        return "{step}/s"  # charts/SPS, time/fps: environment steps (frames) per second
     if (word in UTILIZATION_WORDS or UTILIZATION_ACRONYM.fullmatch(word)) and values.nonnegative:
         # prime-rl logs mfu in percent, others as a share; past 100 it is neither.
         return _scaled(values, "1")
@@ -334,14 +350,17 @@ def _rate(head: Sequence[str]) -> str:
     return "1/s"
 
 
-def _annotation(subject: Sequence[str]) -> str:
+def _annotation(subject: Sequence[str], before: str = "") -> str:
     """The count a subject's head word names (``response_length`` -> ``{token}``), else
     ``""``: ``sample_staleness`` measures staleness, not samples; ``buffer_len`` counts
     items.
 
     The head is the last word but a participle after it (``sequence_lengths_solved``: the
     lengths of solved ones); a compound ending in a length word (``seqlen``) is a length;
-    a count of end markers (``num_stop_tokens``) counts the sequences that ended.
+    a count of end markers (``num_stop_tokens``) counts the sequences that ended. The word
+    the head qualifies is the one before it (``before``, the key's previous word, for a
+    one-word subject): an episode's length counts environment steps (``ep_len_mean``,
+    ``episode/length``), and a level word after an estimator (``kl_token``) names no count.
     """
     words = list(subject)
     while len(words) > 1 and _participle(words[-1]):
@@ -359,7 +378,19 @@ def _annotation(subject: Sequence[str]) -> str:
     )
     if found == "{token}" and len(words) > 1 and words[-2] in END_MARKER_WORDS:
         return "{sequence}"  # each stop token ends one sequence
+    qualifier = words[-2] if len(words) > 1 else before
+    if qualifier in EPISODE_WORDS and head.endswith(_EPISODE_LENGTHS):
+        return "{step}"  # an episode lasts environment steps; a sequence, tokens
+    if head in _LEVEL_WORDS and qualifier in ESTIMATOR_WORDS:
+        return ""  # kl_token, chi2_token_mean: the estimator at the token level
     return found
+
+
+_EPISODE_LENGTHS: Final = ("lengths", "length", "len")
+"""Ends of a word that, after an episode word, names the steps an episode took."""
+_LEVEL_WORDS: Final = frozenset(("token", "tok", "sequence", "seq", "sample"))
+"""Singular words that name the level a statistic is taken at (``kl_token``,
+``loss_sample``), not a count: a count is plural (``tokens``) or numbered (``num_token``)."""
 
 
 _LENGTH_ENDINGS: Final = ("lengths", "length", "len", "tokens", "toks")

@@ -86,6 +86,27 @@ def _unit(key: str, low: float, high: float) -> str:
         ("train/num_stop_tokens", 12.0, 16.0, "{sequence}"),
         ("train/num_eos_tokens", 12.0, 16.0, "{sequence}"),
         ("train/num_valid_tokens", 100.0, 900.0, "{token}"),
+        # an episode's length counts environment steps; a sequence's, tokens
+        ("rollout/ep_len_mean", 20.0, 500.0, "{step}"),
+        ("eval/mean_ep_length", 20.0, 500.0, "{step}"),
+        ("charts/episodic_length", 20.0, 500.0, "{step}"),
+        ("episode/length", 20.0, 500.0, "{step}"),  # the qualifier in the segment before
+        ("agent/traj_len/max", 2.0, 9.0, "{step}"),
+        ("rollout/response_length/mean", 90.0, 900.0, "{token}"),
+        ("batch/prompt_len", 90.0, 300.0, "{token}"),
+        ("rollout/episode_tokens", 900.0, 3000.0, "{token}"),  # tokens, not a length
+        # an environment step rate: frames or steps per second
+        ("time/fps", 300.0, 2900.0, "{step}/s"),  # not a time though under time/
+        ("charts/SPS", 300.0, 2900.0, "{step}/s"),
+        ("train/env_steps_per_second", 3.0, 9.0, "{step}/s"),
+        ("charts/SPS", -1.0, 2900.0, ""),  # a negative rate is none
+        ("time/rollout", 3.0, 9.0, "s"),
+        # a level word after an estimator: the estimator sets the unit
+        ("rollout_correction/chi2_token", 0.0, 3.0, ""),
+        ("actor/kl_token", 0.0, 0.3, ""),
+        ("actor/ppo_kl_token_mean", 0.0, 0.2, ""),
+        ("train/num_token", 90.0, 900.0, "{token}"),  # a count of them
+        ("rollout/response_token", 90.0, 900.0, "{token}"),  # no estimator before it
     ],
 )
 def test_infer_reads_a_unit_from_the_whole_name_and_the_values(
