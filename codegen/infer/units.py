@@ -188,7 +188,9 @@ def key_unit(prefix: str, segments: Sequence[str], values: Values | None = None)
     if found is None and not _COUNTED.intersection(subject):
         context = [w for part in (prefix, *segments) for w in _compounds(key_words(part))]
         found = _read(context, values, many=many, heads=heads)
-    return found if found is not None else _annotation(subject, _word_before(prefix, segments))
+    if found is not None:
+        return found
+    return _annotation(subject, _word_before(prefix, segments), values)
 
 
 def _word_before(prefix: str, segments: Sequence[str]) -> str:
@@ -350,7 +352,7 @@ def _rate(head: Sequence[str]) -> str:
     return "1/s"
 
 
-def _annotation(subject: Sequence[str], before: str = "") -> str:
+def _annotation(subject: Sequence[str], before: str = "", values: Values | None = None) -> str:
     """The count a subject's head word names (``response_length`` -> ``{token}``), else
     ``""``: ``sample_staleness`` measures staleness, not samples; ``buffer_len`` counts
     items.
@@ -361,6 +363,7 @@ def _annotation(subject: Sequence[str], before: str = "") -> str:
     the head qualifies is the one before it (``before``, the key's previous word, for a
     one-word subject): an episode's length counts environment steps (``ep_len_mean``,
     ``episode/length``), and a level word after an estimator (``kl_token``) names no count.
+    Gymnasium's episode statistics (``episode/l``, ``episode/t_mean``) are one letter each.
     """
     words = list(subject)
     while len(words) > 1 and _participle(words[-1]):
@@ -379,6 +382,9 @@ def _annotation(subject: Sequence[str], before: str = "") -> str:
     if found == "{token}" and len(words) > 1 and words[-2] in END_MARKER_WORDS:
         return "{sequence}"  # each stop token ends one sequence
     qualifier = words[-2] if len(words) > 1 else before
+    if qualifier in EPISODE_WORDS and head in _EPISODE_LETTERS:
+        # RecordEpisodeStatistics' r, l, t: return, length in steps, elapsed seconds
+        return _EPISODE_LETTERS[head] if (values or Values()).nonnegative else ""
     if qualifier in EPISODE_WORDS and head.endswith(_EPISODE_LENGTHS):
         return "{step}"  # an episode lasts environment steps; a sequence, tokens
     if head in _LEVEL_WORDS and qualifier in ESTIMATOR_WORDS:
@@ -388,6 +394,8 @@ def _annotation(subject: Sequence[str], before: str = "") -> str:
 
 _EPISODE_LENGTHS: Final = ("lengths", "length", "len")
 """Ends of a word that, after an episode word, names the steps an episode took."""
+_EPISODE_LETTERS: Final[dict[str, str]] = {"r": "", "l": "{step}", "t": "s"}
+"""One-letter episode statistics (gymnasium's ``info["episode"]``) -> their units."""
 _LEVEL_WORDS: Final = frozenset(("token", "tok", "sequence", "seq", "sample"))
 """Singular words that name the level a statistic is taken at (``kl_token``,
 ``loss_sample``), not a count: a count is plural (``tokens``) or numbered (``num_token``)."""

@@ -95,6 +95,13 @@ def _unit(key: str, low: float, high: float) -> str:
         ("rollout/response_length/mean", 90.0, 900.0, "{token}"),
         ("batch/prompt_len", 90.0, 300.0, "{token}"),
         ("rollout/episode_tokens", 900.0, 3000.0, "{token}"),  # tokens, not a length
+        # gymnasium's one-letter episode statistics: return, length, elapsed time
+        ("episode/l_mean", 20.0, 500.0, "{step}"),
+        ("episode/t_mean", 0.5, 30.0, "s"),
+        ("episode/r_mean", 2.0, 30.0, ""),
+        ("episode/t_mean", -0.5, 30.0, ""),  # a negative time is none
+        ("train/t_mean", 0.5, 30.0, ""),  # a letter alone, no episode: nothing
+        ("policy/l_mean", 0.5, 30.0, ""),
         # an environment step rate: frames or steps per second
         ("time/fps", 300.0, 2900.0, "{step}/s"),  # not a time though under time/
         ("charts/SPS", 300.0, 2900.0, "{step}/s"),
