@@ -167,6 +167,31 @@ def test_infer_takes_a_unit_written_after_the_name_whatever_its_words(
     assert _unit(f"worker/{'_'.join(words)} ({written})", low, low + spread) == unit
 
 
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    st.tuples(
+        st.sampled_from(["episode", "episodic", "ep", "trajectory", "traj"]),
+        st.sampled_from(["response", "prompt", "sequence", "completion"]),
+    ),
+    st.sampled_from(["length", "len", "lengths"]),
+    st.tuples(
+        st.sampled_from(["rollout/", "eval/", "charts/", "train/agent/"]),
+        st.sampled_from(["{}_{}", "{}/{}", "{}-{}", "mean_{}_{}"]),
+        st.sampled_from(["", "/mean", "_max", "/min"]),
+    ),
+    st.floats(1.0, 1e4),
+)
+def test_infer_counts_an_episode_length_in_steps_and_a_sequence_length_in_tokens(
+    qualifiers: tuple[str, str], length: str, shape: tuple[str, str, str], high: float
+) -> None:
+    """However the words are joined and whatever statistic follows, the same length word
+    is ``{step}`` after an episode word and ``{token}`` after a sequence word."""
+    episode, sequence = qualifiers
+    context, joined, statistic = shape
+    assert _unit(context + joined.format(episode, length) + statistic, 1.0, high) == "{step}"
+    assert _unit(context + joined.format(sequence, length) + statistic, 1.0, high) == "{token}"
+
+
 def _flat(path: Path, key: str, values: list[float]) -> list[str]:
     lines = [{"step": step, key: value} for step, value in enumerate(values, 1)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
