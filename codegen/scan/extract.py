@@ -38,6 +38,7 @@ from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
 from .keyexpr import KeyExpressions
+from .kvfields import kv_logged
 from .logcalls import LoggingCalls
 from .model import Logged, ReceiverIndex, Returns, Wrapper
 from .objectflow import ObjectFlow
@@ -202,6 +203,7 @@ class Project:
             if module.lines:
                 found += _Scanner(self, module, module.lines, calls=module.calls).run()
         found += self._produced()
+        found += kv_logged(self, found)  # key-value loggers (a dict field dumped to a sink)
         wave = self._new_wrappers(found)
         for _ in range(_MAX_DEPTH):
             if not wave:
