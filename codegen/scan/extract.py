@@ -203,7 +203,7 @@ class Project:
             if module.lines:
                 found += _Scanner(self, module, module.lines, calls=module.calls).run()
         found += self._produced()
-        found += kv_logged(self, found)  # key-value loggers (a dict field dumped to a sink)
+        found = kv_logged(self, found)  # key-value loggers (a dict field dumped to a sink)
         wave = self._new_wrappers(found)
         for _ in range(_MAX_DEPTH):
             if not wave:

@@ -154,6 +154,8 @@ class _KeyValueLoggers:
         self.key_takers: dict[str, list[_Taker]] = {}
         self.dict_sinks: dict[str, list[_Taker]] = {}
         self.found: list[Logged] = []
+        self.explained: set[int] = set()
+        """The scanned calls (by id) whose key the callers of their function now give."""
 
     def sinks(self, found: Sequence[Logged]) -> None:
         """Key sinks: scanned key calls logging a parameter or a loop over one."""
@@ -254,6 +256,7 @@ class _KeyValueLoggers:
                     field = _self_field(argument)
                     if field is not None and home.cls is not None:
                         logged.add((home.module.real, home.cls, field))
+                        self.explained.add(id(taker.inner))
                     elif isinstance(argument, ast.Name) and argument.id in _positional(
                         home.func, home.cls is not None
                     ):
@@ -359,6 +362,7 @@ class _KeyValueLoggers:
                         done.add(slot)
                         continue
                     done.add(slot)
+                    self.explained.add(id(taker.inner))
                     self._caller_key(home.module, call, argument, taker.inner)
             if not grown:
                 return
@@ -402,9 +406,11 @@ def _shape(node: ast.expr, module: Module) -> Shape | None:
 
 
 def kv_logged(project: ProjectIndex, found: Sequence[Logged]) -> list[Logged]:
-    """The keys key-value loggers log (see the module's docstring), from the scanned calls
-    ``found`` so far: the keys at their callers' lines, and ``update`` wrappers whose
-    callers the waves of :meth:`~codegen.scan.extract.Project.logged` follow."""
+    """``found`` (the scanned calls so far) with what key-value loggers log (see the
+    module's docstring): the keys at their callers' lines, and ``update`` wrappers whose
+    callers the waves of :meth:`~codegen.scan.extract.Project.logged` follow. A sink's
+    own call logging a parameter's key is left out once callers give that key, as a
+    wrapper's call is."""
     loggers = _KeyValueLoggers(project)
     loggers.sinks(found)
     if loggers.dict_sinks:
@@ -412,4 +418,7 @@ def kv_logged(project: ProjectIndex, found: Sequence[Logged]) -> list[Logged]:
         if fields:
             loggers.writers(fields)
     loggers.callers()
-    return loggers.found
+    if not loggers.found:
+        return list(found)
+    kept = [logged for logged in found if id(logged) not in loggers.explained]
+    return kept + loggers.found

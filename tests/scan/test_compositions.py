@@ -14,7 +14,9 @@ record, from a record a function passed as an argument returns, from what a func
 factory returns gives back, added to a collector object by one of its methods and handed
 back by its getter, kept per group in a collector's field of dicts, logged through the sink
 a factory builds, returned by a method of an object held in ``self`` and unpacked into
-``self``). Scan must report exactly that key, undeclared, on the line the key is written.
+``self``, merged into a key-value logger's field that its dump hands to a writer looping the
+keys into a sink). Scan must report exactly that key, undeclared, on the line the key is
+written.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ CARRIERS = (
     "config-logger",
     "gathered",
     "member",
+    "kv-logger",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -177,6 +180,18 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["class Trainer:", "    def __init__(self):", "        self.source = Source()"]
         lines += ["    def step(self):", "        _, self.info = self.source.collect()"]
         lines += ["    def run(self):", "        wandb.log({**self.info})"]
+    elif carrier == "kv-logger":  # merged into a logger's field, dumped to a key sink
+        lines += ["from torch.utils.tensorboard import SummaryWriter", "class Board:"]
+        lines += ["    def __init__(self):", "        self.w = SummaryWriter()"]
+        lines += ["    def write(self, kv, step):"]
+        lines += [
+            "        for k, v in sorted(kv.items()):",
+            "            self.w.add_scalar(k, v, step)",
+        ]
+        lines += ["class Ledger:", "    def merge(self, d):", "        self.values.update(d)"]
+        lines += ["    def dump(self, step):", "        for out in self.outs:"]
+        lines += ["            out.write(self.values, step)", "def run(ledger):"]
+        lines += ["    ledger.merge(build({}))"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
