@@ -35,7 +35,7 @@ from .syntax import FuncDef, is_static, walk
 from .syntax import bind as _bind
 from .syntax import dotted as _dotted
 from .syntax import shown as _shown
-from .values import SLOT, Hole, Key, Shape, Spread, Unresolved, concat
+from .values import SLOT, Hole, Key, Shape, Spread, Unresolved, Where, concat
 
 __all__ = [
     "kv_logged",
@@ -89,9 +89,9 @@ def _enclosing(module: Module, line: int) -> _Func | None:
     best: _Func | None = None
     for found in _functions(module):
         func = found.func
-        if func.lineno <= line <= (func.end_lineno or func.lineno):
-            if best is None or func.lineno >= best.func.lineno:
-                best = found
+        inside = func.lineno <= line <= (func.end_lineno or func.lineno)
+        if inside and (best is None or func.lineno >= best.func.lineno):
+            best = found
     return best
 
 
@@ -104,9 +104,10 @@ def _argument(call: ast.Call, logged: Logged) -> ast.expr | None:
         if item.arg is not None and item.arg in spec.keywords:
             return item.value
     position = spec.position
-    if position is not None and position < len(call.args):
-        if not any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
-            return call.args[position]
+    if position is None or position >= len(call.args):
+        return None
+    if not any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
+        return call.args[position]
     return None
 
 
@@ -331,11 +332,10 @@ class _KeyValueLoggers:
     def _logged(
         sink: Logged,
         call: str,
-        where: object,
+        where: Where,
         keys: tuple[Key, ...],
         unresolved: tuple[Unresolved, ...] = (),
     ) -> Logged:
-        assert isinstance(where, type(sink.where))
         return Logged(call, where, sink.spec, sink.prefixes, sink.flat, keys, unresolved)
 
     def callers(self) -> None:

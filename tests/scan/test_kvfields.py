@@ -175,8 +175,10 @@ def test_a_parameter_logged_as_a_key_makes_its_function_take_the_key(
     )
     found = _scan(tmp_path, catalog, logger, ['self.ledger.note("train/entropy", 0.5)'])
     keys = [(m, line) for code, m, line in found if code == "SCAN_UNDECLARED"]
-    assert len(keys) == 1 and "key 'train/entropy'" in keys[0][0], found
+    assert len(keys) == 1, found
+    assert "key 'train/entropy'" in keys[0][0]
     assert keys[0][1] == _step_line()
+    assert not [f for f in found if f[0] == "SCAN_UNRESOLVED"]  # the sink's {name}: given
 
 
 NON_FIRING = {
