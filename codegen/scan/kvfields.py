@@ -31,9 +31,10 @@ from typing import Final
 from .model import Logged, ProjectIndex, Wrapper
 from .numeric import module_function
 from .sources import Module
-from .syntax import FuncDef, is_static, walk
+from .syntax import FuncDef, is_static, params, walk
 from .syntax import bind as _bind
 from .syntax import dotted as _dotted
+from .syntax import passed as _passed
 from .syntax import shown as _shown
 from .values import SLOT, Hole, Key, Shape, Spread, Unresolved, Where, concat
 
@@ -65,8 +66,9 @@ class _Taker:
 
 
 def _positional(func: FuncDef, method: bool) -> list[str]:
-    args = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    return args[1:] if method and args and not is_static(func) else args
+    """The parameters a caller binds (``self`` of a method left out)."""
+    names = params(func)
+    return names[1:] if method and names and not is_static(func) else names
 
 
 def _functions(module: Module) -> Iterator[_Func]:
@@ -98,17 +100,7 @@ def _enclosing(module: Module, line: int) -> _Func | None:
 def _argument(call: ast.Call, logged: Logged) -> ast.expr | None:
     """The argument holding the key of a key-taking scanned call (``add_scalar(tag, ...)``)."""
     spec = logged.spec.key
-    if spec is None:
-        return None
-    for item in call.keywords:
-        if item.arg is not None and item.arg in spec.keywords:
-            return item.value
-    position = spec.position
-    if position is None or position >= len(call.args):
-        return None
-    if not any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
-        return call.args[position]
-    return None
+    return None if spec is None else _passed(call, spec.position, spec.keywords)
 
 
 def _loop_source(func: FuncDef, name: str, params: set[str]) -> str | None:

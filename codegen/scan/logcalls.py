@@ -38,6 +38,7 @@ from .syntax import bind as _bind
 from .syntax import dotted as _dotted
 from .syntax import own_expressions as _own_expressions
 from .syntax import params as _params
+from .syntax import passed as _passed
 from .syntax import shown as _shown
 from .values import (
     SLOT,
@@ -550,14 +551,7 @@ class LoggingCalls(ScanState):
     def _argument(
         self, call: ast.Call, position: int | None, keywords: tuple[str, ...]
     ) -> ast.expr | None:
-        for item in call.keywords:
-            if item.arg is not None and item.arg in keywords:
-                return item.value
-        if position is not None and position < len(call.args):
-            if any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
-                return None
-            return call.args[position]
-        return None
+        return _passed(call, position, keywords)
 
     def _forwarded(self, node: ast.expr) -> bool:
         """A logging function passing its own parameter on (``def log_metrics(m): w.log(m)``)."""

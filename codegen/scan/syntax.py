@@ -18,6 +18,7 @@ __all__ = [
     "is_static",
     "own_expressions",
     "params",
+    "passed",
     "shown",
     "walk",
 ]
@@ -73,6 +74,19 @@ def _outline(node: ast.AST) -> str:
     head = item.id if isinstance(item, ast.Name) else f"<{type(item).__name__}>"
     outer = "".join(reversed(tail[:2]))
     return f"{head} ... {outer}" if len(tail) > 2 else head + outer
+
+
+def passed(call: ast.Call, position: int | None, keywords: tuple[str, ...]) -> ast.expr | None:
+    """The argument ``call`` passes by one of ``keywords`` or at ``position`` (``None`` when
+    a ``*args`` before it hides where it is)."""
+    for item in call.keywords:
+        if item.arg is not None and item.arg in keywords:
+            return item.value
+    if position is None or position >= len(call.args):
+        return None
+    if any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]):
+        return None
+    return call.args[position]
 
 
 def bind(call: ast.Call, func: FuncDef, *, method: bool) -> dict[str, ast.expr]:
