@@ -24,6 +24,7 @@ call), or as ``self.<name>(...)`` inside the class.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -196,14 +197,19 @@ class _KeyValueLoggers:
         for module in self.project.modules:
             if not any(name.encode() in module.source for name in names):
                 continue
-            lines = set(module.mention_lines(names))
+            lines = module.mention_lines(names)
             if not lines:
                 continue
+            wanted = set(lines)
             for home in _functions(module):
+                # Only the functions holding a line that calls one of ``names`` are walked.
+                first = bisect.bisect_left(lines, home.func.lineno)
+                if first == len(lines) or lines[first] > (home.func.end_lineno or 0):
+                    continue
                 for node in walk(home.func):
                     if (
                         isinstance(node, ast.Call)
-                        and node.lineno in lines
+                        and node.lineno in wanted
                         and isinstance(node.func, ast.Attribute)
                         and node.func.attr in names
                     ):
