@@ -120,6 +120,17 @@ def _loop_source(func: FuncDef, name: str, params: set[str]) -> str | None:
     return None
 
 
+def _parameter_key(logged: Logged) -> str | None:
+    """The parameter a call logs as a whole key (``{name: value}``, ``add_scalar(name,
+    ...)``), when it is the only key of the call; ``None`` otherwise."""
+    if len(logged.keys) != 1:
+        return None
+    shape = logged.keys[0].shape
+    if len(shape) == 1 and isinstance(shape[0], Hole) and shape[0].param:
+        return shape[0].param
+    return None
+
+
 def _keys_first(target: ast.expr, name: str) -> bool:
     """``name`` is the target itself or the first element of the first tuple (``k`` of
     ``(k, v), x`` or ``k, v``): a dict's key, not its value."""
@@ -154,7 +165,7 @@ class _KeyValueLoggers:
     def sinks(self, found: Sequence[Logged]) -> None:
         """Key sinks: scanned key calls logging a parameter or a loop over one."""
         for logged in found:
-            if logged.spec.key is None or logged.inside is not None:
+            if logged.inside is not None:
                 continue
             if not any(any(isinstance(p, Hole) for p in k.shape) for k in logged.keys):
                 continue
@@ -163,6 +174,12 @@ class _KeyValueLoggers:
                 continue
             home = _enclosing(module, logged.where.line)
             if home is None:
+                continue
+            named = _parameter_key(logged)
+            if named is not None:  # ``wandb.log({name: value})``: the parameter is the key
+                self._add(self.key_takers, _Taker(home, named, logged))
+                continue
+            if logged.spec.key is None:
                 continue
             call = next(
                 (
@@ -184,6 +201,11 @@ class _KeyValueLoggers:
             source = _loop_source(home.func, key.id, params)
             if source is not None:
                 self._add(self.dict_sinks, _Taker(home, source, logged))
+
+    def _explain(self, sink: Logged) -> None:
+        """``sink``'s call logs nothing but the key its callers now give: left out."""
+        if len(sink.keys) == 1 and not sink.unresolved:
+            self.explained.add(id(sink))
 
     @staticmethod
     def _add(table: dict[str, list[_Taker]], taker: _Taker) -> None:
@@ -255,7 +277,7 @@ class _KeyValueLoggers:
                     field = _self_field(argument)
                     if field is not None and home.cls is not None:
                         logged.add((home.module.real, home.cls, field))
-                        self.explained.add(id(taker.inner))
+                        self._explain(taker.inner)
                     elif isinstance(argument, ast.Name) and argument.id in _positional(
                         home.func, home.cls is not None
                     ):
@@ -360,7 +382,7 @@ class _KeyValueLoggers:
                         done.add(slot)
                         continue
                     done.add(slot)
-                    self.explained.add(id(taker.inner))
+                    self._explain(taker.inner)
                     self._caller_key(home.module, call, argument, taker.inner)
             if not grown:
                 return

@@ -162,16 +162,25 @@ def test_a_key_known_only_at_run_time_is_unresolved_at_the_caller(
     assert not [f for f in found if f[0] == "SCAN_UNDECLARED" and "clock" not in f[1]]
 
 
+TAKERS = {
+    "a key call": "self.writer.add_scalar(name, value)",
+    "a dict call": "wandb.log({name: value})",
+}
+"""Case -> the tracker call of ``note(self, name, value)``."""
+
+
+@pytest.mark.parametrize("case", sorted(TAKERS))
 def test_a_parameter_logged_as_a_key_makes_its_function_take_the_key(
-    tmp_path: Path, catalog: Catalog
+    tmp_path: Path, catalog: Catalog, case: str
 ) -> None:
     logger = (
+        "import wandb\n"
         "from torch.utils.tensorboard import SummaryWriter\n\n\n"
         "class Board:\n"
         "    def __init__(self):\n"
         "        self.writer = SummaryWriter()\n\n"
         "    def note(self, name, value):\n"
-        "        self.writer.add_scalar(name, value)\n"
+        f"        {TAKERS[case]}\n"
     )
     found = _scan(tmp_path, catalog, logger, ['self.ledger.note("train/entropy", 0.5)'])
     keys = [(m, line) for code, m, line in found if code == "SCAN_UNDECLARED"]
