@@ -27,12 +27,18 @@ __all__ = [
     "derives_from",
     "exported",
     "function_named",
+    "mixed_into",
     "named_like_its_callers_match",
     "subclass_call",
 ]
 
 _MAX_BASES: Final = 8
 """How many classes up a chain of bases is followed."""
+
+_LIBRARY_BASES: Final = {"Trainer": frozenset({"transformers", "trl"})}
+"""Installed packages whose classes named ``*<base>`` all derive from ``<base>``, though they
+are never scanned: every ``*Trainer`` of transformers and TRL is a transformers ``Trainer``, so
+``from trl import GRPOTrainer as LibTrainer`` then ``class X(Mixin, LibTrainer)`` is one."""
 
 
 def subclass_call(
@@ -50,7 +56,42 @@ def subclass_call(
     )
     if not (on_self or on_super):
         return False
-    return derives_from(project, module, cls, qualifier.rpartition(".")[2])
+    base = qualifier.rpartition(".")[2]
+    return derives_from(project, module, cls, base) or mixed_into(project, module, cls, base)
+
+
+def mixed_into(project: ProjectIndex, module: Module, cls: str, base: str) -> bool:
+    """Class ``cls`` of ``module`` is a mixin of a ``base``: a scanned class derives from both
+    (``class GRPOTrainer(LoggingMixin, Trainer)``), so ``self.log``/``super().log`` in the
+    mixin's methods run in a ``base``'s method resolution order."""
+    known = module.mixed.get((cls, base))
+    if known is not None:
+        return known
+    module.mixed[(cls, base)] = False  # a cycle of bases ends here
+    name = cls.encode()
+    found = False
+    for other in project.modules:
+        if found:
+            break
+        if name not in other.source:
+            continue  # most files never name the mixin: no parse
+        for sub, info in other.classes.items():
+            if any(written.rpartition(".")[2] == cls for written in info.bases) and (
+                _same_class(project, other, cls, module) and derives_from(project, other, sub, base)
+            ):
+                found = True
+                break
+    module.mixed[(cls, base)] = found
+    return found
+
+
+def _same_class(project: ProjectIndex, where: Module, name: str, home: Module) -> bool:
+    """Whether ``name`` in ``where`` is ``home``'s class ``name`` (defined, or imported)."""
+    located = project.class_named(where, name)
+    if located is None:
+        return False
+    source, defined = exported(project, located[0], located[1])
+    return source.real == home.real and defined == name
 
 
 def named_like_its_callers_match(
@@ -95,6 +136,8 @@ def derives_from(
                     last = imported[1]  # ``from x import Trainer as HFTrainer``
                     if last == base:
                         return True
+                if source is None and _library_subclass(imported[0], imported[2], last, base):
+                    return True
         if source is not None:
             source, last = exported(project, source, last)
             if last == base:
@@ -138,6 +181,18 @@ def function_named(
         return None
     source, name = exported(project, source.full(), imported[1], function=True)
     return (source, source.functions[name]) if name in source.functions else None
+
+
+def _library_subclass(package: str, level: int, name: str, base: str) -> bool:
+    """Class ``name`` imported from ``package`` (not scanned) derives from ``base`` by
+    :data:`_LIBRARY_BASES` (``transformers.Seq2SeqTrainer``, ``trl.GRPOTrainer``)."""
+    libraries = _LIBRARY_BASES.get(base)
+    return (
+        libraries is not None
+        and level == 0
+        and package.partition(".")[0] in libraries
+        and name.endswith(base)
+    )
 
 
 def _joined(module: str, attr: str | None) -> str:

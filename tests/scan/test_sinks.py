@@ -90,6 +90,92 @@ class MyTrainer(Trainer):
     assert report.calls == 2  # the override's super().log and the step's self.log
 
 
+_MIXIN = """\
+from transformers import TrainerControl
+
+
+class LoggingMixin:
+    control: TrainerControl
+
+    def log(self, logs, *args, **kwargs):
+        logs["zz_custom"] = 1.0
+        return super().log(logs, *args, **kwargs)
+
+    def _maybe_log_save_evaluate(self, tr_loss, *args):
+        logs = {"zz_loss": tr_loss}
+        logs["zz_learning_rate"] = 0.1
+        self.log(logs)
+"""
+
+_MIXED_TRAINER = """\
+from collections import defaultdict
+
+from {library} import {imported} as LibTrainer
+
+from .mixin import LoggingMixin
+
+
+class OtherMixin:
+    pass
+
+
+class MyTrainer(OtherMixin, LoggingMixin, LibTrainer):
+    def __init__(self):
+        self._metrics = {{"train": defaultdict(list), "eval": defaultdict(list)}}
+
+    def step(self, mode):
+        self._metrics[mode]["zz_reward"].append(1.0)
+
+    def log(self, logs, start_time=None):
+        mode = "train"
+        metrics = {{key: sum(val) / len(val) for key, val in self._metrics[mode].items()}}
+        logs.update(metrics)
+        super().log(logs, start_time)
+"""
+
+
+@pytest.mark.parametrize(
+    ("library", "imported"),
+    [
+        ("trl", "GRPOTrainer"),
+        ("transformers", "Seq2SeqTrainer"),
+        ("transformers.trainer", "Trainer"),
+    ],
+)
+def test_a_trainer_reached_through_mixins_and_an_aliased_library_trainer_logs_its_keys(
+    tmp_path: Path, repo_catalog: Catalog, library: str, imported: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/mixin.py": _MIXIN}
+    files["pkg/trainer.py"] = _MIXED_TRAINER.format(library=library, imported=imported)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_reward": "src/pkg/trainer.py:17",
+        "zz_custom": "src/pkg/mixin.py:8",
+        "zz_loss": "src/pkg/mixin.py:12",
+        "zz_learning_rate": "src/pkg/mixin.py:13",
+    }
+
+
+@pytest.mark.parametrize(
+    ("library", "imported"),
+    [
+        ("mylib", "GRPOTrainer"),  # a Trainer of a library not known to derive from Trainer
+        ("trl", "GRPOConfig"),  # not a Trainer of a known one
+        (".local", "GRPOTrainer"),  # a relative import that is not scanned
+    ],
+)
+def test_a_class_not_known_to_be_a_trainer_logs_nothing_through_self_log(
+    tmp_path: Path, repo_catalog: Catalog, library: str, imported: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/mixin.py": _MIXIN}
+    files["pkg/trainer.py"] = _MIXED_TRAINER.format(library=library, imported=imported)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert report.calls == 0
+
+
 def test_a_function_named_log_doing_mathematics_is_no_wrapper(
     tmp_path: Path, repo_catalog: Catalog
 ) -> None:
