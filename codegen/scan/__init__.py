@@ -24,7 +24,8 @@ The modules import in one direction (``tests/layout/test_scan_layout.py`` and th
 * :mod:`.scanner` (the command; :mod:`.cache`, what a re-run reuses) -> :mod:`.compare`
   (the judgement) -> :mod:`.extract` (:class:`~codegen.scan.extract.Project`: the files,
   the waves of wrappers, the function summaries; and the per-module analysis assembled
-  from its parts);
+  from its parts) -> :mod:`.basebound` (receivers a base class binds, handed to its
+  subclasses' files);
 * the parts of that analysis: :mod:`.statements` (scopes and statements),
   :mod:`.dictvalues` (dicts and the calls building them), :mod:`.keyexpr` (key
   expressions), :mod:`.logcalls` (the logging calls), :mod:`.objectflow` (objects and

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from .accumulators import caller_keys, write_lines
+from .basebound import extend_to_subclasses
 from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
@@ -199,6 +200,7 @@ class Project:
         wrapper; the calls of wrappers are found in waves until no new wrapper appears.
         """
         found: list[Logged] = []
+        extend_to_subclasses(self, self.calls)
         for module in self.modules:
             if module.lines:
                 found += _Scanner(self, module, module.lines, calls=module.calls).run()

@@ -54,6 +54,7 @@ from .values import concat as _concat
 
 __all__ = [
     "LoggingCalls",
+    "instances_of",
 ]
 
 
@@ -146,6 +147,26 @@ def _helper_of(
         if isinstance(value, ast.Name) and (value.id in names or not names):
             return target[0], target[1], param
     return None
+
+
+def instances_of(module: Module, qualifiers: Iterable[str]) -> dict[str, set[str]]:
+    """Receivers assigned ``Cls(...)`` (or a module: ``self._wandb = wandb``) or annotated
+    ``Cls`` in ``module``, for the classes ``qualifiers`` names, read from the text (a regular
+    expression, not a second walk)."""
+    found: dict[str, set[str]] = {}
+    names = set(qualifiers)
+    if any(name.encode() in module.source for name in names):
+        text = module.source.decode("utf-8", "replace")
+        # A binding never spans lines, and one naming a class names it on its line: the
+        # lines holding a class name give every class binding without matching the whole
+        # text (the pattern matches at every name, most of a file's cost).
+        for receiver, annotation, value in _bindings(_lines_with(text, names)):
+            cls = (value or annotation).rpartition(".")[2]
+            if cls in names:
+                found.setdefault(receiver, set()).add(cls)
+        if found:
+            found = _aliased(text, found, names)
+    return found
 
 
 def _namespace(shape: Shape) -> Shape:
@@ -471,23 +492,13 @@ class LoggingCalls(ScanState):
 
     def _instances(self) -> dict[str, set[str]]:
         """Receivers assigned ``Cls(...)`` (or a module: ``self._wandb = wandb``) or annotated
-        ``Cls`` in this file, read from the text (a regular expression, not a second walk)."""
+        ``Cls`` in this file, and the ``self.<attr>`` a base class in another file binds."""
         module = self.module
         if module.instances is not None:
             return module.instances
-        found: dict[str, set[str]] = {}
-        names = set(self.project.qualifiers)
-        if any(name.encode() in module.source for name in names):
-            text = module.source.decode("utf-8", "replace")
-            # A binding never spans lines, and one naming a class names it on its line: the
-            # lines holding a class name give every class binding without matching the whole
-            # text (the pattern matches at every name, most of a file's cost).
-            for receiver, annotation, value in _bindings(_lines_with(text, names)):
-                cls = (value or annotation).rpartition(".")[2]
-                if cls in names:
-                    found.setdefault(receiver, set()).add(cls)
-            if found:
-                found = _aliased(text, found, names)
+        found = instances_of(module, self.project.qualifiers)
+        for receiver, classes in module.inherited.items():
+            found.setdefault(receiver, set()).update(classes)
         module.instances = found
         return found
 

@@ -62,6 +62,9 @@ class Module:
         self.literals: dict[str, object] | None = None
         self.failure: str | None = None
         """Why the file, parsed when first looked into, gave no tree (it then reads as empty)."""
+        self.inherited: dict[str, set[str]] = {}
+        """``self.<attr>`` receivers a base class in another file binds to a scanned call's
+        class (``self.accelerator = Accelerator(...)``), by :mod:`.basebound`."""
         self.mixed: dict[tuple[str, str], bool] = {}
         """(mixin class, base) -> whether a scanned class derives from both (see
         :func:`~codegen.scan.inherited.mixed_into`), found once per pair."""

@@ -176,6 +176,73 @@ def test_a_class_not_known_to_be_a_trainer_logs_nothing_through_self_log(
     assert report.calls == 0
 
 
+_BASE_WITH_ACCELERATOR = """\
+from accelerate import Accelerator
+
+
+class BaseTrainer:
+    def __init__(self):
+        self.accelerator = Accelerator(log_with="wandb")
+
+    def loop(self):
+        self.accelerator.log({"zz_base": 1.0}, step=0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("base_import", "base"),
+    [("from .base import BaseTrainer", "BaseTrainer"), ("from . import base", "base.BaseTrainer")],
+)
+def test_a_receiver_a_base_class_binds_in_another_file_logs_in_its_subclasses(
+    tmp_path: Path, repo_catalog: Catalog, base_import: str, base: str
+) -> None:
+    sub = f"""\
+{base_import}
+
+
+class Middle({base}):
+    pass
+
+
+class PPOTrainer(Middle):
+    def make_experience(self, chunks):
+        stats = {{}}
+        stats["zz_rollout_time"] = 1.0
+        stats = {{k: v / chunks for k, v in stats.items()}}
+        stats["zz_kl_ctl_value"] = 0.1
+        self.accelerator.log(stats, step=1)
+"""
+    files = {"pkg/__init__.py": "", "pkg/base.py": _BASE_WITH_ACCELERATOR, "pkg/ppo.py": sub}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_base": "src/pkg/base.py:9",
+        "zz_rollout_time": "src/pkg/ppo.py:11",
+        "zz_kl_ctl_value": "src/pkg/ppo.py:13",
+    }
+
+
+def test_a_same_named_receiver_of_a_class_not_deriving_from_the_base_logs_nothing(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    other = """\
+from .base import BaseTrainer
+
+
+class Reporter:
+    def __init__(self, accelerator):
+        self.accelerator = accelerator
+        self.trainer = BaseTrainer()
+
+    def report(self):
+        self.accelerator.log({"zz_other": 1.0})
+"""
+    files = {"pkg/__init__.py": "", "pkg/base.py": _BASE_WITH_ACCELERATOR, "pkg/other.py": other}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {"zz_base": "src/pkg/base.py:9"}
+
+
 def test_a_function_named_log_doing_mathematics_is_no_wrapper(
     tmp_path: Path, repo_catalog: Catalog
 ) -> None:
