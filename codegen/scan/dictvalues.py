@@ -462,6 +462,9 @@ class DictValues(ScanState):
         through = self._through(node)
         if through is not None:
             return self._dict(through, env)
+        flattened = self._flattened(node, env)  # ``flatten_dict(nested)``: its leaf paths
+        if flattened is not None:
+            return flattened
         returned = self._returned(node)
         if returned is not None:
             value = self._guarded(returned[0], node, returned[1])

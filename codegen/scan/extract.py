@@ -42,6 +42,7 @@ from .keyexpr import KeyExpressions
 from .kvfields import kv_logged
 from .logcalls import LoggingCalls
 from .model import Logged, ReceiverIndex, Returns, Wrapper
+from .nested import NestedDicts
 from .objectflow import ObjectFlow
 from .objects import (
     Env,
@@ -516,5 +517,7 @@ def _calls_named(
     return found
 
 
-class _Scanner(LoggingCalls, Statements, DictValues, KeyExpressions, ObjectFlow, CollectorFlow):
+class _Scanner(
+    LoggingCalls, Statements, DictValues, NestedDicts, KeyExpressions, ObjectFlow, CollectorFlow
+):
     """One module's analysis: scopes, values, and the logging calls found in them."""

@@ -15,8 +15,8 @@ factory returns gives back, added to a collector object by one of its methods an
 back by its getter, kept per group in a collector's field of dicts, logged through the sink
 a factory builds, returned by a method of an object held in ``self`` and unpacked into
 ``self``, merged into a key-value logger's field that its dump hands to a writer looping the
-keys into a sink). Scan must report exactly that key, undeclared, on the line the key is
-written.
+keys into a sink, nested under ``head`` and flattened by a recursive helper joining keys with
+``/``). Scan must report exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ CARRIERS = (
     "gathered",
     "member",
     "kv-logger",
+    "flattened",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -102,7 +103,7 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
 
 def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
-    wrapped = carrier in {"wrapper", "collector-group"}
+    wrapped = carrier in {"wrapper", "collector-group", "flattened"}
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
     lines = ["import ray", "import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
@@ -192,6 +193,15 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["    def dump(self, step):", "        for out in self.outs:"]
         lines += ["            out.write(self.values, step)", "def run(ledger):"]
         lines += ["    ledger.merge(build({}))"]
+    elif carrier == "flattened":  # nested under ``head`` and flattened by a recursive helper
+        lines += ["def flat(d, parent='', sep='/'):", "    out = {}", "    for k, v in d.items():"]
+        lines += [
+            "        path = parent + sep + k if parent else k",
+            "        if isinstance(v, dict):",
+        ]
+        lines += ["            out.update(flat(v, path, sep=sep))", "        else:"]
+        lines += ["            out[path] = v", "    return out", "def run():"]
+        lines += [f"    stats = dict({head}=build({{}}))", "    wandb.log(flat(stats))"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
