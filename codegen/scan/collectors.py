@@ -263,6 +263,17 @@ def _self_assignments(method: FuncDef) -> dict[str, tuple[ast.Call, ...]]:
                     calls = found.setdefault(target.attr, [])
                     if node.value not in calls:
                         calls.append(node.value)
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.annotation, ast.Name)
+            and isinstance(node.target, ast.Attribute)
+            and isinstance(node.target.value, ast.Name)
+            and node.target.value.id == "self"
+        ):
+            # ``self.ilql: ILQLConfig = cast(...)``: the annotation names the class, as a
+            # constructor call would (a call of it stands for the annotation).
+            made = ast.Call(func=node.annotation, args=[], keywords=[])
+            found.setdefault(node.target.attr, []).append(made)
     return {attr: tuple(calls) for attr, calls in found.items()}
 
 

@@ -498,8 +498,20 @@ class Statements(ScanState):
             isinstance(node, ast.Attribute) and self._holds_object(node.value, env)
         ):
             returns.add(self._dict(node, env))  # ``return out.metrics`` of an object too
+        elif isinstance(node, ast.Call) and (tupled := self._tuple_returned(node, env)):
+            returns.add(tupled)  # ``return self.cfg.loss(batch)``: the callee's tuple
         elif isinstance(node, OBJECT_EXPRESSIONS):
             self._return_object(node, env, returns)
+
+    def _tuple_returned(self, node: ast.Call, env: Env) -> tuple[DictVal | None, ...]:
+        """The dicts of the tuple a returned call returns, by position (empty: no tuple)."""
+        unpacked = self._unpacked(node, env)
+        if not unpacked:
+            return ()
+        return tuple(
+            item if isinstance(item := unpacked.get(i), DictVal) else None
+            for i in range(max(unpacked) + 1)
+        )
 
     def _assign(self, target: ast.expr, node: ast.expr, value: Value, env: Env) -> None:
         self.last_target = None  # a receiver's class may change here
@@ -613,6 +625,9 @@ class Statements(ScanState):
             # ``groups.setdefault(name, []).append(i)``: ``groups`` gains the key ``name``.
             self._add_key(held.func.value.id, held.args[0], env)
             return
+        if func.attr == "append" and isinstance(held, ast.Name) and len(call.args) == 1:
+            self._appended(held.id, call.args[0], env)
+            return
         holder = dict_holder(held)
         if holder is None:
             return
@@ -630,6 +645,19 @@ class Statements(ScanState):
             env[name] = current.as_dict().merge(added)
         else:
             env[name] = added
+
+    def _appended(self, name: str, item: ast.expr, env: Env) -> None:
+        """``stats_accum.append(stats)``: a list of dicts, each element holding ``stats``'s
+        keys (``stats_accum[0]`` then reads them, as a list of workers' dicts does)."""
+        current = env.get(name) or self._lookup(name, env)
+        if current is not None and not isinstance(current, Gathered | Opaque):
+            return  # a dict, a list of keys, an object: not a list of dicts
+        if not self._is_dictish(item, env):
+            return
+        added = self._dict(item, env)
+        if isinstance(current, Gathered) and current.element is not None:
+            added = current.element.merge(added)
+        env[name] = Gathered(added, current.items if isinstance(current, Gathered) else ())
 
     def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: Env) -> None:
         if (

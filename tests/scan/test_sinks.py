@@ -243,6 +243,62 @@ class Reporter:
     assert _keys(report) == {"zz_base": "src/pkg/base.py:9"}
 
 
+_LOOP_OVER_MICRO_BATCHES = """\
+import wandb
+
+from .config import LossConfig
+
+
+class Learner:
+    def __init__(self, config):
+        self.method{annotation} = config.method
+
+    def loss(self, batch):
+        return self.method.loss(batch)
+
+    def learn(self, batches):
+        for micro_batches in batches:
+            accumulated = []
+            for micro in micro_batches:
+                _, stats = self.loss(micro)
+                accumulated.append(stats)
+            stats = {{k: sum(s[k] for s in accumulated) / 2 for k in accumulated[0]}}
+            wandb.log(stats)
+"""
+
+_LOSS_CONFIG = """\
+class LossConfig:
+    def loss(self, batch):
+        stats = {"zz_policy_loss": 1.0}
+        stats["zz_value_loss"] = 2.0
+        return 0.0, stats
+"""
+
+
+def test_a_loss_dict_from_an_annotated_attributes_method_averaged_over_micro_batches_is_found(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    loop = _LOOP_OVER_MICRO_BATCHES.format(annotation=": LossConfig")
+    files = {"pkg/__init__.py": "", "pkg/config.py": _LOSS_CONFIG, "pkg/learner.py": loop}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_policy_loss": "src/pkg/config.py:3",
+        "zz_value_loss": "src/pkg/config.py:4",
+    }
+
+
+def test_a_loss_dict_from_an_untyped_attributes_method_stays_unresolved(
+    tmp_path: Path, repo_catalog: Catalog
+) -> None:
+    loop = _LOOP_OVER_MICRO_BATCHES.format(annotation="")
+    files = {"pkg/__init__.py": "", "pkg/config.py": _LOSS_CONFIG, "pkg/learner.py": loop}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert [d.code for d in report.diagnostics] == ["SCAN_UNRESOLVED"]
+
+
 def test_a_function_named_log_doing_mathematics_is_no_wrapper(
     tmp_path: Path, repo_catalog: Catalog
 ) -> None:
