@@ -11,8 +11,9 @@ those receivers, and the calls they make, to the files defining its subclasses.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .inherited import derives_from
 from .logcalls import instances_of
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["extend_to_subclasses"]
 
+_CLASS: Final = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
+"""A class statement's name, read from the text (a base's file is not parsed for it)."""
+
 
 def extend_to_subclasses(project: ProjectIndex, calls: Sequence[ScanCall]) -> None:
     """Give each subclass's file the ``self.<attr>`` receivers its bases' files bind, and the
@@ -31,14 +35,18 @@ def extend_to_subclasses(project: ProjectIndex, calls: Sequence[ScanCall]) -> No
     for module in list(project.modules):
         if not any(spec.qualifier for spec in module.calls):
             continue  # names no scanned call's class: binds none
+        if module.instances is None:  # read once: the analysis reads the same receivers
+            module.instances = instances_of(module, project.qualifiers)
+            for receiver, inherited in module.inherited.items():
+                module.instances.setdefault(receiver, set()).update(inherited)
         bound = {
             receiver: classes
-            for receiver, classes in instances_of(module, project.qualifiers).items()
+            for receiver, classes in module.instances.items()
             if receiver.startswith("self.")
         }
         if not bound:
             continue
-        names = set(module.classes)
+        names = {m.decode() for m in _CLASS.findall(module.source)}  # no parse: the text
         held = {cls for classes in bound.values() for cls in classes}
         specs = [s for s in calls if s.qualifier and s.qualifier.rpartition(".")[2] in held]
         for other in project.modules:
@@ -49,8 +57,12 @@ def extend_to_subclasses(project: ProjectIndex, calls: Sequence[ScanCall]) -> No
 def _subclasses(project: ProjectIndex, module: Module, bases: set[str]) -> bool:
     """Whether a class of ``module`` derives from one of ``bases`` (by name, through scanned
     classes); only a file naming one is parsed."""
-    if not any(base.encode() in module.source for base in bases):
+    named = [base for base in bases if base.encode() in module.source]
+    if not named:
         return False
+    heads = b"|".join(re.escape(base.encode()) for base in named)
+    if re.search(rb"class\s+\w+\s*\([^)]*\b(?:%s)\b" % heads, module.source) is None:
+        return False  # names a base without deriving from it (an import, a call): no parse
     return any(derives_from(project, module, cls, base) for cls in module.classes for base in bases)
 
 
