@@ -201,7 +201,7 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         ]
         lines += ["            out.update(flat(v, path, sep=sep))", "        else:"]
         lines += ["            out[path] = v", "    return out", "def run():"]
-        lines += [f"    stats = dict({head}=build({{}}))", "    wandb.log(flat(stats))"]
+        lines += [f"    stats = {{{head!r}: build({{}})}}", "    wandb.log(flat(stats))"]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
