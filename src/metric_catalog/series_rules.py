@@ -81,6 +81,8 @@ __all__ = [
     "Capture",
     "CompiledPattern",
     "ConfigChoice",
+    "MatchBudget",
+    "MatchBudgetError",
     "PatternError",
     "Placeholder",
     "SeriesMatcher",
@@ -1143,7 +1145,9 @@ def _index_slot(key: str) -> tuple[str, str]:
     """Where a row's key pattern is indexed: ``("head", text)`` when every key it matches
     starts with that literal text, else ``("tail", text)`` when every such key ends with
     it, else ``("segment", text)`` when every such key has that whole ``/``-segment (a
-    literal ``/m12/`` between placeholders), else ``("open", "")``."""
+    literal ``/m12/`` between placeholders), else ``("contains", text)`` when every such
+    key holds that literal text somewhere (the ``_`` of ``{x}_{y}``: its longest literal
+    piece), else ``("open", "")`` (only placeholders)."""
     pattern = parse_pattern(key)
     if pattern and isinstance(pattern[0], str) and pattern[0]:
         return ("head", pattern[0])
@@ -1154,7 +1158,36 @@ def _index_slot(key: str) -> tuple[str, str]:
             inner = [segment for segment in part.split("/")[1:-1] if segment]
             if inner:
                 return ("segment", max(inner, key=len))
+    pieces = [part for part in pattern if isinstance(part, str) and part]
+    if pieces:
+        return ("contains", max(pieces, key=len))
     return ("open", "")
+
+
+class MatchBudgetError(RuntimeError):
+    """A :class:`MatchBudget` ran out before a logged pair was matched against every row
+    that might take it: which row takes the pair is not known (never guessed)."""
+
+
+class MatchBudget:
+    """How many times :class:`SeriesMatcher` may try a row indexed by no literal head, tail
+    or segment (a ``{x}_{y}`` family, tried against every key that holds a ``_``), shared by
+    the matchers of one check: a hostile log of many distinct keys against many such
+    families costs at most ``limit`` regex attempts, not their product.
+    """
+
+    __slots__ = ("limit", "spent")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        """Attempts allowed in all."""
+        self.spent = 0
+        """Attempts made so far."""
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether no attempt is left."""
+        return self.spent >= self.limit
 
 
 class SeriesMatcher:
@@ -1174,11 +1207,16 @@ class SeriesMatcher:
     end with (``/v`` of ``{x}/v``), else hold as a whole segment (``m12`` of
     ``{x}/m12/{y}``); a key looks up each of its own heads and tails of an indexed length
     and each of its segments, so thousands of families cost lookups bounded by the key's
-    length, not a scan of every row. The rows are sorted once, when first matched.
+    length, not a scan of every row. A row with none of those is indexed by a literal text
+    its keys must hold anywhere (tried only on keys that hold it), else tried on every key;
+    with a :attr:`budget`, such tries are counted and, once it is spent, a pair that still
+    needs one raises :class:`MatchBudgetError` instead of being matched. The rows are
+    sorted once, when first matched.
     """
 
     __slots__ = (
         "_cache",
+        "_contains",
         "_entries",
         "_head_lengths",
         "_heads",
@@ -1187,6 +1225,8 @@ class SeriesMatcher:
         "_sorted",
         "_tail_lengths",
         "_tails",
+        "_unindexed",
+        "budget",
         "cache_limit",
     )
 
@@ -1199,9 +1239,14 @@ class SeriesMatcher:
         self._head_lengths: list[int] = []
         self._tail_lengths: list[int] = []
         self._open: list[int] = []
+        self._contains: dict[str, list[int]] = {}
+        self._unindexed: list[bool] = []
         self._sorted = True
         self.cache_limit = cache_limit
         """How many logged pairs are remembered at most."""
+        self.budget: MatchBudget | None = None
+        """Counts the tries of rows no literal head, tail or segment indexes (``None``: no
+        limit, as the tee routes: its catalog is the code's own, not a hostile input)."""
 
     def add(self, prefix: str, key: str, captures: Mapping[str, Capture], target: Any) -> None:
         """Add the row ``target`` under the prefix pattern ``prefix`` and key pattern ``key``."""
@@ -1224,7 +1269,12 @@ class SeriesMatcher:
         sees a list another is sorting in place.
         """
         entries = sorted(self._entries, key=_by_rank, reverse=True)
-        indexes: dict[str, dict[str, list[int]]] = {"head": {}, "tail": {}, "segment": {}}
+        indexes: dict[str, dict[str, list[int]]] = {
+            "head": {},
+            "tail": {},
+            "segment": {},
+            "contains": {},
+        }
         unanchored: list[int] = []
         for position, entry in enumerate(entries):
             where, text = entry[4]
@@ -1234,7 +1284,8 @@ class SeriesMatcher:
                 unanchored.append(position)
         heads, tails = indexes["head"], indexes["tail"]
         self._entries, self._heads, self._tails, self._open = entries, heads, tails, unanchored
-        self._segments = indexes["segment"]
+        self._segments, self._contains = indexes["segment"], indexes["contains"]
+        self._unindexed = [entry[4][0] in {"contains", "open"} for entry in entries]
         self._head_lengths = sorted({len(text) for text in heads})
         self._tail_lengths = sorted({len(text) for text in tails})
         self._sorted = True
@@ -1260,13 +1311,20 @@ class SeriesMatcher:
         heads = (self._heads.get(key[:n], ()) for n in self._head_lengths if n <= size)
         tails = (self._tails.get(key[size - n :], ()) for n in self._tail_lengths if n <= size)
         segments = (self._segments.get(part, ()) for part in set(key.split("/")))
-        candidates = merge(*heads, *tails, *segments, self._open)
+        held = (rows for text, rows in self._contains.items() if text in key)
+        candidates = merge(*heads, *tails, *segments, *held, self._open)
         found: list[tuple[Any, dict[str, Any]]] = []
         best: Any = None
+        unindexed, budget = self._unindexed, self.budget
         for position in candidates:
             rank, compiled_prefix, compiled_key, target, _slot = self._entries[position]
             if best is not None and rank < best:
                 break  # sorted by rank: nothing further can win
+            if budget is not None and unindexed[position]:
+                if budget.spent >= budget.limit:
+                    # Skipping the row could change the winner: say so, never guess.
+                    raise MatchBudgetError(f"{budget.limit} attempts spent")
+                budget.spent += 1
             on_prefix = compiled_prefix.match(prefix)
             if on_prefix is None:
                 continue
