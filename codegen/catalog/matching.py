@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from metric_catalog.series_rules import (
     Capture,
     CompiledPattern,
+    MatchBudget,
     Placeholder,
     SeriesMatcher,
     compile_pattern,
@@ -132,8 +133,12 @@ class KeyMatcher:
         rows: Iterable[MetricRow],
         cache_limit: int,
         attributes: Mapping[str, Attribute] | None = None,
+        budget: MatchBudget | None = None,
     ) -> None:
         known = attributes or {}
+        self.budget = budget
+        """Shared by its views and rewritten matchers: see :class:`SeriesMatcher`'s budget
+        (``None``: no limit). A pair it cannot afford raises ``MatchBudgetError``."""
         self.rows = tuple(rows)
         self.attributes = known
         self.scopes = tuple(sorted({loop for row in self.rows for loop in row.emitted_by}))
@@ -152,6 +157,7 @@ class KeyMatcher:
         self.glued_patterns: list[CompiledPattern] = []
         self.families = SeriesMatcher(cache_limit)
         self.shapes = SeriesMatcher(cache_limit)
+        self.families.budget = self.shapes.budget = budget
         for row in self.rows:
             key = row.logger_key
             if key is None:
@@ -192,7 +198,7 @@ class KeyMatcher:
         found = self.views.get(loop)
         if found is None:
             rows = [row for row in self.rows if _emits(row, loop)]
-            found = KeyMatcher(rows, self.cache_limit, self.attributes)
+            found = KeyMatcher(rows, self.cache_limit, self.attributes, self.budget)
             self.views[loop] = found
         return found
 
@@ -337,6 +343,6 @@ class KeyMatcher:
                             row, logger_key=key, prefix=prefix, other_prefixes=others
                         )
                     )
-            found = KeyMatcher(rows, self.cache_limit, self.attributes)
+            found = KeyMatcher(rows, self.cache_limit, self.attributes, self.budget)
             self.rewrites[rule] = found
         return found

@@ -88,6 +88,7 @@ from ..runs.limits import (
     MAX_SKIPPED_BYTES,
     MAX_TRACKED_VALUES,
     MAX_UNDECLARED_KEYS,
+    MAX_UNINDEXED_ATTEMPTS,
     MAX_WORKERS,
     Limits,
 )
@@ -135,6 +136,7 @@ def current_limits() -> Limits:
         max_tracked_values=MAX_TRACKED_VALUES,
         max_reported_findings=MAX_REPORTED_FINDINGS,
         max_workers=MAX_WORKERS,
+        max_unindexed_attempts=MAX_UNINDEXED_ATTEMPTS,
     )
 
 

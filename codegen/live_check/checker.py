@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final, NamedTuple, Unpack
 
-from metric_catalog.series_rules import literal_text, qualified_key
+from metric_catalog.series_rules import MatchBudget, is_literal, literal_text, qualified_key
 
 from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
@@ -124,7 +124,12 @@ class Checker:
                 for _, row in catalog.rows()
                 if any(ref.requirement_level == "required" for ref in row.attributes)
             ),
-            matcher=KeyMatcher(rows.teed, limits.max_family_keys, catalog.attributes()),
+            matcher=KeyMatcher(
+                rows.teed,
+                limits.max_family_keys,
+                catalog.attributes(),
+                MatchBudget(limits.max_unindexed_attempts),
+            ),
             rules=self.rules,
             loops=self.loops,
             limits=limits,
@@ -156,6 +161,10 @@ class Checker:
         self.pending_count = 0
         self.backend_values = 0
         """Values of a backend's own metrics no row declares (see ``Record.backend_prefix``)."""
+        self.unjudged_values = 0
+        """Values whose key the matcher's budget left unrouted (see ``KeyPlan.unjudged``)."""
+        self.unjudged_at: Where | None = None
+        """The first such value's ``(prefix, key, path, line, step)``."""
         self.suspects: dict[tuple[str, str], tuple[str, Where, Worker, list[int]]] = {}
         """Keys an open family took although they look like a renamed literal row's key:
         ``(prefix, key) -> (that row's key, first occurrence, worker, [count])``, an
@@ -351,6 +360,8 @@ class Checker:
                 self._ambiguous(worker, plan, record, logged, value, loop, where)
             elif plan.readings:
                 self.tally.note("ambiguous_rewrite", where, None, "; ".join(plan.readings), worker)
+            elif plan.unjudged:
+                self._unjudged(where)
             else:
                 self._unmatched(worker, plan, record, logged, value, where)
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
@@ -392,6 +403,22 @@ class Checker:
             return
         hint = self.planner.undeclared_hint(plan)
         self.tally.note("undeclared", where, None, hint, worker)
+
+    def _unjudged(self, where: Where) -> None:
+        """Count a value whose key the budget left unrouted (and where the first one was)."""
+        if not self.unjudged_values:
+            self.unjudged_at = where
+        self.unjudged_values += 1
+
+    def _unjudged_notice(self) -> Notice:
+        """The one ``unjudged_keys`` notice, at the first value left unjudged."""
+        text = _unjudged_text(self.unjudged_values, self.limits.max_unindexed_attempts)
+        if self.unjudged_at is None:  # pragma: no cover - set with the first value
+            return Notice("unjudged_keys", text)
+        prefix, key, path, line, _step = self.unjudged_at
+        first = f"; the first was {qualified_key(prefix, key)!r}"
+        position = Position(path or self.report.source, line, 1) if line else None
+        return Notice("unjudged_keys", text + first, position=position)
 
     def _suspect(self, plan: KeyPlan, where: Where, worker: Worker) -> None:
         """Remember a key an open family took that looks like a literal row's key renamed."""
@@ -637,7 +664,10 @@ class Checker:
         self._route_pending()
         self._choose_loops()
         outcome = self._judge_presence()
+        unsure = self.unjudged_values > 0
         for finding in outcome.findings:
+            if unsure and not (is_literal(finding.prefix) and is_literal(finding.key)):
+                continue  # an unjudged key may be this family's: not known to be missing
             self.tally.findings[("missing", finding.prefix, finding.key)] = finding
         self._fold_renames()
         report.notices.extend(outcome.notices)
@@ -647,6 +677,8 @@ class Checker:
             report.notices.append(capped)
         if self.backend_values:
             report.notices.append(_backend_notice(self.backend_values))
+        if self.unjudged_values:
+            report.notices.append(self._unjudged_notice())
         report.inactive_owners.update(outcome.inactive_owners)
         report.findings = self.tally.collected(list(self.pool.by_key.values()))
         minimum = report.coverage.minimum
@@ -702,6 +734,17 @@ class Checker:
             loop_configs=loop_configs,
             values=self.values,
         )
+
+
+def _unjudged_text(values: int, limit: int) -> str:
+    """The ``unjudged_keys`` notice: what stopped, what was left unjudged, and the fix."""
+    return (
+        f"live-check stopped matching keys against families with no literal text after "
+        f"{limit} attempts: {values} value(s) under keys that needed another attempt were "
+        "not judged (neither credited to a row nor undeclared), and no family was judged "
+        "missing; give such families (a logger_key like '{x}_{y}') a literal head, tail or "
+        "'/'-segment ('{x}/loss_{y}')"
+    )
 
 
 def _backend_notice(values: int) -> Notice:

@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
-from metric_catalog.series_rules import PREFIX_GLUE, ConfigChoice, qualified_key
+from metric_catalog.series_rules import (
+    PREFIX_GLUE,
+    ConfigChoice,
+    MatchBudgetError,
+    qualified_key,
+)
 
 from ..catalog.matching import KeyMatcher, Match
 from ..catalog.precedence import row_choice
@@ -83,6 +88,10 @@ class KeyPlan(NamedTuple):
     it only counts (:func:`~.judges.ranges.quiet_interval`), when the key is a plain
     literal row's on the training step and nothing else is done for it (no signature,
     rename, rewrite or schedule); ``None`` otherwise. Set by :meth:`KeyPlanner.planned`."""
+    unjudged: bool = False
+    """The check's budget of attempts on families no literal text indexes ran out before the
+    key was routed (``matches`` is then empty): which row takes it is not known, so it is
+    neither credited nor undeclared (see :data:`~codegen.runs.limits.MAX_UNINDEXED_ATTEMPTS`)."""
 
 
 def _with_choices(plan: KeyPlan) -> KeyPlan:
@@ -161,6 +170,15 @@ class KeyPlanner:
         return plan
 
     def plan(
+        self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
+    ) -> KeyPlan:
+        """:meth:`_plan`, or an unjudged plan when the matcher's budget ran out on the key."""
+        try:
+            return self._plan(prefix, logged, split, rewrite, loop)
+        except MatchBudgetError:
+            return KeyPlan(prefix, logged, (), (), (), False, True, TRAINING_AXIS, unjudged=True)
+
+    def _plan(
         self, prefix: str, logged: str, split: bool, rewrite: str | None, loop: str | None = None
     ) -> KeyPlan:
         """What a logged key means, decided once per ``(prefix, key)``: see :class:`KeyPlan`.

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_SKIPPED_BYTES",
     "MAX_TRACKED_VALUES",
     "MAX_UNDECLARED_KEYS",
+    "MAX_UNINDEXED_ATTEMPTS",
     "MAX_WORKERS",
     "Limits",
 ]
@@ -52,6 +53,12 @@ MAX_LOOP_NAMES: Final = 100
 MAX_FAMILY_KEYS: Final = 50_000
 """Distinct logged ``(prefix, key)`` pairs whose family match is cached."""
 
+MAX_UNINDEXED_ATTEMPTS: Final = 2_000_000
+"""Regex attempts of key families no literal head, tail or whole segment indexes (``{x}_{y}``)
+against logged keys, in one check (about a microsecond each): past it, keys that would need
+another attempt are left unjudged (a note says how many), so many distinct keys against many
+such families cannot hang the check."""
+
 MAX_TRACKED_VALUES: Final = 10_000
 """Most distinct values of one open attribute tracked per series (its ``max_cardinality``
 when smaller); attribute sets are tracked up to the series' budget."""
@@ -75,3 +82,4 @@ class Limits:
     max_family_keys: int = MAX_FAMILY_KEYS
     max_tracked_values: int = MAX_TRACKED_VALUES
     max_reported_findings: int = MAX_REPORTED_FINDINGS
+    max_unindexed_attempts: int = MAX_UNINDEXED_ATTEMPTS
