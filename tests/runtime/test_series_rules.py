@@ -373,3 +373,43 @@ def test_the_indexed_matcher_answers_as_a_scan_of_every_row(
         matcher.add(prefix, key, {}, index)
     for prefix, key in keys:
         assert matcher.match(prefix, key) == _scanned(rows, prefix, key)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(["", "t", "{q}"]), _PATTERNS), max_size=12),
+    keys=st.lists(st.tuples(st.sampled_from(["", "t", "u"]), _KEYS.map("".join)), max_size=8),
+    limit=st.integers(min_value=0, max_value=6),
+)
+def test_a_budgeted_matcher_answers_as_a_scan_or_says_it_cannot(
+    rows: list[tuple[str, str]], keys: list[tuple[str, str]], limit: int
+) -> None:
+    """A spent budget never changes an answer: the pair raises instead, and the tries of
+    rows no literal head, tail or segment indexes never exceed the limit."""
+    from metric_catalog.series_rules import MatchBudget, MatchBudgetError
+
+    rows = [(prefix, key) for prefix, key in rows if "{q}" not in prefix or "{q}" not in key]
+    matcher = SeriesMatcher()
+    matcher.budget = budget = MatchBudget(limit)
+    for index, (prefix, key) in enumerate(rows):
+        matcher.add(prefix, key, {}, index)
+    for prefix, key in keys:
+        try:
+            found = matcher.match(prefix, key)
+        except MatchBudgetError:
+            assert budget.exhausted
+            continue
+        assert found == _scanned(rows, prefix, key)
+    assert budget.spent <= limit
+
+
+def test_a_family_of_placeholders_and_separators_is_tried_only_on_keys_holding_them() -> None:
+    from metric_catalog.series_rules import MatchBudget
+
+    matcher = SeriesMatcher()
+    matcher.budget = budget = MatchBudget(100)
+    matcher.add("", "{a}_{b}", {}, "underscore")
+    matcher.add("", "{a}-{b}", {}, "dash")
+    assert matcher.match("", "x_y") == [("underscore", {"a": "x", "b": "y"})]
+    assert matcher.match("", "plain") == []
+    assert budget.spent == 1  # only '{a}_{b}' was tried, and only on 'x_y'
