@@ -414,6 +414,8 @@ class Notice:
     checked together logged different configurations, so none decides a condition),
     ``several_states`` (several states of one Trainer output folder were read),
     ``restart`` (an input's step went back: a job restarted from a checkpoint),
+    ``unjudged_keys`` (the check's budget of attempts on families no literal text indexes
+    ran out: later keys needing one were left unjudged, at the first of them),
     ``undecided_step`` (a row's ``first_step`` or ``every`` names a configuration value
     the run did not log, so the row is undecided; the notice names the path),
     ``unread_config`` (a configuration file that could not be read safely),
