@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final, NamedTuple, Unpack
 
-from metric_catalog.series_rules import MatchBudget, is_literal, literal_text, qualified_key
+from metric_catalog.series_rules import MatchBudget, literal_text, qualified_key
 
 from ..catalog.diagnostics import Position
 from ..catalog.matching import KeyMatcher
@@ -665,8 +665,10 @@ class Checker:
         self._choose_loops()
         outcome = self._judge_presence()
         unsure = self.unjudged_values > 0
+        summaries = self.rows.summaries
         for finding in outcome.findings:
-            if unsure and not (is_literal(finding.prefix) and is_literal(finding.key)):
+            summary = summaries.get(finding.series or "")
+            if unsure and (summary is None or summary.row.is_family):
                 continue  # an unjudged key may be this family's: not known to be missing
             self.tally.findings[("missing", finding.prefix, finding.key)] = finding
         self._fold_renames()

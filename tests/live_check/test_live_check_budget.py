@@ -33,6 +33,7 @@ teed:
     kind: gauge
     unit: "1"
     description: A value per part and statistic.
+    requirement_level: required
     attributes: [{ref: rl.part}, {ref: rl.stat}]
   - logger_key: loss
     name: rl.loss
@@ -86,6 +87,19 @@ def test_a_spent_budget_leaves_keys_unjudged_with_one_positioned_notice(
     assert [(budget.spent, budget.exhausted) for budget in made] == [(3, True)]
     logged = {summary.row.name: summary.logged for summary in report.rows}
     assert logged == {"rl.loss": 1, "rl.parts": 3}
+
+
+def test_a_required_family_no_key_reached_is_not_called_missing(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no attempt allowed, the family logs nothing judged, yet it is not reported
+    missing: an unjudged key may have been its."""
+    monkeypatch.setattr(live_check, "MAX_UNINDEXED_ATTEMPTS", 0)
+    report = check(catalog)
+    assert [n.position.line for n in report.notices if n.kind == "unjudged_keys" if n.position]
+    assert not [f for f in report.findings if f.kind in {"undeclared", "missing"}]
+    logged = {summary.row.name: summary.logged for summary in report.rows}
+    assert logged == {"rl.loss": 1, "rl.parts": 0}
 
 
 def test_a_check_within_the_budget_routes_every_key_and_says_nothing(catalog: Catalog) -> None:
