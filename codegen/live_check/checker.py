@@ -669,7 +669,10 @@ class Checker:
         for finding in outcome.findings:
             summary = summaries.get(finding.series or "")
             if unsure and (summary is None or summary.row.is_family):
-                continue  # an unjudged key may be this family's: not known to be missing
+                # An unjudged key may be this family's: not known to be missing.
+                if summary is not None and summary.presence == "missing":
+                    summary.presence = "not_logged"
+                continue
             self.tally.findings[("missing", finding.prefix, finding.key)] = finding
         self._fold_renames()
         report.notices.extend(outcome.notices)

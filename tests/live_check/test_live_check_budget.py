@@ -100,6 +100,8 @@ def test_a_required_family_no_key_reached_is_not_called_missing(
     assert not [f for f in report.findings if f.kind in {"undeclared", "missing"}]
     logged = {summary.row.name: summary.logged for summary in report.rows}
     assert logged == {"rl.loss": 1, "rl.parts": 0}
+    presence = {summary.row.name: summary.presence for summary in report.rows}
+    assert presence == {"rl.loss": "logged", "rl.parts": "not_logged"}
 
 
 def test_a_check_within_the_budget_routes_every_key_and_says_nothing(catalog: Catalog) -> None:
