@@ -75,6 +75,8 @@ class KeyExpressions(ScanState):
         strings = self._strings(node, env, whole=True)
         if isinstance(strings, StrVal):
             where = self._at(node)
+            if len(strings.at) == len(strings.shapes):
+                return DictVal(tuple(map(Key, strings.shapes, strings.at)))
             return DictVal(tuple(Key(shape, where) for shape in strings.shapes))
         if isinstance(node, ast.Name):
             found = self._lookup(node.id, env)
@@ -178,6 +180,9 @@ class KeyExpressions(ScanState):
             return StrVal(tuple(shape for item in items if item for shape in item.shapes))
         if isinstance(node, ast.Name):
             found = self._lookup(node.id, env)
+            constant = self.module.constants.get(node.id)
+            if isinstance(found, StrVal) and constant is not None and node.id not in env:
+                return self._element_places(constant, found)  # ``for key in KEYS``
             if isinstance(found, StrVal):
                 return found
             if isinstance(found, KeysOf) and found.source.keys and not found.source.unresolved:
@@ -366,8 +371,19 @@ class KeyExpressions(ScanState):
             if result is not None and all(
                 all(isinstance(part, str) for part in shape) for shape in result.shapes
             ):
-                return result
+                return self._element_places(expr, result)
         return None
+
+    def _element_places(self, expr: ast.expr, value: StrVal) -> StrVal:
+        """A list or tuple constant of string literals, one shape per element: each shape
+        placed at its element (the constant's own module), so a key from it is reported
+        there; any other constant as it is."""
+        if not isinstance(expr, ast.Tuple | ast.List) or len(expr.elts) != len(value.shapes):
+            return value
+        texts = [e.value if isinstance(e, ast.Constant) else None for e in expr.elts]
+        if tuple((text,) for text in texts) != value.shapes:
+            return value  # not literals only, or a local of that name holding other strings
+        return StrVal(value.shapes, tuple(self._at(e) for e in expr.elts))
 
     def _attribute_constant(self, owner: str, attr: str) -> StrVal | None:
         module = self.module

@@ -336,6 +336,10 @@ class StrVal:
     """A string (or a sequence of strings, for loops) with its possible values."""
 
     shapes: tuple[Shape, ...]
+    at: tuple[Where, ...] = ()
+    """Where each shape is written, when each is a literal of a module-level constant
+    (``KEYS = ["loss/kl", ...]``): a key from it is reported at its own element, the line
+    a reader fixes; empty otherwise (then a key is reported where it is written)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,77 @@ def test_a_constant_iterated_with_enumerate_gives_its_strings_as_keys(
 ) -> None:
     report = _scan(tmp_path, repo_catalog, {"m.py": _ENUMERATED})
 
-    assert _keys(report) == {"loss/zz_policy": "src/m.py:7", "loss/zz_kl": "src/m.py:7"}
+    # each key at its element of the constant (both on line 3), the line a reader fixes
+    assert _keys(report) == {"loss/zz_policy": "src/m.py:3", "loss/zz_kl": "src/m.py:3"}
     unresolved = [d for d in report.diagnostics if d.code == "SCAN_UNRESOLVED"]
     assert [d.position.line for d in unresolved if d.position] == [9]  # names of values
+
+
+_LISTED = """\
+import wandb
+
+{imports}_LOSS_KEYS = [
+    "loss/zz_kl_avg",
+    "loss/zz_pg_avg",
+]
+
+
+def report(stats):
+    {bind}metrics = {{}}
+    for key in {iterated}:
+        metrics[key] = stats[key]
+    wandb.log(metrics)
+"""
+
+_KEYS_MODULE = """\
+SHARED_KEYS = (
+    "loss/zz_kl_avg",
+    "loss/zz_pg_avg",
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "bind", "iterated", "where"),
+    [
+        # a module-level list: each key at its own element
+        ("", "", "_LOSS_KEYS", {"loss/zz_kl_avg": "src/m.py:4", "loss/zz_pg_avg": "src/m.py:5"}),
+        # imported from another scanned module: at its element there
+        (
+            "from pkg.keys import SHARED_KEYS\n\n",
+            "",
+            "SHARED_KEYS",
+            {"loss/zz_kl_avg": "src/pkg/keys.py:2", "loss/zz_pg_avg": "src/pkg/keys.py:3"},
+        ),
+        # non-firing: a literal tuple in the loop itself stays at the write
+        (
+            "",
+            "",
+            '("loss/zz_kl_avg", "loss/zz_pg_avg")',
+            {"loss/zz_kl_avg": "src/m.py:12", "loss/zz_pg_avg": "src/m.py:12"},
+        ),
+        # non-firing: a local of the constant's name holding other strings
+        (
+            "",
+            '_LOSS_KEYS = ["loss/zz_a", "loss/zz_b"]\n    ',
+            "_LOSS_KEYS",
+            {"loss/zz_a": "src/m.py:13", "loss/zz_b": "src/m.py:13"},
+        ),
+    ],
+)
+def test_a_key_from_a_module_list_constant_is_reported_at_its_element(
+    tmp_path: Path,
+    repo_catalog: Catalog,
+    imports: str,
+    bind: str,
+    iterated: str,
+    where: dict[str, str],
+) -> None:
+    source = _LISTED.format(imports=imports, bind=bind, iterated=iterated)
+    files = {"m.py": source, "pkg/__init__.py": "", "pkg/keys.py": _KEYS_MODULE}
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == where
 
 
 _STATS = """\
