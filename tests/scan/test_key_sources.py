@@ -90,6 +90,7 @@ SHARED_KEYS = (
 def test_a_key_from_a_module_list_constant_is_reported_at_its_element(
     tmp_path: Path,
     repo_catalog: Catalog,
+    *,
     imports: str,
     bind: str,
     iterated: str,
