@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from .inherited import exported
+from .instances import Bound, aliases, bound_method
 from .model import ProjectIndex, Wrapper
 from .sources import Module
 from .state import ScanState
@@ -346,6 +347,14 @@ class CollectorFlow(ScanState):
         class's adders leave to their callers (each call fills them below), and what the
         calls on that object in this function add to the fields the getter reads."""
         func = call.func
+        bound = bound_method(self.project, self.module, func)
+        local = (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.objects
+        )
+        if bound is not None and not local:
+            return self._instance_collected(returned, bound)
         if (
             self.func is None
             or not isinstance(func, ast.Attribute)
@@ -379,6 +388,94 @@ class CollectorFlow(ScanState):
             union(added), grouped, type(self)(self.project, home, [], cls=cls, depth=self.depth + 1)
         )
         return _without_parameters(returned, getter[1], self._adders(home, cls, fields)), value
+
+    # --- objects made at module level (.instances) -----------------------------------
+
+    def _on_instance(self, func: ast.expr) -> Method | None:
+        """The method a call of a module-level object's method goes to (``DEFAULT.stat``,
+        ``stats.stat`` for ``stat = DEFAULT.stat``), else ``None``."""
+        bound = bound_method(self.project, self.module, func)
+        if bound is None:
+            return None
+        (home, cls), name = bound[2], bound[3]
+        found = self.project.method(home, cls, name)
+        return found if found is not None and found[2] is not None else None
+
+    def _instance_collected(self, returned: DictVal, bound: Bound) -> tuple[DictVal, DictVal]:
+        """A getter called on a module-level object: what it returns without what its
+        class's adders leave to their callers, and what every call on that object adds."""
+        (home, cls), name = bound[2], bound[3]
+        getter = self.project.method(home, cls, name)
+        if getter is None:
+            return returned, DictVal()
+        grouped = _nested_reads(getter[1])
+        fields = (_fields_returned(getter[1]), frozenset(grouped))
+        if not (fields[0] or fields[1]):
+            return returned, DictVal()
+        added = self._instance_adds(bound, fields)
+        value = _ungrouped(
+            added, grouped, type(self)(self.project, home, [], cls=cls, depth=self.depth + 1)
+        )
+        return _without_parameters(returned, getter[1], self._adders(home, cls, fields)), value
+
+    def _instance_adds(
+        self, bound: Bound, fields: tuple[frozenset[str], frozenset[str]]
+    ) -> DictVal:
+        """What the whole program adds to one module-level object: every call of one of its
+        methods, through its name or an alias, in any scanned module (each key is found at
+        the argument; a dict the calling function builds is read from that function)."""
+        maker, name = bound[0], bound[1]
+        slot = ("module object", maker.real, name, fields)
+        cache = self.project.collector_adds
+        if slot in cache:
+            return cache[slot]
+        cache[slot] = DictVal()
+        needles = [name.encode(), *(alias.encode() for alias in _aliases_of(self, maker, name))]
+        found: list[DictVal] = []
+        for module in self.project.modules:
+            if not any(needle in module.source for needle in needles):
+                continue
+            tree = module.full().tree
+            for func, cls_name in _scopes(tree) if tree is not None else ():
+                found.extend(self._instance_sites(module, func, cls_name, bound, fields))
+        result = union(found)
+        cache[slot] = result
+        return result
+
+    def _instance_sites(
+        self,
+        module: Module,
+        scope: FuncDef | ast.Module,
+        cls_name: str | None,
+        bound: Bound,
+        fields: tuple[frozenset[str], frozenset[str]],
+    ) -> list[DictVal]:
+        """The adds of the calls on the object ``scope`` makes itself (its nested
+        functions' calls included; a module's top level: its statements outside any
+        ``def``), each instantiated with what the function holds when it ends."""
+        home, cls = bound[2]
+        calls = []
+        for node in walk(scope) if not isinstance(scope, ast.Module) else _top_nodes(scope):
+            if not isinstance(node, ast.Call):
+                continue
+            other = bound_method(self.project, module, node.func)
+            if other is None or other[:2] != bound[:2] or other[3] == bound[3]:
+                continue
+            target = self.project.method(home, cls, other[3])
+            if target is not None and target[2] is not None:
+                calls.append((node, target))
+        if not calls:
+            return []
+        scanner = type(self)(self.project, module, [], cls=cls_name, depth=self.depth + 1)
+        env = scanner.collect(scope) if not isinstance(scope, ast.Module) else {}
+        found = []
+        for node, target in calls:
+            adds = _adds(self, target, fields, 0)
+            if not adds.empty():
+                arguments = bind(node, target[1], method=True)
+                located = _located(adds, arguments, module)
+                found.append(scanner._instantiate(located, node, arguments, env))
+        return found
 
     # --- one object for the whole program ---------------------------------------------
 
@@ -584,6 +681,31 @@ def _ungrouped(
         if not any(isinstance(p, Hole) and p.text[:1] == "\x00" for p in s.template)
     )
     return DictVal(tuple(dict.fromkeys(keys)), value.unresolved, spreads)
+
+
+def _aliases_of(flow: CollectorFlow, maker: Module, name: str) -> list[str]:
+    """The names ``maker`` binds to methods of its object ``name`` (``stat = DEFAULT.stat``)."""
+    return [alias for alias, (obj, _) in aliases(flow.project, maker).items() if obj == name]
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[FuncDef | ast.Module, str | None]]:
+    """A module's top level, its functions and its classes' methods (with the class), not
+    the functions nested in them (their calls are their outer function's)."""
+    yield tree, None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, None
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield item, node.name
+
+
+def _top_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The nodes of a module's statements outside its ``def`` and ``class`` bodies."""
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from walk(stmt)
 
 
 def _one_object(home: Module, cls: str) -> bool:

@@ -665,11 +665,13 @@ class DictValues(ScanState):
         module = self.module
         if isinstance(func, ast.Name):
             found = function_named(self.project, module, func.id)
-            return None if found is None else (*found, None)
+            if found is None:
+                return self._on_instance(func)  # ``stat = DEFAULT.stat`` (.collectors)
+            return (*found, None)
         if isinstance(func, ast.Attribute) and _is_super(func.value):
             return self._super_method(func.attr)  # ``super().evaluate(...)`` (.collectors)
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
-            return None
+            return self._on_instance(func)
         owner = func.value.id
         if owner in {"self", "cls"} and self.cls is not None:
             return self.project.method(module, self.cls, func.attr)
@@ -694,4 +696,4 @@ class DictValues(ScanState):
                 source, name = exported(self.project, source.full(), func.attr, function=True)
                 if name in source.functions:
                     return source, source.functions[name], None
-        return None
+        return self._on_instance(func)

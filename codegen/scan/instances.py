@@ -1,0 +1,153 @@
+"""Objects made once at module level, and the bound methods a module hands out for them.
+
+A module that builds ``DEFAULT = Tracker()`` at its top level and exports ``stat =
+DEFAULT.stat`` makes one object its importers share: ``stats.stat(x=v)``,
+``stats.DEFAULT.stat(x=v)`` and ``from .stats import stat; stat(x=v)`` are calls of
+``Tracker.stat`` on that one object, in whatever module they are written (through a
+package's ``__init__`` re-exporting the name, too). :mod:`.collectors` reads a getter called
+on such an object as what every call on it, anywhere, adds.
+
+Only module-level assignments count: an object made inside a function is another object
+each call, and a name rebound anywhere in its module's top level is not an instance.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from typing import TypeAlias
+
+from .model import ProjectIndex
+from .sources import Module
+from .state import joined
+
+__all__ = ["Bound", "Instance", "aliases", "bound_method", "instances"]
+
+Instance: TypeAlias = "tuple[Module, str]"
+"""A module-level object: the module making it and the name it is bound to there."""
+
+Bound: TypeAlias = "tuple[Module, str, tuple[Module, str], str]"
+"""A call on a module-level object: its module, its name, its class, the method called."""
+
+_MAX_HOPS = 4
+"""Re-exports followed from a name to the module that binds it (``__init__`` chains)."""
+
+
+_BINDINGS: weakref.WeakKeyDictionary[Module, dict[str, ast.expr | None]] = (
+    weakref.WeakKeyDictionary()
+)
+"""What each module's top level binds, read once per module."""
+
+
+def _top_assignments(module: Module) -> dict[str, ast.expr | None]:
+    """Name -> the value a module's top level binds it to once (``None``: bound twice or
+    by anything but a plain assignment, so not one known value)."""
+    cached = _BINDINGS.get(module)
+    if cached is not None:
+        return cached
+    tree = module.full().tree
+    found: dict[str, ast.expr | None] = {}
+    _BINDINGS[module] = found
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = None if target.id in found else node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            found[node.target.id] = None
+    return found
+
+
+_MADE: weakref.WeakKeyDictionary[Module, dict[str, tuple[Module, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each module's module-level objects, found once per module."""
+
+
+def instances(project: ProjectIndex, module: Module) -> dict[str, tuple[Module, str]]:
+    """The module-level objects of scanned classes ``module`` makes: name -> the class
+    (``DEFAULT = Tracker()``, ``Tracker`` defined there or imported by name)."""
+    cached = _MADE.get(module)
+    if cached is not None:
+        return cached
+    found: dict[str, tuple[Module, str]] = {}
+    _MADE[module] = found
+    for name, value in _top_assignments(module).items():
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            ref = project.class_named(module, value.func.id)
+            if ref is not None and ref[1] in ref[0].full().classes:
+                found[name] = ref
+    return found
+
+
+def aliases(project: ProjectIndex, module: Module) -> dict[str, tuple[str, str]]:
+    """The bound methods of those objects ``module`` names: alias -> (object, method)
+    (``stat = DEFAULT.stat``)."""
+    objects = instances(project, module)
+    found: dict[str, tuple[str, str]] = {}
+    for name, value in _top_assignments(module).items():
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in objects
+        ):
+            found[name] = (value.value.id, value.attr)
+    return found
+
+
+def _module_named(project: ProjectIndex, module: Module, node: ast.expr) -> Module | None:
+    """The scanned module a name of ``module`` denotes (``import a.b as m``; ``from a import
+    b`` where ``b`` is a module)."""
+    if not isinstance(node, ast.Name):
+        return None
+    imported = module.imports.get(node.id)
+    if imported is None:
+        return None
+    name, attr, level = imported
+    return project.find_module(joined(name, attr) if attr else name, level, module)
+
+
+def _binding(project: ProjectIndex, module: Module, name: str) -> tuple[Module, str] | None:
+    """The module whose top level binds ``name`` as seen from ``module``, following
+    ``from .x import name`` re-exports (a bounded chain)."""
+    for _ in range(_MAX_HOPS):
+        if name in _top_assignments(module):
+            return module, name
+        imported = module.imports.get(name)
+        if imported is None or imported[1] is None:
+            return None
+        source = project.find_module(imported[0], imported[2], module)
+        if source is None:
+            return None
+        module, name = source, imported[1]
+    return None
+
+
+def _referent(project: ProjectIndex, module: Module, node: ast.expr) -> tuple[Module, str] | None:
+    """Where the top-level name ``node`` reads is bound: ``name`` or ``module.name``."""
+    if isinstance(node, ast.Name):
+        return _binding(project, module, node.id)
+    if isinstance(node, ast.Attribute):
+        source = _module_named(project, module, node.value)
+        if source is not None:
+            return _binding(project, source, node.attr)
+    return None
+
+
+def bound_method(project: ProjectIndex, module: Module, func: ast.expr) -> Bound | None:
+    """What a called expression of ``module`` is, when it is a method of a module-level
+    object: ``DEFAULT.stat``, ``stats.DEFAULT.stat``, ``stat`` or ``stats.stat`` (an alias
+    of ``DEFAULT.stat``); ``None`` for anything else."""
+    if isinstance(func, ast.Attribute):
+        owner = _referent(project, module, func.value)
+        if owner is not None:
+            made = instances(project, owner[0]).get(owner[1])
+            if made is not None:
+                return owner[0], owner[1], made, func.attr
+    alias = _referent(project, module, func)
+    if alias is None:
+        return None
+    named = aliases(project, alias[0]).get(alias[1])
+    if named is None:
+        return None
+    return alias[0], named[0], instances(project, alias[0])[named[0]], named[1]
