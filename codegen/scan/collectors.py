@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from .inherited import exported
 from .instances import Bound, aliases, bound_method
 from .model import ProjectIndex, Wrapper
+from .scopes import ScopeRules, scope_rules
 from .sources import Module
 from .state import ScanState
 from .syntax import FuncDef, bind, dotted, params, walk
@@ -468,13 +469,19 @@ class CollectorFlow(ScanState):
             return []
         scanner = type(self)(self.project, module, [], cls=cls_name, depth=self.depth + 1)
         env = scanner.collect(scope) if not isinstance(scope, ast.Module) else {}
+        rules = scope_rules(self.project, home, cls)
+        segments = _segments(self, module, scope, bound, rules) if rules is not None else {}
         found = []
         for node, target in calls:
             adds = _adds(self, target, fields, 0)
             if not adds.empty():
                 arguments = bind(node, target[1], method=True)
                 located = _located(adds, arguments, module)
-                found.append(scanner._instantiate(located, node, arguments, env))
+                value = scanner._instantiate(located, node, arguments, env)
+                inside = segments.get(id(node), ())
+                if rules is not None and inside and target[1].name in rules.recorders:
+                    value = rewrite(value, _scoped(inside, rules.separator))
+                found.append(value)
         return found
 
     # --- one object for the whole program ---------------------------------------------
@@ -686,6 +693,61 @@ def _ungrouped(
 def _aliases_of(flow: CollectorFlow, maker: Module, name: str) -> list[str]:
     """The names ``maker`` binds to methods of its object ``name`` (``stat = DEFAULT.stat``)."""
     return [alias for alias, (obj, _) in aliases(flow.project, maker).items() if obj == name]
+
+
+def _scoped(segments: Sequence[str | Hole], separator: str) -> tuple[str | Hole, ...]:
+    """The template putting ``segments`` in front of a key: ``actor/update/`` + key."""
+    parts: list[str | Hole] = []
+    for segment in segments:
+        parts += [segment, separator]
+    return (*parts, SLOT)
+
+
+def _segments(
+    flow: CollectorFlow,
+    module: Module,
+    scope: FuncDef | ast.Module,
+    bound: Bound,
+    rules: ScopeRules,
+) -> dict[int, tuple[str | Hole, ...]]:
+    """The scope segments around each call in ``scope`` (by the call's ``id``): the
+    object's scope methods opened by ``with`` around it, outermost first, after those of
+    the scope decorators on the functions holding it. A segment that is not a literal
+    string is a hole (its keys are then not resolved)."""
+    found: dict[int, tuple[str | Hole, ...]] = {}
+
+    def pushed(call: ast.expr, specs: dict[str, tuple[int, str, str]]) -> str | Hole | None:
+        if not isinstance(call, ast.Call):
+            return None
+        other = bound_method(flow.project, module, call.func)
+        if other is None or other[:2] != bound[:2] or other[3] not in specs:
+            return None
+        segment = rules.segment(call, specs[other[3]])
+        return Hole(ast.unparse(call)) if segment is None else segment
+
+    todo: list[tuple[ast.AST, tuple[str | Hole, ...]]] = [(scope, ())]
+    while todo:  # iterative: a deeply nested tree cannot exhaust the stack
+        node, outer = todo.pop()
+        inner, heads = outer, []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            heads = list(node.decorator_list)
+            for decorator in heads:
+                segment = pushed(decorator, rules.decorators)
+                inner = inner if segment is None else (*inner, segment)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            heads = [item.context_expr for item in node.items]
+            for head in heads:
+                segment = pushed(head, rules.pushers)
+                inner = inner if segment is None else (*inner, segment)
+        elif isinstance(node, ast.Call):
+            found[id(node)] = outer
+        todo.extend((head, outer) for head in heads)
+        todo.extend(
+            (child, inner)
+            for child in ast.iter_child_nodes(node)
+            if not any(child is head for head in heads)
+        )
+    return found
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[FuncDef | ast.Module, str | None]]:

@@ -28,6 +28,7 @@ from .own_writes import (
 )
 from .receivers import annotated_class, is_ray_get, remote_method
 from .records import class_node, dataclass_fields
+from .scopes import composed_argument
 from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
@@ -124,6 +125,9 @@ class DictValues(ScanState):
         gathered = self._gathered(node, env)
         if gathered is not None:
             return gathered
+        inner = composed_argument(self.project, self.module, self.cls, node)
+        if inner is not None:  # ``self._full_key(key)`` in a tracker: ``key`` (.scopes)
+            return self._value(inner, env)
         if self._is_dictish(node, env):
             return self._dict(node, env)
         if isinstance(node, ast.JoinedStr | ast.BinOp | ast.IfExp) or (

@@ -17,6 +17,7 @@ from .objects import (
     Env,
     Opaque,
 )
+from .scopes import composed_argument
 from .sources import Module
 from .state import (
     MAX_ALTERNATIVES,
@@ -69,6 +70,9 @@ class KeyExpressions(ScanState):
 
     def _keys(self, node: ast.expr, env: Env) -> DictVal:
         """The key expression ``node`` as keys, or why it cannot be resolved."""
+        inner = composed_argument(self.project, self.module, self.cls, node)
+        if inner is not None:  # ``self._full_key(key)`` in a tracker: ``key`` (.scopes)
+            return self._keys(inner, env)
         looped = self._looped(node, env)
         if looped is not None:
             return self._rekeyed(node, env, *looped)
