@@ -51,8 +51,8 @@ def _top_assignments(module: Module) -> dict[str, ast.expr | None]:
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Name):
-                    found[target.id] = None if target.id in found else node.value
+                for name, value in _pairs(target, node.value):
+                    found[name] = None if name in found else value
         elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
             found[node.target.id] = None
     return found
@@ -62,6 +62,23 @@ _MADE: weakref.WeakKeyDictionary[Module, dict[str, tuple[Module, str]]] = (
     weakref.WeakKeyDictionary()
 )
 """Each module's module-level objects, found once per module."""
+
+
+def _pairs(target: ast.expr, value: ast.expr | None) -> list[tuple[str, ast.expr | None]]:
+    """The names an assignment binds and their values (``a, b = x.a, x.b`` pairwise;
+    ``None`` when a name's value is not its own expression)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Tuple | ast.List):
+        values = value.elts if isinstance(value, ast.Tuple | ast.List) else None
+        if values is not None and len(values) != len(target.elts):
+            values = None
+        return [
+            pair
+            for index, element in enumerate(target.elts)
+            for pair in _pairs(element, values[index] if values is not None else None)
+        ]
+    return []
 
 
 def instances(project: ProjectIndex, module: Module) -> dict[str, tuple[Module, str]]:
