@@ -14,7 +14,7 @@ Only :mod:`ast` facts are read.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -148,13 +148,22 @@ def derives_from(
 
 
 def exported(
-    project: ProjectIndex, module: Module, name: str, *, function: bool = False
+    project: ProjectIndex,
+    module: Module,
+    name: str,
+    *,
+    function: bool = False,
+    defines: Callable[[Module, str], bool] | None = None,
 ) -> tuple[Module, str]:
-    """Where class ``name`` (``function``: the function) of ``module`` is defined: ``module``
-    itself, or the module a package's ``__init__`` re-exports it from (``from .rl import
-    RLLearner``, ``from .memory import get_memory_stats``), a few hops."""
+    """Where class ``name`` (``function``: the function; ``defines``: what that predicate
+    says a module binds) of ``module`` is defined: ``module`` itself, or the module a
+    package's ``__init__`` re-exports it from (``from .rl import RLLearner``, ``from .memory
+    import get_memory_stats``), a few hops."""
     for _ in range(_MAX_BASES):
-        if name in (module.functions if function else module.classes):
+        if defines is not None:
+            if defines(module, name):
+                break
+        elif name in (module.functions if function else module.classes):
             break
         imported = module.imports.get(name)
         if imported is None or imported[1] is None:

@@ -17,6 +17,7 @@ import ast
 import weakref
 from typing import TypeAlias
 
+from .inherited import exported
 from .model import ProjectIndex
 from .sources import Module
 from .state import joined
@@ -28,10 +29,6 @@ Instance: TypeAlias = "tuple[Module, str]"
 
 Bound: TypeAlias = "tuple[Module, str, tuple[Module, str], str]"
 """A call on a module-level object: its module, its name, its class, the method called."""
-
-_MAX_HOPS = 4
-"""Re-exports followed from a name to the module that binds it (``__init__`` chains)."""
-
 
 _BINDINGS: weakref.WeakKeyDictionary[Module, dict[str, ast.expr | None]] = (
     weakref.WeakKeyDictionary()
@@ -127,17 +124,8 @@ def _module_named(project: ProjectIndex, module: Module, node: ast.expr) -> Modu
 def _binding(project: ProjectIndex, module: Module, name: str) -> tuple[Module, str] | None:
     """The module whose top level binds ``name`` as seen from ``module``, following
     ``from .x import name`` re-exports (a bounded chain)."""
-    for _ in range(_MAX_HOPS):
-        if name in _top_assignments(module):
-            return module, name
-        imported = module.imports.get(name)
-        if imported is None or imported[1] is None:
-            return None
-        source = project.find_module(imported[0], imported[2], module)
-        if source is None:
-            return None
-        module, name = source, imported[1]
-    return None
+    home, found = exported(project, module, name, defines=lambda m, n: n in _top_assignments(m))
+    return (home, found) if found in _top_assignments(home) else None
 
 
 def _referent(project: ProjectIndex, module: Module, node: ast.expr) -> tuple[Module, str] | None:
