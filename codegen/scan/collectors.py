@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from .inherited import exported
 from .instances import Bound, aliases, bound_method
 from .model import ProjectIndex, Wrapper
+from .reductions import Exporter, exporter_of, tag_of
 from .scopes import ScopeRules, scope_rules
 from .sources import Module
 from .state import ScanState
@@ -409,6 +410,11 @@ class CollectorFlow(ScanState):
         getter = self.project.method(home, cls, name)
         if getter is None:
             return returned, DictVal()
+        info = getter[0].full().classes.get(getter[2] or "")
+        export = exporter_of(info.methods, getter[1]) if info is not None else None
+        if export is not None:  # ``export()`` reducing each key by its tag (.reductions)
+            fields = (frozenset({export.field}), frozenset[str]())
+            return DictVal(), self._instance_adds(bound, fields, export)
         grouped = _nested_reads(getter[1])
         fields = (_fields_returned(getter[1]), frozenset(grouped))
         if not (fields[0] or fields[1]):
@@ -420,13 +426,16 @@ class CollectorFlow(ScanState):
         return _without_parameters(returned, getter[1], self._adders(home, cls, fields)), value
 
     def _instance_adds(
-        self, bound: Bound, fields: tuple[frozenset[str], frozenset[str]]
+        self,
+        bound: Bound,
+        fields: tuple[frozenset[str], frozenset[str]],
+        export: Exporter | None = None,
     ) -> DictVal:
         """What the whole program adds to one module-level object: every call of one of its
         methods, through its name or an alias, in any scanned module (each key is found at
         the argument; a dict the calling function builds is read from that function)."""
         maker, name = bound[0], bound[1]
-        slot = ("module object", maker.real, name, fields)
+        slot = ("module object", maker.real, name, fields, export)
         cache = self.project.collector_adds
         if slot in cache:
             return cache[slot]
@@ -438,7 +447,11 @@ class CollectorFlow(ScanState):
                 continue
             tree = module.full().tree
             for func, cls_name in _scopes(tree) if tree is not None else ():
-                found.extend(self._instance_sites(module, func, cls_name, bound, fields))
+                found.extend(
+                    self._instance_sites(
+                        module, func, cls_name, bound=bound, fields=fields, export=export
+                    )
+                )
         result = union(found)
         cache[slot] = result
         return result
@@ -448,8 +461,10 @@ class CollectorFlow(ScanState):
         module: Module,
         scope: FuncDef | ast.Module,
         cls_name: str | None,
+        *,
         bound: Bound,
         fields: tuple[frozenset[str], frozenset[str]],
+        export: Exporter | None,
     ) -> list[DictVal]:
         """The adds of the calls on the object ``scope`` makes itself (its nested
         functions' calls included; a module's top level: its statements outside any
@@ -481,6 +496,8 @@ class CollectorFlow(ScanState):
                 inside = segments.get(id(node), ())
                 if rules is not None and inside and target[1].name in rules.recorders:
                     value = rewrite(value, _scoped(inside, rules.separator))
+                if export is not None:
+                    value = _reduced(value, export, node, target, self.project)
                 found.append(value)
         return found
 
@@ -693,6 +710,18 @@ def _ungrouped(
 def _aliases_of(flow: CollectorFlow, maker: Module, name: str) -> list[str]:
     """The names ``maker`` binds to methods of its object ``name`` (``stat = DEFAULT.stat``)."""
     return [alias for alias, (obj, _) in aliases(flow.project, maker).items() if obj == name]
+
+
+def _reduced(
+    value: DictVal, export: Exporter, call: ast.Call, target: Method, project: ProjectIndex
+) -> DictVal:
+    """The keys a call records as the exporter hands them out for the tag it gives them
+    (``loss`` recorded with ``MEAN_MIN_MAX``: ``loss/mean``, ``loss/min``, ``loss/max``)."""
+    module, method, cls = target
+    info = module.full().classes.get(cls or "")
+    methods = info.methods if info is not None else {}
+    templates = export.exported(tag_of(method, call, export.tags, methods))
+    return union([rewrite(value, template) for template in templates])
 
 
 def _scoped(segments: Sequence[str | Hole], separator: str) -> tuple[str | Hole, ...]:
