@@ -16,7 +16,8 @@ back by its getter, kept per group in a collector's field of dicts, logged throu
 a factory builds, returned by a method of an object held in ``self`` and unpacked into
 ``self``, merged into a key-value logger's field that its dump hands to a writer looping the
 keys into a sink, nested under ``head`` and flattened by a recursive helper joining keys with
-``/``). Scan must report exactly that key, undeclared, on the line the key is written.
+``/``, recorded as keywords on a module-level tracker inside its ``head`` scope). Scan must
+report exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ CARRIERS = (
     "member",
     "kv-logger",
     "flattened",
+    "scoped-tracker",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -103,7 +105,7 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
 
 def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
-    wrapped = carrier in {"wrapper", "collector-group", "flattened"}
+    wrapped = carrier in {"wrapper", "collector-group", "flattened", "scoped-tracker"}
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
     lines = ["import ray", "import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
@@ -202,6 +204,8 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += ["            out.update(flat(v, path, sep=sep))", "        else:"]
         lines += ["            out[path] = v", "    return out", "def run():"]
         lines += [f"    stats = {{{head!r}: build({{}})}}", "    wandb.log(flat(stats))"]
+    elif carrier == "scoped-tracker":  # recorded in a module-level tracker's scope
+        lines += _scoped_tracker(head)
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
@@ -243,6 +247,20 @@ def _collector_carrier(carrier: str, head: str) -> list[str]:
     lines += ["SINKS = {}", "def make_sink(kind) -> Sink:", "    return SINKS[kind]()"]
     lines += ["class Loop:", "    def __init__(self):", '        self.sink = make_sink("w")']
     return [*lines, "    def run(self):", "        self.sink.log(build({}))"]
+
+
+def _scoped_tracker(head: str) -> list[str]:
+    """The dict's keys are recorded as keywords on a module-level tracker's bound method,
+    inside ``with`` its scope named ``head``, and logged from its getter."""
+    lines = ["from contextlib import contextmanager", "class Stats:", "    def __init__(self):"]
+    lines += ["        self.stack = []", "        self.values = {}", "    @contextmanager"]
+    lines += ["    def scope(self, name):", "        self.stack.append(name)", "        yield"]
+    lines += ["        self.stack.pop()", "    def _key(self, key):"]
+    lines += ['        return "/".join([*self.stack, key])', "    def put(self, **kw):"]
+    lines += ["        for k, v in kw.items():", "            self.values[self._key(k)] = v"]
+    lines += ["    def dump(self):", "        return dict(self.values)", "STATS = Stats()"]
+    lines += ["put = STATS.put", "def run():", f"    with STATS.scope({head!r}):"]
+    return [*lines, "        put(**build({}))", "    wandb.log(STATS.dump())"]
 
 
 def _object_carrier(carrier: str) -> list[str]:
