@@ -40,7 +40,7 @@ from .inherited import exported
 from .instances import Bound, aliases, bound_method
 from .model import ProjectIndex, Wrapper
 from .reductions import Exporter, exporter_of, tag_of
-from .scopes import ScopeRules, scope_rules
+from .scopes import Around, scope_rules, scoped, scopes_of
 from .sources import Module
 from .state import ScanState
 from .syntax import FuncDef, bind, dotted, params, walk
@@ -446,7 +446,7 @@ class CollectorFlow(ScanState):
             if not any(needle in module.source for needle in needles):
                 continue
             tree = module.full().tree
-            for func, cls_name in _scopes(tree) if tree is not None else ():
+            for func, cls_name in scopes_of(tree) if tree is not None else ():
                 found.extend(
                     self._instance_sites(
                         module, func, cls_name, bound=bound, fields=fields, export=export
@@ -485,7 +485,7 @@ class CollectorFlow(ScanState):
         scanner = type(self)(self.project, module, [], cls=cls_name, depth=self.depth + 1)
         env = scanner.collect(scope) if not isinstance(scope, ast.Module) else {}
         rules = scope_rules(self.project, home, cls)
-        segments = _segments(self, module, scope, bound, rules) if rules is not None else {}
+        around = Around(self.project, module, bound[:2], rules) if rules is not None else None
         found = []
         for node, target in calls:
             adds = _adds(self, target, fields, 0)
@@ -493,9 +493,13 @@ class CollectorFlow(ScanState):
                 arguments = bind(node, target[1], method=True)
                 located = _located(adds, arguments, module)
                 value = scanner._instantiate(located, node, arguments, env)
-                inside = segments.get(id(node), ())
-                if rules is not None and inside and target[1].name in rules.recorders:
-                    value = rewrite(value, _scoped(inside, rules.separator))
+                if around is not None and rules is not None and target[1].name in rules.recorders:
+                    value = union(
+                        [
+                            rewrite(value, scoped(segments, rules.separator))
+                            for segments in around.prefixes(scope, cls_name, node)
+                        ]
+                    )
                 if export is not None:
                     value = _reduced(value, export, node, target, self.project)
                 found.append(value)
@@ -722,74 +726,6 @@ def _reduced(
     methods = info.methods if info is not None else {}
     templates = export.exported(tag_of(method, call, export.tags, methods))
     return union([rewrite(value, template) for template in templates])
-
-
-def _scoped(segments: Sequence[str | Hole], separator: str) -> tuple[str | Hole, ...]:
-    """The template putting ``segments`` in front of a key: ``actor/update/`` + key."""
-    parts: list[str | Hole] = []
-    for segment in segments:
-        parts += [segment, separator]
-    return (*parts, SLOT)
-
-
-def _segments(
-    flow: CollectorFlow,
-    module: Module,
-    scope: FuncDef | ast.Module,
-    bound: Bound,
-    rules: ScopeRules,
-) -> dict[int, tuple[str | Hole, ...]]:
-    """The scope segments around each call in ``scope`` (by the call's ``id``): the
-    object's scope methods opened by ``with`` around it, outermost first, after those of
-    the scope decorators on the functions holding it. A segment that is not a literal
-    string is a hole (its keys are then not resolved)."""
-    found: dict[int, tuple[str | Hole, ...]] = {}
-
-    def pushed(call: ast.expr, specs: dict[str, tuple[int, str, str]]) -> str | Hole | None:
-        if not isinstance(call, ast.Call):
-            return None
-        other = bound_method(flow.project, module, call.func)
-        if other is None or other[:2] != bound[:2] or other[3] not in specs:
-            return None
-        segment = rules.segment(call, specs[other[3]])
-        return Hole(ast.unparse(call)) if segment is None else segment
-
-    todo: list[tuple[ast.AST, tuple[str | Hole, ...]]] = [(scope, ())]
-    while todo:  # iterative: a deeply nested tree cannot exhaust the stack
-        node, outer = todo.pop()
-        inner, heads = outer, []
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            heads = list(node.decorator_list)
-            for decorator in heads:
-                segment = pushed(decorator, rules.decorators)
-                inner = inner if segment is None else (*inner, segment)
-        elif isinstance(node, ast.With | ast.AsyncWith):
-            heads = [item.context_expr for item in node.items]
-            for head in heads:
-                segment = pushed(head, rules.pushers)
-                inner = inner if segment is None else (*inner, segment)
-        elif isinstance(node, ast.Call):
-            found[id(node)] = outer
-        todo.extend((head, outer) for head in heads)
-        todo.extend(
-            (child, inner)
-            for child in ast.iter_child_nodes(node)
-            if not any(child is head for head in heads)
-        )
-    return found
-
-
-def _scopes(tree: ast.Module) -> Iterator[tuple[FuncDef | ast.Module, str | None]]:
-    """A module's top level, its functions and its classes' methods (with the class), not
-    the functions nested in them (their calls are their outer function's)."""
-    yield tree, None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield node, None
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    yield item, node.name
 
 
 def _top_nodes(tree: ast.Module) -> Iterator[ast.AST]:

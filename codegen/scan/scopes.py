@@ -28,13 +28,23 @@ from __future__ import annotations
 
 import ast
 import weakref
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias
 
+from .instances import Instance, bound_method
 from .model import ProjectIndex
 from .sources import Module
 from .syntax import FuncDef, params, walk
+from .values import SLOT, Hole
 
-__all__ = ["ScopeRules", "composed_argument", "scope_rules"]
+__all__ = ["Around", "ScopeRules", "composed_argument", "scope_rules", "scoped", "scopes_of"]
+
+Segments: TypeAlias = "tuple[str | Hole, ...]"
+"""The scope names open around a call, outermost first (a hole: a name known at run time)."""
+
+_MAX_CARRY = 3
+"""Callers followed outward from a function to the scopes open where it is called."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,3 +349,122 @@ def composed_argument(
         return None
     rules = scope_rules(project, module, cls)
     return call.args[0] if rules is not None and call.func.attr == rules.composer else None
+
+
+def scoped(segments: Sequence[str | Hole], separator: str) -> tuple[str | Hole, ...]:
+    """The template putting ``segments`` in front of a key: ``actor/update/`` + key."""
+    parts: list[str | Hole] = []
+    for segment in segments:
+        parts += [segment, separator]
+    return (*parts, SLOT)
+
+
+def scopes_of(tree: ast.Module) -> Iterator[tuple[FuncDef | ast.Module, str | None]]:
+    """A module's top level, its functions and its classes' methods (with the class), not
+    the functions nested in them (their calls are their outer function's)."""
+    yield tree, None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, None
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield item, node.name
+
+
+@dataclass
+class Around:
+    """The scopes of one module-level tracker open around the code of one module."""
+
+    project: ProjectIndex
+    module: Module
+    tracker: Instance
+    rules: ScopeRules
+    _inside: dict[int, dict[int, Segments]] = field(default_factory=dict)
+    _outer: dict[int, list[Segments]] = field(default_factory=dict)
+
+    def prefixes(
+        self, scope: FuncDef | ast.Module, cls: str | None, node: ast.AST
+    ) -> list[Segments]:
+        """Every list of scopes ``node`` in ``scope`` may run under: those around it in
+        its function, after those open where the function is called or handed on
+        (``batched_call(self._update, data)`` inside a scope), callers of the same class
+        or module followed a few levels out; no caller seen: none."""
+        inside = self._segments(scope).get(id(node), ())
+        return [(*outer, *inside) for outer in self._callers(scope, cls, 0)]
+
+    def _callers(self, scope: FuncDef | ast.Module, cls: str | None, depth: int) -> list[Segments]:
+        if isinstance(scope, ast.Module) or depth > _MAX_CARRY:
+            return [()]
+        if id(scope) in self._outer:
+            return self._outer[id(scope)]
+        self._outer[id(scope)] = [()]  # a function reaching itself adds nothing more
+        tree = self.module.full().tree
+        found: list[Segments] = []
+        for other, other_cls in scopes_of(tree) if tree is not None else ():
+            if other is scope or other_cls != cls or isinstance(other, ast.Module):
+                continue
+            refs = [node for node in walk(other) if _names(node, scope.name, cls)]
+            if not refs:
+                continue
+            inside = self._segments(other)
+            for outer in self._callers(other, other_cls, depth + 1):
+                found += [(*outer, *inside.get(id(ref), ())) for ref in refs]
+        result = list(dict.fromkeys(found)) or [()]
+        self._outer[id(scope)] = result
+        return result
+
+    def _segments(self, scope: FuncDef | ast.Module) -> dict[int, Segments]:
+        """The segments around each call and name in ``scope`` (by the node's ``id``): the
+        tracker's scope methods opened by ``with`` around it, outermost first, after those
+        of its scope decorators on the functions holding it. A segment that is not a
+        literal string is a hole (its keys are then not resolved)."""
+        if id(scope) in self._inside:
+            return self._inside[id(scope)]
+        found: dict[int, Segments] = {}
+        todo: list[tuple[ast.AST, Segments]] = [(scope, ())]
+        while todo:  # iterative: a deeply nested tree cannot exhaust the stack
+            node, outer = todo.pop()
+            inner, heads = outer, []
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                heads = list(node.decorator_list)
+                for decorator in heads:
+                    segment = self._pushed(decorator, self.rules.decorators)
+                    inner = inner if segment is None else (*inner, segment)
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                heads = [item.context_expr for item in node.items]
+                for head in heads:
+                    segment = self._pushed(head, self.rules.pushers)
+                    inner = inner if segment is None else (*inner, segment)
+            elif isinstance(node, ast.Call | ast.Attribute | ast.Name):
+                found[id(node)] = outer
+            todo.extend((head, outer) for head in heads)
+            todo.extend(
+                (child, inner)
+                for child in ast.iter_child_nodes(node)
+                if not any(child is head for head in heads)
+            )
+        self._inside[id(scope)] = found
+        return found
+
+    def _pushed(self, call: ast.expr, specs: dict[str, tuple[int, str, str]]) -> str | Hole | None:
+        if not isinstance(call, ast.Call):
+            return None
+        other = bound_method(self.project, self.module, call.func)
+        if other is None or other[:2] != self.tracker or other[3] not in specs:
+            return None
+        segment = self.rules.segment(call, specs[other[3]])
+        return Hole(ast.unparse(call)) if segment is None else segment
+
+
+def _names(node: ast.AST, name: str, cls: str | None) -> bool:
+    """``node`` reads the function ``name``: ``self.name`` in a method of ``cls``, the bare
+    name in a module function."""
+    if cls is not None:
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == name
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        )
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
