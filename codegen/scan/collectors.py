@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from .inherited import exported
-from .instances import Bound, aliases, bound_method
+from .instances import Bound, aliases, bound_method, may_use
 from .model import ProjectIndex, Wrapper
 from .reductions import Exporter, exporter_of, tag_of
 from .scopes import Around, scope_rules, scoped, scopes_of
@@ -440,16 +440,28 @@ class CollectorFlow(ScanState):
         if slot in cache:
             return cache[slot]
         cache[slot] = DictVal()
-        needles = [name.encode(), *(alias.encode() for alias in _aliases_of(self, maker, name))]
+        names = {name, *_aliases_of(self, maker, name)}
+        needles = [found.encode() for found in names]
         found: list[DictVal] = []
+        rules = scope_rules(self.project, *bound[2])
         for module in self.project.modules:
             if not any(needle in module.source for needle in needles):
                 continue
+            if not may_use(self.project, module, maker, names):
+                continue
             tree = module.full().tree
+            # One per module: the scopes around a function and its callers are read once.
+            around = Around(self.project, module, bound[:2], rules) if rules is not None else None
             for func, cls_name in scopes_of(tree) if tree is not None else ():
                 found.extend(
                     self._instance_sites(
-                        module, func, cls_name, bound=bound, fields=fields, export=export
+                        module,
+                        func,
+                        cls_name,
+                        bound=bound,
+                        fields=fields,
+                        export=export,
+                        around=around,
                     )
                 )
         result = union(found)
@@ -465,6 +477,7 @@ class CollectorFlow(ScanState):
         bound: Bound,
         fields: tuple[frozenset[str], frozenset[str]],
         export: Exporter | None,
+        around: Around | None,
     ) -> list[DictVal]:
         """The adds of the calls on the object ``scope`` makes itself (its nested
         functions' calls included; a module's top level: its statements outside any
@@ -483,16 +496,17 @@ class CollectorFlow(ScanState):
         if not calls:
             return []
         scanner = type(self)(self.project, module, [], cls=cls_name, depth=self.depth + 1)
-        env = scanner.collect(scope) if not isinstance(scope, ast.Module) else {}
-        rules = scope_rules(self.project, home, cls)
-        around = Around(self.project, module, bound[:2], rules) if rules is not None else None
+        env: Env | None = None  # what the function holds: read only when an argument needs it
         found = []
         for node, target in calls:
             adds = _adds(self, target, fields, 0)
             if not adds.empty():
                 arguments = bind(node, target[1], method=True)
                 located = _located(adds, arguments, module)
-                value = scanner._instantiate(located, node, arguments, env)
+                if env is None and _reads_variables(adds, arguments, node):
+                    env = scanner.collect(scope) if not isinstance(scope, ast.Module) else {}
+                value = scanner._instantiate(located, node, arguments, env or {})
+                rules = around.rules if around is not None else None
                 if around is not None and rules is not None and target[1].name in rules.recorders:
                     value = union(
                         [
@@ -714,6 +728,27 @@ def _ungrouped(
 def _aliases_of(flow: CollectorFlow, maker: Module, name: str) -> list[str]:
     """The names ``maker`` binds to methods of its object ``name`` (``stat = DEFAULT.stat``)."""
     return [alias for alias, (obj, _) in aliases(flow.project, maker).items() if obj == name]
+
+
+def _reads_variables(adds: DictVal, arguments: dict[str, ast.expr], call: ast.Call) -> bool:
+    """Whether filling ``adds`` from ``call`` reads a variable (``put(**parts)``, ``add(name,
+    v)``), not only literals (``put(loss=v)``: the keywords are the keys)."""
+    if any(keyword.arg is None for keyword in call.keywords):
+        return True
+    used = {s.param for s in adds.spreads} | {
+        part.param
+        for key in adds.keys
+        for part in key.shape
+        if isinstance(part, Hole) and part.param
+    }
+    for param in used:
+        given = arguments.get(param)
+        if isinstance(given, ast.Dict):
+            if not all(isinstance(k, ast.Constant) for k in given.keys):
+                return True
+        elif given is not None and not isinstance(given, ast.Constant):
+            return True
+    return False
 
 
 def _reduced(

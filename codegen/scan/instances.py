@@ -22,7 +22,7 @@ from .model import ProjectIndex
 from .sources import Module
 from .state import joined
 
-__all__ = ["Bound", "Instance", "aliases", "bound_method", "instances"]
+__all__ = ["Bound", "Instance", "aliases", "bound_method", "instances", "may_use"]
 
 Instance: TypeAlias = "tuple[Module, str]"
 """A module-level object: the module making it and the name it is bound to there."""
@@ -156,3 +156,27 @@ def bound_method(project: ProjectIndex, module: Module, func: ast.expr) -> Bound
     if named is None:
         return None
     return alias[0], named[0], instances(project, alias[0])[named[0]], named[1]
+
+
+def may_use(project: ProjectIndex, module: Module, maker: Module, names: set[str]) -> bool:
+    """Whether ``module`` can reach a name ``maker`` binds at its top level: it is
+    ``maker``, imports one of ``names`` or ``maker`` itself, or imports a module that does
+    (a package re-exporting them). A cheap test before reading its functions."""
+    if module is maker:
+        return True
+    for local, (name, attr, level) in module.imports.items():
+        if local in names or attr in names:
+            return True
+        target = project.find_module(joined(name, attr) if attr else name, level, module)
+        if target is maker or (target is not None and _imports(project, target, maker)):
+            return True
+    return False
+
+
+def _imports(project: ProjectIndex, module: Module, maker: Module) -> bool:
+    """``module`` imports from ``maker`` (a package's ``__init__`` re-exporting it)."""
+    return any(
+        project.find_module(name, level, module) is maker
+        or project.find_module(joined(name, attr) if attr else name, level, module) is maker
+        for name, attr, level in module.imports.values()
+    )
