@@ -154,18 +154,6 @@ def params(func: FuncDef) -> list[str]:
     return names
 
 
-def defaults(func: FuncDef) -> dict[str, ast.expr]:
-    """Parameter name -> its default expression."""
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    with_default = positional[len(positional) - len(args.defaults) :]
-    found = {arg.arg: value for arg, value in zip(with_default, args.defaults, strict=True)}
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if default is not None:
-            found[arg.arg] = default
-    return found
-
-
 def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
     """The expressions of ``stmt`` itself, not those of the blocks it holds."""
     for name, value in ast.iter_fields(stmt):
