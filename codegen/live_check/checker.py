@@ -364,9 +364,22 @@ class Checker:
                 self._unjudged(where)
             else:
                 self._unmatched(worker, plan, record, logged, value, where)
+        steps = seen_steps if axis else None
+        self._see_steps(record, worker, step, steps, (on_training, on_rows, periodic, off_axes))
+
+    def _see_steps(
+        self,
+        record: Record,
+        worker: Worker,
+        step: int,
+        seen_steps: dict[int, bool] | None,
+        seen: tuple[bool, bool, bool, set[str]],
+    ) -> None:
+        """Which steps a record says the loop reached, once its keys are judged."""
+        on_training, on_rows, periodic, off_axes = seen
         # Megatron's "lm loss vs samples" is logged at the sample count, which is not how
         # far training got: a record of only such keys leaves the run's last step alone.
-        if axis:
+        if seen_steps is not None:
             # The loop's step keys say the step (W&B's _step counts calls; a flat line may
             # have none): the keys they cover were logged at those steps.
             for at, trains in seen_steps.items():
