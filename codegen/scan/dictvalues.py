@@ -240,6 +240,8 @@ class DictValues(ScanState):
             return True
         if isinstance(node, ast.Attribute | ast.Subscript) and self._attribute_dict(node, env):
             return True
+        if isinstance(node, ast.Subscript) and self._inner_read(node, env) is not None:
+            return True
         if isinstance(node, ast.Attribute) and self._holds_dict_field(node, env):
             return True
         if isinstance(node, ast.IfExp):
@@ -256,7 +258,9 @@ class DictValues(ScanState):
         """What the dict expression ``node`` holds."""
         if isinstance(node, ast.Dict):
             return union(
-                self._dict(value, env) if key is None else valued(self._keys(key, env), value)
+                self._dict(value, env)
+                if key is None
+                else self._hold(valued(self._keys(key, env), value), key, value, env, calls=False)
                 for key, value in zip(node.keys, node.values, strict=True)
             )
         if isinstance(node, ast.DictComp):
@@ -295,6 +299,8 @@ class DictValues(ScanState):
         element = self._element(node, env)
         if element is not None:
             return element
+        if isinstance(node, ast.Subscript) and (inner := self._inner_read(node, env)):
+            return inner  # ``d["fipo"]`` of a dict holding one there (.inner)
         if isinstance(node, ast.Attribute | ast.Subscript):
             held = self._attribute_dict(node, env)
             if held is None and isinstance(node, ast.Attribute):

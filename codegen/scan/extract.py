@@ -38,6 +38,7 @@ from .basebound import extend_to_subclasses
 from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
+from .inner import InnerDicts
 from .keyexpr import KeyExpressions
 from .kvfields import kv_logged
 from .logcalls import LoggingCalls
@@ -518,6 +519,13 @@ def _calls_named(
 
 
 class _Scanner(
-    LoggingCalls, Statements, DictValues, NestedDicts, KeyExpressions, ObjectFlow, CollectorFlow
+    LoggingCalls,
+    Statements,
+    DictValues,
+    NestedDicts,
+    InnerDicts,
+    KeyExpressions,
+    ObjectFlow,
+    CollectorFlow,
 ):
     """One module's analysis: scopes, values, and the logging calls found in them."""

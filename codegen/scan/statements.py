@@ -530,6 +530,8 @@ class Statements(ScanState):
             isinstance(target, ast.Subscript) and (holder := dict_holder(target.value)) is not None
         ):
             self._add_key(holder, target.slice, env, node)
+        elif isinstance(target, ast.Subscript) and self._inner_write(target, node, env):
+            pass  # ``d["a"][k] = v``: the dict ``d`` holds under ``"a"`` gains ``k`` (.inner)
         elif isinstance(target, ast.Tuple | ast.List):
             items = self._unpacked(node, env)
             for index, item in enumerate(target.elts):
@@ -592,7 +594,7 @@ class Statements(ScanState):
             return  # ``for k in d: d[k] = f(d[k])`` rewrites keys it already has
         gained = gaining(holder, valued(self._keys(key, env), value))
         if gained is not None:
-            env[name] = gained
+            env[name] = self._hold(gained, key, value, env)  # ``d["a"] = {...}``: kept (.inner)
 
     def _mutation(self, call: ast.Call, env: Env) -> None:
         func = call.func

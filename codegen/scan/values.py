@@ -7,6 +7,7 @@ caller's keys into a parameter's): no syntax tree is read here.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,6 +157,10 @@ class DictVal:
     unresolved: tuple[Unresolved, ...] = ()
     spreads: tuple[Spread, ...] = ()
     """Keys of a parameter's dict (the function's callers pass them), rewritten."""
+    inner: tuple[tuple[str, DictVal], ...] = ()
+    """The dicts held under literal keys (``d["fipo"] = {...}``), by key: what a later
+    ``d["fipo"].items()`` loops over. Only where a dict is followed as a whole; a rewrite of
+    the keys drops them (the inner dicts are not the rewritten keys')."""
 
     def empty(self) -> bool:
         """Holds nothing at all."""
@@ -163,29 +168,55 @@ class DictVal:
 
     def merge(self, other: DictVal) -> DictVal:
         """Both dicts' keys, unresolved parts and spreads (each once)."""
-        if self.empty():
+        if self.empty() and not self.inner:
             return other
-        if other.empty():
+        if other.empty() and not other.inner:
             return self
         return DictVal(
             tuple(dict.fromkeys(self.keys + other.keys)),
             tuple(dict.fromkeys(self.unresolved + other.unresolved)),
             tuple(dict.fromkeys(self.spreads + other.spreads)),
+            _inner_union((self, other)),
         )
+
+    def nested(self, key: str) -> DictVal | None:
+        """The dict held under the literal ``key`` (``None``: none is known)."""
+        for name, value in self.inner:
+            if name == key:
+                return value
+        return None
+
+    def holding(self, key: str, value: DictVal) -> DictVal:
+        """This dict with ``value`` under ``key``: a later write replaces an earlier one
+        (``d["clip"] = {...}`` in one branch and another: the branches' join merges them)."""
+        kept = tuple((name, held) for name, held in self.inner if name != key)
+        return dataclasses.replace(self, inner=(*kept, (key, value)))
 
 
 def union(values: Iterable[DictVal]) -> DictVal:
     """:meth:`DictVal.merge` of all ``values`` in one pass: linear in what they hold, where
     merging them one by one copies the growing union each time (a dict literal of 3,000
     keys, a class of 1,000 methods writing one attribute)."""
-    parts = [value for value in values if not value.empty()]
+    parts = [value for value in values if not value.empty() or value.inner]
     if len(parts) <= 1:
         return parts[0] if parts else DictVal()
     return DictVal(
         tuple(dict.fromkeys(chain.from_iterable(v.keys for v in parts))),
         tuple(dict.fromkeys(chain.from_iterable(v.unresolved for v in parts))),
         tuple(dict.fromkeys(chain.from_iterable(v.spreads for v in parts))),
+        _inner_union(parts),
     )
+
+
+def _inner_union(parts: Sequence[DictVal]) -> tuple[tuple[str, DictVal], ...]:
+    """The inner dicts of ``parts``, those under one key merged (in first-seen order)."""
+    if not any(part.inner for part in parts):
+        return ()
+    held: dict[str, list[DictVal]] = {}
+    for part in parts:
+        for name, value in part.inner:
+            held.setdefault(name, []).append(value)
+    return tuple((name, union(values)) for name, values in held.items())
 
 
 def substitute(shape: Shape, inner: Shape) -> Shape:
