@@ -45,9 +45,11 @@ __all__ = [
     "NESTED",
     "caller_keys",
     "dict_holder",
+    "handed_out",
     "narrowed",
     "nested_holder",
     "read_tags",
+    "self_call_index",
     "write_indexes",
     "write_lines",
     "write_pattern",
@@ -148,7 +150,7 @@ def caller_keys(
         return value
     info = module.classes.get(cls)
     called = re.compile(rb"\bself\.%s\s*\(" % re.escape(method.name.encode()))
-    if info is None or not called.search(module.source) or _handed_out(module.source, method.name):
+    if info is None or not called.search(module.source) or handed_out(module.source, method.name):
         return value  # no call passes it (a text search first: walking every method costs)
     calls = list(_calls_of(info.methods.values(), method.name))
     keys: list[Key] = []
@@ -171,17 +173,35 @@ def _calls_of(methods: Iterable[_FuncDef], name: str) -> Iterator[ast.Call]:
     """Calls ``self.<name>(...)`` in ``methods``."""
     for func in methods:
         for node in walk(func):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == name
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"
-            ):
+            if isinstance(node, ast.Call) and _self_call(node) == name:
                 yield node
 
 
-def _handed_out(source: bytes, name: str) -> bool:
+def self_call_index(
+    methods: Iterable[_FuncDef],
+) -> dict[str, list[tuple[_FuncDef, ast.Call]]]:
+    """Every ``self.<name>(...)`` in ``methods``, by ``name``, each with the method making
+    it: one walk of a class for all its methods' callers."""
+    index: dict[str, list[tuple[_FuncDef, ast.Call]]] = {}
+    for func in methods:
+        for node in walk(func):
+            if isinstance(node, ast.Call) and (name := _self_call(node)) is not None:
+                index.setdefault(name, []).append((func, node))
+    return index
+
+
+def _self_call(node: ast.Call) -> str | None:
+    """The ``<name>`` of a call ``self.<name>(...)``, else ``None``."""
+    if (
+        isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    ):
+        return node.func.attr
+    return None
+
+
+def handed_out(source: bytes, name: str) -> bool:
     """``self.<name>`` read as a value, not called: other code may call it with any key."""
     for found in re.finditer(rb"\bself\.%s\b" % re.escape(name.encode()), source):
         rest = source[found.end() : found.end() + 64].lstrip(b" \t")
@@ -287,7 +307,7 @@ def _passed(
 ) -> str | None:
     """The one string every call ``self.<method>(...)`` of the class passes for ``param``
     (``None``: no call, a call passing something else, or the method handed out)."""
-    if _handed_out(module.source, method.name):
+    if handed_out(module.source, method.name):
         return None
     strings: set[object] = set()
     for call in _calls_of(methods, method.name):

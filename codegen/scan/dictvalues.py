@@ -351,11 +351,19 @@ class DictValues(ScanState):
             return None
         return func
 
-    def collect(self, func: FuncDef, *, spread: bool = False, seed: Env | None = None) -> Env:
+    def collect(
+        self,
+        func: FuncDef,
+        *,
+        spread: bool = False,
+        seed: Env | None = None,
+        bound: Env | None = None,
+    ) -> Env:
         """The variables after ``func``'s body, ``self.metrics`` holders included; a
         parameter's keys are unresolved where the function starts (its callers are not
         followed), or with ``spread`` its callers' keys; ``seed``: what some ``self.<attr>``
-        holds when it starts (see :mod:`.collectors`)."""
+        holds when it starts (see :mod:`.collectors`); ``bound``: what one caller passes
+        for some parameters (see :mod:`.inner`)."""
         self.func, self.pending = func, {}
         self.params = set(_params(func))
         env: Env = dict(seed or {})
@@ -363,6 +371,7 @@ class DictValues(ScanState):
             what = f"the parameter `{name}` of `{func.name}`"
             param = name if spread else ""
             env[name] = Opaque(self.module, func, what, parameter=True, param=param)
+        env.update(bound or {})
         self.ever = {}
         return ever_held(self._block(func.body, env, [], returns=Returns()), self.ever)
 
@@ -593,7 +602,7 @@ class DictValues(ScanState):
         value = self._fill(value, call, arguments, env)
         if not value.spreads:
             return value
-        result = DictVal(value.keys, value.unresolved)
+        result = DictVal(value.keys, value.unresolved, inner=value.inner)
         for spread in value.spreads:
             argument = arguments.get(spread.param)
             if argument is None:
@@ -620,7 +629,9 @@ class DictValues(ScanState):
             for spread in value.spreads
             for shape in self._filled_shape(spread.template, arguments, defaults, env)
         ]
-        return DictVal(tuple(dict.fromkeys(keys)), value.unresolved, tuple(dict.fromkeys(spreads)))
+        return DictVal(
+            tuple(dict.fromkeys(keys)), value.unresolved, tuple(dict.fromkeys(spreads)), value.inner
+        )
 
     def _filled_shape(
         self,

@@ -33,12 +33,12 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-from .accumulators import caller_keys, write_lines
+from .accumulators import caller_keys, handed_out, self_call_index, write_lines
 from .basebound import extend_to_subclasses
 from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
-from .inner import InnerDicts
+from .inner import InnerDicts, holds_inner, passed_inner, reads_inner
 from .keyexpr import KeyExpressions
 from .kvfields import kv_logged
 from .logcalls import LoggingCalls
@@ -117,6 +117,8 @@ class Project:
         self.collector_adds: dict[tuple[object, ...], DictVal] = {}
         """What a method adds to its object's fields (see :mod:`.collectors`)."""
         self._envs: dict[tuple[str, int], Env] = {}
+        self._self_calls: dict[tuple[str, str], dict[str, list[tuple[FuncDef, ast.Call]]]] = {}
+        """A class's ``self.<name>(...)`` calls by name, with their methods (see :mod:`.inner`)."""
         """A method's variables after its body (``self.<attr>`` holders): analysed once for
         every attribute it writes (``__init__`` sets dozens)."""
         self.qualifiers = sorted({q.rpartition(".")[2] for s in calls if (q := s.qualifier)})
@@ -453,8 +455,50 @@ class Project:
         value = _held(env.get(f"self.{attr}"))
         if value is None:
             return None
+        if holds_inner(value):
+            value = self._written_per_caller(module, cls, attr, method, depth=depth, value=value)
         scanner = _Scanner(self, module, [], cls=cls)
         return caller_keys(module, cls, method, value, lambda node: scanner._part(node, {}, True))
+
+    def _written_per_caller(
+        self, module: Module, cls: str, attr: str, method: FuncDef, *, depth: int, value: DictVal
+    ) -> DictVal:
+        """What ``method`` writes into ``self.<attr>`` for each ``self.<method>(data)`` in
+        the class passing a dict with inner dicts (``data["fipo"] = {...}`` read back by
+        ``for k in data["fipo"]``, see :mod:`.inner`), and ``value`` (its writes with the
+        parameters unknown) too unless every call passes one: then each caller's reading
+        says all there is, and the unknown one would only repeat it as unresolved."""
+        info = module.classes.get(cls)
+        if info is None or depth > _MAX_DEPTH or not reads_inner(method):
+            return value
+        index = self._self_calls.get((module.real, cls))
+        if index is None:
+            index = self._self_calls[(module.real, cls)] = self_call_index(info.methods.values())
+        if method.name not in index:
+            return value
+        parts: list[DictVal] = []
+        unbound = handed_out(module.source, method.name)
+        for caller, call in index[method.name]:
+            if caller is method or (module.real, id(caller)) in self._collecting:
+                unbound = True
+                continue
+            env = self._envs.get((module.real, id(caller)))
+            if env is None:
+                self._collecting.add((module.real, id(caller)))
+                try:
+                    scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
+                    env = self._envs[(module.real, id(caller))] = scanner.collect(caller)
+                finally:
+                    self._collecting.discard((module.real, id(caller)))
+            bound = passed_inner(call, method, env)
+            if bound:
+                scanner = _Scanner(self, module, [], cls=cls, depth=depth + 1)
+                again = _held(scanner.collect(method, bound=bound).get(f"self.{attr}"))
+                if again is not None:
+                    parts.append(again)
+                    continue
+            unbound = True
+        return union([*parts, value]) if unbound or not parts else union(parts)
 
     def returned(self, module: Module, func: FuncDef, cls: str | None, depth: int) -> Returns:
         """What ``func`` returns and fills in its parameters (empty when nothing is followed)."""

@@ -17,9 +17,10 @@ from typing import Final
 
 from .objects import Env
 from .state import ScanState
+from .syntax import FuncDef, bind, walk
 from .values import DictVal
 
-__all__ = ["InnerDicts"]
+__all__ = ["InnerDicts", "holds_inner", "passed_inner", "reads_inner"]
 
 _MAX_LEVELS: Final = 2
 """How many literal subscripts deep an inner dict is followed (``d["a"]["b"]``)."""
@@ -54,6 +55,38 @@ def _path(node: ast.expr) -> tuple[str, list[str]] | None:
     if not isinstance(node, ast.Name) or not keys:
         return None
     return node.id, keys[::-1]
+
+
+def holds_inner(value: DictVal) -> bool:
+    """Whether some key of ``value`` is known only up to a loop over a dict scan could not
+    follow: what a caller's dict with inner dicts (:func:`passed_inner`) may resolve."""
+    return any(key.why for key in value.keys) or bool(value.unresolved)
+
+
+def reads_inner(method: FuncDef) -> bool:
+    """Whether ``method`` reads a parameter through a literal key (``data["fipo"]``): only
+    then can a caller's inner dicts tell it more."""
+    params = {arg.arg for arg in (*method.args.posonlyargs, *method.args.args)}
+    params.update(arg.arg for arg in method.args.kwonlyargs)
+    return any(
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in params
+        and _literal(node.slice) is not None
+        for node in walk(method)
+    )
+
+
+def passed_inner(call: ast.Call, method: FuncDef, caller: Env) -> Env:
+    """The parameters of ``method`` that ``call`` (``self.<method>(data)``) passes a
+    variable of ``caller`` holding inner dicts, bound to what that variable holds."""
+    bound: Env = {}
+    for param, argument in bind(call, method, method=True).items():
+        if isinstance(argument, ast.Name):
+            held = caller.get(argument.id)
+            if isinstance(held, DictVal) and held.inner:
+                bound[param] = held
+    return bound
 
 
 class InnerDicts(ScanState):
