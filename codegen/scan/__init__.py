@@ -34,7 +34,8 @@ The modules import in one direction (``tests/layout/test_scan_layout.py`` and th
 * the shapes they follow: :mod:`.timers`, :mod:`.accumulators`, :mod:`.own_writes`,
   :mod:`.dispatch`, :mod:`.inherited`, :mod:`.kvfields` (key-value loggers: keys recorded
   into a dict field that a dump hands to a writer looping them into a sink), :mod:`.nested`
-  (nested literals a flattening helper, :mod:`.flatten`, turns into leaf paths);
+  (nested literals a flattening helper, :mod:`.flatten`, turns into leaf paths),
+  :mod:`.inner` (dicts held under a literal key of a dict, looped over later);
 * the model below them all: :mod:`.model` (function summaries, logging calls found, the
   project's interface), :mod:`.objects`, :mod:`.sources` (one source file),
   :mod:`.records`, :mod:`.flatten`, :mod:`.numeric`, :mod:`.values`, :mod:`.keyfilter`,
