@@ -299,8 +299,8 @@ class DictValues(ScanState):
         element = self._element(node, env)
         if element is not None:
             return element
-        if isinstance(node, ast.Subscript) and (inner := self._inner_read(node, env)):
-            return inner  # ``d["fipo"]`` of a dict holding one there (.inner)
+        if isinstance(node, ast.Subscript) and (kept := self._inner_read(node, env)) is not None:
+            return kept  # ``d["fipo"]`` of a dict holding one there (.inner)
         if isinstance(node, ast.Attribute | ast.Subscript):
             held = self._attribute_dict(node, env)
             if held is None and isinstance(node, ast.Attribute):
