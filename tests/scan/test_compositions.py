@@ -16,8 +16,9 @@ back by its getter, kept per group in a collector's field of dicts, logged throu
 a factory builds, returned by a method of an object held in ``self`` and unpacked into
 ``self``, merged into a key-value logger's field that its dump hands to a writer looping the
 keys into a sink, nested under ``head`` and flattened by a recursive helper joining keys with
-``/``, recorded as keywords on a module-level tracker inside its ``head`` scope). Scan must
-report exactly that key, undeclared, on the line the key is written.
+``/``, recorded as keywords on a module-level tracker inside its ``head`` scope, kept under
+``head`` in another dict and looped over from there, in the function or in a method that dict
+is handed to). Scan must report exactly that key, undeclared, on the line the key is written.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ CARRIERS = (
     "kv-logger",
     "flattened",
     "scoped-tracker",
+    "inner",
+    "inner-method",
 )
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 
@@ -105,7 +108,14 @@ def _key_expression(writer: str, head: str, tail: str) -> tuple[list[str], str]:
 
 def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
     """The source and the 1-based line where the key is written."""
-    wrapped = carrier in {"wrapper", "collector-group", "flattened", "scoped-tracker"}
+    wrapped = carrier in {
+        "wrapper",
+        "collector-group",
+        "flattened",
+        "scoped-tracker",
+        "inner",
+        "inner-method",
+    }
     constants, key = _key_expression(writer, "" if wrapped else head, tail)
     lines = ["import ray", "import wandb", "from dataclasses import dataclass", *constants]
     body: list[str] = []
@@ -206,6 +216,24 @@ def _module(writer: str, carrier: str, head: str, tail: str) -> tuple[str, int]:
         lines += [f"    stats = {{{head!r}: build({{}})}}", "    wandb.log(flat(stats))"]
     elif carrier == "scoped-tracker":  # recorded in a module-level tracker's scope
         lines += _scoped_tracker(head)
+    elif carrier == "inner":  # kept under ``head`` in another dict, looped over from there
+        lines += ["def run():", "    data = {'step': 1}", f"    data[{head!r}] = build({{}})"]
+        lines += [f"    for k, v in data[{head!r}].items():"]
+        lines += [f'        wandb.log({{f"{head}/{{k}}": v}})']
+    elif carrier == "inner-method":  # the same, looped over by a method it is handed to
+        lines += ["class Trainer:", "    def update(self, data):"]
+        lines += [f"        for k, v in data[{head!r}].items():"]
+        lines += [f'            self.m[f"{head}/{{k}}"] = v']
+        lines += [
+            "    def step(self):",
+            "        data = {}",
+            f"        data[{head!r}] = build({{}})",
+        ]
+        lines += [
+            "        self.update(data)",
+            "    def run(self):",
+            "        wandb.log({**self.m})",
+        ]
     elif carrier == "attribute":
         lines += ["class Trainer:", "    def fill(self):", "        self.m.update(build({}))"]
         lines += ["    def run(self):", "        wandb.log({**self.m})"]
