@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from .inherited import derives_from
+from .inherited import derives_from, mixed_into
 from .logcalls import instances_of
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .model import ProjectIndex
     from .sources import Module
 
-__all__ = ["extend_to_subclasses"]
+__all__ = ["extend_to_mixins", "extend_to_subclasses"]
 
 _CLASS: Final = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
 """A class statement's name, read from the text (a base's file is not parsed for it)."""
@@ -52,6 +52,32 @@ def extend_to_subclasses(project: ProjectIndex, calls: Sequence[ScanCall]) -> No
         for other in project.modules:
             if other is not module and _subclasses(project, other, names):
                 _extend(other, bound, specs)
+
+
+def extend_to_mixins(project: ProjectIndex, calls: Sequence[ScanCall]) -> None:
+    """Give a mixin's file the qualified ``calls`` (``Trainer.log``) of a base that a scanned
+    class derives from together with the mixin (``class GRPOTrainer(LoggingMixin, Trainer)``),
+    though the mixin's file never names that base: its ``self.log(logs)`` runs in a
+    ``Trainer``. Only files whose text derives from a class naming the base, and files
+    defining one of those classes' other bases, are parsed."""
+    for spec in calls:
+        if not spec.qualifier:
+            continue
+        base = spec.qualifier.rpartition(".")[2]
+        deriving = re.compile(rb"class\s+\w+\s*\([^)]*%s" % re.escape(base.encode()))
+        mixins: set[str] = set()
+        for module in project.modules:
+            if spec in module.calls and deriving.search(module.source):
+                for cls, info in module.classes.items():
+                    if derives_from(project, module, cls, base):
+                        mixins.update(written.rpartition(".")[2] for written in info.bases)
+        mixins.discard(base)
+        for other in project.modules:
+            if not mixins or spec in other.calls or spec.name.encode() not in other.source:
+                continue
+            named = {m.decode() for m in _CLASS.findall(other.source)} & mixins
+            if any(mixed_into(project, other, cls, base) for cls in sorted(named)):
+                _extend(other, {}, [spec])
 
 
 def _subclasses(project: ProjectIndex, module: Module, bases: set[str]) -> bool:

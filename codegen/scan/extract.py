@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from .accumulators import caller_keys, handed_out, self_call_index, write_lines
-from .basebound import extend_to_subclasses
+from .basebound import extend_to_mixins, extend_to_subclasses
 from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
@@ -205,6 +205,7 @@ class Project:
         """
         found: list[Logged] = []
         extend_to_subclasses(self, self.calls)
+        extend_to_mixins(self, self.calls)
         for module in self.modules:
             if module.lines:
                 found += _Scanner(self, module, module.lines, calls=module.calls).run()

@@ -176,6 +176,47 @@ def test_a_class_not_known_to_be_a_trainer_logs_nothing_through_self_log(
     assert report.calls == 0
 
 
+_PLAIN_MIXIN = _MIXIN.replace("from transformers import TrainerControl", "# no import").replace(
+    "control: TrainerControl", "control: object"
+)
+"""The same mixin, line for line, in a file whose text never names ``Trainer``."""
+
+
+@pytest.mark.parametrize(
+    ("library", "imported"),
+    [("trl", "GRPOTrainer"), ("transformers", "Trainer")],
+)
+def test_a_mixin_whose_file_never_names_trainer_logs_through_the_trainer_it_is_mixed_into(
+    tmp_path: Path, repo_catalog: Catalog, library: str, imported: str
+) -> None:
+    assert b"Trainer" not in _PLAIN_MIXIN.encode()
+    files = {"pkg/__init__.py": "", "pkg/mixin.py": _PLAIN_MIXIN}
+    files["pkg/trainer.py"] = _MIXED_TRAINER.format(library=library, imported=imported)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {
+        "zz_reward": "src/pkg/trainer.py:17",
+        "zz_custom": "src/pkg/mixin.py:8",
+        "zz_loss": "src/pkg/mixin.py:12",
+        "zz_learning_rate": "src/pkg/mixin.py:13",
+    }
+
+
+@pytest.mark.parametrize(
+    ("library", "imported"),
+    [("mylib", "GRPOTrainer"), ("trl", "GRPOConfig")],
+)
+def test_a_mixin_of_a_class_not_known_to_be_a_trainer_logs_nothing(
+    tmp_path: Path, repo_catalog: Catalog, library: str, imported: str
+) -> None:
+    files = {"pkg/__init__.py": "", "pkg/mixin.py": _PLAIN_MIXIN}
+    files["pkg/trainer.py"] = _MIXED_TRAINER.format(library=library, imported=imported)
+    report = _scan(tmp_path, repo_catalog, files)
+
+    assert _keys(report) == {}
+    assert report.calls == 0
+
+
 _BASE_WITH_ACCELERATOR = """\
 from accelerate import Accelerator
 
