@@ -470,7 +470,7 @@ class Project:
         parameters unknown) too unless every call passes one: then each caller's reading
         says all there is, and the unknown one would only repeat it as unresolved."""
         info = module.classes.get(cls)
-        if info is None or depth > _MAX_DEPTH or not reads_inner(method):
+        if info is None or depth > _MAX_DEPTH or not reads_inner(method, module):
             return value
         index = self._self_calls.get((module.real, cls))
         if index is None:

@@ -13,11 +13,13 @@ stays unresolved where it is, never a guess.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Final
 
 from .objects import Env
+from .sources import Module
 from .state import ScanState
-from .syntax import FuncDef, bind, walk
+from .syntax import FuncDef, bind
 from .values import DictVal
 
 __all__ = ["InnerDicts", "holds_inner", "passed_inner", "reads_inner"]
@@ -63,18 +65,20 @@ def holds_inner(value: DictVal) -> bool:
     return any(key.why for key in value.keys) or bool(value.unresolved)
 
 
-def reads_inner(method: FuncDef) -> bool:
-    """Whether ``method`` reads a parameter through a literal key (``data["fipo"]``): only
-    then can a caller's inner dicts tell it more."""
-    params = {arg.arg for arg in (*method.args.posonlyargs, *method.args.args)}
-    params.update(arg.arg for arg in method.args.kwonlyargs)
-    return any(
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Name)
-        and node.value.id in params
-        and _literal(node.slice) is not None
-        for node in walk(method)
-    )
+def reads_inner(method: FuncDef, module: Module) -> bool:
+    """Whether ``method`` (of ``module``) reads a parameter through a
+    literal key (``data["fipo"]``): only then can a caller's inner dicts tell it more.
+    Read from the method's text (no walk of its tree)."""
+    params = [arg.arg for arg in (*method.args.posonlyargs, *method.args.args)]
+    params += [arg.arg for arg in method.args.kwonlyargs]
+    if not params:
+        return False
+    starts = module.line_starts()
+    last = method.end_lineno or method.lineno
+    end = starts[last] if last < len(starts) else len(module.source)
+    text = module.source[starts[method.lineno - 1] : end]
+    names = b"|".join(re.escape(name.encode()) for name in params)
+    return re.search(rb"\b(?:%s)\[\s*[rbuf]?['\"]" % names, text, re.IGNORECASE) is not None
 
 
 def passed_inner(call: ast.Call, method: FuncDef, caller: Env) -> Env:
