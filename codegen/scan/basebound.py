@@ -27,6 +27,9 @@ __all__ = ["extend_to_mixins", "extend_to_subclasses"]
 
 _CLASS: Final = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
 """A class statement's name, read from the text (a base's file is not parsed for it)."""
+_BASES: Final = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+"""A class statement's base list, read from the text."""
+_WORD: Final = re.compile(rb"\w+")
 
 
 def extend_to_subclasses(project: ProjectIndex, calls: Sequence[ScanCall]) -> None:
@@ -58,24 +61,24 @@ def extend_to_mixins(project: ProjectIndex, calls: Sequence[ScanCall]) -> None:
     """Give a mixin's file the qualified ``calls`` (``Trainer.log``) of a base that a scanned
     class derives from together with the mixin (``class GRPOTrainer(LoggingMixin, Trainer)``),
     though the mixin's file never names that base: its ``self.log(logs)`` runs in a
-    ``Trainer``. Only files whose text derives from a class naming the base, and files
-    defining one of those classes' other bases, are parsed."""
+    ``Trainer``. Read from the text first (the base lists naming the base, the class
+    statements of the files without the call); a file is parsed only for a class both name."""
     for spec in calls:
         if not spec.qualifier:
             continue
         base = spec.qualifier.rpartition(".")[2]
-        deriving = re.compile(rb"class\s+\w+\s*\([^)]*%s" % re.escape(base.encode()))
-        mixins: set[str] = set()
-        for module in project.modules:
-            if spec in module.calls and deriving.search(module.source):
-                for cls, info in module.classes.items():
-                    if derives_from(project, module, cls, base):
-                        mixins.update(written.rpartition(".")[2] for written in info.bases)
-        mixins.discard(base)
+        deriving = [m for m in project.modules if spec in m.calls and base.encode() in m.source]
+        written = {
+            name.decode()
+            for module in deriving
+            for bases in _BASES.findall(module.source)
+            if base.encode() in bases
+            for name in _WORD.findall(bases)
+        } - {base}
         for other in project.modules:
-            if not mixins or spec in other.calls or spec.name.encode() not in other.source:
+            if not written or spec in other.calls or spec.name.encode() not in other.source:
                 continue
-            named = {m.decode() for m in _CLASS.findall(other.source)} & mixins
+            named = {m.decode() for m in _CLASS.findall(other.source)} & written
             if any(mixed_into(project, other, cls, base) for cls in sorted(named)):
                 _extend(other, {}, [spec])
 

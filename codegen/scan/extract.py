@@ -38,7 +38,7 @@ from .basebound import extend_to_mixins, extend_to_subclasses
 from .calls import ScanCall
 from .collectors import CollectorFlow
 from .dictvalues import DictValues
-from .inner import InnerDicts, holds_inner, passed_inner, reads_inner
+from .inner import InnerDicts, holds_inner, may_pass_inner, passed_inner, reads_inner
 from .keyexpr import KeyExpressions
 from .kvfields import kv_logged
 from .logcalls import LoggingCalls
@@ -481,6 +481,9 @@ class Project:
         unbound = handed_out(module.source, method.name)
         for caller, call in index[method.name]:
             if caller is method or (module.real, id(caller)) in self._collecting:
+                unbound = True
+                continue
+            if not may_pass_inner(call, method, caller):
                 unbound = True
                 continue
             env = self._envs.get((module.real, id(caller)))

@@ -22,7 +22,7 @@ from .state import ScanState
 from .syntax import FuncDef, bind
 from .values import DictVal
 
-__all__ = ["InnerDicts", "holds_inner", "passed_inner", "reads_inner"]
+__all__ = ["InnerDicts", "holds_inner", "may_pass_inner", "passed_inner", "reads_inner"]
 
 _MAX_LEVELS: Final = 2
 """How many literal subscripts deep an inner dict is followed (``d["a"]["b"]``)."""
@@ -79,6 +79,18 @@ def reads_inner(method: FuncDef, module: Module) -> bool:
     text = module.source[starts[method.lineno - 1] : end]
     names = b"|".join(re.escape(name.encode()) for name in params)
     return re.search(rb"\b(?:%s)\[\s*[rbuf]?['\"]" % names, text, re.IGNORECASE) is not None
+
+
+def may_pass_inner(call: ast.Call, method: FuncDef, caller: FuncDef) -> bool:
+    """Whether ``call`` (of ``method``, in ``caller``) passes a variable of ``caller`` that is
+    not one of its parameters: only such a variable can hold a dict built there (checked
+    before ``caller`` is analysed)."""
+    own = {arg.arg for arg in (*caller.args.posonlyargs, *caller.args.args)}
+    own.update(arg.arg for arg in caller.args.kwonlyargs)
+    return any(
+        isinstance(argument, ast.Name) and argument.id not in own
+        for argument in bind(call, method, method=True).values()
+    )
 
 
 def passed_inner(call: ast.Call, method: FuncDef, caller: Env) -> Env:
