@@ -63,18 +63,22 @@ def extend_to_mixins(project: ProjectIndex, calls: Sequence[ScanCall]) -> None:
     though the mixin's file never names that base: its ``self.log(logs)`` runs in a
     ``Trainer``. Read from the text first (the base lists naming the base, the class
     statements of the files without the call); a file is parsed only for a class both name."""
+    lists: dict[str, list[bytes]] = {}  # a file's base lists, read once for every call
     for spec in calls:
         if not spec.qualifier:
             continue
         base = spec.qualifier.rpartition(".")[2]
-        deriving = [m for m in project.modules if spec in m.calls and base.encode() in m.source]
-        written = {
-            name.decode()
-            for module in deriving
-            for bases in _BASES.findall(module.source)
-            if base.encode() in bases
-            for name in _WORD.findall(bases)
-        } - {base}
+        word = base.encode()
+        written: set[str] = set()
+        for module in project.modules:
+            if spec not in module.calls or word not in module.source:
+                continue
+            if module.real not in lists:
+                lists[module.real] = _BASES.findall(module.source)
+            for bases in lists[module.real]:
+                if word in bases:
+                    written.update(name.decode() for name in _WORD.findall(bases))
+        written.discard(base)
         for other in project.modules:
             if not written or spec in other.calls or spec.name.encode() not in other.source:
                 continue
