@@ -50,6 +50,19 @@ class _SpentError(RuntimeError):
     """:data:`_MAX_STEPS` reached: unknown, and not an answer a helper's result may cache."""
 
 
+_GAVE_UP: Final = (
+    _UnknownError,
+    _SpentError,
+    TypeError,
+    ValueError,
+    IndexError,
+    KeyError,
+    RecursionError,
+)
+"""What ends an evaluation without an answer: a construct it cannot evaluate, a spent
+budget, or the key's own operations failing."""
+
+
 _REACHED: Final = "reached"
 _RENAMED: Final = "\x00renamed"
 """In a rename's scope: where the walk leaves the key expression's value (no Python name
@@ -203,15 +216,7 @@ class KeyTest:
         self._steps[0] = 0
         try:
             answer = self._run(self.body, {self.var: text}, 0) == _REACHED
-        except (
-            _UnknownError,
-            _SpentError,
-            TypeError,
-            ValueError,
-            IndexError,
-            KeyError,
-            RecursionError,
-        ):
+        except _GAVE_UP:
             answer = None
         self._answers[text] = answer
         return answer
@@ -226,15 +231,7 @@ class KeyTest:
         try:
             if self._run(self.body, {self.var: text, _RENAMED: found}, 0) != _REACHED:
                 return None
-        except (
-            _UnknownError,
-            _SpentError,
-            TypeError,
-            ValueError,
-            IndexError,
-            KeyError,
-            RecursionError,
-        ):
+        except _GAVE_UP:
             return None
         return found[0] if found and isinstance(found[0], str) and found[0] else None
 
