@@ -55,6 +55,72 @@ def _top_assignments(module: Module) -> dict[str, ast.expr | None]:
     return found
 
 
+_SHADOWED: weakref.WeakKeyDictionary[Module, tuple[ast.Module | None, frozenset[int]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each module's calls of a locally bound name, found once per parsed tree."""
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _shadowed(module: Module) -> frozenset[int]:
+    """The ``Name`` nodes called in ``module`` that a function around them binds itself (a
+    parameter, a nested ``def`` or class, an assignment, a loop or ``with`` target, an
+    import): such a call is the local one, not a module-level alias (no guessed key). Kept
+    with the tree they were read from: a released and re-read module is read again."""
+    tree = module.full().tree
+    cached = _SHADOWED.get(module)
+    if cached is not None and cached[0] is tree:
+        return cached[1]
+    found: set[int] = set()
+    if tree is not None:
+        _shadowed_in(tree, frozenset(), found)
+    result = frozenset(found)
+    _SHADOWED[module] = (tree, result)
+    return result
+
+
+def _shadowed_in(scope: ast.AST, bound: frozenset[str], found: set[int]) -> None:
+    """Record in ``found`` the calls of ``scope`` (not of scopes inside it, which recurse
+    with their own names added) whose name is in ``bound`` or bound by ``scope``."""
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        names = {arg.arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg)}
+        names.update(_bound_directly(scope))
+        bound = bound | names
+    for node in _own_nodes(scope):
+        if isinstance(node, _SCOPES):
+            _shadowed_in(node, bound, found)
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in bound
+        ):
+            found.add(id(node.func))
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of ``scope`` outside the scopes nested in it (those themselves included)."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _bound_directly(scope: ast.AST) -> set[str]:
+    """The names ``scope`` itself binds (nested scopes' own names are theirs)."""
+    names: set[str] = set()
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).partition(".")[0])
+    return names
+
+
 _MADE: weakref.WeakKeyDictionary[Module, dict[str, tuple[Module, str]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -149,6 +215,8 @@ def bound_method(project: ProjectIndex, module: Module, func: ast.expr) -> Bound
             made = instances(project, owner[0]).get(owner[1])
             if made is not None:
                 return owner[0], owner[1], made, func.attr
+    if isinstance(func, ast.Name) and id(func) in _shadowed(module):
+        return None  # a function around the call binds the name itself: not the alias
     alias = _referent(project, module, func)
     if alias is None:
         return None
