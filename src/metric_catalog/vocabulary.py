@@ -64,6 +64,7 @@ __all__ = [
     "TeedMetric",
     "as_scalar",
     "bookkeeping_keys",
+    "check_namespace",
     "choices_exclude",
     "freeze_metrics",
     "is_frozen",
@@ -82,7 +83,8 @@ __all__ = [
 ]
 
 METRIC_NAME_PREFIX: Final = "rl."
-"""Every series name starts with this; :func:`registry_key` strips it."""
+"""The default series namespace: every name starts with it unless its row declares
+another (``namespace``); :func:`registry_key` strips it."""
 
 INIT_TOTAL_CATEGORY: Final = "init/total"
 """Timer category of the one-off wait for the first replay-buffer fill."""
@@ -101,47 +103,75 @@ MAX_KEY_LENGTH: Final = 1024
 against them, so a megabyte-long family key would slow every ``log_metrics`` call."""
 
 
-def registry_key(name: str) -> str:
+def registry_key(name: str, namespace: str = METRIC_NAME_PREFIX) -> str:
     """Registry key for a series name (``rl.reward.mean`` -> ``reward_mean``).
 
     Keys must be Python identifiers (they name generated constants and keyword
-    arguments), so the shared prefix goes and the dots become underscores.
+    arguments), so the series namespace goes and the dots become underscores.
     Derived rather than typed out so a row cannot name its series one thing and
-    record against another.
+    record against another. ``namespace`` is the prefix every name of the row's
+    catalog file starts with (``rl.`` unless the file declares another, e.g.
+    ``jvm.`` for ``jvm.memory.used`` -> ``memory_used``).
 
     Raises:
-        ValueError: ``name`` lacks the ``rl.`` prefix, is not ASCII, is too
-            long, or does not map to a non-keyword identifier.
+        ValueError: ``namespace`` is not a lowercase dotted prefix ending in
+            ``.`` (see :func:`check_namespace`); ``name`` lacks it, is not
+            ASCII, is too long, or does not map to a non-keyword identifier.
     """
     if not isinstance(name, str):
         msg = f"series name must be a str, got {type(name).__name__} {name!r}"
         raise ValueError(msg)
-    return _registry_key(name)
+    check_namespace(namespace)
+    return _registry_key(name, namespace)
+
+
+def check_namespace(namespace: object) -> str:
+    """Return ``namespace`` when it is a series namespace, else raise ``ValueError``.
+
+    A namespace is one or more lowercase ASCII components of letters, digits and
+    ``_`` (each starting with a letter), each followed by ``.``: ``rl.``,
+    ``jvm.``, ``gen_ai.``, ``hw.gpu.``. The one rule for the runtime and the
+    catalog alike.
+    """
+    if isinstance(namespace, str) and namespace.endswith(".") and namespace.isascii():
+        parts = namespace[:-1].split(".")
+        if all(
+            part[:1].isalpha() and part.isidentifier() and part == part.lower() for part in parts
+        ):
+            return namespace
+    msg = (
+        f"series namespace {namespace!r} must be lowercase dot-separated components of "
+        "letters, digits and '_', each starting with a letter, ending in '.', "
+        "such as 'rl.' or 'gen_ai.'"
+    )
+    raise ValueError(msg)
 
 
 # Every row derives its key at construction and again when registered; caching the
 # validated derivation keeps importing thousands of generated rows cheap. A plain
 # dict (emptied when full) instead of functools.lru_cache: the same hits, no
-# functools import, and a hit costs one dict lookup. Only valid names are cached.
-_KEY_CACHE: dict[str, str] = {}
+# functools import, and a hit costs one dict lookup. Only valid names are cached,
+# keyed by name and namespace (one name may be valid under one namespace only).
+_KEY_CACHE: dict[tuple[str, str], str] = {}
 _KEY_CACHE_SIZE: Final = 1 << 16
 
 
-def _registry_key(name: str) -> str:
-    key = _KEY_CACHE.get(name)
+def _registry_key(name: str, namespace: str = METRIC_NAME_PREFIX) -> str:
+    """:func:`registry_key` for a str ``name`` and a checked ``namespace``."""
+    key = _KEY_CACHE.get((name, namespace))
     if key is None:
-        key = _derive_registry_key(name)
+        key = _derive_registry_key(name, namespace)
         if len(_KEY_CACHE) >= _KEY_CACHE_SIZE:
             _KEY_CACHE.clear()
-        _KEY_CACHE[name] = key
+        _KEY_CACHE[name, namespace] = key
     return key
 
 
-def _derive_registry_key(name: str) -> str:
-    if not name.startswith(METRIC_NAME_PREFIX):
+def _derive_registry_key(name: str, namespace: str) -> str:
+    if not name.startswith(namespace):
         msg = (
-            f"series name {name!r} must start with {METRIC_NAME_PREFIX!r}; "
-            f"write it as {METRIC_NAME_PREFIX + name.lstrip('.')!r}"
+            f"series name {name!r} must start with {namespace!r}; "
+            f"write it as {namespace + name.lstrip('.')!r}"
         )
         raise ValueError(msg)
     if not name.isascii() or len(name) > _MAX_NAME_LENGTH:
@@ -150,14 +180,14 @@ def _derive_registry_key(name: str) -> str:
             "characters, as OpenTelemetry requires"
         )
         raise ValueError(msg)
-    key = name[len(METRIC_NAME_PREFIX) :].replace(".", "_")
-    components = name[len(METRIC_NAME_PREFIX) :].split(".")
+    key = name[len(namespace) :].replace(".", "_")
+    components = name[len(namespace) :].split(".")
     if "" in components or not key.isidentifier() or keyword.iskeyword(key):
         msg = (
             f"series name {name!r} maps to registry key {key!r}, which is not a "
             "valid non-keyword Python identifier; use dot-separated components of "
             "letters, digits and '_' that do not start with a digit, such as "
-            "'rl.reward.mean'"
+            f"'{namespace}reward.mean'"
         )
         raise ValueError(msg)
     return key
@@ -191,6 +221,7 @@ def _common_fields_plain(row: TeedMetric | RecordedMetric) -> bool:
     unit = row.unit
     return (
         type(name) is str
+        and row.namespace is METRIC_NAME_PREFIX  # the default; any other is checked in full
         and bool(_registry_key(name))  # raises as _check_common's first check would
         and row.kind in METRIC_KINDS
         and type(unit) is str
@@ -207,7 +238,7 @@ def _common_fields_plain(row: TeedMetric | RecordedMetric) -> bool:
 
 def _check_common(row: TeedMetric | RecordedMetric) -> None:
     what = f"{type(row).__name__}({row.name!r})"
-    registry_key(row.name)
+    registry_key(row.name, row.namespace)
     if row.kind not in METRIC_KINDS:
         msg = f"{what}: kind {row.kind!r} is not one of {', '.join(METRIC_KINDS)}"
         raise ValueError(msg)
@@ -599,6 +630,9 @@ class RecordedMetric:
     The tee never judges values; checkers and ``metric_catalog.testing`` do."""
     goal: str = ""
     """``maximize`` or ``minimize`` when bigger or smaller values are better, else ``""``."""
+    namespace: str = METRIC_NAME_PREFIX
+    """The series namespace ``name`` starts with and :attr:`key` strips (``rl.``, or what
+    the row's catalog file declares, e.g. ``jvm.``); see :func:`check_namespace`."""
 
     def __replace__(self, /, **changes: Any) -> RecordedMetric:
         """A copy with ``changes`` (``copy.replace`` on 3.13+), checked as a new row is."""
@@ -611,7 +645,7 @@ class RecordedMetric:
     @property
     def key(self) -> str:
         """Registry key recorded against."""
-        return registry_key(self.name)
+        return _registry_key(self.name, self.namespace)  # checked when the row was built
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -688,6 +722,9 @@ class TeedMetric:
     other may share a logger key: the tee routes it by the configuration given to
     :func:`metric_catalog.otel.set_run_config`, and exports it to neither row (warned once)
     while that configuration does not decide."""
+    namespace: str = METRIC_NAME_PREFIX
+    """The series namespace ``name`` starts with and :attr:`key` strips (``rl.``, or what
+    the row's catalog file declares, e.g. ``jvm.``); see :func:`check_namespace`."""
 
     @property
     def logged_key(self) -> str:
@@ -798,7 +835,7 @@ class TeedMetric:
             msg = f"{what}: prefixes {self.prefixes!r} repeat a prefix; list each once"
             raise ValueError(msg)
         if self.replaced_by is not None:
-            registry_key(self.replaced_by)
+            registry_key(self.replaced_by, self.namespace)
             if self.replaced_by == self.name:
                 msg = f"{what}: replaced_by names the row itself; name the row replacing it"
                 raise ValueError(msg)
@@ -830,7 +867,7 @@ class TeedMetric:
     @property
     def key(self) -> str:
         """Registry key recorded against."""
-        return registry_key(self.name)
+        return _registry_key(self.name, self.namespace)  # checked when the row was built
 
     @property
     def prefixes(self) -> tuple[str, ...]:
@@ -1113,7 +1150,10 @@ def _register_fresh_batch(derived: _Derived, batch: list[_Row], owner: str | Non
     series = [row.name for row in batch]
     names = [name.casefold() for name in series]
     cached = _KEY_CACHE.get  # every row derived its key when it was built
-    keys = [(cached(name) or _registry_key(name)).casefold() for name in series]
+    keys = [
+        (cached((row.name, row.namespace)) or _registry_key(row.name, row.namespace)).casefold()
+        for row in batch
+    ]
     slots: list[_TeeSlot] = []
     owners: list[TeedMetric] = []
     home = _home(derived, batch[0])  # one type per batch, checked by _register

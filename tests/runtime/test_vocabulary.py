@@ -23,6 +23,7 @@ from metric_catalog.vocabulary import (
     RecordedMetric,
     TeedMetric,
     as_scalar,
+    check_namespace,
     freeze_metrics,
     recorded_metrics,
     register_recorded_metrics,
@@ -600,3 +601,59 @@ def test_logged_key_is_the_whole_key_a_flat_dict_logger_writes(
     row = TeedMetric("loss", "rl.loss", prefix=prefix, other_prefixes=other_prefixes)
     assert row.logged_key == logged_key
     assert row.logged_keys == logged_keys
+
+
+# --- series namespace -------------------------------------------------------------
+
+NAMESPACED = [
+    # (namespace, name, key)
+    ("jvm.", "jvm.memory.used", "memory_used"),
+    ("gen_ai.", "gen_ai.client.token.usage", "client_token_usage"),
+    ("hw.gpu.", "hw.gpu.power", "power"),
+    ("rl.", "rl.reward.mean", "reward_mean"),
+]
+
+
+@pytest.mark.parametrize(("namespace", "name", "key"), NAMESPACED)
+def test_registry_key_strips_a_declared_namespace(namespace: str, name: str, key: str) -> None:
+    """A row in another namespace gets its key with that namespace stripped."""
+    assert registry_key(name, namespace) == key
+    assert RecordedMetric(name, namespace=namespace).key == key
+    assert TeedMetric("k", name, namespace=namespace).key == key
+
+
+def test_the_default_namespace_is_the_reference_prefix() -> None:
+    """Without a namespace a name still needs 'rl.', as documented."""
+    assert RecordedMetric("rl.x").namespace == METRIC_NAME_PREFIX == "rl."
+    with pytest.raises(ValueError, match=r"must start with 'rl\.'"):
+        registry_key("jvm.memory.used")
+
+
+@pytest.mark.parametrize("namespace", ["JVM.", "jvm", "", ".", "1a.", "a..", "é.", "a-b.", 3])
+def test_malformed_namespaces_are_rejected_at_construction(namespace: Any) -> None:
+    """A namespace that is not a lowercase dotted prefix ending in '.' builds no row."""
+    with pytest.raises(ValueError, match="series namespace"):
+        RecordedMetric("jvm.x", namespace=namespace)
+    with pytest.raises(ValueError, match="series namespace"):
+        check_namespace(namespace)
+
+
+def test_a_name_outside_its_rows_namespace_is_rejected() -> None:
+    """The name must start with the row's own namespace, not just any one."""
+    with pytest.raises(ValueError, match=r"must start with 'jvm\.'"):
+        RecordedMetric("rl.memory.used", namespace="jvm.")
+
+
+def test_the_key_cache_tells_namespaces_apart() -> None:
+    """A name cached as valid under one namespace is still refused under another."""
+    assert registry_key("rl.jvm.x") == "jvm_x"
+    with pytest.raises(ValueError, match=r"must start with 'jvm\.'"):
+        registry_key("rl.jvm.x", "jvm.")
+    assert registry_key("jvm.x", "jvm.") == "x"
+
+
+def test_rows_of_two_namespaces_register_side_by_side() -> None:
+    """Rows in different namespaces register together when their keys differ."""
+    rows = [RecordedMetric("rl.reward.mean"), RecordedMetric("jvm.heap.used", namespace="jvm.")]
+    register_recorded_metrics(rows)
+    assert [row.key for row in recorded_metrics()] == ["reward_mean", "heap_used"]

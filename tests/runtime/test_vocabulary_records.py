@@ -204,13 +204,16 @@ _TEXTS = st.one_of(
 
 
 @given(
-    name=st.one_of(st.sampled_from(["rl.a", "rl.a.b", "rl.", "rl.1x", "a.b", "rl.class"]), _TEXTS),
+    name=st.one_of(
+        st.sampled_from(["rl.a", "rl.a.b", "rl.", "rl.1x", "a.b", "rl.class", "jvm.a"]), _TEXTS
+    ),
     kind=st.sampled_from(["gauge", "counter", "summary", ""]),
     unit=_TEXTS,
     description=_TEXTS,
     attributes=st.sampled_from([(), (PHASE,), ("x",)]),
     limit=st.sampled_from([None, 1, 2, 10, "3"]),
     logged_unit=st.sampled_from(["", "ms", "s", "GiBy", "msec", 3]),
+    namespace=st.sampled_from([vocabulary.METRIC_NAME_PREFIX, "rl.", "jvm.", "JVM.", "", 3]),
 )
 def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - hypothesis
     name: object,
@@ -220,6 +223,7 @@ def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - 
     attributes: object,
     limit: object,
     logged_unit: object,
+    namespace: object,
 ) -> None:
     """Property: whenever the import fast path passes a row, the full checks pass it too."""
     row: Any = SimpleNamespace(
@@ -232,6 +236,7 @@ def test_fast_path_accepts_only_rows_the_full_checks_accept(  # noqa: PLR0917 - 
         logged_unit=logged_unit,
         value_range="",
         goal="",
+        namespace=namespace,
     )
     try:
         plain = vocabulary._common_fields_plain(row)
