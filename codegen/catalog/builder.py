@@ -19,7 +19,7 @@ import yaml
 
 from metric_catalog.series_rules import adjacent_placeholders, placeholders, unit_scale
 from metric_catalog.value_rules import ValueRange, parse_bound
-from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
+from metric_catalog.vocabulary import DEFAULT_PREFIX, METRIC_NAME_PREFIX, registry_key
 
 from .annotations import EMPTY as NO_ANNOTATIONS
 from .annotations import MAX_DEPTH, Annotations, annotation_problem, annotations_from
@@ -43,7 +43,7 @@ from .schema_check import SchemaResult
 
 __all__ = ["BuiltFile", "FieldPositions", "build_file", "declared_names"]
 
-_FILE_FIELDS = ("owner", "module", "description", "prefix")
+_FILE_FIELDS = ("owner", "module", "description", "prefix", "namespace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,7 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
     if file_prefixes is None:
         return BuiltFile(None, tuple(diagnostics))
     file_prefix = file_prefixes[0]
+    namespace = header.get("namespace", METRIC_NAME_PREFIX)
     sections: dict[Section, list[MetricRow]] = {"teed": [], "recorded": []}
     for section in ("teed", "recorded"):
         rows = root.values.get(section)
@@ -111,7 +112,9 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         for index, row in enumerate(rows.items):
             if not isinstance(row, YMap):
                 continue
-            name_ok = _check_name(row, schema.is_clean((section, index, "name")), diagnostics)
+            name_ok = _check_name(
+                row, schema.is_clean((section, index, "name")), namespace, diagnostics
+            )
             if not name_ok or not schema.is_clean((section, index)):
                 continue
             parts = _row_parts(row)
@@ -131,6 +134,8 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
             if annotations is None:
                 continue
             built = _with_values(_build_row(row, section, extras, parts), row, value_range)
+            if namespace != METRIC_NAME_PREFIX:
+                built = replace(built, namespace=namespace)
             if annotations:
                 built = replace(built, annotations=annotations)
             if section == "teed":
@@ -150,6 +155,7 @@ def build_file(root: YMap, display: str, schema: SchemaResult) -> BuiltFile:
         loops=_loops(root, schema),
         emitted_by=file_emitted_by or (),
         bookkeeping=_bookkeeping(root, display, schema),
+        namespace=namespace,
     )
     return BuiltFile(catalog_file, tuple(diagnostics))
 
@@ -620,16 +626,22 @@ def _row_parts(row: YMap) -> tuple[dict[str, str], dict[str, tuple[int, int]]] |
     return texts, marks
 
 
-def _check_name(row: YMap, schema_clean: bool, diagnostics: list[Diagnostic]) -> bool:
-    """True when the row's name maps to a registry key; otherwise report why."""
+def _check_name(
+    row: YMap, schema_clean: bool, namespace: str, diagnostics: list[Diagnostic]
+) -> bool:
+    """True when the row's name maps to a registry key in the file's ``namespace``;
+    otherwise report why (a name outside the namespace says which to write)."""
     node = row.values.get("name")
     name = _text(node)
     if name is None or node is None or not schema_clean:
         return False
     try:
-        registry_key(name)
+        registry_key(name, namespace)
     except ValueError as exc:
-        diagnostics.append(Diagnostic("INVALID_NAME", Severity.ERROR, f"{exc}.", node.position))
+        # Outside the namespace is the shape the schema's pattern checked before files
+        # could declare one: the same code as then, with the name to write.
+        code = "INVALID_NAME" if name.startswith(namespace) else "INVALID_FORMAT"
+        diagnostics.append(Diagnostic(code, Severity.ERROR, f"{exc}.", node.position))
         return False
     return True
 

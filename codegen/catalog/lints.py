@@ -41,6 +41,7 @@ from metric_catalog.series_rules import (
     placeholders,
     unit_scale,
 )
+from metric_catalog.vocabulary import METRIC_NAME_PREFIX
 
 from .diagnostics import Diagnostic, Position, Severity
 from .model import Attribute, Catalog, MetricRow
@@ -208,7 +209,8 @@ def rule(
 _TOKEN_SPLIT: Final = re.compile(r"[._]").split
 _WORD_FIND: Final = re.compile(r"[a-z0-9]+").findall
 _UNIT_SPLIT: Final = re.compile(r"[/.](?![^{]*\})").split
-_NAME_RE: Final = re.compile(r"^rl\.[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+# What follows the row's namespace (``rl.`` unless its file declares another).
+_NAME_BODY_RE: Final = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 _ANNOTATION_RE: Final = re.compile(r"^\{([^{}]+)\}$")
 _LAST_ANNOTATION_RE: Final = re.compile(r"\{([^{}]+)\}$")
 # A decimal prefix written before an annotation ('T{FLOP}'), and its power of ten.
@@ -237,9 +239,9 @@ _WORDS_CACHE_SIZE: Final = 1 << 16
 
 
 @functools.lru_cache(maxsize=_WORDS_CACHE_SIZE)
-def _tokens(name: str) -> tuple[str, ...]:
-    """The words of a series name after ``rl.``: split on ``.`` and ``_``, lowercase."""
-    body = name.removeprefix("rl.")
+def _tokens(name: str, namespace: str = METRIC_NAME_PREFIX) -> tuple[str, ...]:
+    """The words of a series name after its namespace: split on ``.`` and ``_``, lowercase."""
+    body = name.removeprefix(namespace)
     return tuple(token for token in _TOKEN_SPLIT(body.lower()) if token)
 
 
@@ -253,11 +255,11 @@ def _last_tokens(name: str) -> tuple[str, ...]:
 _CAMEL_BOUNDARY: Final = CAMEL_BOUNDARY
 
 
-def _suggest_name(name: str) -> str:
+def _suggest_name(name: str, namespace: str = METRIC_NAME_PREFIX) -> str:
     """The snake_case spelling of a name (``rl.policyEntropy`` -> ``rl.policy_entropy``)."""
-    body = _CAMEL_BOUNDARY.sub("_", name.removeprefix("rl.")).lower()
+    body = _CAMEL_BOUNDARY.sub("_", name.removeprefix(namespace)).lower()
     parts = [re.sub(r"_+", "_", part).strip("_") for part in body.split(".")]
-    return "rl." + ".".join(part for part in parts if part)
+    return namespace + ".".join(part for part in parts if part)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -268,17 +270,18 @@ def _unit_terms(unit: str) -> tuple[str, ...]:
 
 @rule("NAME_SYNTAX", Severity.ERROR, "name")
 def _name_syntax(row: MetricRow) -> Iterator[str]:
-    """Series names are ``rl.`` then lowercase dot-separated snake_case components.
+    """Series names are their namespace (``rl.``) then lowercase dot-separated snake_case
+    components.
 
     Fix: Write the name as the message suggests (``rl.policy_entropy``).
     """
     name = row.name
-    components = name.removeprefix("rl.").split(".")
-    ugly = [c for c in components if c.startswith("_") or c.endswith("_") or "__" in c]
-    if not _NAME_RE.match(name) or ugly:
+    body = name.removeprefix(row.namespace)
+    ugly = [c for c in body.split(".") if c.startswith("_") or c.endswith("_") or "__" in c]
+    if not name.startswith(row.namespace) or not _NAME_BODY_RE.match(body) or ugly:
         yield (
             f"series name {name!r} is not lowercase dot-separated snake_case (no leading, "
-            f"trailing or doubled '_'); write it as {_suggest_name(name)!r}."
+            f"trailing or doubled '_'); write it as {_suggest_name(name, row.namespace)!r}."
         )
 
 
@@ -481,7 +484,7 @@ def _unit_in_name(row: MetricRow) -> Iterator[str]:
 
     Fix: Drop the unit word from the name; ``unit`` carries it.
     """
-    tokens = _tokens(row.name)
+    tokens = _tokens(row.name, row.namespace)
     for index, token in enumerate(tokens):
         # "second" is also an ordinal (rl.second_stage.loss): a unit only last or after "per".
         ordinal = (
@@ -531,7 +534,7 @@ def _type_in_name(row: MetricRow) -> Iterator[str]:
 
     Fix: Drop the type word from the name; ``kind`` says it.
     """
-    for token in _tokens(row.name):
+    for token in _tokens(row.name, row.namespace):
         if token in _TYPE_WORDS:
             yield (
                 f"series name {row.name!r} contains the type word {token!r}; drop it, "
@@ -614,7 +617,7 @@ def _description_repeats_name(row: MetricRow) -> Iterator[str]:
     Fix: Say what is measured, over what, and when it is recorded.
     """
     words = set(_WORD_FIND(row.description.lower())) - _FILLER
-    if words and words <= set(_tokens(row.name)):
+    if words and words <= set(_tokens(row.name, row.namespace)):
         yield (
             f"description {row.description!r} only repeats the name {row.name!r}; say what "
             "is measured, over what, and when it is recorded."
@@ -670,7 +673,7 @@ def _range_suggested(row: MetricRow) -> Iterator[str]:
     """
     if row.declared_unit != "1" or row.declared_range is not None:
         return
-    hit = share_word(_tokens(row.name))
+    hit = share_word(_tokens(row.name, row.namespace))
     if hit is not None:
         yield (
             f"{row.name!r} is a share by its name ({hit!r}) in unit '1' but declares no "

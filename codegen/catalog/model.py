@@ -20,7 +20,7 @@ from metric_catalog.series_rules import (
     unit_scale,
 )
 from metric_catalog.value_rules import ValueRange, implied_range
-from metric_catalog.vocabulary import DEFAULT_PREFIX, registry_key
+from metric_catalog.vocabulary import DEFAULT_PREFIX, METRIC_NAME_PREFIX, registry_key
 
 from .annotations import EMPTY as NO_ANNOTATIONS
 from .annotations import Annotations
@@ -435,6 +435,9 @@ class MetricRow:
     without a warning and no ``NonFinite`` alert is generated; ``reported`` (default)."""
     annotations: Annotations = NO_ANNOTATIONS
     """The team's own data about the row (``annotations:``), carried and never read."""
+    namespace: str = METRIC_NAME_PREFIX
+    """The series namespace ``name`` starts with: its file's ``namespace:`` (``rl.``
+    unless declared), stripped by :attr:`registry_key`."""
 
     @property
     def value_range(self) -> ValueRange | None:
@@ -470,13 +473,14 @@ class MetricRow:
 
     @property
     def registry_key(self) -> str:
-        """Registry key (``rl.reward.mean`` -> ``reward_mean``)."""
-        return registry_key(self.name)
+        """Registry key (``rl.reward.mean`` -> ``reward_mean``; ``jvm.memory.used`` in
+        namespace ``jvm.`` -> ``memory_used``)."""
+        return registry_key(self.name, self.namespace)
 
     @property
     def constant_name(self) -> str:
         """Generated Python constant (``REWARD_MEAN``)."""
-        return constant_name(self.name)
+        return constant_name(self.name, self.namespace)
 
     @property
     def prometheus_name(self) -> str:
@@ -517,6 +521,9 @@ class CatalogFile:
     emitted_by: tuple[str, ...] = ()
     bookkeeping: tuple[Bookkeeping, ...] = ()
     """Logged keys (or patterns) this file declares as no metric (``bookkeeping:``)."""
+    namespace: str = METRIC_NAME_PREFIX
+    """The series namespace every row name starts with (``namespace:``; ``rl.`` unless
+    declared)."""
 
     @property
     def rows(self) -> tuple[MetricRow, ...]:

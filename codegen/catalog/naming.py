@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Final
 
-from metric_catalog.vocabulary import registry_key
+from metric_catalog.vocabulary import METRIC_NAME_PREFIX, registry_key
 
 __all__ = ["constant_name", "prometheus_base", "prometheus_name", "prometheus_unit"]
 
@@ -64,14 +64,15 @@ _PER_UNIT_WORDS: Final[dict[str, str]] = {
 _NAME_CACHE_SIZE: Final = 1 << 16
 
 
-def constant_name(series_name: str) -> str:
-    """The generated Python constant for a series (``rl.reward.mean`` -> ``REWARD_MEAN``)."""
-    return _constant_name(series_name)
+def constant_name(series_name: str, namespace: str = METRIC_NAME_PREFIX) -> str:
+    """The generated Python constant for a series (``rl.reward.mean`` -> ``REWARD_MEAN``),
+    its registry key in capitals (``namespace`` as :func:`registry_key` takes it)."""
+    return _constant_name(series_name, namespace)
 
 
 @functools.lru_cache(maxsize=_NAME_CACHE_SIZE)
-def _constant_name(series_name: str) -> str:
-    return registry_key(series_name).upper()
+def _constant_name(series_name: str, namespace: str) -> str:
+    return registry_key(series_name, namespace).upper()
 
 
 def _sanitize(text: str) -> str:

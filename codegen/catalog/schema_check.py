@@ -56,10 +56,12 @@ SCHEMA_ID: Final = "urn:metric-catalog:schema:catalog:1-0-0"
 
 # Why a value must look the way the schema's ``pattern`` says, per field.
 _PATTERN_HINTS: Final[dict[str, str]] = {
-    "name": "a series name is 'rl.' then dot-separated components of letters, digits and "
-    "'_', e.g. 'rl.reward.mean'",
-    "replaced_by": "a series name is 'rl.' then dot-separated components of letters, digits "
-    "and '_', e.g. 'rl.reward.mean'",
+    "name": "a series name is the file's namespace ('rl.' by default) then dot-separated "
+    "components of letters, digits and '_', e.g. 'rl.reward.mean'",
+    "replaced_by": "a series name is the file's namespace ('rl.' by default) then "
+    "dot-separated components of letters, digits and '_', e.g. 'rl.reward.mean'",
+    "namespace": "a namespace is lowercase dot-separated components of letters, digits and "
+    "'_', each starting with a letter and ending in '.', e.g. 'rl.', 'jvm.' or 'gen_ai.'",
     "module": "a module name is lowercase letters, digits and '_', starting with a letter, "
     "e.g. 'grpo'",
     "owner": "an owner is a dotted Python module path, e.g. 'nemo_rl.algorithms.grpo'",

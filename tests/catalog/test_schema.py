@@ -13,7 +13,7 @@ import pytest
 from codegen.catalog import schema_check
 from metric_catalog.series_rules import METRIC_KINDS as KINDS
 from metric_catalog.series_rules import STABILITY_LEVELS
-from metric_catalog.vocabulary import METRIC_KINDS
+from metric_catalog.vocabulary import METRIC_KINDS, check_namespace
 
 
 def walk(schema: Any, path: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -89,7 +89,12 @@ def test_validator_is_compiled_once() -> None:
         ("rl.reward.mean", True),
         ("rl.sft_v2.valid_tokens_per_second", True),
         ("rl.a.1b", True),
-        ("reward.mean", False),
+        # Any namespace's shape: the builder holds the name to its file's namespace.
+        ("reward.mean", True),
+        ("jvm.memory.used", True),
+        ("gen_ai.client.token.usage", True),
+        ("JVM.memory", False),
+        ("reward", False),
         ("rl.", False),
         ("rl..x", False),
         ("rl.x.", False),
@@ -102,3 +107,18 @@ def test_series_name_pattern(name: str, valid: bool) -> None:
     """The schema's name pattern accepts registry-key-compatible names only."""
     pattern = SCHEMA["$defs"]["seriesName"]["pattern"]
     assert bool(re.match(pattern, name)) is valid
+
+
+@pytest.mark.parametrize(
+    "namespace", ["rl.", "jvm.", "gen_ai.", "hw.gpu.", "", "rl", "RL.", "1a.", "a..", ".", "a-b."]
+)
+def test_namespace_pattern_is_the_runtimes_rule(namespace: str) -> None:
+    """The schema's file ``namespace`` pattern accepts exactly what the runtime accepts."""
+    pattern = SCHEMA["properties"]["namespace"]["pattern"]
+    try:
+        check_namespace(namespace)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+    assert bool(re.fullmatch(pattern, namespace)) is accepted

@@ -31,7 +31,7 @@ def share_guess(row: MetricRow) -> str | None:
         return None
     if row.kind not in ("gauge", "histogram"):
         return None
-    for text in (row.name.removeprefix("rl."), row.logger_key or ""):
+    for text in (row.name.removeprefix(row.namespace), row.logger_key or ""):
         words = [w for w in _WORD_SPLIT(text.lower()) if w]
         hit = share_word(words, quotients=False)
         if hit is not None:
