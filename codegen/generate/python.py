@@ -29,6 +29,7 @@ import jinja2.runtime
 
 from metric_catalog.series_rules import ConfigChoice
 from metric_catalog.value_rules import ValueRange
+from metric_catalog.vocabulary import METRIC_NAME_PREFIX
 
 from ..catalog.diagnostics import Diagnostic, Severity
 from ..catalog.model import (
@@ -515,6 +516,8 @@ def _extras(row: MetricRow, attributes: Mapping[str, Attribute]) -> str:
     choice = row_choice(row) if row.section == "teed" else None
     if choice is not None:  # the tee routes a key rows of exclusive conditions share
         lines.append(_choice_kwarg(choice, _INDENT))
+    if row.namespace != METRIC_NAME_PREFIX:  # rl. rows stay as they are: it is the default
+        lines.append(py_kwarg("namespace", row.namespace, _INDENT))
     return "".join(f"{line}\n" for line in lines)
 
 

@@ -835,7 +835,13 @@ class TeedMetric:
             msg = f"{what}: prefixes {self.prefixes!r} repeat a prefix; list each once"
             raise ValueError(msg)
         if self.replaced_by is not None:
-            registry_key(self.replaced_by, self.namespace)
+            # The replacement may live in another namespace (a rename into OpenTelemetry's
+            # semantic conventions): its own first component is the namespace checked.
+            replacement = self.replaced_by
+            head = self.namespace
+            if isinstance(replacement, str) and "." in replacement:
+                head = replacement.split(".", 1)[0] + "."
+            registry_key(replacement, head)
             if self.replaced_by == self.name:
                 msg = f"{what}: replaced_by names the row itself; name the row replacing it"
                 raise ValueError(msg)

@@ -150,6 +150,8 @@ def expected_fields(one: MetricRow, attributes: dict[str, Attribute]) -> dict[st
     if one.logger_key is not None and choice is not None:
         value = (choice.value,) if choice.test == "equals" else ()
         out["choice"] = ("ConfigChoice", choice.path, choice.test, *value)
+    if one.namespace != "rl.":  # the default namespace is not written
+        out["namespace"] = one.namespace
     return out
 
 
@@ -337,6 +339,7 @@ def _fullest(teed: bool) -> MetricRow:
         first_step_config="config.trainer.warmup" if teed else None,
         phase=-1 if teed else 0,
         non_finite="allowed" if teed else "reported",
+        namespace="rl.fixture.",  # a namespace other than the default is written out
         requirement_level="conditionally_required" if teed else "recommended",
         condition='config.algorithm["adv-estimator"] == "gae"' if teed else None,
     )

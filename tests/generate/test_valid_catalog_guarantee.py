@@ -112,6 +112,7 @@ def assert_names_bound_as_declared(catalog: Catalog, namespaces: dict[str, dict[
             bound = namespace[row.constant_name]
             assert isinstance(bound, TeedMetric | RecordedMetric)
             assert bound.name == row.name
+            assert (bound.namespace, bound.key) == (row.namespace, row.registry_key)
         assert set(namespace["__all__"]) <= set(namespace)
     if wandb.generated_names(catalog):  # the catalog has teed rows: the module is W&B's
         definitions = namespaces[wandb.MODULE]
@@ -479,6 +480,7 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
     loops = draw(st.lists(sometimes_hostile(_LOOP_NAMES, _HOSTILE_LOOPS), max_size=2, unique=True))
     files: dict[str, dict[str, object]] = {}
     row_index = 0
+    names_of: dict[int, str] = {}  # row index -> the namespace of its file
     for file_index in range(draw(st.integers(1, 2))):
         declared = draw(attributes()) if file_index == 0 else []
         names = [str(a["name"]) for a in declared if a.get("type") in ("string", "int")]
@@ -490,6 +492,10 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
         prefixes = _PREFIXES + tuple(f"val-{{{name}}}" for name in names)
         if draw(st.booleans()):
             data["prefix"] = draw(st.sampled_from(_PREFIXES))
+        # Each file's series namespace: the default, spelled out or not, or another one.
+        namespace = draw(st.sampled_from(_NAMESPACES))
+        if namespace != "rl." or draw(st.booleans()):
+            data["namespace"] = namespace
         if declared:
             data["attributes"] = declared
         if file_index == 0 and loops:
@@ -516,12 +522,13 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
         teed = []
         for _ in range(draw(st.integers(0, 3))):
             row_index += 1
+            names_of[row_index] = namespace
             key = draw(key_pattern(names))
             row: dict[str, object] = {
                 "logger_key": key,
-                "name": draw(st.sampled_from(["rl.teed", "rl.foo", "rl.foo.key", "rl.step.keys"]))
+                "name": namespace + draw(st.sampled_from(["teed", "foo", "foo.key", "step.keys"]))
                 if draw(st.integers(0, 9)) == 0
-                else f"rl.series.r{row_index}",
+                else f"{namespace}series.r{row_index}",
                 "kind": draw(st.sampled_from(["gauge", "counter", "histogram", "up_down_counter"])),
                 "unit": draw(st.sampled_from(_UNITS)),
                 "description": draw(_HOSTILE_TEXT),
@@ -552,7 +559,9 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
             if draw(st.integers(0, 5)) == 0:
                 row["step_axis"] = draw(st.sampled_from(["samples", "step", "tokens"]))
             if row_index > 1 and draw(st.integers(0, 5)) == 0:
-                row["deprecated"] = {"since": "0.1.0", "replaced_by": f"rl.series.r{row_index - 1}"}
+                # The row before may be in the other file, so in another namespace.
+                before = f"{names_of[row_index - 1]}series.r{row_index - 1}"
+                row["deprecated"] = {"since": "0.1.0", "replaced_by": before}
             if draw(st.integers(0, 5)) == 0:
                 row["goal"] = draw(st.sampled_from(["maximize", "minimize"]))
             teed.append(row)
@@ -560,7 +569,8 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
                 # A twin of one key under a condition on the run's configuration: validate
                 # accepts it only when the two conditions exclude each other.
                 row_index += 1
-                twin = {**copy.deepcopy(row), "name": f"rl.series.r{row_index}"}
+                names_of[row_index] = namespace
+                twin = {**copy.deepcopy(row), "name": f"{namespace}series.r{row_index}"}
                 twin.pop("deprecated", None)
                 for shared, condition in zip(
                     (row, twin), draw(st.sampled_from(_CHOICES)), strict=True
@@ -571,9 +581,10 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
         data["teed"] = teed
         if draw(st.booleans()):
             row_index += 1
+            names_of[row_index] = namespace
             data["recorded"] = [
                 {
-                    "name": f"rl.recorded.r{row_index}",
+                    "name": f"{namespace}recorded.r{row_index}",
                     "kind": "histogram",
                     "unit": draw(st.sampled_from(_UNITS)),
                     "description": "A recorded value.",
@@ -582,6 +593,9 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
         files[f"f{file_index}.yaml"] = data
     return files
 
+
+_NAMESPACES = ("rl.", "rl.", "jvm.", "gen_ai.", "hw.gpu.")
+"""Series namespaces a file declares (``rl.`` twice: the default stays the common case)."""
 
 _CHOICES = (
     ("config.critic.clip_value", "not config.critic.clip_value"),
@@ -621,6 +635,8 @@ def test_any_catalog_that_validates_generates_imports_registers_and_tees(
     )
     if twins and catalog is not None:
         event("rows of one key under exclusive conditions validated")
+    if catalog is not None and any(f.namespace != "rl." for f in catalog.files):
+        event("a file in a namespace other than rl. validated")
 
 
 @pytest.mark.integration

@@ -657,3 +657,11 @@ def test_rows_of_two_namespaces_register_side_by_side() -> None:
     rows = [RecordedMetric("rl.reward.mean"), RecordedMetric("jvm.heap.used", namespace="jvm.")]
     register_recorded_metrics(rows)
     assert [row.key for row in recorded_metrics()] == ["reward_mean", "heap_used"]
+
+
+def test_a_replacement_may_live_in_another_namespace() -> None:
+    """A rename into another namespace (rl. -> jvm.) builds; a malformed target does not."""
+    row = TeedMetric("heap", "rl.heap", replaced_by="jvm.memory.used")
+    assert row.replaced_by == "jvm.memory.used"
+    with pytest.raises(ValueError, match="series namespace"):
+        TeedMetric("heap", "rl.heap", replaced_by="JVM.memory.used")
