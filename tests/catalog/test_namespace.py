@@ -85,3 +85,14 @@ def test_a_malformed_namespace_builds_no_row(tmp_path: Path, namespace: str) -> 
     assert finding.position.line == 4
     assert "namespace" in finding.message
     assert list(result.catalog.rows()) == []
+
+
+def test_one_key_in_two_namespaces_is_a_duplicate_registry_key(tmp_path: Path) -> None:
+    """Keys stay unique across the catalog: rl.memory.used and jvm.memory.used clash."""
+    (tmp_path / "catalog").mkdir()
+    jvm = HEADER + "namespace: jvm.\n" + ROWS.format(name="jvm.memory.used")
+    rl = HEADER.replace("jvm", "train") + ROWS.format(name="rl.memory.used")
+    (tmp_path / "catalog" / "jvm.yaml").write_text(jvm, encoding="utf-8")
+    (tmp_path / "catalog" / "train.yaml").write_text(rl, encoding="utf-8")
+    result = load_and_check(root=tmp_path, lint=False)
+    assert [d.code for d in result.diagnostics] == ["DUPLICATE_REGISTRY_KEY"]
