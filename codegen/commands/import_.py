@@ -50,8 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--prefix",
         default="",
         metavar="NAMESPACE",
-        help="put NAMESPACE (e.g. rl.) before every metric name lacking it: the catalog's "
-        "series names start with rl.",
+        help="put NAMESPACE (e.g. rl.) before every metric name lacking it; without it, "
+        "each metric keeps its name and its file declares the metric's namespace (jvm.)",
     )
     add_root_argument(
         parser,
@@ -122,11 +122,11 @@ def _project_files(args: argparse.Namespace) -> list[Path]:
 
 
 def _hint(registry: Registry, prefix: str) -> None:
-    """Say ``--prefix rl.`` when series names outside ``rl.`` are why the catalog fails."""
-    outside = sorted(m.name for m in registry.metrics if not m.name.startswith("rl."))
+    """Say ``--prefix rl.`` when names in no namespace (``gpu``) are why the catalog fails."""
+    outside = sorted(m.name for m in registry.metrics if "." not in m.name)
     if outside and not prefix:
         print(
-            f"import: {len(outside)} metric name(s) do not start with rl. (e.g. {outside[0]}), "
+            f"import: {len(outside)} metric name(s) have no namespace (e.g. {outside[0]}), "
             "which catalog series must; import again with --prefix rl.",
             file=sys.stderr,
         )

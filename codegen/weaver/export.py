@@ -497,6 +497,7 @@ def _file_json(
         "owner": catalog_file["owner"],
         "description": catalog_file["description"],
         "prefixes": catalog_file["prefixes"],
+        "namespace": model.namespace,
         "emitted_by": list(model.emitted_by),
         "attributes": _names(catalog_file.get("attributes")),
         "loops": [

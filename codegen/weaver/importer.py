@@ -26,6 +26,7 @@ from typing import Final
 import yaml
 
 from metric_catalog.series_rules import STABILITY_LEVELS
+from metric_catalog.vocabulary import METRIC_NAME_PREFIX, check_namespace
 
 from ..catalog.annotations import CODE_GENERATION, METRIC_VALUE_TYPE, annotation_problem
 from ..catalog.diagnostics import Diagnostic, Position, Severity
@@ -166,14 +167,38 @@ class _Importer:
             found = self.files[module] = _File(module, owner, description)
         return found
 
-    def foreign_file(self, rel: str) -> _File:
-        """The catalog file of a registry file (``jvm/metrics.yaml`` -> ``jvm_metrics``)."""
+    def foreign_file(self, rel: str, namespace: str = "") -> _File:
+        """The catalog file of a registry file (``jvm/metrics.yaml`` -> ``jvm_metrics``).
+
+        With ``namespace`` (a metric's), the file holding that namespace's metrics: the
+        registry file's own, unless its rows are in another namespace already, then one
+        more file (``..._hw``), since a catalog file has one namespace.
+        """
         stem = rel.rsplit(".", 1)[0]
         module = _slug(stem, "registry")
+        found = self.files.get(module)
+        taken = found is not None and bool(found.teed or found.recorded)
+        if namespace and taken and found.header.get("namespace", METRIC_NAME_PREFIX) != namespace:
+            module = _slug(f"{stem}_{namespace}", "registry")
         owner = ".".join(_slug(part, "m") for part in stem.split("/"))
         source = self.registry.schema_url or self.registry.root.name
         description = f"Imported from {rel} of the Weaver registry {source}."
-        return self.file_for(module, owner, description)
+        built = self.file_for(module, owner, description)
+        if namespace and namespace != METRIC_NAME_PREFIX and not (built.teed or built.recorded):
+            built.header["namespace"] = namespace
+        return built
+
+    def namespace_of(self, series: str) -> str:
+        """The namespace a foreign series is imported in: its first component (``jvm.``
+        for ``jvm.memory.used``), so its name is kept as the registry spells it; ``rl.``
+        for a name that has none (validate then says what to write)."""
+        head = series.split(".", 1)[0] + "."
+        if "." not in series:
+            return METRIC_NAME_PREFIX
+        try:
+            return check_namespace(head)
+        except ValueError:
+            return METRIC_NAME_PREFIX
 
     # --- attributes ---------------------------------------------------------------
 
@@ -367,7 +392,7 @@ class _Importer:
         if ours.get("module") and str(ours["module"]) in self.files:
             target = self.files[str(ours["module"])]
         else:
-            target = self.foreign_file(metric.file)
+            target = self.foreign_file(metric.file, self.namespace_of(self.names[metric.name]))
         row = _row_fields(ours, target)
         unit = ours.get("logged_unit", metric.unit)
         row.update(
@@ -566,6 +591,9 @@ def _restore_files(importer: _Importer, entries: Iterable[Mapping[str, object]])
         prefixes = entry.get("prefixes")
         if isinstance(prefixes, list) and prefixes:
             built.header["prefixes"] = prefixes
+        namespace = entry.get("namespace")
+        if isinstance(namespace, str) and namespace != METRIC_NAME_PREFIX:
+            built.header["namespace"] = namespace
         if entry.get("emitted_by"):
             built.header["emitted_by"] = entry["emitted_by"]
         built.tail["loops"] = [_loop(loop) for loop in _list(entry.get("loops"))]
@@ -592,7 +620,9 @@ def _list(found: object) -> list[Mapping[str, object]]:
 def import_registry(registry: Registry, *, prefix: str = "") -> ImportResult:
     """Catalog files for ``registry``'s metrics and attributes, and what was not kept.
 
-    ``prefix`` (e.g. ``rl.``) is put before every metric name that lacks it.
+    ``prefix`` (e.g. ``rl.``) is put before every metric name that lacks it; without
+    one, each metric keeps its name and is imported in its namespace (``jvm.memory.used``
+    into a file declaring ``namespace: jvm.``).
     """
     importer = _Importer(registry, prefix)
     entries = _catalog_json(registry, importer)

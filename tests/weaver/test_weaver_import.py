@@ -142,10 +142,58 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_import_without_a_prefix_writes_nothing_and_says_to_pass_one(
+def test_import_without_a_prefix_keeps_each_metrics_namespace(
     semconv_registry: Path, tmp_path: Path
 ) -> None:
-    proc = _cli("import", "weaver", str(semconv_registry), "--out", str(tmp_path / "out"))
+    """No ``--prefix``: each file declares its metrics' namespace, names stay as spelled."""
+    out = tmp_path / "out"
+    proc = _cli("import", "weaver", str(semconv_registry), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    catalog = load_clean(out)
+    names = {row.name: row.namespace for _f, row in catalog.rows()}
+    registry = load_registry(semconv_registry)
+    assert names == {m.name: m.name.split(".", 1)[0] + "." for m in registry.metrics}
+    assert {f.namespace for f in catalog.files if f.rows} == {"hw.", "jvm."}
+
+
+def test_re_exporting_an_import_without_a_prefix_keeps_every_metric_name(
+    semconv_registry: Path, tmp_path: Path
+) -> None:
+    """import -> export without ``--prefix``: the same ``metric_name`` and renames, no rl."""
+    registry = load_registry(semconv_registry)
+    result = import_registry(registry)
+    catalog = load_clean(write(result.files, tmp_path / "catalog"))
+    files = export_registry(catalog, version="1.45.0", base_url="https://e.com/s", description="d.")
+    again = {m.name: m for m in load_registry(write(files, tmp_path / "registry")).metrics}
+    assert set(again) == {metric.name for metric in registry.metrics}
+    for metric in registry.metrics:
+        back = again[metric.name]
+        assert (back.instrument, back.unit, back.stability) == (
+            metric.instrument,
+            metric.unit,
+            metric.stability,
+        )
+        if metric.deprecated is not None:
+            assert back.deprecated is not None
+            assert back.deprecated["renamed_to"] == metric.deprecated["renamed_to"]
+
+
+def test_import_of_a_name_in_no_namespace_says_to_pass_a_prefix(tmp_path: Path) -> None:
+    """A metric named ``gpu`` has no namespace to keep: nothing is written, ``--prefix`` said."""
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "gpu.yaml").write_text(
+        "groups:\n"
+        "  - id: metric.gpu\n"
+        "    type: metric\n"
+        "    metric_name: gpu\n"
+        "    instrument: gauge\n"
+        '    unit: "1"\n'
+        "    stability: development\n"
+        "    brief: GPU use.\n",
+        encoding="utf-8",
+    )
+    proc = _cli("import", "weaver", str(registry), "--out", str(tmp_path / "out"))
     assert proc.returncode == 1
     assert "import again with --prefix rl." in proc.stderr
     assert not (tmp_path / "out").exists()
@@ -244,3 +292,53 @@ def test_a_release_candidate_metric_stays_one(tmp_path: Path) -> None:
     assert result.diagnostics == []
     catalog = load_clean(write(result.files, tmp_path / "catalog"))
     assert [row.stability for _f, row in catalog.rows()] == ["release_candidate"]
+
+
+JVM_CATALOG = """\
+owner: myproject.telemetry.jvm
+module: jvm
+description: JVM memory of the rollout workers.
+namespace: jvm.
+recorded:
+  - name: jvm.memory.used
+    kind: up_down_counter
+    unit: By
+    description: Measure of memory used.
+"""
+
+
+def test_a_catalog_files_namespace_survives_export_and_import(
+    tmp_path: Path, resolved_view: Callable[[Any], dict[str, Any]]
+) -> None:
+    """A file in ``jvm.`` comes back in ``jvm.``: same names, same keys, same view."""
+    original = load_clean(write({"jvm.yaml": JVM_CATALOG}, tmp_path / "catalog"))
+    files = export_registry(original, version="1.0.0", base_url="https://e.com/s", description="d.")
+    registry = load_registry(write(files, tmp_path / "registry"))
+    assert [m.name for m in registry.metrics] == ["jvm.memory.used"]
+    back = load_clean(write(import_registry(registry).files, tmp_path / "back"))
+    assert [(f.module, f.namespace) for f in back.files] == [("jvm", "jvm.")]
+    assert [row.registry_key for _f, row in back.rows()] == ["memory_used"]
+    assert resolved_view(back) == resolved_view(original)
+
+
+def test_a_registry_file_in_two_namespaces_gives_a_catalog_file_per_namespace(
+    tmp_path: Path,
+) -> None:
+    """A catalog file has one namespace: a registry file's second one gets its own file."""
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    group = (
+        "  - id: metric.{name}\n    type: metric\n    metric_name: {name}\n"
+        '    instrument: gauge\n    unit: "1"\n    stability: development\n'
+        "    brief: A value.\n"
+    )
+    text = "groups:\n" + "".join(
+        group.format(name=name) for name in ("hw.power", "jvm.cpu.count", "hw.energy")
+    )
+    (registry / "mixed.yaml").write_text(text, encoding="utf-8")
+    result = import_registry(load_registry(registry))
+    catalog = load_clean(write(result.files, tmp_path / "catalog"))
+    assert {f.namespace: sorted(r.name for r in f.rows) for f in catalog.files} == {
+        "hw.": ["hw.energy", "hw.power"],
+        "jvm.": ["jvm.cpu.count"],
+    }
