@@ -177,8 +177,11 @@ class _Importer:
         stem = rel.rsplit(".", 1)[0]
         module = _slug(stem, "registry")
         found = self.files.get(module)
-        taken = found is not None and bool(found.teed or found.recorded)
-        if namespace and taken and found.header.get("namespace", METRIC_NAME_PREFIX) != namespace:
+        if found is not None and (found.teed or found.recorded):
+            held = str(found.header.get("namespace", METRIC_NAME_PREFIX))
+        else:
+            held = namespace  # no row yet: the file takes this one
+        if namespace and held != namespace:
             module = _slug(f"{stem}_{namespace}", "registry")
         owner = ".".join(_slug(part, "m") for part in stem.split("/"))
         source = self.registry.schema_url or self.registry.root.name
