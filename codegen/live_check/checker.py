@@ -147,13 +147,15 @@ class Checker:
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
         self.step_keys: dict[str | None, tuple[StepKey, ...]] = {
-            loop.name: loop.step_keys for loop in catalog.loops() if loop.step_keys
+            loop.name: loop.axes() for loop in catalog.loops() if loop.axes()
         }
         """Each loop's step keys (``train/global_step``): the step of the keys they cover."""
         self.any_step_keys: tuple[StepKey, ...] = tuple(
             dict.fromkeys(s for keys in self.step_keys.values() for s in keys)
         )
         """Every loop's step keys, for a worker whose loop is not known."""
+        self.writer_keys: dict[tuple[str | None, str], StepKey] = _writer_keys(catalog)
+        """Each writer's step key by (loop, writer); (None, writer) when the loops agree."""
         self.loop_names = 0
         self.pending: dict[int, tuple[Worker, list[tuple[Record, str, object]]]] = {}
         """Keys rows of several loops claim, logged by a worker whose loop no record named:
@@ -330,7 +332,9 @@ class Checker:
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
             if axis:
-                step = _key_step(axis, qualified_key(prefix, logged), base_step)
+                writer = plan.matches[0].row.writer if plan.matches else None
+                own = None if writer is None else self.writer_keys.get((loop, writer))
+                step = _key_step(axis, qualified_key(prefix, logged), base_step, own)
             if plan.axes is TRAINING_AXIS:
                 on_training = True
                 periodic = periodic or plan.periodic
@@ -814,10 +818,30 @@ def _axis_steps(record: Record, step_keys: tuple[StepKey, ...]) -> list[AxisStep
     return found
 
 
-def _key_step(axis: list[AxisStep], qualified: str, default: int) -> int:
-    """The step of a logged key: its most specific covering step key's, else ``default``."""
+def _writer_keys(catalog: Catalog) -> dict[tuple[str | None, str], StepKey]:
+    """Each writer's step key by (loop, writer), and by (None, writer) for a worker whose
+    loop is not known when every loop declaring the writer gives it one key."""
+    found: dict[tuple[str | None, str], StepKey] = {}
+    shared: dict[str, set[StepKey]] = {}
+    for loop in catalog.loops():
+        for writer in loop.writers:
+            found[(loop.name, writer.name)] = writer.step_key
+            shared.setdefault(writer.name, set()).add(writer.step_key)
+    for name, keys in shared.items():
+        if len(keys) == 1:
+            found[(None, name)] = next(iter(keys))
+    return found
+
+
+def _key_step(
+    axis: list[AxisStep], qualified: str, default: int, own: StepKey | None = None
+) -> int:
+    """The step of a logged key: its row's writer's step key (``own``) when the record holds
+    it, else its most specific covering step key's, else ``default``."""
     best: AxisStep | None = None
     for step_key, value in axis:
+        if own is not None and step_key == own:
+            return value
         if step_key.covers(qualified) and (
             best is None or len(step_key.prefix) > len(best[0].prefix)
         ):
