@@ -119,6 +119,7 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         "at_last_step": False,
         "non_finite": "reported",
         "step_axis": "step",
+        "writer": None,
     }
 
 
