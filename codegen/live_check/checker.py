@@ -331,16 +331,23 @@ class Checker:
                 continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
+            own: int | None = None  # the step its row's writer's step key gives
             if axis:
                 writer = plan.matches[0].row.writer if plan.matches else None
-                own = None if writer is None else self.writer_keys.get((loop, writer))
-                step = _key_step(axis, qualified_key(prefix, logged), base_step, own)
+                if writer is not None:
+                    own = _writer_step(axis, self.writer_keys.get((loop, writer)))
+                step = (
+                    own
+                    if own is not None
+                    else _key_step(axis, qualified_key(prefix, logged), base_step)
+                )
             if plan.axes is TRAINING_AXIS:
                 on_training = True
                 periodic = periodic or plan.periodic
                 trains = bool(plan.matches) and not plan.periodic
                 on_rows = on_rows or trains
-                if axis:
+                if axis and own is None:
+                    # A writer's counter is its own axis, not how far the loop trained.
                     seen_steps[step] = seen_steps.get(step, False) or trains
             else:
                 off_axes.update(plan.axes)
@@ -833,15 +840,15 @@ def _writer_keys(catalog: Catalog) -> dict[tuple[str | None, str], StepKey]:
     return found
 
 
-def _key_step(
-    axis: list[AxisStep], qualified: str, default: int, own: StepKey | None = None
-) -> int:
-    """The step of a logged key: its row's writer's step key (``own``) when the record holds
-    it, else its most specific covering step key's, else ``default``."""
+def _writer_step(axis: list[AxisStep], own: StepKey | None) -> int | None:
+    """The value of a writer's step key ``own`` in the record, if it holds it."""
+    return next((value for step_key, value in axis if step_key == own), None)
+
+
+def _key_step(axis: list[AxisStep], qualified: str, default: int) -> int:
+    """The step of a logged key: its most specific covering step key's, else ``default``."""
     best: AxisStep | None = None
     for step_key, value in axis:
-        if own is not None and step_key == own:
-            return value
         if step_key.covers(qualified) and (
             best is None or len(step_key.prefix) > len(best[0].prefix)
         ):

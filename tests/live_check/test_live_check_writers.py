@@ -113,3 +113,21 @@ def test_without_its_writer_step_key_a_row_falls_back_to_the_loop(
 ) -> None:
     report = check_stream(_flat([line]), _catalog(tmp_path), input_format="flat-jsonl")
     assert _last_steps(report)["rl.actor.policy_loss"] == expected
+
+
+def test_a_writer_counter_does_not_move_the_loop_last_step(tmp_path: Path) -> None:
+    """An actor counting micro-updates (1000 per step) says nothing of how far the loop
+    trained: the run's last step is the loop's step key's."""
+    lines = [
+        {
+            "step": call,
+            "train/global_step": 10 * call,
+            "train/grad_norm": 1.0,
+            "actor/update_step": 1000 * call,
+            "policy/loss": 0.5,
+        }
+        for call in (1, 2)
+    ]
+    report = check_stream(_flat(lines), _catalog(tmp_path), input_format="flat-jsonl")
+    assert report.last_step == 20
+    assert _last_steps(report)["rl.actor.policy_loss"] == 2000
