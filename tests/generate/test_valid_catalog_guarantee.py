@@ -651,6 +651,7 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
 _NAMESPACES = ("rl.", "rl.", "jvm.", "gen_ai.", "hw.gpu.")
 """Series namespaces a file declares (``rl.`` twice: the default stays the common case)."""
 
+
 _WRITERS = ("rollout", "actor", "loops")
 """Writer names loops declare and rows name (a hostile one shadowing a module name too)."""
 
