@@ -156,7 +156,12 @@ def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None
     assert row.logged_unit == ""
     # Fields added later come after it: positional construction of every earlier one holds.
     recorded = [field.name for field in dataclasses.fields(RecordedMetric)]
-    assert recorded[recorded.index("logged_unit") :] == ["logged_unit", "value_range", "goal"]
+    assert recorded[recorded.index("logged_unit") :] == [
+        "logged_unit",
+        "value_range",
+        "goal",
+        "namespace",
+    ]
     names = [field.name for field in dataclasses.fields(TeedMetric)]
     assert names[names.index("logged_unit") :] == [
         "logged_unit",
@@ -169,6 +174,7 @@ def test_logged_unit_follows_every_earlier_field_and_defaults_to_empty() -> None
         "phase",
         "non_finite",
         "choice",
+        "namespace",
     ]
 
 
