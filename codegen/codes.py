@@ -378,27 +378,6 @@ _DECLARED: Final[tuple[tuple[str, str, str, str, str], ...]] = (
         "Drop the row: the loop declares the key as its step.",
     ),
     (
-        "DUPLICATE_WRITER",
-        "catalog",
-        _E,
-        "A loop declares two writers with one name.",
-        "Rename one writer, or keep one declaration.",
-    ),
-    (
-        "WRITER_STEP_KEY_SHARED",
-        "catalog",
-        _E,
-        "A writer's step key is another writer's, or one of its loop's step_keys.",
-        "Give each writer the key that holds its own step (rollout/step, actor/step).",
-    ),
-    (
-        "UNKNOWN_WRITER",
-        "catalog",
-        _E,
-        "A row's writer is not declared under 'writers' of every loop in its emitted_by.",
-        "Declare the writer in each of those loops, or name one they declare.",
-    ),
-    (
         "BOOKKEEPING_KEY_DECLARED",
         "catalog",
         _E,

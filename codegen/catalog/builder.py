@@ -38,7 +38,6 @@ from .model import (
     MetricRow,
     Section,
     StepKey,
-    Writer,
 )
 from .schema_check import SchemaResult
 
@@ -274,8 +273,7 @@ def _loops(root: YMap, schema: SchemaResult) -> tuple[Loop, ...]:
         if name is None or description is None:
             continue
         signature = _strings(item.values.get("signature")) or ()
-        loop = Loop(name, description, signature, item.position, _step_keys(item))
-        loops.append(replace(loop, writers=_writers(item)))
+        loops.append(Loop(name, description, signature, item.position, _step_keys(item)))
     return tuple(loops)
 
 
@@ -291,26 +289,6 @@ def _step_keys(loop: YMap) -> tuple[StepKey, ...]:
             if key is not None:
                 prefix = _text(item.values.get("prefix")) or ""
                 found.append(StepKey(key, prefix, item.values["key"].position))
-    return tuple(found)
-
-
-def _writers(loop: YMap) -> tuple[Writer, ...]:
-    """A schema-clean loop's ``writers``, each with its step key."""
-    node = loop.values.get("writers")
-    if not isinstance(node, YSeq):
-        return ()
-    found = []
-    for item in node.items:
-        if not isinstance(item, YMap):
-            continue
-        name, description = _text(item.values.get("name")), _text(item.values.get("description"))
-        step = item.values.get("step_key")
-        key = _text(step.values.get("key")) if isinstance(step, YMap) else None
-        if name is None or description is None or key is None or not isinstance(step, YMap):
-            continue
-        prefix = _text(step.values.get("prefix")) or ""
-        step_key = StepKey(key, prefix, step.values["key"].position)
-        found.append(Writer(name, description, step_key, item.position))
     return tuple(found)
 
 
@@ -563,7 +541,6 @@ def _with_presence(
         and emitted_by is None
         and first_step is None
         and every is None
-        and "writer" not in texts
         and not file_emitted_by
     ):
         return built
@@ -580,7 +557,6 @@ def _with_presence(
         every_config=None if every is None or every.isdigit() else every.strip(),
         phase=int(texts.get("phase", "0")),
         at_last_step=texts.get("at_last_step") == "true",
-        writer=texts.get("writer"),
     )
 
 

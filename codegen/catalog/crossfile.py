@@ -174,62 +174,7 @@ def check_catalog(catalog: Catalog, *, declared: Collection[str] = ()) -> list[D
     diagnostics.extend(check_attributes(catalog, rows))
     diagnostics.extend(_loop_names(catalog))
     diagnostics.extend(_bookkeeping(catalog, rows))
-    diagnostics.extend(_writers(catalog, rows))
     return diagnostics
-
-
-def _writers(catalog: Catalog, rows: list[MetricRow]) -> Iterator[Diagnostic]:
-    """Writers are unique per loop with a step key of their own; a row's writer is declared
-    by every loop that may log it."""
-    for loop in catalog.loops():
-        names: dict[str, Position] = {}
-        keys = {step.key: "the loop itself (its step_keys)" for step in loop.step_keys}
-        for writer in loop.writers:
-            earlier = names.setdefault(writer.name, writer.position)
-            if earlier is not writer.position:
-                yield _error(
-                    "DUPLICATE_WRITER",
-                    f"writer {writer.name!r} of loop {loop.name!r} is already declared at "
-                    f"{earlier}; rename one writer or keep one declaration.",
-                    writer.position,
-                )
-                continue
-            owner = keys.setdefault(writer.step_key.key, f"writer {writer.name!r}")
-            if owner != f"writer {writer.name!r}":
-                yield _error(
-                    "WRITER_STEP_KEY_SHARED",
-                    f"step key {writer.step_key.key!r} of writer {writer.name!r} in loop "
-                    f"{loop.name!r} is also the step key of {owner}; give each writer the "
-                    "key that holds "
-                    "its own step (e.g. rollout/step, actor/step).",
-                    writer.step_key.position or writer.position,
-                )
-    loops = catalog.loops()
-    for row in rows:
-        if row.writer is None:
-            continue
-        named = [loop for loop in loops if not row.emitted_by or loop.name in row.emitted_by]
-        lacking = [loop.name for loop in named if loop.writer(row.writer) is None]
-        if named and not lacking:
-            continue
-        declared = sorted({w.name for loop in named for w in loop.writers})
-        scope = "every loop" if not row.emitted_by else "every loop of its emitted_by"
-        missing = ", ".join(repr(name) for name in lacking)
-        if not named:
-            fix = "declare a loop with this writer under 'loops:' (see 'writers')."
-        elif row.writer not in declared and (close := closest(row.writer, declared)):
-            fix = f"did you mean {close!r}?"
-        elif row.emitted_by:
-            fix = f"declare it under 'writers:' of {missing}, or drop those from emitted_by."
-        else:
-            fix = f"declare it under 'writers:' of {missing}, or name its loops in emitted_by."
-        where = f"loop(s) {missing} declare no such writer" if lacking else "no loop is declared"
-        yield _error(
-            "UNKNOWN_WRITER",
-            f"row {row.name!r} names writer {row.writer!r}, which {scope} must declare; "
-            f"{where}; {fix}",
-            row.where("writer"),
-        )
 
 
 def _bookkeeping(catalog: Catalog, rows: list[MetricRow]) -> Iterator[Diagnostic]:
@@ -241,7 +186,7 @@ def _bookkeeping(catalog: Catalog, rows: list[MetricRow]) -> Iterator[Diagnostic
             for key in row.logged_keys:
                 logged.setdefault(key.replace("{{", "{").replace("}}", "}"), row)
     for loop in catalog.loops():
-        for step in loop.axes():
+        for step in loop.step_keys:
             owner = logged.get(step.key)
             if owner is not None:
                 yield _error(

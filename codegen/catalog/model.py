@@ -43,7 +43,6 @@ __all__ = [
     "MetricRow",
     "Section",
     "StepKey",
-    "Writer",
     "attribute_label",
     "fill_template",
 ]
@@ -250,17 +249,6 @@ class StepKey:
 
 
 @dataclass(frozen=True, slots=True)
-class Writer:
-    """A process inside a loop with its own step key (a rollout manager, an actor, a critic
-    writing into one run): the rows naming it (``writer:``) are on its step axis."""
-
-    name: str
-    description: str
-    step_key: StepKey
-    position: Position
-
-
-@dataclass(frozen=True, slots=True)
 class Loop:
     """A training loop (``grpo_sync``, ``sft``...) rows may name in ``emitted_by``.
 
@@ -274,17 +262,6 @@ class Loop:
     position: Position
     step_keys: tuple[StepKey, ...] = ()
     """Logged keys holding the loop's step (``train/global_step``), most specific first."""
-    writers: tuple[Writer, ...] = ()
-    """The processes writing into the loop's run, each with its own step key."""
-
-    def axes(self) -> tuple[StepKey, ...]:
-        """Every step key of the loop: its ``step_keys``, then its writers' (by prefix, a
-        writer's key is also the step of the keys under its prefix, as W&B plots them)."""
-        return (*self.step_keys, *(w.step_key for w in self.writers))
-
-    def writer(self, name: str) -> Writer | None:
-        """The loop's writer named ``name``, if it declares one."""
-        return next((w for w in self.writers if w.name == name), None)
 
     def step_key(self, logged: str) -> StepKey | None:
         """The step key whose axis the logged key (``prefix/key``) is on, if any."""
@@ -408,9 +385,6 @@ class MetricRow:
     first_step_config: str | None = None
     """``first_step`` as a configuration value (``config.trainer.test_freq``), read from the
     configuration a run logged; ``first_step`` is then ``None``."""
-    writer: str | None = None
-    """The writer (a process of each loop in ``emitted_by``) whose step key the row's step is
-    read from; ``None``: the loop's ``step_keys``."""
     every: int | None = None
     """The row is logged at the steps that are multiples of this period (validation every
     10 steps); a run whose steps reached none of them (at or after ``first_step``) is not
@@ -613,7 +587,7 @@ class Catalog:
 
     def step_key_names(self) -> frozenset[str]:
         """Every logged key some loop declares as its step (``train/global_step``)."""
-        return frozenset(s.key for loop in self.loops() for s in loop.axes())
+        return frozenset(s.key for loop in self.loops() for s in loop.step_keys)
 
     def bookkeeping_entry(self, key: str) -> Bookkeeping | None:
         """The bookkeeping declaration ``key`` falls under, or ``None``."""

@@ -645,7 +645,7 @@ def module_names(catalog_file: CatalogFile) -> list[Claim]:
         origin = f"attribute {attribute.name!r}"
         where = attribute.where("name")
         claims += [Claim(module, name, origin, where) for name in _attribute_names(attribute)]
-    step_loops = [loop for loop in catalog_file.loops if loop.axes()]
+    step_loops = [loop for loop in catalog_file.loops if loop.step_keys]
     if step_loops:
         origin = f"the step keys of loop {step_loops[0].name!r}"
         claims.append(Claim(module, "STEP_KEYS", origin, step_loops[0].position))
@@ -904,13 +904,13 @@ def _bookkeeping_block(catalog_file: CatalogFile) -> str:
 
 def _step_keys_block(catalog_file: CatalogFile) -> str:
     """``STEP_KEYS: Final[...] = {...}`` of the file's loops with step keys ("" if none)."""
-    loops = [loop for loop in catalog_file.loops if loop.axes()]
+    loops = [loop for loop in catalog_file.loops if loop.step_keys]
     if not loops:
         return ""
     pad, inner = " " * _INDENT, " " * (2 * _INDENT)
     lines = ["STEP_KEYS: Final[dict[str, tuple[tuple[str, str], ...]]] = {"]
     for loop in loops:
-        pairs = [f"({py_str(step.prefix)}, {py_str(step.key)})" for step in loop.axes()]
+        pairs = [f"({py_str(step.prefix)}, {py_str(step.key)})" for step in loop.step_keys]
         flat = f"{pad}{py_str(loop.name)}: ({pairs[0]},),"
         if len(pairs) == 1 and len(flat) <= LINE_LENGTH:
             lines.append(flat)  # as ruff writes a one-item tuple that fits

@@ -176,7 +176,6 @@ def _row(
         "temporality": row.temporality if teed else None,
         "unit": row.unit,
         "value_type": row.value_type if teed else None,
-        "writer": row.writer if teed else None,
     }
 
 
@@ -244,16 +243,6 @@ def resolve_catalog(catalog: Catalog, package: str = _DEFAULT_PACKAGE) -> dict[s
                 "signature": list(loop.signature),
                 # Each step axis in declaration order; prefix "" covers every other key.
                 "step_keys": [{"key": step.key, "prefix": step.prefix} for step in loop.step_keys],
-                # The processes writing into one run, each on its own step axis.
-                "writers": [
-                    {
-                        "name": writer.name,
-                        "description": writer.description,
-                        "step_key": {"key": writer.step_key.key, "prefix": writer.step_key.prefix},
-                        "source": str(writer.position),
-                    }
-                    for writer in loop.writers
-                ],
                 "source": str(loop.position),
             }
             for loop in sorted(catalog.loops(), key=lambda loop: loop.name)

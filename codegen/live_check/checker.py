@@ -147,15 +147,13 @@ class Checker:
         # Last value of each running total (temporality: cumulative), per worker and key.
         self.totals: dict[tuple[int, str, str, str], float] = {}
         self.step_keys: dict[str | None, tuple[StepKey, ...]] = {
-            loop.name: loop.axes() for loop in catalog.loops() if loop.axes()
+            loop.name: loop.step_keys for loop in catalog.loops() if loop.step_keys
         }
         """Each loop's step keys (``train/global_step``): the step of the keys they cover."""
         self.any_step_keys: tuple[StepKey, ...] = tuple(
             dict.fromkeys(s for keys in self.step_keys.values() for s in keys)
         )
         """Every loop's step keys, for a worker whose loop is not known."""
-        self.writer_keys: dict[tuple[str | None, str], StepKey] = _writer_keys(catalog)
-        """Each writer's step key by (loop, writer); (None, writer) when the loops agree."""
         self.loop_names = 0
         self.pending: dict[int, tuple[Worker, list[tuple[Record, str, object]]]] = {}
         """Keys rows of several loops claim, logged by a worker whose loop no record named:
@@ -331,23 +329,14 @@ class Checker:
                 continue  # no metric: a logger's timestamp, a backend's own key
             if plan.read_as is not None:
                 planner.note_rewrite(prefix, logged)
-            own: int | None = None  # the step its row's writer's step key gives
             if axis:
-                writer = plan.matches[0].row.writer if plan.matches else None
-                if writer is not None:
-                    own = _writer_step(axis, self.writer_keys.get((loop, writer)))
-                step = (
-                    own
-                    if own is not None
-                    else _key_step(axis, qualified_key(prefix, logged), base_step)
-                )
+                step = _key_step(axis, qualified_key(prefix, logged), base_step)
             if plan.axes is TRAINING_AXIS:
                 on_training = True
                 periodic = periodic or plan.periodic
                 trains = bool(plan.matches) and not plan.periodic
                 on_rows = on_rows or trains
-                if axis and own is None:
-                    # A writer's counter is its own axis, not how far the loop trained.
+                if axis:
                     seen_steps[step] = seen_steps.get(step, False) or trains
             else:
                 off_axes.update(plan.axes)
@@ -823,26 +812,6 @@ def _axis_steps(record: Record, step_keys: tuple[StepKey, ...]) -> list[AxisStep
             continue
         found.append((step_key, int(value)))
     return found
-
-
-def _writer_keys(catalog: Catalog) -> dict[tuple[str | None, str], StepKey]:
-    """Each writer's step key by (loop, writer), and by (None, writer) for a worker whose
-    loop is not known when every loop declaring the writer gives it one key."""
-    found: dict[tuple[str | None, str], StepKey] = {}
-    shared: dict[str, set[StepKey]] = {}
-    for loop in catalog.loops():
-        for writer in loop.writers:
-            found[(loop.name, writer.name)] = writer.step_key
-            shared.setdefault(writer.name, set()).add(writer.step_key)
-    for name, keys in shared.items():
-        if len(keys) == 1:
-            found[(None, name)] = next(iter(keys))
-    return found
-
-
-def _writer_step(axis: list[AxisStep], own: StepKey | None) -> int | None:
-    """The value of a writer's step key ``own`` in the record, if it holds it."""
-    return next((value for step_key, value in axis if step_key == own), None)
 
 
 def _key_step(axis: list[AxisStep], qualified: str, default: int) -> int:

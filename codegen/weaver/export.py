@@ -89,7 +89,6 @@ _ROW_ANNOTATIONS: Final = (
     "logger_key",
     "prefixes",
     "emitted_by",
-    "writer",
     "requirement_level",
     "condition",
     "first_step",
@@ -507,24 +506,6 @@ def _file_json(
                 "description": loop.description,
                 "signature": list(loop.signature),
                 "step_keys": [{"key": step.key, "prefix": step.prefix} for step in loop.step_keys],
-                # Only when declared, so a catalog without writers exports as it did.
-                **(
-                    {
-                        "writers": [
-                            {
-                                "name": writer.name,
-                                "description": writer.description,
-                                "step_key": {
-                                    "key": writer.step_key.key,
-                                    "prefix": writer.step_key.prefix,
-                                },
-                            }
-                            for writer in loop.writers
-                        ]
-                    }
-                    if loop.writers
-                    else {}
-                ),
             }
             for loop in model.loops
         ],

@@ -540,8 +540,6 @@ def _tail_fields(ours: Mapping[str, object]) -> dict[str, object]:
             out["condition"] = ours["condition"]
         if ours.get("emitted_by"):
             out["emitted_by"] = ours["emitted_by"]
-        if ours.get("writer"):
-            out["writer"] = ours["writer"]
         for key in ("first_step", "every"):
             found = _config_or_number(ours, key)
             if found is not None:
@@ -615,20 +613,7 @@ def _loop(loop: Mapping[str, object]) -> dict[str, object]:
     ]
     if steps:
         out["step_keys"] = steps
-    writers = [
-        {"name": w.get("name"), "description": w.get("description"), "step_key": _step(w)}
-        for w in _list(loop.get("writers"))
-    ]
-    if writers:
-        out["writers"] = writers
     return out
-
-
-def _step(writer: Mapping[str, object]) -> dict[str, object]:
-    """A writer's ``step_key`` as the catalog spells it (no empty prefix)."""
-    found = writer.get("step_key")
-    step = found if isinstance(found, Mapping) else {}
-    return {"key": step.get("key"), **({"prefix": step["prefix"]} if step.get("prefix") else {})}
 
 
 def _list(found: object) -> list[Mapping[str, object]]:

@@ -119,7 +119,6 @@ def test_resolved_row_carries_every_derived_name_and_its_source(evolution_catalo
         "at_last_step": False,
         "non_finite": "reported",
         "step_axis": "step",
-        "writer": None,
     }
 
 
@@ -444,46 +443,3 @@ teed: []
         ),
         ("sft", []),
     ]
-
-
-def test_resolve_json_gives_each_loop_its_writers_and_each_row_its_writer(tmp_path: Path) -> None:
-    """Tools reading ``resolve --format json`` learn the processes of a run and their step
-    axes (#36 item 3); a row with no writer says ``null``."""
-    catalog = loaded_catalog(
-        tmp_path,
-        """\
-owner: myrl.rollout
-module: rollout
-description: A job whose rollout manager writes into the trainer's run.
-loops:
-  - name: ppo_async
-    description: Asynchronous PPO.
-    writers:
-      - name: rollout
-        description: The rollout manager.
-        step_key: {key: rollout/step, prefix: rollout}
-teed:
-  - logger_key: throughput
-    prefix: rollout
-    name: rl.rollout.throughput
-    kind: gauge
-    unit: "{token}/s"
-    description: Tokens generated per second.
-    writer: rollout
-  - logger_key: loss
-    name: rl.loss
-    kind: gauge
-    unit: ""
-    description: Loss of the step.
-""",
-    )
-    resolved = json.loads(render_resolved(catalog, "json"))
-    writers = resolved["loops"][0]["writers"]
-    assert [(w["name"], w["description"], w["step_key"]) for w in writers] == [
-        ("rollout", "The rollout manager.", {"key": "rollout/step", "prefix": "rollout"})
-    ]
-    assert writers[0]["source"].endswith(":8:9")
-    assert {row["name"]: row["writer"] for row in resolved["rows"]} == {
-        "rl.rollout.throughput": "rollout",
-        "rl.loss": None,
-    }

@@ -51,33 +51,3 @@ def test_the_module_of_the_loops_file_registers_its_step_keys(tmp_path: Path) ->
     ruff = Path(sys.executable).with_name("ruff")
     checked = subprocess.run([str(ruff), "format", "--check", "--quiet", str(module)], check=False)
     assert checked.returncode == 0
-
-
-WRITERS = """\
-owner: areal.trainer
-module: areal_loops
-description: An asynchronous PPO job whose rollout manager and actor share one run.
-loops:
-  - name: ppo_async
-    description: Asynchronous PPO.
-    step_keys:
-      - key: train/global_step
-    writers:
-      - name: rollout
-        description: The rollout manager.
-        step_key: {key: rollout/step, prefix: rollout}
-teed: []
-"""
-
-
-def test_a_writer_step_key_is_registered_with_its_loop(tmp_path: Path) -> None:
-    """The tee knows the writer's key as a step key (never a metric), and W&B plots the
-    keys under the writer's prefix against it."""
-    catalog = loaded_catalog(tmp_path / "project", WRITERS)
-    namespace: dict[str, object] = {"__name__": "generated_writers"}
-    exec(compile(render_python_module(catalog.files[0]), "areal_loops.py", "exec"), namespace)
-    assert namespace["STEP_KEYS"] == {
-        "ppo_async": (("", "train/global_step"), ("rollout", "rollout/step")),
-    }
-    assert vocabulary.step_metric("rollout/throughput", "ppo_async") == "rollout/step"
-    assert vocabulary.step_metric("train/loss", "ppo_async") == "train/global_step"

@@ -186,7 +186,7 @@ def tee_everything(catalog: Catalog, values: list[object]) -> None:
             by_prefix.setdefault(written, {})[key] = value
             flat[qualified_key(written, key)] = value
     for loop in catalog.loops():
-        for step in loop.axes():
+        for step in loop.step_keys:
             flat[step.key] = values[index % len(values)]
             index += 1
     loops: list[str | None] = [None, *(loop.name for loop in catalog.loops()), "undeclared"]
@@ -322,37 +322,6 @@ DOMAIN = {"name": "rl.domain", "type": "string", "description": "Domain.", "max_
                 ],
             },
             id="one key, two rows under exclusive conditions (#36 model gap)",
-        ),
-        pytest.param(
-            {
-                "owner": "rl.async",
-                "module": "async_ppo",
-                "description": "An asynchronous PPO job.",
-                "loops": [
-                    {
-                        "name": "ppo_async",
-                        "description": "PPO whose rollout manager and actor share one run.",
-                        "step_keys": [{"key": "train/global_step"}],
-                        "writers": [
-                            {
-                                "name": "rollout",
-                                "description": "The rollout manager.",
-                                "step_key": {"key": "rollout/step", "prefix": "rollout"},
-                            },
-                            {
-                                "name": "actor",
-                                "description": "The actor's trainer.",
-                                "step_key": {"key": "actor/update_step"},
-                            },
-                        ],
-                    }
-                ],
-                "teed": [
-                    _row("throughput", "rl.rollout.throughput", prefix="rollout", writer="rollout"),
-                    _row("loss", "rl.actor.loss", prefix="actor", writer="actor"),
-                ],
-            },
-            id="writers of one run, each with its own step key (#36 model gap)",
         ),
     ],
 )
@@ -509,9 +478,6 @@ def value_range(draw: st.DrawFn) -> dict[str, str]:
 def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
     """One or two catalog files with loops, attributes, teed and recorded rows."""
     loops = draw(st.lists(sometimes_hostile(_LOOP_NAMES, _HOSTILE_LOOPS), max_size=2, unique=True))
-    # Each loop's writers (a name twice, DUPLICATE_WRITER, is tests/cases' matter).
-    some = st.lists(st.sampled_from(_WRITERS), min_size=1, max_size=2, unique=True) | st.just([])
-    writers = {loop: draw(some) for loop in loops}
     files: dict[str, dict[str, object]] = {}
     row_index = 0
     names_of: dict[int, str] = {}  # row index -> the namespace of its file
@@ -550,16 +516,6 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
                             )
                         )
                     ],
-                    "writers": [
-                        {
-                            "name": name,
-                            "description": "A process writing into the run.",
-                            # Mostly its own key; "step" may be another's (refused).
-                            "step_key": {"key": draw(st.sampled_from([f"{name}/step", "step"]))}
-                            | ({"prefix": name} if draw(st.booleans()) else {}),
-                        }
-                        for name in writers[loop]
-                    ],
                 }
                 for loop in loops
             ]
@@ -592,16 +548,6 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
                 row["value_type"] = "int"
             if loops and draw(st.booleans()):
                 row["emitted_by"] = draw(st.lists(st.sampled_from(loops), min_size=1, unique=True))
-            if draw(st.integers(0, 3)) == 0:
-                # Mostly a writer of a loop the row names; else maybe unknown, or not a
-                # writer of every loop that may log the row (validate refuses both).
-                writing = [loop for loop in loops if writers[loop]]
-                if writing and draw(st.integers(0, 3)) < 3:
-                    loop = draw(st.sampled_from(writing))
-                    row["emitted_by"] = [loop]
-                    row["writer"] = draw(st.sampled_from(writers[loop]))
-                else:
-                    row["writer"] = draw(st.sampled_from(_WRITERS))
             if draw(st.booleans()):
                 row["requirement_level"] = "required"
             if draw(st.integers(0, 3)) == 0:
@@ -651,11 +597,6 @@ def catalog_files(draw: st.DrawFn) -> dict[str, dict[str, object]]:
 _NAMESPACES = ("rl.", "rl.", "jvm.", "gen_ai.", "hw.gpu.")
 """Series namespaces a file declares (``rl.`` twice: the default stays the common case)."""
 
-
-_WRITERS = ("rollout", "actor", "loops")
-"""Writer names loops declare and rows name (a hostile one shadowing a module name too)."""
-
-
 _CHOICES = (
     ("config.critic.clip_value", "not config.critic.clip_value"),
     ("config.critic.clip_value == true", "not config.critic.clip_value"),
@@ -696,8 +637,6 @@ def test_any_catalog_that_validates_generates_imports_registers_and_tees(
         event("rows of one key under exclusive conditions validated")
     if catalog is not None and any(f.namespace != "rl." for f in catalog.files):
         event("a file in a namespace other than rl. validated")
-    if catalog is not None and any(r.writer for _f, r in catalog.rows()):
-        event("rows on a writer's step axis validated")
 
 
 @pytest.mark.integration

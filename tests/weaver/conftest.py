@@ -189,15 +189,7 @@ _DERIVED_PLACES = frozenset({"file", "source", "field_sources", "python_constant
 
 
 def _placeless(items: Any) -> Any:
-    return [
-        {
-            # A loop's writers carry their own source.
-            k: _placeless(v) if k == "writers" else v
-            for k, v in item.items()
-            if k not in _DERIVED_PLACES
-        }
-        for item in items
-    ]
+    return [{k: v for k, v in item.items() if k not in _DERIVED_PLACES} for item in items]
 
 
 @pytest.fixture(scope="session")

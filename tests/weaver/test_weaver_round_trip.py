@@ -10,7 +10,6 @@ and compared with ``resolve``'s view of the original.
 
 from __future__ import annotations
 
-import copy
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -48,12 +47,6 @@ annotations = st.fixed_dictionaries(
 ).filter(bool)
 version = st.from_regex(r"[0-9]\.[0-9]{1,2}(\.[0-9])?", fullmatch=True)
 LOOPS = ("loop_a", "loop_b")
-WRITER = {
-    "name": "rollout",
-    "description": "The rollout manager, on its own step.",
-    "step_key": {"key": "rollout/step", "prefix": "rollout"},
-}
-"""A writer every drawn loop declares, which rows may name."""
 
 
 @st.composite
@@ -140,8 +133,6 @@ def row(draw: st.DrawFn, tag: str, teed: bool, attributes: list[dict[str, Any]])
             out["condition"] = "when validation runs"
         if draw(st.booleans()):
             out["emitted_by"] = draw(st.lists(st.sampled_from(LOOPS), min_size=1, unique=True))
-        if draw(st.integers(0, 3)) == 0:
-            out["writer"] = WRITER["name"]  # every loop declares it
         if draw(st.booleans()):
             out["first_step"] = draw(st.sampled_from(["0", "10", "config.trainer.val_period"]))
         if draw(st.booleans()):
@@ -208,12 +199,7 @@ def catalog(draw: st.DrawFn) -> list[dict[str, Any]]:
             if names:
                 data["attributes"] = declared
             data["loops"] = [
-                {
-                    "name": loop,
-                    "description": draw(sentence),
-                    "signature": [f"train/{loop}_key"],
-                    "writers": [copy.deepcopy(WRITER)],
-                }
+                {"name": loop, "description": draw(sentence), "signature": [f"train/{loop}_key"]}
                 for loop in LOOPS
             ]
             if draw(st.booleans()):
